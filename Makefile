@@ -1,0 +1,108 @@
+# SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause)
+# memacct build: bpf/memacct.bpf.c -> .output/memacct.bpf.o -> .output/memacct.skel.h
+# -> user/*.c -> .output/memacct. `make V=1` shows the commands.
+
+OUTPUT     := .output
+CLANG      ?= clang
+BPFTOOL    ?= $(shell command -v bpftool 2>/dev/null || echo /usr/sbin/bpftool)
+CC         ?= cc
+PKG_CONFIG ?= pkg-config
+PREFIX     ?= /usr/local
+ARCH       := x86
+VMLINUX    := vmlinux/$(ARCH)/vmlinux.h
+
+CFLAGS     ?= -O2 -g
+WARNINGS   := -Wall -Wextra -Wno-unused-parameter -Werror -Wmissing-prototypes -Wshadow -Wundef
+INCLUDES   := -Iinclude -Iuser -I$(OUTPUT)
+LIBS       := $(shell $(PKG_CONFIG) --libs libbpf jansson 2>/dev/null || echo -lbpf -lelf -lz -ljansson)
+HTTP_LIBS  := $(shell $(PKG_CONFIG) --libs libmicrohttpd 2>/dev/null || echo -lmicrohttpd)
+CHECK_LIBS := $(shell $(PKG_CONFIG) --libs check 2>/dev/null || echo -lcheck -lsubunit -lm -lrt -lpthread)
+
+USER_SRCS  := $(sort $(wildcard user/*.c))
+USER_OBJS  := $(patsubst user/%.c,$(OUTPUT)/%.o,$(USER_SRCS))
+LIB_OBJS   := $(filter-out $(OUTPUT)/main.o,$(USER_OBJS))
+UNIT_SRCS  := $(sort $(wildcard tests/unit_*.c))
+WORKLOADS  := $(patsubst tests/workloads/%.c,$(OUTPUT)/workloads/%,$(sort $(wildcard tests/workloads/*.c)))
+
+ifeq ($(V),1)
+Q :=
+msg :=
+else
+Q := @
+msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+endif
+
+.DELETE_ON_ERROR:
+.PHONY: all check unit integration bench install uninstall vmlinux clean deps vmtest
+
+all: $(OUTPUT)/memacct
+
+$(OUTPUT) $(OUTPUT)/workloads:
+	$(Q)mkdir -p $@
+
+# BPF object: CO-RE, compiled against the checked-in vmlinux.h
+$(OUTPUT)/memacct.bpf.o: bpf/memacct.bpf.c $(wildcard bpf/*.bpf.h) include/memacct.h $(VMLINUX) | $(OUTPUT)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
+		-Iinclude -Ivmlinux/$(ARCH) -c $< -o $@.tmp
+	$(Q)$(BPFTOOL) gen object $@ $@.tmp && rm -f $@.tmp
+
+$(OUTPUT)/memacct.skel.h: $(OUTPUT)/memacct.bpf.o
+	$(call msg,SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name memacct_bpf > $@
+
+$(OUTPUT)/%.o: user/%.c $(wildcard user/*.h) include/memacct.h $(OUTPUT)/memacct.skel.h | $(OUTPUT)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $(WARNINGS) $(INCLUDES) -c $< -o $@
+
+$(OUTPUT)/memacct: $(USER_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $^ $(LIBS) $(HTTP_LIBS) -o $@
+
+# Tests: unit tests need neither root nor BPF; integration tests need root and BTF
+$(OUTPUT)/test_unit: $(UNIT_SRCS) $(LIB_OBJS) tests/check_util.h
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $(WARNINGS) -Wno-missing-prototypes $(INCLUDES) -Itests \
+		$(UNIT_SRCS) $(LIB_OBJS) $(LIBS) $(HTTP_LIBS) $(CHECK_LIBS) -o $@
+
+$(OUTPUT)/test_integration: tests/integration.c tests/check_util.h $(LIB_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $(WARNINGS) -Wno-missing-prototypes $(INCLUDES) -Itests \
+		tests/integration.c $(LIB_OBJS) $(LIBS) $(HTTP_LIBS) $(CHECK_LIBS) -o $@
+
+$(OUTPUT)/workloads/%: tests/workloads/%.c | $(OUTPUT)/workloads
+	$(call msg,CC,$@)
+	$(Q)$(CC) -O1 -g -Wall -Werror -D_GNU_SOURCE $< -o $@
+
+unit: $(OUTPUT)/test_unit
+	$(Q)cd tests && ../$(OUTPUT)/test_unit
+
+integration: $(OUTPUT)/memacct $(OUTPUT)/test_integration $(WORKLOADS)
+	$(Q)MEMACCT=$(CURDIR)/$(OUTPUT)/memacct WORKLOADS=$(CURDIR)/$(OUTPUT)/workloads \
+		TESTS=$(CURDIR)/tests $(OUTPUT)/test_integration
+
+check: unit integration
+
+bench: $(OUTPUT)/memacct $(WORKLOADS)
+	$(Q)tests/bench.sh $(CURDIR)/$(OUTPUT)
+
+install: $(OUTPUT)/memacct
+	install -D -m 0755 $(OUTPUT)/memacct $(DESTDIR)$(PREFIX)/sbin/memacct
+	install -D -m 0644 docs/memacct.1 $(DESTDIR)$(PREFIX)/share/man/man1/memacct.1
+
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/sbin/memacct $(DESTDIR)$(PREFIX)/share/man/man1/memacct.1
+
+vmlinux:
+	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $(VMLINUX)
+
+clean:
+	rm -rf $(OUTPUT)
+
+# Exactly what building, testing and the demo need (Debian 12 / Ubuntu 22.04+).
+DEPS := make clang llvm libbpf-dev libelf-dev zlib1g-dev pkg-config libjansson-dev \
+	libmicrohttpd-dev check python3-torch python3-numpy
+DEPS += $(shell apt-cache show bpftool >/dev/null 2>&1 && echo bpftool || echo linux-tools-common linux-tools-generic)
+deps:
+	apt-get update
+	DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $(DEPS)

@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause) */
+/*
+ * core_fixes.bpf.h - every kernel difference memacct meets, each as a
+ * ___flavor struct plus bpf_core_field_exists()/bpf_core_type_exists(), with
+ * the kernel commit that made it. Never #if LINUX_VERSION_CODE.
+ */
+#ifndef MEMACCT_CORE_FIXES_BPF_H
+#define MEMACCT_CORE_FIXES_BPF_H
+
+#include <bpf/bpf_core_read.h>
+
+/*
+ * gfp bits are read by userspace from the kernel's BTF (user/bpf_loader.c
+ * gfp_bits_from_btf()) and handed over in rodata: since v6.10, commit
+ * 772dd0342727 ("mm: enumerate all gfp flags") they are an anonymous enum,
+ * which CO-RE relocations cannot name; before, #defines of the same values.
+ */
+
+/*
+ * mm->rss_stat: an array of struct percpu_counter since v6.2, commit
+ * f1a7941243c1 ("mm: convert mm's rss stats into percpu_counter"); before,
+ * struct mm_rss_stat { atomic_long_t count[NR_MM_COUNTERS]; }.
+ * Returns pages, as the kernel's get_mm_counter() does (approximate by at
+ * most the per-CPU batch on >= 6.2, exactly what the kernel itself reads).
+ */
+struct mm_rss_stat___old {
+	atomic_long_t count[4];
+};
+
+struct mm_struct___old {
+	struct mm_rss_stat___old rss_stat;
+};
+
+static __always_inline __u64 mm_counter_pages(struct mm_struct *mm, int member)
+{
+	long v = 0;
+
+	if (bpf_core_type_exists(struct mm_rss_stat___old) &&
+	    !bpf_core_type_exists(struct percpu_counter)) {
+		struct mm_struct___old *old = (void *)mm;
+
+		v = BPF_CORE_READ(old, rss_stat.count[member].counter);
+	} else {
+		v = BPF_CORE_READ(mm, rss_stat[member].count);
+	}
+	return v < 0 ? 0 : v;
+}
+
+/*
+ * cgroup ancestry: cgroup->ancestors[] (struct cgroup *) since v6.0, commit
+ * 7f203bc89eb6 ("cgroup: Replace cgroup->ancestor_ids[] with ->ancestors[]");
+ * before, u64 cgroup->ancestor_ids[]. Both are indexed by level, [level] is
+ * the cgroup itself.
+ */
+struct cgroup___old {
+	int level;
+	__u64 ancestor_ids[];
+};
+
+static __always_inline __u64 cgroup_ancestor_id(struct cgroup *cg, int level)
+{
+	if (bpf_core_field_exists(struct cgroup___old, ancestor_ids)) {
+		struct cgroup___old *old = (void *)cg;
+
+		return BPF_CORE_READ(old, ancestor_ids[level]);
+	}
+	return BPF_CORE_READ(cg, ancestors[level], kn, id);
+}
+
+/*
+ * vm_flags became a const member of a union in v6.3, commit bc292ab00f6c
+ * ("mm: introduce vma->vm_flags wrapper functions"); the name and offset did
+ * not change, so a plain CO-RE read works on every kernel.
+ */
+#define VM_SHARED_FLAG	0x00000008UL
+
+/* x86 page fault error code bits (arch/x86/include/asm/trap_pf.h) */
+#define X86_PF_PROT	(1UL << 0)
+#define X86_PF_WRITE	(1UL << 1)
+
+/* Highest user address on x86_64 with 4-level paging (TASK_SIZE_MAX). */
+#define USER_ADDR_MAX	0x00007ffffffff000UL
+
+#endif /* MEMACCT_CORE_FIXES_BPF_H */

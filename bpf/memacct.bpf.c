@@ -1,0 +1,566 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause)
+/*
+ * memacct.bpf.c - tracepoint programs that account, per process and per
+ * memory cgroup, CoW copies, zero fills, pinned memory, NUMA placement and
+ * migrations, OOM kills and process lifecycle. See docs/metrics.md for the
+ * definition of every counter and include/memacct.h for the records.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "memacct.h"
+#include "core_fixes.bpf.h"
+
+#define EEXIST 17
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+/* Set by userspace between open and load (user/bpf_loader.c). */
+const volatile __u64 filter_cgid;	/* 0: every process; else this memcg and below */
+const volatile __u32 filter_level;	/* level of filter_cgid below the root */
+const volatile __u32 gfp_user;		/* __GFP_HIGHMEM | __GFP_MOVABLE */
+const volatile __u32 gfp_highuser_movable;	/* GFP_HIGHUSER_MOVABLE */
+const volatile __u32 gfp_zero;		/* __GFP_ZERO */
+const volatile __u32 gfp_comp;		/* __GFP_COMP */
+const volatile __u32 nr_node_ranges;	/* > 0 only with several NUMA nodes */
+const volatile __u64 vmemmap_start;	/* struct page array base (page_to_pfn) */
+const volatile struct memacct_node_range node_ranges[MEMACCT_MAX_NODE_RANGES];
+
+/* Events that could not be recorded, by enum memacct_drop. */
+__u64 dropped[MEMACCT_DROP_NR];
+
+/* Per-thread state of the fault in progress (CoW classifier, DESIGN.md). */
+enum {
+	FAULT_NONE = 0,
+	FAULT_ACTIVE,		/* fault entered, first user allocation not seen yet */
+	FAULT_CLASSIFIED,	/* fault entered, its first allocation was classified */
+};
+
+struct fault_state {
+	__u64 address;
+	__u64 error_code;
+	__u64 flt;		/* task->min_flt + task->maj_flt at fault entry */
+	__u32 state;
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct fault_state);
+} fault_states SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 32768);
+	__type(key, struct memacct_proc_key);
+	__type(value, struct memacct_proc);
+} procs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 8192);
+	__type(key, __u64);
+	__type(value, struct memacct_cgroup);
+} cgroups SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 20);
+} exits SEC(".maps");
+
+static const struct memacct_proc zero_proc;
+static const struct memacct_cgroup zero_cgroup;
+
+static __always_inline void drop(int why)
+{
+	__sync_fetch_and_add(&dropped[why], 1);
+}
+
+/* The memory cgroup a task is charged to (task->cgroups->subsys[memory]). */
+static __always_inline struct cgroup *task_memcg(struct task_struct *task)
+{
+	int id = bpf_core_enum_value(enum cgroup_subsys_id, memory_cgrp_id);
+	struct cgroup_subsys_state *css = NULL;
+	struct css_set *cset = BPF_CORE_READ(task, cgroups);
+
+	if (!cset)
+		return NULL;
+	bpf_core_read(&css, sizeof(css), &cset->subsys[id]);
+	return css ? BPF_CORE_READ(css, cgroup) : NULL;
+}
+
+/* Fills the task's memcg id; false when the filter excludes the task. */
+static __always_inline bool memcg_wanted(struct task_struct *task, __u64 *cgid)
+{
+	struct cgroup *cg = task_memcg(task);
+	int level;
+
+	if (!cg)
+		return false;
+	*cgid = BPF_CORE_READ(cg, kn, id);
+	if (!filter_cgid)
+		return true;
+	level = BPF_CORE_READ(cg, level);
+	if (level < (int)filter_level || level > 4096)
+		return false;
+	return cgroup_ancestor_id(cg, filter_level) == filter_cgid;
+}
+
+static __always_inline void proc_key_of(struct task_struct *task,
+					struct memacct_proc_key *key)
+{
+	key->tgid = BPF_CORE_READ(task, tgid);
+	key->pad = 0;
+	key->start_boottime_ns = BPF_CORE_READ(task, group_leader, start_boottime);
+}
+
+/*
+ * The record of @task's process; with @create, made on first sight when the
+ * filter wants the process. NULL when unwanted or the map is full (counted).
+ */
+static __always_inline struct memacct_proc *proc_get(struct task_struct *task,
+						     bool create)
+{
+	struct memacct_proc_key key;
+	struct memacct_proc *p;
+	struct task_struct *leader;
+	__u64 cgid = 0;
+	long err;
+
+	proc_key_of(task, &key);
+	p = bpf_map_lookup_elem(&procs, &key);
+	if (p || !create)
+		return p;
+	if (!memcg_wanted(task, &cgid))
+		return NULL;
+	err = bpf_map_update_elem(&procs, &key, &zero_proc, BPF_NOEXIST);
+	if (err && err != -EEXIST) {
+		drop(MEMACCT_DROP_PROC_MAP_FULL);
+		return NULL;
+	}
+	p = bpf_map_lookup_elem(&procs, &key);
+	if (!p)
+		return NULL;
+	leader = BPF_CORE_READ(task, group_leader);
+	p->memcg_id = cgid;
+	p->ppid = BPF_CORE_READ(leader, real_parent, tgid);
+	bpf_probe_read_kernel_str(p->comm, sizeof(p->comm), leader->comm);
+	return p;
+}
+
+static __always_inline struct memacct_cgroup *cgroup_get(__u64 cgid)
+{
+	struct memacct_cgroup *c;
+	long err;
+
+	c = bpf_map_lookup_elem(&cgroups, &cgid);
+	if (c)
+		return c;
+	err = bpf_map_update_elem(&cgroups, &cgid, &zero_cgroup, BPF_NOEXIST);
+	if (err && err != -EEXIST) {
+		drop(MEMACCT_DROP_CGROUP_MAP_FULL);
+		return NULL;
+	}
+	return bpf_map_lookup_elem(&cgroups, &cgid);
+}
+
+/* ---- page faults and the CoW classifier ------------------------------- */
+
+static __always_inline __u64 task_flt(struct task_struct *task)
+{
+	return BPF_CORE_READ(task, min_flt) + BPF_CORE_READ(task, maj_flt);
+}
+
+static __always_inline int fault_enter(unsigned long address, unsigned long error_code)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct fault_state *st;
+
+	st = bpf_task_storage_get(&fault_states, task, 0,
+				  BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!st) {
+		drop(MEMACCT_DROP_TASK_STORAGE);
+		return 0;
+	}
+	st->address = address;
+	st->error_code = error_code;
+	st->flt = task_flt(task);
+	st->state = FAULT_ACTIVE;
+	return 0;
+}
+
+SEC("tp_btf/page_fault_user")
+int BPF_PROG(page_fault_user, unsigned long address, struct pt_regs *regs,
+	     unsigned long error_code)
+{
+	return fault_enter(address, error_code);
+}
+
+/* Kernel-mode faults on user addresses (copy_to_user into a CoW page). */
+SEC("tp_btf/page_fault_kernel")
+int BPF_PROG(page_fault_kernel, unsigned long address, struct pt_regs *regs,
+	     unsigned long error_code)
+{
+	if (address >= USER_ADDR_MAX)
+		return 0;
+	return fault_enter(address, error_code);
+}
+
+struct vma_info {
+	__u64 flags;
+	bool file;
+};
+
+static long vma_cb(struct task_struct *task, struct vm_area_struct *vma, void *data)
+{
+	struct vma_info *vi = data;
+
+	vi->flags = BPF_CORE_READ(vma, vm_flags);
+	vi->file = BPF_CORE_READ(vma, vm_file) != NULL;
+	return 0;
+}
+
+enum alloc_kind { ALLOC_OTHER, ALLOC_ZERO, ALLOC_COW_ANON, ALLOC_COW_FILE };
+
+/* DESIGN.md step 4: what the first user allocation of a fault was for. */
+static __always_inline int classify(struct task_struct *task, struct fault_state *st,
+				    __u32 gfp)
+{
+	struct vma_info vi = {};
+
+	if (gfp & gfp_zero)
+		return ALLOC_ZERO;
+	if (!(st->error_code & X86_PF_WRITE))
+		return ALLOC_OTHER;
+	if (bpf_find_vma(task, st->address, vma_cb, &vi, 0)) {
+		drop(MEMACCT_DROP_VMA_BUSY);
+		return ALLOC_OTHER;
+	}
+	if (vi.flags & VM_SHARED_FLAG)
+		return ALLOC_OTHER;	/* write-notify or page cache fill */
+	if (st->error_code & X86_PF_PROT)	/* present, write-protected */
+		return vi.file ? ALLOC_COW_FILE : ALLOC_COW_ANON;
+	/* not present: a private file page is copied from the page cache;
+	 * an anon one without __GFP_ZERO is a swap-in */
+	return vi.file ? ALLOC_COW_FILE : ALLOC_OTHER;
+}
+
+static __always_inline int page_node(struct page *page)
+{
+	__u64 pfn = ((__u64)page - vmemmap_start) / bpf_core_type_size(struct page);
+
+	for (int i = 0; i < MEMACCT_MAX_NODE_RANGES; i++) {
+		if (i >= nr_node_ranges)
+			break;
+		if (pfn >= node_ranges[i].start_pfn && pfn < node_ranges[i].end_pfn)
+			return node_ranges[i].node;
+	}
+	return -1;
+}
+
+SEC("tp_btf/mm_page_alloc")
+int BPF_PROG(mm_page_alloc, struct page *page, unsigned int order, gfp_t gfp_flags,
+	     int migratetype)
+{
+	__u32 gfp = gfp_flags;
+	struct task_struct *task;
+	struct fault_state *st;
+	struct memacct_proc *p;
+	int kind = ALLOC_OTHER, node;
+	bool remote = false;
+
+	if ((gfp & gfp_user) != gfp_user)
+		return 0;
+	task = bpf_get_current_task_btf();
+	st = bpf_task_storage_get(&fault_states, task, 0, 0);
+	if (!st || st->state == FAULT_NONE)
+		return 0;
+	if (st->flt != task_flt(task)) {	/* that fault has finished */
+		st->state = FAULT_NONE;
+		return 0;
+	}
+	if (st->state == FAULT_ACTIVE && order == 0 &&
+	    (gfp & ~(gfp_zero | gfp_comp)) == gfp_highuser_movable) {
+		st->state = FAULT_CLASSIFIED;
+		kind = classify(task, st, gfp);
+	}
+	if (nr_node_ranges) {
+		node = page_node(page);
+		remote = node >= 0 && node != bpf_get_numa_node_id();
+	} else if (kind == ALLOC_OTHER) {
+		return 0;
+	}
+	p = proc_get(task, true);
+	if (!p)
+		return 0;
+	switch (kind) {
+	case ALLOC_ZERO:
+		__sync_fetch_and_add(&p->f.zero_fill_pages, 1);
+		break;
+	case ALLOC_COW_ANON:
+		__sync_fetch_and_add(&p->f.cow_copied_pages, 1);
+		break;
+	case ALLOC_COW_FILE:
+		__sync_fetch_and_add(&p->f.cow_file_copied_pages, 1);
+		break;
+	}
+	if (nr_node_ranges) {
+		__sync_fetch_and_add(&p->f.fault_alloc_pages, 1ULL << order);
+		if (remote)
+			__sync_fetch_and_add(&p->f.remote_numa_alloc_pages, 1ULL << order);
+	}
+	return 0;
+}
+
+/* ---- pinned memory: locked_vm and pinned_vm after each syscall that moves them */
+
+static __always_inline void pinned_update(void)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct mm_struct *mm = BPF_CORE_READ(task, mm);
+	struct memacct_cgroup *c;
+	struct memacct_proc *p;
+	__u64 locked, pinned;
+	__s64 dl, dp;
+
+	if (!mm)
+		return;
+	p = proc_get(task, true);
+	if (!p)
+		return;
+	locked = BPF_CORE_READ(mm, locked_vm);
+	pinned = BPF_CORE_READ(mm, pinned_vm.counter);
+	dl = locked - p->pin.locked_vm_pages;
+	dp = pinned - p->pin.pinned_vm_pages;
+	p->pin.locked_vm_pages = locked;
+	p->pin.pinned_vm_pages = pinned;
+	if (locked > p->pin.locked_vm_peak_pages)
+		p->pin.locked_vm_peak_pages = locked;
+	if (pinned > p->pin.pinned_vm_peak_pages)
+		p->pin.pinned_vm_peak_pages = pinned;
+	if (locked + pinned > p->pin.pinned_peak_pages)
+		p->pin.pinned_peak_pages = locked + pinned;
+	if (!dl && !dp)
+		return;
+	c = cgroup_get(p->memcg_id);
+	if (!c)
+		return;
+	__sync_fetch_and_add(&c->pin.locked_vm_pages, dl);
+	__sync_fetch_and_add(&c->pin.pinned_vm_pages, dp);
+	locked = c->pin.locked_vm_pages;
+	pinned = c->pin.pinned_vm_pages;
+	if (locked > c->pin.locked_vm_peak_pages)
+		c->pin.locked_vm_peak_pages = locked;
+	if (pinned > c->pin.pinned_vm_peak_pages)
+		c->pin.pinned_vm_peak_pages = pinned;
+	if (locked + pinned > c->pin.pinned_peak_pages)
+		c->pin.pinned_peak_pages = locked + pinned;
+}
+
+#define PINNED_EXIT(name)					\
+SEC("tp/syscalls/sys_exit_" #name)				\
+int sys_exit_##name(void *ctx)					\
+{								\
+	pinned_update();					\
+	return 0;						\
+}
+
+PINNED_EXIT(mlock)
+PINNED_EXIT(mlock2)
+PINNED_EXIT(munlock)
+PINNED_EXIT(mlockall)
+PINNED_EXIT(munlockall)
+PINNED_EXIT(mmap)
+PINNED_EXIT(munmap)
+PINNED_EXIT(mremap)
+PINNED_EXIT(io_uring_register)
+
+/* ---- NUMA migrations and balancing ----------------------------------- */
+
+SEC("tp/migrate/mm_migrate_pages")
+int mm_migrate_pages(struct trace_event_raw_mm_migrate_pages *ctx)
+{
+	struct memacct_proc *p;
+	__u64 pages = BPF_CORE_READ(ctx, succeeded);
+	int reason = BPF_CORE_READ(ctx, reason);
+
+	if (!pages)
+		return 0;
+	p = proc_get(bpf_get_current_task_btf(), true);
+	if (!p)
+		return 0;
+	if (reason < 0 || reason >= MEMACCT_MR_OTHER)
+		reason = MEMACCT_MR_OTHER;
+	__sync_fetch_and_add(&p->f.numa_migrated_pages[reason & 7], pages);
+	return 0;
+}
+
+SEC("tp_btf/sched_move_numa")
+int BPF_PROG(sched_move_numa, struct task_struct *task, int src_cpu, int dst_cpu)
+{
+	struct memacct_proc *p = proc_get(task, true);
+
+	if (p)
+		__sync_fetch_and_add(&p->f.numa_task_moves, 1);
+	return 0;
+}
+
+SEC("tp_btf/sched_swap_numa")
+int BPF_PROG(sched_swap_numa, struct task_struct *src, int src_cpu,
+	     struct task_struct *dst, int dst_cpu)
+{
+	struct memacct_proc *p;
+
+	if (!src)
+		return 0;
+	p = proc_get(src, true);
+	if (p)
+		__sync_fetch_and_add(&p->f.numa_task_swaps, 1);
+	if (!dst)
+		return 0;
+	p = proc_get(dst, true);
+	if (p)
+		__sync_fetch_and_add(&p->f.numa_task_swaps, 1);
+	return 0;
+}
+
+/* ---- OOM kills and memcg reclaim ------------------------------------- */
+
+SEC("tp_btf/mark_victim")
+int BPF_PROG(mark_victim, struct task_struct *task)
+{
+	struct memacct_proc *p = proc_get(task, true);
+
+	if (p)
+		__sync_fetch_and_add(&p->f.oom_kills, 1);
+	return 0;
+}
+
+SEC("tp_btf/mm_vmscan_memcg_reclaim_begin")
+int BPF_PROG(memcg_reclaim_begin)
+{
+	struct memacct_proc *p = proc_get(bpf_get_current_task_btf(), true);
+
+	if (p)
+		__sync_fetch_and_add(&p->f.memcg_reclaims, 1);
+	return 0;
+}
+
+/* ---- lifecycle ------------------------------------------------------- */
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(sched_process_fork, struct task_struct *parent, struct task_struct *child)
+{
+	if (BPF_CORE_READ(child, pid) != BPF_CORE_READ(child, tgid))
+		return 0;	/* a thread, not a process */
+	proc_get(child, true);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(sched_process_exec, struct task_struct *task)
+{
+	struct memacct_proc *p = proc_get(task, true);
+
+	if (p)
+		bpf_probe_read_kernel_str(p->comm, sizeof(p->comm), task->comm);
+	return 0;
+}
+
+/* A task moved between cgroups: its process's flows follow it. */
+SEC("tp_btf/cgroup_attach_task")
+int BPF_PROG(cgroup_attach_task, struct cgroup *dst, const char *path,
+	     struct task_struct *task)
+{
+	struct memacct_proc *p = proc_get(task, true);
+	struct cgroup *cg;
+
+	if (p && (cg = task_memcg(task)))
+		p->memcg_id = BPF_CORE_READ(cg, kn, id);
+	return 0;
+}
+
+/*
+ * The last thread of a process exits: send the final record. The tracepoint
+ * runs before exit_mm() since v6.16 (it gained its group_dead argument then),
+ * so the mm's counters are still readable; on older kernels mm is NULL here
+ * and only signal->maxrss (set before exit_mm) is available.
+ */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(sched_process_exit, struct task_struct *task)
+{
+	struct signal_struct *sig = BPF_CORE_READ(task, signal);
+	struct memacct_exit_event *ev;
+	struct memacct_proc_key key;
+	struct memacct_cgroup *c;
+	struct memacct_proc *p;
+	struct mm_struct *mm;
+	__u64 hiwater, rss, tracked_locked, tracked_pinned;
+
+	if (BPF_CORE_READ(sig, live.counter) != 0)
+		return 0;	/* other threads still run */
+	p = proc_get(task, true);
+	if (!p)
+		return 0;
+	tracked_locked = p->pin.locked_vm_pages;
+	tracked_pinned = p->pin.pinned_vm_pages;
+	mm = BPF_CORE_READ(task, mm);
+	p->exit_maxrss_pages = BPF_CORE_READ(sig, maxrss);
+	if (mm) {
+		p->exit_rss_file_pages = mm_counter_pages(mm, MM_FILEPAGES);
+		p->exit_rss_anon_pages = mm_counter_pages(mm, MM_ANONPAGES);
+		p->exit_rss_shmem_pages = mm_counter_pages(mm, MM_SHMEMPAGES);
+		rss = p->exit_rss_file_pages + p->exit_rss_anon_pages +
+		      p->exit_rss_shmem_pages;
+		hiwater = BPF_CORE_READ(mm, hiwater_rss);
+		if (hiwater < rss)
+			hiwater = rss;
+		if (hiwater > p->exit_maxrss_pages)
+			p->exit_maxrss_pages = hiwater;
+		p->pin.locked_vm_pages = BPF_CORE_READ(mm, locked_vm);
+		p->pin.pinned_vm_pages = BPF_CORE_READ(mm, pinned_vm.counter);
+		p->flags |= MEMACCT_PROC_EXIT_MM;
+	}
+	p->exit_min_flt = BPF_CORE_READ(sig, min_flt) + BPF_CORE_READ(task, min_flt);
+	p->exit_maj_flt = BPF_CORE_READ(sig, maj_flt) + BPF_CORE_READ(task, maj_flt);
+	p->exit_code = BPF_CORE_READ(task, exit_code);
+	p->flags |= MEMACCT_PROC_EXITED;
+
+	/* fold into the cgroup so its counters outlive the process */
+	c = cgroup_get(p->memcg_id);
+	if (c) {
+		__sync_fetch_and_add(&c->f.cow_copied_pages, p->f.cow_copied_pages);
+		__sync_fetch_and_add(&c->f.cow_file_copied_pages, p->f.cow_file_copied_pages);
+		__sync_fetch_and_add(&c->f.zero_fill_pages, p->f.zero_fill_pages);
+		__sync_fetch_and_add(&c->f.fault_alloc_pages, p->f.fault_alloc_pages);
+		__sync_fetch_and_add(&c->f.remote_numa_alloc_pages, p->f.remote_numa_alloc_pages);
+		for (int i = 0; i < MEMACCT_MR_NR; i++)
+			__sync_fetch_and_add(&c->f.numa_migrated_pages[i],
+					     p->f.numa_migrated_pages[i]);
+		__sync_fetch_and_add(&c->f.numa_task_moves, p->f.numa_task_moves);
+		__sync_fetch_and_add(&c->f.numa_task_swaps, p->f.numa_task_swaps);
+		__sync_fetch_and_add(&c->f.oom_kills, p->f.oom_kills);
+		__sync_fetch_and_add(&c->f.memcg_reclaims, p->f.memcg_reclaims);
+		/* its pinned memory goes with its mm: take back what
+		 * pinned_update() added to the cgroup's sums */
+		__sync_fetch_and_add(&c->pin.locked_vm_pages, -(__s64)tracked_locked);
+		__sync_fetch_and_add(&c->pin.pinned_vm_pages, -(__s64)tracked_pinned);
+		__sync_fetch_and_add(&c->procs_exited, 1);
+	}
+
+	proc_key_of(task, &key);
+	ev = bpf_ringbuf_reserve(&exits, sizeof(*ev), 0);
+	if (!ev) {
+		/* left in the map with MEMACCT_PROC_EXITED: userspace harvests it */
+		drop(MEMACCT_DROP_RINGBUF_FULL);
+		return 0;
+	}
+	ev->key = key;
+	bpf_probe_read_kernel(&ev->proc, sizeof(ev->proc), p);
+	bpf_ringbuf_submit(ev, 0);
+	bpf_map_delete_elem(&procs, &key);
+	return 0;
+}

@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause) */
+/*
+ * memacct.h - the only ABI between the BPF programs (bpf/memacct.bpf.c) and
+ * userspace (user/). Fixed-width types and fixed arrays only; nothing here may
+ * clash with vmlinux.h. Every counter is in pages (the kernel's unit) unless
+ * its name says otherwise; userspace converts to bytes with the page size.
+ */
+#ifndef MEMACCT_H
+#define MEMACCT_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>	/* userspace; BPF gets them from vmlinux.h */
+#endif
+
+#define MEMACCT_COMM_LEN	16
+#define MEMACCT_MAX_NODE_RANGES	64	/* pfn ranges of NUMA nodes (/proc/zoneinfo) */
+
+/*
+ * Migration reasons, mirroring the kernel's enum migrate_reason
+ * (include/linux/migrate_mode.h). Stable across 5.10..6.18 for the first six;
+ * anything the kernel adds later is folded into MEMACCT_MR_OTHER.
+ */
+enum memacct_migrate_reason {
+	MEMACCT_MR_COMPACTION = 0,
+	MEMACCT_MR_MEMORY_FAILURE,
+	MEMACCT_MR_MEMORY_HOTPLUG,
+	MEMACCT_MR_SYSCALL,		/* move_pages, migrate_pages, mbind */
+	MEMACCT_MR_MEMPOLICY_MBIND,
+	MEMACCT_MR_NUMA_MISPLACED,	/* automatic NUMA balancing */
+	MEMACCT_MR_CONTIG_RANGE,
+	MEMACCT_MR_OTHER,
+	MEMACCT_MR_NR,
+};
+
+/* Events that could not be recorded; never silently lost, always reported. */
+enum memacct_drop {
+	MEMACCT_DROP_PROC_MAP_FULL = 0,	/* procs map full: a process's flows lost */
+	MEMACCT_DROP_CGROUP_MAP_FULL,	/* cgroups map full: a cgroup's flows lost */
+	MEMACCT_DROP_RINGBUF_FULL,	/* exit record kept in procs map instead */
+	MEMACCT_DROP_TASK_STORAGE,	/* per-thread fault state not created */
+	MEMACCT_DROP_VMA_BUSY,		/* bpf_find_vma() failed: a write fault unclassified */
+	MEMACCT_DROP_NR,
+};
+
+/* Key of the procs map: a PID alone could be reused by a later process. */
+struct memacct_proc_key {
+	__u32 tgid;
+	__u32 pad;
+	__u64 start_boottime_ns;	/* group leader's task->start_boottime */
+};
+
+/* Flows (counts since attach); shared by per-process and per-cgroup records. */
+struct memacct_flows {
+	__u64 cow_copied_pages;		/* anon CoW after fork (write to a present, write-protected page) */
+	__u64 cow_file_copied_pages;	/* first write to a MAP_PRIVATE file page */
+	__u64 zero_fill_pages;		/* anon pages allocated zeroed by a fault */
+	__u64 fault_alloc_pages;	/* user pages allocated inside this task's faults */
+	__u64 remote_numa_alloc_pages;	/* ... of which on a node other than the faulting CPU's */
+	__u64 numa_migrated_pages[MEMACCT_MR_NR];	/* mm_migrate_pages, by reason */
+	__u64 numa_task_moves;		/* sched_move_numa */
+	__u64 numa_task_swaps;		/* sched_swap_numa */
+	__u64 oom_kills;		/* oom:mark_victim */
+	__u64 memcg_reclaims;		/* vmscan:mm_vmscan_memcg_reclaim_begin */
+};
+
+/* Pinned memory gauges, read from mm->locked_vm / mm->pinned_vm. */
+struct memacct_pinned {
+	__u64 locked_vm_pages;
+	__u64 locked_vm_peak_pages;
+	__u64 pinned_vm_pages;
+	__u64 pinned_vm_peak_pages;
+	__u64 pinned_peak_pages;	/* peak of locked_vm + pinned_vm */
+};
+
+#define MEMACCT_PROC_EXITED	(1U << 0)	/* exit record (ring buffer or left in map) */
+#define MEMACCT_PROC_EXIT_MM	(1U << 1)	/* rss_* at exit were read from the mm */
+
+/* Value of the procs map, and body of the exit record. */
+struct memacct_proc {
+	struct memacct_flows f;
+	struct memacct_pinned pin;
+	__u64 memcg_id;			/* memory cgroup charged: cgroup kernfs id = inode */
+	__u32 ppid;
+	__u32 flags;			/* MEMACCT_PROC_* */
+	char comm[MEMACCT_COMM_LEN];
+	/* Filled at exit (sched_process_exit, last thread) */
+	__u64 exit_rss_file_pages;	/* mm->rss_stat[MM_FILEPAGES] */
+	__u64 exit_rss_anon_pages;	/* mm->rss_stat[MM_ANONPAGES] */
+	__u64 exit_rss_shmem_pages;	/* mm->rss_stat[MM_SHMEMPAGES] */
+	__u64 exit_maxrss_pages;	/* signal->maxrss: the kernel's RSS high-water mark */
+	__u64 exit_min_flt;		/* signal->min_flt + task->min_flt */
+	__u64 exit_maj_flt;		/* signal->maj_flt + task->maj_flt */
+	__s32 exit_code;		/* task->exit_code (wait status) */
+	__u32 pad;
+};
+
+/* Value of the cgroups map, keyed by memory cgroup id (__u64). */
+struct memacct_cgroup {
+	struct memacct_flows f;
+	struct memacct_pinned pin;	/* sums over the cgroup's processes */
+	__u64 procs_exited;
+};
+
+/* Ring buffer record sent when a process's last thread exits. */
+struct memacct_exit_event {
+	struct memacct_proc_key key;
+	struct memacct_proc proc;
+};
+
+/* Pfn range of one NUMA node, filled by userspace from /proc/zoneinfo. */
+struct memacct_node_range {
+	__u64 start_pfn;
+	__u64 end_pfn;			/* exclusive */
+	__u32 node;
+	__u32 pad;
+};
+
+#endif /* MEMACCT_H */

@@ -1,0 +1,596 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause)
+/*
+ * integration.c - root tests: real workloads of known ground truth
+ * (tests/workloads/) run under `memacct run -j` and `memacct attach -j`;
+ * memacct's figures are compared with the truth each workload prints
+ * ("truth KEY VALUE") and with the kernel's own accounting it read
+ * ("kernel KEY VALUE"). Tolerance: 1% or 16 pages, whichever is larger.
+ * Needs root and a kernel with BTF; otherwise every test is skipped with
+ * the reason printed.
+ */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MiB (1024ULL * 1024)
+#define PAGE 4096ULL
+#define SLACK (16 * PAGE)
+
+static const char *memacct, *workloads, *testsdir;
+
+struct truth {
+	char key[64];
+	char arg[32];		/* optional middle token ("truth K PID V") */
+	long long val;
+};
+
+struct result {
+	int status;		/* memacct's exit status */
+	char *out;		/* whole stdout */
+	json_t *report;		/* last JSON object line, or NULL */
+	struct truth t[4096];
+	int nt;
+};
+
+static void result_free(struct result *r)
+{
+	free(r->out);
+	json_decref(r->report);
+	free(r);
+}
+
+/* Run a shell command line; stdout captured, stderr passed through. */
+static struct result *run_cmd(const char *fmt, ...)
+{
+	struct result *r = calloc(1, sizeof(*r));
+	char cmd[4096], *line, *save;
+	size_t cap = 1 << 16, len = 0;
+	va_list ap;
+	FILE *p;
+	int st;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	r->out = malloc(cap);
+	p = popen(cmd, "r");
+	ck_assert_msg(p, "popen %s", cmd);
+	for (;;) {
+		size_t n;
+
+		if (len + 4096 >= cap)
+			r->out = realloc(r->out, cap *= 2);
+		n = fread(r->out + len, 1, cap - len - 1, p);
+		if (!n)
+			break;
+		len += n;
+	}
+	r->out[len] = '\0';
+	st = pclose(p);
+	r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	{
+		char *copy = strdup(r->out);
+
+		for (line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+			char k[64], a[32];
+			long long v;
+
+			if (line[0] == '{') {
+				json_t *j = json_loads(line, 0, NULL);
+
+				if (j) {
+					json_decref(r->report);
+					r->report = j;
+				}
+			} else if ((!strncmp(line, "truth ", 6) || !strncmp(line, "kernel ", 7)) &&
+				   r->nt < 4096) {
+				const char *rest = strchr(line, ' ') + 1;
+
+				if (sscanf(rest, "%63s %31s %lld", k, a, &v) == 3) {
+					snprintf(r->t[r->nt].key, 64, "%s", k);
+					snprintf(r->t[r->nt].arg, 32, "%s", a);
+					r->t[r->nt++].val = v;
+				} else if (sscanf(rest, "%63s %lld", k, &v) == 2) {
+					snprintf(r->t[r->nt].key, 64, "%s", k);
+					r->t[r->nt].arg[0] = '\0';
+					r->t[r->nt++].val = v;
+				}
+			}
+		}
+		free(copy);
+	}
+	return r;
+}
+
+static long long truth(const struct result *r, const char *key)
+{
+	for (int i = r->nt - 1; i >= 0; i--)
+		if (!strcmp(r->t[i].key, key))
+			return r->t[i].val;
+	ck_abort_msg("workload printed no '%s'", key);
+	return -1;
+}
+
+static long long jint(json_t *o, const char *key)
+{
+	json_t *v = json_object_get(o, key);
+
+	ck_assert_msg(json_is_integer(v), "JSON key '%s' missing or not an integer", key);
+	return json_integer_value(v);
+}
+
+static json_t *proc_by_pid(const struct result *r, long long pid)
+{
+	json_t *procs = json_object_get(r->report, "processes"), *p;
+	size_t i;
+
+	json_array_foreach(procs, i, p)
+		if (jint(p, "pid") == pid)
+			return p;
+	ck_abort_msg("pid %lld not in the report", pid);
+	return NULL;
+}
+
+static void assert_near(const char *what, long long got, long long want)
+{
+	long long tol = want / 100 > (long long)SLACK ? want / 100 : (long long)SLACK;
+
+	ck_assert_msg(llabs(got - want) <= tol, "%s: memacct %lld, truth %lld (tolerance %lld)",
+		      what, got, want, tol);
+	printf("  %-40s memacct %12lld  truth %12lld\n", what, got, want);
+}
+
+static struct result *memacct_run(const char *workload_and_args)
+{
+	struct result *r = run_cmd("%s -j run -- %s/%s", memacct, workloads, workload_and_args);
+
+	ck_assert_msg(r->report, "no JSON report; output was:\n%s", r->out);
+	return r;
+}
+
+/* ---- schema -------------------------------------------------------- */
+
+static const char *const metric_keys[] = {
+	"rss_bytes", "anon_bytes", "file_bytes", "shmem_bytes", "rss_peak_bytes",
+	"mlocked_bytes", "mlocked_peak_bytes", "pinned_vm_bytes", "pinned_vm_peak_bytes",
+	"pinned_bytes", "pinned_peak_bytes", "cow_copied_bytes", "cow_file_copied_bytes",
+	"zero_fill_bytes", "remote_numa_alloc_bytes", "numa_migrated_bytes",
+	"page_faults_total", "major_faults_total", "oom_kills_total",
+};
+
+START_TEST(test_schema_and_exit_status)
+{
+	struct result *r = run_cmd("%s -j run -- sh -c 'exit 7'", memacct);
+	json_t *cg, *procs, *p;
+	size_t i;
+
+	ck_assert_int_eq(r->status, 7);
+	ck_assert_ptr_nonnull(r->report);
+	ck_assert_str_eq(json_string_value(json_object_get(r->report, "schema")),
+			 "memacct.report/v1");
+	ck_assert_str_eq(json_string_value(json_object_get(r->report, "command")), "run");
+	ck_assert_int_eq(jint(r->report, "exit_status"), 7);
+	ck_assert(json_is_number(json_object_get(r->report, "elapsed_s")));
+	jint(r->report, "dropped_events");
+	cg = json_object_get(r->report, "cgroup");
+	ck_assert(json_is_string(json_object_get(cg, "path")));
+	ck_assert(jint(cg, "id") > 0);
+	ck_assert(jint(cg, "version") == 1 || jint(cg, "version") == 2);
+	for (size_t k = 0; k < sizeof(metric_keys) / sizeof(metric_keys[0]); k++)
+		jint(json_object_get(r->report, "totals"), metric_keys[k]);
+	procs = json_object_get(r->report, "processes");
+	ck_assert_int_ge(json_array_size(procs), 1);
+	json_array_foreach(procs, i, p) {
+		jint(p, "pid");
+		jint(p, "ppid");
+		ck_assert(json_is_string(json_object_get(p, "comm")));
+		ck_assert(json_is_boolean(json_object_get(p, "exited")));
+		for (size_t k = 0; k < sizeof(metric_keys) / sizeof(metric_keys[0]); k++)
+			jint(p, metric_keys[k]);
+	}
+	/* the cgroup is removed afterwards */
+	{
+		char path[512];
+
+		snprintf(path, sizeof(path), "%s",
+			 json_string_value(json_object_get(cg, "fs_path")));
+		ck_assert_msg(access(path, F_OK) != 0, "cgroup %s left behind", path);
+	}
+	result_free(r);
+	r = run_cmd("%s run -- /nonexistent/command 2>/dev/null", memacct);
+	ck_assert_int_eq(r->status, 127);
+	result_free(r);
+	r = run_cmd("%s run --interval bogus -- true 2>/dev/null", memacct);
+	ck_assert_int_eq(r->status, 2);
+	result_free(r);
+}
+END_TEST
+
+/* ---- CoW classifier ------------------------------------------------ */
+
+START_TEST(test_cow_fork_child)
+{
+	struct result *r = memacct_run("cow_fork 100 4");
+	json_t *child = proc_by_pid(r, truth(r, "child_pid"));
+	json_t *parent = proc_by_pid(r, truth(r, "parent_pid"));
+
+	ck_assert_int_eq(r->status, 0);
+	assert_near("fork: child cow_copied_bytes", jint(child, "cow_copied_bytes"),
+		    truth(r, "child_cow_bytes"));
+	assert_near("fork: parent cow_copied_bytes", jint(parent, "cow_copied_bytes"),
+		    truth(r, "parent_cow_bytes"));
+	assert_near("fork: cgroup cow_copied_bytes",
+		    jint(json_object_get(r->report, "totals"), "cow_copied_bytes"),
+		    truth(r, "child_cow_bytes"));
+	ck_assert(json_is_true(json_object_get(child, "exited")));
+	result_free(r);
+}
+END_TEST
+
+START_TEST(test_cow_fork_parent_writes)
+{
+	struct result *r = memacct_run("cow_fork 64 2 --parent-writes");
+
+	assert_near("fork: parent writes, parent cow",
+		    jint(proc_by_pid(r, truth(r, "parent_pid")), "cow_copied_bytes"),
+		    truth(r, "parent_cow_bytes"));
+	assert_near("fork: parent writes, child cow",
+		    jint(proc_by_pid(r, truth(r, "child_pid")), "cow_copied_bytes"),
+		    truth(r, "child_cow_bytes"));
+	result_free(r);
+}
+END_TEST
+
+START_TEST(test_zero_fill)
+{
+	struct result *r = memacct_run("zero_fill 64");
+	json_t *t = json_object_get(r->report, "totals");
+
+	assert_near("read-then-write anon: cow", jint(t, "cow_copied_bytes"),
+		    truth(r, "cow_bytes"));
+	assert_near("read-then-write anon: zero fill", jint(t, "zero_fill_bytes"),
+		    truth(r, "zero_fill_bytes"));
+	result_free(r);
+}
+END_TEST
+
+static void file_private(const char *args, const char *what)
+{
+	struct result *r = run_cmd("cd %s && %s -j run -- %s/file_private %s", testsdir,
+				   memacct, workloads, args);
+	json_t *t;
+
+	ck_assert_msg(r->report, "no JSON report: %s", r->out);
+	t = json_object_get(r->report, "totals");
+	assert_near(what, jint(t, "cow_file_copied_bytes"), truth(r, "file_cow_bytes"));
+	assert_near("MAP_PRIVATE file: anon cow", jint(t, "cow_copied_bytes"), 0);
+	result_free(r);
+}
+
+START_TEST(test_file_private_write)
+{
+	file_private("32", "MAP_PRIVATE write: file cow");
+}
+END_TEST
+
+START_TEST(test_file_private_read_first)
+{
+	file_private("32 --read-first", "MAP_PRIVATE read+write: file cow");
+}
+END_TEST
+
+START_TEST(test_file_shared)
+{
+	struct result *r = run_cmd("cd %s && %s -j run -- %s/file_shared 32", testsdir,
+				   memacct, workloads);
+	json_t *t;
+
+	ck_assert_msg(r->report, "no JSON report: %s", r->out);
+	t = json_object_get(r->report, "totals");
+	assert_near("MAP_SHARED write: file cow", jint(t, "cow_file_copied_bytes"),
+		    truth(r, "file_cow_bytes"));
+	assert_near("MAP_SHARED write: cow", jint(t, "cow_copied_bytes"), truth(r, "cow_bytes"));
+	result_free(r);
+}
+END_TEST
+
+START_TEST(test_reuse_tmpfs)
+{
+	struct result *r = memacct_run("reuse_tmpfs");
+	json_t *t = json_object_get(r->report, "totals");
+
+	assert_near("reuse + tmpfs write/read: cow", jint(t, "cow_copied_bytes"),
+		    truth(r, "cow_bytes"));
+	assert_near("reuse + tmpfs write/read: file cow", jint(t, "cow_file_copied_bytes"), 0);
+	result_free(r);
+}
+END_TEST
+
+/* ---- pinned -------------------------------------------------------- */
+
+static void pinned_mode(const char *mode)
+{
+	struct result *r;
+	json_t *p;
+	char args[64];
+
+	snprintf(args, sizeof(args), "mlock_steps %s 64", mode);
+	r = memacct_run(args);
+	ck_assert_int_eq(r->status, 0);
+	p = proc_by_pid(r, truth(r, "pid"));
+	printf(" %s:\n", mode);
+	assert_near("mlocked_bytes at exit = VmLck", jint(p, "mlocked_bytes"),
+		    truth(r, "exit_locked_bytes"));
+	assert_near("pinned_vm_bytes at exit = VmPin", jint(p, "pinned_vm_bytes"),
+		    truth(r, "exit_pinned_vm_bytes"));
+	assert_near("mlocked_peak_bytes = max VmLck", jint(p, "mlocked_peak_bytes"),
+		    truth(r, "peak_locked_bytes"));
+	assert_near("pinned_vm_peak_bytes = max VmPin", jint(p, "pinned_vm_peak_bytes"),
+		    truth(r, "peak_pinned_vm_bytes"));
+	assert_near("cgroup mlocked_peak_bytes",
+		    jint(json_object_get(r->report, "totals"), "mlocked_peak_bytes"),
+		    truth(r, "peak_locked_bytes"));
+	result_free(r);
+}
+
+START_TEST(test_pinned_mlock) { pinned_mode("mlock"); }
+END_TEST
+START_TEST(test_pinned_mlock2_onfault) { pinned_mode("mlock2_onfault"); }
+END_TEST
+START_TEST(test_pinned_map_locked) { pinned_mode("map_locked"); }
+END_TEST
+START_TEST(test_pinned_mlockall) { pinned_mode("mlockall"); }
+END_TEST
+START_TEST(test_pinned_io_uring) { pinned_mode("io_uring"); }
+END_TEST
+START_TEST(test_pinned_steps) { pinned_mode("steps"); }
+END_TEST
+
+/* ---- lifecycle ----------------------------------------------------- */
+
+START_TEST(test_short_lived_children)
+{
+	struct result *r = memacct_run("short_lived 200");
+	long long parent = truth(r, "pid"), n = 0;
+	json_t *procs = json_object_get(r->report, "processes"), *p;
+	size_t i;
+
+	json_array_foreach(procs, i, p)
+		if (jint(p, "ppid") == parent && json_is_true(json_object_get(p, "exited")))
+			n++;
+	printf("  short-lived children reported: %lld of %lld\n", n, truth(r, "children"));
+	ck_assert_int_eq(n, truth(r, "children"));
+	ck_assert_int_eq(jint(r->report, "dropped_events"), 0);
+	result_free(r);
+}
+END_TEST
+
+/* A process outside the cgroup is never counted in it. */
+START_TEST(test_outside_not_counted)
+{
+	struct result *r;
+	char cmd[512];
+	pid_t bg;
+	json_t *procs, *q;
+	size_t i;
+
+	/* memacct accounts `sleep 3` while a CoW workload runs outside it */
+	snprintf(cmd, sizeof(cmd), "%s -j run -- sleep 3", memacct);
+	bg = fork();
+	if (bg == 0) {
+		sleep(1);
+		execl("/bin/sh", "sh", "-c",
+		      "for i in 1 2 3; do $W/cow_fork 32 1 >/dev/null; done", NULL);
+		_exit(1);
+	}
+	r = run_cmd("W=%s %s", workloads, cmd);
+	waitpid(bg, NULL, 0);
+	ck_assert_ptr_nonnull(r->report);
+	procs = json_object_get(r->report, "processes");
+	json_array_foreach(procs, i, q)
+		ck_assert_str_eq(json_string_value(json_object_get(q, "comm")), "sleep");
+	assert_near("outside CoW counted in cgroup",
+		    jint(json_object_get(r->report, "totals"), "cow_copied_bytes"), 0);
+	result_free(r);
+}
+END_TEST
+
+/* ---- attach -------------------------------------------------------- */
+
+static char test_cg[256];
+
+static void make_test_cgroup(const char *sub)
+{
+	char path[512];
+
+	snprintf(test_cg, sizeof(test_cg), "/sys/fs/cgroup/memory/memacct-test-%d", getpid());
+	if (access("/sys/fs/cgroup/memory", F_OK) != 0)
+		snprintf(test_cg, sizeof(test_cg), "/sys/fs/cgroup/memacct-test-%d", getpid());
+	mkdir(test_cg, 0755);
+	if (sub) {
+		snprintf(path, sizeof(path), "%s/%s", test_cg, sub);
+		mkdir(path, 0755);
+	}
+}
+
+static void remove_test_cgroup(void)
+{
+	char cmd[600];
+
+	snprintf(cmd, sizeof(cmd), "find %s -depth -type d -exec rmdir {} + 2>/dev/null",
+		 test_cg);
+	if (system(cmd) < 0)
+		perror("system");
+}
+
+START_TEST(test_attach_cgroup_by_name)
+{
+	char cmd[2048], name[64];
+	struct result *r;
+	json_t *t;
+
+	make_test_cgroup("job_4711");
+	/* a process joins the cgroup, waits 1.5 s for memacct to attach, then
+	 * forks a child that copies 16 MiB */
+	snprintf(name, sizeof(name), "%s/job_4711", test_cg);
+	snprintf(cmd, sizeof(cmd),
+		 "sh -c 'echo $$ > %s/cgroup.procs; sleep 1.5; exec %s/cow_fork 64 4' > /tmp/memacct-attach-%d.out & "
+		 "%s -j attach --cgroup job_4711 --interval 1s --duration 4s; wait; cat /tmp/memacct-attach-%d.out; rm -f /tmp/memacct-attach-%d.out",
+		 name, workloads, getpid(), memacct, getpid(), getpid());
+	r = run_cmd("%s", cmd);
+	remove_test_cgroup();
+	ck_assert_int_eq(r->status, 0);
+	ck_assert_ptr_nonnull(r->report);
+	ck_assert_str_eq(json_string_value(json_object_get(r->report, "command")), "attach");
+	ck_assert(json_is_true(json_object_get(r->report, "final")));
+	t = json_object_get(r->report, "totals");
+	assert_near("attach: child cow_copied_bytes",
+		    jint(proc_by_pid(r, truth(r, "child_pid")), "cow_copied_bytes"),
+		    truth(r, "child_cow_bytes"));
+	assert_near("attach: cgroup cow_copied_bytes", jint(t, "cow_copied_bytes"),
+		    truth(r, "child_cow_bytes"));
+	result_free(r);
+}
+END_TEST
+
+START_TEST(test_attach_bad_input)
+{
+	struct result *r;
+	char a[300], b[300];
+
+	make_test_cgroup("a");
+	snprintf(a, sizeof(a), "%s/a/dupname", test_cg);
+	snprintf(b, sizeof(b), "%s/b", test_cg);
+	mkdir(a, 0755);
+	mkdir(b, 0755);
+	snprintf(b, sizeof(b), "%s/b/dupname", test_cg);
+	mkdir(b, 0755);
+	r = run_cmd("%s attach --cgroup dupname --duration 1s 2>&1", memacct);
+	remove_test_cgroup();
+	ck_assert_int_eq(r->status, 2);
+	ck_assert_msg(strstr(r->out, "a/dupname") && strstr(r->out, "b/dupname"),
+		      "ambiguous name must list the candidates: %s", r->out);
+	result_free(r);
+	r = run_cmd("%s attach --cgroup no-such-cgroup-memacct --duration 1s 2>&1", memacct);
+	ck_assert_int_eq(r->status, 2);
+	ck_assert_msg(strstr(r->out, "no-such-cgroup-memacct"), "message names it: %s", r->out);
+	result_free(r);
+	r = run_cmd("%s attach --pid 999999999 2>&1", memacct);
+	ck_assert_int_eq(r->status, 2);
+	result_free(r);
+}
+END_TEST
+
+/* ---- the DataLoader demo ------------------------------------------- */
+
+START_TEST(test_dataloader_demo)
+{
+	struct result *r;
+	long long list_bytes, nworkers = 0;
+	json_t *t;
+
+	if (system("/usr/bin/python3 -c 'import torch, numpy' 2>/dev/null") != 0) {
+		printf("SKIP dataloader demo: /usr/bin/python3 cannot import torch and numpy "
+		       "(apt-get install python3-torch python3-numpy)\n");
+		return;
+	}
+	r = run_cmd("%s -j run -- /usr/bin/python3 %s/workloads/dataloader_demo.py", memacct,
+		    testsdir);
+	ck_assert_msg(r->report, "no report: %s", r->out);
+	ck_assert_int_eq(r->status, 0);
+	list_bytes = truth(r, "list_bytes");
+	for (int i = 0; i < r->nt; i++) {
+		json_t *w;
+		long long cow, dirty = -1;
+
+		if (strcmp(r->t[i].key, "worker_pid"))
+			continue;
+		nworkers++;
+		w = proc_by_pid(r, r->t[i].val);
+		cow = jint(w, "cow_copied_bytes");
+		for (int k = 0; k < r->nt; k++)
+			if (!strcmp(r->t[k].key, "worker_private_dirty_bytes") &&
+			    atoll(r->t[k].arg) == r->t[i].val)
+				dirty = r->t[k].val;
+		printf("  worker %lld: cow_copied %lld, own Private_Dirty %lld, list %lld\n",
+		       r->t[i].val, cow, dirty, list_bytes);
+		/* of the order of the list's objects: at least a tenth of a
+		 * worker's share, never more than the list plus its dirty pages */
+		ck_assert_msg(cow >= list_bytes / 40, "worker CoW %lld too small", cow);
+		ck_assert_msg(dirty < 0 || cow <= dirty + (long long)SLACK,
+			      "worker CoW %lld > its Private_Dirty %lld", cow, dirty);
+	}
+	ck_assert_int_ge(nworkers, 1);
+	t = json_object_get(r->report, "totals");
+	ck_assert(jint(t, "file_bytes") > 0);
+	result_free(r);
+}
+END_TEST
+
+static Suite *integration_suite(void)
+{
+	Suite *s = suite_create("integration");
+	TCase *tc = tcase_create("root");
+
+	tcase_set_timeout(tc, 300);
+	tcase_add_test(tc, test_schema_and_exit_status);
+	tcase_add_test(tc, test_cow_fork_child);
+	tcase_add_test(tc, test_cow_fork_parent_writes);
+	tcase_add_test(tc, test_zero_fill);
+	tcase_add_test(tc, test_file_private_write);
+	tcase_add_test(tc, test_file_private_read_first);
+	tcase_add_test(tc, test_file_shared);
+	tcase_add_test(tc, test_reuse_tmpfs);
+	tcase_add_test(tc, test_pinned_mlock);
+	tcase_add_test(tc, test_pinned_mlock2_onfault);
+	tcase_add_test(tc, test_pinned_map_locked);
+	tcase_add_test(tc, test_pinned_mlockall);
+	tcase_add_test(tc, test_pinned_io_uring);
+	tcase_add_test(tc, test_pinned_steps);
+	tcase_add_test(tc, test_short_lived_children);
+	tcase_add_test(tc, test_outside_not_counted);
+	tcase_add_test(tc, test_attach_cgroup_by_name);
+	tcase_add_test(tc, test_attach_bad_input);
+	tcase_add_test(tc, test_dataloader_demo);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr;
+	int failed;
+
+	memacct = getenv("MEMACCT");
+	workloads = getenv("WORKLOADS");
+	testsdir = getenv("TESTS");
+	if (!memacct || !workloads || !testsdir) {
+		fprintf(stderr, "run through `make integration` (MEMACCT, WORKLOADS, TESTS)\n");
+		return 2;
+	}
+	if (geteuid() != 0) {
+		printf("SKIP integration tests: they need root to load BPF programs "
+		       "and create memory cgroups\n");
+		return 0;
+	}
+	if (access("/sys/kernel/btf/vmlinux", R_OK) != 0) {
+		printf("SKIP integration tests: kernel without BTF (/sys/kernel/btf/vmlinux)\n");
+		return 0;
+	}
+	sr = srunner_create(integration_suite());
+	srunner_set_fork_status(sr, CK_NOFORK);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}

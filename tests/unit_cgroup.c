@@ -1,0 +1,677 @@
+/* SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause) */
+/*
+ * unit_cgroup.c - unit tests of user/cgroup.c: parsers on captured and
+ * hand-written kernel files (tests/data/), and resolution, creation and
+ * reading on a fake hierarchy of plain directories in /tmp (no root needed;
+ * cgroupfs behaviour such as EBUSY on rmdir is left to the root tests).
+ */
+#define _GNU_SOURCE
+#include "check_util.h"
+#include "cgroup.h"
+#include "util.h"
+
+/* the fake hierarchy, built once per TCase in the parent process */
+static char top[PATH_MAX];	/* /tmp/memacct-ut-XXXXXX */
+static char fake[PATH_MAX];	/* top/cg: the "mount point" */
+
+static void fake_tree_setup(void)
+{
+	static const char *const dirs[] = {
+		"a", "a/b", "a/b/job_1", "c", "c/job_1", "c/d", "x", "x/job_2",
+		"v2root", "v2", "stat1",
+	};
+	char outside[PATH_MAX], link[PATH_MAX];
+	size_t i;
+	char *t;
+
+	xsnprintf(top, sizeof(top), "/tmp/memacct-ut-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(top));
+	make_dir(top, "cg");
+	make_dir(top, "cgx");		/* shares the prefix "cg" */
+	make_dir(top, "outside");
+	make_dir(top, "outside/job_3");
+	xsnprintf(fake, sizeof(fake), "%s/cg", top);
+	for (i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
+		make_dir(fake, dirs[i]);
+
+	/* a symlink to a directory elsewhere must not be followed */
+	xsnprintf(outside, sizeof(outside), "%s/outside", top);
+	xsnprintf(link, sizeof(link), "%s/link", fake);
+	ck_assert_int_eq(symlink(outside, link), 0);
+
+	write_text(fake, "cgroup.procs", "1\n100\n");
+	write_text(fake, "a/cgroup.procs", "200\n300\n200\n");	/* v1 may repeat */
+	write_text(fake, "a/b/cgroup.procs", "400\n300\n");
+	write_text(fake, "a/b/job_1/cgroup.procs", "");
+	write_text(fake, "c/cgroup.procs", "500\n");
+	write_text(fake, "c/job_1/cgroup.procs", "600\n");
+	write_text(fake, "c/d/cgroup.procs", "7x\n");		/* garbage */
+	/* x and x/job_2 have no cgroup.procs: as if removed during the walk */
+
+	/* v1 cgroup "stat1": captured root files + usage */
+	t = load_data("memory_stat_v1");
+	write_text(fake, "stat1/memory.stat", t);
+	free(t);
+	t = load_data("memory_oom_control_v1");
+	write_text(fake, "stat1/memory.oom_control", t);
+	free(t);
+	write_text(fake, "stat1/memory.usage_in_bytes", "830595072\n");
+	write_text(fake, "stat1/memory.max_usage_in_bytes", "1073741824\n");
+
+	/* v2 cgroup "v2": no memory.peak (kernel < 5.19) */
+	t = load_data("memory_stat_v2");
+	write_text(fake, "v2/memory.stat", t);
+	write_text(fake, "v2root/memory.stat", t);
+	free(t);
+	t = load_data("memory_events_v2");
+	write_text(fake, "v2/memory.events", t);
+	free(t);
+	write_text(fake, "v2/memory.current", "3670016000\n");
+}
+
+static void fake_tree_teardown(void)
+{
+	if (top[0])
+		rm_tree(top);
+}
+
+/* a struct memcg for fake/@rel (no checks: for the fake tree only) */
+static void fake_cg(struct memcg *cg, const char *rel, int version)
+{
+	ck_assert_int_eq(memcg_of_path(fake, version, rel[0] ? rel : fake, cg), 0);
+}
+
+static char path_buf[PATH_MAX];
+
+static const char *fpath(const char *rel)
+{
+	xsnprintf(path_buf, sizeof(path_buf), "%s%s", fake, rel);
+	return path_buf;
+}
+
+static int v2_calls;
+static char v2_seen[PATH_MAX];
+
+static bool v2_yes(const char *mnt)
+{
+	v2_calls++;
+	xsnprintf(v2_seen, sizeof(v2_seen), "%s", mnt);
+	return true;
+}
+
+static bool v2_no(const char *mnt)
+{
+	v2_calls++;
+	return false;
+}
+
+START_TEST(test_mountinfo_v1)
+{
+	char root[PATH_MAX];
+	char *text = load_data("mountinfo_v1");
+	int version = 0;
+
+	/* hybrid: v1 memory at /sys/fs/cgroup/memory, cgroup2 at .../unified */
+	v2_calls = 0;
+	ck_assert_int_eq(parse_mountinfo_memcg(text, root, &version, v2_yes), 0);
+	ck_assert_str_eq(root, "/sys/fs/cgroup/memory");
+	ck_assert_int_eq(version, 1);
+	ck_assert_int_eq(v2_calls, 0);	/* v1 memory excludes v2 memory */
+	free(text);
+}
+END_TEST
+
+START_TEST(test_mountinfo_v2)
+{
+	char root[PATH_MAX];
+	char *text = load_data("mountinfo_v2");
+	int version = 0;
+
+	v2_calls = 0;
+	ck_assert_int_eq(parse_mountinfo_memcg(text, root, &version, v2_yes), 0);
+	ck_assert_str_eq(root, "/sys/fs/cgroup");
+	ck_assert_str_eq(v2_seen, "/sys/fs/cgroup");
+	ck_assert_int_eq(version, 2);
+	ck_assert_int_eq(v2_calls, 1);
+
+	/* cgroup2 without the memory controller in cgroup.controllers */
+	version = 0;
+	ck_assert_int_eq(parse_mountinfo_memcg(text, root, &version, v2_no), -ENOENT);
+	ck_assert_int_eq(version, 0);
+	free(text);
+}
+END_TEST
+
+START_TEST(test_mountinfo_hostile)
+{
+	char root[PATH_MAX];
+	char *text = load_data("mountinfo_hostile");
+	int version = 0;
+
+	/* "name=memory" is a named hierarchy, not the controller; the mount
+	 * point "/cg/my\040mem\134ory" is unescaped */
+	v2_calls = 0;
+	ck_assert_int_eq(parse_mountinfo_memcg(text, root, &version, v2_yes), 0);
+	ck_assert_str_eq(root, "/cg/my mem\\ory");
+	ck_assert_int_eq(version, 1);
+	ck_assert_int_eq(v2_calls, 0);
+	free(text);
+
+	/* only the cgroup2 line with its escaped path left */
+	ck_assert_int_eq(parse_mountinfo_memcg(
+		"27 1 254:0 / / rw,relatime - ext4 /dev/vda rw\n"
+		"41 27 0:38 / /cg/uni\\011fied rw,relatime - cgroup2 cgroup2 rw\n",
+		root, &version, v2_yes), 0);
+	ck_assert_str_eq(root, "/cg/uni\tfied");
+	ck_assert_int_eq(version, 2);
+
+	ck_assert_int_eq(parse_mountinfo_memcg("", root, &version, v2_yes), -ENOENT);
+	ck_assert_int_eq(parse_mountinfo_memcg(
+		"35 31 0:32 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup\n",
+		root, &version, v2_yes), -ENOENT);
+	ck_assert_int_eq(parse_mountinfo_memcg(NULL, root, &version, v2_yes), -EINVAL);
+}
+END_TEST
+
+START_TEST(test_proc_cgroup)
+{
+	char path[PATH_MAX];
+	char *text;
+
+	text = load_data("proc_cgroup_v1");
+	ck_assert_int_eq(parse_proc_cgroup(text, 1, path, sizeof(path)), 0);
+	ck_assert_str_eq(path, "/process_api/24b6eaf4388b7929d1e49b59d1c165a9");
+	/* hybrid: the v2 line is there too */
+	ck_assert_int_eq(parse_proc_cgroup(text, 2, path, sizeof(path)), 0);
+	ck_assert_str_eq(path, "/");
+	ck_assert_int_eq(parse_proc_cgroup(text, 1, path, 10), -ENAMETOOLONG);
+	free(text);
+
+	text = load_data("proc_cgroup_v2");
+	ck_assert_int_eq(parse_proc_cgroup(text, 2, path, sizeof(path)), 0);
+	ck_assert_str_eq(path, "/system.slice/postgresql@15-main.service");
+	ck_assert_int_eq(parse_proc_cgroup(text, 1, path, sizeof(path)), -ENOENT);
+	free(text);
+
+	ck_assert_int_eq(parse_proc_cgroup("5:cpu,memory:/a:b c\n", 1, path, sizeof(path)), 0);
+	ck_assert_str_eq(path, "/a:b c");
+	ck_assert_int_eq(parse_proc_cgroup("5:name=memory:/x\n", 1, path, sizeof(path)), -ENOENT);
+	ck_assert_int_eq(parse_proc_cgroup("10::/x\n0::/y", 2, path, sizeof(path)), 0);
+	ck_assert_str_eq(path, "/y");
+	ck_assert_int_eq(parse_proc_cgroup("4:memory:\n", 1, path, sizeof(path)), -EINVAL);
+	ck_assert_int_eq(parse_proc_cgroup("", 1, path, sizeof(path)), -ENOENT);
+	ck_assert_int_eq(parse_proc_cgroup("0::/", 3, path, sizeof(path)), -EINVAL);
+}
+END_TEST
+
+START_TEST(test_memory_stat_v1)
+{
+	struct memcg_stat s;
+	char *text = load_data("memory_stat_v1");
+
+	/* hierarchical total_* keys, not the cgroup-local rss/cache */
+	ck_assert_int_eq(parse_memory_stat(text, 1, &s), 0);
+	ck_assert_uint_eq(s.anon, 9277440);		/* total_rss, not rss 4964352 */
+	ck_assert_uint_eq(s.file, 338784256);		/* total_cache */
+	ck_assert_uint_eq(s.shmem, 8998912);		/* total_shmem */
+	ck_assert_uint_eq(s.file_mapped, 10887168);	/* total_mapped_file */
+	ck_assert_uint_eq(s.file_dirty, 368640);	/* total_dirty */
+	ck_assert_uint_eq(s.file_writeback, 0);
+	ck_assert_uint_eq(s.active_file, 163749888);
+	ck_assert_uint_eq(s.inactive_file, 166035456);
+	ck_assert_uint_eq(s.active_anon, 1560576);
+	ck_assert_uint_eq(s.inactive_anon, 4132864);
+	ck_assert_uint_eq(s.unevictable, 12431360);
+	ck_assert_uint_eq(s.slab_reclaimable, 0);	/* v1 has none */
+	ck_assert_uint_eq(s.pgfault, 3956385);		/* total_pgfault */
+	ck_assert_uint_eq(s.pgmajfault, 1049);
+	ck_assert_uint_eq(s.usage, 0);
+	ck_assert(!s.has_peak);
+	ck_assert(!s.has_oom_kill);
+
+	/* v1 text has no "anon" key */
+	ck_assert_int_eq(parse_memory_stat(text, 2, &s), -EINVAL);
+	free(text);
+}
+END_TEST
+
+START_TEST(test_memory_stat_v2)
+{
+	struct memcg_stat s;
+	char *text = load_data("memory_stat_v2");
+
+	ck_assert_int_eq(parse_memory_stat(text, 2, &s), 0);
+	ck_assert_uint_eq(s.anon, 1396736000);
+	ck_assert_uint_eq(s.file, 2187886592);
+	ck_assert_uint_eq(s.shmem, 26214400);
+	ck_assert_uint_eq(s.file_mapped, 310378496);
+	ck_assert_uint_eq(s.file_dirty, 1138688);
+	ck_assert_uint_eq(s.file_writeback, 274432);
+	ck_assert_uint_eq(s.active_file, 605634560);
+	ck_assert_uint_eq(s.inactive_file, 1556037632);
+	ck_assert_uint_eq(s.active_anon, 13795328);
+	ck_assert_uint_eq(s.inactive_anon, 1409155072);
+	ck_assert_uint_eq(s.unevictable, 8192000);
+	ck_assert_uint_eq(s.slab_reclaimable, 63389696);	/* not "slab" */
+	ck_assert_uint_eq(s.pgfault, 48611583);
+	ck_assert_uint_eq(s.pgmajfault, 5367);
+	/* the file's own consistency: file = LRU file pages + shmem */
+	ck_assert_uint_eq(s.file, s.active_file + s.inactive_file + s.shmem);
+
+	ck_assert_int_eq(parse_memory_stat(text, 1, &s), -EINVAL);
+	free(text);
+
+	ck_assert_int_eq(parse_memory_stat("anon 12x\n", 2, &s), -EINVAL);
+	ck_assert_int_eq(parse_memory_stat("anon -1\n", 2, &s), -EINVAL);
+	ck_assert_int_eq(parse_memory_stat("anon \n", 2, &s), -EINVAL);
+	ck_assert_int_eq(parse_memory_stat("anon 1\nfile 99999999999999999999999\n", 2, &s),
+			 -ERANGE);
+	ck_assert_int_eq(parse_memory_stat("", 2, &s), -EINVAL);
+	ck_assert_int_eq(parse_memory_stat("anon 1\n", 0, &s), -EINVAL);
+	/* unknown keys are not parsed, last line may lack '\n' */
+	ck_assert_int_eq(parse_memory_stat("weird -5 x\nanon 4096\npgfault 3", 2, &s), 0);
+	ck_assert_uint_eq(s.anon, 4096);
+	ck_assert_uint_eq(s.pgfault, 3);
+}
+END_TEST
+
+START_TEST(test_oom_kill)
+{
+	uint64_t n = 99;
+	char *text;
+
+	text = load_data("memory_events_v2");
+	ck_assert_int_eq(parse_oom_kill(text, &n), 0);
+	ck_assert_uint_eq(n, 3);		/* not "oom 4" nor "oom_group_kill 0" */
+	free(text);
+
+	text = load_data("memory_oom_control_v1");
+	n = 99;
+	ck_assert_int_eq(parse_oom_kill(text, &n), 0);
+	ck_assert_uint_eq(n, 0);
+	free(text);
+
+	/* before 4.13 oom_control had no oom_kill; oom_kill_disable is not it */
+	ck_assert_int_eq(parse_oom_kill("oom_kill_disable 0\nunder_oom 0\n", &n), -ENOENT);
+	ck_assert_int_eq(parse_oom_kill("oom_kill x\n", &n), -EINVAL);
+	ck_assert_int_eq(parse_oom_kill("oom_kill 7", &n), 0);
+	ck_assert_uint_eq(n, 7);
+}
+END_TEST
+
+START_TEST(test_of_path)
+{
+	struct memcg cg;
+	char buf[PATH_MAX];
+
+	ck_assert_int_eq(memcg_of_path(fake, 1, fake, &cg), 0);
+	ck_assert_str_eq(cg.path, fake);
+	ck_assert_str_eq(cg.rel, "/");
+	ck_assert_int_eq(cg.level, 0);
+	ck_assert_int_eq(cg.version, 1);
+	ck_assert_uint_eq(cg.id, inode_of(fake, NULL));
+
+	xsnprintf(buf, sizeof(buf), "%s//a/b/", fake);
+	ck_assert_int_eq(memcg_of_path(fake, 2, buf, &cg), 0);
+	ck_assert_str_eq(cg.path, fpath("/a/b"));
+	ck_assert_str_eq(cg.rel, "/a/b");
+	ck_assert_int_eq(cg.level, 2);
+	ck_assert_int_eq(cg.version, 2);
+	ck_assert_uint_eq(cg.id, inode_of(fake, "a/b"));
+
+	ck_assert_int_eq(memcg_of_path(fake, 1, fpath("/a/b/job_1"), &cg), 0);
+	ck_assert_int_eq(cg.level, 3);
+
+	/* the root given with a trailing slash */
+	xsnprintf(buf, sizeof(buf), "%s/", fake);
+	ck_assert_int_eq(memcg_of_path(buf, 1, fpath("/c"), &cg), 0);
+	ck_assert_str_eq(cg.rel, "/c");
+
+	ck_assert_int_eq(memcg_of_path(fake, 1, "/tmp", &cg), -EINVAL);
+	xsnprintf(buf, sizeof(buf), "%sx", fake);	/* sibling with the same prefix */
+	ck_assert_int_eq(memcg_of_path(fake, 1, buf, &cg), -EINVAL);
+	ck_assert_int_eq(memcg_of_path(fake, 1, fpath("/a/../c"), &cg), -EINVAL);
+	ck_assert_int_eq(memcg_of_path(fake, 1, fpath("/nope"), &cg), -ENOENT);
+	ck_assert_int_eq(memcg_of_path(fake, 1, fpath("/a/cgroup.procs"), &cg), -ENOTDIR);
+	ck_assert_int_eq(memcg_of_path(fake, 1, fpath("/link"), &cg), -ENOTDIR);
+	ck_assert_int_eq(memcg_of_path(fake, 3, fake, &cg), -EINVAL);
+	ck_assert_int_eq(memcg_of_path(fake, 1, "a/b", &cg), -EINVAL);
+}
+END_TEST
+
+START_TEST(test_resolve)
+{
+	char *list = NULL;
+	size_t list_len = 0;
+	struct memcg cg;
+	char want[2 * PATH_MAX];
+	FILE *amb;
+
+	/* absolute, below-root with and without '/', the root itself */
+	ck_assert_int_eq(memcg_resolve_at(fake, 1, fpath("/a/b"), &cg, NULL), 0);
+	ck_assert_str_eq(cg.rel, "/a/b");
+	ck_assert_int_eq(memcg_resolve_at(fake, 1, "a/b", &cg, NULL), 0);
+	ck_assert_str_eq(cg.rel, "/a/b");
+	ck_assert_str_eq(cg.path, fpath("/a/b"));
+	ck_assert_int_eq(memcg_resolve_at(fake, 1, "/a/b", &cg, NULL), 0);
+	ck_assert_str_eq(cg.rel, "/a/b");
+	ck_assert_uint_eq(cg.id, inode_of(fake, "a/b"));
+	ck_assert_int_eq(memcg_resolve_at(fake, 1, "/", &cg, NULL), 0);
+	ck_assert_str_eq(cg.rel, "/");
+	ck_assert_int_eq(memcg_resolve_at(fake, 1, fake, &cg, NULL), 0);
+	ck_assert_int_eq(cg.level, 0);
+
+	/* a unique name anywhere below */
+	ck_assert_int_eq(memcg_resolve_at(fake, 1, "job_2", &cg, NULL), 0);
+	ck_assert_str_eq(cg.rel, "/x/job_2");
+	ck_assert_int_eq(cg.level, 2);
+	ck_assert_uint_eq(cg.id, inode_of(fake, "x/job_2"));
+	ck_assert_int_eq(memcg_resolve_at(fake, 1, "d", &cg, NULL), 0);
+	ck_assert_str_eq(cg.rel, "/c/d");
+	/* a unique path tail */
+	ck_assert_int_eq(memcg_resolve_at(fake, 1, "b/job_1", &cg, NULL), 0);
+	ck_assert_str_eq(cg.rel, "/a/b/job_1");
+
+	/* ambiguous: both candidates listed, sorted, one per line */
+	amb = open_memstream(&list, &list_len);
+	ck_assert_ptr_nonnull(amb);
+	ck_assert_int_eq(memcg_resolve_at(fake, 1, "job_1", &cg, amb), -ENOTUNIQ);
+	fclose(amb);
+	xsnprintf(want, sizeof(want), "%s/a/b/job_1\n%s/c/job_1\n", fake, fake);
+	ck_assert_str_eq(list, want);
+	free(list);
+	ck_assert_int_eq(memcg_resolve_at(fake, 1, "job_1", &cg, NULL), -ENOTUNIQ);
+
+	/* nothing matches; a symlinked directory is not searched */
+	ck_assert_int_eq(memcg_resolve_at(fake, 1, "nope", &cg, NULL), -ENOENT);
+	ck_assert_int_eq(memcg_resolve_at(fake, 1, "/nope", &cg, NULL), -ENOENT);
+	ck_assert_int_eq(memcg_resolve_at(fake, 1, "/job_2", &cg, NULL), -ENOENT);
+	ck_assert_int_eq(memcg_resolve_at(fake, 1, "job_3", &cg, NULL), -ENOENT);
+	ck_assert_int_eq(memcg_resolve_at(fake, 1, "b/job_2", &cg, NULL), -ENOENT);
+	/* no climbing out */
+	ck_assert_int_eq(memcg_resolve_at(fake, 1, "../cgx", &cg, NULL), -EINVAL);
+	ck_assert_int_eq(memcg_resolve_at(fake, 1, "a/../../cgx", &cg, NULL), -EINVAL);
+	ck_assert_int_eq(memcg_resolve_at(fake, 1, "", &cg, NULL), -EINVAL);
+	ck_assert_int_eq(memcg_resolve_at(fake, 1, NULL, &cg, NULL), -EINVAL);
+}
+END_TEST
+
+START_TEST(test_create_remove)
+{
+	struct memcg cg, root;
+	struct stat st;
+	struct timespec t0, t1;
+
+	ck_assert_int_eq(memcg_create_at(fake, 1, "memacct-run-42", &cg), 0);
+	ck_assert_str_eq(cg.rel, "/memacct-run-42");
+	ck_assert_int_eq(cg.level, 1);
+	ck_assert_int_eq(stat(fpath("/memacct-run-42"), &st), 0);
+	ck_assert_uint_eq(cg.id, st.st_ino);
+	ck_assert_int_eq(memcg_create_at(fake, 1, "memacct-run-42", &cg), -EEXIST);
+
+	ck_assert_int_eq(memcg_remove(&cg), 0);
+	ck_assert_int_eq(access(fpath("/memacct-run-42"), F_OK), -1);
+	ck_assert_int_eq(memcg_remove(&cg), -ENOENT);
+
+	ck_assert_int_eq(memcg_create_at(fake, 1, "../escape", &cg), -EINVAL);
+	ck_assert_int_eq(memcg_create_at(fake, 1, "/abs", &cg), -EINVAL);
+	ck_assert_int_eq(memcg_create_at(fake, 1, "", &cg), -EINVAL);
+	ck_assert_int_eq(memcg_create_at(fake, 1, "nope/child", &cg), -ENOENT);
+
+	/* never the root; other errors than EBUSY are not retried */
+	fake_cg(&root, "", 1);
+	ck_assert_int_eq(memcg_remove(&root), -EINVAL);
+	fake_cg(&cg, fpath("/a"), 1);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ck_assert_int_eq(memcg_remove(&cg), -ENOTEMPTY);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	ck_assert_int_lt(t1.tv_sec - t0.tv_sec, 1);
+}
+END_TEST
+
+START_TEST(test_add_pid)
+{
+	struct memcg cg;
+	char want[32], *buf;
+
+	ck_assert_int_eq(memcg_create_at(fake, 1, "add", &cg), 0);
+	ck_assert_int_eq(memcg_add_pid(&cg, 0), -ENOENT);	/* never creates the file */
+	write_text(cg.path, "cgroup.procs", "");
+	ck_assert_int_eq(memcg_add_pid(&cg, 0), 0);
+	ck_assert_int_gt(read_file(fpath("/add/cgroup.procs"), &buf, 64), 0);
+	xsnprintf(want, sizeof(want), "%d\n", (int)getpid());
+	ck_assert_str_eq(buf, want);
+	free(buf);
+	ck_assert_int_eq(memcg_add_pid(&cg, 4242), 0);
+	ck_assert_int_gt(read_file(fpath("/add/cgroup.procs"), &buf, 64), 0);
+	ck_assert_str_eq(buf, "4242\n");
+	free(buf);
+	ck_assert_int_eq(memcg_add_pid(&cg, -1), -EINVAL);
+	ck_assert_int_eq(rm_tree(cg.path), 0);
+}
+END_TEST
+
+START_TEST(test_pids)
+{
+	struct memcg cg;
+	pid_t *pids;
+	int n;
+
+	fake_cg(&cg, fpath("/a"), 1);
+	n = memcg_pids(&cg, false, &pids);
+	ck_assert_int_eq(n, 2);		/* 200 300 200 */
+	ck_assert_int_eq(pids[0], 200);
+	ck_assert_int_eq(pids[1], 300);
+	free(pids);
+
+	n = memcg_pids(&cg, true, &pids);
+	ck_assert_int_eq(n, 3);		/* + a/b: 400 300, a/b/job_1: empty */
+	ck_assert_int_eq(pids[0], 200);
+	ck_assert_int_eq(pids[1], 300);
+	ck_assert_int_eq(pids[2], 400);
+	free(pids);
+
+	fake_cg(&cg, fpath("/a/b/job_1"), 1);
+	n = memcg_pids(&cg, true, &pids);
+	ck_assert_int_eq(n, 0);
+	ck_assert_ptr_nonnull(pids);
+	free(pids);
+
+	/* x lacks cgroup.procs itself: an error; below it, skipped */
+	fake_cg(&cg, fpath("/x"), 1);
+	ck_assert_int_eq(memcg_pids(&cg, false, &pids), -ENOENT);
+	ck_assert_ptr_null(pids);
+	ck_assert_int_eq(memcg_pids(&cg, true, &pids), -ENOENT);
+
+	/* c/d holds "7x" */
+	fake_cg(&cg, fpath("/c"), 1);
+	n = memcg_pids(&cg, false, &pids);
+	ck_assert_int_eq(n, 1);
+	ck_assert_int_eq(pids[0], 500);
+	free(pids);
+	ck_assert_int_eq(memcg_pids(&cg, true, &pids), -EINVAL);
+	ck_assert_ptr_null(pids);
+
+	fake_cg(&cg, fpath("/a/b"), 1);
+	n = memcg_pids(&cg, true, &pids);
+	ck_assert_int_eq(n, 2);
+	ck_assert_int_eq(pids[0], 300);
+	ck_assert_int_eq(pids[1], 400);
+	free(pids);
+}
+END_TEST
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+START_TEST(test_descendant_ids)
+{
+	struct memcg cg;
+	uint64_t *ids, want[3];
+	int n, i;
+
+	fake_cg(&cg, fpath("/a"), 1);
+	n = memcg_descendant_ids(&cg, &ids);
+	ck_assert_int_eq(n, 3);
+	want[0] = inode_of(fake, "a");
+	want[1] = inode_of(fake, "a/b");
+	want[2] = inode_of(fake, "a/b/job_1");
+	ck_assert_uint_eq(ids[0], want[0]);	/* the cgroup itself first */
+	qsort(ids, n, sizeof(*ids), cmp_u64);
+	qsort(want, 3, sizeof(*want), cmp_u64);
+	for (i = 0; i < 3; i++)
+		ck_assert_uint_eq(ids[i], want[i]);
+	free(ids);
+
+	fake_cg(&cg, fpath("/c"), 1);
+	n = memcg_descendant_ids(&cg, &ids);
+	ck_assert_int_eq(n, 3);		/* c, c/job_1, c/d */
+	free(ids);
+
+	/* from the root: the symlink "link" is not followed into outside/ */
+	fake_cg(&cg, "", 1);
+	n = memcg_descendant_ids(&cg, &ids);
+	ck_assert_int_ge(n, 12);	/* root + 11 directories (+ other tests') */
+	ck_assert_uint_eq(ids[0], inode_of(fake, NULL));
+	want[0] = inode_of(top, "outside");
+	want[1] = inode_of(top, "outside/job_3");
+	for (i = 0; i < n; i++)
+		ck_assert(ids[i] != want[0] && ids[i] != want[1]);
+	free(ids);
+}
+END_TEST
+
+START_TEST(test_read_stat)
+{
+	struct memcg cg;
+	struct memcg_stat s;
+
+	fake_cg(&cg, fpath("/stat1"), 1);
+	ck_assert_int_eq(memcg_read_stat(&cg, &s), 0);
+	ck_assert_uint_eq(s.usage, 830595072);
+	ck_assert(s.has_peak);
+	ck_assert_uint_eq(s.peak, 1073741824);
+	ck_assert(s.has_oom_kill);
+	ck_assert_uint_eq(s.oom_kill, 0);
+	ck_assert_uint_eq(s.anon, 9277440);
+	ck_assert_uint_eq(s.file, 338784256);
+	ck_assert_uint_eq(s.pgmajfault, 1049);
+
+	fake_cg(&cg, fpath("/v2"), 2);
+	ck_assert_int_eq(memcg_read_stat(&cg, &s), 0);
+	ck_assert_uint_eq(s.usage, 3670016000);
+	ck_assert(!s.has_peak);
+	ck_assert(s.has_oom_kill);
+	ck_assert_uint_eq(s.oom_kill, 3);
+	ck_assert_uint_eq(s.anon, 1396736000);
+	ck_assert_uint_eq(s.slab_reclaimable, 63389696);
+
+	/* memory.peak appears with 5.19 */
+	write_text(fake, "v2/memory.peak", "4294967296\n");
+	ck_assert_int_eq(memcg_read_stat(&cg, &s), 0);
+	ck_assert(s.has_peak);
+	ck_assert_uint_eq(s.peak, 4294967296ULL);
+
+	write_text(fake, "v2/memory.current", "12 kB\n");
+	ck_assert_int_eq(memcg_read_stat(&cg, &s), -EINVAL);
+	write_text(fake, "v2/memory.current", "3670016000\n");
+
+	/* v2 non-root without memory.current: an error; v1 text as v2: too */
+	fake_cg(&cg, fpath("/v2root"), 2);
+	ck_assert_int_eq(memcg_read_stat(&cg, &s), -ENOENT);
+	fake_cg(&cg, fpath("/stat1"), 2);
+	ck_assert_int_eq(memcg_read_stat(&cg, &s), -EINVAL);
+	fake_cg(&cg, fpath("/x"), 1);
+	ck_assert_int_eq(memcg_read_stat(&cg, &s), -ENOENT);
+}
+END_TEST
+
+/* the v2 root cgroup has only memory.stat */
+START_TEST(test_read_stat_v2_root)
+{
+	struct memcg cg;
+	struct memcg_stat s;
+
+	ck_assert_int_eq(memcg_of_path(fpath("/v2root"), 2, fpath("/v2root"), &cg), 0);
+	ck_assert_int_eq(cg.level, 0);
+	ck_assert_int_eq(memcg_read_stat(&cg, &s), 0);
+	ck_assert_uint_eq(s.usage, 0);
+	ck_assert(!s.has_peak);
+	ck_assert(!s.has_oom_kill);
+	ck_assert_uint_eq(s.anon, 1396736000);
+}
+END_TEST
+
+/* the running host: only reads, and only what exists on every host */
+START_TEST(test_live_self)
+{
+	char root[PATH_MAX], cgfile[PATH_MAX], *text;
+	struct memcg cg;
+	struct stat st;
+	int version, err;
+
+	err = memcg_root(root, &version);
+	if (err == -ENOENT) {
+		fprintf(stderr, "SKIP test_live_self: no memory cgroup hierarchy mounted\n");
+		return;
+	}
+	ck_assert_int_eq(err, 0);
+	ck_assert(version == 1 || version == 2);
+	ck_assert_int_eq(root[0], '/');
+
+	ck_assert_int_eq(memcg_of_pid(0, &cg), 0);
+	ck_assert_int_eq(cg.version, version);
+	ck_assert_int_eq(strncmp(cg.path, root, strlen(root)), 0);
+	ck_assert_int_eq(stat(cg.path, &st), 0);
+	ck_assert_uint_eq(cg.id, st.st_ino);
+	ck_assert_int_gt(read_file("/proc/self/cgroup", &text, 1 << 16), 0);
+	ck_assert_int_eq(parse_proc_cgroup(text, version, cgfile, sizeof(cgfile)), 0);
+	free(text);
+	ck_assert_str_eq(cg.rel, cgfile);	/* not in a cgroup namespace */
+
+	ck_assert_int_eq(memcg_of_pid(getpid(), &cg), 0);
+	ck_assert_uint_eq(cg.id, st.st_ino);
+	xsnprintf(cgfile, sizeof(cgfile), "%s", cg.path);
+	ck_assert_int_eq(memcg_resolve(cgfile, &cg, NULL), 0);
+	ck_assert_uint_eq(cg.id, st.st_ino);
+	ck_assert_int_eq(memcg_resolve("/", &cg, NULL), 0);
+	ck_assert_str_eq(cg.path, root);
+}
+END_TEST
+
+Suite *cgroup_suite(void)
+{
+	Suite *s = suite_create("cgroup");
+	TCase *tc;
+
+	tc = tcase_create("parse");
+	tcase_add_test(tc, test_mountinfo_v1);
+	tcase_add_test(tc, test_mountinfo_v2);
+	tcase_add_test(tc, test_mountinfo_hostile);
+	tcase_add_test(tc, test_proc_cgroup);
+	tcase_add_test(tc, test_memory_stat_v1);
+	tcase_add_test(tc, test_memory_stat_v2);
+	tcase_add_test(tc, test_oom_kill);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("fake_tree");
+	tcase_add_unchecked_fixture(tc, fake_tree_setup, fake_tree_teardown);
+	tcase_add_test(tc, test_of_path);
+	tcase_add_test(tc, test_resolve);
+	tcase_add_test(tc, test_create_remove);
+	tcase_add_test(tc, test_add_pid);
+	tcase_add_test(tc, test_pids);
+	tcase_add_test(tc, test_descendant_ids);
+	tcase_add_test(tc, test_read_stat);
+	tcase_add_test(tc, test_read_stat_v2_root);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("live");
+	tcase_add_test(tc, test_live_self);
+	suite_add_tcase(s, tc);
+	return s;
+}

@@ -1,0 +1,299 @@
+/* SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause) */
+/*
+ * cow_fork: ground truth for anonymous copy-on-write after fork().
+ *
+ * The parent maps MiB of private anonymous memory (THP disabled on it, so
+ * every fault is one 4 KiB page) and writes every page, so the pages are
+ * present and exclusively owned.  It then forks:
+ *
+ *   default          the child writes one byte in each of the first 1/den of
+ *                    the pages and exits; the parent waits.  Every such write
+ *                    copies the page in the child:
+ *                      child_cow_bytes = (pages / den) * 4096, parent_cow_bytes = 0
+ *   --parent-writes  the child stays alive, holding the pages, while the
+ *                    parent writes the first 1/den of the pages, then exits:
+ *                      child_cow_bytes = 0, parent_cow_bytes = (pages / den) * 4096
+ *
+ * On x86-64 the truth is exact at page granularity for the whole process,
+ * not only for the buffer: rseq is unregistered first (the kernel would
+ * otherwise write the TLS rseq area on return to user space, a CoW), the
+ * child runs on its own fresh stack and touches nothing else, and between
+ * clone() and the reaping wait4() the parent writes no user memory except
+ * the buffer (raw syscalls in inline assembly; wait4's status goes to a page
+ * untouched before the fork, i.e. a zero fill, not a copy).  Elsewhere (or
+ * built with -DWORKLOAD_PORTABLE_FORK) a plain fork() is used and a few
+ * incidental CoW pages (stack, libc data) may be added on top of the truth.
+ * In every case the dynamic loader's relocation writes add about ten
+ * file-CoW pages (private file mappings), which are not anonymous CoW.
+ *
+ * Usage: cow_fork [MiB=100] [den=4] [--parent-writes]
+ * Output (stdout):
+ *   truth buffer_bytes B
+ *   truth child_cow_bytes B
+ *   truth parent_cow_bytes B
+ *   truth parent_pid PID
+ *   truth child_pid PID
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/rseq.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+#define PAGE 4096UL
+#define CHILD_STACK (64 * 1024UL)
+
+static void die(const char *what)
+{
+	fprintf(stderr, "cow_fork: %s: %s\n", what, strerror(errno));
+	exit(1);
+}
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: cow_fork [MiB=100] [den=4] [--parent-writes]\n");
+	exit(2);
+}
+
+/* Stop the kernel from writing the TLS rseq area (shared with the child). */
+static void rseq_unregister(void)
+{
+	unsigned int lens[] = { __rseq_size, 32, 20 };
+	void *area;
+
+	if (__rseq_size == 0)
+		return;
+	area = (char *)__builtin_thread_pointer() + __rseq_offset;
+	for (unsigned int i = 0; i < sizeof(lens) / sizeof(lens[0]); i++)
+		if (syscall(__NR_rseq, area, lens[i], RSEQ_FLAG_UNREGISTER, RSEQ_SIG) == 0)
+			return;
+	/* best effort: at worst one incidental CoW page */
+}
+
+struct child_args {
+	volatile char *buf;
+	unsigned long npages;	/* pages the child writes */
+	int rfd, wfd;		/* >= 0: wait for EOF on rfd before exiting */
+};
+
+#if defined(__x86_64__) && !defined(WORKLOAD_PORTABLE_FORK)
+static inline __attribute__((always_inline)) long
+raw3(long nr, long a, long b, long c)
+{
+	long ret;
+
+	asm volatile("syscall"
+		     : "=a"(ret)
+		     : "a"(nr), "D"(a), "S"(b), "d"(c)
+		     : "rcx", "r11", "memory");
+	return ret;
+}
+
+/* Runs on its own fresh stack; writes nothing but the buffer and that stack. */
+static int child_fn(void *arg)
+{
+	struct child_args *ca = arg;
+	volatile char *p = ca->buf;
+	char c;
+
+	for (unsigned long i = 0; i < ca->npages; i++)
+		p[i * PAGE] = 2;
+	if (ca->rfd >= 0) {
+		raw3(__NR_close, ca->wfd, 0, 0);
+		while (raw3(__NR_read, ca->rfd, (long)&c, 1) > 0)
+			;
+	}
+	return 0;
+}
+
+/*
+ * clone(SIGCHLD) running fn(arg) in the child on stack_top; in the parent,
+ * write one byte per page in [p, p + n pages), close close_fd if >= 0, and
+ * wait4 the child into *status, with no other user-memory write in between.
+ * Returns the child pid or -errno.
+ */
+static long clone_touch_wait(int (*fn)(void *), void *arg, void *stack_top,
+			     volatile char *p, unsigned long n, long close_fd, int *status)
+{
+	register long r12 asm("r12") = (long)fn;
+	register long r13 asm("r13") = (long)arg;
+	register long r14 asm("r14") = (long)p;
+	register long r15 asm("r15") = (long)n;
+	register long rbx asm("rbx") = close_fd;
+	register long r9 asm("r9") = (long)status;
+	register long rsi asm("rsi") = (long)stack_top;
+	long ret;
+
+	asm volatile(
+		"mov $56, %%eax\n\t"		/* clone(SIGCHLD, stack_top, 0, 0, 0) */
+		"mov $17, %%edi\n\t"
+		"xor %%edx, %%edx\n\t"
+		"xor %%r10d, %%r10d\n\t"
+		"xor %%r8d, %%r8d\n\t"
+		"syscall\n\t"
+		"test %%rax, %%rax\n\t"
+		"jnz 1f\n\t"
+		/* child, on its own stack */
+		"xor %%ebp, %%ebp\n\t"
+		"mov %%r13, %%rdi\n\t"
+		"call *%%r12\n\t"
+		"mov %%eax, %%edi\n\t"
+		"mov $231, %%eax\n\t"		/* exit_group */
+		"syscall\n\t"
+		"ud2\n"
+		"1:\n\t"
+		"js 9f\n\t"			/* clone failed */
+		"mov %%rax, %%r12\n\t"		/* child pid */
+		"test %%r15, %%r15\n\t"
+		"jz 3f\n"
+		"2:\n\t"
+		"movb $1, (%%r14)\n\t"
+		"add $4096, %%r14\n\t"
+		"dec %%r15\n\t"
+		"jnz 2b\n"
+		"3:\n\t"
+		"test %%rbx, %%rbx\n\t"
+		"js 4f\n\t"
+		"mov %%rbx, %%rdi\n\t"
+		"mov $3, %%eax\n\t"		/* close */
+		"syscall\n"
+		"4:\n\t"
+		"mov %%r12, %%rdi\n\t"		/* wait4(pid, status, 0, NULL) */
+		"mov %%r9, %%rsi\n\t"
+		"xor %%edx, %%edx\n\t"
+		"xor %%r10d, %%r10d\n\t"
+		"mov $61, %%eax\n\t"
+		"syscall\n\t"
+		"cmp $-4, %%rax\n\t"		/* -EINTR: retry */
+		"je 4b\n"
+		"9:\n"
+		: "=&a"(ret), "+r"(r12), "+r"(r14), "+r"(r15), "+r"(rsi)
+		: "r"(r13), "r"(rbx), "r"(r9)
+		: "rdi", "rdx", "r10", "r8", "rcx", "r11", "memory", "cc");
+	return ret;
+}
+#else
+/* Portable fallback: a few incidental CoW pages may appear on both sides. */
+static long clone_touch_wait(int (*fn)(void *), void *arg, void *stack_top,
+			     volatile char *p, unsigned long n, long close_fd, int *status)
+{
+	pid_t pid;
+
+	(void)stack_top;
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0)
+		_exit(fn(arg));
+	for (unsigned long i = 0; i < n; i++)
+		p[i * PAGE] = 1;
+	if (close_fd >= 0)
+		close(close_fd);
+	while (waitpid(pid, status, 0) < 0)
+		if (errno != EINTR)
+			return -errno;
+	return pid;
+}
+
+static int child_fn(void *arg)
+{
+	struct child_args *ca = arg;
+	char c;
+
+	for (unsigned long i = 0; i < ca->npages; i++)
+		ca->buf[i * PAGE] = 2;
+	if (ca->rfd >= 0) {
+		close(ca->wfd);
+		while (read(ca->rfd, &c, 1) > 0)
+			;
+	}
+	return 0;
+}
+#endif
+
+int main(int argc, char **argv)
+{
+	unsigned long mib = 100, den = 4, npages, ncow;
+	int parent_writes = 0, npos = 0, pfd[2] = { -1, -1 };
+	struct child_args ca;
+	char *buf, *stack, *scratch;
+	int *status;
+	long pid;
+
+	for (int i = 1; i < argc; i++) {
+		char *end;
+		unsigned long v;
+
+		if (!strcmp(argv[i], "--parent-writes")) {
+			parent_writes = 1;
+			continue;
+		}
+		errno = 0;
+		v = strtoul(argv[i], &end, 10);
+		if (errno || *end || end == argv[i] || v == 0 || npos > 1)
+			usage();
+		if (npos++ == 0)
+			mib = v;
+		else
+			den = v;
+	}
+	npages = mib * (1024 * 1024 / PAGE);
+	ncow = npages / den;
+
+	rseq_unregister();
+
+	buf = mmap(NULL, npages * PAGE, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (buf == MAP_FAILED)
+		die("mmap buffer");
+	if (madvise(buf, npages * PAGE, MADV_NOHUGEPAGE))
+		die("madvise(MADV_NOHUGEPAGE)");
+	memset(buf, 0x5a, npages * PAGE);	/* present and exclusively owned */
+
+	/* Untouched before the fork: first touches are zero fills, never copies. */
+	stack = mmap(NULL, CHILD_STACK + PAGE, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (stack == MAP_FAILED)
+		die("mmap child stack");
+	scratch = stack;		/* first page: wait4 status */
+	status = (int *)scratch;
+
+	ca.buf = buf;
+	ca.npages = parent_writes ? 0 : ncow;
+	ca.rfd = ca.wfd = -1;
+	if (parent_writes) {
+		if (pipe(pfd))
+			die("pipe");
+		ca.rfd = pfd[0];
+		ca.wfd = pfd[1];
+	}
+	fflush(NULL);
+
+	pid = clone_touch_wait(child_fn, &ca, stack + PAGE + CHILD_STACK,
+			       buf, parent_writes ? ncow : 0,
+			       parent_writes ? pfd[1] : -1, status);
+	if (pid < 0) {
+		errno = (int)-pid;
+		die("clone/wait4");
+	}
+	if (!WIFEXITED(*status) || WEXITSTATUS(*status) != 0) {
+		fprintf(stderr, "cow_fork: child %ld failed (status 0x%x)\n", pid, *status);
+		return 1;
+	}
+	if (parent_writes)
+		close(pfd[0]);
+
+	printf("truth buffer_bytes %lu\n", npages * PAGE);
+	printf("truth child_cow_bytes %lu\n", parent_writes ? 0 : ncow * PAGE);
+	printf("truth parent_cow_bytes %lu\n", parent_writes ? ncow * PAGE : 0);
+	printf("truth parent_pid %d\n", (int)getpid());
+	printf("truth child_pid %ld\n", pid);
+	if (fflush(stdout))
+		die("stdout");
+	return 0;
+}

@@ -1,0 +1,242 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause)
+"""dataloader_demo: the classic PyTorch DataLoader copy-on-write blow-up.
+
+Ground truth it produces: the parent builds a large in-memory Python list of
+samples (OBJECTS tuples (int, float), each tuple and both members a separate
+heap object) BEFORE the DataLoader forks its workers, and the dataset also
+reads an np.memmap'd file (mode "r", MEMMAP_MIB).  Every worker then fetches
+its share of a shuffled epoch: __getitem__ touches the list element (reference
+count updates write to the tuple, int and float objects, so each worker gets
+private copies of almost every page holding them: copy-on-write) and reads a
+slice of the memmap (page cache, shared, no copy).  With shuffling, each
+worker touches nearly every page of the objects, so each ends up with about
+list_bytes of copied memory, while the memmap stays shared.
+
+Run with /usr/bin/python3 (Debian's torch and numpy).  Needs no network.
+
+Usage: dataloader_demo.py [--objects N] [--memmap-mib M] [--workers W]
+         [--batch-size B] [--hold SECONDS] [--memmap PATH] [--keep]
+         [--seed S] [--freeze] [--no-shuffle]
+
+The memmap file is PATH (default $TMPDIR or /tmp /memacct-demo-<M>MiB-<seed>.bin);
+it is created (fixed seed) if missing and removed at the end if this run
+created it, unless --keep.
+
+After its share of the epoch each worker reads its own /proc/self/smaps_rollup
+(the last batch each worker receives is a report request: batches go to the
+workers round-robin, so the last W batches reach W different workers, after
+everything else they were given); with --hold it then prints
+"holding PID SECONDS" on stdout and sleeps, still alive, so that an external
+tool can read /proc/PID/smaps_rollup.
+
+Output (stdout), at the end:
+  truth list_objects N             samples in the list
+  truth list_bytes B               sys.getsizeof of the list + tuples + members
+  truth memmap_bytes B
+  truth num_workers W
+  truth samples_fetched N          each sample fetched exactly once
+  truth parent_pid PID
+  truth worker_pid PID             (W lines)
+  truth worker_private_dirty_bytes PID B   (W lines; Private_Dirty read by the
+  truth worker_anonymous_bytes PID B        worker itself after its share)
+  kernel parent_maxrss_bytes B     getrusage(RUSAGE_SELF).ru_maxrss
+  kernel children_maxrss_bytes B   getrusage(RUSAGE_CHILDREN).ru_maxrss
+  time elapsed_ms MS
+"""
+import argparse
+import gc
+import os
+import resource
+import sys
+import tempfile
+import time
+import warnings
+import zlib
+
+import numpy as np
+import torch
+from torch.utils.data import DataLoader, Dataset
+
+REPORT = -1  # index of the "report and hold" pseudo-sample
+SLICE = 64   # bytes read from the memmap per sample
+
+
+def smaps_rollup():
+    vals = {}
+    with open("/proc/self/smaps_rollup") as f:
+        for line in f:
+            parts = line.split()
+            if len(parts) == 3 and parts[2] == "kB":
+                vals[parts[0].rstrip(":")] = int(parts[1]) * 1024
+    return vals
+
+
+class SampleDataset(Dataset):
+    def __init__(self, samples, memmap_path, memmap_bytes, hold):
+        self.samples = samples
+        self.path = memmap_path
+        self.nbytes = memmap_bytes
+        self.stride = max(1, (memmap_bytes - SLICE) // max(1, len(samples)))
+        self.hold = hold
+        self.arr = None  # opened lazily, in each worker
+
+    def __len__(self):
+        return len(self.samples)
+
+    def __getitem__(self, i):
+        if i == REPORT:
+            return self.report()
+        if self.arr is None:
+            self.arr = np.asarray(np.memmap(self.path, dtype=np.uint8, mode="r"))
+        label, weight = self.samples[i]          # refcounts: tuple, int, float
+        off = i * self.stride
+        return label + weight + zlib.crc32(self.arr[off:off + SLICE])
+
+    def report(self):
+        pid = os.getpid()
+        v = smaps_rollup()
+        if self.hold > 0:
+            os.write(1, b"holding %d %d\n" % (pid, self.hold))
+            time.sleep(self.hold)
+        return ("report", pid, v.get("Private_Dirty", -1), v.get("Anonymous", -1))
+
+
+class EpochBatches:
+    """Shuffled (or sequential) batches of the whole dataset, then one report
+    request per worker.  Yields lists of indices (a batch_sampler)."""
+
+    def __init__(self, n, batch_size, workers, seed, shuffle):
+        self.n, self.bs, self.workers = n, batch_size, workers
+        self.seed, self.shuffle = seed, shuffle
+
+    def __iter__(self):
+        # built lazily, after the workers were forked
+        if self.shuffle:
+            order = np.random.default_rng(self.seed).permutation(self.n)
+        else:
+            order = np.arange(self.n)
+        for s in range(0, self.n, self.bs):
+            yield order[s:s + self.bs].tolist()
+        for _ in range(self.workers):
+            yield [REPORT]
+
+    def __len__(self):
+        return (self.n + self.bs - 1) // self.bs + self.workers
+
+
+def summarize(items):
+    """collate_fn: a small summary instead of tensors (keeps IPC cheap)."""
+    if len(items) == 1 and isinstance(items[0], tuple):
+        return items[0]
+    return ("batch", os.getpid(), len(items), float(sum(items)))
+
+
+def make_memmap(path, nbytes, seed):
+    rng = np.random.default_rng(seed)
+    tmp = path + ".tmp%d" % os.getpid()
+    chunk = 16 << 20
+    with open(tmp, "wb") as f:
+        left = nbytes
+        while left > 0:
+            n = min(chunk, left)
+            f.write(rng.bytes(n))
+            left -= n
+        f.flush()
+        os.fsync(f.fileno())
+    os.rename(tmp, path)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--objects", type=int, default=3_000_000)
+    ap.add_argument("--memmap-mib", type=int, default=256)
+    ap.add_argument("--workers", type=int, default=4)
+    ap.add_argument("--batch-size", type=int, default=512)
+    ap.add_argument("--hold", type=int, default=0, metavar="SECONDS")
+    ap.add_argument("--memmap", default=None, metavar="PATH")
+    ap.add_argument("--keep", action="store_true")
+    ap.add_argument("--seed", type=int, default=1234)
+    ap.add_argument("--freeze", action="store_true",
+                    help="gc.freeze() before forking (does not stop refcount CoW)")
+    ap.add_argument("--no-shuffle", action="store_true")
+    args = ap.parse_args()
+    if args.objects < 1 or args.memmap_mib < 1 or args.workers < 1 or args.batch_size < 1:
+        ap.error("sizes must be positive")
+
+    t0 = time.monotonic()
+    warnings.filterwarnings("ignore", message="This DataLoader will create")
+    torch.set_num_threads(1)
+    memmap_bytes = args.memmap_mib << 20
+    path = args.memmap or os.path.join(
+        tempfile.gettempdir(), "memacct-demo-%dMiB-%d.bin" % (args.memmap_mib, args.seed))
+    created = False
+    if not os.path.exists(path) or os.path.getsize(path) != memmap_bytes:
+        make_memmap(path, memmap_bytes, args.seed)
+        created = True
+
+    try:
+        # The big in-memory list, built in the parent before the fork.
+        samples = [(i + 1000, i * 0.5) for i in range(args.objects)]
+        list_bytes = sys.getsizeof(samples) + sum(
+            sys.getsizeof(s) + sys.getsizeof(s[0]) + sys.getsizeof(s[1]) for s in samples)
+        if args.freeze:
+            gc.freeze()
+
+        ds = SampleDataset(samples, path, memmap_bytes, args.hold)
+        batches = EpochBatches(len(ds), args.batch_size, args.workers, args.seed,
+                               not args.no_shuffle)
+        loader = DataLoader(ds, batch_sampler=batches, collate_fn=summarize,
+                            num_workers=args.workers, persistent_workers=False)
+
+        fetched = 0
+        batch_pids, reports = set(), {}
+        for out in loader:
+            if out[0] == "batch":
+                batch_pids.add(out[1])
+                fetched += out[2]
+            else:
+                if out[1] in reports:
+                    print("dataloader_demo: worker %d got two report requests" % out[1],
+                          file=sys.stderr)
+                    return 1
+                reports[out[1]] = out[2:]
+        del loader
+    finally:
+        if created and not args.keep:
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
+
+    if fetched != args.objects:
+        print("dataloader_demo: fetched %d samples, expected %d" % (fetched, args.objects),
+              file=sys.stderr)
+        return 1
+    if set(reports) != batch_pids or len(reports) != args.workers:
+        print("dataloader_demo: worker reports %s != batch workers %s"
+              % (sorted(reports), sorted(batch_pids)), file=sys.stderr)
+        return 1
+
+    print("truth list_objects %d" % args.objects)
+    print("truth list_bytes %d" % list_bytes)
+    print("truth memmap_bytes %d" % memmap_bytes)
+    print("truth num_workers %d" % args.workers)
+    print("truth samples_fetched %d" % fetched)
+    print("truth parent_pid %d" % os.getpid())
+    for pid in sorted(reports):
+        print("truth worker_pid %d" % pid)
+    for pid in sorted(reports):
+        print("truth worker_private_dirty_bytes %d %d" % (pid, reports[pid][0]))
+        print("truth worker_anonymous_bytes %d %d" % (pid, reports[pid][1]))
+    ru_self = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    ru_children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024
+    print("kernel parent_maxrss_bytes %d" % ru_self)
+    print("kernel children_maxrss_bytes %d" % ru_children)
+    print("time elapsed_ms %d" % int((time.monotonic() - t0) * 1000))
+    sys.stdout.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

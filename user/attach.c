@@ -1,0 +1,229 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause)
+/*
+ * attach.c - memacct attach --cgroup NAME|PATH | --pid PID [-j]
+ *            [--interval DUR] [--duration DUR]
+ * Accounts an existing cgroup subtree (or one process and its descendants)
+ * from now on: one report per interval, a summary at the end (Ctrl-C,
+ * SIGTERM or --duration).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "bpf_loader.h"
+#include "cgroup.h"
+#include "commands.h"
+#include "session.h"
+#include "util.h"
+
+#pragma GCC poison u8 u16 u32 u64 s8 s16 s32 s64
+
+#define DEFAULT_INTERVAL_NS (5ULL * 1000000000ULL)
+
+static void attach_usage(FILE *f)
+{
+	fprintf(f, "Usage: memacct attach --cgroup NAME|PATH | --pid PID [-j] [--interval DUR]\n"
+		"                      [--duration DUR]\n"
+		"  NAME|PATH: absolute cgroupfs path, path below the memory cgroup root, or a\n"
+		"  unique directory name anywhere below it (job_123, a pod or scope dir).\n"
+		"  --interval DUR  one report per interval (default 5s); --duration DUR stop after.\n");
+}
+
+/* Keep only @pid and its descendants (by the ppid links of the rows). */
+static void keep_tree(struct report *r, int pid)
+{
+	size_t n = 0;
+	bool changed = true;
+	char *in = calloc(r->nprocs ? r->nprocs : 1, 1);
+
+	if (!in)
+		return;
+	for (size_t i = 0; i < r->nprocs; i++)
+		in[i] = r->procs[i].pid == pid;
+	while (changed) {
+		changed = false;
+		for (size_t i = 0; i < r->nprocs; i++) {
+			if (in[i])
+				continue;
+			for (size_t j = 0; j < r->nprocs; j++) {
+				if (in[j] &&
+				    r->procs[i].ppid == r->procs[j].pid) {
+					in[i] = changed = true;
+					break;
+				}
+			}
+		}
+	}
+	for (size_t i = 0; i < r->nprocs; i++)
+		if (in[i])
+			r->procs[n++] = r->procs[i];
+	r->nprocs = n;
+	free(in);
+}
+
+/* With --pid the totals are the sums of the process tree's rows. */
+static void tree_totals(struct report *r)
+{
+	struct metrics *t = &r->totals;
+
+	memset(t, 0, sizeof(*t));
+	for (size_t i = 0; i < r->nprocs; i++) {
+		const struct metrics *m = &r->procs[i].m;
+
+		if (!r->procs[i].exited) {
+			t->rss += m->rss;
+			t->anon += m->anon;
+			t->file += m->file;
+			t->shmem += m->shmem;
+			t->mlocked += m->mlocked;
+			t->pinned_vm += m->pinned_vm;
+			t->pinned += m->pinned;
+		}
+		t->rss_peak += m->rss_peak;
+		t->mlocked_peak += m->mlocked_peak;
+		t->pinned_vm_peak += m->pinned_vm_peak;
+		t->pinned_peak += m->pinned_peak;
+		t->cow_copied += m->cow_copied;
+		t->cow_file_copied += m->cow_file_copied;
+		t->zero_fill += m->zero_fill;
+		t->fault_alloc += m->fault_alloc;
+		t->remote_numa_alloc += m->remote_numa_alloc;
+		t->numa_migrated += m->numa_migrated;
+		for (int k = 0; k < MEMACCT_MR_NR; k++)
+			t->numa_migrated_by_reason[k] += m->numa_migrated_by_reason[k];
+		t->page_faults += m->page_faults;
+		t->major_faults += m->major_faults;
+		t->oom_kills += m->oom_kills;
+		t->memcg_reclaims += m->memcg_reclaims;
+	}
+}
+
+int do_attach(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "cgroup", required_argument, NULL, 'c' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "interval", required_argument, NULL, 'i' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	uint64_t interval_ns = DEFAULT_INTERVAL_NS, duration_ns = 0, pid64 = 0;
+	uint64_t start, next;
+	const char *cgarg = NULL;
+	struct session s;
+	struct report r;
+	struct memcg cg;
+	int c, err, ret = EXIT_OK;
+	bool gone = false;
+
+	while ((c = getopt_long(argc, argv, "c:p:ji:d:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			cgarg = optarg;
+			break;
+		case 'p':
+			if (parse_u64(optarg, &pid64) || !pid64 || pid64 > 4194304) {
+				p_err("bad --pid '%s'", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'j':
+			json_output = true;
+			break;
+		case 'i':
+			if (parse_duration(optarg, &interval_ns) || !interval_ns) {
+				p_err("bad --interval '%s' (examples: 500ms, 2s, 1m)", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'd':
+			if (parse_duration(optarg, &duration_ns) || !duration_ns) {
+				p_err("bad --duration '%s' (examples: 30s, 5m, 1h)", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'h':
+			attach_usage(stdout);
+			return EXIT_OK;
+		default:
+			attach_usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (!cgarg == !pid64 || optind != argc) {
+		p_err("attach: give exactly one of --cgroup NAME|PATH or --pid PID");
+		return EXIT_USAGE;
+	}
+	if (cgarg) {
+		err = memcg_resolve(cgarg, &cg, stderr);
+		if (err == -ENOTUNIQ) {
+			p_err("cgroup name '%s' is ambiguous: give one of the paths above", cgarg);
+			return EXIT_USAGE;
+		}
+	} else {
+		err = memcg_of_pid((pid_t)pid64, &cg);
+	}
+	if (err) {
+		if (cgarg)
+			p_err("no memory cgroup '%s': %s", cgarg, strerror(-err));
+		else
+			p_err("no process %llu: %s", (unsigned long long)pid64, strerror(-err));
+		return err == -ENOENT || err == -ESRCH ? EXIT_USAGE : EXIT_ENV;
+	}
+	if (loader_check_env())
+		return EXIT_ENV;
+	err = session_start(&s, &cg);
+	if (err)
+		return EXIT_ENV;
+	install_stop_handlers(0);
+	start = now_ns();
+	next = start + interval_ns;
+	while (!stop_requested && !gone) {
+		uint64_t now = now_ns();
+
+		if (duration_ns && now >= start + duration_ns)
+			break;
+		if (now < next) {
+			uint64_t wait = next - now;
+
+			if (duration_ns && start + duration_ns - now < wait)
+				wait = start + duration_ns - now;
+			session_poll(&s, wait > 200000000ULL ? 200 : (int)(wait / 1000000) + 1);
+			continue;
+		}
+		next += interval_ns;
+		gone = access(cg.path, F_OK) != 0;
+		if (session_report(&s, &r))
+			continue;
+		r.command = "attach";
+		if (pid64) {
+			keep_tree(&r, (int)pid64);
+			tree_totals(&r);
+		}
+		print_report(stdout, &r);
+		report_free(&r);
+	}
+	if (gone)
+		p_warn("cgroup %s was removed; final summary follows", cg.path);
+	session_poll(&s, 0);
+	err = session_report(&s, &r);
+	if (err) {
+		p_err("building the report: %s", strerror(-err));
+		ret = EXIT_RUNTIME;
+	} else {
+		r.command = "attach";
+		r.final = true;
+		if (pid64) {
+			keep_tree(&r, (int)pid64);
+			tree_totals(&r);
+		}
+		print_report(stdout, &r);
+		report_free(&r);
+	}
+	session_stop(&s);
+	return ret;
+}

@@ -1,0 +1,236 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause)
+/* bpf_loader.c - probe the kernel, configure, load and attach the skeleton. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+#include "bpf_loader.h"
+#include "memacct.skel.h"
+#include "util.h"
+
+#pragma GCC poison u8 u16 u32 u64 s8 s16 s32 s64
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (!verbose)
+		return 0;	/* failures are reported by p_err(); -v shows the log */
+	return vfprintf(stderr, fmt, ap);
+}
+
+int loader_check_env(void)
+{
+	if (geteuid() != 0) {
+		p_err("memacct needs root (CAP_BPF, CAP_PERFMON and CAP_SYS_ADMIN) to load its BPF programs");
+		return -EPERM;
+	}
+	if (access("/sys/kernel/btf/vmlinux", R_OK) != 0) {
+		p_err("kernel without BTF: /sys/kernel/btf/vmlinux is missing (CONFIG_DEBUG_INFO_BTF=y is needed)");
+		return -ENOENT;
+	}
+	return 0;
+}
+
+int parse_zoneinfo(const char *text, struct memacct_node_range *r, int max, int *nodes)
+{
+	unsigned long long spanned = 0, start;
+	unsigned int node = 0, seen = 0;
+	int n = 0, nn = 0;
+	const char *line;
+
+	for (line = text; line && *line; line = strchr(line, '\n'), line = line ? line + 1 : NULL) {
+		while (*line == ' ')
+			line++;
+		if (sscanf(line, "Node %u, zone", &node) == 1) {
+			spanned = 0;
+			continue;
+		}
+		if (sscanf(line, "spanned %llu", &spanned) == 1)
+			continue;
+		if (sscanf(line, "start_pfn: %llu", &start) == 1 && spanned) {
+			if (n >= max)
+				return -E2BIG;
+			r[n].start_pfn = start;
+			r[n].end_pfn = start + spanned;
+			r[n].node = node;
+			r[n].pad = 0;
+			n++;
+			if (node >= 32 || !(seen & (1U << node)))
+				nn++;
+			if (node < 32)
+				seen |= 1U << node;
+		}
+	}
+	*nodes = nn;
+	return n;
+}
+
+static int read_node_ranges(struct memacct_node_range *r, int max, int *nodes)
+{
+	char *text;
+	long len = read_file("/proc/zoneinfo", &text, 1 << 20);
+	int n;
+
+	if (len < 0)
+		return len;
+	n = parse_zoneinfo(text, r, max, nodes);
+	free(text);
+	return n;
+}
+
+int loader_numa_nodes(void)
+{
+	struct memacct_node_range r[MEMACCT_MAX_NODE_RANGES];
+	int nodes = 1;
+
+	if (read_node_ranges(r, MEMACCT_MAX_NODE_RANGES, &nodes) < 0)
+		return 1;
+	return nodes;
+}
+
+/* Value of an enumerator anywhere in the kernel's BTF; -ENOENT if absent. */
+static long btf_enum_value(const struct btf *btf, const char *name)
+{
+	int i, j, n = btf__type_cnt(btf);
+
+	for (i = 1; i < n; i++) {
+		const struct btf_type *t = btf__type_by_id(btf, i);
+		const struct btf_enum *e;
+
+		if (!btf_is_enum(t))
+			continue;
+		e = btf_enum(t);
+		for (j = 0; j < btf_vlen(t); j++)
+			if (!strcmp(btf__name_by_offset(btf, e[j].name_off), name))
+				return e[j].val;
+	}
+	return -ENOENT;
+}
+
+/* A gfp bit from BTF (>= v6.10 enum), else the value of older kernels' #define. */
+static unsigned int gfp_bit(const struct btf *btf, const char *name, int fallback)
+{
+	long v = btf ? btf_enum_value(btf, name) : -ENOENT;
+
+	return 1U << (v >= 0 ? v : fallback);
+}
+
+/* tp_btf targets exist as "btf_trace_<name>" typedefs in vmlinux BTF. */
+static bool tp_btf_exists(const struct btf *btf, const char *name)
+{
+	char buf[128];
+
+	snprintf(buf, sizeof(buf), "btf_trace_%s", name);
+	return btf && btf__find_by_name_kind(btf, buf, BTF_KIND_TYPEDEF) > 0;
+}
+
+static bool tracefs_event_exists(const char *cat_name)
+{
+	static const char *const roots[] = { "/sys/kernel/tracing/events",
+					     "/sys/kernel/debug/tracing/events" };
+	char path[256];
+
+	for (size_t i = 0; i < sizeof(roots) / sizeof(roots[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", roots[i], cat_name);
+		if (access(path, F_OK) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* Leave out programs whose tracepoint this kernel does not have. */
+static void choose_programs(struct memacct_bpf *skel, const struct btf *btf)
+{
+	struct bpf_program *prog;
+
+	bpf_object__for_each_program(prog, skel->obj) {
+		const char *sec = bpf_program__section_name(prog);
+		bool ok = true;
+
+		if (!strncmp(sec, "tp_btf/", 7))
+			ok = tp_btf_exists(btf, sec + 7);
+		else if (!strncmp(sec, "tp/", 3))
+			ok = tracefs_event_exists(sec + 3);
+		if (!ok) {
+			p_info("tracepoint %s missing on this kernel: program %s left out",
+			       sec, bpf_program__name(prog));
+			bpf_program__set_autoload(prog, false);
+		}
+	}
+}
+
+int loader_start(const struct loader_opts *o, struct memacct_bpf **out)
+{
+	struct memacct_node_range ranges[MEMACCT_MAX_NODE_RANGES];
+	struct memacct_bpf *skel;
+	struct btf *btf;
+	int err, n, nodes = 1;
+
+	libbpf_set_print(libbpf_print);
+	skel = memacct_bpf__open();
+	if (!skel) {
+		err = -errno;
+		p_err("opening the BPF object: %s", strerror(-err));
+		return err;
+	}
+	btf = btf__load_vmlinux_btf();
+	if (!btf)
+		p_warn("cannot read the kernel's BTF; using built-in gfp bits");
+
+	skel->rodata->filter_cgid = o->filter_cgid;
+	skel->rodata->filter_level = o->filter_level;
+	skel->rodata->gfp_user = gfp_bit(btf, "___GFP_HIGHMEM_BIT", 1) |
+				 gfp_bit(btf, "___GFP_MOVABLE_BIT", 3);
+	skel->rodata->gfp_highuser_movable =
+		skel->rodata->gfp_user |
+		gfp_bit(btf, "___GFP_DIRECT_RECLAIM_BIT", 10) |
+		gfp_bit(btf, "___GFP_KSWAPD_RECLAIM_BIT", 11) |
+		gfp_bit(btf, "___GFP_IO_BIT", 6) | gfp_bit(btf, "___GFP_FS_BIT", 7) |
+		gfp_bit(btf, "___GFP_HARDWALL_BIT", 20);
+	skel->rodata->gfp_zero = gfp_bit(btf, "___GFP_ZERO_BIT", 8);
+	skel->rodata->gfp_comp = gfp_bit(btf, "___GFP_COMP_BIT", 18);
+
+	n = read_node_ranges(ranges, MEMACCT_MAX_NODE_RANGES, &nodes);
+	if (n > 0 && nodes > 1) {
+		/* x86_64 vmemmap base without KASLR of the memory layout
+		 * (arch/x86/include/asm/pgtable_64_types.h VMEMMAP_START) */
+		skel->rodata->vmemmap_start = 0xffffea0000000000ULL;
+		memcpy((void *)skel->rodata->node_ranges, ranges, n * sizeof(ranges[0]));
+		skel->rodata->nr_node_ranges = n;
+	}
+	choose_programs(skel, btf);
+	btf__free(btf);
+
+	err = memacct_bpf__load(skel);
+	if (err) {
+		p_err("loading the BPF programs: %s (run with -v for the verifier log)",
+		      strerror(-err));
+		goto out_destroy;
+	}
+	err = memacct_bpf__attach(skel);
+	if (err) {
+		p_err("attaching to tracepoints: %s (is tracefs mounted? mount -t tracefs tracefs /sys/kernel/tracing)",
+		      strerror(-err));
+		goto out_destroy;
+	}
+	*out = skel;
+	return 0;
+
+out_destroy:
+	memacct_bpf__destroy(skel);
+	return err;
+}
+
+void loader_stop(struct memacct_bpf *skel)
+{
+	memacct_bpf__destroy(skel);
+}
+
+void loader_dropped(struct memacct_bpf *skel, uint64_t out[MEMACCT_DROP_NR])
+{
+	for (int i = 0; i < MEMACCT_DROP_NR; i++)
+		out[i] = __atomic_load_n(&skel->bss->dropped[i], __ATOMIC_RELAXED);
+}

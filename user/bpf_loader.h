@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause) */
+/* bpf_loader.h - the BPF skeleton's lifecycle: probe, configure, load, attach. */
+#ifndef MEMACCT_BPF_LOADER_H
+#define MEMACCT_BPF_LOADER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "memacct.h"
+
+struct memacct_bpf;
+
+struct loader_opts {
+	uint64_t filter_cgid;	/* 0: every process */
+	uint32_t filter_level;	/* level of filter_cgid below the memcg root */
+};
+
+/*
+ * loader_check_env() - root and a kernel with BTF. Returns 0, or -EPERM /
+ * -ENOENT after printing what is missing (exit code EXIT_ENV).
+ */
+int loader_check_env(void);
+
+/*
+ * loader_start() - open the skeleton, set rodata (filter, gfp bits read from
+ * the kernel's BTF, NUMA node pfn ranges from /proc/zoneinfo), disable
+ * programs whose tracepoint this kernel lacks, load and attach. *@skel is
+ * owned by the caller (loader_stop()). Returns 0 or negative errno, with
+ * libbpf's log shown under -v.
+ */
+int loader_start(const struct loader_opts *o, struct memacct_bpf **skel);
+void loader_stop(struct memacct_bpf *skel);
+
+/* loader_numa_nodes() - number of NUMA nodes with memory (/proc/zoneinfo). */
+int loader_numa_nodes(void);
+
+/* loader_dropped() - the BPF side's drop counters (pages of nothing: counts). */
+void loader_dropped(struct memacct_bpf *skel, uint64_t out[MEMACCT_DROP_NR]);
+
+/*
+ * parse_zoneinfo() - pfn ranges of every populated zone from the text of
+ * /proc/zoneinfo ("Node N, zone X" / "spanned" / "start_pfn:"), at most @max.
+ * Returns the number of ranges and the number of distinct nodes in @nodes,
+ * or -EINVAL.
+ */
+int parse_zoneinfo(const char *text, struct memacct_node_range *r, int max, int *nodes);
+#endif

@@ -1,0 +1,893 @@
+/* SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause) */
+/*
+ * cgroup.c - find the memory cgroup hierarchy, resolve cgroups given on the
+ * command line, create/remove/populate memacct's own cgroups and read their
+ * memory accounting. Library code: negative errno, no printing (except the
+ * candidate list of an ambiguous name), no exit().
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fts.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cgroup.h"
+#include "util.h"
+
+#define MOUNTINFO_MAX		(4 << 20)
+#define CGROUP_PROCS_MAX	(64 << 20)	/* "4194304\n" for every possible pid */
+#define CGROUP_FILE_MAX		(1 << 20)
+#define REMOVE_TIMEOUT_NS	2000000000ULL
+#define REMOVE_RETRY_NS		20000000L
+
+/* the hierarchy found by memcg_root(): mounts do not move during a run */
+static struct {
+	bool valid;
+	int version;
+	char mnt[PATH_MAX];	/* mount point */
+	char mnt_root[PATH_MAX];	/* mountinfo field 4: the cgroup mounted there */
+} memcg_mount;
+
+/* @tok is one of the @sep-separated items of @list (exact match) */
+static bool list_has(const char *list, const char *tok, char sep)
+{
+	size_t n = strlen(tok);
+	const char *p = list, *e;
+
+	for (;;) {
+		e = strchrnul(p, sep);
+		if ((size_t)(e - p) == n && !memcmp(p, tok, n))
+			return true;
+		if (!*e)
+			return false;
+		p = e + 1;
+	}
+}
+
+/* mountinfo escapes ' ', '\t', '\n' and '\\' as \ooo (fs/proc_namespace.c mangle()) */
+static int unescape_octal(char *dst, size_t len, const char *src)
+{
+	size_t n = 0;
+
+	while (*src) {
+		char c = *src++;
+
+		if (c == '\\' && src[0] >= '0' && src[0] <= '3' &&
+		    src[1] >= '0' && src[1] <= '7' && src[2] >= '0' && src[2] <= '7') {
+			c = (char)((src[0] - '0') << 6 | (src[1] - '0') << 3 | (src[2] - '0'));
+			src += 3;
+		}
+		if (n + 1 >= len)
+			return -ENAMETOOLONG;
+		dst[n++] = c;
+	}
+	dst[n] = '\0';
+	return 0;
+}
+
+/*
+ * mountinfo_find() - the first mount in mountinfo @text (Documentation/
+ * filesystems/proc.rst 3.5: "id parent maj:min root mountpoint opts
+ * [optional...] - fstype source superopts") that is a v1 hierarchy with the
+ * memory controller (@version 1) or a cgroup2 mount @v2_has_memory accepts.
+ */
+static int mountinfo_find(const char *text, int version,
+			  bool (*v2_has_memory)(const char *mnt),
+			  char *mnt, char *mnt_root)
+{
+	const char *pos = text, *eol;
+	char *line, *save, *tok[32];
+	int ntok, sep, err;
+
+	while (*pos) {
+		eol = strchrnul(pos, '\n');
+		line = strndup(pos, eol - pos);
+		pos = *eol ? eol + 1 : eol;
+		if (!line)
+			return -ENOMEM;
+
+		ntok = 0;
+		for (char *t = strtok_r(line, " ", &save); t && ntok < 32;
+		     t = strtok_r(NULL, " ", &save))
+			tok[ntok++] = t;
+		for (sep = 6; sep < ntok && strcmp(tok[sep], "-"); sep++)
+			;
+		if (sep + 3 >= ntok)
+			goto next;
+		if (version == 1 && (strcmp(tok[sep + 1], "cgroup") ||
+				     !list_has(tok[sep + 3], "memory", ',')))
+			goto next;
+		if (version == 2 && strcmp(tok[sep + 1], "cgroup2"))
+			goto next;
+
+		err = unescape_octal(mnt, PATH_MAX, tok[4]);
+		if (!err)
+			err = unescape_octal(mnt_root, PATH_MAX, tok[3]);
+		if (!err && version == 2 && !v2_has_memory(mnt))
+			goto next;
+		free(line);
+		return err;
+next:
+		free(line);
+	}
+	return -ENOENT;
+}
+
+/* cgroup.controllers of a cgroup2 mount lists "memory" (space separated) */
+static bool v2_has_memory_live(const char *mnt)
+{
+	char path[PATH_MAX], *buf;
+	bool found;
+	long len;
+
+	if (snprintf(path, sizeof(path), "%s/cgroup.controllers", mnt) >= (int)sizeof(path))
+		return false;
+	len = read_file(path, &buf, 4096);
+	if (len < 0)
+		return false;
+	buf[strcspn(buf, "\n")] = '\0';
+	found = list_has(buf, "memory", ' ');
+	free(buf);
+	return found;
+}
+
+/*
+ * A v1 memory hierarchy and a cgroup2 mount with the memory controller
+ * exclude each other (a controller is bound to one hierarchy), so v1 is
+ * looked for first and the v2 callback only asked when there is none.
+ */
+static int mountinfo_memcg(const char *text, char *mnt, char *mnt_root, int *version,
+			   bool (*v2_has_memory)(const char *mnt))
+{
+	int err;
+
+	if (!text)
+		return -EINVAL;
+	if (!v2_has_memory)
+		v2_has_memory = v2_has_memory_live;
+	err = mountinfo_find(text, 1, NULL, mnt, mnt_root);
+	if (!err) {
+		*version = 1;
+		return 0;
+	}
+	if (err != -ENOENT)
+		return err;
+	err = mountinfo_find(text, 2, v2_has_memory, mnt, mnt_root);
+	if (!err)
+		*version = 2;
+	return err;
+}
+
+int parse_mountinfo_memcg(const char *text, char *root, int *version,
+			  bool (*v2_has_memory)(const char *mnt))
+{
+	char mnt_root[PATH_MAX];
+
+	return mountinfo_memcg(text, root, mnt_root, version, v2_has_memory);
+}
+
+static int memcg_mount_get(void)
+{
+	char *buf;
+	long len;
+	int err;
+
+	if (memcg_mount.valid)
+		return 0;
+	len = read_file("/proc/self/mountinfo", &buf, MOUNTINFO_MAX);
+	if (len < 0)
+		return (int)len;
+	err = mountinfo_memcg(buf, memcg_mount.mnt, memcg_mount.mnt_root,
+			      &memcg_mount.version, NULL);
+	free(buf);
+	if (err)
+		return err;
+	memcg_mount.valid = true;
+	return 0;
+}
+
+int memcg_root(char *root, int *version)
+{
+	int err;
+
+	err = memcg_mount_get();
+	if (err)
+		return err;
+	strcpy(root, memcg_mount.mnt);
+	*version = memcg_mount.version;
+	return 0;
+}
+
+/*
+ * normalize_path() - collapse "//", drop a trailing '/', refuse "." and ".."
+ * components (a cgroup argument must not climb out of the hierarchy).
+ * "/" stays "/", a relative path stays relative. 0, -EINVAL, -ENAMETOOLONG.
+ */
+static int normalize_path(char *dst, size_t len, const char *src)
+{
+	const char *p = src, *e;
+	size_t n = 0, c;
+
+	if (!*src)
+		return -EINVAL;
+	if (*p == '/') {
+		if (len < 2)
+			return -ENAMETOOLONG;
+		dst[n++] = '/';
+	}
+	while (*p) {
+		while (*p == '/')
+			p++;
+		if (!*p)
+			break;
+		e = strchrnul(p, '/');
+		c = e - p;
+		if ((c == 1 && p[0] == '.') || (c == 2 && p[0] == '.' && p[1] == '.'))
+			return -EINVAL;
+		if (n && dst[n - 1] != '/')
+			dst[n++] = '/';
+		if (n + c + 2 > len)
+			return -ENAMETOOLONG;
+		memcpy(dst + n, p, c);
+		n += c;
+		p = e;
+	}
+	if (!n)
+		return -EINVAL;
+	dst[n] = '\0';
+	return 0;
+}
+
+/* @path is @dir or below it; the part below (starting with '/') in *@rest */
+static bool path_below(const char *path, const char *dir, const char **rest)
+{
+	size_t n = strlen(dir);
+
+	if (!strcmp(dir, "/")) {
+		*rest = path;
+		return path[0] == '/';
+	}
+	if (strncmp(path, dir, n) || (path[n] != '/' && path[n] != '\0'))
+		return false;
+	*rest = path + n;
+	return true;
+}
+
+int memcg_of_path(const char *root, int version, const char *abs, struct memcg *cg)
+{
+	char r[PATH_MAX], a[PATH_MAX];
+	struct stat st_root, st;
+	const char *rest;
+	int err, level = 0;
+
+	if (!root || !abs || root[0] != '/' || abs[0] != '/' ||
+	    (version != 1 && version != 2))
+		return -EINVAL;
+	err = normalize_path(r, sizeof(r), root);
+	if (!err)
+		err = normalize_path(a, sizeof(a), abs);
+	if (err)
+		return err;
+	if (!path_below(a, r, &rest))
+		return -EINVAL;
+	/* cgroupfs has no symlinks: one here leads out of the hierarchy */
+	if (lstat(a, &st))
+		return -errno;
+	if (!S_ISDIR(st.st_mode))
+		return -ENOTDIR;
+	if (stat(r, &st_root))
+		return -errno;
+	/* another file system mounted inside the hierarchy is not a cgroup */
+	if (st.st_dev != st_root.st_dev)
+		return -EXDEV;
+
+	memset(cg, 0, sizeof(*cg));
+	strcpy(cg->path, a);
+	if (!*rest || !strcmp(rest, "/")) {
+		strcpy(cg->rel, "/");
+	} else {
+		strcpy(cg->rel, rest);
+		for (; *rest; rest++)
+			level += *rest == '/';
+	}
+	cg->id = st.st_ino;
+	cg->version = version;
+	cg->level = level;
+	return 0;
+}
+
+/*
+ * walk_cgroups() - call @fn for @top and every directory below it, parents
+ * first, without following symlinks or leaving the file system. Cgroups
+ * removed during the walk are skipped. Stops at @fn's first nonzero return.
+ */
+static int walk_cgroups(const char *top,
+			int (*fn)(const FTSENT *ent, void *ctx), void *ctx)
+{
+	char *argv[] = { (char *)top, NULL };
+	FTSENT *ent;
+	FTS *fts;
+	int err = 0;
+
+	fts = fts_open(argv, FTS_PHYSICAL | FTS_NOCHDIR | FTS_XDEV, NULL);
+	if (!fts)
+		return -errno;
+	errno = 0;
+	while (!err && (ent = fts_read(fts))) {
+		switch (ent->fts_info) {
+		case FTS_D:
+			err = fn(ent, ctx);
+			break;
+		case FTS_DNR:
+		case FTS_ERR:
+		case FTS_NS:
+			if (ent->fts_errno != ENOENT)
+				err = -ent->fts_errno;
+			else if (ent->fts_level == 0)
+				err = -ENOENT;
+			break;
+		default:
+			break;
+		}
+		errno = 0;
+	}
+	if (!err && errno)
+		err = -errno;
+	fts_close(fts);
+	return err;
+}
+
+struct name_search {
+	const char *root;
+	const char *tail;	/* normalized relative argument */
+	char **found;
+	size_t n, cap;
+};
+
+/* a directory whose path below the root ends with "/" + tail */
+static int name_search_fn(const FTSENT *ent, void *ctx)
+{
+	struct name_search *ns = ctx;
+	size_t n = ent->fts_pathlen, t = strlen(ns->tail);
+	char **tmp;
+
+	if (ent->fts_level == 0 || n < t + 1)
+		return 0;
+	if (ent->fts_path[n - t - 1] != '/' || strcmp(ent->fts_path + n - t, ns->tail))
+		return 0;
+	if (ns->n == ns->cap) {
+		ns->cap = ns->cap ? ns->cap * 2 : 8;
+		tmp = realloc(ns->found, ns->cap * sizeof(*tmp));
+		if (!tmp)
+			return -ENOMEM;
+		ns->found = tmp;
+	}
+	ns->found[ns->n] = strdup(ent->fts_path);
+	if (!ns->found[ns->n])
+		return -ENOMEM;
+	ns->n++;
+	return 0;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* a name or a path tail anywhere below @root; see memcg_resolve() */
+static int memcg_search(const char *root, int version, const char *tail,
+			struct memcg *cg, FILE *ambiguous)
+{
+	struct name_search ns = { .root = root, .tail = tail };
+	size_t i;
+	int err;
+
+	err = walk_cgroups(root, name_search_fn, &ns);
+	if (err)
+		goto out_free_found;
+	if (ns.n == 0) {
+		err = -ENOENT;
+	} else if (ns.n == 1) {
+		err = memcg_of_path(root, version, ns.found[0], cg);
+	} else {
+		qsort(ns.found, ns.n, sizeof(*ns.found), cmp_str);
+		for (i = 0; ambiguous && i < ns.n; i++)
+			fprintf(ambiguous, "%s\n", ns.found[i]);
+		err = -ENOTUNIQ;
+	}
+out_free_found:
+	for (i = 0; i < ns.n; i++)
+		free(ns.found[i]);
+	free(ns.found);
+	return err;
+}
+
+/*
+ * Order: an absolute path inside the hierarchy; then @arg below the root
+ * ("/system.slice/x.service" as /proc/PID/cgroup shows it, or without the
+ * leading '/'); then, for a relative @arg only, a directory anywhere below
+ * the root whose path ends with @arg ("job_123", "pod-uid/container").
+ */
+int memcg_resolve_at(const char *root, int version, const char *arg,
+		     struct memcg *cg, FILE *ambiguous)
+{
+	char r[PATH_MAX], a[PATH_MAX], path[PATH_MAX];
+	const char *rest;
+	int err;
+
+	if (!root || !arg || !*arg)
+		return -EINVAL;
+	err = normalize_path(r, sizeof(r), root);
+	if (!err)
+		err = normalize_path(a, sizeof(a), arg);
+	if (err)
+		return err;
+	if (a[0] == '/' && path_below(a, r, &rest))
+		return memcg_of_path(r, version, a, cg);
+
+	if (snprintf(path, sizeof(path), "%s%s%s", strcmp(r, "/") ? r : "",
+		     a[0] == '/' ? "" : "/", a) >= (int)sizeof(path))
+		return -ENAMETOOLONG;
+	err = memcg_of_path(r, version, path, cg);
+	if (err != -ENOENT || a[0] == '/')
+		return err;
+	return memcg_search(r, version, a, cg, ambiguous);
+}
+
+int memcg_resolve(const char *arg, struct memcg *cg, FILE *ambiguous)
+{
+	int err;
+
+	err = memcg_mount_get();
+	if (err)
+		return err;
+	return memcg_resolve_at(memcg_mount.mnt, memcg_mount.version, arg, cg, ambiguous);
+}
+
+/*
+ * /proc/PID/cgroup (kernel/cgroup/cgroup.c proc_cgroup_show()):
+ * "hierarchy-id:controller-list:path"; v2 is "0::path". The path may
+ * itself contain ':'.
+ */
+int parse_proc_cgroup(const char *text, int version, char *path, size_t len)
+{
+	const char *pos = text, *eol, *c1, *c2;
+	char ctrl[256];
+	size_t n;
+
+	if (!text || (version != 1 && version != 2))
+		return -EINVAL;
+	while (*pos) {
+		eol = strchrnul(pos, '\n');
+		c1 = memchr(pos, ':', eol - pos);
+		c2 = c1 ? memchr(c1 + 1, ':', eol - c1 - 1) : NULL;
+		if (!c2 || c2 - c1 - 1 >= (long)sizeof(ctrl))
+			goto next;
+		memcpy(ctrl, c1 + 1, c2 - c1 - 1);
+		ctrl[c2 - c1 - 1] = '\0';
+		if (version == 1 ? !list_has(ctrl, "memory", ',') :
+		    (c1 - pos != 1 || pos[0] != '0' || ctrl[0]))
+			goto next;
+		n = eol - c2 - 1;
+		if (!n || c2[1] != '/')
+			return -EINVAL;
+		if (n >= len)
+			return -ENAMETOOLONG;
+		memcpy(path, c2 + 1, n);
+		path[n] = '\0';
+		return 0;
+next:
+		pos = *eol ? eol + 1 : eol;
+	}
+	return -ENOENT;
+}
+
+int memcg_of_pid(pid_t pid, struct memcg *cg)
+{
+	char proc[64], rel[PATH_MAX], abs[PATH_MAX];
+	const char *rest;
+	char *buf;
+	long len;
+	int err;
+
+	if (pid < 0)
+		return -EINVAL;
+	err = memcg_mount_get();
+	if (err)
+		return err;
+	if (pid)
+		snprintf(proc, sizeof(proc), "/proc/%d/cgroup", (int)pid);
+	else
+		snprintf(proc, sizeof(proc), "/proc/self/cgroup");
+	len = read_file(proc, &buf, CGROUP_FILE_MAX);
+	if (len < 0)
+		return (int)len;
+	err = parse_proc_cgroup(buf, memcg_mount.version, rel, sizeof(rel));
+	free(buf);
+	if (err)
+		return err;
+
+	/* a mount of a subtree (containers) shows paths below its own root */
+	if (strcmp(memcg_mount.mnt_root, "/") &&
+	    path_below(rel, memcg_mount.mnt_root, &rest))
+		memmove(rel, rest, strlen(rest) + 1);
+	if (snprintf(abs, sizeof(abs), "%s%s", memcg_mount.mnt,
+		     strcmp(rel, "/") ? rel : "") >= (int)sizeof(abs))
+		return -ENAMETOOLONG;
+	return memcg_of_path(memcg_mount.mnt, memcg_mount.version, abs, cg);
+}
+
+int memcg_create_at(const char *root, int version, const char *name, struct memcg *cg)
+{
+	char n[PATH_MAX], path[PATH_MAX];
+	int err;
+
+	if (!root || !name || name[0] == '/')
+		return -EINVAL;
+	err = normalize_path(n, sizeof(n), name);
+	if (err)
+		return err;
+	if (snprintf(path, sizeof(path), "%s/%s", root, n) >= (int)sizeof(path))
+		return -ENAMETOOLONG;
+	if (mkdir(path, 0755))
+		return -errno;
+	err = memcg_of_path(root, version, path, cg);
+	if (err)
+		rmdir(path);
+	return err;
+}
+
+int memcg_create(const char *name, struct memcg *cg)
+{
+	int err;
+
+	err = memcg_mount_get();
+	if (err)
+		return err;
+	return memcg_create_at(memcg_mount.mnt, memcg_mount.version, name, cg);
+}
+
+/*
+ * rmdir of a cgroup fails with EBUSY until its last task has exited and
+ * been released; wait up to REMOVE_TIMEOUT_NS for that. The root is
+ * never removed (-EINVAL); an already removed cgroup gives -ENOENT.
+ */
+int memcg_remove(const struct memcg *cg)
+{
+	struct timespec ts = { 0, REMOVE_RETRY_NS };
+	uint64_t deadline = now_ns() + REMOVE_TIMEOUT_NS;
+
+	if (cg->level == 0 || !strcmp(cg->rel, "/"))
+		return -EINVAL;
+	while (rmdir(cg->path)) {
+		if (errno != EBUSY || now_ns() >= deadline)
+			return -errno;
+		nanosleep(&ts, NULL);
+	}
+	return 0;
+}
+
+int memcg_add_pid(const struct memcg *cg, pid_t pid)
+{
+	char path[PATH_MAX + 16], buf[16];
+
+	if (pid < 0)
+		return -EINVAL;
+	snprintf(path, sizeof(path), "%s/cgroup.procs", cg->path);
+	snprintf(buf, sizeof(buf), "%d\n", (int)(pid ? pid : getpid()));
+	return write_file(path, buf);
+}
+
+struct pid_list {
+	pid_t *pids;
+	size_t n, cap;
+};
+
+/* cgroup.procs of @dir: one tgid a line. -ENOENT if the cgroup is gone. */
+static int read_procs(const char *dir, struct pid_list *pl)
+{
+	char path[PATH_MAX + 16], *buf, *p, *eol;
+	pid_t *tmp;
+	uint64_t v;
+	long len;
+	int err = 0;
+
+	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+	len = read_file(path, &buf, CGROUP_PROCS_MAX);
+	if (len < 0)
+		return (int)len;
+	for (p = buf; *p; p = *eol ? eol + 1 : eol) {
+		eol = strchrnul(p, '\n');
+		if (eol == p)
+			continue;
+		err = parse_u64_n(p, eol - p, &v);
+		if (!err && (v == 0 || v > INT32_MAX))
+			err = -EINVAL;
+		if (err)
+			break;
+		if (pl->n == pl->cap) {
+			pl->cap = pl->cap ? pl->cap * 2 : 64;
+			tmp = realloc(pl->pids, pl->cap * sizeof(*tmp));
+			if (!tmp) {
+				err = -ENOMEM;
+				break;
+			}
+			pl->pids = tmp;
+		}
+		pl->pids[pl->n++] = (pid_t)v;
+	}
+	free(buf);
+	return err;
+}
+
+static int pids_fn(const FTSENT *ent, void *ctx)
+{
+	int err = read_procs(ent->fts_path, ctx);
+
+	/* a descendant removed since the walk saw it */
+	if (err == -ENOENT && ent->fts_level > 0)
+		return 0;
+	return err;
+}
+
+static int cmp_pid(const void *a, const void *b)
+{
+	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * v1 cgroup.procs may repeat a tgid (one line per thread on old kernels)
+ * and a process moving during the walk can be seen twice: sort and dedupe.
+ */
+int memcg_pids(const struct memcg *cg, bool recursive, pid_t **pids)
+{
+	struct pid_list pl = { 0 };
+	size_t i, n = 0;
+	int err;
+
+	*pids = NULL;
+	if (recursive)
+		err = walk_cgroups(cg->path, pids_fn, &pl);
+	else
+		err = read_procs(cg->path, &pl);
+	if (err) {
+		free(pl.pids);
+		return err;
+	}
+	if (!pl.pids) {
+		pl.pids = malloc(sizeof(*pl.pids));
+		if (!pl.pids)
+			return -ENOMEM;
+	}
+	qsort(pl.pids, pl.n, sizeof(*pl.pids), cmp_pid);
+	for (i = 0; i < pl.n; i++)
+		if (!n || pl.pids[n - 1] != pl.pids[i])
+			pl.pids[n++] = pl.pids[i];
+	*pids = pl.pids;
+	return (int)n;
+}
+
+struct id_list {
+	uint64_t *ids;
+	size_t n, cap;
+};
+
+static int ids_fn(const FTSENT *ent, void *ctx)
+{
+	struct id_list *il = ctx;
+	uint64_t *tmp;
+
+	if (il->n == il->cap) {
+		il->cap = il->cap ? il->cap * 2 : 64;
+		tmp = realloc(il->ids, il->cap * sizeof(*tmp));
+		if (!tmp)
+			return -ENOMEM;
+		il->ids = tmp;
+	}
+	il->ids[il->n++] = ent->fts_statp->st_ino;
+	return 0;
+}
+
+int memcg_descendant_ids(const struct memcg *cg, uint64_t **ids)
+{
+	struct id_list il = { 0 };
+	int err;
+
+	*ids = NULL;
+	err = walk_cgroups(cg->path, ids_fn, &il);
+	if (err) {
+		free(il.ids);
+		return err;
+	}
+	*ids = il.ids;
+	return (int)il.n;
+}
+
+struct stat_key {
+	const char *key;
+	size_t off;
+};
+
+#define SK(k, f) { k, offsetof(struct memcg_stat, f) }
+
+/* v1 hierarchical counters (mm/memcontrol-v1.c memcg1_stat_format()) */
+static const struct stat_key v1_keys[] = {
+	SK("total_rss", anon),	/* first: must be present */
+	SK("total_cache", file),
+	SK("total_shmem", shmem),
+	SK("total_mapped_file", file_mapped),
+	SK("total_dirty", file_dirty),
+	SK("total_writeback", file_writeback),
+	SK("total_active_file", active_file),
+	SK("total_inactive_file", inactive_file),
+	SK("total_active_anon", active_anon),
+	SK("total_inactive_anon", inactive_anon),
+	SK("total_unevictable", unevictable),
+	SK("total_pgfault", pgfault),
+	SK("total_pgmajfault", pgmajfault),
+};
+
+/* v2 counters, hierarchical already (mm/memcontrol.c memory_stat_format()) */
+static const struct stat_key v2_keys[] = {
+	SK("anon", anon),	/* first: must be present */
+	SK("file", file),
+	SK("shmem", shmem),
+	SK("file_mapped", file_mapped),
+	SK("file_dirty", file_dirty),
+	SK("file_writeback", file_writeback),
+	SK("active_file", active_file),
+	SK("inactive_file", inactive_file),
+	SK("active_anon", active_anon),
+	SK("inactive_anon", inactive_anon),
+	SK("unevictable", unevictable),
+	SK("slab_reclaimable", slab_reclaimable),
+	SK("pgfault", pgfault),
+	SK("pgmajfault", pgmajfault),
+};
+
+#undef SK
+
+/*
+ * parse_memory_stat() clears all of @s, then fills the memory.stat fields
+ * (bytes; pgfault/pgmajfault are counts). -EINVAL when a known key has no
+ * number or the anon key (total_rss / anon) is missing.
+ */
+int parse_memory_stat(const char *text, int version, struct memcg_stat *s)
+{
+	const struct stat_key *keys = version == 1 ? v1_keys : v2_keys;
+	size_t nkeys = version == 1 ? sizeof(v1_keys) / sizeof(v1_keys[0]) :
+				      sizeof(v2_keys) / sizeof(v2_keys[0]);
+	const char *pos = text, *eol, *sp;
+	bool has_anon = false;
+	size_t i;
+	int err;
+
+	if (!text || (version != 1 && version != 2))
+		return -EINVAL;
+	memset(s, 0, sizeof(*s));
+	for (; *pos; pos = *eol ? eol + 1 : eol) {
+		eol = strchrnul(pos, '\n');
+		sp = memchr(pos, ' ', eol - pos);
+		if (!sp)
+			continue;
+		for (i = 0; i < nkeys; i++) {
+			if (strlen(keys[i].key) != (size_t)(sp - pos) ||
+			    memcmp(keys[i].key, pos, sp - pos))
+				continue;
+			err = parse_u64_n(sp + 1, eol - sp - 1,
+					  (uint64_t *)((char *)s + keys[i].off));
+			if (err)
+				return err;
+			if (i == 0)
+				has_anon = true;
+			break;
+		}
+	}
+	return has_anon ? 0 : -EINVAL;
+}
+
+/*
+ * parse_oom_kill() - "oom_kill N" of v2 memory.events (>= 4.13) or v1
+ * memory.oom_control (>= 4.13). Count. -ENOENT when the kernel has none.
+ */
+int parse_oom_kill(const char *text, uint64_t *oom_kill)
+{
+	static const char key[] = "oom_kill ";
+	const char *pos = text, *eol;
+
+	if (!text)
+		return -EINVAL;
+	for (; *pos; pos = *eol ? eol + 1 : eol) {
+		eol = strchrnul(pos, '\n');
+		if ((size_t)(eol - pos) > sizeof(key) - 1 &&
+		    !memcmp(pos, key, sizeof(key) - 1))
+			return parse_u64_n(pos + sizeof(key) - 1,
+					   eol - pos - (sizeof(key) - 1), oom_kill);
+	}
+	return -ENOENT;
+}
+
+static long read_cg_file(const struct memcg *cg, const char *name, char **buf)
+{
+	char path[PATH_MAX + 64];
+
+	if (snprintf(path, sizeof(path), "%s/%s", cg->path, name) >= (int)sizeof(path))
+		return -ENAMETOOLONG;
+	return read_file(path, buf, CGROUP_FILE_MAX);
+}
+
+/* a file holding one number and a newline (memory.current and the like) */
+static int read_cg_u64(const struct memcg *cg, const char *name, uint64_t *v)
+{
+	char *buf;
+	long len;
+	int err;
+
+	len = read_cg_file(cg, name, &buf);
+	if (len < 0)
+		return (int)len;
+	if (len && buf[len - 1] == '\n')
+		buf[--len] = '\0';
+	err = parse_u64(buf, v);
+	free(buf);
+	return err;
+}
+
+static int read_cg_oom_kill(const struct memcg *cg, const char *name,
+			    struct memcg_stat *s)
+{
+	char *buf;
+	long len;
+	int err;
+
+	len = read_cg_file(cg, name, &buf);
+	if (len == -ENOENT)
+		return 0;
+	if (len < 0)
+		return (int)len;
+	err = parse_oom_kill(buf, &s->oom_kill);
+	free(buf);
+	if (err == -ENOENT)
+		return 0;
+	if (!err)
+		s->has_oom_kill = true;
+	return err;
+}
+
+/*
+ * memcg_read_stat(): the v2 root cgroup has no memory.current,
+ * memory.peak or memory.events; usage stays 0 there.
+ */
+int memcg_read_stat(const struct memcg *cg, struct memcg_stat *s)
+{
+	bool v1 = cg->version == 1;
+	char *buf;
+	long len;
+	int err;
+
+	len = read_cg_file(cg, "memory.stat", &buf);
+	if (len < 0)
+		return (int)len;
+	err = parse_memory_stat(buf, cg->version, s);
+	free(buf);
+	if (err)
+		return err;
+
+	err = read_cg_u64(cg, v1 ? "memory.usage_in_bytes" : "memory.current", &s->usage);
+	if (err && !(err == -ENOENT && !v1 && cg->level == 0))
+		return err;
+
+	err = read_cg_u64(cg, v1 ? "memory.max_usage_in_bytes" : "memory.peak", &s->peak);
+	if (!err)
+		s->has_peak = true;
+	else if (err != -ENOENT)
+		return err;
+
+	return read_cg_oom_kill(cg, v1 ? "memory.oom_control" : "memory.events", s);
+}

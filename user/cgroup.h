@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause) */
+/*
+ * cgroup.h - memory cgroup discovery, resolution, creation and memory.stat
+ * parsing, for cgroup v1 (memory controller hierarchy) and v2 (unified).
+ * Sizes in bytes. Error returns are negative errno.
+ */
+#ifndef MEMACCT_CGROUP_H
+#define MEMACCT_CGROUP_H
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct memcg {
+	char path[PATH_MAX];	/* absolute cgroupfs directory */
+	char rel[PATH_MAX];	/* path below the memory hierarchy root ("/" for root) */
+	uint64_t id;		/* kernfs id = inode number of the directory */
+	int version;		/* 1 or 2 */
+	int level;		/* depth below the root (root = 0) */
+};
+
+/*
+ * memcg_root() - the mount point of the hierarchy with the memory controller:
+ * a cgroup v1 mount with option "memory", else a cgroup2 mount whose
+ * cgroup.controllers lists "memory" (from /proc/self/mountinfo).
+ * Fills @root (PATH_MAX) and @version. -ENOENT when there is none.
+ */
+int memcg_root(char *root, int *version);
+
+/* parse_mountinfo_memcg() - the same, from the text of a mountinfo file; for
+ * v2 candidates @v2_has_memory(path) decides. Used by memcg_root() and tests. */
+int parse_mountinfo_memcg(const char *text, char *root, int *version,
+			  bool (*v2_has_memory)(const char *mnt));
+
+/*
+ * memcg_resolve() - a cgroup given by absolute path, path below the memory
+ * root, or unique directory name anywhere below the root (Slurm job_123,
+ * Kubernetes pod dirs, systemd scopes). -ENOENT when nothing matches,
+ * -ENOTUNIQ when a name matches several: then the candidates (absolute
+ * paths) are printed one per line to @ambiguous if not NULL.
+ */
+int memcg_resolve(const char *arg, struct memcg *cg, FILE *ambiguous);
+
+/* memcg_of_path() - fill @cg for an existing directory below the root. */
+int memcg_of_path(const char *root, int version, const char *abs, struct memcg *cg);
+
+/*
+ * memcg_resolve_at() - memcg_resolve() below the hierarchy mounted at @root
+ * (version @version) instead of the one found by memcg_root(); for tests.
+ */
+int memcg_resolve_at(const char *root, int version, const char *arg,
+		     struct memcg *cg, FILE *ambiguous);
+
+/* memcg_of_pid() - the memory cgroup of @pid (0: the caller) from /proc/PID/cgroup. */
+int memcg_of_pid(pid_t pid, struct memcg *cg);
+
+/*
+ * parse_proc_cgroup() - the memory cgroup's path (relative to the cgroup
+ * namespace root, e.g. "/system.slice/foo.service") from the text of
+ * /proc/PID/cgroup: for v1 the line whose controller list has "memory", for
+ * v2 the "0::" line. -ENOENT when there is no such line, -ENAMETOOLONG.
+ */
+int parse_proc_cgroup(const char *text, int version, char *path, size_t len);
+
+/*
+ * memcg_create() - mkdir @name below the memory root ("memacct-run-PID" for
+ * run). Fails with -EEXIST rather than reuse a cgroup memacct did not create.
+ */
+int memcg_create(const char *name, struct memcg *cg);
+/* memcg_create_at() - memcg_create() below the hierarchy mounted at @root. */
+int memcg_create_at(const char *root, int version, const char *name, struct memcg *cg);
+/* memcg_remove() - rmdir; retries while the last tasks are still leaving. */
+int memcg_remove(const struct memcg *cg);
+/* memcg_add_pid() - move @pid (0: the caller) into @cg (cgroup.procs). */
+int memcg_add_pid(const struct memcg *cg, pid_t pid);
+
+/*
+ * memcg_pids() - the thread group ids in @cg and, if @recursive, in its
+ * descendants (cgroup.procs). malloc'd array in @pids (caller frees);
+ * returns the count or negative errno.
+ */
+int memcg_pids(const struct memcg *cg, bool recursive, pid_t **pids);
+
+/*
+ * memcg_descendant_ids() - ids (inodes) of @cg and every cgroup below it.
+ * Returns the count, malloc'd array in @ids, or negative errno.
+ */
+int memcg_descendant_ids(const struct memcg *cg, uint64_t **ids);
+
+/*
+ * Stocks and event counters of a memory cgroup, hierarchical (the cgroup and
+ * its descendants), from memory.stat (v1 total_* keys; v2 keys) and the
+ * usage/peak files. v1: memory.usage_in_bytes, memory.max_usage_in_bytes,
+ * memory.oom_control oom_kill. v2: memory.current, memory.peak (>= 5.19),
+ * memory.events oom_kill. Fields the kernel does not have stay 0 and their
+ * has_* flag false.
+ */
+struct memcg_stat {
+	uint64_t usage;		/* charged bytes now (incl. page cache) */
+	uint64_t peak;		/* kernel's own high-water mark of usage */
+	bool has_peak;
+	uint64_t anon, file, shmem, file_mapped, file_dirty, file_writeback;
+	uint64_t active_file, inactive_file, active_anon, inactive_anon;
+	uint64_t unevictable, slab_reclaimable;
+	uint64_t pgfault, pgmajfault;	/* counts */
+	uint64_t oom_kill;		/* count */
+	bool has_oom_kill;
+};
+/* parse_memory_stat() - v1 or v2 memory.stat text; unknown keys ignored. */
+int parse_memory_stat(const char *text, int version, struct memcg_stat *s);
+/* parse_memory_events() - v2 memory.events or v1 memory.oom_control: oom_kill. */
+int parse_oom_kill(const char *text, uint64_t *oom_kill);
+/* memcg_read_stat() - all of the above for a live cgroup. */
+int memcg_read_stat(const struct memcg *cg, struct memcg_stat *s);
+
+#endif

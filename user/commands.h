@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause) */
+/* commands.h - one entry point per command (user/<command>.c). */
+#ifndef MEMACCT_COMMANDS_H
+#define MEMACCT_COMMANDS_H
+
+/* Each returns the process exit status (util.h EXIT_*; run: CMD's status). */
+int do_run(int argc, char **argv);
+int do_attach(int argc, char **argv);
+
+/*
+ * stop_requested - the signal (SIGINT, SIGTERM, SIGHUP) that asked memacct to
+ * stop, 0 if none. install_stop_handlers() also forwards those signals to
+ * @forward_to_pid when > 0 (run's CMD). Both in main.c.
+ */
+extern volatile int stop_requested;
+void install_stop_handlers(int forward_to_pid);
+
+#endif

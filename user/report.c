@@ -1,0 +1,252 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause)
+/* report.c - printers of the report model: JSON (memacct.report/v1) and tables. */
+#include <stdlib.h>
+#include <string.h>
+#include "report.h"
+#include "util.h"
+
+#pragma GCC poison u8 u16 u32 u64 s8 s16 s32 s64
+
+void report_free(struct report *r)
+{
+	free(r->procs);
+	r->procs = NULL;
+	r->nprocs = 0;
+}
+
+/* Length of the valid UTF-8 sequence at @s, 0 if invalid. */
+static size_t utf8_len(const unsigned char *s)
+{
+	size_t n, i;
+	unsigned int cp;
+
+	if (s[0] < 0x80)
+		return 1;
+	if ((s[0] & 0xe0) == 0xc0)
+		n = 2, cp = s[0] & 0x1f;
+	else if ((s[0] & 0xf0) == 0xe0)
+		n = 3, cp = s[0] & 0x0f;
+	else if ((s[0] & 0xf8) == 0xf0)
+		n = 4, cp = s[0] & 0x07;
+	else
+		return 0;
+	for (i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	/* overlong, surrogates, beyond U+10FFFF */
+	if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
+	    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
+		return 0;
+	return n;
+}
+
+json_t *json_string_sanitized(const char *s)
+{
+	size_t len = strlen(s), o = 0;
+	char *buf = malloc(3 * len + 1);
+	json_t *j;
+
+	if (!buf)
+		return json_string("");
+	for (size_t i = 0; i < len;) {
+		size_t n = utf8_len((const unsigned char *)s + i);
+
+		if (n) {
+			memcpy(buf + o, s + i, n);
+			o += n;
+			i += n;
+		} else {
+			memcpy(buf + o, "\xef\xbf\xbd", 3);	/* U+FFFD */
+			o += 3;
+			i++;
+		}
+	}
+	buf[o] = '\0';
+	j = json_stringn(buf, o);
+	free(buf);
+	return j;
+}
+
+static const char *const migrate_reasons[MEMACCT_MR_NR] = {
+	[MEMACCT_MR_COMPACTION] = "compaction",
+	[MEMACCT_MR_MEMORY_FAILURE] = "memory_failure",
+	[MEMACCT_MR_MEMORY_HOTPLUG] = "memory_hotplug",
+	[MEMACCT_MR_SYSCALL] = "syscall",
+	[MEMACCT_MR_MEMPOLICY_MBIND] = "mempolicy_mbind",
+	[MEMACCT_MR_NUMA_MISPLACED] = "numa_misplaced",
+	[MEMACCT_MR_CONTIG_RANGE] = "contig_range",
+	[MEMACCT_MR_OTHER] = "other",
+};
+
+static const char *const drop_names[MEMACCT_DROP_NR] = {
+	[MEMACCT_DROP_PROC_MAP_FULL] = "proc_map_full",
+	[MEMACCT_DROP_CGROUP_MAP_FULL] = "cgroup_map_full",
+	[MEMACCT_DROP_RINGBUF_FULL] = "ringbuf_full",
+	[MEMACCT_DROP_TASK_STORAGE] = "task_storage",
+	[MEMACCT_DROP_VMA_BUSY] = "vma_busy",
+};
+
+static void set_u64(json_t *o, const char *k, uint64_t v)
+{
+	json_object_set_new(o, k, json_integer((json_int_t)v));
+}
+
+void report_metrics_json(json_t *o, const struct metrics *m)
+{
+	json_t *by = json_object();
+
+	set_u64(o, "rss_bytes", m->rss);
+	set_u64(o, "anon_bytes", m->anon);
+	set_u64(o, "file_bytes", m->file);
+	set_u64(o, "shmem_bytes", m->shmem);
+	set_u64(o, "rss_peak_bytes", m->rss_peak);
+	set_u64(o, "mlocked_bytes", m->mlocked);
+	set_u64(o, "mlocked_peak_bytes", m->mlocked_peak);
+	set_u64(o, "pinned_vm_bytes", m->pinned_vm);
+	set_u64(o, "pinned_vm_peak_bytes", m->pinned_vm_peak);
+	set_u64(o, "pinned_bytes", m->pinned);
+	set_u64(o, "pinned_peak_bytes", m->pinned_peak);
+	set_u64(o, "cow_copied_bytes", m->cow_copied);
+	set_u64(o, "cow_file_copied_bytes", m->cow_file_copied);
+	set_u64(o, "zero_fill_bytes", m->zero_fill);
+	set_u64(o, "fault_alloc_bytes", m->fault_alloc);
+	set_u64(o, "remote_numa_alloc_bytes", m->remote_numa_alloc);
+	set_u64(o, "numa_migrated_bytes", m->numa_migrated);
+	for (int i = 0; i < MEMACCT_MR_NR; i++)
+		set_u64(by, migrate_reasons[i], m->numa_migrated_by_reason[i]);
+	json_object_set_new(o, "numa_migrated_bytes_by_reason", by);
+	set_u64(o, "numa_task_moves_total", m->numa_task_moves);
+	set_u64(o, "numa_task_swaps_total", m->numa_task_swaps);
+	set_u64(o, "page_faults_total", m->page_faults);
+	set_u64(o, "major_faults_total", m->major_faults);
+	set_u64(o, "oom_kills_total", m->oom_kills);
+	set_u64(o, "memcg_reclaims_total", m->memcg_reclaims);
+}
+
+json_t *report_json(const struct report *r)
+{
+	json_t *o = json_object(), *cg = json_object(), *t = json_object();
+	json_t *procs = json_array(), *drops = json_object();
+
+	json_object_set_new(o, "schema", json_string(REPORT_SCHEMA));
+	json_object_set_new(o, "command", json_string(r->command));
+	json_object_set_new(cg, "path", json_string_sanitized(r->cg.rel));
+	json_object_set_new(cg, "fs_path", json_string_sanitized(r->cg.path));
+	set_u64(cg, "id", r->cg.id);
+	json_object_set_new(cg, "version", json_integer(r->cg.version));
+	json_object_set_new(o, "cgroup", cg);
+	json_object_set_new(o, "elapsed_s", json_real(r->elapsed_s));
+	if (r->has_exit_status)
+		json_object_set_new(o, "exit_status", json_integer(r->exit_status));
+	json_object_set_new(o, "final", json_boolean(r->final));
+	report_metrics_json(t, &r->totals);
+	set_u64(t, "usage_bytes", r->totals.usage);
+	set_u64(t, "reclaimable_bytes", r->totals.reclaimable);
+	json_object_set_new(o, "totals", t);
+	for (size_t i = 0; i < r->nprocs; i++) {
+		const struct proc_row *p = &r->procs[i];
+		json_t *j = json_object();
+
+		json_object_set_new(j, "pid", json_integer(p->pid));
+		json_object_set_new(j, "ppid", json_integer(p->ppid));
+		json_object_set_new(j, "comm", json_string_sanitized(p->comm));
+		json_object_set_new(j, "exited", json_boolean(p->exited));
+		if (p->exited)
+			json_object_set_new(j, "exit_code", json_integer(p->exit_code));
+		report_metrics_json(j, &p->m);
+		json_array_append_new(procs, j);
+	}
+	json_object_set_new(o, "processes", procs);
+	set_u64(o, "dropped_events", r->dropped_events);
+	for (int i = 0; i < MEMACCT_DROP_NR; i++)
+		set_u64(drops, drop_names[i], r->dropped[i]);
+	json_object_set_new(o, "dropped_events_by_cause", drops);
+	return o;
+}
+
+void print_report_json(FILE *f, const struct report *r)
+{
+	json_t *o = report_json(r);
+
+	json_dumpf(o, f, JSON_COMPACT | JSON_ENSURE_ASCII);
+	fputc('\n', f);
+	fflush(f);
+	json_decref(o);
+}
+
+/* Printable comm for a table: control bytes shown as '?'. */
+static void table_comm(char *dst, size_t len, const char *src)
+{
+	size_t i;
+
+	for (i = 0; i + 1 < len && src[i]; i++)
+		dst[i] = (unsigned char)src[i] < 0x20 || src[i] == 0x7f ? '?' : src[i];
+	dst[i] = '\0';
+}
+
+
+static void print_row(FILE *f, const char *pid, const char *comm, const struct metrics *m,
+		      bool numa)
+{
+	char b[9][16];
+
+	fprintf(f, "%7s %-15.15s %8s %8s %8s %8s %8s %8s %8s %8s", pid, comm,
+		fmt_bytes(b[0], 16, m->rss), fmt_bytes(b[1], 16, m->rss_peak),
+		fmt_bytes(b[2], 16, m->anon), fmt_bytes(b[3], 16, m->file),
+		fmt_bytes(b[4], 16, m->cow_copied), fmt_bytes(b[5], 16, m->cow_file_copied),
+		fmt_bytes(b[6], 16, m->zero_fill), fmt_bytes(b[7], 16, m->pinned));
+	if (numa)
+		fprintf(f, " %8s", fmt_bytes(b[8], 16, m->remote_numa_alloc));
+	fputc('\n', f);
+}
+
+void print_report_plain(FILE *f, const struct report *r)
+{
+	char b[6][16], pid[16], comm[16];
+	const struct metrics *t = &r->totals;
+
+	fprintf(f, "memacct %s: cgroup %s (v%d), %.1f s%s\n", r->command, r->cg.rel,
+		r->cg.version, r->elapsed_s, r->final ? ", final" : "");
+	fprintf(f, "%7s %-15s %8s %8s %8s %8s %8s %8s %8s %8s%s\n", "PID", "COMM", "RSS",
+		"RSS PEAK", "ANON", "FILE", "COW", "FILE COW", "ZEROFILL", "PINNED",
+		r->numa_multi ? "   REMOTE" : "");
+	for (size_t i = 0; i < r->nprocs; i++) {
+		const struct proc_row *p = &r->procs[i];
+
+		snprintf(pid, sizeof(pid), "%d%s", p->pid, p->exited ? "x" : "");
+		table_comm(comm, sizeof(comm), p->comm);
+		print_row(f, pid, comm, &p->m, r->numa_multi);
+	}
+	print_row(f, "TOTAL", "(cgroup)", t, r->numa_multi);
+	fprintf(f, "cgroup: charged %s (peak %s), reclaimable page cache %s, shmem %s\n",
+		fmt_bytes(b[0], 16, t->usage), fmt_bytes(b[1], 16, t->rss_peak),
+		fmt_bytes(b[2], 16, t->reclaimable), fmt_bytes(b[3], 16, t->shmem));
+	fprintf(f, "pinned: mlocked %s (peak %s), pinned_vm %s (peak %s); "
+		"faults %llu (major %llu), OOM kills %llu",
+		fmt_bytes(b[0], 16, t->mlocked), fmt_bytes(b[1], 16, t->mlocked_peak),
+		fmt_bytes(b[2], 16, t->pinned_vm), fmt_bytes(b[3], 16, t->pinned_vm_peak),
+		(unsigned long long)t->page_faults, (unsigned long long)t->major_faults,
+		(unsigned long long)t->oom_kills);
+	if (r->has_exit_status)
+		fprintf(f, ", exit status %d", r->exit_status);
+	fputc('\n', f);
+	if (r->numa_multi)
+		fprintf(f, "NUMA: %s allocated on a remote node, %s migrated\n",
+			fmt_bytes(b[4], 16, t->remote_numa_alloc),
+			fmt_bytes(b[5], 16, t->numa_migrated));
+	if (r->dropped_events)
+		fprintf(f, "WARNING: %llu events could not be recorded (see -j dropped_events_by_cause)\n",
+			(unsigned long long)r->dropped_events);
+	fprintf(f, "(x = exited: sizes at exit; RSS PEAK is the kernel's high-water mark)\n");
+	fflush(f);
+}
+
+void print_report(FILE *f, const struct report *r)
+{
+	if (json_output)
+		print_report_json(f, r);
+	else
+		print_report_plain(f, r);
+}

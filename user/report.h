@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause) */
+/*
+ * report.h - the one report model every command fills and every printer
+ * (table, JSON schema memacct.report/v1, OpenMetrics) reads.
+ * Every field is bytes unless its name says count; docs/metrics.md says which
+ * kernel source each one comes from.
+ */
+#ifndef MEMACCT_REPORT_H
+#define MEMACCT_REPORT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <jansson.h>
+#include "cgroup.h"
+#include "memacct.h"
+
+#define REPORT_SCHEMA "memacct.report/v1"
+
+struct metrics {
+	/* stocks: now (live) or at exit (exited processes) */
+	uint64_t rss, anon, file, shmem, rss_peak;
+	uint64_t mlocked, mlocked_peak, pinned_vm, pinned_vm_peak, pinned, pinned_peak;
+	/* flows since attach */
+	uint64_t cow_copied, cow_file_copied, zero_fill;
+	uint64_t fault_alloc, remote_numa_alloc, numa_migrated;
+	uint64_t numa_migrated_by_reason[MEMACCT_MR_NR];
+	uint64_t numa_task_moves, numa_task_swaps;	/* counts */
+	uint64_t page_faults, major_faults, oom_kills, memcg_reclaims;	/* counts */
+	/* cgroup only (memory.stat) */
+	uint64_t reclaimable, usage;
+};
+
+struct proc_row {
+	int pid, ppid;
+	char comm[64];
+	bool exited;
+	int exit_code;			/* wait status, exited rows only */
+	uint64_t start_boottime_ns;
+	bool bpf_seen;			/* flows come from a BPF record */
+	struct metrics m;
+};
+
+struct report {
+	const char *command;		/* "run", "attach", ... */
+	struct memcg cg;
+	double elapsed_s;
+	bool has_exit_status;
+	int exit_status;
+	bool final;			/* the summary at the end, not an interval */
+	struct metrics totals;
+	struct proc_row *procs;		/* owned; sorted by pid */
+	size_t nprocs;
+	uint64_t dropped_events;
+	uint64_t dropped[MEMACCT_DROP_NR];
+	bool numa_multi;		/* several NUMA nodes: remote figures shown */
+};
+
+void report_free(struct report *r);
+
+/* report_metrics_json() - the v1 metric keys of @m added to @obj. */
+void report_metrics_json(json_t *obj, const struct metrics *m);
+/* report_json() - the whole report as a memacct.report/v1 object (new ref). */
+json_t *report_json(const struct report *r);
+/* print_report_json() - one compact line of JSON on @f. */
+void print_report_json(FILE *f, const struct report *r);
+/* print_report_plain() - tables that fit 100 columns, human units. */
+void print_report_plain(FILE *f, const struct report *r);
+/* print_report() - JSON or plain by -j. */
+void print_report(FILE *f, const struct report *r);
+
+/*
+ * json_string_sanitized() - a JSON string from bytes that may be hostile
+ * (a comm set by prctl): invalid UTF-8 becomes U+FFFD; control bytes are
+ * escaped by the writer. Never NULL for non-NULL @s (new reference).
+ */
+json_t *json_string_sanitized(const char *s);
+
+#endif

@@ -1,0 +1,178 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause)
+/*
+ * run.c - memacct run [-j] [--interval DUR] -- CMD [ARGS...]
+ * Creates a memory cgroup of its own, attaches the BPF side, starts CMD in
+ * the cgroup, waits for CMD and every descendant (memacct is their
+ * subreaper), prints the report, removes the cgroup and exits with CMD's
+ * status (128+N when CMD was killed by signal N).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "bpf_loader.h"
+#include "cgroup.h"
+#include "commands.h"
+#include "session.h"
+#include "util.h"
+
+#pragma GCC poison u8 u16 u32 u64 s8 s16 s32 s64
+
+static void run_usage(FILE *f)
+{
+	fprintf(f, "Usage: memacct run [-j] [--interval DUR] [--keep-cgroup] -- CMD [ARGS...]\n"
+		"  Runs CMD in a memory cgroup of its own and reports, per process and\n"
+		"  for the cgroup, where its memory went. Exits with CMD's status.\n");
+}
+
+/* Child side: join the cgroup, exec; errno goes back through @fd. */
+static void exec_child(const struct memcg *cg, char **argv, int fd)
+{
+	int err = memcg_add_pid(cg, 0);
+
+	if (!err) {
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		signal(SIGHUP, SIG_DFL);
+		execvp(argv[0], argv);
+		err = -errno;
+	}
+	if (write(fd, &err, sizeof(err)) < 0)
+		_exit(127);
+	_exit(err == -ENOENT ? 127 : 126);
+}
+
+/* Reap every child; true when none is left. Sets *status for @cmd_pid. */
+static bool reap(pid_t cmd_pid, int *status)
+{
+	int st;
+	pid_t p;
+
+	while ((p = waitpid(-1, &st, WNOHANG)) > 0)
+		if (p == cmd_pid)
+			*status = st;
+	return p < 0 && errno == ECHILD;
+}
+
+int do_run(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "interval", required_argument, NULL, 'i' },
+		{ "keep-cgroup", no_argument, NULL, 'k' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	uint64_t interval_ns = 0, next_ns;
+	struct session s;
+	struct report r;
+	struct memcg cg;
+	char name[64];
+	int c, err, fds[2], child_err = 0, status = 0, ret = EXIT_RUNTIME;
+	bool keep = false;
+	pid_t pid;
+
+	while ((c = getopt_long(argc, argv, "+ji:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			json_output = true;
+			break;
+		case 'i':
+			if (parse_duration(optarg, &interval_ns) || !interval_ns) {
+				p_err("bad --interval '%s' (examples: 500ms, 2s, 1m)", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'k':
+			keep = true;
+			break;
+		case 'h':
+			run_usage(stdout);
+			return EXIT_OK;
+		default:
+			run_usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind >= argc) {
+		p_err("run: no command given (memacct run -- CMD [ARGS...])");
+		return EXIT_USAGE;
+	}
+	argv += optind;
+	if (loader_check_env())
+		return EXIT_ENV;
+
+	snprintf(name, sizeof(name), "memacct-run-%d", getpid());
+	err = memcg_create(name, &cg);
+	if (err) {
+		p_err("creating memory cgroup %s: %s", name, strerror(-err));
+		return err == -ENOENT ? EXIT_ENV : EXIT_RUNTIME;
+	}
+	err = session_start(&s, &cg);
+	if (err) {
+		ret = EXIT_ENV;
+		goto out_rmdir;
+	}
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	if (pipe2(fds, O_CLOEXEC)) {
+		p_err("pipe: %s", strerror(errno));
+		goto out_session;
+	}
+	pid = fork();
+	if (pid < 0) {
+		p_err("fork: %s", strerror(errno));
+		goto out_session;
+	}
+	if (pid == 0) {
+		close(fds[0]);
+		exec_child(&cg, argv, fds[1]);
+	}
+	close(fds[1]);
+	install_stop_handlers(pid);
+	if (read(fds[0], &child_err, sizeof(child_err)) == sizeof(child_err))
+		p_err("cannot run '%s': %s", argv[0], strerror(-child_err));
+	close(fds[0]);
+
+	next_ns = now_ns() + interval_ns;
+	while (!reap(pid, &status)) {
+		session_poll(&s, 100);
+		if (interval_ns && !json_output && now_ns() >= next_ns) {
+			if (!session_report(&s, &r)) {
+				r.command = "run";
+				print_report(stdout, &r);
+				report_free(&r);
+			}
+			next_ns += interval_ns;
+		}
+	}
+	session_poll(&s, 0);
+	err = session_report(&s, &r);
+	if (err) {
+		p_err("building the report: %s", strerror(-err));
+		goto out_session;
+	}
+	r.command = "run";
+	r.final = true;
+	r.has_exit_status = true;
+	r.exit_status = WIFEXITED(status) ? WEXITSTATUS(status) :
+			WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 255;
+	print_report(stdout, &r);
+	ret = r.exit_status;
+	report_free(&r);
+out_session:
+	session_stop(&s);
+out_rmdir:
+	if (!keep) {
+		err = memcg_remove(&cg);
+		if (err)
+			p_warn("removing %s: %s", cg.path, strerror(-err));
+	}
+	return ret;
+}

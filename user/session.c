@@ -1,0 +1,444 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause)
+/*
+ * session.c - the collector: BPF records (flows, peaks, exit records) joined
+ * with the kernel's own stocks. Sources, per metric:
+ *   live process stocks   /proc/PID/status (VmRSS, RssAnon, RssFile,
+ *                         RssShmem, VmHWM, VmLck, VmPin)
+ *   exited process stocks the exit record (mm->rss_stat, signal->maxrss,
+ *                         mm->locked_vm, mm->pinned_vm at sched_process_exit)
+ *   faults                /proc/PID/stat minflt/majflt, or signal->min_flt
+ *                         at exit, minus the value at session start
+ *   flows                 BPF procs map (tracepoints, since attach)
+ *   cgroup stocks         memory.stat, memory.usage_in_bytes/current, peaks
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "bpf_loader.h"
+#include "memacct.skel.h"
+#include "proc.h"
+#include "session.h"
+#include "util.h"
+
+#pragma GCC poison u8 u16 u32 u64 s8 s16 s32 s64
+
+struct fault_base {
+	pid_t pid;
+	uint64_t start_ticks;
+	uint64_t minflt, majflt;
+};
+
+static uint64_t pages(const struct session *s, uint64_t n)
+{
+	return n * (uint64_t)s->page_size;
+}
+
+/* Flows and pinned peaks of a BPF record, in bytes. */
+static void flows_to_metrics(const struct session *s, const struct memacct_proc *p,
+			     struct metrics *m)
+{
+	m->cow_copied = pages(s, p->f.cow_copied_pages);
+	m->cow_file_copied = pages(s, p->f.cow_file_copied_pages);
+	m->zero_fill = pages(s, p->f.zero_fill_pages);
+	m->fault_alloc = pages(s, p->f.fault_alloc_pages);
+	m->remote_numa_alloc = pages(s, p->f.remote_numa_alloc_pages);
+	m->numa_migrated = 0;
+	for (int i = 0; i < MEMACCT_MR_NR; i++) {
+		m->numa_migrated_by_reason[i] = pages(s, p->f.numa_migrated_pages[i]);
+		m->numa_migrated += m->numa_migrated_by_reason[i];
+	}
+	m->numa_task_moves = p->f.numa_task_moves;
+	m->numa_task_swaps = p->f.numa_task_swaps;
+	m->oom_kills = p->f.oom_kills;
+	m->memcg_reclaims = p->f.memcg_reclaims;
+	m->mlocked_peak = pages(s, p->pin.locked_vm_peak_pages);
+	m->pinned_vm_peak = pages(s, p->pin.pinned_vm_peak_pages);
+	m->pinned_peak = pages(s, p->pin.pinned_peak_pages);
+}
+
+static uint64_t max_u64(uint64_t a, uint64_t b)
+{
+	return a > b ? a : b;
+}
+
+/* The fault baseline of a process alive at start, or NULL. */
+static const struct fault_base *base_of(const struct session *s, pid_t pid,
+					uint64_t start_ns)
+{
+	for (size_t i = 0; i < s->nbase; i++)
+		if (s->base[i].pid == pid &&
+		    proc_start_matches(start_ns, s->base[i].start_ticks))
+			return &s->base[i];
+	return NULL;
+}
+
+static void pinned_totals(struct metrics *m)
+{
+	m->pinned = m->mlocked + m->pinned_vm;
+	m->mlocked_peak = max_u64(m->mlocked_peak, m->mlocked);
+	m->pinned_vm_peak = max_u64(m->pinned_vm_peak, m->pinned_vm);
+	m->pinned_peak = max_u64(m->pinned_peak, m->pinned);
+}
+
+static void row_from_exit(const struct session *s, const struct memacct_proc_key *key,
+			  const struct memacct_proc *p, struct proc_row *row)
+{
+	const struct fault_base *b = base_of(s, key->tgid, key->start_boottime_ns);
+
+	memset(row, 0, sizeof(*row));
+	row->pid = key->tgid;
+	row->ppid = p->ppid;
+	memcpy(row->comm, p->comm, MEMACCT_COMM_LEN);
+	row->comm[MEMACCT_COMM_LEN] = '\0';
+	row->exited = true;
+	row->exit_code = p->exit_code;
+	row->start_boottime_ns = key->start_boottime_ns;
+	row->bpf_seen = true;
+	flows_to_metrics(s, p, &row->m);
+	row->m.file = pages(s, p->exit_rss_file_pages);
+	row->m.anon = pages(s, p->exit_rss_anon_pages);
+	row->m.shmem = pages(s, p->exit_rss_shmem_pages);
+	row->m.rss = row->m.file + row->m.anon + row->m.shmem;
+	row->m.rss_peak = max_u64(pages(s, p->exit_maxrss_pages), row->m.rss);
+	row->m.mlocked = pages(s, p->pin.locked_vm_pages);
+	row->m.pinned_vm = pages(s, p->pin.pinned_vm_pages);
+	pinned_totals(&row->m);
+	row->m.page_faults = p->exit_min_flt + p->exit_maj_flt;
+	row->m.major_faults = p->exit_maj_flt;
+	if (b) {
+		row->m.page_faults -= b->minflt + b->majflt;
+		row->m.major_faults -= b->majflt;
+	}
+}
+
+static int add_exited(struct session *s, const struct memacct_proc_key *key,
+		      const struct memacct_proc *p)
+{
+	if (s->nexited == s->cap_exited) {
+		size_t cap = s->cap_exited ? 2 * s->cap_exited : 64;
+		struct proc_row *n = realloc(s->exited, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		s->exited = n;
+		s->cap_exited = cap;
+	}
+	row_from_exit(s, key, p, &s->exited[s->nexited++]);
+	return 0;
+}
+
+static int on_exit_event(void *ctx, void *data, size_t len)
+{
+	const struct memacct_exit_event *ev = data;
+
+	if (len < sizeof(*ev))
+		return 0;
+	return add_exited(ctx, &ev->key, &ev->proc);
+}
+
+/* Stocks of a live process from /proc; false if it is gone or not @start_ns. */
+static bool row_from_proc(const struct session *s, pid_t pid, uint64_t start_ns,
+			  struct proc_row *row)
+{
+	struct proc_status st;
+	struct proc_stat ps;
+	const struct fault_base *b;
+
+	if (read_stat(pid, &ps) < 0 || ps.state == 'Z')
+		return false;
+	if (start_ns && !proc_start_matches(start_ns, ps.starttime_ticks))
+		return false;	/* the PID was reused */
+	if (read_status(pid, &st) < 0)
+		return false;
+	row->pid = pid;
+	row->ppid = ps.ppid;
+	snprintf(row->comm, sizeof(row->comm), "%s", ps.comm);
+	row->m.rss = st.rss;
+	row->m.anon = st.rss_anon;
+	row->m.file = st.rss_file;
+	row->m.shmem = st.rss_shmem;
+	row->m.rss_peak = max_u64(st.hwm, st.rss);
+	row->m.mlocked = st.locked;
+	row->m.pinned_vm = st.pinned;
+	pinned_totals(&row->m);
+	row->m.page_faults = ps.minflt + ps.majflt;
+	row->m.major_faults = ps.majflt;
+	b = base_of(s, pid, start_ns ? start_ns :
+		    ps.starttime_ticks * (1000000000ULL / sysconf(_SC_CLK_TCK)));
+	if (b) {
+		row->m.page_faults -= b->minflt + b->majflt;
+		row->m.major_faults -= b->majflt;
+	}
+	return true;
+}
+
+static int take_baseline(struct session *s)
+{
+	pid_t *pids = NULL;
+	int n = memcg_pids(&s->cg, true, &pids);
+
+	if (n < 0)
+		return n;
+	s->base = calloc(n ? n : 1, sizeof(*s->base));
+	if (!s->base) {
+		free(pids);
+		return -ENOMEM;
+	}
+	for (int i = 0; i < n; i++) {
+		struct proc_stat ps;
+
+		if (read_stat(pids[i], &ps) < 0)
+			continue;
+		s->base[s->nbase++] = (struct fault_base){
+			.pid = pids[i], .start_ticks = ps.starttime_ticks,
+			.minflt = ps.minflt, .majflt = ps.majflt,
+		};
+	}
+	free(pids);
+	memcg_read_stat(&s->cg, &s->cg_base);
+	return 0;
+}
+
+int session_start(struct session *s, const struct memcg *cg)
+{
+	struct loader_opts o = { .filter_cgid = cg->id, .filter_level = cg->level };
+	int err;
+
+	memset(s, 0, sizeof(*s));
+	s->cg = *cg;
+	s->page_size = sysconf(_SC_PAGESIZE);
+	s->numa_multi = loader_numa_nodes() > 1;
+	/* the root cgroup holds every process: no filter */
+	if (cg->level == 0)
+		o.filter_cgid = 0;
+	err = loader_start(&o, &s->skel);
+	if (err)
+		return err;
+	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.exits), on_exit_event, s, NULL);
+	if (!s->rb) {
+		err = -errno;
+		p_err("creating the ring buffer: %s", strerror(-err));
+		goto out_stop;
+	}
+	s->t0_ns = now_ns();
+	err = take_baseline(s);
+	if (err) {
+		p_err("reading %s: %s", s->cg.path, strerror(-err));
+		goto out_rb;
+	}
+	return 0;
+
+out_rb:
+	ring_buffer__free(s->rb);
+out_stop:
+	loader_stop(s->skel);
+	return err;
+}
+
+int session_poll(struct session *s, int timeout_ms)
+{
+	int n = ring_buffer__poll(s->rb, timeout_ms);
+
+	return n < 0 && n != -EINTR ? n : 0;
+}
+
+static bool id_in(const uint64_t *ids, int n, uint64_t id)
+{
+	for (int i = 0; i < n; i++)
+		if (ids[i] == id)
+			return true;
+	return false;
+}
+
+static bool pid_in(const struct report *r, pid_t pid)
+{
+	for (size_t i = 0; i < r->nprocs; i++)
+		if (r->procs[i].pid == pid && !r->procs[i].exited)
+			return true;
+	return false;
+}
+
+static int cmp_rows(const void *a, const void *b)
+{
+	const struct proc_row *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->exited - y->exited;
+}
+
+static void add_flows(struct metrics *t, const struct metrics *m)
+{
+	t->cow_copied += m->cow_copied;
+	t->cow_file_copied += m->cow_file_copied;
+	t->zero_fill += m->zero_fill;
+	t->fault_alloc += m->fault_alloc;
+	t->remote_numa_alloc += m->remote_numa_alloc;
+	t->numa_migrated += m->numa_migrated;
+	for (int i = 0; i < MEMACCT_MR_NR; i++)
+		t->numa_migrated_by_reason[i] += m->numa_migrated_by_reason[i];
+	t->numa_task_moves += m->numa_task_moves;
+	t->numa_task_swaps += m->numa_task_swaps;
+	t->memcg_reclaims += m->memcg_reclaims;
+	t->oom_kills += m->oom_kills;
+}
+
+/* Cgroup totals: stocks from the kernel's memcg files, flows summed. */
+static void cgroup_totals(struct session *s, struct report *r, const uint64_t *ids, int nids)
+{
+	struct metrics *t = &r->totals;
+	struct memcg_stat st;
+	uint64_t bpf_oom = 0;
+
+	memset(t, 0, sizeof(*t));
+	for (size_t i = 0; i < r->nprocs; i++) {
+		add_flows(t, &r->procs[i].m);
+		if (!r->procs[i].exited) {
+			t->mlocked += r->procs[i].m.mlocked;
+			t->pinned_vm += r->procs[i].m.pinned_vm;
+		}
+	}
+	bpf_oom = t->oom_kills;
+	/* pinned peaks of the cgroups, kept by BPF at every pinned change */
+	for (int i = 0; i < nids; i++) {
+		struct memacct_cgroup c;
+
+		if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.cgroups), &ids[i], &c))
+			continue;
+		t->mlocked_peak += pages(s, c.pin.locked_vm_peak_pages);
+		t->pinned_vm_peak += pages(s, c.pin.pinned_vm_peak_pages);
+		t->pinned_peak += pages(s, c.pin.pinned_peak_pages);
+	}
+	pinned_totals(t);
+	if (memcg_read_stat(&s->cg, &st) < 0)
+		return;	/* the cgroup is gone: only flows */
+	t->usage = st.usage;
+	t->rss = st.usage;
+	t->anon = st.anon;
+	t->file = st.file;
+	t->shmem = st.shmem;
+	t->rss_peak = st.has_peak ? st.peak : st.usage;
+	t->reclaimable = st.active_file + st.inactive_file;
+	t->reclaimable -= st.file_dirty + st.file_writeback < t->reclaimable ?
+			  st.file_dirty + st.file_writeback : t->reclaimable;
+	t->page_faults = st.pgfault - s->cg_base.pgfault;
+	t->major_faults = st.pgmajfault - s->cg_base.pgmajfault;
+	if (st.has_oom_kill)
+		t->oom_kills = max_u64(bpf_oom, st.oom_kill - s->cg_base.oom_kill);
+}
+
+static int push_row(struct report *r, size_t *cap, const struct proc_row *row)
+{
+	if (r->nprocs == *cap) {
+		size_t n = *cap ? 2 * *cap : 64;
+		struct proc_row *p = realloc(r->procs, n * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		r->procs = p;
+		*cap = n;
+	}
+	r->procs[r->nprocs++] = *row;
+	return 0;
+}
+
+/* Exit records the ring buffer could not take stay in the map: harvest them. */
+static int scan_procs_map(struct session *s, struct report *r, size_t *cap,
+			  const uint64_t *ids, int nids)
+{
+	int fd = bpf_map__fd(s->skel->maps.procs);
+	struct memacct_proc_key key, next, *prev = NULL;
+	struct memacct_proc p;
+	struct proc_row row;
+	int err;
+
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(fd, &key, &p))
+			continue;
+		if (p.flags & MEMACCT_PROC_EXITED) {
+			err = add_exited(s, &key, &p);
+			if (err)
+				return err;
+			bpf_map_delete_elem(fd, &key);
+			continue;
+		}
+		if (!id_in(ids, nids, p.memcg_id))
+			continue;	/* moved out of the subtree */
+		memset(&row, 0, sizeof(row));
+		flows_to_metrics(s, &p, &row.m);
+		if (!row_from_proc(s, key.tgid, key.start_boottime_ns, &row))
+			continue;	/* exiting now: its record is on the way */
+		row.start_boottime_ns = key.start_boottime_ns;
+		row.bpf_seen = true;
+		pinned_totals(&row.m);
+		err = push_row(r, cap, &row);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+int session_report(struct session *s, struct report *r)
+{
+	uint64_t *ids = NULL;
+	pid_t *pids = NULL;
+	size_t cap = 0;
+	int nids, npids, err;
+
+	memset(r, 0, sizeof(*r));
+	r->cg = s->cg;
+	r->numa_multi = s->numa_multi;
+	r->elapsed_s = (now_ns() - s->t0_ns) / 1e9;
+	ring_buffer__consume(s->rb);
+
+	nids = memcg_descendant_ids(&s->cg, &ids);
+	if (nids < 0) {	/* cgroup removed: keep only the cgroup itself */
+		ids = malloc(sizeof(*ids));
+		if (!ids)
+			return -ENOMEM;
+		ids[0] = s->cg.id;
+		nids = 1;
+	}
+	err = scan_procs_map(s, r, &cap, ids, nids);
+	if (err)
+		goto out;
+	/* live processes with no BPF record yet: no event since attach */
+	npids = memcg_pids(&s->cg, true, &pids);
+	for (int i = 0; i < npids; i++) {
+		struct proc_row row = { 0 };
+
+		if (pid_in(r, pids[i]) || !row_from_proc(s, pids[i], 0, &row))
+			continue;
+		err = push_row(r, &cap, &row);
+		if (err)
+			goto out;
+	}
+	for (size_t i = 0; i < s->nexited; i++) {
+		err = push_row(r, &cap, &s->exited[i]);
+		if (err)
+			goto out;
+	}
+	qsort(r->procs, r->nprocs, sizeof(*r->procs), cmp_rows);
+	cgroup_totals(s, r, ids, nids);
+	loader_dropped(s->skel, r->dropped);
+	for (int i = 0; i < MEMACCT_DROP_NR; i++)
+		r->dropped_events += r->dropped[i];
+out:
+	free(pids);
+	free(ids);
+	return err;
+}
+
+void session_stop(struct session *s)
+{
+	ring_buffer__free(s->rb);
+	loader_stop(s->skel);
+	free(s->exited);
+	free(s->base);
+	memset(s, 0, sizeof(*s));
+}

@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause) */
+/*
+ * session.h - one accounting session over a memory cgroup subtree: the BPF
+ * side attached, exit records collected, and reports built on demand from
+ * BPF flows plus the kernel's own stocks (/proc/PID/status, memory.stat).
+ */
+#ifndef MEMACCT_SESSION_H
+#define MEMACCT_SESSION_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "cgroup.h"
+#include "report.h"
+
+struct memacct_bpf;
+struct ring_buffer;
+struct fault_base;
+
+struct session {
+	struct memacct_bpf *skel;
+	struct ring_buffer *rb;
+	struct memcg cg;
+	uint64_t t0_ns;
+	long page_size;
+	bool numa_multi;
+	struct proc_row *exited;	/* exit records received so far */
+	size_t nexited, cap_exited;
+	struct fault_base *base;	/* fault counters of processes alive at start */
+	size_t nbase;
+	struct memcg_stat cg_base;	/* memory.stat counters at start */
+};
+
+/*
+ * session_start() - attach the BPF side filtered to @cg's subtree and take
+ * the baseline of the processes already in it. Returns 0 or negative errno
+ * (the error is printed).
+ */
+int session_start(struct session *s, const struct memcg *cg);
+
+/* session_poll() - wait up to @timeout_ms for exit records; 0 or -errno. */
+int session_poll(struct session *s, int timeout_ms);
+
+/*
+ * session_report() - fill @r (owned by the caller, report_free()) with every
+ * process seen in the subtree since start, live and exited, and the
+ * cgroup's totals. Returns 0 or negative errno.
+ */
+int session_report(struct session *s, struct report *r);
+
+void session_stop(struct session *s);
+
+#endif

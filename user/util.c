@@ -1,0 +1,405 @@
+/* SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause) */
+/* util.c - errors, number parsing and human units shared by every command. */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "util.h"
+
+bool json_output;
+bool verbose;
+
+#define MAX_FRAC_DIGITS	9	/* further decimals are validated, then ignored */
+
+/* Format into a malloc'd string without a trailing newline; NULL on ENOMEM. */
+static char *vfmt_msg(const char *fmt, va_list ap)
+{
+	char *msg;
+	size_t n;
+
+	if (vasprintf(&msg, fmt, ap) < 0)
+		return NULL;
+	n = strlen(msg);
+	while (n && msg[n - 1] == '\n')
+		msg[--n] = '\0';
+	return msg;
+}
+
+/*
+ * JSON strings must be valid UTF-8 or jansson refuses them; a hostile comm or
+ * path is not, so then every non-ASCII byte becomes '?'. jansson escapes
+ * quotes, backslashes and all control bytes.
+ */
+static void print_err_json(const char *msg)
+{
+	json_t *obj;
+	char *copy, *p;
+
+	obj = json_pack("{s:s}", "error", msg);
+	if (!obj) {
+		copy = strdup(msg);
+		if (copy) {
+			for (p = copy; *p; p++)
+				if ((unsigned char)*p >= 0x80)
+					*p = '?';
+			obj = json_pack("{s:s}", "error", copy);
+			free(copy);
+		}
+	}
+	if (obj) {
+		json_dumpf(obj, stdout, 0);
+		fputc('\n', stdout);
+		json_decref(obj);
+	} else {
+		fputs("{\"error\": \"out of memory\"}\n", stdout);
+	}
+	fflush(stdout);
+}
+
+void p_err(const char *fmt, ...)
+{
+	va_list ap;
+	char *msg;
+
+	va_start(ap, fmt);
+	msg = vfmt_msg(fmt, ap);
+	va_end(ap);
+
+	if (json_output)
+		print_err_json(msg ? msg : "out of memory");
+	else
+		fprintf(stderr, "Error: %s\n", msg ? msg : "out of memory");
+	free(msg);
+}
+
+void p_warn(const char *fmt, ...)
+{
+	va_list ap;
+	char *msg;
+
+	va_start(ap, fmt);
+	msg = vfmt_msg(fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "Warning: %s\n", msg ? msg : "out of memory");
+	free(msg);
+}
+
+void p_info(const char *fmt, ...)
+{
+	va_list ap;
+	char *msg;
+
+	if (!verbose)
+		return;
+	va_start(ap, fmt);
+	msg = vfmt_msg(fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "%s\n", msg ? msg : "out of memory");
+	free(msg);
+}
+
+int parse_u64(const char *s, uint64_t *out)
+{
+	unsigned long long v;
+	char *end;
+
+	/* strtoull() would accept leading blanks and a sign ("-1" wraps) */
+	if (!s || !isdigit((unsigned char)s[0]))
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno == ERANGE)
+		return -ERANGE;
+	if (errno || *end != '\0')
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+int parse_u64_n(const char *s, size_t len, uint64_t *out)
+{
+	uint64_t v = 0;
+	size_t i;
+
+	if (!s || !len)
+		return -EINVAL;
+	for (i = 0; i < len; i++) {
+		unsigned int d;
+
+		if (!isdigit((unsigned char)s[i]))
+			return -EINVAL;
+		d = s[i] - '0';
+		if (v > (UINT64_MAX - d) / 10)
+			return -ERANGE;
+		v = v * 10 + d;
+	}
+	*out = v;
+	return 0;
+}
+
+/*
+ * parse_decimal() - "123" or "1.25" at *@p: integer part in @ip, up to
+ * MAX_FRAC_DIGITS decimals as an integer in @frac with @scale = 10^decimals.
+ * Advances *@p past the number. 0, -EINVAL (no digits), -ERANGE.
+ */
+static int parse_decimal(const char **p, uint64_t *ip, uint64_t *frac,
+			 uint64_t *scale)
+{
+	const char *s = *p;
+	unsigned int ndig = 0;
+	uint64_t v = 0;
+
+	if (!isdigit((unsigned char)*s))
+		return -EINVAL;
+	for (; isdigit((unsigned char)*s); s++) {
+		unsigned int d = *s - '0';
+
+		if (v > (UINT64_MAX - d) / 10)
+			return -ERANGE;
+		v = v * 10 + d;
+	}
+	*ip = v;
+	*frac = 0;
+	*scale = 1;
+	if (*s == '.') {
+		s++;
+		if (!isdigit((unsigned char)*s))
+			return -EINVAL;
+		for (; isdigit((unsigned char)*s); s++, ndig++) {
+			if (ndig >= MAX_FRAC_DIGITS)
+				continue;
+			*frac = *frac * 10 + (*s - '0');
+			*scale *= 10;
+		}
+	}
+	*p = s;
+	return 0;
+}
+
+/* (@ip + @frac / @scale) * @mult, truncated; -ERANGE if it exceeds u64. */
+static int scale_decimal(uint64_t ip, uint64_t frac, uint64_t scale,
+			 uint64_t mult, uint64_t *out)
+{
+	unsigned __int128 v;
+
+	v = (unsigned __int128)ip * mult +
+	    (unsigned __int128)frac * mult / scale;
+	if (v > UINT64_MAX)
+		return -ERANGE;
+	*out = (uint64_t)v;
+	return 0;
+}
+
+int parse_size(const char *s, uint64_t percent_of, uint64_t *out)
+{
+	uint64_t ip, frac, scale, mult = 1;
+	const char *p = s;
+	int err;
+
+	if (!s)
+		return -EINVAL;
+	err = parse_decimal(&p, &ip, &frac, &scale);
+	if (err)
+		return err;
+
+	if (p[0] == '%' && p[1] == '\0') {
+		unsigned __int128 v;
+
+		if (!percent_of)
+			return -EINVAL;
+		if (ip > 100 || (ip == 100 && frac))
+			return -EINVAL;
+		v = (unsigned __int128)percent_of * (ip * scale + frac);
+		*out = (uint64_t)(v / ((unsigned __int128)100 * scale));
+		return 0;
+	}
+
+	switch (tolower((unsigned char)*p)) {
+	case 't':
+		mult <<= 10;
+		/* fallthrough */
+	case 'g':
+		mult <<= 10;
+		/* fallthrough */
+	case 'm':
+		mult <<= 10;
+		/* fallthrough */
+	case 'k':
+		mult <<= 10;
+		p++;
+		if (tolower((unsigned char)*p) == 'i')
+			p++;
+		break;
+	}
+	if (tolower((unsigned char)*p) == 'b')
+		p++;
+	if (*p != '\0')
+		return -EINVAL;
+	/* a fraction of a byte is meaningless: "1.5" and "1.5B" are refused */
+	if (frac && mult == 1)
+		return -EINVAL;
+	return scale_decimal(ip, frac, scale, mult, out);
+}
+
+int parse_duration(const char *s, uint64_t *out_ns)
+{
+	static const struct {
+		const char *suffix;
+		uint64_t ns;
+	} units[] = {
+		{ "",	1000000000ULL },
+		{ "ns",	1ULL },
+		{ "us",	1000ULL },
+		{ "ms",	1000000ULL },
+		{ "s",	1000000000ULL },
+		{ "m",	60ULL * 1000000000ULL },
+		{ "h",	3600ULL * 1000000000ULL },
+	};
+	uint64_t ip, frac, scale;
+	const char *p = s;
+	size_t i;
+	int err;
+
+	if (!s)
+		return -EINVAL;
+	err = parse_decimal(&p, &ip, &frac, &scale);
+	if (err)
+		return err;
+	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (!strcasecmp(p, units[i].suffix))
+			return scale_decimal(ip, frac, scale, units[i].ns, out_ns);
+	}
+	return -EINVAL;
+}
+
+char *fmt_bytes(char *buf, size_t len, uint64_t bytes)
+{
+	static const char *const units[] = { "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
+	unsigned int u = 0;
+	double v;
+
+	if (bytes < 1024) {
+		snprintf(buf, len, "%u B", (unsigned int)bytes);
+		return buf;
+	}
+	/* three significant digits; a value that rounds up to 1024 moves up a unit */
+	v = bytes / 1024.0;
+	while (v >= 1023.5 && u + 1 < sizeof(units) / sizeof(units[0])) {
+		v /= 1024.0;
+		u++;
+	}
+	if (v < 9.995)
+		snprintf(buf, len, "%.2f %s", v, units[u]);
+	else if (v < 99.95)
+		snprintf(buf, len, "%.1f %s", v, units[u]);
+	else
+		snprintf(buf, len, "%.0f %s", v, units[u]);
+	return buf;
+}
+
+/*
+ * read_file() reads at most @max bytes: a longer file is cut there, so size
+ * @max for the file. /proc files report st_size 0, hence the growing buffer.
+ * -ESRCH when a /proc/PID file's process exits between open() and read().
+ */
+long read_file(const char *path, char **out, size_t max)
+{
+	size_t cap, len = 0;
+	char *buf, *tmp;
+	ssize_t n;
+	int fd, err;
+
+	*out = NULL;
+	if (!max)
+		return -EINVAL;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+
+	cap = max < 4096 ? max : 4096;
+	buf = malloc(cap + 1);
+	if (!buf) {
+		err = -ENOMEM;
+		goto out_close;
+	}
+	while (len < max) {
+		if (len == cap) {
+			cap = cap > max / 2 ? max : cap * 2;
+			tmp = realloc(buf, cap + 1);
+			if (!tmp) {
+				err = -ENOMEM;
+				goto out_free_buf;
+			}
+			buf = tmp;
+		}
+		n = read(fd, buf + len, cap - len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			err = -errno;
+			goto out_free_buf;
+		}
+		if (n == 0)
+			break;
+		len += n;
+	}
+	close(fd);
+	buf[len] = '\0';
+	*out = buf;
+	return (long)len;
+
+out_free_buf:
+	free(buf);
+out_close:
+	close(fd);
+	return err;
+}
+
+/*
+ * cgroupfs reports a refused value (EINVAL, EBUSY, ESRCH...) on write().
+ * O_TRUNC as a shell's ">" does: ignored by kernfs, right for regular files.
+ */
+int write_file(const char *path, const char *s)
+{
+	size_t len = strlen(s), off = 0;
+	ssize_t n;
+	int fd, err = 0;
+
+	fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	while (off < len) {
+		n = write(fd, s + off, len - off);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			err = -errno;
+			break;
+		}
+		if (n == 0) {
+			err = -EIO;
+			break;
+		}
+		off += n;
+	}
+	if (close(fd) && !err)
+		err = -errno;
+	return err;
+}
+
+uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}

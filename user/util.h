@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause) */
+/* util.h - errors, number parsing and human units shared by every command. */
+#ifndef MEMACCT_UTIL_H
+#define MEMACCT_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* Exit codes (docs/memacct.1.md): */
+enum {
+	EXIT_OK = 0,
+	EXIT_VIOLATION = 1,	/* audit: a cap is exceeded */
+	EXIT_USAGE = 2,		/* bad command line */
+	EXIT_ENV = 3,		/* environment: not root, no BTF, no memory cgroup */
+	EXIT_RUNTIME = 4,	/* runtime failure */
+};
+
+extern bool json_output;	/* -j/--json given */
+extern bool verbose;		/* -v given */
+
+/*
+ * p_err() - print "Error: ..." on stderr, or {"error": "..."} on stdout in
+ * JSON mode. p_warn() always goes to stderr. p_info() only with -v.
+ */
+void p_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void p_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void p_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/*
+ * parse_u64() - parse a whole decimal number. Returns 0, or -EINVAL when
+ * @s is empty, has trailing bytes or a sign, -ERANGE on overflow.
+ */
+int parse_u64(const char *s, uint64_t *out);
+
+/*
+ * parse_u64_n() - the same for exactly the @len bytes at @s (a field inside a
+ * kernel file, not NUL-terminated): digits only. 0, -EINVAL, -ERANGE.
+ */
+int parse_u64_n(const char *s, size_t len, uint64_t *out);
+
+/*
+ * parse_size() - "4096", "4K", "4KiB", "4k", "512M", "512MB", "4G", "4GiB",
+ * "1T", or "10%" of @percent_of (bytes). Units are binary (K = 1024) as in
+ * the kernel's memparse(). Returns 0 and bytes in @out, or -EINVAL (bad
+ * token, percentage without a base, > 100%), -ERANGE (overflow).
+ */
+int parse_size(const char *s, uint64_t percent_of, uint64_t *out);
+
+/*
+ * parse_duration() - "500ms", "2s", "1.5s", "5m", "1h", a bare number is
+ * seconds. Returns 0 and nanoseconds in @out_ns, or -EINVAL / -ERANGE.
+ */
+int parse_duration(const char *s, uint64_t *out_ns);
+
+/*
+ * fmt_bytes() - human units with binary prefixes ("0 B", "812 KiB",
+ * "25.0 MiB", "1.20 GiB"); at most 10 characters. Returns @buf.
+ */
+char *fmt_bytes(char *buf, size_t len, uint64_t bytes);
+
+/*
+ * read_file() - read a whole (kernel) file into a NUL-terminated malloc'd
+ * buffer of up to @max bytes (caller frees). Returns the length, or
+ * negative errno (-ENOENT when it vanished, as /proc/PID files do).
+ */
+long read_file(const char *path, char **out, size_t max);
+
+/* write_file() - write @s to an existing file (cgroupfs). 0 or -errno. */
+int write_file(const char *path, const char *s);
+
+/* monotonic clock, ns */
+uint64_t now_ns(void);
+
+#endif
