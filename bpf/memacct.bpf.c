@@ -317,47 +317,52 @@ int BPF_PROG(mm_page_alloc, struct page *page, unsigned int order, gfp_t gfp_fla
 
 /* ---- pinned memory: locked_vm and pinned_vm after each syscall that moves them */
 
-static __always_inline void pinned_update(void)
+static __always_inline void peak(__u64 *peak, __u64 v)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
-	struct mm_struct *mm = BPF_CORE_READ(task, mm);
-	struct memacct_cgroup *c;
-	struct memacct_proc *p;
-	__u64 locked, pinned;
-	__s64 dl, dp;
+	if (v > *peak)
+		*peak = v;
+}
 
-	if (!mm)
-		return;
-	p = proc_get(task, true);
-	if (!p)
-		return;
-	locked = BPF_CORE_READ(mm, locked_vm);
-	pinned = BPF_CORE_READ(mm, pinned_vm.counter);
-	dl = locked - p->pin.locked_vm_pages;
-	dp = pinned - p->pin.pinned_vm_pages;
+/*
+ * Record a process's locked_vm/pinned_vm (pages) and move its cgroup's sums
+ * by the difference, keeping peaks of both.
+ */
+static __always_inline void pinned_set(struct memacct_proc *p, __u64 locked, __u64 pinned)
+{
+	__s64 dl = locked - p->pin.locked_vm_pages;
+	__s64 dp = pinned - p->pin.pinned_vm_pages;
+	struct memacct_cgroup *c;
+
 	p->pin.locked_vm_pages = locked;
 	p->pin.pinned_vm_pages = pinned;
-	if (locked > p->pin.locked_vm_peak_pages)
-		p->pin.locked_vm_peak_pages = locked;
-	if (pinned > p->pin.pinned_vm_peak_pages)
-		p->pin.pinned_vm_peak_pages = pinned;
-	if (locked + pinned > p->pin.pinned_peak_pages)
-		p->pin.pinned_peak_pages = locked + pinned;
+	peak(&p->pin.locked_vm_peak_pages, locked);
+	peak(&p->pin.pinned_vm_peak_pages, pinned);
+	peak(&p->pin.pinned_peak_pages, locked + pinned);
 	if (!dl && !dp)
 		return;
 	c = cgroup_get(p->memcg_id);
 	if (!c)
 		return;
-	__sync_fetch_and_add(&c->pin.locked_vm_pages, dl);
-	__sync_fetch_and_add(&c->pin.pinned_vm_pages, dp);
-	locked = c->pin.locked_vm_pages;
-	pinned = c->pin.pinned_vm_pages;
-	if (locked > c->pin.locked_vm_peak_pages)
-		c->pin.locked_vm_peak_pages = locked;
-	if (pinned > c->pin.pinned_vm_peak_pages)
-		c->pin.pinned_vm_peak_pages = pinned;
-	if (locked + pinned > c->pin.pinned_peak_pages)
-		c->pin.pinned_peak_pages = locked + pinned;
+	locked = __sync_add_and_fetch(&c->pin.locked_vm_pages, dl);
+	pinned = __sync_add_and_fetch(&c->pin.pinned_vm_pages, dp);
+	peak(&c->pin.locked_vm_peak_pages, locked);
+	peak(&c->pin.pinned_vm_peak_pages, pinned);
+	peak(&c->pin.pinned_peak_pages, locked + pinned);
+}
+
+/* After a syscall that may move mm->locked_vm or mm->pinned_vm. */
+static __always_inline void pinned_update(void)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct mm_struct *mm = BPF_CORE_READ(task, mm);
+	struct memacct_proc *p;
+
+	if (!mm)
+		return;
+	p = proc_get(task, true);
+	if (p)
+		pinned_set(p, BPF_CORE_READ(mm, locked_vm),
+			   BPF_CORE_READ(mm, pinned_vm.counter));
 }
 
 #define PINNED_EXIT(name)					\
@@ -376,6 +381,7 @@ PINNED_EXIT(munlockall)
 PINNED_EXIT(mmap)
 PINNED_EXIT(munmap)
 PINNED_EXIT(mremap)
+PINNED_EXIT(brk)		/* heap growth under mlockall(MCL_FUTURE) */
 PINNED_EXIT(io_uring_register)
 
 /* ---- NUMA migrations and balancing ----------------------------------- */
@@ -498,15 +504,13 @@ int BPF_PROG(sched_process_exit, struct task_struct *task)
 	struct memacct_cgroup *c;
 	struct memacct_proc *p;
 	struct mm_struct *mm;
-	__u64 hiwater, rss, tracked_locked, tracked_pinned;
+	__u64 hiwater, rss;
 
 	if (BPF_CORE_READ(sig, live.counter) != 0)
 		return 0;	/* other threads still run */
 	p = proc_get(task, true);
 	if (!p)
 		return 0;
-	tracked_locked = p->pin.locked_vm_pages;
-	tracked_pinned = p->pin.pinned_vm_pages;
 	mm = BPF_CORE_READ(task, mm);
 	p->exit_maxrss_pages = BPF_CORE_READ(sig, maxrss);
 	if (mm) {
@@ -520,8 +524,10 @@ int BPF_PROG(sched_process_exit, struct task_struct *task)
 			hiwater = rss;
 		if (hiwater > p->exit_maxrss_pages)
 			p->exit_maxrss_pages = hiwater;
-		p->pin.locked_vm_pages = BPF_CORE_READ(mm, locked_vm);
-		p->pin.pinned_vm_pages = BPF_CORE_READ(mm, pinned_vm.counter);
+		/* last word on pinned memory: peaks see growth no syscall
+		 * hook saw (stack growth under MCL_FUTURE, ...) */
+		pinned_set(p, BPF_CORE_READ(mm, locked_vm),
+			   BPF_CORE_READ(mm, pinned_vm.counter));
 		p->flags |= MEMACCT_PROC_EXIT_MM;
 	}
 	p->exit_min_flt = BPF_CORE_READ(sig, min_flt) + BPF_CORE_READ(task, min_flt);
@@ -544,10 +550,10 @@ int BPF_PROG(sched_process_exit, struct task_struct *task)
 		__sync_fetch_and_add(&c->f.numa_task_swaps, p->f.numa_task_swaps);
 		__sync_fetch_and_add(&c->f.oom_kills, p->f.oom_kills);
 		__sync_fetch_and_add(&c->f.memcg_reclaims, p->f.memcg_reclaims);
-		/* its pinned memory goes with its mm: take back what
-		 * pinned_update() added to the cgroup's sums */
-		__sync_fetch_and_add(&c->pin.locked_vm_pages, -(__s64)tracked_locked);
-		__sync_fetch_and_add(&c->pin.pinned_vm_pages, -(__s64)tracked_pinned);
+		/* its pinned memory goes with its mm: take it out of the
+		 * cgroup's sums (the record keeps the at-exit values) */
+		__sync_fetch_and_add(&c->pin.locked_vm_pages, -(__s64)p->pin.locked_vm_pages);
+		__sync_fetch_and_add(&c->pin.pinned_vm_pages, -(__s64)p->pin.pinned_vm_pages);
 		__sync_fetch_and_add(&c->procs_exited, 1);
 	}
 

@@ -386,6 +386,7 @@ START_TEST(test_outside_not_counted)
 
 	/* memacct accounts `sleep 3` while a CoW workload runs outside it */
 	snprintf(cmd, sizeof(cmd), "%s -j run -- sleep 3", memacct);
+	setenv("W", workloads, 1);
 	bg = fork();
 	if (bg == 0) {
 		sleep(1);
@@ -393,7 +394,7 @@ START_TEST(test_outside_not_counted)
 		      "for i in 1 2 3; do $W/cow_fork 32 1 >/dev/null; done", NULL);
 		_exit(1);
 	}
-	r = run_cmd("W=%s %s", workloads, cmd);
+	r = run_cmd("%s", cmd);
 	waitpid(bg, NULL, 0);
 	ck_assert_ptr_nonnull(r->report);
 	procs = json_object_get(r->report, "processes");
@@ -435,7 +436,7 @@ static void remove_test_cgroup(void)
 
 START_TEST(test_attach_cgroup_by_name)
 {
-	char cmd[2048], name[64];
+	char cmd[2048], name[512];
 	struct result *r;
 	json_t *t;
 

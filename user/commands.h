@@ -10,7 +10,7 @@ int do_attach(int argc, char **argv);
 /*
  * stop_requested - the signal (SIGINT, SIGTERM, SIGHUP) that asked memacct to
  * stop, 0 if none. install_stop_handlers() also forwards those signals to
- * @forward_to_pid when > 0 (run's CMD). Both in main.c.
+ * @forward_to_pid when > 0 (run's CMD). In signals.c.
  */
 extern volatile int stop_requested;
 void install_stop_handlers(int forward_to_pid);

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause)
 /* main.c - command table and global options. */
 #include <getopt.h>
-#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include "commands.h"
@@ -22,27 +21,6 @@ static const struct cmd cmds[] = {
 	{ "attach", do_attach,
 	  "attach --cgroup NAME|PATH | --pid PID [-j] [--interval DUR] [--duration DUR]" },
 };
-
-volatile int stop_requested;
-static volatile int forward_pid;
-
-static void on_stop(int sig)
-{
-	stop_requested = sig;
-	if (forward_pid > 0)
-		kill(forward_pid, sig);
-}
-
-void install_stop_handlers(int forward_to_pid)
-{
-	struct sigaction sa = { .sa_handler = on_stop };
-
-	forward_pid = forward_to_pid;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-}
 
 static void usage(FILE *f)
 {

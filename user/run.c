@@ -8,7 +8,6 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -32,21 +31,33 @@ static void run_usage(FILE *f)
 		"  for the cgroup, where its memory went. Exits with CMD's status.\n");
 }
 
-/* Child side: join the cgroup, exec; errno goes back through @fd. */
-static void exec_child(const struct memcg *cg, char **argv, int fd)
+/*
+ * Child side of vfork(): join the cgroup and exec. vfork() rather than
+ * fork(): a forked child would copy-on-write memacct's own pages after it
+ * joined the cgroup, and they would be counted as CMD's. The child shares
+ * our memory until exec, so it reports its error through @err.
+ */
+static void exec_child(const struct memcg *cg, char **argv, volatile int *err)
 {
-	int err = memcg_add_pid(cg, 0);
+	int e = memcg_add_pid(cg, 0);
 
-	if (!err) {
-		signal(SIGINT, SIG_DFL);
-		signal(SIGTERM, SIG_DFL);
-		signal(SIGHUP, SIG_DFL);
+	if (!e) {
 		execvp(argv[0], argv);
-		err = -errno;
+		e = -errno;
 	}
-	if (write(fd, &err, sizeof(err)) < 0)
-		_exit(127);
-	_exit(err == -ENOENT ? 127 : 126);
+	*err = e;
+	_exit(e == -ENOENT ? 127 : 126);
+}
+
+/* vfork + exec_child in a frame of its own: nothing of do_run's is clobbered. */
+static __attribute__((noinline)) pid_t spawn_in_cgroup(const struct memcg *cg, char **argv,
+							volatile int *err)
+{
+	pid_t pid = vfork();
+
+	if (pid == 0)
+		exec_child(cg, argv, err);
+	return pid;
 }
 
 /* Reap every child; true when none is left. Sets *status for @cmd_pid. */
@@ -75,7 +86,8 @@ int do_run(int argc, char **argv)
 	struct report r;
 	struct memcg cg;
 	char name[64];
-	int c, err, fds[2], child_err = 0, status = 0, ret = EXIT_RUNTIME;
+	volatile int child_err = 0;
+	int c, err, status = 0, ret = EXIT_RUNTIME;
 	bool keep = false;
 	pid_t pid;
 
@@ -121,24 +133,15 @@ int do_run(int argc, char **argv)
 		goto out_rmdir;
 	}
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
-	if (pipe2(fds, O_CLOEXEC)) {
-		p_err("pipe: %s", strerror(errno));
-		goto out_session;
-	}
-	pid = fork();
+	pid = spawn_in_cgroup(&cg, argv, &child_err);
 	if (pid < 0) {
-		p_err("fork: %s", strerror(errno));
+		p_err("vfork: %s", strerror(errno));
 		goto out_session;
 	}
-	if (pid == 0) {
-		close(fds[0]);
-		exec_child(&cg, argv, fds[1]);
-	}
-	close(fds[1]);
+	/* the child has exec'd or exited: SIGINT/SIGTERM/SIGHUP go to it */
 	install_stop_handlers(pid);
-	if (read(fds[0], &child_err, sizeof(child_err)) == sizeof(child_err))
+	if (child_err)
 		p_err("cannot run '%s': %s", argv[0], strerror(-child_err));
-	close(fds[0]);
 
 	next_ns = now_ns() + interval_ns;
 	while (!reap(pid, &status)) {

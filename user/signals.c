@@ -1,0 +1,26 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause)
+/* signals.c - SIGINT/SIGTERM/SIGHUP: stop cleanly, or forward to run's CMD. */
+#include <signal.h>
+#include <stddef.h>
+#include "commands.h"
+
+volatile int stop_requested;
+static volatile int forward_pid;
+
+static void on_stop(int sig)
+{
+	stop_requested = sig;
+	if (forward_pid > 0)
+		kill(forward_pid, sig);
+}
+
+void install_stop_handlers(int forward_to_pid)
+{
+	struct sigaction sa = { .sa_handler = on_stop };
+
+	forward_pid = forward_to_pid;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+}
