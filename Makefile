@@ -22,6 +22,7 @@ USER_SRCS  := $(sort $(wildcard user/*.c))
 USER_OBJS  := $(patsubst user/%.c,$(OUTPUT)/%.o,$(USER_SRCS))
 LIB_OBJS   := $(filter-out $(OUTPUT)/main.o,$(USER_OBJS))
 UNIT_SRCS  := $(sort $(wildcard tests/unit_*.c))
+INTEG_SRCS := $(sort $(wildcard tests/integration*.c))
 WORKLOADS  := $(patsubst tests/workloads/%.c,$(OUTPUT)/workloads/%,$(sort $(wildcard tests/workloads/*.c)))
 
 ifeq ($(V),1)
@@ -65,10 +66,10 @@ $(OUTPUT)/test_unit: $(UNIT_SRCS) $(LIB_OBJS) tests/check_util.h
 	$(Q)$(CC) $(CFLAGS) $(WARNINGS) -Wno-missing-prototypes $(INCLUDES) -Itests \
 		$(UNIT_SRCS) $(LIB_OBJS) $(LIBS) $(HTTP_LIBS) $(CHECK_LIBS) -o $@
 
-$(OUTPUT)/test_integration: tests/integration.c tests/check_util.h $(LIB_OBJS)
+$(OUTPUT)/test_integration: $(INTEG_SRCS) tests/integration.h $(LIB_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $(WARNINGS) -Wno-missing-prototypes $(INCLUDES) -Itests \
-		tests/integration.c $(LIB_OBJS) $(LIBS) $(HTTP_LIBS) $(CHECK_LIBS) -o $@
+		$(INTEG_SRCS) $(LIB_OBJS) $(LIBS) $(HTTP_LIBS) $(CHECK_LIBS) -o $@
 
 $(OUTPUT)/workloads/%: tests/workloads/%.c | $(OUTPUT)/workloads
 	$(call msg,CC,$@)

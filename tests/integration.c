@@ -22,27 +22,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#define MiB (1024ULL * 1024)
-#define PAGE 4096ULL
-#define SLACK (16 * PAGE)
+#include "integration.h"
 
-static const char *memacct, *workloads, *testsdir;
+const char *memacct, *workloads, *testsdir;
 
-struct truth {
-	char key[64];
-	char arg[32];		/* optional middle token ("truth K PID V") */
-	long long val;
-};
-
-struct result {
-	int status;		/* memacct's exit status */
-	char *out;		/* whole stdout */
-	json_t *report;		/* last JSON object line, or NULL */
-	struct truth t[4096];
-	int nt;
-};
-
-static void result_free(struct result *r)
+void result_free(struct result *r)
 {
 	free(r->out);
 	json_decref(r->report);
@@ -50,7 +34,7 @@ static void result_free(struct result *r)
 }
 
 /* Run a shell command line; stdout captured, stderr passed through. */
-static struct result *run_cmd(const char *fmt, ...)
+struct result *run_cmd(const char *fmt, ...)
 {
 	struct result *r = calloc(1, sizeof(*r));
 	char cmd[4096], *line, *save;
@@ -112,7 +96,7 @@ static struct result *run_cmd(const char *fmt, ...)
 	return r;
 }
 
-static long long truth(const struct result *r, const char *key)
+long long truth(const struct result *r, const char *key)
 {
 	for (int i = r->nt - 1; i >= 0; i--)
 		if (!strcmp(r->t[i].key, key))
@@ -121,7 +105,7 @@ static long long truth(const struct result *r, const char *key)
 	return -1;
 }
 
-static long long jint(json_t *o, const char *key)
+long long jint(json_t *o, const char *key)
 {
 	json_t *v = json_object_get(o, key);
 
@@ -129,7 +113,7 @@ static long long jint(json_t *o, const char *key)
 	return json_integer_value(v);
 }
 
-static json_t *proc_by_pid(const struct result *r, long long pid)
+json_t *proc_by_pid(const struct result *r, long long pid)
 {
 	json_t *procs = json_object_get(r->report, "processes"), *p;
 	size_t i;
@@ -141,7 +125,7 @@ static json_t *proc_by_pid(const struct result *r, long long pid)
 	return NULL;
 }
 
-static void assert_near(const char *what, long long got, long long want)
+void assert_near(const char *what, long long got, long long want)
 {
 	long long tol = want / 100 > (long long)SLACK ? want / 100 : (long long)SLACK;
 
@@ -150,7 +134,7 @@ static void assert_near(const char *what, long long got, long long want)
 	printf("  %-40s memacct %12lld  truth %12lld\n", what, got, want);
 }
 
-static struct result *memacct_run(const char *workload_and_args)
+struct result *memacct_run(const char *workload_and_args)
 {
 	struct result *r = run_cmd("%s -j run -- %s/%s", memacct, workloads, workload_and_args);
 
@@ -538,7 +522,7 @@ START_TEST(test_dataloader_demo)
 }
 END_TEST
 
-static Suite *integration_suite(void)
+Suite *integration_suite(void)
 {
 	Suite *s = suite_create("integration");
 	TCase *tc = tcase_create("root");
@@ -589,6 +573,14 @@ int main(void)
 		return 0;
 	}
 	sr = srunner_create(integration_suite());
+	if (explain_suite)
+		srunner_add_suite(sr, explain_suite());
+	if (audit_suite)
+		srunner_add_suite(sr, audit_suite());
+	if (daemon_suite)
+		srunner_add_suite(sr, daemon_suite());
+	if (numa_suite)
+		srunner_add_suite(sr, numa_suite());
 	srunner_set_fork_status(sr, CK_NOFORK);
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);

@@ -162,6 +162,11 @@ static int mountinfo_memcg(const char *text, char *mnt, char *mnt_root, int *ver
 	return err;
 }
 
+/*
+ * parse_mountinfo_memcg() - @root (PATH_MAX) and @version from mountinfo
+ * text; a NULL @v2_has_memory reads the candidate's cgroup.controllers.
+ * 0, -ENOENT (no memory hierarchy), -EINVAL, -ENAMETOOLONG, -ENOMEM.
+ */
 int parse_mountinfo_memcg(const char *text, char *root, int *version,
 			  bool (*v2_has_memory)(const char *mnt))
 {
@@ -190,6 +195,10 @@ static int memcg_mount_get(void)
 	return 0;
 }
 
+/*
+ * memcg_root() - from /proc/self/mountinfo, read once and cached for the
+ * process's lifetime. 0, -ENOENT, or read_file()'s error.
+ */
 int memcg_root(char *root, int *version)
 {
 	int err;
@@ -257,6 +266,13 @@ static bool path_below(const char *path, const char *dir, const char **rest)
 	return true;
 }
 
+/*
+ * memcg_of_path() - @abs must name a directory at or below @root (both
+ * absolute, "//" and trailing '/' allowed, "." and ".." refused) on the
+ * same file system. id = st_ino (the kernfs id the BPF side reads),
+ * level = components below @root. 0, -EINVAL (outside @root, bad
+ * version), -ENOENT, -ENOTDIR (a file or a symlink), -EXDEV (another mount).
+ */
 int memcg_of_path(const char *root, int version, const char *abs, struct memcg *cg)
 {
 	char r[PATH_MAX], a[PATH_MAX];
@@ -438,6 +454,7 @@ int memcg_resolve_at(const char *root, int version, const char *arg,
 	return memcg_search(r, version, a, cg, ambiguous);
 }
 
+/* memcg_resolve() - memcg_resolve_at() below memcg_root() */
 int memcg_resolve(const char *arg, struct memcg *cg, FILE *ambiguous)
 {
 	int err;
@@ -486,6 +503,11 @@ next:
 	return -ENOENT;
 }
 
+/*
+ * memcg_of_pid() - /proc/@pid/cgroup (@pid 0: self) mapped below
+ * memcg_root(). -ENOENT/-ESRCH when the process is gone, -ENOENT when its
+ * cgroup is not visible below the mount (another cgroup namespace).
+ */
 int memcg_of_pid(pid_t pid, struct memcg *cg)
 {
 	char proc[64], rel[PATH_MAX], abs[PATH_MAX];
@@ -521,6 +543,10 @@ int memcg_of_pid(pid_t pid, struct memcg *cg)
 	return memcg_of_path(memcg_mount.mnt, memcg_mount.version, abs, cg);
 }
 
+/*
+ * memcg_create_at() - mkdir @root/@name (0755; @name relative, no "..").
+ * 0, -EEXIST, -EINVAL, -ENOENT (missing parent), mkdir()'s -errno.
+ */
 int memcg_create_at(const char *root, int version, const char *name, struct memcg *cg)
 {
 	char n[PATH_MAX], path[PATH_MAX];
@@ -541,6 +567,7 @@ int memcg_create_at(const char *root, int version, const char *name, struct memc
 	return err;
 }
 
+/* memcg_create() - memcg_create_at() below memcg_root() */
 int memcg_create(const char *name, struct memcg *cg)
 {
 	int err;
@@ -571,6 +598,10 @@ int memcg_remove(const struct memcg *cg)
 	return 0;
 }
 
+/*
+ * memcg_add_pid() - write the tgid to cgroup.procs: the whole thread group
+ * moves. 0, or the kernel's refusal from write() (-ESRCH, -EINVAL, -EACCES).
+ */
 int memcg_add_pid(const struct memcg *cg, pid_t pid)
 {
 	char path[PATH_MAX + 16], buf[16];
@@ -694,6 +725,10 @@ static int ids_fn(const FTSENT *ent, void *ctx)
 	return 0;
 }
 
+/*
+ * memcg_descendant_ids() - inode numbers of @cg (first) and of every
+ * directory below it, parents before children. Count or -errno.
+ */
 int memcg_descendant_ids(const struct memcg *cg, uint64_t **ids)
 {
 	struct id_list il = { 0 };

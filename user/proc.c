@@ -178,6 +178,7 @@ static long read_proc_file(pid_t pid, const char *name, char **buf)
 	return len;
 }
 
+/* read_status() - parse_status() of /proc/@pid/status; -ENOENT/-ESRCH when gone */
 int read_status(pid_t pid, struct proc_status *st)
 {
 	char *buf;
@@ -260,6 +261,7 @@ int parse_stat(const char *text, struct proc_stat *st)
 	return 0;
 }
 
+/* read_stat() - parse_stat() of /proc/@pid/stat; -ENOENT/-ESRCH when gone */
 int read_stat(pid_t pid, struct proc_stat *st)
 {
 	char *buf;

@@ -65,6 +65,7 @@ static void print_err_json(const char *msg)
 	fflush(stdout);
 }
 
+/* p_err() - "Error: msg" on stderr, or {"error": "msg"} on stdout with -j */
 void p_err(const char *fmt, ...)
 {
 	va_list ap;
@@ -81,6 +82,7 @@ void p_err(const char *fmt, ...)
 	free(msg);
 }
 
+/* p_warn() - "Warning: msg" on stderr, in JSON mode too */
 void p_warn(const char *fmt, ...)
 {
 	va_list ap;
@@ -93,6 +95,7 @@ void p_warn(const char *fmt, ...)
 	free(msg);
 }
 
+/* p_info() - "msg" on stderr, only with -v */
 void p_info(const char *fmt, ...)
 {
 	va_list ap;
@@ -107,6 +110,7 @@ void p_info(const char *fmt, ...)
 	free(msg);
 }
 
+/* parse_u64() - whole decimal string; 0, -EINVAL (empty, sign, blanks, trailing bytes), -ERANGE */
 int parse_u64(const char *s, uint64_t *out)
 {
 	unsigned long long v;
@@ -125,6 +129,7 @@ int parse_u64(const char *s, uint64_t *out)
 	return 0;
 }
 
+/* parse_u64_n() - exactly @len decimal digits; 0, -EINVAL, -ERANGE */
 int parse_u64_n(const char *s, size_t len, uint64_t *out)
 {
 	uint64_t v = 0;
@@ -199,6 +204,12 @@ static int scale_decimal(uint64_t ip, uint64_t frac, uint64_t scale,
 	return 0;
 }
 
+/*
+ * parse_size() - bytes from "N", "N[KMGT][i][B]" (case-insensitive, binary
+ * units, a decimal fraction allowed with a unit: "1.5G") or "P%" of
+ * @percent_of bytes (0 <= P <= 100, fraction allowed, result truncated).
+ * 0, -EINVAL (bad token, % without a base or above 100), -ERANGE (> 2^64-1).
+ */
 int parse_size(const char *s, uint64_t percent_of, uint64_t *out)
 {
 	uint64_t ip, frac, scale, mult = 1;
@@ -250,6 +261,10 @@ int parse_size(const char *s, uint64_t percent_of, uint64_t *out)
 	return scale_decimal(ip, frac, scale, mult, out);
 }
 
+/*
+ * parse_duration() - nanoseconds from "N[.F]" + ns/us/ms/s/m/h (any case),
+ * a bare number being seconds; truncated to whole ns. 0, -EINVAL, -ERANGE.
+ */
 int parse_duration(const char *s, uint64_t *out_ns)
 {
 	static const struct {
@@ -281,6 +296,11 @@ int parse_duration(const char *s, uint64_t *out_ns)
 	return -EINVAL;
 }
 
+/*
+ * fmt_bytes() - "N B" below 1 KiB, else three significant digits and a
+ * binary unit ("9.99 KiB", "25.0 MiB", "812 KiB"); at most 8 characters
+ * ("1023 KiB"), cut to @len like snprintf(). Returns @buf.
+ */
 char *fmt_bytes(char *buf, size_t len, uint64_t bytes)
 {
 	static const char *const units[] = { "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
@@ -396,6 +416,7 @@ int write_file(const char *path, const char *s)
 	return err;
 }
 
+/* now_ns() - CLOCK_MONOTONIC in nanoseconds (comparable with bpf_ktime_get_ns()) */
 uint64_t now_ns(void)
 {
 	struct timespec ts;

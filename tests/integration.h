@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause) */
+/*
+ * integration.h - helpers shared by the root integration tests
+ * (tests/integration*.c, one binary; main() in integration.c). A new file
+ * defines one of the weak suite functions below and is picked up by the
+ * Makefile's wildcard.
+ */
+#ifndef MEMACCT_INTEGRATION_H
+#define MEMACCT_INTEGRATION_H
+
+#include <check.h>
+#include <jansson.h>
+
+#define MiB (1024ULL * 1024)
+#define PAGE 4096ULL
+#define SLACK (16 * PAGE)
+
+/* $MEMACCT (the binary), $WORKLOADS (built workloads), $TESTS (tests/) */
+extern const char *memacct, *workloads, *testsdir;
+
+struct truth {
+	char key[64];
+	char arg[32];		/* optional middle token ("truth K PID V") */
+	long long val;
+};
+
+struct result {
+	int status;		/* exit status of the command line */
+	char *out;		/* whole stdout */
+	json_t *report;		/* last line that parsed as a JSON object, or NULL */
+	struct truth t[4096];	/* "truth K [ARG] V" and "kernel K [ARG] V" lines */
+	int nt;
+};
+
+/* run_cmd() - run a shell command line (printf format); stdout captured. */
+struct result *run_cmd(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void result_free(struct result *r);
+/* truth() - last value printed for @key; fails the test when absent. */
+long long truth(const struct result *r, const char *key);
+/* jint() - integer member @key of @o; fails the test when absent. */
+long long jint(json_t *o, const char *key);
+/* proc_by_pid() - the report's process object of @pid; fails when absent. */
+json_t *proc_by_pid(const struct result *r, long long pid);
+/* assert_near() - |got - want| <= max(1% of want, 16 pages); prints both. */
+void assert_near(const char *what, long long got, long long want);
+/* memacct_run() - `memacct -j run -- $WORKLOADS/ARGS`, with a report. */
+struct result *memacct_run(const char *workload_and_args);
+
+/* Suites of other files; main() runs those that are linked in. */
+Suite *integration_suite(void);
+Suite *explain_suite(void) __attribute__((weak));
+Suite *audit_suite(void) __attribute__((weak));
+Suite *daemon_suite(void) __attribute__((weak));
+Suite *numa_suite(void) __attribute__((weak));
+
+#endif
