@@ -31,6 +31,11 @@
 Suite *util_suite(void);
 Suite *proc_suite(void);
 Suite *cgroup_suite(void);
+/* Suites of other files, run when linked in (tests/unit_*.c wildcard). */
+Suite *report_suite(void) __attribute__((weak));
+Suite *smaps_suite(void) __attribute__((weak));
+Suite *limits_suite(void) __attribute__((weak));
+Suite *metrics_suite(void) __attribute__((weak));
 
 /*
  * load_data() - the captured file DATA_DIR/@name as a NUL-terminated malloc'd

@@ -521,6 +521,14 @@ int main(void)
 	sr = srunner_create(util_suite());
 	srunner_add_suite(sr, proc_suite());
 	srunner_add_suite(sr, cgroup_suite());
+	if (report_suite)
+		srunner_add_suite(sr, report_suite());
+	if (smaps_suite)
+		srunner_add_suite(sr, smaps_suite());
+	if (limits_suite)
+		srunner_add_suite(sr, limits_suite());
+	if (metrics_suite)
+		srunner_add_suite(sr, metrics_suite());
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);
