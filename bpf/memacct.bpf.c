@@ -570,3 +570,43 @@ int BPF_PROG(sched_process_exit, struct task_struct *task)
 	bpf_map_delete_elem(&procs, &key);
 	return 0;
 }
+
+/*
+ * iter/task: stocks of every process in one pass (memacct daemon). Emits one
+ * struct memacct_task_stock per thread-group leader that has an mm; kernel
+ * threads and zombies have none and are skipped.
+ */
+SEC("iter/task")
+int task_stocks(struct bpf_iter__task *ctx)
+{
+	struct seq_file *seq = ctx->meta->seq;
+	struct task_struct *task = ctx->task;
+	struct memacct_task_stock r = {};
+	struct signal_struct *sig;
+	struct cgroup *cg;
+	struct mm_struct *mm;
+
+	if (!task || task->pid != task->tgid)
+		return 0;
+	mm = task->mm;
+	if (!mm)
+		return 0;
+	r.tgid = task->tgid;
+	r.ppid = BPF_CORE_READ(task, real_parent, tgid);
+	r.start_boottime_ns = task->start_boottime;
+	r.rss_anon_pages = mm_counter_pages(mm, MM_ANONPAGES);
+	r.rss_file_pages = mm_counter_pages(mm, MM_FILEPAGES);
+	r.rss_shmem_pages = mm_counter_pages(mm, MM_SHMEMPAGES);
+	r.locked_vm_pages = BPF_CORE_READ(mm, locked_vm);
+	r.pinned_vm_pages = BPF_CORE_READ(mm, pinned_vm.counter);
+	r.hiwater_rss_pages = BPF_CORE_READ(mm, hiwater_rss);
+	sig = task->signal;
+	r.min_flt = BPF_CORE_READ(sig, min_flt) + task->min_flt;
+	r.maj_flt = BPF_CORE_READ(sig, maj_flt) + task->maj_flt;
+	cg = task_memcg(task);
+	if (cg)
+		r.memcg_id = BPF_CORE_READ(cg, kn, id);
+	bpf_probe_read_kernel_str(r.comm, sizeof(r.comm), task->comm);
+	bpf_seq_write(seq, &r, sizeof(r));
+	return 0;
+}

@@ -115,4 +115,25 @@ struct memacct_node_range {
 	__u32 pad;
 };
 
+/*
+ * Record written by the iter/task program (one read() of a bpf_iter fd gives
+ * one per thread-group leader with an mm): the stocks of every process at
+ * once, instead of opening /proc/PID/status per process.
+ */
+struct memacct_task_stock {
+	__u32 tgid;
+	__u32 ppid;
+	__u64 start_boottime_ns;	/* same as memacct_proc_key */
+	__u64 rss_anon_pages;		/* mm->rss_stat[MM_ANONPAGES] */
+	__u64 rss_file_pages;		/* mm->rss_stat[MM_FILEPAGES] */
+	__u64 rss_shmem_pages;		/* mm->rss_stat[MM_SHMEMPAGES] */
+	__u64 locked_vm_pages;		/* mm->locked_vm */
+	__u64 pinned_vm_pages;		/* mm->pinned_vm */
+	__u64 hiwater_rss_pages;	/* mm->hiwater_rss */
+	__u64 min_flt;			/* signal->min_flt + live threads' are not summed */
+	__u64 maj_flt;
+	__u64 memcg_id;			/* memory cgroup charged */
+	char comm[MEMACCT_COMM_LEN];
+};
+
 #endif /* MEMACCT_H */
