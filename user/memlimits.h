@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause) */
+/*
+ * memlimits.h - memory limits of a cgroup for run/attach (--memory-max,
+ * --memory-high, --memory-swap-max, --force): which file holds each limit
+ * on cgroup v1 and v2, a state file written before anything is changed
+ * (STATE_DIR/limits-<cgroup id>.state) so that the previous values are
+ * restored at the end, on SIGINT/SIGTERM, or by the next memacct start when
+ * the owner died (SIGKILL, crash). See docs/audit.md.
+ */
+#ifndef MEMACCT_LIMITS_H
+#define MEMACCT_LIMITS_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "cgroup.h"
+#include "report.h"
+
+#define LIMITS_STATE_DIR	"/run/memacct"
+
+enum limit_kind { LIMIT_MAX, LIMIT_HIGH, LIMIT_SWAP_MAX, LIMIT_NR };
+
+/* getopt_long codes of the options, past any character option */
+enum {
+	OPT_MEMORY_MAX = 0x200,
+	OPT_MEMORY_HIGH,
+	OPT_MEMORY_SWAP_MAX,
+	OPT_FORCE,
+};
+
+#define LIMITS_LONG_OPTIONS \
+	{ "memory-max", required_argument, NULL, OPT_MEMORY_MAX }, \
+	{ "memory-high", required_argument, NULL, OPT_MEMORY_HIGH }, \
+	{ "memory-swap-max", required_argument, NULL, OPT_MEMORY_SWAP_MAX }, \
+	{ "force", no_argument, NULL, OPT_FORCE }
+
+#define LIMITS_USAGE \
+	"  --memory-max SIZE, --memory-high SIZE, --memory-swap-max SIZE: set the cgroup's\n" \
+	"  limits (4G, 4GiB, 512M, 10%% of MemTotal); --force allows a limit below usage.\n"
+
+struct limits_req {
+	bool set[LIMIT_NR];
+	uint64_t val[LIMIT_NR];	/* bytes */
+	bool force;
+};
+
+/* limits_any() - true when at least one limit was asked for. */
+bool limits_any(const struct limits_req *req);
+
+/*
+ * limits_getopt() - handle one of the OPT_* codes for @req; prints the
+ * error (naming the bad token) and returns EXIT_USAGE, or 0.
+ */
+int limits_getopt(int c, const char *arg, struct limits_req *req);
+
+/*
+ * limit_file() - the file of @k for cgroup @version: v2 memory.max,
+ * memory.high, memory.swap.max; v1 memory.limit_in_bytes,
+ * memory.soft_limit_in_bytes, memory.memsw.limit_in_bytes (memory + swap).
+ */
+const char *limit_file(int version, enum limit_kind k);
+
+/*
+ * parse_limit_value() - a limit file's content: "max" (v2) or a number
+ * (v1 unlimited is PAGE_COUNTER_MAX pages, >= 2^62). @unlimited set for
+ * both spellings. 0, -EINVAL.
+ */
+int parse_limit_value(const char *text, uint64_t *bytes, bool *unlimited);
+
+/* The state file: who changed which files of which cgroup, and the old values. */
+#define LIMITS_STATE_MAX_FILES 4
+struct limits_state {
+	pid_t owner;
+	uint64_t owner_start;		/* /proc/PID/stat starttime (ticks) */
+	uint64_t id;			/* cgroup id (inode) */
+	int version;
+	char path[PATH_MAX];		/* absolute cgroupfs directory */
+	int nfiles;
+	struct {
+		char file[64];		/* e.g. memory.limit_in_bytes */
+		char value[32];		/* as read, e.g. "max", "9223372036854771712" */
+	} saved[LIMITS_STATE_MAX_FILES];
+};
+
+/* format_limits_state() / parse_limits_state(): the text form (tested). */
+int format_limits_state(const struct limits_state *st, char *buf, size_t len);
+int parse_limits_state(const char *text, struct limits_state *st);
+
+/*
+ * limits_apply() - check @req against the cgroup's usage (refusing a limit
+ * below it without --force), save the old values to the state file when
+ * @save_state, then write the limits. Prints what it does and any error;
+ * returns 0 or an EXIT_* code.
+ */
+int limits_apply(const struct memcg *cg, const struct limits_req *req, bool save_state);
+
+/*
+ * limits_restore() - write back the values of @cg's state file (written by
+ * this process) and remove it. Prints what it restores. 0 or -errno.
+ */
+int limits_restore(const struct memcg *cg);
+
+/*
+ * limits_restore_stale() - restore and remove every state file whose owner
+ * is no longer running (killed with SIGKILL, crashed). Returns how many.
+ */
+int limits_restore_stale(void);
+
+/* limits_note() - after a report: OOM kills and reclaim when a limit was set. */
+void limits_note(const struct memcg *cg, const struct limits_req *req, const struct report *r);
+
+#endif
