@@ -15,6 +15,7 @@
 #include "bpf_loader.h"
 #include "cgroup.h"
 #include "commands.h"
+#include "memlimits.h"
 #include "session.h"
 #include "util.h"
 
@@ -28,7 +29,11 @@ static void attach_usage(FILE *f)
 		"                      [--duration DUR]\n"
 		"  NAME|PATH: absolute cgroupfs path, path below the memory cgroup root, or a\n"
 		"  unique directory name anywhere below it (job_123, a pod or scope dir).\n"
-		"  --interval DUR  one report per interval (default 5s); --duration DUR stop after.\n");
+		"  --interval DUR  one report per interval (default 5s); --duration DUR stop after.\n"
+		"  [--memory-max SIZE] [--memory-high SIZE] [--memory-swap-max SIZE] [--force]:\n"
+		"  set the cgroup's limits while attached; the old values are restored at the\n"
+		"  end (also on SIGINT/SIGTERM; after SIGKILL, by the next memacct start).\n"
+		LIMITS_USAGE);
 }
 
 /* Keep only @pid and its descendants (by the ppid links of the rows). */
@@ -109,8 +114,10 @@ int do_attach(int argc, char **argv)
 		{ "interval", required_argument, NULL, 'i' },
 		{ "duration", required_argument, NULL, 'd' },
 		{ "help", no_argument, NULL, 'h' },
+		LIMITS_LONG_OPTIONS,
 		{ 0 },
 	};
+	struct limits_req lim = { 0 };
 	uint64_t interval_ns = DEFAULT_INTERVAL_NS, duration_ns = 0, pid64 = 0;
 	uint64_t start, next;
 	const char *cgarg = NULL;
@@ -149,6 +156,13 @@ int do_attach(int argc, char **argv)
 		case 'h':
 			attach_usage(stdout);
 			return EXIT_OK;
+		case OPT_MEMORY_MAX:
+		case OPT_MEMORY_HIGH:
+		case OPT_MEMORY_SWAP_MAX:
+		case OPT_FORCE:
+			if (limits_getopt(c, optarg, &lim))
+				return EXIT_USAGE;
+			break;
 		default:
 			attach_usage(stderr);
 			return EXIT_USAGE;
@@ -176,10 +190,18 @@ int do_attach(int argc, char **argv)
 	}
 	if (loader_check_env())
 		return EXIT_ENV;
-	err = session_start(&s, &cg);
-	if (err)
-		return EXIT_ENV;
+	limits_restore_stale();
+	/* handlers first: a SIGINT between writing the limits and the loop restores */
 	install_stop_handlers(0);
+	err = limits_apply(&cg, &lim, true);
+	if (err)
+		return err;
+	err = session_start(&s, &cg);
+	if (err) {
+		if (limits_any(&lim))
+			limits_restore(&cg);
+		return EXIT_ENV;
+	}
 	start = now_ns();
 	next = start + interval_ns;
 	while (!stop_requested && !gone) {
@@ -222,8 +244,11 @@ int do_attach(int argc, char **argv)
 			tree_totals(&r);
 		}
 		print_report(stdout, &r);
+		limits_note(&cg, &lim, &r);
 		report_free(&r);
 	}
 	session_stop(&s);
+	if (limits_any(&lim) && limits_restore(&cg))
+		ret = EXIT_RUNTIME;
 	return ret;
 }

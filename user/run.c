@@ -19,6 +19,7 @@
 #include "bpf_loader.h"
 #include "cgroup.h"
 #include "commands.h"
+#include "memlimits.h"
 #include "session.h"
 #include "util.h"
 
@@ -26,9 +27,11 @@
 
 static void run_usage(FILE *f)
 {
-	fprintf(f, "Usage: memacct run [-j] [--interval DUR] [--keep-cgroup] -- CMD [ARGS...]\n"
+	fprintf(f, "Usage: memacct run [-j] [--interval DUR] [--keep-cgroup] [--memory-max SIZE]\n"
+		"                   [--memory-high SIZE] [--memory-swap-max SIZE] [--force] -- CMD [ARGS...]\n"
 		"  Runs CMD in a memory cgroup of its own and reports, per process and\n"
-		"  for the cgroup, where its memory went. Exits with CMD's status.\n");
+		"  for the cgroup, where its memory went. Exits with CMD's status.\n"
+		LIMITS_USAGE);
 }
 
 /*
@@ -79,8 +82,10 @@ int do_run(int argc, char **argv)
 		{ "interval", required_argument, NULL, 'i' },
 		{ "keep-cgroup", no_argument, NULL, 'k' },
 		{ "help", no_argument, NULL, 'h' },
+		LIMITS_LONG_OPTIONS,
 		{ 0 },
 	};
+	struct limits_req lim = { 0 };
 	uint64_t interval_ns = 0, next_ns;
 	struct session s;
 	struct report r;
@@ -108,6 +113,13 @@ int do_run(int argc, char **argv)
 		case 'h':
 			run_usage(stdout);
 			return EXIT_OK;
+		case OPT_MEMORY_MAX:
+		case OPT_MEMORY_HIGH:
+		case OPT_MEMORY_SWAP_MAX:
+		case OPT_FORCE:
+			if (limits_getopt(c, optarg, &lim))
+				return EXIT_USAGE;
+			break;
 		default:
 			run_usage(stderr);
 			return EXIT_USAGE;
@@ -120,12 +132,19 @@ int do_run(int argc, char **argv)
 	argv += optind;
 	if (loader_check_env())
 		return EXIT_ENV;
+	limits_restore_stale();
 
 	snprintf(name, sizeof(name), "memacct-run-%d", getpid());
 	err = memcg_create(name, &cg);
 	if (err) {
 		p_err("creating memory cgroup %s: %s", name, strerror(-err));
 		return err == -ENOENT ? EXIT_ENV : EXIT_RUNTIME;
+	}
+	/* our own cgroup, removed at the end: no state file to restore from */
+	err = limits_apply(&cg, &lim, false);
+	if (err) {
+		ret = err;
+		goto out_rmdir;
 	}
 	err = session_start(&s, &cg);
 	if (err) {
@@ -167,6 +186,7 @@ int do_run(int argc, char **argv)
 	r.exit_status = WIFEXITED(status) ? WEXITSTATUS(status) :
 			WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 255;
 	print_report(stdout, &r);
+	limits_note(&cg, &lim, &r);
 	ret = r.exit_status;
 	report_free(&r);
 out_session:
