@@ -187,19 +187,21 @@ static void table_comm(char *dst, size_t len, const char *src)
 }
 
 
+/*
+ * One table row: 7 + 1 + 15 + 8 x 9 = 95 columns. With several NUMA nodes
+ * the zero-fill column gives way to remote-NUMA allocations.
+ */
 static void print_row(FILE *f, const char *pid, const char *comm, const struct metrics *m,
 		      bool numa)
 {
-	char b[9][16];
+	char b[8][16];
 
-	fprintf(f, "%7s %-15.15s %8s %8s %8s %8s %8s %8s %8s %8s", pid, comm,
+	fprintf(f, "%7s %-15.15s %8s %8s %8s %8s %8s %8s %8s %8s\n", pid, comm,
 		fmt_bytes(b[0], 16, m->rss), fmt_bytes(b[1], 16, m->rss_peak),
 		fmt_bytes(b[2], 16, m->anon), fmt_bytes(b[3], 16, m->file),
 		fmt_bytes(b[4], 16, m->cow_copied), fmt_bytes(b[5], 16, m->cow_file_copied),
-		fmt_bytes(b[6], 16, m->zero_fill), fmt_bytes(b[7], 16, m->pinned));
-	if (numa)
-		fprintf(f, " %8s", fmt_bytes(b[8], 16, m->remote_numa_alloc));
-	fputc('\n', f);
+		fmt_bytes(b[6], 16, numa ? m->remote_numa_alloc : m->zero_fill),
+		fmt_bytes(b[7], 16, m->pinned));
 }
 
 void print_report_plain(FILE *f, const struct report *r)
@@ -209,9 +211,9 @@ void print_report_plain(FILE *f, const struct report *r)
 
 	fprintf(f, "memacct %s: cgroup %s (v%d), %.1f s%s\n", r->command, r->cg.rel,
 		r->cg.version, r->elapsed_s, r->final ? ", final" : "");
-	fprintf(f, "%7s %-15s %8s %8s %8s %8s %8s %8s %8s %8s%s\n", "PID", "COMM", "RSS",
-		"RSS PEAK", "ANON", "FILE", "COW", "FILE COW", "ZEROFILL", "PINNED",
-		r->numa_multi ? "   REMOTE" : "");
+	fprintf(f, "%7s %-15s %8s %8s %8s %8s %8s %8s %8s %8s\n", "PID", "COMM", "RSS",
+		"RSS PEAK", "ANON", "FILE", "COW", "FILE COW",
+		r->numa_multi ? "REMOTE" : "ZEROFILL", "PINNED");
 	for (size_t i = 0; i < r->nprocs; i++) {
 		const struct proc_row *p = &r->procs[i];
 
@@ -223,12 +225,12 @@ void print_report_plain(FILE *f, const struct report *r)
 	fprintf(f, "cgroup: charged %s (peak %s), reclaimable page cache %s, shmem %s\n",
 		fmt_bytes(b[0], 16, t->usage), fmt_bytes(b[1], 16, t->rss_peak),
 		fmt_bytes(b[2], 16, t->reclaimable), fmt_bytes(b[3], 16, t->shmem));
-	fprintf(f, "pinned: mlocked %s (peak %s), pinned_vm %s (peak %s); "
-		"faults %llu (major %llu), OOM kills %llu",
+	fprintf(f, "pinned: mlocked %s (peak %s), pinned_vm %s (peak %s)\n",
 		fmt_bytes(b[0], 16, t->mlocked), fmt_bytes(b[1], 16, t->mlocked_peak),
-		fmt_bytes(b[2], 16, t->pinned_vm), fmt_bytes(b[3], 16, t->pinned_vm_peak),
+		fmt_bytes(b[2], 16, t->pinned_vm), fmt_bytes(b[3], 16, t->pinned_vm_peak));
+	fprintf(f, "faults %llu (major %llu), OOM kills %llu, memcg reclaims %llu",
 		(unsigned long long)t->page_faults, (unsigned long long)t->major_faults,
-		(unsigned long long)t->oom_kills);
+		(unsigned long long)t->oom_kills, (unsigned long long)t->memcg_reclaims);
 	if (r->has_exit_status)
 		fprintf(f, ", exit status %d", r->exit_status);
 	fputc('\n', f);
@@ -239,7 +241,8 @@ void print_report_plain(FILE *f, const struct report *r)
 	if (r->dropped_events)
 		fprintf(f, "WARNING: %llu events could not be recorded (see -j dropped_events_by_cause)\n",
 			(unsigned long long)r->dropped_events);
-	fprintf(f, "(x = exited: sizes at exit; RSS PEAK is the kernel's high-water mark)\n");
+	fprintf(f, "x = exited (sizes at exit); RSS PEAK: the kernel's high-water mark; "
+		"TOTAL RSS: cgroup charge\n");
 	fflush(f);
 }
 

@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause)
+/* unit_report.c - report printers (JSON escaping, table width) and zoneinfo. */
+#define _GNU_SOURCE
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "bpf_loader.h"
+#include "check_util.h"
+#include "report.h"
+#include "util.h"
+
+static struct report *sample_report(const char *comm)
+{
+	static struct proc_row rows[2];
+	static struct report r;
+
+	memset(&r, 0, sizeof(r));
+	memset(rows, 0, sizeof(rows));
+	r.command = "run";
+	snprintf(r.cg.rel, sizeof(r.cg.rel), "/memacct-run-1");
+	snprintf(r.cg.path, sizeof(r.cg.path), "/sys/fs/cgroup/memory/memacct-run-1");
+	r.cg.id = 42;
+	r.cg.version = 1;
+	r.has_exit_status = true;
+	rows[0].pid = 4194304;
+	rows[0].ppid = 1;
+	snprintf(rows[0].comm, sizeof(rows[0].comm), "%s", comm);
+	rows[0].exited = true;
+	rows[0].m.rss = 1023ULL << 30;
+	rows[0].m.rss_peak = 999ULL << 40;
+	rows[0].m.cow_copied = 25ULL << 20;
+	rows[0].m.pinned = 1;
+	rows[1].pid = 7;
+	snprintf(rows[1].comm, sizeof(rows[1].comm), "python3");
+	rows[1].m.anon = 12345678;
+	r.procs = rows;
+	r.nprocs = 2;
+	r.totals.cow_copied = 25ULL << 20;
+	r.dropped_events = 3;
+	return &r;
+}
+
+/* Every byte a hostile comm may hold survives a JSON round trip. */
+START_TEST(test_json_hostile_comm)
+{
+	const char hostile[] = "a\"b\\c\n\t\x01\x1f\x7f\xff\xc3(";
+	struct report *r = sample_report(hostile);
+	char *text;
+	size_t len;
+	FILE *f = open_memstream(&text, &len);
+	json_t *j, *p;
+	const char *comm;
+
+	print_report_json(f, r);
+	fclose(f);
+	ck_assert_msg(strchr(text, '\n') == text + len - 1, "one line: %s", text);
+	/* C0 controls escaped, non-ASCII as \uXXXX (DEL is legal JSON) */
+	for (size_t i = 0; i + 1 < len; i++)
+		ck_assert_msg((unsigned char)text[i] >= 0x20 && (unsigned char)text[i] <= 0x7f,
+			      "raw byte 0x%02x at %zu", (unsigned char)text[i], i);
+	j = json_loads(text, 0, NULL);
+	ck_assert_ptr_nonnull(j);
+	p = json_array_get(json_object_get(j, "processes"), 0);
+	comm = json_string_value(json_object_get(p, "comm"));
+	/* valid bytes kept, invalid UTF-8 (0xff, truncated 0xc3) as U+FFFD */
+	ck_assert_str_eq(comm, "a\"b\\c\n\t\x01\x1f\x7f\xef\xbf\xbd\xef\xbf\xbd(");
+	ck_assert_int_eq(json_integer_value(json_object_get(p, "cow_copied_bytes")), 25 << 20);
+	ck_assert_int_eq(json_integer_value(json_object_get(j, "dropped_events")), 3);
+	ck_assert_str_eq(json_string_value(json_object_get(j, "schema")), "memacct.report/v1");
+	json_decref(j);
+	free(text);
+}
+END_TEST
+
+START_TEST(test_json_sanitized_utf8)
+{
+	json_t *j = json_string_sanitized("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80 \xed\xa0\x80");
+
+	/* é, €, an emoji kept; a UTF-16 surrogate (ED A0 80) is invalid */
+	ck_assert_str_eq(json_string_value(j),
+			 "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80 \xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd");
+	json_decref(j);
+}
+END_TEST
+
+/* Tables fit 100 columns and show no raw control bytes. */
+START_TEST(test_table_width)
+{
+	struct report *r = sample_report("evil\033[2Jname-that-is-long");
+	char *text, *line, *save;
+	size_t len;
+	FILE *f;
+
+	for (int numa = 0; numa < 2; numa++) {
+		r->numa_multi = numa;
+		f = open_memstream(&text, &len);
+		print_report_plain(f, r);
+		fclose(f);
+		ck_assert_ptr_nonnull(strstr(text, "1023 GiB"));
+		ck_assert_ptr_nonnull(strstr(text, "25.0 MiB"));
+		ck_assert_ptr_nonnull(strstr(text, "4194304x"));
+		ck_assert_ptr_nonnull(strstr(text, numa ? "REMOTE" : "ZEROFILL"));
+		ck_assert_ptr_nonnull(strstr(text, "WARNING: 3 events"));
+		for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+			ck_assert_msg(strlen(line) <= 100, "%zu columns: %s", strlen(line), line);
+			for (const char *c = line; *c; c++)
+				ck_assert_msg((unsigned char)*c >= 0x20, "control byte in: %s", line);
+		}
+		free(text);
+	}
+}
+END_TEST
+
+START_TEST(test_zoneinfo_one_node)
+{
+	struct memacct_node_range r[MEMACCT_MAX_NODE_RANGES];
+	char *text = load_data("zoneinfo_1node");
+	int nodes = 0, n = parse_zoneinfo(text, r, MEMACCT_MAX_NODE_RANGES, &nodes);
+
+	ck_assert_int_ge(n, 3);
+	ck_assert_int_eq(nodes, 1);
+	ck_assert_int_eq(r[0].start_pfn, 1);
+	ck_assert_int_eq(r[0].end_pfn, 4096);
+	ck_assert_int_eq(r[1].start_pfn, 4096);
+	ck_assert_int_eq(r[1].end_pfn, 4096 + 1044480);
+	free(text);
+}
+END_TEST
+
+START_TEST(test_zoneinfo_two_nodes)
+{
+	struct memacct_node_range r[MEMACCT_MAX_NODE_RANGES];
+	char *text = load_data("zoneinfo_2node");
+	int nodes = 0, n = parse_zoneinfo(text, r, MEMACCT_MAX_NODE_RANGES, &nodes);
+
+	ck_assert_int_eq(n, 3);		/* empty zones left out */
+	ck_assert_int_eq(nodes, 2);
+	ck_assert_int_eq(r[2].node, 1);
+	ck_assert_int_eq(r[2].start_pfn, 262144);
+	ck_assert_int_eq(r[2].end_pfn, 524288);
+	ck_assert_int_eq(parse_zoneinfo(text, r, 2, &nodes), -E2BIG);
+	free(text);
+}
+END_TEST
+
+Suite *report_suite(void)
+{
+	Suite *s = suite_create("report");
+	TCase *tc = tcase_create("printers");
+
+	tcase_add_test(tc, test_json_hostile_comm);
+	tcase_add_test(tc, test_json_sanitized_utf8);
+	tcase_add_test(tc, test_table_width);
+	tcase_add_test(tc, test_zoneinfo_one_node);
+	tcase_add_test(tc, test_zoneinfo_two_nodes);
+	suite_add_tcase(s, tc);
+	return s;
+}
