@@ -1,0 +1,179 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause)
+/* metrics.c - Prometheus 0.0.4 / OpenMetrics 1.0 text writer (metrics.h). */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "metrics.h"
+
+#pragma GCC poison u8 u16 u32 u64 s8 s16 s32 s64
+
+void mbuf_init(struct mbuf *b, bool openmetrics)
+{
+	memset(b, 0, sizeof(*b));
+	b->om = openmetrics;
+}
+
+void mbuf_free(struct mbuf *b)
+{
+	free(b->s);
+	memset(b, 0, sizeof(*b));
+}
+
+static bool reserve(struct mbuf *b, size_t more)
+{
+	size_t cap;
+	char *n;
+
+	if (b->oom)
+		return false;
+	if (b->len + more + 1 <= b->cap)
+		return true;
+	cap = b->cap ? b->cap : 4096;
+	while (cap < b->len + more + 1)
+		cap *= 2;
+	n = realloc(b->s, cap);
+	if (!n) {
+		b->oom = true;
+		return false;
+	}
+	b->s = n;
+	b->cap = cap;
+	return true;
+}
+
+static void put(struct mbuf *b, const char *s, size_t n)
+{
+	if (!reserve(b, n))
+		return;
+	memcpy(b->s + b->len, s, n);
+	b->len += n;
+	b->s[b->len] = '\0';
+}
+
+static void puts_(struct mbuf *b, const char *s)
+{
+	put(b, s, strlen(s));
+}
+
+static void putf(struct mbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void putf(struct mbuf *b, const char *fmt, ...)
+{
+	char tmp[512];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		put(b, tmp, (size_t)n < sizeof(tmp) ? (size_t)n : sizeof(tmp) - 1);
+}
+
+/* Length of the valid UTF-8 sequence at @s, 0 if invalid. */
+static size_t utf8_len(const unsigned char *s)
+{
+	size_t n, i;
+
+	if (s[0] < 0x80)
+		return 1;
+	if ((s[0] & 0xe0) == 0xc0 && s[0] >= 0xc2)
+		n = 2;
+	else if ((s[0] & 0xf0) == 0xe0)
+		n = 3;
+	else if ((s[0] & 0xf8) == 0xf0 && s[0] <= 0xf4)
+		n = 4;
+	else
+		return 0;
+	for (i = 1; i < n; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	return n;
+}
+
+size_t metrics_escape_label(char *out, size_t n, const char *v)
+{
+	const unsigned char *p = (const unsigned char *)v;
+	size_t o = 0;
+
+	if (!n)
+		return 0;
+	while (*p && o + 5 < n) {
+		size_t l = utf8_len(p);
+
+		if (*p == '\\' || *p == '"') {
+			out[o++] = '\\';
+			out[o++] = *p++;
+		} else if (*p == '\n') {
+			out[o++] = '\\';
+			out[o++] = 'n';
+			p++;
+		} else if (l == 0) {
+			out[o++] = '?';
+			p++;
+		} else {
+			memcpy(out + o, p, l);
+			o += l;
+			p += l;
+		}
+	}
+	out[o] = '\0';
+	return o;
+}
+
+void metrics_family(struct mbuf *b, const char *name, enum mtype type,
+		    const char *unit, const char *help)
+{
+	const char *t = type == MT_COUNTER ? "counter" : "gauge";
+	const char *suffix = type == MT_COUNTER && !b->om ? "_total" : "";
+
+	snprintf(b->family, sizeof(b->family), "%s", name);
+	b->type = type;
+	putf(b, "# HELP %s%s %s\n", name, suffix, help);
+	putf(b, "# TYPE %s%s %s\n", name, suffix, t);
+	if (b->om && unit)
+		putf(b, "# UNIT %s %s\n", name, unit);
+}
+
+static void sample_head(struct mbuf *b, const struct mlabel *l, int nl)
+{
+	char esc[1024];
+	bool first = true;
+
+	puts_(b, b->family);
+	if (b->type == MT_COUNTER)
+		puts_(b, "_total");
+	for (int i = 0; i < nl; i++) {
+		if (!l[i].value)
+			continue;
+		metrics_escape_label(esc, sizeof(esc), l[i].value);
+		putf(b, "%s%s=\"", first ? "{" : ",", l[i].name);
+		puts_(b, esc);
+		puts_(b, "\"");
+		first = false;
+	}
+	if (!first)
+		puts_(b, "}");
+}
+
+void metrics_sample(struct mbuf *b, const struct mlabel *l, int nl, double v)
+{
+	sample_head(b, l, nl);
+	putf(b, " %.9g\n", v);
+}
+
+void metrics_sample_u64(struct mbuf *b, const struct mlabel *l, int nl, uint64_t v)
+{
+	sample_head(b, l, nl);
+	putf(b, " %" PRIu64 "\n", v);
+}
+
+const char *metrics_end(struct mbuf *b)
+{
+	if (b->om)
+		puts_(b, "# EOF\n");
+	if (!b->s)
+		reserve(b, 1);
+	return b->s ? b->s : "";
+}

@@ -1,0 +1,415 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause)
+/* pin.c - load once, pin under bpffs, re-attach after a restart (pin.h). */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "bpf_loader.h"
+#include "memacct.skel.h"
+#include "pin.h"
+#include "util.h"
+
+#pragma GCC poison u8 u16 u32 u64 s8 s16 s32 s64
+
+#define BPF_FS_MAGIC_ 0xcafe4a11
+
+struct map_want {
+	const char *name;
+	size_t key_size, value_size;	/* 0: not checked */
+};
+
+static const struct map_want maps_wanted[] = {
+	{ "procs", sizeof(struct memacct_proc_key), sizeof(struct memacct_proc) },
+	{ "cgroups", sizeof(__u64), sizeof(struct memacct_cgroup) },
+	{ "exits", 0, 0 },
+	{ "bss", 4, sizeof(struct memacct_bpf__bss) },
+};
+
+static int *map_fd_slot(struct pinned *p, int i)
+{
+	int *slots[] = { &p->procs_fd, &p->cgroups_fd, &p->exits_fd, &p->bss_fd };
+
+	return slots[i];
+}
+
+static void path_of(char *buf, size_t n, const char *dir, const char *sub, const char *name)
+{
+	snprintf(buf, n, "%s/%s/%s", dir, sub, name);
+}
+
+static int mkdir_p(const char *path)
+{
+	if (mkdir(path, 0700) && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+static int check_bpffs(const char *dir)
+{
+	char parent[256], *slash;
+	struct statfs fs;
+
+	snprintf(parent, sizeof(parent), "%s", dir);
+	slash = strrchr(parent, '/');
+	if (slash && slash != parent)
+		*slash = '\0';
+	if (statfs(parent, &fs) || fs.f_type != BPF_FS_MAGIC_) {
+		p_err("%s is not on a bpffs (mount -t bpf bpf /sys/fs/bpf)", parent);
+		return -ENOTSUP;
+	}
+	return 0;
+}
+
+static int map_info(int fd, struct bpf_map_info *info)
+{
+	__u32 len = sizeof(*info);
+
+	memset(info, 0, sizeof(*info));
+	return bpf_obj_get_info_by_fd(fd, info, &len) ? -errno : 0;
+}
+
+static int add_prog_of_link(struct pinned *p, int link_fd, const char *name)
+{
+	struct bpf_link_info li;
+	__u32 len = sizeof(li);
+	int fd;
+
+	if (p->nprogs >= PIN_MAX_PROGS)
+		return 0;
+	memset(&li, 0, sizeof(li));
+	if (bpf_obj_get_info_by_fd(link_fd, &li, &len))
+		return -errno;
+	fd = bpf_prog_get_fd_by_id(li.prog_id);
+	if (fd < 0)
+		return -errno;
+	snprintf(p->progs[p->nprogs].name, sizeof(p->progs[0].name), "%.31s", name);
+	p->progs[p->nprogs++].fd = fd;
+	return 0;
+}
+
+static int reattach(struct pinned *p)
+{
+	char path[512];
+	struct bpf_map_info info;
+	struct dirent *de;
+	DIR *d;
+	int err;
+
+	for (size_t i = 0; i < sizeof(maps_wanted) / sizeof(maps_wanted[0]); i++) {
+		const struct map_want *w = &maps_wanted[i];
+		int fd;
+
+		path_of(path, sizeof(path), p->dir, "maps", w->name);
+		fd = bpf_obj_get(path);
+		if (fd < 0) {
+			p_err("%s: %s (incomplete pins: run memacct detach)", path, strerror(errno));
+			return -EPROTO;
+		}
+		*map_fd_slot(p, i) = fd;
+		err = map_info(fd, &info);
+		if (err)
+			return err;
+		if (w->key_size && (info.key_size != w->key_size ||
+				    info.value_size != w->value_size)) {
+			p_err("pinned map %s has key/value sizes %u/%u, this build needs %zu/%zu: "
+			      "pinned by another version; run 'memacct detach' first",
+			      path, info.key_size, info.value_size, w->key_size, w->value_size);
+			return -EPROTO;
+		}
+		if (!strcmp(w->name, "procs"))
+			p->procs_max = info.max_entries;
+		else if (!strcmp(w->name, "cgroups"))
+			p->cgroups_max = info.max_entries;
+		else if (!strcmp(w->name, "bss"))
+			p->bss_size = info.value_size;
+	}
+	snprintf(path, sizeof(path), "%s/links", p->dir);
+	d = opendir(path);
+	if (!d)
+		return -errno;
+	while ((de = readdir(d))) {
+		char lp[768];
+		int fd;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(lp, sizeof(lp), "%s/%s", path, de->d_name);
+		fd = bpf_obj_get(lp);
+		if (fd < 0)
+			continue;
+		if (!strcmp(de->d_name, "task_stocks"))
+			p->iter_link_fd = fd;
+		err = add_prog_of_link(p, fd, de->d_name);
+		if (fd != p->iter_link_fd)
+			close(fd);
+		if (err)
+			p_warn("program of link %s: %s", lp, strerror(-err));
+	}
+	closedir(d);
+	if (p->iter_link_fd < 0) {
+		p_err("no task_stocks iterator pinned in %s: pinned by another version; "
+		      "run 'memacct detach' first", path);
+		return -EPROTO;
+	}
+	p->reattached = true;
+	return 0;
+}
+
+static int load_and_pin(struct pinned *p)
+{
+	struct loader_opts o = { 0 };	/* every process */
+	const struct bpf_object_skeleton *s;
+	struct bpf_map *maps[4];
+	char path[512];
+	int err;
+
+	err = loader_start(&o, &p->skel);
+	if (err)
+		return err;
+	maps[0] = p->skel->maps.procs;
+	maps[1] = p->skel->maps.cgroups;
+	maps[2] = p->skel->maps.exits;
+	maps[3] = p->skel->maps.bss;
+	for (int i = 0; i < 4; i++) {
+		path_of(path, sizeof(path), p->dir, "maps", maps_wanted[i].name);
+		err = bpf_map__pin(maps[i], path);
+		if (err) {
+			p_err("pinning %s: %s", path, strerror(-err));
+			goto out_unpin;
+		}
+		*map_fd_slot(p, i) = dup(bpf_map__fd(maps[i]));
+	}
+	p->procs_max = bpf_map__max_entries(p->skel->maps.procs);
+	p->cgroups_max = bpf_map__max_entries(p->skel->maps.cgroups);
+	p->bss_size = bpf_map__value_size(p->skel->maps.bss);
+	s = p->skel->skeleton;
+	for (int i = 0; i < s->prog_cnt; i++) {
+		struct bpf_link *l = *s->progs[i].link;
+
+		if (!l)
+			continue;
+		path_of(path, sizeof(path), p->dir, "links", s->progs[i].name);
+		err = bpf_link__pin(l, path);
+		if (err) {
+			p_err("pinning %s: %s", path, strerror(-err));
+			goto out_unpin;
+		}
+		if (p->nprogs < PIN_MAX_PROGS) {
+			snprintf(p->progs[p->nprogs].name, sizeof(p->progs[0].name), "%.31s",
+				 s->progs[i].name);
+			p->progs[p->nprogs++].fd = dup(bpf_program__fd(*s->progs[i].prog));
+		}
+		if (!strcmp(s->progs[i].name, "task_stocks"))
+			p->iter_link_fd = dup(bpf_link__fd(l));
+	}
+	if (p->iter_link_fd < 0) {
+		p_err("the task_stocks iterator did not attach (kernel without iter/task?)");
+		err = -ENOTSUP;
+		goto out_unpin;
+	}
+	return 0;
+
+out_unpin:
+	pin_remove(p->dir);
+	return err;
+}
+
+int pin_open(const char *dir, struct pinned *p)
+{
+	char path[512];
+	int err;
+
+	memset(p, 0, sizeof(*p));
+	p->procs_fd = p->cgroups_fd = p->exits_fd = p->bss_fd = p->iter_link_fd = -1;
+	p->lock_fd = -1;
+	snprintf(p->dir, sizeof(p->dir), "%s", dir);
+	err = check_bpffs(dir);
+	if (err)
+		return err;
+	if ((err = mkdir_p(dir))) {
+		p_err("creating %s: %s", dir, strerror(-err));
+		return err;
+	}
+	p->lock_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (p->lock_fd < 0 || flock(p->lock_fd, LOCK_EX | LOCK_NB)) {
+		err = -errno;
+		if (err == -EWOULDBLOCK) {
+			p_err("another memacct daemon runs on %s (it holds the lock)", dir);
+			err = -EBUSY;
+		} else {
+			p_err("locking %s: %s", dir, strerror(-err));
+		}
+		goto out_close;
+	}
+	path_of(path, sizeof(path), dir, "maps", "procs");
+	if (access(path, F_OK) == 0) {
+		err = reattach(p);
+		if (err)
+			goto out_close;
+		return 0;
+	}
+	snprintf(path, sizeof(path), "%s/maps", dir);
+	mkdir_p(path);
+	snprintf(path, sizeof(path), "%s/links", dir);
+	mkdir_p(path);
+	err = load_and_pin(p);
+	if (err)
+		goto out_close;
+	return 0;
+
+out_close:
+	pin_close(p);
+	return err;
+}
+
+void pin_close(struct pinned *p)
+{
+	int *fds[] = { &p->procs_fd, &p->cgroups_fd, &p->exits_fd, &p->bss_fd,
+		       &p->iter_link_fd };
+
+	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
+		if (*fds[i] >= 0)
+			close(*fds[i]);
+	for (int i = 0; i < p->nprogs; i++)
+		if (p->progs[i].fd >= 0)
+			close(p->progs[i].fd);
+	p->nprogs = 0;
+	if (p->skel)
+		loader_stop(p->skel);	/* the pinned links stay attached */
+	p->skel = NULL;
+	if (p->lock_fd >= 0)
+		close(p->lock_fd);
+	p->lock_fd = -1;
+}
+
+static int unlink_all(const char *dir)
+{
+	struct dirent *de;
+	char path[768];
+	DIR *d = opendir(dir);
+	int err = 0;
+
+	if (!d)
+		return errno == ENOENT ? 0 : -errno;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		if (unlink(path) && errno != ENOENT)
+			err = -errno;
+	}
+	closedir(d);
+	if (rmdir(dir) && errno != ENOENT)
+		err = -errno;
+	return err;
+}
+
+int pin_remove(const char *dir)
+{
+	char path[512];
+	int err, e;
+
+	snprintf(path, sizeof(path), "%s/links", dir);
+	err = unlink_all(path);
+	snprintf(path, sizeof(path), "%s/maps", dir);
+	e = unlink_all(path);
+	if (!err)
+		err = e;
+	if (rmdir(dir) && errno != ENOENT && !err)
+		err = -errno;
+	return err;
+}
+
+int pin_dropped(const struct pinned *p, uint64_t out[MEMACCT_DROP_NR])
+{
+	struct memacct_bpf__bss *bss;
+	__u32 key = 0;
+	char *buf;
+
+	memset(out, 0, MEMACCT_DROP_NR * sizeof(out[0]));
+	if (p->bss_size < sizeof(*bss))
+		return -EPROTO;
+	buf = calloc(1, p->bss_size);
+	if (!buf)
+		return -ENOMEM;
+	if (bpf_map_lookup_elem(p->bss_fd, &key, buf)) {
+		free(buf);
+		return -errno;
+	}
+	bss = (struct memacct_bpf__bss *)buf;
+	for (int i = 0; i < MEMACCT_DROP_NR; i++)
+		out[i] = bss->dropped[i];
+	free(buf);
+	return 0;
+}
+
+long pin_map_count(int fd, size_t key_size)
+{
+	char cur[64], next[64];
+	void *prev = NULL;
+	long n = 0;
+
+	if (key_size > sizeof(cur))
+		return -EINVAL;
+	while (bpf_map_get_next_key(fd, prev, next) == 0) {
+		memcpy(cur, next, key_size);
+		prev = cur;
+		n++;
+	}
+	return n;
+}
+
+long pin_read_stocks(const struct pinned *p, struct memacct_task_stock **out)
+{
+	size_t cap = 256, n = 0;
+	struct memacct_task_stock *v = malloc(cap * sizeof(*v));
+	int fd = bpf_iter_create(p->iter_link_fd);
+	long err = 0;
+
+	if (fd < 0 || !v) {
+		err = fd < 0 ? -errno : -ENOMEM;
+		goto out_err;
+	}
+	for (;;) {
+		ssize_t r;
+
+		if (n == cap) {
+			struct memacct_task_stock *nv = realloc(v, 2 * cap * sizeof(*v));
+
+			if (!nv) {
+				err = -ENOMEM;
+				goto out_err;
+			}
+			v = nv;
+			cap *= 2;
+		}
+		r = read(fd, (char *)(v + n), (cap - n) * sizeof(*v));
+		if (r < 0) {
+			if (errno == EINTR || errno == EAGAIN)
+				continue;
+			err = -errno;
+			goto out_err;
+		}
+		if (r == 0)
+			break;
+		n += r / sizeof(*v);	/* records are written whole */
+	}
+	close(fd);
+	*out = v;
+	return n;
+
+out_err:
+	if (fd >= 0)
+		close(fd);
+	free(v);
+	return err;
+}

@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause) */
+/*
+ * pin.h - the daemon's kernel side, pinned under a bpffs directory so that a
+ * restarted or upgraded daemon continues the same counters:
+ *   DIR/maps/{procs,cgroups,exits,bss}  DIR/links/<program>
+ * The links keep the programs attached while no daemon runs; the maps keep
+ * the flows. A lock (flock on DIR) keeps a second daemon out.
+ */
+#ifndef MEMACCT_PIN_H
+#define MEMACCT_PIN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "memacct.h"
+
+#define PIN_DEFAULT_DIR "/sys/fs/bpf/memacct"
+#define PIN_MAX_PROGS 64
+
+struct memacct_bpf;
+
+struct pin_prog {
+	char name[32];
+	int fd;
+};
+
+struct pinned {
+	char dir[256];
+	int lock_fd;
+	struct memacct_bpf *skel;	/* NULL when re-attached to pins */
+	bool reattached;
+	int procs_fd, cgroups_fd, exits_fd, bss_fd, iter_link_fd;
+	uint32_t procs_max, cgroups_max, bss_size;
+	struct pin_prog progs[PIN_MAX_PROGS];
+	int nprogs;
+};
+
+/*
+ * pin_open() - lock @dir, then re-attach to what is pinned there (checking
+ * that key and value sizes match this build), or load, attach and pin.
+ * Returns 0, -EBUSY (another daemon holds the lock), -EPROTO (pins from an
+ * incompatible build) or another negative errno; the error is printed.
+ */
+int pin_open(const char *dir, struct pinned *p);
+/* pin_close() - close fds, keep the pins (the kernel side keeps counting). */
+void pin_close(struct pinned *p);
+/* pin_remove() - unpin everything under @dir (detach the kernel side). */
+int pin_remove(const char *dir);
+
+/* pin_dropped() - the BPF side's drop counters. */
+int pin_dropped(const struct pinned *p, uint64_t out[MEMACCT_DROP_NR]);
+/* pin_map_count() - entries now in a hash map (walks the keys). */
+long pin_map_count(int fd, size_t key_size);
+/*
+ * pin_read_stocks() - one pass of the iter/task program: malloc'd array of
+ * records in @out; returns the count or negative errno.
+ */
+long pin_read_stocks(const struct pinned *p, struct memacct_task_stock **out);
+
+#endif
