@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/mount.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include "bpf_loader.h"
@@ -31,6 +32,12 @@ int loader_check_env(void)
 		p_err("kernel without BTF: /sys/kernel/btf/vmlinux is missing (CONFIG_DEBUG_INFO_BTF=y is needed)");
 		return -ENOENT;
 	}
+	/* classic tracepoints (syscall exits) are found through tracefs */
+	if (access("/sys/kernel/tracing/events", F_OK) != 0 &&
+	    access("/sys/kernel/debug/tracing/events", F_OK) != 0 &&
+	    mount("tracefs", "/sys/kernel/tracing", "tracefs", 0, NULL) != 0)
+		p_warn("tracefs is not mounted and mounting it failed (%s): pinned-memory "
+		       "and migration accounting will be missing", strerror(errno));
 	return 0;
 }
 
