@@ -1,0 +1,651 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause)
+/*
+ * audit.c - memacct audit [--cgroup NAME|PATH ...] [--pinned-cap SIZE|PCT%]
+ *           [--per-process-cap SIZE|PCT%] [--of-limit] [--watch DUR] [-j]
+ *           [--enforce-rlimit] [--restore-rlimit]
+ * Pinned memory per cgroup and per process against caps: exit 0 when all
+ * are within, 1 when a cap is exceeded, 2 on usage errors. Evidence and
+ * sources: docs/audit.md.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fts.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cgroup.h"
+#include "commands.h"
+#include "memlimits.h"
+#include "proc.h"
+#include "report.h"
+#include "util.h"
+
+#pragma GCC poison u8 u16 u32 u64 s8 s16 s32 s64
+
+#define MAX_CGROUPS	64
+#define MAX_EVIDENCE	16	/* locked mappings listed per process */
+#define RLIMIT_LOG	LIMITS_STATE_DIR "/rlimit.log"
+
+struct locked_map {
+	char range[40];
+	char name[128];
+	uint64_t locked;
+};
+
+struct audit_proc {
+	pid_t pid;
+	char comm[64];
+	uint64_t locked, pinned_vm, driver_est;
+	struct rlimit rl;
+	bool has_rl;
+	struct locked_map maps[MAX_EVIDENCE];
+	int nmaps;
+	bool over;		/* over the per-process cap */
+};
+
+struct audit_cg {
+	struct memcg cg;
+	bool recursive;
+	struct audit_proc *procs;
+	size_t n;
+	uint64_t locked, pinned_vm, driver_est;
+	uint64_t limit;		/* memory limit; 0 = none */
+	uint64_t cap, proc_cap;	/* resolved caps; 0 = none */
+	bool over;
+};
+
+struct audit_opts {
+	const char *pinned_cap, *proc_cap;
+	bool of_limit, enforce, restore;
+	uint64_t watch_ns;
+};
+
+static void audit_usage(FILE *f)
+{
+	fprintf(f, "Usage: memacct audit [--cgroup NAME|PATH ...] [--pinned-cap SIZE|PCT%%]\n"
+		"         [--per-process-cap SIZE|PCT%%] [--of-limit] [--watch DUR] [-j]\n"
+		"         [--enforce-rlimit] [--restore-rlimit]\n"
+		"  Pinned memory (mlocked VmLck + long-term pinned VmPin) per cgroup and per\n"
+		"  process; driver-pinned memory is reported apart as an estimate.\n"
+		"  PCT%% is of MemTotal, or of the cgroup's memory limit with --of-limit.\n"
+		"  Without --cgroup: every memory cgroup that has processes (its own ones).\n"
+		"  Exit: 0 within caps, 1 a cap is exceeded, 2 usage error.\n");
+}
+
+/* a device file whose mappings may be pinned by its driver */
+static bool pinning_device(const char *name)
+{
+	static const char *const pfx[] = {
+		"/dev/nvidia", "/dev/dri/", "/dev/kfd", "/dev/infiniband/", "/dev/vfio/",
+		"/dev/accel/", "/dev/hfi1", "/dev/habanalabs/",
+	};
+
+	for (size_t i = 0; i < sizeof(pfx) / sizeof(pfx[0]); i++)
+		if (!strncmp(name, pfx[i], strlen(pfx[i])))
+			return true;
+	return false;
+}
+
+static bool shmem_name(const char *name)
+{
+	return !strncmp(name, "/dev/shm/", 9) || !strncmp(name, "/memfd:", 7) ||
+	       !strncmp(name, "/SYSV", 5);
+}
+
+/*
+ * From /proc/PID/smaps: the mappings with Locked > 0 (evidence), and the
+ * estimate of driver-pinned memory: Rss of device mappings, plus Rss of
+ * shmem mappings when the process maps such a device.
+ */
+static void scan_smaps(struct audit_proc *p)
+{
+	char path[64], *buf, *line, *save;
+	uint64_t dev_rss = 0, shm_rss = 0, rss = 0;
+	char name[128] = "", range[40] = "";
+	bool has_dev = false;
+	long n;
+
+	snprintf(path, sizeof(path), "/proc/%d/smaps", (int)p->pid);
+	n = read_file(path, &buf, 256 << 20);
+	if (n < 0)
+		return;
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		unsigned long long a, b, v;
+		char key[32];
+		int off = 0;
+
+		if (sscanf(line, "%llx-%llx %*s %*s %*s %*s %n", &a, &b, &off) == 2 && off) {
+			snprintf(range, sizeof(range), "%llx-%llx", a, b);
+			snprintf(name, sizeof(name), "%s", line + off);
+			if (!name[0])
+				snprintf(name, sizeof(name), "[anon]");
+			continue;
+		}
+		if (sscanf(line, "%31[^:]: %llu kB", key, &v) != 2)
+			continue;
+		if (!strcmp(key, "Rss")) {
+			rss = v * 1024;
+			if (pinning_device(name)) {
+				has_dev = true;
+				dev_rss += rss;
+			} else if (shmem_name(name)) {
+				shm_rss += rss;
+			}
+		} else if (!strcmp(key, "Locked") && v && p->nmaps < MAX_EVIDENCE) {
+			struct locked_map *m = &p->maps[p->nmaps++];
+
+			snprintf(m->range, sizeof(m->range), "%s", range);
+			snprintf(m->name, sizeof(m->name), "%s", name);
+			m->locked = v * 1024;
+		}
+	}
+	free(buf);
+	p->driver_est = dev_rss + (has_dev ? shm_rss : 0);
+}
+
+static int collect(struct audit_cg *a)
+{
+	pid_t *pids;
+	int n = memcg_pids(&a->cg, a->recursive, &pids);
+
+	if (n < 0)
+		return n;
+	a->procs = calloc(n ? n : 1, sizeof(*a->procs));
+	if (!a->procs) {
+		free(pids);
+		return -ENOMEM;
+	}
+	for (int i = 0; i < n; i++) {
+		struct audit_proc *p = &a->procs[a->n];
+		struct proc_status st;
+
+		if (read_status(pids[i], &st) || !st.has_mm)
+			continue;
+		p->pid = pids[i];
+		snprintf(p->comm, sizeof(p->comm), "%s", st.name);
+		p->locked = st.locked;
+		p->pinned_vm = st.pinned;
+		p->has_rl = !prlimit(p->pid, RLIMIT_MEMLOCK, NULL, &p->rl);
+		scan_smaps(p);
+		a->locked += p->locked;
+		a->pinned_vm += p->pinned_vm;
+		a->driver_est += p->driver_est;
+		a->n++;
+	}
+	free(pids);
+	return 0;
+}
+
+static uint64_t cg_limit(const struct memcg *cg)
+{
+	char path[PATH_MAX + 64], *buf;
+	uint64_t v = 0;
+	bool unl = true;
+
+	snprintf(path, sizeof(path), "%s/%s", cg->path, limit_file(cg->version, LIMIT_MAX));
+	if (read_file(path, &buf, 4096) < 0)
+		return 0;
+	if (parse_limit_value(buf, &v, &unl))
+		unl = true;
+	free(buf);
+	return unl ? 0 : v;
+}
+
+/* a cap for @a: "PCT%" of MemTotal or (--of-limit) of the cgroup's limit */
+static int resolve_cap(const struct audit_opts *o, const char *s, const struct audit_cg *a,
+		       uint64_t *out)
+{
+	uint64_t base = o->of_limit && a->limit ? a->limit : mem_total_bytes();
+
+	*out = 0;
+	if (!s)
+		return 0;
+	return parse_size(s, base, out);
+}
+
+static void judge(const struct audit_opts *o, struct audit_cg *a)
+{
+	a->limit = cg_limit(&a->cg);
+	resolve_cap(o, o->pinned_cap, a, &a->cap);
+	resolve_cap(o, o->proc_cap, a, &a->proc_cap);
+	a->over = o->pinned_cap && a->locked + a->pinned_vm > a->cap;
+	for (size_t i = 0; i < a->n; i++) {
+		struct audit_proc *p = &a->procs[i];
+
+		p->over = o->proc_cap && p->locked + p->pinned_vm > a->proc_cap;
+		if (p->over)
+			a->over = true;
+	}
+}
+
+static void foll_pin(uint64_t *acq, uint64_t *rel)
+{
+	char *buf, *l;
+
+	*acq = *rel = 0;
+	if (read_file("/proc/vmstat", &buf, 1 << 20) < 0)
+		return;
+	if ((l = strstr(buf, "nr_foll_pin_acquired ")))
+		sscanf(l + 21, "%" SCNu64, acq);
+	if ((l = strstr(buf, "nr_foll_pin_released ")))
+		sscanf(l + 21, "%" SCNu64, rel);
+	free(buf);
+}
+
+static const char *rl_str(char *b, size_t len, rlim_t v)
+{
+	if (v == RLIM_INFINITY)
+		snprintf(b, len, "unlimited");
+	else
+		fmt_bytes(b, len, v);
+	return b;
+}
+
+static void print_plain(struct audit_cg *as, int n, const struct audit_opts *o)
+{
+	uint64_t acq, rel;
+	char b[6][16];
+
+	for (int i = 0; i < n; i++) {
+		struct audit_cg *a = &as[i];
+
+		printf("cgroup %s (v%d)%s: pinned %s = mlocked %s + pinned_vm %s",
+		       a->cg.path, a->cg.version, a->recursive ? " and below" : "",
+		       fmt_bytes(b[0], 16, a->locked + a->pinned_vm), fmt_bytes(b[1], 16, a->locked),
+		       fmt_bytes(b[2], 16, a->pinned_vm));
+		if (o->pinned_cap)
+			printf(", cap %s: %s", fmt_bytes(b[3], 16, a->cap),
+			       a->locked + a->pinned_vm > a->cap ? "EXCEEDED" : "ok");
+		printf("\n  driver-pinned (estimate: Rss of GPU/RDMA device mappings + their "
+		       "shmem buffers) %s\n", fmt_bytes(b[4], 16, a->driver_est));
+		for (size_t j = 0; j < a->n; j++) {
+			struct audit_proc *p = &a->procs[j];
+
+			if (!p->locked && !p->pinned_vm && !p->driver_est && !a->over)
+				continue;
+			printf("  %7d %-16s mlocked %10s pinned_vm %10s driver(est) %10s "
+			       "RLIMIT_MEMLOCK %s/%s%s\n", (int)p->pid, p->comm,
+			       fmt_bytes(b[0], 16, p->locked), fmt_bytes(b[1], 16, p->pinned_vm),
+			       fmt_bytes(b[2], 16, p->driver_est),
+			       p->has_rl ? rl_str(b[3], 16, p->rl.rlim_cur) : "?",
+			       p->has_rl ? rl_str(b[4], 16, p->rl.rlim_max) : "?",
+			       p->over ? "  EXCEEDS per-process cap" : "");
+			if (!a->over)
+				continue;
+			for (int k = 0; k < p->nmaps; k++)
+				printf("          locked %10s  %s %s\n",
+				       fmt_bytes(b[5], 16, p->maps[k].locked), p->maps[k].range,
+				       p->maps[k].name);
+		}
+	}
+	foll_pin(&acq, &rel);
+	printf("system FOLL_PIN (/proc/vmstat): acquired %" PRIu64 " released %" PRIu64
+	       " in use %" PRIu64 " pages\n", acq, rel, acq - rel);
+}
+
+static json_t *json_u(uint64_t v)
+{
+	return json_integer((json_int_t)v);
+}
+
+static void print_json(struct audit_cg *as, int n, const struct audit_opts *o, bool over)
+{
+	json_t *root = json_object(), *cgs = json_array(), *fp = json_object();
+	uint64_t acq, rel;
+
+	json_object_set_new(root, "schema", json_string("memacct.audit/v1"));
+	json_object_set_new(root, "command", json_string("audit"));
+	json_object_set_new(root, "verdict", json_string(over ? "exceeded" : "ok"));
+	for (int i = 0; i < n; i++) {
+		struct audit_cg *a = &as[i];
+		json_t *c = json_object(), *ps = json_array();
+
+		json_object_set_new(c, "path", json_string_sanitized(a->cg.path));
+		json_object_set_new(c, "id", json_u(a->cg.id));
+		json_object_set_new(c, "version", json_integer(a->cg.version));
+		json_object_set_new(c, "recursive", json_boolean(a->recursive));
+		json_object_set_new(c, "mlocked_bytes", json_u(a->locked));
+		json_object_set_new(c, "pinned_vm_bytes", json_u(a->pinned_vm));
+		json_object_set_new(c, "pinned_bytes", json_u(a->locked + a->pinned_vm));
+		json_object_set_new(c, "driver_pinned_estimate_bytes", json_u(a->driver_est));
+		json_object_set_new(c, "memory_limit_bytes", json_u(a->limit));
+		if (o->pinned_cap)
+			json_object_set_new(c, "pinned_cap_bytes", json_u(a->cap));
+		if (o->proc_cap)
+			json_object_set_new(c, "per_process_cap_bytes", json_u(a->proc_cap));
+		json_object_set_new(c, "exceeded", json_boolean(a->over));
+		for (size_t j = 0; j < a->n; j++) {
+			struct audit_proc *p = &a->procs[j];
+			json_t *pj = json_object(), *ms = json_array();
+
+			json_object_set_new(pj, "pid", json_integer(p->pid));
+			json_object_set_new(pj, "comm", json_string_sanitized(p->comm));
+			json_object_set_new(pj, "mlocked_bytes", json_u(p->locked));
+			json_object_set_new(pj, "pinned_vm_bytes", json_u(p->pinned_vm));
+			json_object_set_new(pj, "pinned_bytes", json_u(p->locked + p->pinned_vm));
+			json_object_set_new(pj, "driver_pinned_estimate_bytes",
+					    json_u(p->driver_est));
+			if (p->has_rl) {
+				json_object_set_new(pj, "rlimit_memlock_cur",
+					p->rl.rlim_cur == RLIM_INFINITY ? json_null() :
+					json_u(p->rl.rlim_cur));
+				json_object_set_new(pj, "rlimit_memlock_max",
+					p->rl.rlim_max == RLIM_INFINITY ? json_null() :
+					json_u(p->rl.rlim_max));
+			}
+			json_object_set_new(pj, "exceeded", json_boolean(p->over));
+			for (int k = 0; k < p->nmaps; k++) {
+				json_t *m = json_object();
+
+				json_object_set_new(m, "range", json_string(p->maps[k].range));
+				json_object_set_new(m, "name", json_string_sanitized(p->maps[k].name));
+				json_object_set_new(m, "locked_bytes", json_u(p->maps[k].locked));
+				json_array_append_new(ms, m);
+			}
+			json_object_set_new(pj, "locked_mappings", ms);
+			json_array_append_new(ps, pj);
+		}
+		json_object_set_new(c, "processes", ps);
+		json_array_append_new(cgs, c);
+	}
+	json_object_set_new(root, "cgroups", cgs);
+	foll_pin(&acq, &rel);
+	json_object_set_new(fp, "nr_foll_pin_acquired", json_u(acq));
+	json_object_set_new(fp, "nr_foll_pin_released", json_u(rel));
+	json_object_set_new(root, "foll_pin_pages", fp);
+	json_dumpf(root, stdout, JSON_COMPACT);
+	putchar('\n');
+	fflush(stdout);
+	json_decref(root);
+}
+
+/* ---- --enforce-rlimit / --restore-rlimit -------------------------- */
+
+static void enforce(struct audit_cg *as, int n)
+{
+	FILE *log;
+
+	if (mkdir(LIMITS_STATE_DIR, 0700) && errno != EEXIST)
+		return;
+	log = fopen(RLIMIT_LOG, "ae");
+	for (int i = 0; i < n; i++) {
+		for (size_t j = 0; j < as[i].n; j++) {
+			struct audit_proc *p = &as[i].procs[j];
+			uint64_t want = p->locked + p->pinned_vm;	/* never below what it holds */
+			struct rlimit nl;
+			struct proc_stat ps;
+			char b1[16], b2[16];
+
+			if (as[i].proc_cap && as[i].proc_cap > want)
+				want = as[i].proc_cap;
+			if (!p->has_rl || (p->rl.rlim_cur != RLIM_INFINITY && p->rl.rlim_cur <= want))
+				continue;
+			nl.rlim_cur = want;
+			nl.rlim_max = p->rl.rlim_max;
+			if (read_stat(p->pid, &ps) || prlimit(p->pid, RLIMIT_MEMLOCK, &nl, NULL)) {
+				p_warn("enforce: prlimit(%d, RLIMIT_MEMLOCK): %s", (int)p->pid,
+				       strerror(errno));
+				continue;
+			}
+			fprintf(stderr, "memacct: enforce: pid %d (%s) RLIMIT_MEMLOCK soft %s -> %s "
+				"(holds %s); undo: memacct audit --restore-rlimit\n", (int)p->pid,
+				p->comm, rl_str(b1, 16, p->rl.rlim_cur), fmt_bytes(b2, 16, want),
+				fmt_bytes(b2, 16, p->locked + p->pinned_vm));
+			if (log)
+				fprintf(log, "%d %" PRIu64 " %llu %llu\n", (int)p->pid,
+					ps.starttime_ticks, (unsigned long long)p->rl.rlim_cur,
+					(unsigned long long)want);
+		}
+	}
+	if (log)
+		fclose(log);
+}
+
+static int restore_rlimits(void)
+{
+	char *buf, *line, *save;
+	int ret = EXIT_OK;
+
+	if (read_file(RLIMIT_LOG, &buf, 16 << 20) < 0) {
+		fprintf(stderr, "memacct: nothing to restore (%s)\n", RLIMIT_LOG);
+		return EXIT_OK;
+	}
+	/* oldest first: the first lowering of a process has its original value */
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		unsigned long long start, old, set;
+		struct proc_stat ps;
+		struct rlimit rl;
+		int pid;
+
+		if (sscanf(line, "%d %llu %llu %llu", &pid, &start, &old, &set) != 4)
+			continue;
+		if (read_stat(pid, &ps) || ps.starttime_ticks != start)
+			continue;	/* gone, or the pid was reused */
+		if (prlimit(pid, RLIMIT_MEMLOCK, NULL, &rl) || rl.rlim_cur != set)
+			continue;	/* restored already, or changed by someone else */
+		rl.rlim_cur = old > rl.rlim_max ? rl.rlim_max : old;
+		if (prlimit(pid, RLIMIT_MEMLOCK, &rl, NULL)) {
+			p_warn("restore: prlimit(%d): %s", pid, strerror(errno));
+			ret = EXIT_RUNTIME;
+			continue;
+		}
+		fprintf(stderr, "memacct: restored pid %d RLIMIT_MEMLOCK soft %llu -> %llu\n",
+			pid, set, (unsigned long long)rl.rlim_cur);
+	}
+	free(buf);
+	if (ret == EXIT_OK)
+		unlink(RLIMIT_LOG);
+	return ret;
+}
+
+/* ---- cgroup selection ---------------------------------------------- */
+
+/* every memory cgroup that has processes of its own */
+static int all_cgroups(struct audit_cg *as, int max)
+{
+	char root[PATH_MAX], *paths[] = { root, NULL };
+	int version, n = 0, err;
+	FTSENT *e;
+	FTS *fts;
+
+	err = memcg_root(root, &version);
+	if (err)
+		return err;
+	fts = fts_open(paths, FTS_PHYSICAL | FTS_NOCHDIR, NULL);
+	if (!fts)
+		return -errno;
+	while ((e = fts_read(fts)) && n < max) {
+		struct memcg cg;
+		pid_t *pids;
+		int np;
+
+		if (e->fts_info != FTS_D)
+			continue;
+		if (memcg_of_path(root, version, e->fts_path, &cg))
+			continue;
+		np = memcg_pids(&cg, false, &pids);
+		if (np <= 0)
+			continue;
+		free(pids);
+		memset(&as[n], 0, sizeof(as[n]));
+		as[n].cg = cg;
+		n++;
+	}
+	fts_close(fts);
+	return n;
+}
+
+static int audit_once(struct audit_cg *as, int n, const struct audit_opts *o, bool print)
+{
+	bool over = false;
+
+	for (int i = 0; i < n; i++) {
+		free(as[i].procs);
+		as[i].procs = NULL;
+		as[i].n = 0;
+		as[i].locked = as[i].pinned_vm = as[i].driver_est = 0;
+		if (collect(&as[i]))
+			continue;	/* removed meanwhile */
+		judge(o, &as[i]);
+		over |= as[i].over;
+	}
+	if (print) {
+		if (json_output)
+			print_json(as, n, o, over);
+		else
+			print_plain(as, n, o);
+	}
+	return over ? EXIT_VIOLATION : EXIT_OK;
+}
+
+static int watch(struct audit_cg *as, int n, const struct audit_opts *o)
+{
+	bool *was = calloc(n, sizeof(bool));
+	int ret = EXIT_OK;
+
+	if (!was)
+		return EXIT_RUNTIME;
+	install_stop_handlers(0);
+	while (!stop_requested) {
+		audit_once(as, n, o, false);
+		for (int i = 0; i < n; i++) {
+			char b1[16], b2[16];
+
+			if (as[i].over != was[i]) {
+				printf("%s %s pinned %s cap %s: %s\n", as[i].over ? "EXCEEDED" : "ok",
+				       as[i].cg.path,
+				       fmt_bytes(b1, 16, as[i].locked + as[i].pinned_vm),
+				       fmt_bytes(b2, 16, as[i].cap),
+				       as[i].over ? "cap crossed" : "back within caps");
+				fflush(stdout);
+				if (as[i].over && json_output)
+					print_json(&as[i], 1, o, true);
+			}
+			was[i] = as[i].over;
+			if (as[i].over)
+				ret = EXIT_VIOLATION;
+		}
+		usleep(o->watch_ns / 1000);
+	}
+	free(was);
+	return ret;
+}
+
+int do_audit(int argc, char **argv)
+{
+	enum { O_PCAP = 0x300, O_PPCAP, O_OFLIM, O_WATCH, O_ENF, O_REST };
+	static const struct option opts[] = {
+		{ "cgroup", required_argument, NULL, 'c' },
+		{ "pinned-cap", required_argument, NULL, O_PCAP },
+		{ "per-process-cap", required_argument, NULL, O_PPCAP },
+		{ "of-limit", no_argument, NULL, O_OFLIM },
+		{ "watch", required_argument, NULL, O_WATCH },
+		{ "enforce-rlimit", no_argument, NULL, O_ENF },
+		{ "restore-rlimit", no_argument, NULL, O_REST },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	struct audit_cg *as = calloc(MAX_CGROUPS, sizeof(*as));
+	struct audit_opts o = { 0 };
+	int c, n = 0, err, ret = EXIT_USAGE;
+	uint64_t tmp;
+
+	if (!as)
+		return EXIT_RUNTIME;
+	while ((c = getopt_long(argc, argv, "c:jh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			if (n >= MAX_CGROUPS) {
+				p_err("at most %d --cgroup", MAX_CGROUPS);
+				goto out;
+			}
+			err = memcg_resolve(optarg, &as[n].cg, stderr);
+			if (err) {
+				p_err("no memory cgroup '%s': %s", optarg,
+				      err == -ENOTUNIQ ? "ambiguous, give one of the paths above" :
+				      strerror(-err));
+				ret = err == -ENOENT || err == -ENOTUNIQ ? EXIT_USAGE : EXIT_ENV;
+				goto out;
+			}
+			as[n++].recursive = true;
+			break;
+		case O_PCAP:
+		case O_PPCAP:
+			if (parse_size(optarg, mem_total_bytes(), &tmp)) {
+				p_err("bad %s '%s' (examples: 32M, 4GiB, 10%%)",
+				      c == O_PCAP ? "--pinned-cap" : "--per-process-cap", optarg);
+				goto out;
+			}
+			if (c == O_PCAP)
+				o.pinned_cap = optarg;
+			else
+				o.proc_cap = optarg;
+			break;
+		case O_OFLIM:
+			o.of_limit = true;
+			break;
+		case O_WATCH:
+			if (parse_duration(optarg, &o.watch_ns) || !o.watch_ns) {
+				p_err("bad --watch '%s' (examples: 500ms, 2s)", optarg);
+				goto out;
+			}
+			break;
+		case O_ENF:
+			o.enforce = true;
+			break;
+		case O_REST:
+			o.restore = true;
+			break;
+		case 'j':
+			json_output = true;
+			break;
+		case 'h':
+			audit_usage(stdout);
+			ret = EXIT_OK;
+			goto out;
+		default:
+			audit_usage(stderr);
+			goto out;
+		}
+	}
+	if (optind != argc) {
+		p_err("audit: unexpected argument '%s'", argv[optind]);
+		goto out;
+	}
+	if (o.restore) {
+		ret = restore_rlimits();
+		goto out;
+	}
+	if (o.enforce && !n) {
+		p_err("--enforce-rlimit needs --cgroup: it only acts on audited cgroups");
+		goto out;
+	}
+	if (!n) {
+		n = all_cgroups(as, MAX_CGROUPS);
+		if (n < 0) {
+			p_err("no memory cgroup hierarchy: %s", strerror(-n));
+			ret = EXIT_ENV;
+			goto out;
+		}
+	}
+	if (o.watch_ns) {
+		ret = watch(as, n, &o);
+		goto out;
+	}
+	ret = audit_once(as, n, &o, true);
+	if (o.enforce)
+		enforce(as, n);
+out:
+	for (int i = 0; i < MAX_CGROUPS; i++)
+		free(as[i].procs);
+	free(as);
+	return ret;
+}
