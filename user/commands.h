@@ -6,6 +6,7 @@
 /* Each returns the process exit status (util.h EXIT_*; run: CMD's status). */
 int do_run(int argc, char **argv);
 int do_attach(int argc, char **argv);
+int do_explain(int argc, char **argv);
 int do_audit(int argc, char **argv);
 
 /*

@@ -20,6 +20,7 @@ static const struct cmd cmds[] = {
 	{ "run", do_run, "run [-j] [--interval DUR] -- CMD [ARGS...]" },
 	{ "attach", do_attach,
 	  "attach --cgroup NAME|PATH | --pid PID [-j] [--interval DUR] [--duration DUR]" },
+	{ "explain", do_explain, "explain PID | --cgroup NAME|PATH [-j] [--by mapping|file|kind] [--top N] [--watch DUR]" },
 	{ "audit", do_audit,
 	  "audit [--cgroup NAME|PATH ...] [--pinned-cap SIZE|PCT%] [--per-process-cap SIZE|PCT%]\n"
 	  "                [--of-limit] [--watch DUR] [-j] [--enforce-rlimit] [--restore-rlimit]" },

@@ -1,0 +1,1084 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause)
+/*
+ * explain.c - memacct explain PID | --cgroup NAME|PATH [-j] [--by mapping|file|kind]
+ *             [--top N] [--watch DUR]
+ * Why RSS is what it is: /proc/PID/smaps split into private anon, shared,
+ * clean/dirty page cache, shmem, mlocked and swap, PSS and USS beside RSS,
+ * per mapping and per file (with the file's page-cache residency from
+ * cachestat(2), else mincore(2)), the cgroup's memory.stat, and a short
+ * verdict. CoW copies come only from BPF (--watch); otherwise they are
+ * reported as unknown (JSON null), never estimated. docs/explain.md.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+#include "bpf_loader.h"
+#include "cgroup.h"
+#include "commands.h"
+#include "proc.h"
+#include "report.h"
+#include "session.h"
+#include "smaps.h"
+#include "util.h"
+
+#pragma GCC poison u8 u16 u32 u64 s8 s16 s32 s64
+
+#ifndef __NR_cachestat
+#define __NR_cachestat 451	/* x86_64 and the generic table, Linux >= 6.5 */
+#endif
+#ifndef TMPFS_MAGIC
+#define TMPFS_MAGIC 0x01021994
+#endif
+
+enum by { BY_MAPPING, BY_FILE, BY_KIND };
+
+/* Figures of one process, or of a cgroup (bytes). */
+struct xsum {
+	uint64_t rss, pss, uss, swap, reclaimable, shared, private_anon;
+	uint64_t file_clean, file_dirty, shmem, shmem_pss, locked, lazyfree;
+};
+
+struct xproc {
+	pid_t pid;
+	struct proc_status st;
+	struct smaps sm;
+	struct xsum sum;
+	bool has_cow;
+	uint64_t cow;
+};
+
+/* One file (dev, inode) over every mapping of it in the processes explained. */
+struct xfile {
+	const struct smaps_map *m;	/* first mapping: path, map_files entry */
+	pid_t pid;
+	uint64_t rss, reclaimable, cached, size;
+	bool has_cached, has_size;
+};
+
+struct explain {
+	struct xproc *procs;
+	size_t nprocs;
+	struct xfile *files;
+	size_t nfiles;
+	bool cgroup_mode;
+	bool has_stat;
+	struct memcg_stat cst;
+	struct xsum total;
+	bool watched;
+	uint64_t watch_ns;
+	char verdict[16][320];
+	int nverdict;
+};
+
+static void explain_usage(FILE *f)
+{
+	fprintf(f, "Usage: memacct explain PID | --cgroup NAME|PATH [-j] [--by mapping|file|kind]\n"
+		"                       [--top N] [--watch DUR]\n"
+		"  Why RSS is what it is: private anon, shared, page cache (clean: reclaimable,\n"
+		"  dirty), shmem, mlocked, swap; PSS and USS; per mapping, file or kind; and a\n"
+		"  verdict. --watch attaches BPF for DUR to measure CoW copies (root, BTF).\n"
+		"  Exit codes: 0 ok, 2 usage, 3 environment (permission), 4 runtime (no such\n"
+		"  process or cgroup, process exited while being read). See docs/explain.md.\n");
+}
+
+static void sum_proc(struct xproc *p)
+{
+	struct xsum *s = &p->sum;
+
+	memset(s, 0, sizeof(*s));
+	for (size_t i = 0; i < p->sm.n; i++) {
+		const struct smaps_map *m = &p->sm.maps[i];
+
+		s->rss += m->rss;
+		s->pss += m->pss;
+		s->uss += smaps_uss(m);
+		s->swap += m->swap;
+		s->reclaimable += smaps_reclaimable(m);
+		s->shared += smaps_shared(m);
+		s->private_anon += smaps_private_anon(m);
+		s->file_clean += smaps_file_clean(m);
+		s->file_dirty += smaps_file_dirty(m);
+		if (m->kind == SMAPS_SHMEM) {
+			s->shmem += m->rss;
+			s->shmem_pss += m->pss;
+		}
+		s->locked += smaps_locked(m);
+		s->lazyfree += m->lazyfree;
+	}
+}
+
+/* An fd on the mapped file: map_files works for deleted files and hostile names. */
+static int open_mapped(pid_t pid, const struct smaps_map *m)
+{
+	char path[96];
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/map_files/%llx-%llx", (int)pid,
+		 (unsigned long long)m->start, (unsigned long long)m->end);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 && m->path && !m->deleted && m->path[0] == '/')
+		fd = open(m->path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	return fd;
+}
+
+/*
+ * Mappings of files on a disk filesystem with device major 0 may be tmpfs
+ * (shmem in the kernel's accounting): ask statfs once per device.
+ */
+static void refine_kinds(struct xproc *p)
+{
+	unsigned int tmpfs_dev[64], other_dev[64];
+	size_t nt = 0, no = 0;
+
+	for (size_t i = 0; i < p->sm.n; i++) {
+		struct smaps_map *m = &p->sm.maps[i];
+		unsigned int dev = m->dev_minor;
+		bool known = false, tmpfs = false;
+		struct statfs sfs;
+		int fd;
+
+		if (m->kind != SMAPS_FILE || m->dev_major)
+			continue;
+		for (size_t j = 0; j < nt && !known; j++)
+			if (tmpfs_dev[j] == dev)
+				known = tmpfs = true;
+		for (size_t j = 0; j < no && !known; j++)
+			if (other_dev[j] == dev)
+				known = true;
+		if (!known) {
+			fd = open_mapped(p->pid, m);
+			if (fd < 0)
+				continue;
+			tmpfs = !fstatfs(fd, &sfs) && sfs.f_type == TMPFS_MAGIC;
+			close(fd);
+			if (tmpfs && nt < 64)
+				tmpfs_dev[nt++] = dev;
+			else if (!tmpfs && no < 64)
+				other_dev[no++] = dev;
+		}
+		if (tmpfs)
+			m->kind = SMAPS_SHMEM;
+	}
+}
+
+struct cachestat_range_ {
+	uint64_t off, len;
+};
+struct cachestat_ {
+	uint64_t nr_cache, nr_dirty, nr_writeback, nr_evicted, nr_recently_evicted;
+};
+
+/* Resident page-cache bytes of the whole file: cachestat(2), else mincore(2). */
+static int file_cached(int fd, uint64_t size, uint64_t *bytes)
+{
+	static bool no_cachestat;
+	struct cachestat_range_ range = { 0, 0 };	/* len 0: to the end */
+	struct cachestat_ cs;
+	long page = sysconf(_SC_PAGESIZE);
+	unsigned char *vec;
+	uint64_t n = 0;
+	size_t pages;
+	void *addr;
+
+	if (!no_cachestat) {
+		if (!syscall(__NR_cachestat, fd, &range, &cs, 0)) {
+			*bytes = cs.nr_cache * (uint64_t)page;
+			return 0;
+		}
+		if (errno == ENOSYS)
+			no_cachestat = true;
+	}
+	if (!size)
+		return (*bytes = 0);
+	addr = mmap(NULL, size, PROT_READ, MAP_SHARED, fd, 0);
+	if (addr == MAP_FAILED)
+		return -errno;
+	pages = (size + page - 1) / page;
+	vec = malloc(pages);
+	if (!vec || mincore(addr, size, vec)) {
+		int err = vec ? -errno : -ENOMEM;
+
+		free(vec);
+		munmap(addr, size);
+		return err;
+	}
+	for (size_t i = 0; i < pages; i++)
+		n += vec[i] & 1;
+	free(vec);
+	munmap(addr, size);
+	*bytes = n * (uint64_t)page;
+	return 0;
+}
+
+struct mref {
+	const struct smaps_map *m;
+	pid_t pid;
+};
+
+static int cmp_file(const void *a, const void *b)
+{
+	const struct smaps_map *x = ((const struct mref *)a)->m, *y = ((const struct mref *)b)->m;
+
+	if (x->dev_major != y->dev_major)
+		return x->dev_major < y->dev_major ? -1 : 1;
+	if (x->dev_minor != y->dev_minor)
+		return x->dev_minor < y->dev_minor ? -1 : 1;
+	if (x->inode != y->inode)
+		return x->inode < y->inode ? -1 : 1;
+	return 0;
+}
+
+static int cmp_file_rss(const void *a, const void *b)
+{
+	const struct xfile *x = a, *y = b;
+
+	return x->rss != y->rss ? (x->rss < y->rss ? 1 : -1) : 0;
+}
+
+/* Group the file and shmem mappings of every process by (dev, inode). */
+static int collect_files(struct explain *e)
+{
+	struct mref *refs;
+	size_t n = 0, cap = 0;
+
+	for (size_t i = 0; i < e->nprocs; i++)
+		cap += e->procs[i].sm.n;
+	refs = malloc((cap ? cap : 1) * sizeof(*refs));
+	if (!refs)
+		return -ENOMEM;
+	for (size_t i = 0; i < e->nprocs; i++)
+		for (size_t j = 0; j < e->procs[i].sm.n; j++) {
+			const struct smaps_map *m = &e->procs[i].sm.maps[j];
+
+			if ((m->kind == SMAPS_FILE || m->kind == SMAPS_SHMEM) && m->inode && m->path)
+				refs[n++] = (struct mref){ m, e->procs[i].pid };
+		}
+	qsort(refs, n, sizeof(*refs), cmp_file);
+	e->files = calloc(n ? n : 1, sizeof(*e->files));
+	if (!e->files) {
+		free(refs);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct xfile *f;
+
+		if (!i || cmp_file(&refs[i - 1], &refs[i])) {
+			f = &e->files[e->nfiles++];
+			f->m = refs[i].m;
+			f->pid = refs[i].pid;
+		}
+		f = &e->files[e->nfiles - 1];
+		f->rss += refs[i].m->rss;
+		f->reclaimable += smaps_reclaimable(refs[i].m);
+	}
+	free(refs);
+	for (size_t i = 0; i < e->nfiles; i++) {
+		struct xfile *f = &e->files[i];
+		struct stat st;
+		int fd = open_mapped(f->pid, f->m);
+
+		if (fd < 0)
+			continue;
+		if (!fstat(fd, &st) && S_ISREG(st.st_mode)) {
+			f->size = st.st_size;
+			f->has_size = true;
+			f->has_cached = !file_cached(fd, f->size, &f->cached);
+		}
+		close(fd);
+	}
+	qsort(e->files, e->nfiles, sizeof(*e->files), cmp_file_rss);
+	return 0;
+}
+
+/* ---- verdict ------------------------------------------------------- */
+
+static int pct(uint64_t part, uint64_t whole)
+{
+	return whole ? (int)(part * 100.0 / whole + 0.5) : 0;
+}
+
+static void say(struct explain *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void say(struct explain *e, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (e->nverdict >= (int)(sizeof(e->verdict) / sizeof(e->verdict[0])))
+		return;
+	va_start(ap, fmt);
+	vsnprintf(e->verdict[e->nverdict++], sizeof(e->verdict[0]), fmt, ap);
+	va_end(ap);
+}
+
+/* A path fit for one line of text: control bytes as \ooo. */
+static void safe_path(char *dst, size_t len, const char *src)
+{
+	size_t o = 0;
+
+	for (; *src && o + 5 < len; src++) {
+		unsigned char c = *src;
+
+		if (c < 0x20 || c == 0x7f)
+			o += snprintf(dst + o, len - o, "\\%03o", c);
+		else
+			dst[o++] = c;
+	}
+	dst[o] = '\0';
+}
+
+static void build_verdict(struct explain *e)
+{
+	const struct xsum *t = &e->total;
+	char b[4][16], path[160];
+	uint64_t rss = t->rss;
+
+	if (!rss) {
+		say(e, "no resident memory");
+		return;
+	}
+	if (t->reclaimable && pct(t->reclaimable, rss) >= 10) {
+		const struct xfile *top = NULL;
+
+		for (size_t i = 0; i < e->nfiles; i++)
+			if (!top || e->files[i].reclaimable > top->reclaimable)
+				top = &e->files[i];
+		if (top && top->reclaimable * 2 >= t->reclaimable) {
+			safe_path(path, sizeof(path), top->m->path);
+			say(e, "%d%% of RSS (%s) is clean page cache, mostly of %s%s (%s): "
+			    "reclaimable; %s really owns %s",
+			    pct(t->reclaimable, rss), fmt_bytes(b[0], 16, t->reclaimable), path,
+			    top->m->deleted ? " (deleted)" : "",
+			    fmt_bytes(b[1], 16, top->reclaimable),
+			    e->cgroup_mode ? "the cgroup" : "the process",
+			    fmt_bytes(b[2], 16, rss - t->reclaimable));
+		} else {
+			say(e, "%d%% of RSS (%s) is clean page cache: reclaimable; %s really owns %s",
+			    pct(t->reclaimable, rss), fmt_bytes(b[0], 16, t->reclaimable),
+			    e->cgroup_mode ? "the cgroup" : "the process",
+			    fmt_bytes(b[1], 16, rss - t->reclaimable));
+		}
+	}
+	if (t->private_anon && pct(t->private_anon, rss) >= 10)
+		say(e, "%d%% of RSS (%s) is private anonymous memory (heap, stacks, copies): "
+		    "only swap can reclaim it", pct(t->private_anon, rss),
+		    fmt_bytes(b[0], 16, t->private_anon));
+	if (!e->cgroup_mode && t->shared && pct(t->shared, rss) >= 10)
+		say(e, "%s of RSS is shared with other processes: its proportional share (PSS) "
+		    "is %s, its own pages (USS) %s", fmt_bytes(b[0], 16, t->shared),
+		    fmt_bytes(b[1], 16, t->pss), fmt_bytes(b[2], 16, t->uss));
+	if (e->cgroup_mode) {
+		uint64_t sum_rss = 0;
+
+		for (size_t i = 0; i < e->nprocs; i++)
+			sum_rss += e->procs[i].sum.rss;
+		say(e, "%zu processes hold %s counted once (the sum of their RSS says %s); "
+		    "%s of it is shared between processes", e->nprocs,
+		    fmt_bytes(b[0], 16, t->pss), fmt_bytes(b[1], 16, sum_rss),
+		    fmt_bytes(b[2], 16, t->shared));
+		/* fork families: children of one parent in the cgroup */
+		for (size_t i = 0; i < e->nprocs; i++) {
+			const struct xproc *par = &e->procs[i];
+			pid_t lo = 0, hi = 0;
+			uint64_t cow = 0, shared = 0;
+			int nkids = 0;
+			bool cow_known = true;
+
+			for (size_t j = 0; j < e->nprocs; j++) {
+				const struct xproc *c = &e->procs[j];
+
+				if (c->st.ppid != par->pid)
+					continue;
+				if (!nkids || c->pid < lo)
+					lo = c->pid;
+				if (!nkids || c->pid > hi)
+					hi = c->pid;
+				nkids++;
+				shared += c->sum.pss - c->sum.uss;
+				cow_known &= c->has_cow;
+				cow += c->cow;
+			}
+			if (!nkids || !par->sum.shared)
+				continue;
+			if (cow_known)
+				snprintf(path, sizeof(path), "; %s has been CoW-copied by them while "
+					 "watched", fmt_bytes(b[1], 16, cow));
+			else
+				snprintf(path, sizeof(path), "; how much they CoW-copied since fork "
+					 "is unknown (not watched)");
+			say(e, "%s %d..%d (%d) share pages with their parent %d (%s of "
+			    "their PSS is shared)%s", nkids > 1 ? "workers" : "worker", lo, hi,
+			    nkids, par->pid, fmt_bytes(b[0], 16, shared), path);
+		}
+	}
+	if (t->shmem)
+		say(e, "%s is shared memory (tmpfs, /dev/shm, memfd, SysV): not reclaimable "
+		    "without swap%s", fmt_bytes(b[0], 16, e->cgroup_mode ? t->shmem_pss : t->shmem),
+		    e->cgroup_mode ? ", counted once" : "");
+	if (t->locked)
+		say(e, "%s is mlocked: never reclaimed", fmt_bytes(b[0], 16, t->locked));
+	if (t->file_dirty && pct(t->file_dirty, rss) >= 1)
+		say(e, "%s of mapped page cache is dirty: reclaimable only after writeback",
+		    fmt_bytes(b[0], 16, t->file_dirty));
+	if (t->swap)
+		say(e, "%s more is swapped out (not in RSS)", fmt_bytes(b[0], 16, t->swap));
+	if (e->watched) {
+		uint64_t cow = 0;
+
+		for (size_t i = 0; i < e->nprocs; i++)
+			cow += e->procs[i].has_cow ? e->procs[i].cow : 0;
+		say(e, "%s was copied on write (CoW) during the %.1f s watch",
+		    fmt_bytes(b[0], 16, cow), e->watch_ns / 1e9);
+	} else if (!e->cgroup_mode) {
+		say(e, "CoW copies since fork: unknown (memacct was not attached; "
+		    "--watch DUR measures them)");
+	}
+}
+
+/* ---- JSON ---------------------------------------------------------- */
+
+static void set_u64(json_t *o, const char *k, uint64_t v)
+{
+	json_object_set_new(o, k, json_integer((json_int_t)v));
+}
+
+static json_t *hex_addr(uint64_t a)
+{
+	char b[24];
+
+	snprintf(b, sizeof(b), "0x%llx", (unsigned long long)a);
+	return json_string(b);
+}
+
+static void sum_json(json_t *o, const struct xsum *s)
+{
+	set_u64(o, "pss_bytes", s->pss);
+	set_u64(o, "uss_bytes", s->uss);
+	set_u64(o, "swap_bytes", s->swap);
+	set_u64(o, "reclaimable_bytes", s->reclaimable);
+	set_u64(o, "shared_bytes", s->shared);
+	set_u64(o, "private_anon_bytes", s->private_anon);
+	set_u64(o, "file_clean_bytes", s->file_clean);
+	set_u64(o, "file_dirty_bytes", s->file_dirty);
+	set_u64(o, "lazyfree_bytes", s->lazyfree);
+}
+
+static json_t *mapping_json(const struct smaps_map *m, pid_t pid)
+{
+	json_t *j = json_object();
+
+	json_object_set_new(j, "pid", json_integer(pid));
+	json_object_set_new(j, "start", hex_addr(m->start));
+	json_object_set_new(j, "end", hex_addr(m->end));
+	json_object_set_new(j, "path", m->path ? json_string_sanitized(m->path) : json_null());
+	json_object_set_new(j, "deleted", json_boolean(m->deleted));
+	json_object_set_new(j, "kind", json_string(smaps_kind_name(m->kind)));
+	json_object_set_new(j, "perms", json_string(m->perms));
+	json_object_set_new(j, "private", json_boolean(smaps_private(m)));
+	set_u64(j, "size_bytes", m->size);
+	set_u64(j, "rss_bytes", m->rss);
+	set_u64(j, "pss_bytes", m->pss);
+	set_u64(j, "private_clean_bytes", m->private_clean);
+	set_u64(j, "private_dirty_bytes", m->private_dirty);
+	set_u64(j, "shared_clean_bytes", m->shared_clean);
+	set_u64(j, "shared_dirty_bytes", m->shared_dirty);
+	set_u64(j, "reclaimable_bytes", smaps_reclaimable(m));
+	set_u64(j, "locked_bytes", smaps_locked(m));
+	set_u64(j, "swap_bytes", m->swap);
+	set_u64(j, "anonymous_bytes", m->anonymous);
+	return j;
+}
+
+static int cmp_mref_rss(const void *a, const void *b)
+{
+	const struct smaps_map *x = ((const struct mref *)a)->m, *y = ((const struct mref *)b)->m;
+
+	if (x->rss != y->rss)
+		return x->rss < y->rss ? 1 : -1;
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* Every mapping (or the @top largest), largest RSS first. */
+static struct mref *sorted_mappings(const struct explain *e, size_t *n)
+{
+	size_t cap = 0;
+	struct mref *refs;
+
+	for (size_t i = 0; i < e->nprocs; i++)
+		cap += e->procs[i].sm.n;
+	refs = malloc((cap ? cap : 1) * sizeof(*refs));
+	*n = 0;
+	if (!refs)
+		return NULL;
+	for (size_t i = 0; i < e->nprocs; i++)
+		for (size_t j = 0; j < e->procs[i].sm.n; j++)
+			refs[(*n)++] = (struct mref){ &e->procs[i].sm.maps[j], e->procs[i].pid };
+	qsort(refs, *n, sizeof(*refs), cmp_mref_rss);
+	return refs;
+}
+
+static void kind_sums(const struct explain *e, struct xsum k[SMAPS_KIND_NR])
+{
+	memset(k, 0, sizeof(struct xsum) * SMAPS_KIND_NR);
+	for (size_t i = 0; i < e->nprocs; i++)
+		for (size_t j = 0; j < e->procs[i].sm.n; j++) {
+			const struct smaps_map *m = &e->procs[i].sm.maps[j];
+			struct xsum *s = &k[m->kind];
+
+			s->rss += m->rss;
+			s->pss += m->pss;
+			s->uss += smaps_uss(m);
+			s->swap += m->swap;
+			s->reclaimable += smaps_reclaimable(m);
+			s->shared += smaps_shared(m);
+			s->locked += smaps_locked(m);
+		}
+}
+
+static json_t *explain_json(const struct explain *e, const struct report *r, size_t top)
+{
+	json_t *o = report_json(r), *t = json_object_get(o, "totals");
+	json_t *procs = json_object_get(o, "processes"), *arr, *p, *ms;
+	struct xsum kinds[SMAPS_KIND_NR];
+	struct mref *refs;
+	size_t n, i;
+
+	sum_json(t, &e->total);
+	set_u64(t, "shmem_bytes", e->cgroup_mode ? e->total.shmem_pss : e->total.shmem);
+	set_u64(t, "mlocked_bytes", e->total.locked);
+	if (e->cgroup_mode)
+		set_u64(t, "rss_sum_bytes", r->totals.rss);
+	if (!e->watched) {
+		json_object_set_new(t, "cow_copied_bytes", json_null());
+		json_object_set_new(t, "cow_file_copied_bytes", json_null());
+	}
+	json_array_foreach(procs, i, p) {
+		const struct xproc *x = NULL;
+		json_int_t pid = json_integer_value(json_object_get(p, "pid"));
+
+		for (size_t k = 0; k < e->nprocs; k++)
+			if (e->procs[k].pid == pid)
+				x = &e->procs[k];
+		if (!x)
+			continue;
+		sum_json(p, &x->sum);
+		if (!x->has_cow) {
+			json_object_set_new(p, "cow_copied_bytes", json_null());
+			json_object_set_new(p, "cow_file_copied_bytes", json_null());
+		}
+	}
+	refs = sorted_mappings(e, &n);
+	arr = json_array();
+	for (i = 0; refs && i < n && (!top || i < top); i++)
+		json_array_append_new(arr, mapping_json(refs[i].m, refs[i].pid));
+	free(refs);
+	json_object_set_new(o, "mappings", arr);
+	arr = json_array();
+	for (i = 0; i < e->nfiles && (!top || i < top); i++) {
+		const struct xfile *f = &e->files[i];
+		json_t *j = json_object();
+
+		json_object_set_new(j, "path", json_string_sanitized(f->m->path));
+		json_object_set_new(j, "deleted", json_boolean(f->m->deleted));
+		json_object_set_new(j, "kind", json_string(smaps_kind_name(f->m->kind)));
+		set_u64(j, "rss_bytes", f->rss);
+		set_u64(j, "reclaimable_bytes", f->reclaimable);
+		json_object_set_new(j, "cached_bytes", f->has_cached ?
+				    json_integer((json_int_t)f->cached) : json_null());
+		json_object_set_new(j, "size_bytes", f->has_size ?
+				    json_integer((json_int_t)f->size) : json_null());
+		json_array_append_new(arr, j);
+	}
+	json_object_set_new(o, "files", arr);
+	kind_sums(e, kinds);
+	ms = json_object();
+	for (int k = 0; k < SMAPS_KIND_NR; k++) {
+		json_t *j = json_object();
+
+		set_u64(j, "rss_bytes", kinds[k].rss);
+		set_u64(j, "pss_bytes", kinds[k].pss);
+		set_u64(j, "uss_bytes", kinds[k].uss);
+		set_u64(j, "reclaimable_bytes", kinds[k].reclaimable);
+		set_u64(j, "locked_bytes", kinds[k].locked);
+		set_u64(j, "swap_bytes", kinds[k].swap);
+		json_object_set_new(ms, smaps_kind_name(k), j);
+	}
+	json_object_set_new(o, "kinds", ms);
+	if (e->has_stat) {
+		const struct memcg_stat *c = &e->cst;
+
+		ms = json_object();
+		set_u64(ms, "anon_bytes", c->anon);
+		set_u64(ms, "file_bytes", c->file);
+		set_u64(ms, "active_file_bytes", c->active_file);
+		set_u64(ms, "inactive_file_bytes", c->inactive_file);
+		set_u64(ms, "dirty_bytes", c->file_dirty);
+		set_u64(ms, "writeback_bytes", c->file_writeback);
+		set_u64(ms, "shmem_bytes", c->shmem);
+		set_u64(ms, "unevictable_bytes", c->unevictable);
+		set_u64(ms, "slab_reclaimable_bytes", c->slab_reclaimable);
+		set_u64(ms, "usage_bytes", c->usage);
+		json_object_set_new(o, "memory_stat", ms);
+	} else {
+		json_object_set_new(o, "memory_stat", json_null());
+	}
+	arr = json_array();
+	for (int k = 0; k < e->nverdict; k++)
+		json_array_append_new(arr, json_string_sanitized(e->verdict[k]));
+	json_object_set_new(o, "verdict", arr);
+	return o;
+}
+
+/* ---- plain --------------------------------------------------------- */
+
+static void line(const char *what, uint64_t v, uint64_t rss)
+{
+	char b[16];
+
+	printf("  %-36s %10s  %3d%%\n", what, fmt_bytes(b, 16, v), pct(v, rss));
+}
+
+static void print_plain(const struct explain *e, const struct report *r, enum by by,
+			size_t top)
+{
+	const struct xsum *t = &e->total;
+	char b[8][16], path[256];
+	size_t n, i;
+
+	if (e->cgroup_mode)
+		printf("memacct explain: cgroup %s (v%d), %zu processes\n", r->cg.rel,
+		       r->cg.version, e->nprocs);
+	else
+		printf("memacct explain: pid %d (%s), cgroup %s\n", e->procs[0].pid,
+		       r->procs[0].comm, r->cg.rel[0] ? r->cg.rel : "?");
+	printf("%s %s   PSS %s   USS %s   swap %s\n",
+	       e->cgroup_mode ? "resident, shared counted once:" : "RSS",
+	       fmt_bytes(b[0], 16, e->cgroup_mode ? t->pss : t->rss), fmt_bytes(b[1], 16, t->pss),
+	       fmt_bytes(b[2], 16, t->uss), fmt_bytes(b[3], 16, t->swap));
+	line("private anonymous", t->private_anon, t->rss);
+	if (e->watched) {
+		uint64_t cow = 0;
+
+		for (i = 0; i < e->nprocs; i++)
+			cow += e->procs[i].cow;
+		line("CoW-copied while watched (flow)", cow, t->rss);
+	} else {
+		printf("  %-36s %10s\n", "CoW-copied since fork", "unknown");
+	}
+	line("shared with other processes", e->cgroup_mode ? t->shared : t->shared, t->rss);
+	line("file-backed clean", t->file_clean, t->rss);
+	line("file-backed dirty", t->file_dirty, t->rss);
+	line("shmem (tmpfs, /dev/shm, memfd)", e->cgroup_mode ? t->shmem_pss : t->shmem, t->rss);
+	line("mlocked", t->locked, t->rss);
+	line("reclaimable (clean unlocked + LazyFree)", t->reclaimable, t->rss);
+	if (e->has_stat) {
+		const struct memcg_stat *c = &e->cst;
+
+		printf("cgroup memory.stat: anon %s, file %s (active %s, inactive %s), dirty %s, "
+		       "writeback %s,\n  shmem %s, unevictable %s, slab reclaimable %s\n",
+		       fmt_bytes(b[0], 16, c->anon), fmt_bytes(b[1], 16, c->file),
+		       fmt_bytes(b[2], 16, c->active_file), fmt_bytes(b[3], 16, c->inactive_file),
+		       fmt_bytes(b[4], 16, c->file_dirty), fmt_bytes(b[5], 16, c->file_writeback),
+		       fmt_bytes(b[6], 16, c->shmem), fmt_bytes(b[7], 16, c->unevictable),
+		       fmt_bytes(b[0], 16, c->slab_reclaimable));
+	}
+	if (e->cgroup_mode) {
+		printf("\n%7s %-15s %9s %9s %9s %9s %9s\n", "PID", "COMM", "RSS", "PSS", "USS",
+		       "SHARED", "RECLAIM");
+		for (i = 0; i < e->nprocs; i++) {
+			const struct xproc *x = &e->procs[i];
+
+			safe_path(path, 16, x->st.name);
+			printf("%7d %-15s %9s %9s %9s %9s %9s\n", x->pid, path,
+			       fmt_bytes(b[0], 16, x->sum.rss), fmt_bytes(b[1], 16, x->sum.pss),
+			       fmt_bytes(b[2], 16, x->sum.uss), fmt_bytes(b[3], 16, x->sum.shared),
+			       fmt_bytes(b[4], 16, x->sum.reclaimable));
+		}
+	}
+	if (!top)
+		top = 10;
+	if (by == BY_MAPPING) {
+		struct mref *refs = sorted_mappings(e, &n);
+
+		printf("\nLargest mappings by RSS:\n%-28s %-6s %4s %9s %9s %9s %9s %9s  %s\n",
+		       "START-END", "KIND", "PERM", "RSS", "PSS", "DIRTY", "RECLAIM", "LOCKED",
+		       "PATH");
+		for (i = 0; refs && i < n && i < top; i++) {
+			const struct smaps_map *m = refs[i].m;
+			char range[40];
+
+			snprintf(range, sizeof(range), "%llx-%llx", (unsigned long long)m->start,
+				 (unsigned long long)m->end);
+			safe_path(path, sizeof(path), m->path ? m->path : "");
+			printf("%-28s %-6s %4s %9s %9s %9s %9s %9s  %s%s\n", range,
+			       smaps_kind_name(m->kind), m->perms, fmt_bytes(b[0], 16, m->rss),
+			       fmt_bytes(b[1], 16, m->pss),
+			       fmt_bytes(b[2], 16, m->shared_dirty + m->private_dirty),
+			       fmt_bytes(b[3], 16, smaps_reclaimable(m)),
+			       fmt_bytes(b[4], 16, smaps_locked(m)), path,
+			       m->deleted ? " (deleted)" : "");
+		}
+		free(refs);
+	} else if (by == BY_FILE) {
+		printf("\nFiles by RSS:\n%9s %9s %9s %9s  %s\n", "RSS", "RECLAIM", "CACHED", "SIZE",
+		       "PATH");
+		for (i = 0; i < e->nfiles && i < top; i++) {
+			const struct xfile *f = &e->files[i];
+
+			safe_path(path, sizeof(path), f->m->path);
+			printf("%9s %9s %9s %9s  %s%s\n", fmt_bytes(b[0], 16, f->rss),
+			       fmt_bytes(b[1], 16, f->reclaimable),
+			       f->has_cached ? fmt_bytes(b[2], 16, f->cached) : "?",
+			       f->has_size ? fmt_bytes(b[3], 16, f->size) : "?", path,
+			       f->m->deleted ? " (deleted)" : "");
+		}
+	} else {
+		struct xsum k[SMAPS_KIND_NR];
+
+		kind_sums(e, k);
+		printf("\nBy kind:\n%-7s %9s %9s %9s %9s %9s %9s\n", "KIND", "RSS", "PSS", "USS",
+		       "RECLAIM", "LOCKED", "SWAP");
+		for (int j = 0; j < SMAPS_KIND_NR; j++)
+			printf("%-7s %9s %9s %9s %9s %9s %9s\n", smaps_kind_name(j),
+			       fmt_bytes(b[0], 16, k[j].rss), fmt_bytes(b[1], 16, k[j].pss),
+			       fmt_bytes(b[2], 16, k[j].uss), fmt_bytes(b[3], 16, k[j].reclaimable),
+			       fmt_bytes(b[4], 16, k[j].locked), fmt_bytes(b[5], 16, k[j].swap));
+	}
+	printf("\nVerdict:\n");
+	for (int j = 0; j < e->nverdict; j++)
+		printf("  - %s\n", e->verdict[j]);
+	fflush(stdout);
+}
+
+/* ---- collection ---------------------------------------------------- */
+
+/* 0, or the exit code after printing why @pid cannot be explained. */
+static int load_proc(struct xproc *x, pid_t pid, bool quiet_if_gone)
+{
+	int err;
+
+	x->pid = pid;
+	err = read_status(pid, &x->st);
+	if (!err && !x->st.has_mm) {
+		if (!quiet_if_gone)
+			p_err("process %d has no address space (kernel thread or zombie)", pid);
+		return EXIT_RUNTIME;
+	}
+	if (!err)
+		err = read_smaps(pid, &x->sm);
+	if (!err)
+		return 0;
+	if (err == -ENOENT || err == -ESRCH) {
+		if (!quiet_if_gone)
+			p_err("process %d: %s", pid, kill(pid, 0) && errno == ESRCH ?
+			      "no such process (or it exited while being read)" :
+			      "exited or lost its memory while being read");
+		return EXIT_RUNTIME;
+	}
+	if (err == -EACCES || err == -EPERM) {
+		p_err("reading /proc/%d/smaps: %s (needs root or ptrace access to the process)",
+		      pid, strerror(-err));
+		return EXIT_ENV;
+	}
+	p_err("reading /proc/%d/smaps: %s", pid, strerror(-err));
+	return EXIT_RUNTIME;
+}
+
+/* Per-process report rows from /proc/PID/status and the smaps sums. */
+static int fill_report(struct explain *e, struct report *r)
+{
+	r->procs = calloc(e->nprocs ? e->nprocs : 1, sizeof(*r->procs));
+	if (!r->procs)
+		return -ENOMEM;
+	r->nprocs = e->nprocs;
+	for (size_t i = 0; i < e->nprocs; i++) {
+		const struct xproc *x = &e->procs[i];
+		struct proc_row *row = &r->procs[i];
+
+		row->pid = x->pid;
+		row->ppid = x->st.ppid;
+		snprintf(row->comm, sizeof(row->comm), "%s", x->st.name);
+		row->m.rss = x->sum.rss;
+		row->m.anon = x->st.rss_anon;
+		row->m.file = x->st.rss_file;
+		row->m.shmem = x->sum.shmem;
+		row->m.rss_peak = x->st.hwm;
+		row->m.mlocked = x->st.locked;
+		row->m.pinned_vm = x->st.pinned;
+		row->m.pinned = x->st.locked + x->st.pinned;
+		row->m.cow_copied = x->cow;
+		r->totals.rss += row->m.rss;
+		r->totals.anon += row->m.anon;
+		r->totals.file += row->m.file;
+		r->totals.mlocked += row->m.mlocked;
+		r->totals.pinned_vm += row->m.pinned_vm;
+		r->totals.pinned += row->m.pinned;
+		r->totals.cow_copied += row->m.cow_copied;
+	}
+	if (e->has_stat)
+		r->totals.usage = e->cst.usage;
+	r->totals.reclaimable = e->total.reclaimable;
+	return 0;
+}
+
+static void total_up(struct explain *e)
+{
+	struct xsum *t = &e->total;
+
+	memset(t, 0, sizeof(*t));
+	for (size_t i = 0; i < e->nprocs; i++) {
+		const struct xsum *s = &e->procs[i].sum;
+
+		t->rss += s->rss;
+		t->pss += s->pss;
+		t->uss += s->uss;
+		t->swap += s->swap;
+		t->reclaimable += s->reclaimable;
+		t->shared += s->shared;
+		t->private_anon += s->private_anon;
+		t->file_clean += s->file_clean;
+		t->file_dirty += s->file_dirty;
+		t->shmem += s->shmem;
+		t->shmem_pss += s->shmem_pss;
+		t->locked += s->locked;
+		t->lazyfree += s->lazyfree;
+	}
+	if (!e->cgroup_mode)
+		return;
+	/*
+	 * Shared pages counted once: the PSS of every sharer adds up to the
+	 * page once when all sharers are in the cgroup. So the cgroup holds
+	 * sum(USS) + sum(PSS - USS) = sum(PSS); "shared" is the second term.
+	 */
+	t->shared = t->pss - t->uss;
+	t->rss = t->pss;
+	if (e->has_stat) {
+		const struct memcg_stat *c = &e->cst;
+		uint64_t lru = c->active_file + c->inactive_file;
+		uint64_t dirty = c->file_dirty + c->file_writeback;
+
+		t->file_clean = lru > dirty ? lru - dirty : 0;
+		t->file_dirty = dirty;
+		t->reclaimable = t->file_clean + c->slab_reclaimable + t->lazyfree;
+	}
+}
+
+static int watch_cow(struct explain *e, const struct memcg *cg, uint64_t dur_ns,
+		     pid_t *pids, size_t npids)
+{
+	struct session s;
+	struct report r;
+	uint64_t end;
+	int err;
+
+	if (loader_check_env())
+		return EXIT_ENV;
+	err = session_start(&s, cg);
+	if (err)
+		return EXIT_ENV;
+	if (!json_output)
+		fprintf(stderr, "memacct explain: watching %s for %.1f s\n", cg->rel, dur_ns / 1e9);
+	end = now_ns() + dur_ns;
+	while (!stop_requested && now_ns() < end)
+		session_poll(&s, (int)((end - now_ns()) / 1000000 > 100 ? 100 :
+				       (end - now_ns()) / 1000000 + 1));
+	err = session_report(&s, &r);
+	session_stop(&s);
+	if (err) {
+		p_err("building the watch report: %s", strerror(-err));
+		return EXIT_RUNTIME;
+	}
+	e->watched = true;
+	e->watch_ns = dur_ns;
+	for (size_t i = 0; i < npids; i++)
+		for (size_t j = 0; j < r.nprocs; j++)
+			if (r.procs[j].pid == pids[i] && !r.procs[j].exited) {
+				e->procs[i].pid = pids[i];
+				e->procs[i].has_cow = true;
+				e->procs[i].cow = r.procs[j].m.cow_copied;
+			}
+	report_free(&r);
+	return 0;
+}
+
+int do_explain(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "cgroup", required_argument, NULL, 'c' },
+		{ "by", required_argument, NULL, 'b' },
+		{ "top", required_argument, NULL, 't' },
+		{ "watch", required_argument, NULL, 'w' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	const char *cgarg = NULL;
+	struct explain e = { 0 };
+	struct report r = { 0 };
+	enum by by = BY_MAPPING;
+	uint64_t top = 0, watch_ns = 0, pid64;
+	pid_t *pids = NULL;
+	int c, err, npids, ret = EXIT_RUNTIME;
+
+	while ((c = getopt_long(argc, argv, "jc:b:t:w:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			json_output = true;
+			break;
+		case 'c':
+			cgarg = optarg;
+			break;
+		case 'b':
+			if (!strcmp(optarg, "mapping"))
+				by = BY_MAPPING;
+			else if (!strcmp(optarg, "file"))
+				by = BY_FILE;
+			else if (!strcmp(optarg, "kind"))
+				by = BY_KIND;
+			else {
+				p_err("bad --by '%s' (mapping, file or kind)", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 't':
+			if (parse_u64(optarg, &top) || !top || top > INT_MAX) {
+				p_err("bad --top '%s' (a positive number)", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'w':
+			if (parse_duration(optarg, &watch_ns) || !watch_ns) {
+				p_err("bad --watch '%s' (examples: 500ms, 2s, 1m)", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'h':
+			explain_usage(stdout);
+			return EXIT_OK;
+		default:
+			explain_usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (!!cgarg == (optind < argc) || argc - optind > 1) {
+		p_err("explain: give one PID or --cgroup NAME|PATH");
+		explain_usage(stderr);
+		return EXIT_USAGE;
+	}
+	r.command = "explain";
+	r.final = true;
+	if (cgarg) {
+		e.cgroup_mode = true;
+		err = memcg_resolve(cgarg, &r.cg, stderr);
+		if (err) {
+			p_err("cgroup '%s': %s", cgarg, err == -ENOTUNIQ ?
+			      "ambiguous (candidates above)" : strerror(-err));
+			return err == -ENOTUNIQ ? EXIT_USAGE : err == -ENOENT ? EXIT_RUNTIME : EXIT_ENV;
+		}
+		npids = memcg_pids(&r.cg, true, &pids);
+		if (npids < 0) {
+			p_err("listing the processes of %s: %s", r.cg.path, strerror(-npids));
+			return EXIT_RUNTIME;
+		}
+	} else {
+		if (parse_u64(argv[optind], &pid64) || !pid64 || pid64 > INT_MAX) {
+			p_err("bad PID '%s'", argv[optind]);
+			return EXIT_USAGE;
+		}
+		pids = malloc(sizeof(*pids));
+		if (!pids)
+			return EXIT_RUNTIME;
+		pids[0] = (pid_t)pid64;
+		npids = 1;
+		if (kill(pids[0], 0) && errno == ESRCH) {
+			p_err("process %d: no such process", pids[0]);
+			goto out_free;
+		}
+		err = memcg_of_pid(pids[0], &r.cg);
+		if (err)
+			p_info("memory cgroup of %d: %s", pids[0], strerror(-err));
+	}
+	e.procs = calloc(npids ? npids : 1, sizeof(*e.procs));
+	if (!e.procs)
+		goto out_free;
+	if (watch_ns) {
+		if (!r.cg.path[0]) {
+			p_err("--watch: the memory cgroup of %d is unknown", pids[0]);
+			ret = EXIT_ENV;
+			goto out_free;
+		}
+		ret = watch_cow(&e, &r.cg, watch_ns, pids, npids);
+		if (ret)
+			goto out_free;
+		ret = EXIT_RUNTIME;
+	}
+	for (int i = 0; i < npids; i++) {
+		struct xproc *x = &e.procs[e.nprocs];
+		bool has_cow = x->has_cow;
+		uint64_t cow = x->cow;
+		int rc;
+
+		/* watch results were stored by pid index; keep them with their process */
+		has_cow = e.procs[i].has_cow;
+		cow = e.procs[i].cow;
+		memset(x, 0, sizeof(*x));
+		rc = load_proc(x, pids[i], e.cgroup_mode);
+		if (rc == EXIT_RUNTIME && e.cgroup_mode) {
+			p_info("process %d left while being read: skipped", pids[i]);
+			continue;
+		}
+		if (rc) {
+			ret = rc;
+			goto out_procs;
+		}
+		x->has_cow = has_cow;
+		x->cow = cow;
+		if ((size_t)i != e.nprocs) {
+			e.procs[i].has_cow = false;
+			e.procs[i].cow = 0;
+		}
+		refine_kinds(x);
+		sum_proc(x);
+		e.nprocs++;
+	}
+	if (!e.nprocs && !e.cgroup_mode)
+		goto out_procs;
+	e.has_stat = r.cg.path[0] && !memcg_read_stat(&r.cg, &e.cst);
+	total_up(&e);
+	err = collect_files(&e);
+	if (err || fill_report(&e, &r)) {
+		p_err("building the report: %s", strerror(ENOMEM));
+		goto out_procs;
+	}
+	build_verdict(&e);
+	if (json_output) {
+		json_t *o = explain_json(&e, &r, top);
+
+		json_dumpf(o, stdout, JSON_COMPACT | JSON_ENSURE_ASCII);
+		fputc('\n', stdout);
+		fflush(stdout);
+		json_decref(o);
+	} else {
+		print_plain(&e, &r, by, top);
+	}
+	ret = EXIT_OK;
+out_procs:
+	for (size_t i = 0; i < (size_t)npids && e.procs; i++)
+		smaps_free(&e.procs[i].sm);
+	free(e.procs);
+	free(e.files);
+	report_free(&r);
+out_free:
+	free(pids);
+	return ret;
+}
