@@ -24,6 +24,9 @@ static const struct cmd cmds[] = {
 	{ "audit", do_audit,
 	  "audit [--cgroup NAME|PATH ...] [--pinned-cap SIZE|PCT%] [--per-process-cap SIZE|PCT%]\n"
 	  "                [--of-limit] [--watch DUR] [-j] [--enforce-rlimit] [--restore-rlimit]" },
+	{ "daemon", do_daemon,
+	  "daemon [--listen ADDR:PORT] [--interval DUR] [--pin-path DIR] [--json-log FILE] [--cgroup-filter PATH]... [--top-processes N] | --stop-kernel-side" },
+	{ "detach", do_detach, "detach [--pin-path DIR]   (remove the daemon's pinned kernel side)" },
 };
 
 static void usage(FILE *f)

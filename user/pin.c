@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <unistd.h>
@@ -62,6 +63,10 @@ static int check_bpffs(const char *dir)
 	slash = strrchr(parent, '/');
 	if (slash && slash != parent)
 		*slash = '\0';
+	/* like bpftool: mount the standard bpffs when nobody did */
+	if (!strcmp(parent, "/sys/fs/bpf") && !statfs(parent, &fs) &&
+	    fs.f_type != BPF_FS_MAGIC_ && mount("bpf", parent, "bpf", 0, "mode=0700"))
+		p_warn("mounting bpffs on %s: %s", parent, strerror(errno));
 	if (statfs(parent, &fs) || fs.f_type != BPF_FS_MAGIC_) {
 		p_err("%s is not on a bpffs (mount -t bpf bpf /sys/fs/bpf)", parent);
 		return -ENOTSUP;

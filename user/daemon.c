@@ -1,0 +1,1354 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause)
+/*
+ * daemon.c - `memacct daemon`: the BPF side loaded once and pinned (pin.c),
+ * per-cgroup and top-N per-process metrics served over HTTP (/metrics in
+ * Prometheus 0.0.4 or OpenMetrics text, /healthz) with libmicrohttpd, and a
+ * JSON line per interval for log shippers. docs/daemon.md describes every
+ * series. Sources:
+ *   flows (cow, remote NUMA, migrations, OOM)  cgroups map (exited processes,
+ *       folded by BPF at exit) + procs map (live processes)
+ *   process stocks                              one iter/task pass
+ *   cgroup stocks, faults                       memory.stat (hierarchical)
+ * Every per-cgroup value is hierarchical (the cgroup and its descendants),
+ * like memory.stat's total_* keys.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/resource.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <microhttpd.h>
+#include "bpf_loader.h"
+#include "cgroup.h"
+#include "commands.h"
+#include "daemon.h"
+#include "metrics.h"
+#include "pin.h"
+#include "report.h"
+#include "util.h"
+
+#pragma GCC poison u8 u16 u32 u64 s8 s16 s32 s64
+
+#define MAX_FILTERS	32
+#define MAX_CGROUPS	100000
+#define MAX_DEPTH	64
+
+struct dopts {
+	struct sockaddr_in listen;
+	uint64_t interval_ns;
+	const char *pin_path;
+	const char *json_log;
+	const char *filters[MAX_FILTERS];
+	int nfilters;
+	int top_n;
+};
+
+/* A memory cgroup seen in this collection. */
+struct cgi {
+	uint64_t id;
+	uint64_t parent_id;
+	int level;
+	char *rel;		/* path below the hierarchy root ("/" for the root) */
+	bool wanted;		/* passes --cgroup-filter */
+	/* local (this cgroup only), then hierarchical after aggregate() */
+	uint64_t cow, cow_file, remote, migrated, oom_bpf;
+	uint64_t rss, mlocked, pinned_vm;
+	struct memcg_stat st;
+	bool st_ok;
+};
+
+/* Counters last published, per cgroup id: published values never go down. */
+struct prev {
+	uint64_t id;
+	uint64_t cow, remote, migrated, oom, pgfault, pgmajfault;
+};
+
+struct proc_flow {
+	struct memacct_proc_key key;
+	struct memacct_flows f;
+};
+
+/* Text of one collection, shared with HTTP responses (reference counted). */
+struct snap {
+	char *text;
+	size_t len;
+	int refs;
+};
+
+static pthread_mutex_t snap_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct snap *snap_prom, *snap_om;
+static volatile sig_atomic_t d_stop, d_hup;
+
+struct dstate {
+	struct dopts o;
+	struct pinned pin;
+	struct ring_buffer *rb;
+	char root[PATH_MAX];
+	int version;
+	long page_size;
+	uint64_t t0_ns;
+	int stats_fd;
+	FILE *log;
+	struct prev *prev;
+	size_t nprev;
+	uint64_t *unknown;	/* cgroups map keys missing from the last walk */
+	size_t nunknown;
+	uint64_t exits_seen;
+	double last_wall_s, last_cpu_s;
+};
+
+/* ---------------------------------------------------------------- labels */
+
+static bool is_hex(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return false;
+	return true;
+}
+
+void cgroup_path_labels(const char *path, struct cg_labels *l)
+{
+	static const char *const prefixes[] = { "docker-", "cri-containerd-", "crio-",
+						"containerd-", "libpod-" };
+	const char *p, *comp, *end;
+
+	memset(l, 0, sizeof(*l));
+	/* Kubernetes: kubepods[-burstable]-pod<uid>.slice or /pod<uid>/ */
+	for (p = strstr(path, "pod"); p; p = strstr(p + 1, "pod")) {
+		const char *u = p + 3;
+		size_t n = 0;
+		bool ok = true;
+
+		while (u[n] && u[n] != '/' && u[n] != '.' && n < 37)
+			n++;
+		if (n != 36)
+			continue;
+		for (size_t i = 0; i < 36 && ok; i++)
+			ok = u[i] == '-' || u[i] == '_' || is_hex(u + i, 1);
+		if (!ok)
+			continue;
+		for (size_t i = 0; i < 36; i++)
+			l->pod_uid[i] = u[i] == '_' ? '-' : u[i];
+		l->pod_uid[36] = '\0';
+		break;
+	}
+	/* each component: container id, Slurm job */
+	for (comp = path; *comp; comp = *end ? end + 1 : end) {
+		size_t n;
+
+		while (*comp == '/')
+			comp++;
+		end = strchr(comp, '/');
+		if (!end)
+			end = comp + strlen(comp);
+		n = end - comp;
+		if (n > 4 && !strncmp(comp, "job_", 4) && n - 4 < sizeof(l->job_id) &&
+		    strspn(comp + 4, "0123456789") == n - 4) {
+			memcpy(l->job_id, comp + 4, n - 4);
+			l->job_id[n - 4] = '\0';
+		}
+		for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++) {
+			size_t pl = strlen(prefixes[i]);
+
+			if (n >= pl + 64 && !strncmp(comp, prefixes[i], pl)) {
+				comp += pl;
+				n -= pl;
+				break;
+			}
+		}
+		if (n >= 64 && is_hex(comp, 64) &&
+		    (n == 64 || !strncmp(comp + 64, ".scope", n - 64 < 7 ? n - 64 : 7))) {
+			memcpy(l->container_id, comp, 64);
+			l->container_id[64] = '\0';
+		}
+		if (!*end)
+			break;
+	}
+}
+
+/* ---------------------------------------------------------------- options */
+
+static void daemon_help(FILE *f)
+{
+	fprintf(f,
+		"Usage: memacct daemon [--listen ADDR:PORT] [--interval DUR] [--pin-path DIR]\n"
+		"                      [--json-log FILE] [--cgroup-filter PATH]... [--top-processes N]\n"
+		"       memacct daemon --stop-kernel-side [--pin-path DIR]\n"
+		"Serves /metrics (Prometheus/OpenMetrics) and /healthz; default 127.0.0.1:9464,\n"
+		"interval 10s, pins under %s, top 20 processes. SIGHUP reopens the JSON log.\n",
+		PIN_DEFAULT_DIR);
+}
+
+static int parse_listen(const char *s, struct sockaddr_in *sa)
+{
+	char host[64];
+	const char *colon = strrchr(s, ':');
+	uint64_t port;
+
+	if (!colon || (size_t)(colon - s) >= sizeof(host) || parse_u64(colon + 1, &port) ||
+	    port == 0 || port > 65535)
+		return -EINVAL;
+	memcpy(host, s, colon - s);
+	host[colon - s] = '\0';
+	memset(sa, 0, sizeof(*sa));
+	sa->sin_family = AF_INET;
+	sa->sin_port = htons(port);
+	if (!strcmp(host, "localhost") || !*host)
+		strcpy(host, "127.0.0.1");
+	return inet_pton(AF_INET, host, &sa->sin_addr) == 1 ? 0 : -EINVAL;
+}
+
+/* ---------------------------------------------------------------- signals */
+
+static void on_signal(int sig)
+{
+	if (sig == SIGHUP)
+		d_hup = 1;
+	else
+		d_stop = sig;
+}
+
+static void install_daemon_signals(void)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+}
+
+/* ---------------------------------------------------------------- snapshots */
+
+static struct snap *snap_new(const char *text)
+{
+	struct snap *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	s->len = strlen(text);
+	s->text = strdup(text);
+	s->refs = 1;
+	if (!s->text) {
+		free(s);
+		return NULL;
+	}
+	return s;
+}
+
+static void snap_put(struct snap *s)
+{
+	int last;
+
+	if (!s)
+		return;
+	pthread_mutex_lock(&snap_lock);
+	last = --s->refs == 0;
+	pthread_mutex_unlock(&snap_lock);
+	if (last) {
+		free(s->text);
+		free(s);
+	}
+}
+
+static struct snap *snap_get(bool om)
+{
+	struct snap *s;
+
+	pthread_mutex_lock(&snap_lock);
+	s = om ? snap_om : snap_prom;
+	if (s)
+		s->refs++;
+	pthread_mutex_unlock(&snap_lock);
+	return s;
+}
+
+static void snap_publish(struct snap *prom, struct snap *om)
+{
+	struct snap *old_p, *old_o;
+
+	pthread_mutex_lock(&snap_lock);
+	old_p = snap_prom;
+	old_o = snap_om;
+	snap_prom = prom;
+	snap_om = om;
+	pthread_mutex_unlock(&snap_lock);
+	snap_put(old_p);
+	snap_put(old_o);
+}
+
+/* ---------------------------------------------------------------- HTTP */
+
+static ssize_t snap_reader(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	struct snap *s = cls;
+	size_t n;
+
+	if (pos >= s->len)
+		return MHD_CONTENT_READER_END_OF_STREAM;
+	n = s->len - pos < max ? s->len - pos : max;
+	memcpy(buf, s->text + pos, n);
+	return n;
+}
+
+static void snap_free_cb(void *cls)
+{
+	snap_put(cls);
+}
+
+static enum MHD_Result reply_text(struct MHD_Connection *c, unsigned int status,
+				  const char *text)
+{
+	struct MHD_Response *r = MHD_create_response_from_buffer(strlen(text), (void *)text,
+								 MHD_RESPMEM_PERSISTENT);
+	enum MHD_Result ret;
+
+	if (!r)
+		return MHD_NO;
+	MHD_add_response_header(r, "Content-Type", "text/plain; charset=utf-8");
+	if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
+		MHD_add_response_header(r, "Allow", "GET, HEAD");
+	ret = MHD_queue_response(c, status, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
+				  const char *method, const char *version,
+				  const char *upload_data, size_t *upload_data_size,
+				  void **con_cls)
+{
+	static int seen;
+	struct MHD_Response *r;
+	enum MHD_Result ret;
+	const char *accept;
+	struct snap *s;
+	bool om;
+
+	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
+		return reply_text(c, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed\n");
+	if (!*con_cls) {
+		*con_cls = &seen;	/* headers only so far */
+		return MHD_YES;
+	}
+	if (*upload_data_size) {
+		*upload_data_size = 0;	/* a GET body: ignored */
+		return MHD_YES;
+	}
+	if (!strcmp(url, "/healthz"))
+		return reply_text(c, MHD_HTTP_OK, "ok\n");
+	if (!strcmp(url, "/"))
+		return reply_text(c, MHD_HTTP_OK, "memacct daemon: /metrics /healthz\n");
+	if (strcmp(url, "/metrics"))
+		return reply_text(c, MHD_HTTP_NOT_FOUND, "not found\n");
+	accept = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
+	om = accept && strstr(accept, "application/openmetrics-text");
+	s = snap_get(om);
+	if (!s)
+		return reply_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "no collection yet\n");
+	r = MHD_create_response_from_callback(s->len, 32 * 1024, snap_reader, s, snap_free_cb);
+	if (!r) {
+		snap_put(s);
+		return MHD_NO;
+	}
+	MHD_add_response_header(r, "Content-Type", om ?
+		"application/openmetrics-text; version=1.0.0; charset=utf-8" :
+		"text/plain; version=0.0.4; charset=utf-8");
+	ret = MHD_queue_response(c, MHD_HTTP_OK, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+static struct MHD_Daemon *http_start(const struct sockaddr_in *sa)
+{
+	return MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL,
+				ntohs(sa->sin_port), NULL, NULL, on_request, NULL,
+				MHD_OPTION_SOCK_ADDR, sa,
+				MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)2,
+				MHD_OPTION_CONNECTION_LIMIT, (unsigned int)2000,
+				MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int)0,
+				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)10,
+				MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)16384,
+				MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned int)1024,
+				MHD_OPTION_END);
+}
+
+/* ---------------------------------------------------------------- collection */
+
+static int cmp_cgi(const void *a, const void *b)
+{
+	const struct cgi *x = a, *y = b;
+
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static struct cgi *cgi_find(struct cgi *v, size_t n, uint64_t id)
+{
+	struct cgi k = { .id = id };
+
+	return bsearch(&k, v, n, sizeof(*v), cmp_cgi);
+}
+
+static bool filter_wants(const struct dopts *o, const char *rel)
+{
+	if (!o->nfilters)
+		return true;
+	for (int i = 0; i < o->nfilters; i++) {
+		size_t n = strlen(o->filters[i]);
+
+		if (!strcmp(o->filters[i], "/") ||
+		    (!strncmp(rel, o->filters[i], n) && (rel[n] == '\0' || rel[n] == '/')))
+			return true;
+	}
+	return false;
+}
+
+struct walk {
+	struct cgi *v;
+	size_t n, cap;
+	const struct dopts *o;
+};
+
+static int walk_add(struct walk *w, const char *abs, const char *rel, uint64_t parent,
+		    int level)
+{
+	struct stat st;
+	struct cgi *c;
+
+	if (stat(abs, &st))
+		return -errno;
+	if (w->n == w->cap) {
+		size_t cap = w->cap ? 2 * w->cap : 256;
+		struct cgi *nv;
+
+		if (cap > MAX_CGROUPS)
+			return -E2BIG;
+		nv = realloc(w->v, cap * sizeof(*nv));
+		if (!nv)
+			return -ENOMEM;
+		w->v = nv;
+		w->cap = cap;
+	}
+	c = &w->v[w->n];
+	memset(c, 0, sizeof(*c));
+	c->id = st.st_ino;
+	c->parent_id = parent;
+	c->level = level;
+	c->rel = strdup(rel);
+	if (!c->rel)
+		return -ENOMEM;
+	c->wanted = filter_wants(w->o, rel);
+	w->n++;
+	return 0;
+}
+
+static void walk_dir(struct walk *w, const char *abs, const char *rel, uint64_t id, int level)
+{
+	struct dirent *de;
+	DIR *d;
+
+	if (level >= MAX_DEPTH)
+		return;
+	d = opendir(abs);
+	if (!d)
+		return;	/* removed meanwhile */
+	while ((de = readdir(d))) {
+		char a[PATH_MAX], r[PATH_MAX];
+
+		if (de->d_type != DT_DIR || de->d_name[0] == '.')
+			continue;
+		if (snprintf(a, sizeof(a), "%s/%s", abs, de->d_name) >= (int)sizeof(a) ||
+		    snprintf(r, sizeof(r), "%s/%s", level ? rel : "", de->d_name) >= (int)sizeof(r))
+			continue;
+		if (walk_add(w, a, r, id, level + 1))
+			continue;
+		walk_dir(w, a, r, w->v[w->n - 1].id, level + 1);
+	}
+	closedir(d);
+}
+
+static void flows_add(struct cgi *c, const struct memacct_flows *f)
+{
+	c->cow += f->cow_copied_pages;
+	c->cow_file += f->cow_file_copied_pages;
+	c->remote += f->remote_numa_alloc_pages;
+	for (int i = 0; i < MEMACCT_MR_NR; i++)
+		c->migrated += f->numa_migrated_pages[i];
+	c->oom_bpf += f->oom_kills;
+}
+
+static int cmp_level_desc(const void *a, const void *b)
+{
+	const struct cgi *const *x = a, *const *y = b;
+
+	return (*y)->level - (*x)->level;
+}
+
+/* Local values to hierarchical: each cgroup's totals added to its parent. */
+static void aggregate(struct cgi *v, size_t n)
+{
+	struct cgi **order = malloc(n * sizeof(*order));
+
+	if (!order)
+		return;
+	for (size_t i = 0; i < n; i++)
+		order[i] = &v[i];
+	qsort(order, n, sizeof(*order), cmp_level_desc);
+	for (size_t i = 0; i < n; i++) {
+		struct cgi *c = order[i], *p;
+
+		if (!c->level || !(p = cgi_find(v, n, c->parent_id)))
+			continue;
+		p->cow += c->cow;
+		p->cow_file += c->cow_file;
+		p->remote += c->remote;
+		p->migrated += c->migrated;
+		p->oom_bpf += c->oom_bpf;
+		p->rss += c->rss;
+		p->mlocked += c->mlocked;
+		p->pinned_vm += c->pinned_vm;
+	}
+	free(order);
+}
+
+static int cmp_flow(const void *a, const void *b)
+{
+	const struct proc_flow *x = a, *y = b;
+
+	if (x->key.tgid != y->key.tgid)
+		return x->key.tgid < y->key.tgid ? -1 : 1;
+	return x->key.start_boottime_ns < y->key.start_boottime_ns ? -1 :
+	       x->key.start_boottime_ns > y->key.start_boottime_ns;
+}
+
+/* Live processes' flows (and exited records left in the map: deleted). */
+static long read_procs(struct dstate *d, struct cgi *v, size_t n, struct proc_flow **out)
+{
+	struct memacct_proc_key key, next, *prev = NULL;
+	size_t cap = 256, cnt = 0;
+	struct proc_flow *pf = malloc(cap * sizeof(*pf));
+	struct memacct_proc p;
+	struct cgi *c;
+
+	if (!pf)
+		return -ENOMEM;
+	while (bpf_map_get_next_key(d->pin.procs_fd, prev, &next) == 0) {
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(d->pin.procs_fd, &key, &p))
+			continue;
+		if (p.flags & MEMACCT_PROC_EXITED) {
+			/* folded into the cgroups map at exit already */
+			bpf_map_delete_elem(d->pin.procs_fd, &key);
+			continue;
+		}
+		if ((c = cgi_find(v, n, p.memcg_id)))
+			flows_add(c, &p.f);
+		if (cnt == cap) {
+			struct proc_flow *npf = realloc(pf, 2 * cap * sizeof(*pf));
+
+			if (!npf)
+				break;
+			pf = npf;
+			cap *= 2;
+		}
+		pf[cnt].key = key;
+		pf[cnt++].f = p.f;
+	}
+	qsort(pf, cnt, sizeof(*pf), cmp_flow);
+	*out = pf;
+	return cnt;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Exited flows per cgroup. An entry whose cgroup was missing from two walks
+ * in a row belongs to a removed cgroup (the entry existed before the second
+ * walk, so its cgroup would have been seen): it is deleted so that cgroup
+ * churn cannot fill the map.
+ */
+static long read_cgroups_map(struct dstate *d, struct cgi *v, size_t n)
+{
+	uint64_t key, next, *prev = NULL, *unknown = NULL;
+	size_t nunknown = 0, cap = 0;
+	struct memacct_cgroup c;
+	struct cgi *ci;
+	long cnt = 0;
+
+	while (bpf_map_get_next_key(d->pin.cgroups_fd, prev, &next) == 0) {
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(d->pin.cgroups_fd, &key, &c))
+			continue;
+		cnt++;
+		if ((ci = cgi_find(v, n, key))) {
+			flows_add(ci, &c.f);
+			continue;
+		}
+		if (d->unknown && bsearch(&key, d->unknown, d->nunknown, sizeof(key), cmp_u64)) {
+			bpf_map_delete_elem(d->pin.cgroups_fd, &key);
+			cnt--;
+			continue;
+		}
+		if (nunknown == cap) {
+			uint64_t *nu = realloc(unknown, (cap ? 2 * cap : 64) * sizeof(*nu));
+
+			if (!nu)
+				continue;
+			unknown = nu;
+			cap = cap ? 2 * cap : 64;
+		}
+		unknown[nunknown++] = key;
+	}
+	if (unknown)
+		qsort(unknown, nunknown, sizeof(*unknown), cmp_u64);
+	free(d->unknown);
+	d->unknown = unknown;
+	d->nunknown = nunknown;
+	return cnt;
+}
+
+static int cmp_prev(const void *a, const void *b)
+{
+	const struct prev *x = a, *y = b;
+
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static uint64_t mono(uint64_t now, uint64_t before)
+{
+	return now > before ? now : before;
+}
+
+static int cmp_rss_desc(const void *a, const void *b)
+{
+	const struct memacct_task_stock *x = a, *y = b;
+	uint64_t rx = x->rss_anon_pages + x->rss_file_pages + x->rss_shmem_pages;
+	uint64_t ry = y->rss_anon_pages + y->rss_file_pages + y->rss_shmem_pages;
+
+	return rx < ry ? 1 : rx > ry ? -1 : 0;
+}
+
+struct collection {
+	struct cgi *cg;
+	size_t ncg;
+	struct memacct_task_stock *st;
+	long nst;
+	struct proc_flow *pf;
+	long npf;
+	uint64_t dropped[MEMACCT_DROP_NR];
+	long procs_used, cgroups_used;
+};
+
+static void collection_free(struct collection *c)
+{
+	for (size_t i = 0; i < c->ncg; i++)
+		free(c->cg[i].rel);
+	free(c->cg);
+	free(c->st);
+	free(c->pf);
+	memset(c, 0, sizeof(*c));
+}
+
+static int on_exit_record(void *ctx, void *data, size_t len)
+{
+	struct dstate *d = ctx;
+
+	d->exits_seen++;	/* flows are in the cgroups map already */
+	return 0;
+}
+
+static uint64_t pg(const struct dstate *d, uint64_t pages)
+{
+	return pages * (uint64_t)d->page_size;
+}
+
+static int collect(struct dstate *d, struct collection *col)
+{
+	struct walk w = { .o = &d->o };
+	struct prev *np;
+	size_t nnp = 0;
+
+	memset(col, 0, sizeof(*col));
+	if (d->rb)
+		ring_buffer__consume(d->rb);
+	if (walk_add(&w, d->root, "/", 0, 0)) {
+		free(w.v);
+		return -ENOENT;
+	}
+	walk_dir(&w, d->root, "/", w.v[0].id, 0);
+	qsort(w.v, w.n, sizeof(*w.v), cmp_cgi);
+	col->cg = w.v;
+	col->ncg = w.n;
+	/* the cgroups map first, then live processes: a process exiting in
+	 * between is missed for one collection, never counted twice */
+	col->cgroups_used = read_cgroups_map(d, col->cg, col->ncg);
+	col->npf = read_procs(d, col->cg, col->ncg, &col->pf);
+	if (col->npf < 0)
+		col->npf = 0;
+	col->nst = pin_read_stocks(&d->pin, &col->st);
+	if (col->nst < 0) {
+		p_warn("reading the task iterator: %s", strerror(-col->nst));
+		col->nst = 0;
+	}
+	for (long i = 0; i < col->nst; i++) {
+		const struct memacct_task_stock *t = &col->st[i];
+		struct cgi *c = cgi_find(col->cg, col->ncg, t->memcg_id);
+
+		if (!c)
+			continue;
+		c->rss += t->rss_anon_pages + t->rss_file_pages + t->rss_shmem_pages;
+		c->mlocked += t->locked_vm_pages;
+		c->pinned_vm += t->pinned_vm_pages;
+	}
+	aggregate(col->cg, col->ncg);
+	np = calloc(col->ncg ? col->ncg : 1, sizeof(*np));
+	for (size_t i = 0; i < col->ncg; i++) {
+		struct cgi *c = &col->cg[i];
+		struct memcg m = { .id = c->id, .version = d->version, .level = c->level };
+		struct prev k = { .id = c->id }, *old;
+
+		if (!c->wanted)
+			continue;
+		snprintf(m.path, sizeof(m.path), "%s%s", d->root, c->level ? c->rel : "");
+		snprintf(m.rel, sizeof(m.rel), "%s", c->rel);
+		c->st_ok = memcg_read_stat(&m, &c->st) == 0;
+		old = d->prev ? bsearch(&k, d->prev, d->nprev, sizeof(k), cmp_prev) : NULL;
+		if (old) {
+			c->cow = mono(c->cow, old->cow);
+			c->remote = mono(c->remote, old->remote);
+			c->migrated = mono(c->migrated, old->migrated);
+			c->oom_bpf = mono(mono(c->oom_bpf, c->st.oom_kill), old->oom);
+			c->st.pgfault = mono(c->st.pgfault, old->pgfault);
+			c->st.pgmajfault = mono(c->st.pgmajfault, old->pgmajfault);
+		} else {
+			c->oom_bpf = mono(c->oom_bpf, c->st.oom_kill);
+		}
+		if (np)
+			np[nnp++] = (struct prev){ c->id, c->cow, c->remote, c->migrated,
+						   c->oom_bpf, c->st.pgfault, c->st.pgmajfault };
+	}
+	if (np) {	/* cgroups that vanished are forgotten here */
+		free(d->prev);
+		d->prev = np;
+		d->nprev = nnp;
+	}
+	qsort(col->st, col->nst, sizeof(*col->st), cmp_rss_desc);
+	pin_dropped(&d->pin, col->dropped);
+	col->procs_used = col->npf;
+	return 0;
+}
+
+static const struct memacct_flows *flow_of(const struct collection *col,
+					   const struct memacct_task_stock *t)
+{
+	struct proc_flow k = { .key = { .tgid = t->tgid,
+					.start_boottime_ns = t->start_boottime_ns } };
+	struct proc_flow *f = bsearch(&k, col->pf, col->npf, sizeof(k), cmp_flow);
+
+	return f ? &f->f : NULL;
+}
+
+/* ---------------------------------------------------------------- formatting */
+
+struct cg_metric {
+	const char *name, *unit, *help;
+	enum mtype type;
+	bool bytes;		/* value in pages/bytes: scaled below */
+	int field;
+};
+
+enum { F_RSS, F_ANON, F_FILE, F_SHMEM, F_PINNED, F_MLOCKED, F_PINNED_VM, F_RECLAIMABLE,
+       F_USAGE, F_COW, F_COW_FILE, F_REMOTE, F_MIGRATED, F_PGFAULT, F_PGMAJFAULT, F_OOM };
+
+static const struct cg_metric cg_metrics[] = {
+	{ "memacct_rss_bytes", "bytes", "Resident set size of the cgroup's processes (sum of RssAnon+RssFile+RssShmem, iter/task)", MT_GAUGE, true, F_RSS },
+	{ "memacct_anon_bytes", "bytes", "Anonymous memory charged to the cgroup (memory.stat)", MT_GAUGE, true, F_ANON },
+	{ "memacct_file_bytes", "bytes", "Page cache charged to the cgroup (memory.stat)", MT_GAUGE, true, F_FILE },
+	{ "memacct_shmem_bytes", "bytes", "Shared memory and tmpfs charged to the cgroup (memory.stat)", MT_GAUGE, true, F_SHMEM },
+	{ "memacct_pinned_bytes", "bytes", "mlocked plus pinned_vm of the cgroup's processes", MT_GAUGE, true, F_PINNED },
+	{ "memacct_mlocked_bytes", "bytes", "mm->locked_vm (VmLck) of the cgroup's processes", MT_GAUGE, true, F_MLOCKED },
+	{ "memacct_pinned_vm_bytes", "bytes", "mm->pinned_vm (VmPin) of the cgroup's processes", MT_GAUGE, true, F_PINNED_VM },
+	{ "memacct_reclaimable_bytes", "bytes", "Clean page cache: active_file+inactive_file-dirty-writeback (memory.stat)", MT_GAUGE, true, F_RECLAIMABLE },
+	{ "memacct_usage_bytes", "bytes", "Memory charged to the cgroup (memory.usage_in_bytes / memory.current)", MT_GAUGE, true, F_USAGE },
+	{ "memacct_cow_copied_bytes", "bytes", "Anonymous copy-on-write copies since the kernel side was attached", MT_COUNTER, true, F_COW },
+	{ "memacct_cow_file_copied_bytes", "bytes", "First writes to MAP_PRIVATE file pages since attach", MT_COUNTER, true, F_COW_FILE },
+	{ "memacct_remote_numa_alloc_bytes", "bytes", "User pages allocated on a node other than the faulting CPU's since attach", MT_COUNTER, true, F_REMOTE },
+	{ "memacct_numa_migrated_bytes", "bytes", "Pages migrated between NUMA nodes since attach", MT_COUNTER, true, F_MIGRATED },
+	{ "memacct_page_faults", NULL, "Page faults (memory.stat pgfault)", MT_COUNTER, false, F_PGFAULT },
+	{ "memacct_major_faults", NULL, "Major page faults (memory.stat pgmajfault)", MT_COUNTER, false, F_PGMAJFAULT },
+	{ "memacct_oom_kills", NULL, "OOM kills in the cgroup (memory.oom_control / memory.events, BPF mark_victim)", MT_COUNTER, false, F_OOM },
+};
+
+static uint64_t cg_value(const struct dstate *d, const struct cgi *c, int field)
+{
+	uint64_t r;
+
+	switch (field) {
+	case F_RSS: return pg(d, c->rss);
+	case F_ANON: return c->st.anon;
+	case F_FILE: return c->st.file;
+	case F_SHMEM: return c->st.shmem;
+	case F_PINNED: return pg(d, c->mlocked + c->pinned_vm);
+	case F_MLOCKED: return pg(d, c->mlocked);
+	case F_PINNED_VM: return pg(d, c->pinned_vm);
+	case F_RECLAIMABLE:
+		r = c->st.active_file + c->st.inactive_file;
+		return r > c->st.file_dirty + c->st.file_writeback ?
+		       r - c->st.file_dirty - c->st.file_writeback : 0;
+	case F_USAGE: return c->st.usage;
+	case F_COW: return pg(d, c->cow);
+	case F_COW_FILE: return pg(d, c->cow_file);
+	case F_REMOTE: return pg(d, c->remote);
+	case F_MIGRATED: return pg(d, c->migrated);
+	case F_PGFAULT: return c->st.pgfault;
+	case F_PGMAJFAULT: return c->st.pgmajfault;
+	case F_OOM: return c->oom_bpf;
+	}
+	return 0;
+}
+
+static int cg_labels_of(const struct cgi *c, struct cg_labels *cl, struct mlabel *l)
+{
+	cgroup_path_labels(c->rel, cl);
+	l[0] = (struct mlabel){ "cgroup", c->rel };
+	l[1] = (struct mlabel){ "pod_uid", cl->pod_uid[0] ? cl->pod_uid : NULL };
+	l[2] = (struct mlabel){ "container_id", cl->container_id[0] ? cl->container_id : NULL };
+	l[3] = (struct mlabel){ "job_id", cl->job_id[0] ? cl->job_id : NULL };
+	return 4;
+}
+
+static const char *const drop_names[MEMACCT_DROP_NR] = {
+	"procs_map_full", "cgroups_map_full", "ringbuf_full", "task_storage", "vma_busy",
+};
+
+static void format_self(struct dstate *d, const struct collection *col, struct mbuf *b)
+{
+	struct mlabel l[1];
+
+	metrics_family(b, "memacct_bpf_run_time_seconds", MT_COUNTER, "seconds",
+		       "Time spent in each BPF program (kernel bpf_stats)");
+	for (int i = 0; i < d->pin.nprogs; i++) {
+		struct bpf_prog_info info;
+		__u32 len = sizeof(info);
+
+		memset(&info, 0, sizeof(info));
+		if (bpf_obj_get_info_by_fd(d->pin.progs[i].fd, &info, &len))
+			continue;
+		l[0] = (struct mlabel){ "program", d->pin.progs[i].name };
+		metrics_sample(b, l, 1, info.run_time_ns / 1e9);
+	}
+	metrics_family(b, "memacct_bpf_runs", MT_COUNTER, NULL,
+		       "Runs of each BPF program (kernel bpf_stats)");
+	for (int i = 0; i < d->pin.nprogs; i++) {
+		struct bpf_prog_info info;
+		__u32 len = sizeof(info);
+
+		memset(&info, 0, sizeof(info));
+		if (bpf_obj_get_info_by_fd(d->pin.progs[i].fd, &info, &len))
+			continue;
+		l[0] = (struct mlabel){ "program", d->pin.progs[i].name };
+		metrics_sample_u64(b, l, 1, info.run_cnt);
+	}
+	metrics_family(b, "memacct_events_dropped", MT_COUNTER, NULL,
+		       "Events the BPF side could not record, by reason");
+	for (int i = 0; i < MEMACCT_DROP_NR; i++) {
+		l[0] = (struct mlabel){ "reason", drop_names[i] };
+		metrics_sample_u64(b, l, 1, col->dropped[i]);
+	}
+	metrics_family(b, "memacct_map_fill_ratio", MT_GAUGE, "ratio",
+		       "Entries in use over max_entries of the BPF hash maps");
+	l[0] = (struct mlabel){ "map", "procs" };
+	metrics_sample(b, l, 1, d->pin.procs_max ? (double)col->procs_used / d->pin.procs_max : 0);
+	l[0] = (struct mlabel){ "map", "cgroups" };
+	metrics_sample(b, l, 1, d->pin.cgroups_max ?
+		       (double)col->cgroups_used / d->pin.cgroups_max : 0);
+	metrics_family(b, "memacct_scrape_duration_seconds", MT_GAUGE, "seconds",
+		       "Wall time of the previous collection (cgroups, maps, iterator, formatting)");
+	metrics_sample(b, NULL, 0, d->last_wall_s);
+	metrics_family(b, "memacct_scrape_cpu_seconds", MT_GAUGE, "seconds",
+		       "CPU time of the previous collection");
+	metrics_sample(b, NULL, 0, d->last_cpu_s);
+	metrics_family(b, "memacct_processes", MT_GAUGE, NULL,
+		       "Processes with an mm seen by the task iterator");
+	metrics_sample_u64(b, NULL, 0, col->nst);
+}
+
+static void format(struct dstate *d, const struct collection *col, struct mbuf *b)
+{
+	size_t ntop = (size_t)d->o.top_n < (size_t)col->nst ? (size_t)d->o.top_n : (size_t)col->nst;
+	struct cg_labels cl;
+	struct mlabel l[4];
+
+	for (size_t m = 0; m < sizeof(cg_metrics) / sizeof(cg_metrics[0]); m++) {
+		const struct cg_metric *cm = &cg_metrics[m];
+
+		metrics_family(b, cm->name, cm->type, cm->unit, cm->help);
+		for (size_t i = 0; i < col->ncg; i++) {
+			const struct cgi *c = &col->cg[i];
+
+			if (!c->wanted || (!c->st_ok && cm->field != F_RSS &&
+					   cm->field < F_COW && cm->field != F_PINNED &&
+					   cm->field != F_MLOCKED && cm->field != F_PINNED_VM))
+				continue;
+			if (!c->st_ok && (cm->field == F_PGFAULT || cm->field == F_PGMAJFAULT))
+				continue;
+			metrics_sample_u64(b, l, cg_labels_of(c, &cl, l), cg_value(d, c, cm->field));
+		}
+	}
+	/* top N processes by RSS */
+	static const struct { const char *name, *help; enum mtype type; } pm[] = {
+		{ "memacct_process_rss_bytes", "RSS of the top processes by RSS", MT_GAUGE },
+		{ "memacct_process_anon_bytes", "RssAnon of the top processes", MT_GAUGE },
+		{ "memacct_process_file_bytes", "RssFile of the top processes", MT_GAUGE },
+		{ "memacct_process_shmem_bytes", "RssShmem of the top processes", MT_GAUGE },
+		{ "memacct_process_pinned_bytes", "VmLck+VmPin of the top processes", MT_GAUGE },
+		{ "memacct_process_cow_copied_bytes", "CoW copies of the top processes since attach", MT_COUNTER },
+	};
+	for (size_t m = 0; m < sizeof(pm) / sizeof(pm[0]); m++) {
+		metrics_family(b, pm[m].name, pm[m].type, "bytes", pm[m].help);
+		for (size_t i = 0; i < ntop; i++) {
+			const struct memacct_task_stock *t = &col->st[i];
+			const struct memacct_flows *f;
+			struct cgi *c = cgi_find(col->cg, col->ncg, t->memcg_id);
+			char pid[16], comm[MEMACCT_COMM_LEN + 1];
+			uint64_t v = 0;
+
+			snprintf(pid, sizeof(pid), "%u", t->tgid);
+			memcpy(comm, t->comm, MEMACCT_COMM_LEN);
+			comm[MEMACCT_COMM_LEN] = '\0';
+			l[0] = (struct mlabel){ "pid", pid };
+			l[1] = (struct mlabel){ "comm", comm };
+			l[2] = (struct mlabel){ "cgroup", c ? c->rel : "" };
+			switch (m) {
+			case 0: v = t->rss_anon_pages + t->rss_file_pages + t->rss_shmem_pages; break;
+			case 1: v = t->rss_anon_pages; break;
+			case 2: v = t->rss_file_pages; break;
+			case 3: v = t->rss_shmem_pages; break;
+			case 4: v = t->locked_vm_pages + t->pinned_vm_pages; break;
+			case 5: v = (f = flow_of(col, t)) ? f->cow_copied_pages : 0; break;
+			}
+			metrics_sample_u64(b, l, 3, pg(d, v));
+		}
+	}
+	format_self(d, col, b);
+}
+
+/* ---------------------------------------------------------------- JSON log */
+
+static void metrics_of_cgi(const struct dstate *d, const struct cgi *c, struct metrics *m)
+{
+	memset(m, 0, sizeof(*m));
+	m->rss = cg_value(d, c, F_RSS);
+	m->anon = c->st.anon;
+	m->file = c->st.file;
+	m->shmem = c->st.shmem;
+	m->mlocked = pg(d, c->mlocked);
+	m->pinned_vm = pg(d, c->pinned_vm);
+	m->pinned = m->mlocked + m->pinned_vm;
+	m->cow_copied = pg(d, c->cow);
+	m->cow_file_copied = pg(d, c->cow_file);
+	m->remote_numa_alloc = pg(d, c->remote);
+	m->numa_migrated = pg(d, c->migrated);
+	m->page_faults = c->st.pgfault;
+	m->major_faults = c->st.pgmajfault;
+	m->oom_kills = c->oom_bpf;
+	m->reclaimable = cg_value(d, c, F_RECLAIMABLE);
+	m->usage = c->st.usage;
+	m->rss_peak = c->st.has_peak ? c->st.peak : 0;
+}
+
+static void write_json_log(struct dstate *d, const struct collection *col)
+{
+	struct report r = { .command = "daemon" };
+	size_t ntop = (size_t)d->o.top_n < (size_t)col->nst ? (size_t)d->o.top_n : (size_t)col->nst;
+	json_t *o, *arr;
+	char *s;
+
+	if (!d->log)
+		return;
+	memcg_of_path(d->root, d->version, d->root, &r.cg);
+	r.elapsed_s = (now_ns() - d->t0_ns) / 1e9;
+	r.numa_multi = false;
+	for (size_t i = 0; i < col->ncg; i++)
+		if (col->cg[i].level == 0)
+			metrics_of_cgi(d, &col->cg[i], &r.totals);
+	r.procs = calloc(ntop ? ntop : 1, sizeof(*r.procs));
+	for (size_t i = 0; r.procs && i < ntop; i++) {
+		const struct memacct_task_stock *t = &col->st[i];
+		const struct memacct_flows *f = flow_of(col, t);
+		struct proc_row *p = &r.procs[r.nprocs++];
+
+		p->pid = t->tgid;
+		p->ppid = t->ppid;
+		memcpy(p->comm, t->comm, MEMACCT_COMM_LEN);
+		p->start_boottime_ns = t->start_boottime_ns;
+		p->bpf_seen = f != NULL;
+		p->m.anon = pg(d, t->rss_anon_pages);
+		p->m.file = pg(d, t->rss_file_pages);
+		p->m.shmem = pg(d, t->rss_shmem_pages);
+		p->m.rss = p->m.anon + p->m.file + p->m.shmem;
+		p->m.rss_peak = pg(d, t->hiwater_rss_pages) > p->m.rss ?
+				pg(d, t->hiwater_rss_pages) : p->m.rss;
+		p->m.mlocked = pg(d, t->locked_vm_pages);
+		p->m.pinned_vm = pg(d, t->pinned_vm_pages);
+		p->m.pinned = p->m.mlocked + p->m.pinned_vm;
+		p->m.page_faults = t->min_flt + t->maj_flt;
+		p->m.major_faults = t->maj_flt;
+		if (f) {
+			p->m.cow_copied = pg(d, f->cow_copied_pages);
+			p->m.cow_file_copied = pg(d, f->cow_file_copied_pages);
+			p->m.remote_numa_alloc = pg(d, f->remote_numa_alloc_pages);
+			p->m.oom_kills = f->oom_kills;
+		}
+	}
+	memcpy(r.dropped, col->dropped, sizeof(r.dropped));
+	for (int i = 0; i < MEMACCT_DROP_NR; i++)
+		r.dropped_events += col->dropped[i];
+	o = report_json(&r);
+	arr = json_array();
+	for (size_t i = 0; o && arr && i < col->ncg; i++) {
+		const struct cgi *c = &col->cg[i];
+		struct cg_labels cl;
+		struct metrics m;
+		json_t *co;
+
+		if (!c->wanted)
+			continue;
+		metrics_of_cgi(d, c, &m);
+		co = json_object();
+		json_object_set_new(co, "cgroup", json_string_sanitized(c->rel));
+		json_object_set_new(co, "id", json_integer((json_int_t)c->id));
+		cgroup_path_labels(c->rel, &cl);
+		if (cl.pod_uid[0])
+			json_object_set_new(co, "pod_uid", json_string(cl.pod_uid));
+		if (cl.container_id[0])
+			json_object_set_new(co, "container_id", json_string(cl.container_id));
+		if (cl.job_id[0])
+			json_object_set_new(co, "job_id", json_string(cl.job_id));
+		report_metrics_json(co, &m);
+		json_array_append_new(arr, co);
+	}
+	if (o) {
+		json_object_set_new(o, "cgroups", arr);
+		s = json_dumps(o, JSON_COMPACT);
+		if (s) {
+			fprintf(d->log, "%s\n", s);
+			fflush(d->log);
+			free(s);
+		}
+		json_decref(o);
+	} else {
+		json_decref(arr);
+	}
+	report_free(&r);
+}
+
+static int open_log(struct dstate *d)
+{
+	FILE *f;
+
+	if (!d->o.json_log)
+		return 0;
+	f = fopen(d->o.json_log, "ae");
+	if (!f) {
+		int err = -errno;
+
+		p_err("opening %s: %s", d->o.json_log, strerror(-err));
+		return err;
+	}
+	if (d->log)
+		fclose(d->log);
+	d->log = f;
+	return 0;
+}
+
+/* ---------------------------------------------------------------- main loop */
+
+static double thread_cpu_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static int collect_and_publish(struct dstate *d)
+{
+	uint64_t t0 = now_ns();
+	double c0 = thread_cpu_s();
+	struct collection col;
+	struct mbuf prom, om;
+	struct snap *sp, *so;
+	int err;
+
+	err = collect(d, &col);
+	if (err)
+		return err;
+	mbuf_init(&prom, false);
+	mbuf_init(&om, true);
+	format(d, &col, &prom);
+	format(d, &col, &om);
+	sp = snap_new(metrics_end(&prom));
+	so = snap_new(metrics_end(&om));
+	mbuf_free(&prom);
+	mbuf_free(&om);
+	if (sp && so) {
+		snap_publish(sp, so);
+	} else {
+		snap_put(sp);
+		snap_put(so);
+	}
+	write_json_log(d, &col);
+	collection_free(&col);
+	d->last_wall_s = (now_ns() - t0) / 1e9;
+	d->last_cpu_s = thread_cpu_s() - c0;
+	return 0;
+}
+
+static int stop_kernel_side(const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), err;
+
+	if (fd < 0) {
+		if (errno == ENOENT) {
+			p_info("nothing pinned at %s", dir);
+			return EXIT_OK;
+		}
+		p_err("%s: %s", dir, strerror(errno));
+		return EXIT_RUNTIME;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB)) {
+		p_err("a memacct daemon runs on %s: stop it first", dir);
+		close(fd);
+		return EXIT_RUNTIME;
+	}
+	err = pin_remove(dir);
+	close(fd);
+	if (err) {
+		p_err("unpinning %s: %s", dir, strerror(-err));
+		return EXIT_RUNTIME;
+	}
+	return EXIT_OK;
+}
+
+static int parse_daemon_args(int argc, char **argv, struct dopts *o, bool *stop_ks)
+{
+	static const struct option opts[] = {
+		{ "listen", required_argument, NULL, 'l' },
+		{ "interval", required_argument, NULL, 'i' },
+		{ "pin-path", required_argument, NULL, 'p' },
+		{ "json-log", required_argument, NULL, 'J' },
+		{ "cgroup-filter", required_argument, NULL, 'f' },
+		{ "top-processes", required_argument, NULL, 'n' },
+		{ "stop-kernel-side", no_argument, NULL, 'S' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	uint64_t v;
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	parse_listen("127.0.0.1:9464", &o->listen);
+	o->interval_ns = 10000000000ULL;
+	o->pin_path = PIN_DEFAULT_DIR;
+	o->top_n = 20;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'l':
+			if (parse_listen(optarg, &o->listen)) {
+				p_err("--listen: expected IPv4ADDR:PORT, got '%s'", optarg);
+				return -EINVAL;
+			}
+			break;
+		case 'i':
+			if (parse_duration(optarg, &o->interval_ns) ||
+			    o->interval_ns < 100000000ULL) {
+				p_err("--interval: expected a duration >= 100ms, got '%s'", optarg);
+				return -EINVAL;
+			}
+			break;
+		case 'p':
+			o->pin_path = optarg;
+			break;
+		case 'J':
+			o->json_log = optarg;
+			break;
+		case 'f':
+			if (o->nfilters >= MAX_FILTERS) {
+				p_err("--cgroup-filter: at most %d", MAX_FILTERS);
+				return -EINVAL;
+			}
+			o->filters[o->nfilters++] = optarg;
+			break;
+		case 'n':
+			if (parse_u64(optarg, &v) || v > 10000) {
+				p_err("--top-processes: expected 0..10000, got '%s'", optarg);
+				return -EINVAL;
+			}
+			o->top_n = v;
+			break;
+		case 'S':
+			*stop_ks = true;
+			break;
+		case 'h':
+			daemon_help(stdout);
+			return 1;
+		default:
+			daemon_help(stderr);
+			return -EINVAL;
+		}
+	}
+	if (optind < argc) {
+		p_err("unexpected argument '%s'", argv[optind]);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* --cgroup-filter takes absolute cgroupfs paths or paths below the root. */
+static void normalize_filters(struct dstate *d)
+{
+	size_t rl = strlen(d->root);
+
+	for (int i = 0; i < d->o.nfilters; i++) {
+		const char *f = d->o.filters[i];
+
+		if (!strncmp(f, d->root, rl) && (f[rl] == '/' || !f[rl]))
+			d->o.filters[i] = f[rl] ? f + rl : "/";
+	}
+}
+
+int do_daemon(int argc, char **argv)
+{
+	struct rlimit rl = { 8192, 8192 };
+	struct MHD_Daemon *http;
+	struct dstate d;
+	bool stop_ks = false;
+	int err, ret = EXIT_RUNTIME;
+
+	memset(&d, 0, sizeof(d));
+	d.stats_fd = -1;
+	err = parse_daemon_args(argc, argv, &d.o, &stop_ks);
+	if (err)
+		return err > 0 ? EXIT_OK : EXIT_USAGE;
+	if (loader_check_env())
+		return EXIT_ENV;
+	if (stop_ks)
+		return stop_kernel_side(d.o.pin_path);
+	if (memcg_root(d.root, &d.version)) {
+		p_err("no memory cgroup hierarchy mounted");
+		return EXIT_ENV;
+	}
+	normalize_filters(&d);
+	d.page_size = sysconf(_SC_PAGESIZE);
+	d.t0_ns = now_ns();
+	setrlimit(RLIMIT_NOFILE, &rl);	/* many HTTP clients; best effort */
+	install_daemon_signals();
+	if (open_log(&d))
+		return EXIT_RUNTIME;
+	err = pin_open(d.o.pin_path, &d.pin);
+	if (err) {
+		ret = err == -EBUSY || err == -EPROTO ? EXIT_RUNTIME : EXIT_ENV;
+		goto out_log;
+	}
+	p_info("%s kernel side at %s", d.pin.reattached ? "re-attached to the" : "pinned the",
+	       d.o.pin_path);
+	d.stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+	if (d.stats_fd < 0)
+		p_warn("bpf_stats unavailable (%s): BPF run times will read 0", strerror(errno));
+	d.rb = ring_buffer__new(d.pin.exits_fd, on_exit_record, &d, NULL);
+	if (!d.rb)
+		p_warn("exit ring buffer: %s", strerror(errno));
+	if (collect_and_publish(&d)) {
+		p_err("first collection failed: cgroup root %s unreadable", d.root);
+		goto out_pin;
+	}
+	http = http_start(&d.o.listen);
+	if (!http) {
+		char a[32];
+
+		inet_ntop(AF_INET, &d.o.listen.sin_addr, a, sizeof(a));
+		p_err("cannot listen on %s:%u (in use?)", a, ntohs(d.o.listen.sin_port));
+		goto out_pin;
+	}
+	fprintf(stderr, "memacct daemon: serving on port %u, kernel side %s %s\n",
+		ntohs(d.o.listen.sin_port), d.pin.reattached ? "re-attached at" : "pinned at",
+		d.o.pin_path);
+	while (!d_stop) {
+		uint64_t next = now_ns() + d.o.interval_ns;
+
+		while (!d_stop && !d_hup && now_ns() < next) {
+			uint64_t left = next - now_ns();
+			struct timespec ts = { 0, left < 100000000ULL ? (long)left : 100000000L };
+
+			nanosleep(&ts, NULL);
+		}
+		if (d_hup) {
+			d_hup = 0;
+			p_info("SIGHUP: reopening %s", d.o.json_log ? d.o.json_log : "(no log)");
+			open_log(&d);
+		}
+		if (!d_stop)
+			collect_and_publish(&d);
+	}
+	MHD_stop_daemon(http);
+	ret = EXIT_OK;
+out_pin:
+	ring_buffer__free(d.rb);
+	if (d.stats_fd >= 0)
+		close(d.stats_fd);
+	pin_close(&d.pin);
+out_log:
+	if (d.log)
+		fclose(d.log);
+	snap_publish(NULL, NULL);
+	free(d.prev);
+	free(d.unknown);
+	return ret;
+}
+
+int do_detach(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "pin-path", required_argument, NULL, 'p' },
+		{ 0 },
+	};
+	const char *dir = PIN_DEFAULT_DIR;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		if (c != 'p') {
+			fprintf(stderr, "Usage: memacct detach [--pin-path DIR]\n");
+			return EXIT_USAGE;
+		}
+		dir = optarg;
+	}
+	if (geteuid() != 0) {
+		p_err("memacct detach needs root");
+		return EXIT_ENV;
+	}
+	return stop_kernel_side(dir);
+}
