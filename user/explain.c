@@ -554,6 +554,7 @@ static json_t *explain_json(const struct explain *e, const struct report *r, siz
 	size_t n, i;
 
 	sum_json(t, &e->total);
+	set_u64(t, "rss_bytes", e->total.rss);	/* cgroup: shared pages counted once */
 	set_u64(t, "shmem_bytes", e->cgroup_mode ? e->total.shmem_pss : e->total.shmem);
 	set_u64(t, "mlocked_bytes", e->total.locked);
 	if (e->cgroup_mode)
@@ -652,7 +653,7 @@ static void print_plain(const struct explain *e, const struct report *r, enum by
 			size_t top)
 {
 	const struct xsum *t = &e->total;
-	char b[8][16], path[256];
+	char b[10][16], path[256];
 	size_t n, i;
 
 	if (e->cgroup_mode)
@@ -675,7 +676,8 @@ static void print_plain(const struct explain *e, const struct report *r, enum by
 	} else {
 		printf("  %-36s %10s\n", "CoW-copied since fork", "unknown");
 	}
-	line("shared with other processes", e->cgroup_mode ? t->shared : t->shared, t->rss);
+	line(e->cgroup_mode ? "shared between processes (once)" :
+	     "shared with other processes", t->shared, t->rss);
 	line("file-backed clean", t->file_clean, t->rss);
 	line("file-backed dirty", t->file_dirty, t->rss);
 	line("shmem (tmpfs, /dev/shm, memfd)", e->cgroup_mode ? t->shmem_pss : t->shmem, t->rss);
@@ -690,7 +692,7 @@ static void print_plain(const struct explain *e, const struct report *r, enum by
 		       fmt_bytes(b[2], 16, c->active_file), fmt_bytes(b[3], 16, c->inactive_file),
 		       fmt_bytes(b[4], 16, c->file_dirty), fmt_bytes(b[5], 16, c->file_writeback),
 		       fmt_bytes(b[6], 16, c->shmem), fmt_bytes(b[7], 16, c->unevictable),
-		       fmt_bytes(b[0], 16, c->slab_reclaimable));
+		       fmt_bytes(b[8], 16, c->slab_reclaimable));
 	}
 	if (e->cgroup_mode) {
 		printf("\n%7s %-15s %9s %9s %9s %9s %9s\n", "PID", "COMM", "RSS", "PSS", "USS",
