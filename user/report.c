@@ -144,6 +144,10 @@ json_t *report_json(const struct report *r)
 	report_metrics_json(t, &r->totals);
 	set_u64(t, "usage_bytes", r->totals.usage);
 	set_u64(t, "reclaimable_bytes", r->totals.reclaimable);
+	set_u64(t, "anon_peak_bytes", r->totals.anon_peak);
+	set_u64(t, "file_peak_bytes", r->totals.file_peak);
+	set_u64(t, "shmem_peak_bytes", r->totals.shmem_peak);
+	set_u64(t, "reclaimable_peak_bytes", r->totals.reclaimable_peak);
 	json_object_set_new(o, "totals", t);
 	for (size_t i = 0; i < r->nprocs; i++) {
 		const struct proc_row *p = &r->procs[i];
@@ -222,9 +226,11 @@ void print_report_plain(FILE *f, const struct report *r)
 		print_row(f, pid, comm, &p->m, r->numa_multi);
 	}
 	print_row(f, "TOTAL", "(cgroup)", t, r->numa_multi);
-	fprintf(f, "cgroup: charged %s (peak %s), reclaimable page cache %s, shmem %s\n",
+	fprintf(f, "cgroup: charged %s (peak %s); reclaimable page cache %s (peak %s); "
+		"anon peak %s\n",
 		fmt_bytes(b[0], 16, t->usage), fmt_bytes(b[1], 16, t->rss_peak),
-		fmt_bytes(b[2], 16, t->reclaimable), fmt_bytes(b[3], 16, t->shmem));
+		fmt_bytes(b[2], 16, t->reclaimable), fmt_bytes(b[3], 16, t->reclaimable_peak),
+		fmt_bytes(b[4], 16, t->anon_peak));
 	fprintf(f, "pinned: mlocked %s (peak %s), pinned_vm %s (peak %s)\n",
 		fmt_bytes(b[0], 16, t->mlocked), fmt_bytes(b[1], 16, t->mlocked_peak),
 		fmt_bytes(b[2], 16, t->pinned_vm), fmt_bytes(b[3], 16, t->pinned_vm_peak));

@@ -27,8 +27,9 @@ struct metrics {
 	uint64_t numa_migrated_by_reason[MEMACCT_MR_NR];
 	uint64_t numa_task_moves, numa_task_swaps;	/* counts */
 	uint64_t page_faults, major_faults, oom_kills, memcg_reclaims;	/* counts */
-	/* cgroup only (memory.stat) */
+	/* cgroup only (memory.stat); peaks sampled while attached */
 	uint64_t reclaimable, usage;
+	uint64_t anon_peak, file_peak, shmem_peak, reclaimable_peak;
 };
 
 struct proc_row {

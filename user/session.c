@@ -175,6 +175,23 @@ static bool row_from_proc(const struct session *s, pid_t pid, uint64_t start_ns,
 	return true;
 }
 
+/* Clean page cache: active + inactive file less dirty and writeback. */
+static uint64_t memcg_reclaimable(const struct memcg_stat *st)
+{
+	uint64_t file = st->active_file + st->inactive_file;
+	uint64_t busy = st->file_dirty + st->file_writeback;
+
+	return busy < file ? file - busy : 0;
+}
+
+static void sample_peaks(struct session *s, const struct memcg_stat *st)
+{
+	s->anon_peak = max_u64(s->anon_peak, st->anon);
+	s->file_peak = max_u64(s->file_peak, st->file);
+	s->shmem_peak = max_u64(s->shmem_peak, st->shmem);
+	s->reclaimable_peak = max_u64(s->reclaimable_peak, memcg_reclaimable(st));
+}
+
 static int take_baseline(struct session *s)
 {
 	pid_t *pids = NULL;
@@ -198,7 +215,8 @@ static int take_baseline(struct session *s)
 		};
 	}
 	free(pids);
-	memcg_read_stat(&s->cg, &s->cg_base);
+	if (!memcg_read_stat(&s->cg, &s->cg_base))
+		sample_peaks(s, &s->cg_base);
 	return 0;
 }
 
@@ -241,6 +259,13 @@ out_stop:
 int session_poll(struct session *s, int timeout_ms)
 {
 	int n = ring_buffer__poll(s->rb, timeout_ms);
+	struct memcg_stat st;
+
+	if (now_ns() - s->sampled_ns >= 250000000ULL) {
+		s->sampled_ns = now_ns();
+		if (!memcg_read_stat(&s->cg, &st))
+			sample_peaks(s, &st);
+	}
 
 	return n < 0 && n != -EINTR ? n : 0;
 }
@@ -321,9 +346,12 @@ static void cgroup_totals(struct session *s, struct report *r, const uint64_t *i
 	t->file = st.file;
 	t->shmem = st.shmem;
 	t->rss_peak = st.has_peak ? st.peak : st.usage;
-	t->reclaimable = st.active_file + st.inactive_file;
-	t->reclaimable -= st.file_dirty + st.file_writeback < t->reclaimable ?
-			  st.file_dirty + st.file_writeback : t->reclaimable;
+	t->reclaimable = memcg_reclaimable(&st);
+	sample_peaks(s, &st);
+	t->anon_peak = s->anon_peak;
+	t->file_peak = s->file_peak;
+	t->shmem_peak = s->shmem_peak;
+	t->reclaimable_peak = s->reclaimable_peak;
 	t->page_faults = st.pgfault - s->cg_base.pgfault;
 	t->major_faults = st.pgmajfault - s->cg_base.pgmajfault;
 	if (st.has_oom_kill)

@@ -29,6 +29,8 @@ struct session {
 	struct fault_base *base;	/* fault counters of processes alive at start */
 	size_t nbase;
 	struct memcg_stat cg_base;	/* memory.stat counters at start */
+	uint64_t sampled_ns;		/* last memory.stat sample for the peaks */
+	uint64_t anon_peak, file_peak, shmem_peak, reclaimable_peak;
 };
 
 /*
@@ -38,7 +40,11 @@ struct session {
  */
 int session_start(struct session *s, const struct memcg *cg);
 
-/* session_poll() - wait up to @timeout_ms for exit records; 0 or -errno. */
+/*
+ * session_poll() - wait up to @timeout_ms for exit records, and sample the
+ * cgroup's memory.stat (at most every 250 ms) for the peaks of anon, file,
+ * shmem and reclaimable page cache. 0 or -errno.
+ */
 int session_poll(struct session *s, int timeout_ms);
 
 /*
