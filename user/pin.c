@@ -32,7 +32,7 @@ static const struct map_want maps_wanted[] = {
 	{ "procs", sizeof(struct memacct_proc_key), sizeof(struct memacct_proc) },
 	{ "cgroups", sizeof(__u64), sizeof(struct memacct_cgroup) },
 	{ "exits", 0, 0 },
-	{ "bss", 4, sizeof(struct memacct_bpf__bss) },
+	{ "bss", 4, 0 },	/* value size of this build's .bss: see reattach() */
 };
 
 static int *map_fd_slot(struct pinned *p, int i)
@@ -105,11 +105,21 @@ static int reattach(struct pinned *p)
 {
 	char path[512];
 	struct bpf_map_info info;
+	struct memacct_bpf *skel;
+	__u32 bss_size = 0;
 	struct dirent *de;
 	DIR *d;
 	int err;
 
+	/* .bss also holds static variables the skeleton does not show: take
+	 * its size from this build's object, unloaded */
+	skel = memacct_bpf__open();
+	if (skel) {
+		bss_size = bpf_map__value_size(skel->maps.bss);
+		memacct_bpf__destroy(skel);
+	}
 	for (size_t i = 0; i < sizeof(maps_wanted) / sizeof(maps_wanted[0]); i++) {
+		struct map_want bss_want = { "bss", 4, bss_size };
 		const struct map_want *w = &maps_wanted[i];
 		int fd;
 
@@ -123,6 +133,8 @@ static int reattach(struct pinned *p)
 		err = map_info(fd, &info);
 		if (err)
 			return err;
+		if (!strcmp(w->name, "bss"))
+			w = &bss_want;
 		if (w->key_size && (info.key_size != w->key_size ||
 				    info.value_size != w->value_size)) {
 			p_err("pinned map %s has key/value sizes %u/%u, this build needs %zu/%zu: "
