@@ -74,6 +74,32 @@ static __always_inline __u64 cgroup_ancestor_id(struct cgroup *cg, int level)
  */
 #define VM_SHARED_FLAG	0x00000008UL
 
+/*
+ * struct page array base (page_to_pfn). VMEMMAP_START is 0xffffea0000000000
+ * only without KASLR of the memory layout; with CONFIG_RANDOMIZE_MEMORY
+ * (Debian, most distributions) it is the variable vmemmap_base, since v4.9,
+ * commit 25dfe4785332 ("x86/mm/64: Enable KASLR for vmemmap memory region").
+ * Read it through a weak typeless ksym (resolved by libbpf from kallsyms);
+ * absent, fall back to the constant userspace put in rodata.
+ */
+extern const void vmemmap_base __ksym __weak;
+extern const volatile __u64 vmemmap_start;
+static __u64 vmemmap_base_cached;
+
+static __always_inline __u64 vmemmap_base_get(void)
+{
+	__u64 base = vmemmap_base_cached;
+
+	if (base)
+		return base;
+	if (&vmemmap_base)
+		bpf_probe_read_kernel(&base, sizeof(base), &vmemmap_base);
+	if (!base)
+		base = vmemmap_start;
+	vmemmap_base_cached = base;
+	return base;
+}
+
 /* x86 page fault error code bits (arch/x86/include/asm/trap_pf.h) */
 #define X86_PF_PROT	(1UL << 0)
 #define X86_PF_WRITE	(1UL << 1)

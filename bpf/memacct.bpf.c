@@ -248,9 +248,11 @@ static __always_inline int classify(struct task_struct *task, struct fault_state
 	return vi.file ? ALLOC_COW_FILE : ALLOC_OTHER;
 }
 
-static __always_inline int page_node(struct page *page)
+/* @page_addr: the struct page's address as a number (the verifier forbids
+ * arithmetic on the trusted pointer itself) */
+static __always_inline int page_node(__u64 page_addr)
 {
-	__u64 pfn = ((__u64)page - vmemmap_start) / bpf_core_type_size(struct page);
+	__u64 pfn = (page_addr - vmemmap_base_get()) / bpf_core_type_size(struct page);
 
 	for (int i = 0; i < MEMACCT_MAX_NODE_RANGES; i++) {
 		if (i >= nr_node_ranges)
@@ -288,7 +290,10 @@ int BPF_PROG(mm_page_alloc, struct page *page, unsigned int order, gfp_t gfp_fla
 		kind = classify(task, st, gfp);
 	}
 	if (nr_node_ranges) {
-		node = page_node(page);
+		__u64 page_addr = 0;
+
+		bpf_probe_read_kernel(&page_addr, sizeof(page_addr), &ctx[0]);
+		node = page_node(page_addr);
 		remote = node >= 0 && node != bpf_get_numa_node_id();
 	} else if (kind == ALLOC_OTHER) {
 		return 0;

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause)
+# run.sh DIR SUITE... - the kernel matrix (docs/vmtest.md). DIR (.output/vmtest)
+# holds bin/ (static memacct and workloads, built by make) and caches the
+# kernels. For each suite: boot its Debian cloud kernel under qemu TCG with
+# 2 NUMA nodes, run tests/vmtest/init.sh, judge with check.py. Suites listed
+# in $VMTEST_OPTIONAL may fail without failing the matrix.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+mkdir -p "$1"; dir=$(cd "$1" && pwd); shift
+suites=("$@")
+optional=" ${VMTEST_OPTIONAL:-} "
+timeout_s=${VMTEST_TIMEOUT:-150}
+start=$(date +%s)
+
+for t in qemu-system-x86_64 busybox; do
+	command -v $t >/dev/null || [ -x /bin/$t ] || {
+		echo "vmtest: $t missing (make deps installs qemu-system-x86 busybox-static)" >&2; exit 3; }
+done
+"$here/fetch-kernels.sh" "$dir" "${suites[@]}" || echo "vmtest: fetching kernels reported errors" >&2
+
+# initramfs: busybox, static memacct and workloads, /init
+cpio=$(command -v cpio || echo "busybox cpio")
+root=$dir/root
+rm -rf "$root"; mkdir -p "$root"/{bin,proc,sys,dev,tmp,etc}
+cp "$(command -v busybox || echo /bin/busybox)" "$root/bin/busybox"
+cp "$dir"/bin/* "$root/bin/"
+cp "$here/init.sh" "$root/init"
+ln -s busybox "$root/bin/sh"
+(cd "$root" && find . | $cpio -o -H newc 2>/dev/null | gzip -1) > "$dir/initramfs.gz"
+
+fail=0
+summary=()
+for s in "${suites[@]}"; do
+	k=$dir/vmlinuz-$s
+	log=$dir/$s
+	if [ ! -s "$k" ]; then
+		res=FAIL; [[ $optional == *" $s "* ]] && res=SKIP || fail=1
+		summary+=("$res $s: kernel not fetched"); continue
+	fi
+	t0=$(date +%s)
+	rm -f "$log.results" "$log.console"
+	timeout "$timeout_s" qemu-system-x86_64 -accel tcg -cpu max,-cx16 -m 2G \
+		-smp 2,sockets=2,cores=1,threads=1 \
+		-object memory-backend-ram,id=m0,size=1G -object memory-backend-ram,id=m1,size=1G \
+		-numa node,nodeid=0,cpus=0,memdev=m0 -numa node,nodeid=1,cpus=1,memdev=m1 \
+		-kernel "$k" -initrd "$dir/initramfs.gz" \
+		-append "console=ttyS0 panic=-1 oops=panic loglevel=4" \
+		-nographic -no-reboot -nodefaults -serial stdio -serial "file:$log.results" \
+		> "$log.console" 2>&1 < /dev/null
+	qrc=$?
+	t1=$(date +%s)
+	echo "== $s ($(cat "$dir/version-$s" 2>/dev/null)), $((t1 - t0)) s, qemu exit $qrc"
+	[ $qrc = 124 ] && echo "FAIL timeout: qemu killed after $timeout_s s"
+	touch "$log.results"
+	if "$here/check.py" "$log.results" "$log.console" && [ $qrc != 124 ]; then
+		summary+=("PASS $s ($((t1 - t0)) s)")
+	else
+		echo "-- console tail ($log.console):"
+		tail -n 30 "$log.console" | sed 's/^/   /'
+		if [[ $optional == *" $s "* ]]; then
+			summary+=("FAIL $s (optional)")
+		else
+			summary+=("FAIL $s"); fail=1
+		fi
+	fi
+done
+echo "== vmtest summary ($(( $(date +%s) - start )) s)"
+printf '%s\n' "${summary[@]}"
+exit $fail
