@@ -1,0 +1,466 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause)
+/*
+ * integration_explain.c - root tests of `memacct explain`: workloads of known
+ * ground truth (tests/workloads/explain_*.c) are left running while memacct
+ * explains them; its figures are compared with the truth they print.
+ * Tolerance: assert_near() (1% or 16 pages).
+ */
+#include <check.h>
+#include <errno.h>
+#include <jansson.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cgroup.h"
+#include "integration.h"
+
+/* A workload left running in the background; stdout read line by line. */
+struct bg {
+	FILE *f;
+	long long pid;		/* from "ready PID" */
+	struct truth t[64];
+	int nt;
+};
+
+static struct bg *live;		/* killed by the teardown if a test failed */
+static struct memcg test_cg;
+static bool have_cg;
+
+/* Read lines until one starts with @word; truth lines are stored. */
+static long long bg_wait(struct bg *b, const char *word)
+{
+	char line[512], k[64], a[32];
+	long long v;
+
+	while (fgets(line, sizeof(line), b->f)) {
+		if (!strncmp(line, "truth ", 6) && b->nt < 64) {
+			if (sscanf(line + 6, "%63s %31s %lld", k, a, &v) == 3) {
+				snprintf(b->t[b->nt].key, 64, "%s", k);
+				snprintf(b->t[b->nt].arg, 32, "%s", a);
+				b->t[b->nt++].val = v;
+			} else if (sscanf(line + 6, "%63s %lld", k, &v) == 2) {
+				snprintf(b->t[b->nt].key, 64, "%s", k);
+				b->t[b->nt].arg[0] = '\0';
+				b->t[b->nt++].val = v;
+			}
+		} else if (!strncmp(line, word, strlen(word)) && line[strlen(word)] == ' ') {
+			return atoll(line + strlen(word) + 1);
+		}
+	}
+	ck_abort_msg("workload ended before printing '%s'", word);
+	return -1;
+}
+
+/* Start a workload (in the test cgroup when @in_cg) and wait for "ready". */
+static struct bg *bg_start(bool in_cg, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static struct bg *bg_start(bool in_cg, const char *fmt, ...)
+{
+	struct bg *b = calloc(1, sizeof(*b));
+	char args[2048], cmd[8192];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(args, sizeof(args), fmt, ap);
+	va_end(ap);
+	if (in_cg)
+		snprintf(cmd, sizeof(cmd), "echo $$ > '%s/cgroup.procs' && exec %s/%s",
+			 test_cg.path, workloads, args);
+	else
+		snprintf(cmd, sizeof(cmd), "exec %s/%s", workloads, args);
+	b->f = popen(cmd, "r");
+	ck_assert_msg(b->f, "popen %s", cmd);
+	live = b;
+	b->pid = bg_wait(b, "ready");
+	return b;
+}
+
+static long long bg_truth(const struct bg *b, const char *key, const char *arg)
+{
+	for (int i = 0; i < b->nt; i++)
+		if (!strcmp(b->t[i].key, key) && (!arg || !strcmp(b->t[i].arg, arg)))
+			return b->t[i].val;
+	ck_abort_msg("workload printed no truth '%s'", key);
+	return -1;
+}
+
+static void bg_stop(struct bg *b)
+{
+	if (!b)
+		return;
+	kill((pid_t)b->pid, SIGTERM);
+	pclose(b->f);
+	if (live == b)
+		live = NULL;
+	free(b);
+}
+
+static void make_cg(void)
+{
+	char name[64];
+	int err;
+
+	snprintf(name, sizeof(name), "memacct-test-explain-%d", getpid());
+	err = memcg_create(name, &test_cg);
+	ck_assert_msg(!err, "creating cgroup %s: %s", name, strerror(-err));
+	have_cg = true;
+}
+
+static void setup(void)
+{
+	live = NULL;
+	have_cg = false;
+}
+
+static void teardown(void)
+{
+	bg_stop(live);
+	if (have_cg)
+		memcg_remove(&test_cg);
+	have_cg = false;
+}
+
+/* `memacct -j explain ARGS` with a JSON report required. */
+static struct result *explain(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static struct result *explain(const char *fmt, ...)
+{
+	char args[1024];
+	struct result *r;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(args, sizeof(args), fmt, ap);
+	va_end(ap);
+	r = run_cmd("%s -j explain %s", memacct, args);
+	ck_assert_msg(r->status == 0 && r->report, "explain %s: status %d, output:\n%s", args,
+		      r->status, r->out);
+	return r;
+}
+
+/* the files[] entry whose path is @path */
+static json_t *file_by_path(json_t *report, const char *path)
+{
+	json_t *files = json_object_get(report, "files"), *f;
+	size_t i;
+
+	json_array_foreach(files, i, f)
+		if (!strcmp(json_string_value(json_object_get(f, "path")), path))
+			return f;
+	ck_abort_msg("file '%s' not in files[]", path);
+	return NULL;
+}
+
+/* the mappings[] entry of @pid starting at @start */
+static json_t *mapping_at(json_t *report, long long pid, unsigned long long start)
+{
+	json_t *maps = json_object_get(report, "mappings"), *m;
+	char hex[32];
+	size_t i;
+
+	snprintf(hex, sizeof(hex), "0x%llx", start);
+	json_array_foreach(maps, i, m)
+		if (jint(m, "pid") == pid && !strcmp(json_string_value(json_object_get(m, "start")), hex))
+			return m;
+	ck_abort_msg("no mapping of %lld at %s", pid, hex);
+	return NULL;
+}
+
+static const char *const explain_total_keys[] = {
+	"rss_bytes", "pss_bytes", "uss_bytes", "swap_bytes", "reclaimable_bytes", "shared_bytes",
+	"private_anon_bytes", "file_clean_bytes", "file_dirty_bytes",
+};
+static const char *const mapping_keys[] = {
+	"rss_bytes", "pss_bytes", "private_clean_bytes", "private_dirty_bytes",
+	"shared_clean_bytes", "shared_dirty_bytes", "reclaimable_bytes", "locked_bytes",
+	"swap_bytes",
+};
+
+static void check_schema(json_t *o)
+{
+	json_t *t = json_object_get(o, "totals"), *a, *m;
+	size_t i;
+
+	ck_assert_str_eq(json_string_value(json_object_get(o, "schema")), "memacct.report/v1");
+	ck_assert_str_eq(json_string_value(json_object_get(o, "command")), "explain");
+	ck_assert(json_is_object(json_object_get(o, "cgroup")));
+	ck_assert(json_is_array(json_object_get(o, "processes")));
+	jint(o, "dropped_events");
+	for (i = 0; i < sizeof(explain_total_keys) / sizeof(explain_total_keys[0]); i++)
+		jint(t, explain_total_keys[i]);
+	a = json_object_get(o, "mappings");
+	ck_assert(json_is_array(a) && json_array_size(a) > 0);
+	json_array_foreach(a, i, m) {
+		const char *kind = json_string_value(json_object_get(m, "kind"));
+
+		ck_assert(json_is_string(json_object_get(m, "start")));
+		ck_assert(json_is_string(json_object_get(m, "end")));
+		ck_assert(json_is_string(json_object_get(m, "path")) ||
+			  json_is_null(json_object_get(m, "path")));
+		ck_assert(json_is_boolean(json_object_get(m, "private")));
+		ck_assert_msg(kind && strstr(" anon file shmem heap stack device other ", kind),
+			      "bad kind %s", kind ? kind : "(none)");
+		for (size_t k = 0; k < sizeof(mapping_keys) / sizeof(mapping_keys[0]); k++)
+			jint(m, mapping_keys[k]);
+	}
+	a = json_object_get(o, "files");
+	ck_assert(json_is_array(a));
+	json_array_foreach(a, i, m) {
+		ck_assert(json_is_string(json_object_get(m, "path")));
+		jint(m, "rss_bytes");
+		jint(m, "reclaimable_bytes");
+		ck_assert(json_is_integer(json_object_get(m, "cached_bytes")) ||
+			  json_is_null(json_object_get(m, "cached_bytes")));
+		ck_assert(json_is_integer(json_object_get(m, "size_bytes")) ||
+			  json_is_null(json_object_get(m, "size_bytes")));
+	}
+	a = json_object_get(o, "verdict");
+	ck_assert(json_is_array(a) && json_array_size(a) > 0);
+}
+
+/* ---- a 256 MiB file mapped read-only and read -------------------------- */
+
+static void file_mmap_case(const char *name, const char *flags, bool locked)
+{
+	char path[512];
+	struct result *r;
+	struct bg *b;
+	json_t *f, *t;
+	long long size;
+
+	snprintf(path, sizeof(path), "/var/tmp/%s.%d", name, getpid());
+	b = bg_start(false, "explain_file_mmap '%s' 256 %s --seconds 60", path, flags);
+	size = bg_truth(b, "file_bytes", NULL);
+	r = explain("%lld", b->pid);
+	check_schema(r->report);
+	t = json_object_get(r->report, "totals");
+	f = file_by_path(r->report, path);
+	ck_assert_msg(jint(t, "rss_bytes") >= size, "rss %lld < file %lld",
+		      jint(t, "rss_bytes"), size);
+	assert_near("file rss_bytes", jint(f, "rss_bytes"), size);
+	if (locked) {
+		assert_near("mlocked: file reclaimable_bytes", jint(f, "reclaimable_bytes"), 0);
+		assert_near("mlocked: totals mlocked_bytes", jint(t, "mlocked_bytes"), size);
+	} else {
+		assert_near("file reclaimable_bytes", jint(f, "reclaimable_bytes"), size);
+		assert_near("file_clean_bytes", jint(t, "file_clean_bytes"), size);
+	}
+	assert_near("file cached_bytes", jint(f, "cached_bytes"), size);
+	assert_near("file size_bytes", jint(f, "size_bytes"), size);
+	ck_assert_msg(jint(t, "private_anon_bytes") < (long long)(4 * MiB),
+		      "anon not small: %lld", jint(t, "private_anon_bytes"));
+	ck_assert(json_is_null(json_object_get(t, "cow_copied_bytes")));
+	if (strstr(flags, "--unlink"))
+		ck_assert(json_is_true(json_object_get(f, "deleted")));
+	result_free(r);
+
+	/* MADV_DONTNEED + POSIX_FADV_DONTNEED: the figures drop */
+	kill((pid_t)b->pid, SIGUSR1);
+	bg_wait(b, "dropped");
+	r = explain("%lld", b->pid);
+	t = json_object_get(r->report, "totals");
+	ck_assert_msg(jint(t, "rss_bytes") < size / 4, "rss did not drop: %lld",
+		      jint(t, "rss_bytes"));
+	ck_assert_msg(jint(t, "reclaimable_bytes") < size / 4, "reclaimable did not drop: %lld",
+		      jint(t, "reclaimable_bytes"));
+	printf("  %-40s memacct %12lld  (after DONTNEED)\n", "rss_bytes", jint(t, "rss_bytes"));
+	result_free(r);
+	bg_stop(b);
+}
+
+START_TEST(test_explain_file_mmap)
+{
+	file_mmap_case("memacct-explain-file", "", false);
+}
+END_TEST
+
+START_TEST(test_explain_file_mlocked)
+{
+	file_mmap_case("memacct-explain-locked", "--mlock", true);
+}
+END_TEST
+
+/* spaces, a newline and " (deleted)" in the file name */
+START_TEST(test_explain_hostile_name)
+{
+	file_mmap_case("memacct explain hostile\nname (deleted)", "--unlink", false);
+}
+END_TEST
+
+/* ---- fork: 4 workers each write 1/8 of a 128 MiB buffer ------------- */
+
+START_TEST(test_explain_fork_workers)
+{
+	long long buf, eighth, start, workers, ppid, sum_pss = 0, want_pss;
+	struct result *r;
+	struct bg *b;
+	json_t *m, *t;
+	char idx[16];
+
+	make_cg();
+	b = bg_start(true, "explain_fork 128 4 --seconds 60");
+	buf = bg_truth(b, "buffer_bytes", NULL);
+	start = bg_truth(b, "buffer_start", NULL);
+	workers = bg_truth(b, "workers", NULL);
+	eighth = bg_truth(b, "cow_bytes_per_worker", NULL);
+	ppid = bg_truth(b, "parent_pid", NULL);
+	/* own eighth + the other written eighths shared by W + the unwritten by W+1 */
+	want_pss = eighth + (workers - 1) * eighth / workers + (8 - workers) * eighth / (workers + 1);
+	for (int i = 0; i < workers; i++) {
+		long long pid;
+
+		snprintf(idx, sizeof(idx), "%d", i);
+		pid = bg_truth(b, "worker", idx);
+		r = explain("%lld", pid);
+		check_schema(r->report);
+		m = mapping_at(r->report, pid, start);
+		assert_near("worker buffer pss_bytes", jint(m, "pss_bytes"), want_pss);
+		assert_near("worker buffer USS (private)",
+			    jint(m, "private_clean_bytes") + jint(m, "private_dirty_bytes"), eighth);
+		assert_near("worker buffer shared",
+			    jint(m, "shared_clean_bytes") + jint(m, "shared_dirty_bytes"),
+			    buf - eighth);
+		/* CoW copies need BPF: unknown, never estimated */
+		ck_assert(json_is_null(json_object_get(json_object_get(r->report, "totals"),
+						       "cow_copied_bytes")));
+		result_free(r);
+	}
+	r = explain("--cgroup '%s'", test_cg.path);
+	check_schema(r->report);
+	t = json_object_get(r->report, "totals");
+	for (int i = 0; i <= workers; i++) {
+		long long pid = ppid;
+
+		if (i < workers) {
+			snprintf(idx, sizeof(idx), "%d", i);
+			pid = bg_truth(b, "worker", idx);
+		}
+		sum_pss += jint(mapping_at(r->report, pid, start), "pss_bytes");
+	}
+	assert_near("cgroup: buffer counted once (sum PSS)", sum_pss, buf + workers * eighth);
+	assert_near("cgroup: totals shared_bytes (>= buffer)",
+		    jint(t, "shared_bytes") > buf ? buf : jint(t, "shared_bytes"), buf);
+	ck_assert_msg(jint(t, "rss_bytes") < buf + workers * eighth + (long long)(16 * MiB),
+		      "cgroup rss_bytes %lld counts shared pages more than once",
+		      jint(t, "rss_bytes"));
+	ck_assert_msg(jint(t, "rss_bytes") >= buf + workers * eighth,
+		      "cgroup rss_bytes %lld below the truth", jint(t, "rss_bytes"));
+	result_free(r);
+	bg_stop(b);
+}
+END_TEST
+
+/* ---- a MAP_SHARED memfd of 64 MiB in 3 processes ---------------------- */
+
+START_TEST(test_explain_memfd_shared)
+{
+	long long size, sharers, sum_rss = 0;
+	struct result *r;
+	struct bg *b;
+	json_t *t, *f, *p;
+	size_t i;
+
+	make_cg();
+	b = bg_start(true, "explain_memfd 64 3 --seconds 60");
+	size = bg_truth(b, "shmem_bytes", NULL);
+	sharers = bg_truth(b, "sharers", NULL);
+	r = explain("--cgroup '%s'", test_cg.path);
+	check_schema(r->report);
+	t = json_object_get(r->report, "totals");
+	assert_near("cgroup shmem_bytes (once)", jint(t, "shmem_bytes"), size);
+	assert_near("memory.stat shmem_bytes",
+		    jint(json_object_get(r->report, "memory_stat"), "shmem_bytes"), size);
+	f = file_by_path(r->report, "/memfd:explain shared");
+	ck_assert_str_eq(json_string_value(json_object_get(f, "kind")), "shmem");
+	assert_near("memfd rss over its mappings", jint(f, "rss_bytes"), sharers * size);
+	assert_near("memfd cached_bytes", jint(f, "cached_bytes"), size);
+	assert_near("memfd reclaimable_bytes", jint(f, "reclaimable_bytes"), 0);
+	json_array_foreach(json_object_get(r->report, "processes"), i, p)
+		sum_rss += jint(p, "rss_bytes");
+	ck_assert_msg(jint(t, "rss_bytes") < size + (long long)(8 * MiB),
+		      "cgroup rss_bytes %lld (sum of RSS %lld) counts the memfd more than once",
+		      jint(t, "rss_bytes"), sum_rss);
+	ck_assert(sum_rss >= sharers * size);
+	result_free(r);
+	bg_stop(b);
+}
+END_TEST
+
+/* ---- hostile inputs: gone, vanishing, no permission, bad usage -------- */
+
+START_TEST(test_explain_bad_input)
+{
+	struct result *r;
+	int zero = 0, four = 0;
+
+	r = run_cmd("%s explain 2147483646 2>&1", memacct);
+	ck_assert_int_eq(r->status, 4);
+	ck_assert_msg(strstr(r->out, "no such process"), "message: %s", r->out);
+	result_free(r);
+	r = run_cmd("%s explain notapid 2>/dev/null", memacct);
+	ck_assert_int_eq(r->status, 2);
+	result_free(r);
+	r = run_cmd("%s explain 2>/dev/null", memacct);
+	ck_assert_int_eq(r->status, 2);
+	result_free(r);
+	r = run_cmd("%s explain 1 --by nothing 2>/dev/null", memacct);
+	ck_assert_int_eq(r->status, 2);
+	result_free(r);
+	r = run_cmd("%s explain --cgroup memacct-no-such-cgroup-xyz 2>/dev/null", memacct);
+	ck_assert_int_eq(r->status, 4);
+	result_free(r);
+	/* a kernel thread has no address space */
+	r = run_cmd("%s explain 2 2>/dev/null", memacct);
+	ck_assert_int_eq(r->status, 4);
+	result_free(r);
+	/* no permission: an unprivileged user explaining init */
+	r = run_cmd("setpriv --reuid=65534 --regid=65534 --clear-groups %s explain 1 2>&1",
+		    memacct);
+	ck_assert_msg(r->status == 3, "status %d: %s", r->status, r->out);
+	ck_assert_msg(strstr(r->out, "Permission denied"), "message: %s", r->out);
+	result_free(r);
+	/* JSON mode: the error is a JSON object */
+	r = run_cmd("%s -j explain 2147483646", memacct);
+	ck_assert_int_eq(r->status, 4);
+	ck_assert_msg(r->report && json_object_get(r->report, "error"), "output: %s", r->out);
+	result_free(r);
+	/* processes that exit while being read: 0 (read in time) or 4, nothing else */
+	for (int i = 0; i < 30; i++) {
+		r = run_cmd("%s/many_maps 3000 0 >/dev/null & p=$!; sleep 0.0%d; "
+			    "%s -j explain $p >/dev/null 2>&1; echo \"truth rc $?\"; wait",
+			    workloads, i % 10, memacct);
+		switch (truth(r, "rc")) {
+		case 0:
+			zero++;
+			break;
+		case 4:
+			four++;
+			break;
+		default:
+			ck_abort_msg("explain of an exiting process: status %lld", truth(r, "rc"));
+		}
+		result_free(r);
+	}
+	printf("  exiting process: %d explained, %d reported gone (exit 4)\n", zero, four);
+}
+END_TEST
+
+Suite *explain_suite(void)
+{
+	Suite *s = suite_create("explain");
+	TCase *tc = tcase_create("root");
+
+	tcase_set_timeout(tc, 300);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_explain_file_mmap);
+	tcase_add_test(tc, test_explain_file_mlocked);
+	tcase_add_test(tc, test_explain_hostile_name);
+	tcase_add_test(tc, test_explain_fork_workers);
+	tcase_add_test(tc, test_explain_memfd_shared);
+	tcase_add_test(tc, test_explain_bad_input);
+	suite_add_tcase(s, tc);
+	return s;
+}
