@@ -164,8 +164,11 @@ static int parse_header(const char *s, const char *e, struct smaps_map *m)
 	if (parse_hex(&s, e, &m->start) || !expect(&s, e, '-') ||
 	    parse_hex(&s, e, &m->end) || !expect(&s, e, ' ') || e - s < 5)
 		return -EINVAL;
-	for (i = 0; i < 4; i++)
+	for (i = 0; i < 4; i++) {
+		if (!strchr("rwxsp-", *s))
+			return -EINVAL;
 		m->perms[i] = *s++;
+	}
 	m->perms[4] = '\0';
 	if (!expect(&s, e, ' ') || parse_hex(&s, e, &m->offset) || !expect(&s, e, ' ') ||
 	    parse_hex(&s, e, &v) || v > 0xfff || !expect(&s, e, ':'))
@@ -297,7 +300,7 @@ out_free:
 /* The file read whole: seq_file hands out one page or more per read(). */
 static long read_all(int fd, char **out)
 {
-	size_t cap = 1 << 20, len = 0;
+	size_t cap = 4 << 20, len = 0;
 	char *buf = malloc(cap + 1), *tmp;
 	ssize_t n;
 
