@@ -35,10 +35,11 @@ static __always_inline __u64 mm_counter_pages(struct mm_struct *mm, int member)
 {
 	long v = 0;
 
-	if (bpf_core_type_exists(struct mm_rss_stat___old) &&
-	    !bpf_core_type_exists(struct percpu_counter)) {
-		struct mm_struct___old *old = (void *)mm;
+	struct mm_struct___old *old = (void *)mm;
 
+	/* not bpf_core_type_exists(struct percpu_counter): that type is
+	 * older than the change (seen failing on 5.10 and 6.1) */
+	if (bpf_core_field_exists(old->rss_stat.count)) {
 		v = BPF_CORE_READ(old, rss_stat.count[member].counter);
 	} else {
 		v = BPF_CORE_READ(mm, rss_stat[member].count);

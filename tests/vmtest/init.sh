@@ -24,7 +24,11 @@ section() {	# section NAME CMD...: stdout and stderr of CMD, then its status
 	rc=$?
 	cat /tmp/o > $out
 	echo "@@STDERR $name" > $out
-	tail -n 60 /tmp/e > $out
+	# -v makes libbpf verbose: keep what tells why, and the end
+	grep -E 'left out|failed|invalid|prohibited|rror|not found|warn|relo #[0-9]+: no matching' /tmp/e |
+		tail -n 40 > $out
+	echo "@@TAIL" > $out
+	tail -n 30 /tmp/e > $out
 	echo "@@END $name $rc" > $out
 }
 
