@@ -1,0 +1,31 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause)
+/* spawn N: N sleeping child processes; prints "ready" then waits for stdin EOF. */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+int main(int argc, char **argv)
+{
+	int n = argc > 1 ? atoi(argv[1]) : 1000;
+	char c;
+
+	for (int i = 0; i < n; i++) {
+		pid_t p = fork();
+
+		if (p < 0)
+			return 1;
+		if (p == 0) {
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			pause();
+			_exit(0);
+		}
+	}
+	printf("ready\n");
+	fflush(stdout);
+	while (read(0, &c, 1) > 0)
+		;
+	kill(0, SIGKILL);
+	return 0;
+}
