@@ -78,6 +78,8 @@ struct explain {
 	struct xsum total;
 	bool watched;
 	uint64_t watch_ns;
+	struct proc_row *watch_rows;	/* the BPF session's report (--watch) */
+	size_t nwatch_rows;
 	char verdict[16][320];
 	int nverdict;
 };
@@ -890,8 +892,7 @@ static void total_up(struct explain *e)
 	}
 }
 
-static int watch_cow(struct explain *e, const struct memcg *cg, uint64_t dur_ns,
-		     pid_t *pids, size_t npids)
+static int watch_cow(struct explain *e, const struct memcg *cg, uint64_t dur_ns)
 {
 	struct session s;
 	struct report r;
@@ -903,8 +904,8 @@ static int watch_cow(struct explain *e, const struct memcg *cg, uint64_t dur_ns,
 	err = session_start(&s, cg);
 	if (err)
 		return EXIT_ENV;
-	if (!json_output)
-		fprintf(stderr, "memacct explain: watching %s for %.1f s\n", cg->rel, dur_ns / 1e9);
+	/* stderr, also with -j: a caller can start the workload once attached */
+	fprintf(stderr, "memacct explain: watching %s for %.1f s\n", cg->rel, dur_ns / 1e9);
 	end = now_ns() + dur_ns;
 	while (!stop_requested && now_ns() < end)
 		session_poll(&s, (int)((end - now_ns()) / 1000000 > 100 ? 100 :
@@ -917,15 +918,19 @@ static int watch_cow(struct explain *e, const struct memcg *cg, uint64_t dur_ns,
 	}
 	e->watched = true;
 	e->watch_ns = dur_ns;
-	for (size_t i = 0; i < npids; i++)
-		for (size_t j = 0; j < r.nprocs; j++)
-			if (r.procs[j].pid == pids[i] && !r.procs[j].exited) {
-				e->procs[i].pid = pids[i];
-				e->procs[i].has_cow = true;
-				e->procs[i].cow = r.procs[j].m.cow_copied;
-			}
-	report_free(&r);
+	e->watch_rows = r.procs;	/* taken over: freed with e */
+	e->nwatch_rows = r.nprocs;
 	return 0;
+}
+
+/* the CoW figures the watch measured for @x, if it saw it alive */
+static void watch_result(const struct explain *e, struct xproc *x)
+{
+	for (size_t j = 0; j < e->nwatch_rows; j++)
+		if (e->watch_rows[j].pid == x->pid && !e->watch_rows[j].exited) {
+			x->has_cow = true;
+			x->cow = e->watch_rows[j].m.cow_copied;
+		}
 }
 
 int do_explain(int argc, char **argv)
@@ -1002,6 +1007,13 @@ int do_explain(int argc, char **argv)
 			      "ambiguous (candidates above)" : strerror(-err));
 			return err == -ENOTUNIQ ? EXIT_USAGE : err == -ENOENT ? EXIT_RUNTIME : EXIT_ENV;
 		}
+		if (watch_ns) {
+			ret = watch_cow(&e, &r.cg, watch_ns);
+			if (ret)
+				goto out_free;
+			ret = EXIT_RUNTIME;
+		}
+		/* listed after the watch: workers forked meanwhile are in it */
 		npids = memcg_pids(&r.cg, true, &pids);
 		if (npids < 0) {
 			p_err("listing the processes of %s: %s", r.cg.path, strerror(-npids));
@@ -1024,30 +1036,25 @@ int do_explain(int argc, char **argv)
 		err = memcg_of_pid(pids[0], &r.cg);
 		if (err)
 			p_info("memory cgroup of %d: %s", pids[0], strerror(-err));
+		if (watch_ns) {
+			if (err) {
+				p_err("--watch: the memory cgroup of %d: %s", pids[0], strerror(-err));
+				ret = EXIT_ENV;
+				goto out_free;
+			}
+			ret = watch_cow(&e, &r.cg, watch_ns);
+			if (ret)
+				goto out_free;
+			ret = EXIT_RUNTIME;
+		}
 	}
 	e.procs = calloc(npids ? npids : 1, sizeof(*e.procs));
 	if (!e.procs)
 		goto out_free;
-	if (watch_ns) {
-		if (!r.cg.path[0]) {
-			p_err("--watch: the memory cgroup of %d is unknown", pids[0]);
-			ret = EXIT_ENV;
-			goto out_free;
-		}
-		ret = watch_cow(&e, &r.cg, watch_ns, pids, npids);
-		if (ret)
-			goto out_free;
-		ret = EXIT_RUNTIME;
-	}
 	for (int i = 0; i < npids; i++) {
 		struct xproc *x = &e.procs[e.nprocs];
-		bool has_cow = x->has_cow;
-		uint64_t cow = x->cow;
 		int rc;
 
-		/* watch results were stored by pid index; keep them with their process */
-		has_cow = e.procs[i].has_cow;
-		cow = e.procs[i].cow;
 		memset(x, 0, sizeof(*x));
 		rc = load_proc(x, pids[i], e.cgroup_mode);
 		if (rc == EXIT_RUNTIME && e.cgroup_mode) {
@@ -1058,12 +1065,7 @@ int do_explain(int argc, char **argv)
 			ret = rc;
 			goto out_procs;
 		}
-		x->has_cow = has_cow;
-		x->cow = cow;
-		if ((size_t)i != e.nprocs) {
-			e.procs[i].has_cow = false;
-			e.procs[i].cow = 0;
-		}
+		watch_result(&e, x);
 		refine_kinds(x);
 		sum_proc(x);
 		e.nprocs++;
@@ -1103,6 +1105,7 @@ out_procs:
 	free(e.files);
 	report_free(&r);
 out_free:
+	free(e.watch_rows);
 	free(pids);
 	return ret;
 }
