@@ -448,6 +448,55 @@ START_TEST(test_explain_bad_input)
 }
 END_TEST
 
+/* ---- --watch: CoW copies measured by BPF while the workers write ------ */
+
+START_TEST(test_explain_watch_cow)
+{
+	char cmd[8192], line[1 << 16], idx[16];
+	long long eighth, workers, parent;
+	json_t *report = NULL, *p;
+	struct bg *b;
+	FILE *ex;
+
+	make_cg();
+	/* the workload waits for SIGUSR1 before forking */
+	b = calloc(1, sizeof(*b));
+	snprintf(cmd, sizeof(cmd), "echo $$ > '%s/cgroup.procs' && exec %s/explain_fork 128 4 "
+		 "--wait-signal --seconds 60", test_cg.path, workloads);
+	b->f = popen(cmd, "r");
+	ck_assert(b->f);
+	live = b;
+	parent = bg_wait(b, "waiting");
+	b->pid = parent;
+	snprintf(cmd, sizeof(cmd), "%s -j explain --cgroup '%s' --watch 4s 2>&1", memacct,
+		 test_cg.path);
+	ex = popen(cmd, "r");
+	ck_assert(ex);
+	while (fgets(line, sizeof(line), ex) && !strstr(line, "watching"))
+		;
+	kill((pid_t)parent, SIGUSR1);
+	bg_wait(b, "ready");
+	while (fgets(line, sizeof(line), ex))
+		if (line[0] == '{') {
+			json_decref(report);
+			report = json_loads(line, 0, NULL);
+		}
+	ck_assert_int_eq(pclose(ex), 0);
+	ck_assert_msg(report, "no JSON report from explain --watch");
+	eighth = bg_truth(b, "cow_bytes_per_worker", NULL);
+	workers = bg_truth(b, "workers", NULL);
+	for (int i = 0; i < workers; i++) {
+		struct result fake = { .report = report };
+
+		snprintf(idx, sizeof(idx), "%d", i);
+		p = proc_by_pid(&fake, bg_truth(b, "worker", idx));
+		assert_near("--watch: worker cow_copied_bytes", jint(p, "cow_copied_bytes"), eighth);
+	}
+	json_decref(report);
+	bg_stop(b);
+}
+END_TEST
+
 Suite *explain_suite(void)
 {
 	Suite *s = suite_create("explain");
@@ -461,6 +510,7 @@ Suite *explain_suite(void)
 	tcase_add_test(tc, test_explain_fork_workers);
 	tcase_add_test(tc, test_explain_memfd_shared);
 	tcase_add_test(tc, test_explain_bad_input);
+	tcase_add_test(tc, test_explain_watch_cow);
 	suite_add_tcase(s, tc);
 	return s;
 }
