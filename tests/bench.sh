@@ -55,6 +55,7 @@ stop_daemon() {
 median() { sort -g | awk '{v[NR]=$1} END {print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
 
 declare -A res
+[ "${SKIP_AB:-0}" = 1 ] && ROUNDS=0
 for r in $(seq "$ROUNDS"); do
 	for mode in off on; do
 		[ $mode = on ] && start_daemon 10s
@@ -66,15 +67,17 @@ for r in $(seq "$ROUNDS"); do
 	echo "round $r: fault ${res[fault_off]##* }/${res[fault_on]##* } done" >/dev/null
 done
 m() { tr ' ' '\n' <<<"${res[$1]}" | grep . | median; }
+[ "$ROUNDS" -gt 0 ] && {
 fo=$(m fault_off); fn=$(m fault_on); co=$(m cow_off); cn=$(m cow_on)
 lo=$(m loader_off); ln=$(m loader_on)
 echo "== memacct overhead (medians of $ROUNDS A/B rounds) =="
 awk -v a="$fo" -v b="$fn" 'BEGIN {printf "page fault:      %8.1f -> %8.1f ns/fault   added %+7.1f ns (target <= 150)\n", a, b, b-a}'
 awk -v a="$co" -v b="$cn" 'BEGIN {printf "fork+CoW copy:   %8.1f -> %8.1f ns/copy    added %+7.1f ns\n", a, b, b-a}'
 awk -v a="$lo" -v b="$ln" 'BEGIN {printf "dataloader-like: %8.4f -> %8.4f s          slowdown %+6.2f%% (target <= 1%%)\n", a, b, (b/a-1)*100}'
+}
 
 echo "== daemon cost per collection (interval 1s) =="
-for n in 1000 10000; do
+for n in ${SIZES:-1000 10000}; do
 	coproc SP { "$B/spawn" "$n"; }
 	read -r _ <&"${SP[0]}"
 	start_daemon 1s

@@ -537,43 +537,94 @@ static int cmp_flow(const void *a, const void *b)
 	       x->key.start_boottime_ns > y->key.start_boottime_ns;
 }
 
-/* Live processes' flows (and exited records left in the map: deleted). */
-static long read_procs(struct dstate *d, struct cgi *v, size_t n, struct proc_flow **out)
+static int push_flow(struct proc_flow **pf, size_t *cnt, size_t *cap,
+		     const struct memacct_proc_key *key, const struct memacct_flows *f)
 {
-	struct memacct_proc_key key, next, *prev = NULL;
-	size_t cap = 256, cnt = 0;
-	struct proc_flow *pf = malloc(cap * sizeof(*pf));
-	struct memacct_proc p;
+	if (*cnt == *cap) {
+		struct proc_flow *n = realloc(*pf, 2 * *cap * sizeof(**pf));
+
+		if (!n)
+			return -ENOMEM;
+		*pf = n;
+		*cap *= 2;
+	}
+	(*pf)[*cnt].key = *key;
+	(*pf)[(*cnt)++].f = *f;
+	return 0;
+}
+
+static void take_proc(struct dstate *d, struct cgi *v, size_t n, struct proc_flow **pf,
+		      size_t *cnt, size_t *cap, const struct memacct_proc_key *key,
+		      const struct memacct_proc *p)
+{
 	struct cgi *c;
 
-	if (!pf)
-		return -ENOMEM;
-	while (bpf_map_get_next_key(d->pin.procs_fd, prev, &next) == 0) {
-		key = next;
-		prev = &key;
-		if (bpf_map_lookup_elem(d->pin.procs_fd, &key, &p))
-			continue;
-		if (p.flags & MEMACCT_PROC_EXITED) {
-			/* folded into the cgroups map at exit already */
-			bpf_map_delete_elem(d->pin.procs_fd, &key);
-			continue;
-		}
-		if ((c = cgi_find(v, n, p.memcg_id)))
-			flows_add(c, &p.f);
-		if (cnt == cap) {
-			struct proc_flow *npf = realloc(pf, 2 * cap * sizeof(*pf));
-
-			if (!npf)
-				break;
-			pf = npf;
-			cap *= 2;
-		}
-		pf[cnt].key = key;
-		pf[cnt++].f = p.f;
+	if (p->flags & MEMACCT_PROC_EXITED) {
+		/* folded into the cgroups map at exit already */
+		bpf_map_delete_elem(d->pin.procs_fd, key);
+		return;
 	}
+	if ((c = cgi_find(v, n, p->memcg_id)))
+		flows_add(c, &p->f);
+	push_flow(pf, cnt, cap, key, &p->f);
+}
+
+#define BATCH_N 1024
+
+/*
+ * Live processes' flows (exited records left in the map are deleted). One
+ * BPF_MAP_LOOKUP_BATCH per 1,024 entries, not two syscalls per process;
+ * per-key walk where the kernel lacks batch ops.
+ */
+static long read_procs(struct dstate *d, struct cgi *v, size_t n, struct proc_flow **out)
+{
+	struct memacct_proc_key key, next, *prev = NULL, *keys;
+	size_t cap = 256, cnt = 0;
+	struct proc_flow *pf = malloc(cap * sizeof(*pf));
+	struct memacct_proc p, *vals;
+	__u64 in_batch = 0, out_batch = 0;
+	bool first = true, batched = false;
+
+	keys = malloc(BATCH_N * sizeof(*keys));
+	vals = malloc(BATCH_N * sizeof(*vals));
+	if (!pf || !keys || !vals)
+		goto out_nomem;
+	for (;;) {
+		LIBBPF_OPTS(bpf_map_batch_opts, opts);
+		__u32 count = BATCH_N;
+		int err = bpf_map_lookup_batch(d->pin.procs_fd, first ? NULL : &in_batch,
+					       &out_batch, keys, vals, &count, &opts);
+		int e = errno;
+
+		if (err && e != ENOENT)
+			break;
+		batched = true;
+		for (__u32 i = 0; i < count; i++)
+			take_proc(d, v, n, &pf, &cnt, &cap, &keys[i], &vals[i]);
+		if (err)	/* ENOENT: that was the last batch */
+			break;
+		in_batch = out_batch;
+		first = false;
+	}
+	if (!batched) {
+		while (bpf_map_get_next_key(d->pin.procs_fd, prev, &next) == 0) {
+			key = next;
+			prev = &key;
+			if (!bpf_map_lookup_elem(d->pin.procs_fd, &key, &p))
+				take_proc(d, v, n, &pf, &cnt, &cap, &key, &p);
+		}
+	}
+	free(keys);
+	free(vals);
 	qsort(pf, cnt, sizeof(*pf), cmp_flow);
 	*out = pf;
 	return cnt;
+
+out_nomem:
+	free(keys);
+	free(vals);
+	free(pf);
+	return -ENOMEM;
 }
 
 static int cmp_u64(const void *a, const void *b)
