@@ -90,18 +90,9 @@ static void tree_totals(struct report *r)
 		t->mlocked_peak += m->mlocked_peak;
 		t->pinned_vm_peak += m->pinned_vm_peak;
 		t->pinned_peak += m->pinned_peak;
-		t->cow_copied += m->cow_copied;
-		t->cow_file_copied += m->cow_file_copied;
-		t->zero_fill += m->zero_fill;
-		t->fault_alloc += m->fault_alloc;
-		t->remote_numa_alloc += m->remote_numa_alloc;
-		t->numa_migrated += m->numa_migrated;
-		for (int k = 0; k < MEMACCT_MR_NR; k++)
-			t->numa_migrated_by_reason[k] += m->numa_migrated_by_reason[k];
+		metrics_add_flows(t, m);
 		t->page_faults += m->page_faults;
 		t->major_faults += m->major_faults;
-		t->oom_kills += m->oom_kills;
-		t->memcg_reclaims += m->memcg_reclaims;
 	}
 }
 

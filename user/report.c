@@ -7,6 +7,22 @@
 
 #pragma GCC poison u8 u16 u32 u64 s8 s16 s32 s64
 
+void metrics_add_flows(struct metrics *t, const struct metrics *m)
+{
+	t->cow_copied += m->cow_copied;
+	t->cow_file_copied += m->cow_file_copied;
+	t->zero_fill += m->zero_fill;
+	t->fault_alloc += m->fault_alloc;
+	t->remote_numa_alloc += m->remote_numa_alloc;
+	t->numa_migrated += m->numa_migrated;
+	for (int i = 0; i < MEMACCT_MR_NR; i++)
+		t->numa_migrated_by_reason[i] += m->numa_migrated_by_reason[i];
+	t->numa_task_moves += m->numa_task_moves;
+	t->numa_task_swaps += m->numa_task_swaps;
+	t->memcg_reclaims += m->memcg_reclaims;
+	t->oom_kills += m->oom_kills;
+}
+
 void report_free(struct report *r)
 {
 	free(r->procs);

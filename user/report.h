@@ -59,6 +59,9 @@ struct report {
 
 void report_free(struct report *r);
 
+/* metrics_add_flows() - add @m's flows (counts since attach) to @t. */
+void metrics_add_flows(struct metrics *t, const struct metrics *m);
+
 /* report_metrics_json() - the v1 metric keys of @m added to @obj. */
 void report_metrics_json(json_t *obj, const struct metrics *m);
 /* report_json() - the whole report as a memacct.report/v1 object (new ref). */

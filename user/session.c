@@ -295,22 +295,6 @@ static int cmp_rows(const void *a, const void *b)
 	return x->exited - y->exited;
 }
 
-static void add_flows(struct metrics *t, const struct metrics *m)
-{
-	t->cow_copied += m->cow_copied;
-	t->cow_file_copied += m->cow_file_copied;
-	t->zero_fill += m->zero_fill;
-	t->fault_alloc += m->fault_alloc;
-	t->remote_numa_alloc += m->remote_numa_alloc;
-	t->numa_migrated += m->numa_migrated;
-	for (int i = 0; i < MEMACCT_MR_NR; i++)
-		t->numa_migrated_by_reason[i] += m->numa_migrated_by_reason[i];
-	t->numa_task_moves += m->numa_task_moves;
-	t->numa_task_swaps += m->numa_task_swaps;
-	t->memcg_reclaims += m->memcg_reclaims;
-	t->oom_kills += m->oom_kills;
-}
-
 /* Cgroup totals: stocks from the kernel's memcg files, flows summed. */
 static void cgroup_totals(struct session *s, struct report *r, const uint64_t *ids, int nids)
 {
@@ -320,7 +304,7 @@ static void cgroup_totals(struct session *s, struct report *r, const uint64_t *i
 
 	memset(t, 0, sizeof(*t));
 	for (size_t i = 0; i < r->nprocs; i++) {
-		add_flows(t, &r->procs[i].m);
+		metrics_add_flows(t, &r->procs[i].m);
 		if (!r->procs[i].exited) {
 			t->mlocked += r->procs[i].m.mlocked;
 			t->pinned_vm += r->procs[i].m.pinned_vm;
