@@ -92,3 +92,6 @@ for n in ${SIZES:-1000 10000}; do
 	eval "exec ${SP[1]}>&-"
 	wait "$SP_PID" 2>/dev/null || true
 done
+
+echo "== memacct explain on a process with 10,000 mappings"
+"$(dirname "$0")/bench_explain.sh" "$OUT"
