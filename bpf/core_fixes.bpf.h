@@ -101,6 +101,33 @@ static __always_inline __u64 vmemmap_base_get(void)
 	return base;
 }
 
+/*
+ * Helpers and maps newer than the oldest kernel of the matrix (5.10); the
+ * programs that need them are left out by user/bpf_loader.c:
+ * - BPF_MAP_TYPE_TASK_STORAGE: v5.11, commit 4cf1bc1f1045 ("bpf: Implement
+ *   task local storage"); the fault programs (CoW classifier, remote-NUMA
+ *   allocations) need it, fault_states becomes a 1-entry hash then.
+ * - bpf_find_vma(): v5.17, commit 7c7e3d31e785 ("bpf: Introduce helper
+ *   bpf_find_vma"); mm_page_alloc needs it.
+ * - bpf_get_current_task_btf(): v5.11, commit 3ca1032ab7ab ("bpf: Add
+ *   bpf_get_current_task_btf helper"). Programs that only CO-RE-read the
+ *   task use current_task(), which falls back to bpf_get_current_task().
+ */
+static __always_inline struct task_struct *current_task(void)
+{
+	if (bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_get_current_task_btf))
+		return bpf_get_current_task_btf();
+	return (struct task_struct *)bpf_get_current_task();
+}
+
+/*
+ * oom:mark_victim passed only "int pid" until v6.7, commit 72ba14deb40a
+ * ("mm: oom: add more information to the mark_victim tracepoint" - hash as
+ * recalled, not verified here), which made it (struct task_struct *, uid_t).
+ * user/bpf_loader.c reads the first parameter of btf_trace_mark_victim and
+ * loads tp_btf/mark_victim or the classic tp/oom/mark_victim fallback.
+ */
+
 /* x86 page fault error code bits (arch/x86/include/asm/trap_pf.h) */
 #define X86_PF_PROT	(1UL << 0)
 #define X86_PF_WRITE	(1UL << 1)

@@ -348,8 +348,14 @@ static __always_inline void pinned_set(struct memacct_proc *p, __u64 locked, __u
 	c = cgroup_get(p->memcg_id);
 	if (!c)
 		return;
-	locked = __sync_add_and_fetch(&c->pin.locked_vm_pages, dl);
-	pinned = __sync_add_and_fetch(&c->pin.pinned_vm_pages, dp);
+	/* fetch-and-add whose result is unused: BPF_XADD, which 5.10 has;
+	 * returning atomics (BPF_FETCH) came in v5.12, commit 5ca419f2864a
+	 * ("bpf: Add BPF_FETCH field / create atomic_fetch_add instruction").
+	 * The peaks below may miss a concurrent update by one step. */
+	__sync_fetch_and_add(&c->pin.locked_vm_pages, dl);
+	__sync_fetch_and_add(&c->pin.pinned_vm_pages, dp);
+	locked = c->pin.locked_vm_pages;
+	pinned = c->pin.pinned_vm_pages;
 	peak(&c->pin.locked_vm_peak_pages, locked);
 	peak(&c->pin.pinned_vm_peak_pages, pinned);
 	peak(&c->pin.pinned_peak_pages, locked + pinned);
@@ -358,7 +364,7 @@ static __always_inline void pinned_set(struct memacct_proc *p, __u64 locked, __u
 /* After a syscall that may move mm->locked_vm or mm->pinned_vm. */
 static __always_inline void pinned_update(void)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
+	struct task_struct *task = current_task();
 	struct mm_struct *mm = BPF_CORE_READ(task, mm);
 	struct memacct_proc *p;
 
@@ -400,7 +406,7 @@ int mm_migrate_pages(struct trace_event_raw_mm_migrate_pages *ctx)
 
 	if (!pages)
 		return 0;
-	p = proc_get(bpf_get_current_task_btf(), true);
+	p = proc_get(current_task(), true);
 	if (!p)
 		return 0;
 	if (reason < 0 || reason >= MEMACCT_MR_OTHER)
@@ -450,10 +456,31 @@ int BPF_PROG(mark_victim, struct task_struct *task)
 	return 0;
 }
 
+/*
+ * Before the tracepoint passed the task (see core_fixes.bpf.h), it passed
+ * only the victim's pid: note the pid, sched_process_exit counts the kill
+ * when that task exits. user/bpf_loader.c loads one of the two programs.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__type(value, __u32);
+} oom_victims SEC(".maps");
+
+SEC("tp/oom/mark_victim")
+int mark_victim_pid(struct trace_event_raw_mark_victim *ctx)
+{
+	__u32 pid = BPF_CORE_READ(ctx, pid), one = 1;
+
+	bpf_map_update_elem(&oom_victims, &pid, &one, BPF_ANY);
+	return 0;
+}
+
 SEC("tp_btf/mm_vmscan_memcg_reclaim_begin")
 int BPF_PROG(memcg_reclaim_begin)
 {
-	struct memacct_proc *p = proc_get(bpf_get_current_task_btf(), true);
+	struct memacct_proc *p = proc_get(current_task(), true);
 
 	if (p)
 		__sync_fetch_and_add(&p->f.memcg_reclaims, 1);
@@ -510,7 +537,13 @@ int BPF_PROG(sched_process_exit, struct task_struct *task)
 	struct memacct_proc *p;
 	struct mm_struct *mm;
 	__u64 hiwater, rss;
+	__u32 tid = BPF_CORE_READ(task, pid);
 
+	if (bpf_map_delete_elem(&oom_victims, &tid) == 0) {
+		p = proc_get(task, true);	/* old kernels: see mark_victim_pid */
+		if (p)
+			__sync_fetch_and_add(&p->f.oom_kills, 1);
+	}
 	if (BPF_CORE_READ(sig, live.counter) != 0)
 		return 0;	/* other threads still run */
 	p = proc_get(task, true);

@@ -169,6 +169,64 @@ static void choose_programs(struct memacct_bpf *skel, const struct btf *btf)
 	}
 }
 
+static void leave_out(struct bpf_program *prog, const char *why)
+{
+	if (!bpf_program__autoload(prog))
+		return;
+	p_info("%s: program %s left out", why, bpf_program__name(prog));
+	bpf_program__set_autoload(prog, false);
+}
+
+/* Does tp_btf/@name pass a pointer as its first argument? (btf_trace_<name>
+ * is a pointer to a function taking void *ctx, then the arguments) */
+static bool tp_btf_first_arg_is_ptr(const struct btf *btf, const char *name)
+{
+	const struct btf_type *t;
+	const struct btf_param *p;
+	char buf[128];
+	int id;
+
+	snprintf(buf, sizeof(buf), "btf_trace_%s", name);
+	id = btf__find_by_name_kind(btf, buf, BTF_KIND_TYPEDEF);
+	if (id <= 0)
+		return false;
+	t = btf__type_by_id(btf, btf__type_by_id(btf, id)->type);
+	if (!t || !btf_is_ptr(t))
+		return false;
+	t = btf__type_by_id(btf, t->type);
+	if (!t || !btf_is_func_proto(t) || btf_vlen(t) < 2)
+		return false;
+	p = btf_params(t);
+	id = btf__resolve_type(btf, p[1].type);
+	return id > 0 && btf_is_ptr(btf__type_by_id(btf, id));
+}
+
+/*
+ * Variants for older kernels (bpf/core_fixes.bpf.h): what the matrix of
+ * tests/vmtest/ needs to load on 5.10 .. 7.x.
+ */
+static void choose_fallbacks(struct memacct_bpf *skel, const struct btf *btf)
+{
+	if (!btf)
+		return;
+	if (btf_enum_value(btf, "BPF_MAP_TYPE_TASK_STORAGE") < 0) {
+		/* the map must still be created: a plain 1-entry hash */
+		bpf_map__set_type(skel->maps.fault_states, BPF_MAP_TYPE_HASH);
+		bpf_map__set_max_entries(skel->maps.fault_states, 1);
+		leave_out(skel->progs.page_fault_user, "no task storage (kernel < 5.11): CoW and NUMA allocation accounting off");
+		leave_out(skel->progs.page_fault_kernel, "no task storage (kernel < 5.11)");
+		leave_out(skel->progs.mm_page_alloc, "no task storage (kernel < 5.11)");
+	}
+	if (btf_enum_value(btf, "BPF_FUNC_find_vma") < 0)
+		leave_out(skel->progs.mm_page_alloc, "no bpf_find_vma() (kernel < 5.17): CoW and NUMA allocation accounting off");
+	if (!bpf_program__autoload(skel->progs.mm_page_alloc))
+		p_warn("CoW, zero-fill and remote NUMA allocation accounting unavailable on this kernel (needs task storage and bpf_find_vma(), 5.17+): those counters stay 0");
+	if (tp_btf_first_arg_is_ptr(btf, "mark_victim"))
+		bpf_program__set_autoload(skel->progs.mark_victim_pid, false);
+	else
+		bpf_program__set_autoload(skel->progs.mark_victim, false);
+}
+
 int loader_start(const struct loader_opts *o, struct memacct_bpf **out)
 {
 	struct memacct_node_range ranges[MEMACCT_MAX_NODE_RANGES];
@@ -209,6 +267,7 @@ int loader_start(const struct loader_opts *o, struct memacct_bpf **out)
 		skel->rodata->nr_node_ranges = n;
 	}
 	choose_programs(skel, btf);
+	choose_fallbacks(skel, btf);
 	btf__free(btf);
 
 	err = memacct_bpf__load(skel);

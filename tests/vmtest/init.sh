@@ -25,8 +25,9 @@ section() {	# section NAME CMD...: stdout and stderr of CMD, then its status
 	cat /tmp/o > $out
 	echo "@@STDERR $name" > $out
 	# -v makes libbpf verbose: keep what tells why, and the end
-	grep -E 'left out|failed|invalid|prohibited|rror|not found|warn|relo #[0-9]+: no matching' /tmp/e |
-		tail -n 40 > $out
+	grep -E 'left out|unavailable' /tmp/e > $out
+	grep -E 'failed|invalid|prohibited|rror|relo #[0-9]+: no matching' /tmp/e |
+		tail -n 30 > $out
 	echo "@@TAIL" > $out
 	tail -n 30 /tmp/e > $out
 	echo "@@END $name $rc" > $out
