@@ -891,37 +891,35 @@ static int cg_labels_of(const struct cgi *c, struct cg_labels *cl, struct mlabel
 	return 4;
 }
 
-static const char *const drop_names[MEMACCT_DROP_NR] = {
-	"procs_map_full", "cgroups_map_full", "ringbuf_full", "task_storage", "vma_busy",
-};
-
 static void format_self(struct dstate *d, const struct collection *col, struct mbuf *b)
 {
 	struct mlabel l[1];
 
+	struct bpf_prog_info info[d->pin.nprogs > 0 ? d->pin.nprogs : 1];
+	bool ok[d->pin.nprogs > 0 ? d->pin.nprogs : 1];
+
+	/* one bpf_obj_get_info_by_fd() per program feeds both families */
+	for (int i = 0; i < d->pin.nprogs; i++) {
+		__u32 len = sizeof(info[i]);
+
+		memset(&info[i], 0, sizeof(info[i]));
+		ok[i] = !bpf_obj_get_info_by_fd(d->pin.progs[i].fd, &info[i], &len);
+	}
 	metrics_family(b, "memacct_bpf_run_time_seconds", MT_COUNTER, "seconds",
 		       "Time spent in each BPF program (kernel bpf_stats)");
 	for (int i = 0; i < d->pin.nprogs; i++) {
-		struct bpf_prog_info info;
-		__u32 len = sizeof(info);
-
-		memset(&info, 0, sizeof(info));
-		if (bpf_obj_get_info_by_fd(d->pin.progs[i].fd, &info, &len))
+		if (!ok[i])
 			continue;
 		l[0] = (struct mlabel){ "program", d->pin.progs[i].name };
-		metrics_sample(b, l, 1, info.run_time_ns / 1e9);
+		metrics_sample(b, l, 1, info[i].run_time_ns / 1e9);
 	}
 	metrics_family(b, "memacct_bpf_runs", MT_COUNTER, NULL,
 		       "Runs of each BPF program (kernel bpf_stats)");
 	for (int i = 0; i < d->pin.nprogs; i++) {
-		struct bpf_prog_info info;
-		__u32 len = sizeof(info);
-
-		memset(&info, 0, sizeof(info));
-		if (bpf_obj_get_info_by_fd(d->pin.progs[i].fd, &info, &len))
+		if (!ok[i])
 			continue;
 		l[0] = (struct mlabel){ "program", d->pin.progs[i].name };
-		metrics_sample_u64(b, l, 1, info.run_cnt);
+		metrics_sample_u64(b, l, 1, info[i].run_cnt);
 	}
 	metrics_family(b, "memacct_events_dropped", MT_COUNTER, NULL,
 		       "Events the BPF side could not record, by reason");

@@ -85,7 +85,7 @@ json_t *json_string_sanitized(const char *s)
 	return j;
 }
 
-static const char *const migrate_reasons[MEMACCT_MR_NR] = {
+const char *const migrate_reason_names[MEMACCT_MR_NR] = {
 	[MEMACCT_MR_COMPACTION] = "compaction",
 	[MEMACCT_MR_MEMORY_FAILURE] = "memory_failure",
 	[MEMACCT_MR_MEMORY_HOTPLUG] = "memory_hotplug",
@@ -96,7 +96,7 @@ static const char *const migrate_reasons[MEMACCT_MR_NR] = {
 	[MEMACCT_MR_OTHER] = "other",
 };
 
-static const char *const drop_names[MEMACCT_DROP_NR] = {
+const char *const drop_names[MEMACCT_DROP_NR] = {
 	[MEMACCT_DROP_PROC_MAP_FULL] = "proc_map_full",
 	[MEMACCT_DROP_CGROUP_MAP_FULL] = "cgroup_map_full",
 	[MEMACCT_DROP_RINGBUF_FULL] = "ringbuf_full",
@@ -131,7 +131,7 @@ void report_metrics_json(json_t *o, const struct metrics *m)
 	set_u64(o, "remote_numa_alloc_bytes", m->remote_numa_alloc);
 	set_u64(o, "numa_migrated_bytes", m->numa_migrated);
 	for (int i = 0; i < MEMACCT_MR_NR; i++)
-		set_u64(by, migrate_reasons[i], m->numa_migrated_by_reason[i]);
+		set_u64(by, migrate_reason_names[i], m->numa_migrated_by_reason[i]);
 	json_object_set_new(o, "numa_migrated_bytes_by_reason", by);
 	set_u64(o, "numa_task_moves_total", m->numa_task_moves);
 	set_u64(o, "numa_task_swaps_total", m->numa_task_swaps);

@@ -57,6 +57,11 @@ struct report {
 	bool numa_multi;		/* several NUMA nodes: remote figures shown */
 };
 
+/* Names of enum memacct_migrate_reason and enum memacct_drop, as JSON keys
+ * and OpenMetrics label values. */
+extern const char *const migrate_reason_names[MEMACCT_MR_NR];
+extern const char *const drop_names[MEMACCT_DROP_NR];
+
 void report_free(struct report *r);
 
 /* metrics_add_flows() - add @m's flows (counts since attach) to @t. */
