@@ -23,6 +23,7 @@ USER_OBJS  := $(patsubst user/%.c,$(OUTPUT)/%.o,$(USER_SRCS))
 LIB_OBJS   := $(filter-out $(OUTPUT)/main.o,$(USER_OBJS))
 UNIT_SRCS  := $(sort $(wildcard tests/unit_*.c))
 INTEG_SRCS := $(sort $(wildcard tests/integration*.c))
+WORKLOAD_HDRS := $(wildcard tests/workloads/*.h)
 WORKLOADS  := $(patsubst tests/workloads/%.c,$(OUTPUT)/workloads/%,$(sort $(wildcard tests/workloads/*.c)))
 
 ifeq ($(V),1)
@@ -78,7 +79,7 @@ $(VMTEST_DIR)/bin/memacct: $(USER_OBJS) $(VMTEST_DIR)/mhd_stub.o
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) -static $^ $(STATIC_LIBS) -o $@
 
-$(VMTEST_DIR)/bin/%: tests/workloads/%.c
+$(VMTEST_DIR)/bin/%: tests/workloads/%.c $(WORKLOAD_HDRS)
 	$(Q)mkdir -p $(@D)
 	$(call msg,CC,$@)
 	$(Q)$(CC) -O1 -g -Wall -Werror -D_GNU_SOURCE -static $< -o $@
@@ -94,7 +95,7 @@ $(OUTPUT)/test_integration: $(INTEG_SRCS) tests/integration.h $(LIB_OBJS)
 	$(Q)$(CC) $(CFLAGS) $(WARNINGS) -Wno-missing-prototypes $(INCLUDES) -Itests \
 		$(INTEG_SRCS) $(LIB_OBJS) $(LIBS) $(HTTP_LIBS) $(CHECK_LIBS) -o $@
 
-$(OUTPUT)/workloads/%: tests/workloads/%.c | $(OUTPUT)/workloads
+$(OUTPUT)/workloads/%: tests/workloads/%.c $(WORKLOAD_HDRS) | $(OUTPUT)/workloads
 	$(call msg,CC,$@)
 	$(Q)$(CC) -O1 -g -Wall -Werror -D_GNU_SOURCE $< -o $@
 

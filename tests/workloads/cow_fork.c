@@ -40,12 +40,8 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/mman.h>
-#include <sys/rseq.h>
-#include <sys/syscall.h>
-#include <sys/wait.h>
 
-#define PAGE 4096UL
-#define CHILD_STACK (64 * 1024UL)
+#include "raw_fork.h"
 
 static void die(const char *what)
 {
@@ -59,39 +55,11 @@ static void usage(void)
 	exit(2);
 }
 
-/* Stop the kernel from writing the TLS rseq area (shared with the child). */
-static void rseq_unregister(void)
-{
-	unsigned int lens[] = { __rseq_size, 32, 20 };
-	void *area;
-
-	if (__rseq_size == 0)
-		return;
-	area = (char *)__builtin_thread_pointer() + __rseq_offset;
-	for (unsigned int i = 0; i < sizeof(lens) / sizeof(lens[0]); i++)
-		if (syscall(__NR_rseq, area, lens[i], RSEQ_FLAG_UNREGISTER, RSEQ_SIG) == 0)
-			return;
-	/* best effort: at worst one incidental CoW page */
-}
-
 struct child_args {
 	volatile char *buf;
 	unsigned long npages;	/* pages the child writes */
 	int rfd, wfd;		/* >= 0: wait for EOF on rfd before exiting */
 };
-
-#if defined(__x86_64__) && !defined(WORKLOAD_PORTABLE_FORK)
-static inline __attribute__((always_inline)) long
-raw3(long nr, long a, long b, long c)
-{
-	long ret;
-
-	asm volatile("syscall"
-		     : "=a"(ret)
-		     : "a"(nr), "D"(a), "S"(b), "d"(c)
-		     : "rcx", "r11", "memory");
-	return ret;
-}
 
 /* Runs on its own fresh stack; writes nothing but the buffer and that stack. */
 static int child_fn(void *arg)
@@ -109,112 +77,6 @@ static int child_fn(void *arg)
 	}
 	return 0;
 }
-
-/*
- * clone(SIGCHLD) running fn(arg) in the child on stack_top; in the parent,
- * write one byte per page in [p, p + n pages), close close_fd if >= 0, and
- * wait4 the child into *status, with no other user-memory write in between.
- * Returns the child pid or -errno.
- */
-static long clone_touch_wait(int (*fn)(void *), void *arg, void *stack_top,
-			     volatile char *p, unsigned long n, long close_fd, int *status)
-{
-	register long r12 asm("r12") = (long)fn;
-	register long r13 asm("r13") = (long)arg;
-	register long r14 asm("r14") = (long)p;
-	register long r15 asm("r15") = (long)n;
-	register long rbx asm("rbx") = close_fd;
-	register long r9 asm("r9") = (long)status;
-	register long rsi asm("rsi") = (long)stack_top;
-	long ret;
-
-	asm volatile(
-		"mov $56, %%eax\n\t"		/* clone(SIGCHLD, stack_top, 0, 0, 0) */
-		"mov $17, %%edi\n\t"
-		"xor %%edx, %%edx\n\t"
-		"xor %%r10d, %%r10d\n\t"
-		"xor %%r8d, %%r8d\n\t"
-		"syscall\n\t"
-		"test %%rax, %%rax\n\t"
-		"jnz 1f\n\t"
-		/* child, on its own stack */
-		"xor %%ebp, %%ebp\n\t"
-		"mov %%r13, %%rdi\n\t"
-		"call *%%r12\n\t"
-		"mov %%eax, %%edi\n\t"
-		"mov $231, %%eax\n\t"		/* exit_group */
-		"syscall\n\t"
-		"ud2\n"
-		"1:\n\t"
-		"js 9f\n\t"			/* clone failed */
-		"mov %%rax, %%r12\n\t"		/* child pid */
-		"test %%r15, %%r15\n\t"
-		"jz 3f\n"
-		"2:\n\t"
-		"movb $1, (%%r14)\n\t"
-		"add $4096, %%r14\n\t"
-		"dec %%r15\n\t"
-		"jnz 2b\n"
-		"3:\n\t"
-		"test %%rbx, %%rbx\n\t"
-		"js 4f\n\t"
-		"mov %%rbx, %%rdi\n\t"
-		"mov $3, %%eax\n\t"		/* close */
-		"syscall\n"
-		"4:\n\t"
-		"mov %%r12, %%rdi\n\t"		/* wait4(pid, status, 0, NULL) */
-		"mov %%r9, %%rsi\n\t"
-		"xor %%edx, %%edx\n\t"
-		"xor %%r10d, %%r10d\n\t"
-		"mov $61, %%eax\n\t"
-		"syscall\n\t"
-		"cmp $-4, %%rax\n\t"		/* -EINTR: retry */
-		"je 4b\n"
-		"9:\n"
-		: "=&a"(ret), "+r"(r12), "+r"(r14), "+r"(r15), "+r"(rsi)
-		: "r"(r13), "r"(rbx), "r"(r9)
-		: "rdi", "rdx", "r10", "r8", "rcx", "r11", "memory", "cc");
-	return ret;
-}
-#else
-/* Portable fallback: a few incidental CoW pages may appear on both sides. */
-static long clone_touch_wait(int (*fn)(void *), void *arg, void *stack_top,
-			     volatile char *p, unsigned long n, long close_fd, int *status)
-{
-	pid_t pid;
-
-	(void)stack_top;
-	fflush(NULL);
-	pid = fork();
-	if (pid < 0)
-		return -errno;
-	if (pid == 0)
-		_exit(fn(arg));
-	for (unsigned long i = 0; i < n; i++)
-		p[i * PAGE] = 1;
-	if (close_fd >= 0)
-		close(close_fd);
-	while (waitpid(pid, status, 0) < 0)
-		if (errno != EINTR)
-			return -errno;
-	return pid;
-}
-
-static int child_fn(void *arg)
-{
-	struct child_args *ca = arg;
-	char c;
-
-	for (unsigned long i = 0; i < ca->npages; i++)
-		ca->buf[i * PAGE] = 2;
-	if (ca->rfd >= 0) {
-		close(ca->wfd);
-		while (read(ca->rfd, &c, 1) > 0)
-			;
-	}
-	return 0;
-}
-#endif
 
 int main(int argc, char **argv)
 {
