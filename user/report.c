@@ -307,8 +307,8 @@ void print_report_plain(FILE *f, const struct report *r)
 				fmt_bytes(b[2], 16, p->m.remote_numa_alloc),
 				fmt_bytes(b[3], 16, p->m.numa_migrated));
 		}
-		fprintf(f, "REMOTE RSS: resident off the home node (sampled; exited: last sample); "
-			"ALLOC REM: allocated remote since attach\n");
+		fprintf(f, "REMOTE RSS: resident off the home node, sampled (exited: last sample); "
+			"ALLOC REM: flow\n");
 	}
 	if (r->dropped_events)
 		fprintf(f, "WARNING: %llu events could not be recorded (see -j dropped_events_by_cause)\n",
