@@ -247,6 +247,21 @@ START_TEST(test_explain_numa_pid)
 	ck_assert_int_eq(node_sum(json_object_get(json_array_get(json_object_get(numa,
 			 "mappings"), 0), "bytes_by_node")), map_bytes);
 	result_free(r);
+	/* --numa-threshold: a percentage; 0 still needs remote bytes to name anyone */
+	r = run_cmd("%s -j explain --numa-threshold 101 %lld", memacct, wl_pid);
+	ck_assert_int_eq(r->status, 2);
+	result_free(r);
+	r = run_cmd("%s -j explain --numa-threshold 0 %lld", memacct, wl_pid);
+	ck_assert_msg(r->status == 0 && r->report, "explain --numa-threshold 0 failed");
+	if (jint(json_object_get(r->report, "totals"), "remote_numa_bytes") == 0) {
+		size_t k;
+		json_t *v;
+
+		json_array_foreach(json_object_get(r->report, "verdict"), k, v)
+			ck_assert_msg(!strstr(json_string_value(v), "while it runs on node"),
+				      "NUMA verdict without remote bytes: %s", json_string_value(v));
+	}
+	result_free(r);
 	/* the table has the section */
 	r = run_cmd("%s explain %lld", memacct, wl_pid);
 	ck_assert_int_eq(r->status, 0);

@@ -26,6 +26,7 @@
 #include "check_util.h"
 #include "bpf_loader.h"
 #include "numa.h"
+#include "report.h"
 #include "util.h"
 
 #define KiB 1024ULL
@@ -470,6 +471,63 @@ START_TEST(test_proc_usage_self)
 }
 END_TEST
 
+/* run/attach: the NUMA block and the verdict of a final report (several nodes) */
+START_TEST(test_report_numa)
+{
+	struct proc_row rows[2] = { 0 };
+	struct report r = { .command = "run", .final = true, .numa_multi = true,
+			    .procs = rows, .nprocs = 2 };
+	struct numa_usage u = { .home = 0, .source = NUMA_HOME_AFFINITY };
+	char *text, *line, *save;
+	size_t len;
+	json_t *o, *v;
+	FILE *f;
+
+	snprintf(r.cg.rel, sizeof(r.cg.rel), "/memacct-run-1");
+	u.node_bytes[0] = 9 * MiB;
+	u.node_bytes[1] = 32 * MiB;
+	numa_usage_finish(&u);
+	rows[0].pid = 177;
+	rows[0].exited = true;
+	snprintf(rows[0].comm, sizeof(rows[0].comm), "numa\033local");
+	rows[0].m.remote_numa = rows[0].m.remote_numa_peak = u.remote;
+	rows[0].has_numa_peak = true;
+	numa_brief_of(&u, &rows[0].numa_peak);
+	rows[1].pid = 178;		/* never sampled: no verdict */
+	snprintf(rows[1].comm, sizeof(rows[1].comm), "quiet");
+	f = open_memstream(&text, &len);
+	print_report_plain(f, &r);
+	fclose(f);
+	ck_assert_msg(strstr(text, "Verdict: 78% of PID 177 (numa?local)'s resident pages "
+			     "(32.0 MiB of 41.0 MiB) were on node 1 while it ran on node 0"),
+		      "%s", text);
+	ck_assert_ptr_null(strstr(text, "PID 178 (quiet)'s"));
+	ck_assert_ptr_nonnull(strstr(text, "REMOTE RSS"));
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		ck_assert_msg(!strncmp(line, "Verdict: ", 9) || strlen(line) <= 100,
+			      "%zu columns: %s", strlen(line), line);
+	free(text);
+	o = report_json(&r);
+	v = json_object_get(o, "verdict");
+	ck_assert_int_eq(json_array_size(v), 1);
+	ck_assert_ptr_nonnull(strstr(json_string_value(json_array_get(v, 0)), "migratepages 177 1 0"));
+	ck_assert_int_eq(json_integer_value(json_object_get(json_array_get(json_object_get(o,
+			 "processes"), 0), "remote_numa_peak_bytes")), 32 * MiB);
+	json_decref(o);
+	/* interval reports carry no verdict; a higher threshold silences it */
+	r.final = false;
+	o = report_json(&r);
+	ck_assert_ptr_null(json_object_get(o, "verdict"));
+	json_decref(o);
+	r.final = true;
+	numa_threshold_pct = 90;
+	o = report_json(&r);
+	ck_assert_int_eq(json_array_size(json_object_get(o, "verdict")), 0);
+	json_decref(o);
+	numa_threshold_pct = NUMA_THRESHOLD_PCT_DEFAULT;
+}
+END_TEST
+
 Suite *numa_suite(void)
 {
 	Suite *s = suite_create("numa");
@@ -490,6 +548,7 @@ Suite *numa_suite(void)
 	tcase_add_test(tc, test_cgroup_home);
 	tcase_add_test(tc, test_verdict);
 	tcase_add_test(tc, test_proc_usage_self);
+	tcase_add_test(tc, test_report_numa);
 	suite_add_tcase(s, tc);
 	return s;
 }
