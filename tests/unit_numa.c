@@ -471,6 +471,44 @@ START_TEST(test_proc_usage_self)
 }
 END_TEST
 
+/* one node: per-node bytes from smaps, hugetlb included, numa_maps not read */
+START_TEST(test_smaps_usage)
+{
+	static const char text[] =
+		"00400000-00402000 r-xp 00000000 08:01 42 /usr/bin/x\n"
+		"Rss:                   8 kB\nShared_Hugetlb:        0 kB\nPrivate_Hugetlb:       0 kB\n"
+		"VmFlags: rd ex mr mw me\n"
+		"7f0000000000-7f0000400000 rw-s 00000000 00:0f 77 /anon_hugepage (deleted)\n"
+		"Rss:                   0 kB\nShared_Hugetlb:        0 kB\nPrivate_Hugetlb:    4096 kB\n"
+		"VmFlags: rd wr sh mr mw me ms de ht\n"
+		"7f1000000000-7f1000001000 rw-p 00000000 00:00 0\n"
+		"Rss:                   0 kB\nVmFlags: rd wr mr mw me ac\n";
+	struct numa_topo one = { .nnodes = 1, .mem_nodes = 1 }, two = topo_2n();
+	struct numa_usage u;
+	struct numa_maps nm;
+	struct smaps s;
+
+	ck_assert_int_eq(parse_smaps(text, &s), 3);
+	ck_assert_int_eq(numa_smaps_usage(&one, &s, &u, &nm), 0);
+	ck_assert_uint_eq(nm.n, 2);		/* the empty mapping is left out */
+	ck_assert_uint_eq(nm.maps[0].start, 0x400000);
+	ck_assert_str_eq(nm.maps[0].path, "/usr/bin/x");
+	ck_assert_uint_eq(nm.maps[1].node_bytes[0], 4 * MiB);
+	ck_assert(nm.maps[1].huge);
+	ck_assert_uint_eq(u.bytes, 4 * MiB + 8192);
+	ck_assert_uint_eq(u.node_bytes[0], u.bytes);
+	ck_assert_int_eq(u.home, 0);
+	ck_assert_int_eq(u.source, NUMA_HOME_ONLY_NODE);
+	ck_assert_str_eq(numa_home_source_name(u.source), "only_node");
+	ck_assert_uint_eq(u.remote, 0);
+	numa_maps_free(&nm);
+	ck_assert_int_eq(numa_smaps_usage(&two, &s, &u, &nm), -EINVAL);
+	ck_assert_uint_eq(nm.n, 0);
+	numa_topo_free(&two);
+	smaps_free(&s);
+}
+END_TEST
+
 /* run/attach: the NUMA block and the verdict of a final report (several nodes) */
 START_TEST(test_report_numa)
 {
@@ -548,6 +586,7 @@ Suite *numa_suite(void)
 	tcase_add_test(tc, test_cgroup_home);
 	tcase_add_test(tc, test_verdict);
 	tcase_add_test(tc, test_proc_usage_self);
+	tcase_add_test(tc, test_smaps_usage);
 	tcase_add_test(tc, test_report_numa);
 	suite_add_tcase(s, tc);
 	return s;

@@ -1406,9 +1406,11 @@ int do_explain(int argc, char **argv)
 			goto out_procs;
 		}
 		watch_result(&e, x);
-		/* read on one node too: the per-node figures are checked there */
+		/* one node: from smaps (numa_maps would cost as much again) */
 		if (e.has_topo) {
-			err = numa_proc_usage(&e.topo, x->pid, &x->nu, &x->nm);
+			err = e.topo.nnodes == 1 ?
+			      numa_smaps_usage(&e.topo, &x->sm, &x->nu, &x->nm) :
+			      numa_proc_usage(&e.topo, x->pid, &x->nu, &x->nm);
 			x->has_numa = !err;
 			if (err)
 				p_info("reading /proc/%d/numa_maps: %s", x->pid, strerror(-err));

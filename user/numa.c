@@ -30,6 +30,7 @@ const char *numa_home_source_name(enum numa_home_source s)
 	case NUMA_HOME_LAST_CPU: return "last_cpu";
 	case NUMA_HOME_CPUSET: return "cpuset";
 	case NUMA_HOME_MOST_PAGES: return "most_pages";
+	case NUMA_HOME_ONLY_NODE: return "only_node";
 	default: return "unknown";
 	}
 }
@@ -537,6 +538,57 @@ int numa_proc_usage(const struct numa_topo *t, pid_t pid, struct numa_usage *u,
 		u->home = -1;
 	numa_usage_finish(u);
 	return 0;
+}
+
+int numa_smaps_usage(const struct numa_topo *t, const struct smaps *s,
+		     struct numa_usage *u, struct numa_maps *nm)
+{
+	int node = t->nnodes == 1 && t->mem_nodes ? __builtin_ctzll(t->mem_nodes) : -1;
+
+	memset(nm, 0, sizeof(*nm));
+	memset(u, 0, sizeof(*u));
+	u->home = -1;
+	if (node < 0 || node >= NUMA_MAX_NODES)
+		return -EINVAL;
+	for (size_t i = 0; i < s->n; i++) {
+		const struct smaps_map *sm = &s->maps[i];
+		uint64_t hugetlb = sm->shared_hugetlb + sm->private_hugetlb;
+		uint64_t bytes = sm->rss + hugetlb;
+		struct numa_map *m;
+
+		if (!bytes)
+			continue;
+		if (nm->n == nm->cap) {
+			size_t cap = nm->cap ? 2 * nm->cap : 64;
+			struct numa_map *maps = realloc(nm->maps, cap * sizeof(*maps));
+
+			if (!maps)
+				goto nomem;
+			nm->maps = maps;
+			nm->cap = cap;
+		}
+		m = &nm->maps[nm->n];
+		memset(m, 0, sizeof(*m));
+		m->start = sm->start;
+		m->huge = hugetlb > 0;
+		m->bytes = bytes;
+		m->node_bytes[node] = bytes;
+		if (sm->path && !(m->path = strdup(sm->path)))
+			goto nomem;
+		nm->n++;
+		nm->bytes += bytes;
+		nm->node_bytes[node] += bytes;
+	}
+	if (nm->bytes)
+		nm->nodes = 1ULL << node;
+	memcpy(u->node_bytes, nm->node_bytes, sizeof(u->node_bytes));
+	u->home = node;
+	u->source = NUMA_HOME_ONLY_NODE;
+	numa_usage_finish(u);
+	return 0;
+nomem:
+	numa_maps_free(nm);
+	return -ENOMEM;
 }
 
 /* ---- cgroups -------------------------------------------------------- */

@@ -25,6 +25,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include "cgroup.h"
+#include "smaps.h"
 
 /* Node ids 0..63 (a bit each in a uint64_t): larger ids give -ERANGE. */
 #define NUMA_MAX_NODES 64
@@ -39,15 +40,19 @@ enum numa_home_source {
 	NUMA_HOME_LAST_CPU,	/* node of the CPUs most threads last ran on */
 	NUMA_HOME_CPUSET,	/* cgroup: cpuset's effective CPUs on one node */
 	NUMA_HOME_MOST_PAGES,	/* cgroup: the node holding most of its pages */
+	NUMA_HOME_ONLY_NODE,	/* the host has one node with memory */
 };
 
-/* numa_home_source_name() - "unknown", "affinity", "last_cpu", "cpuset", "most_pages" */
+/*
+ * numa_home_source_name() - "unknown", "affinity", "last_cpu", "cpuset",
+ * "most_pages", "only_node"
+ */
 const char *numa_home_source_name(enum numa_home_source s);
 
 /* One mapping of /proc/PID/numa_maps. */
 struct numa_map {
 	uint64_t start;
-	uint64_t page_size;		/* kernelpagesize_kB, in bytes */
+	uint64_t page_size;		/* kernelpagesize_kB, in bytes; 0 from smaps */
 	uint64_t bytes;			/* resident bytes over every node */
 	uint64_t node_bytes[NUMA_MAX_NODES];
 	char *path;			/* file= decoded, "[heap]", "[stack]", or NULL */
@@ -152,6 +157,19 @@ int numa_proc_home(const struct numa_topo *t, pid_t pid, enum numa_home_source *
  */
 int numa_proc_usage(const struct numa_topo *t, pid_t pid, struct numa_usage *u,
 		    struct numa_maps *nm);
+
+/*
+ * numa_smaps_usage() - numa_proc_usage() on a host with one node with
+ * memory (t->nnodes == 1), without reading numa_maps: the kernel walks every
+ * page table again to write numa_maps, as long as smaps itself on a process
+ * with many mappings. Every resident byte is on that node: per mapping of
+ * @s (the process's parsed /proc/PID/smaps) Rss + Shared_Hugetlb +
+ * Private_Hugetlb (smaps' Rss leaves hugetlb pages out); home is that node
+ * (only_node), remote 0. @nm gets the mappings with resident bytes (paths
+ * copied; numa_maps_free()). Returns 0, -EINVAL (not one node), -ENOMEM.
+ */
+int numa_smaps_usage(const struct numa_topo *t, const struct smaps *s,
+		     struct numa_usage *u, struct numa_maps *nm);
 
 /*
  * parse_numa_stat() - per-node resident bytes of a cgroup and its
