@@ -422,25 +422,154 @@ START_TEST(test_audit_enforce_rlimit)
 }
 END_TEST
 
+/* "KEY N" in the file @name of cgroup directory @dir; -1 when absent */
+static long long cg_file_key(const char *dir, const char *name, const char *key)
+{
+	char path[512], *buf, *l, want[64];
+	long long v = -1;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	buf = slurp(path);
+	snprintf(want, sizeof(want), "%s ", key);
+	for (l = buf; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : NULL)
+		if (!strncmp(l, want, strlen(want)))
+			v = atoll(l + strlen(want));
+	free(buf);
+	return v;
+}
+
+/* the kernel's OOM kills and limit hits of a cgroup directory (v1 or v2) */
+static void cg_oom_truth(const char *dir, long long *oom_kill, long long *limit_hits)
+{
+	char path[512], *buf;
+
+	snprintf(path, sizeof(path), "%s/memory.failcnt", dir);
+	if (access(path, F_OK) == 0) {	/* v1 */
+		*oom_kill = cg_file_key(dir, "memory.oom_control", "oom_kill");
+		buf = slurp(path);
+		*limit_hits = atoll(buf);
+		free(buf);
+	} else {
+		*oom_kill = cg_file_key(dir, "memory.events", "oom_kill");
+		*limit_hits = cg_file_key(dir, "memory.events", "max");
+	}
+}
+
+/*
+ * run --memory-max 64M of a 128 MiB allocator: the OOM kill and the memcg
+ * reclaim are in the report itself, table and JSON, and agree with the
+ * kernel's own counters of the cgroup (kept with --keep-cgroup to read them).
+ */
 START_TEST(test_run_memory_max_oom)
 {
-	struct result *r = run_cmd("%s -j run --memory-max 64M -- %s/oom 128 2>&1", memacct,
-				   workloads);
-	json_t *t;
+	struct result *r = run_cmd("%s -j run --keep-cgroup --memory-max 64M -- %s/oom 128 2>&1",
+				   memacct, workloads);
+	long long oom_kill, hits, victim = truth(r, "pid");
+	const char *dir;
+	char line[256], want[64], path[512];
+	json_t *t, *p, *rep;
 
 	ck_assert_msg(r->report, "no JSON report: %s", r->out);
 	t = json_object_get(r->report, "totals");
-	printf("  run --memory-max 64M, oom 128: exit %d, oom_kills %lld, memcg_reclaims %lld\n",
-	       r->status, jint(t, "oom_kills_total"), jint(t, "memcg_reclaims_total"));
+	dir = json_string_value(json_object_get(json_object_get(r->report, "cgroup"), "fs_path"));
+	ck_assert_ptr_nonnull(dir);
+	cg_oom_truth(dir, &oom_kill, &hits);
+	p = proc_by_pid(r, victim);
+	printf("  run --memory-max 64M, oom 128: exit %d, oom_kills %lld (kernel %lld), "
+	       "memcg_reclaims %lld (kernel: limit hit %lld times); victim %lld oom_kills %lld\n",
+	       r->status, jint(t, "oom_kills_total"), oom_kill, jint(t, "memcg_reclaims_total"),
+	       hits, victim, jint(p, "oom_kills_total"));
 	ck_assert_int_eq(r->status, 128 + SIGKILL);
-	ck_assert_int_ge(jint(t, "oom_kills_total"), 1);
+	ck_assert_msg(!strstr(r->out, "truth touched_bytes"), "the allocator was not killed");
+	ck_assert_int_ge(oom_kill, 1);
+	ck_assert_int_eq(jint(t, "oom_kills_total"), oom_kill);
+	ck_assert_int_eq(jint(p, "oom_kills_total"), 1);	/* mark_victim of that pid */
+	ck_assert_int_eq(jint(p, "exit_code") & 0x7f, SIGKILL);
+	/* the kernel hit the limit, so it reclaimed in the cgroup before the OOM */
+	ck_assert_int_ge(hits, 1);
+	ck_assert_int_ge(jint(t, "memcg_reclaims_total"), 1);
+	ck_assert_int_ge(jint(t, "memcg_reclaims_total"), jint(p, "memcg_reclaims_total"));
 	ck_assert_msg(strstr(r->out, "OOM kill") && strstr(r->out, "memacct-run-"),
 		      "OOM note names the cgroup: %s", r->out);
+	snprintf(want, sizeof(want), "OOM-killed: pid %lld (oom)", victim);
+	ck_assert_msg(strstr(r->out, want), "OOM note names the victim (%s): %s", want, r->out);
+	rep = json_incref(r->report);	/* keeps dir valid */
+	ck_assert_int_eq(rmdir(dir), 0);
 	result_free(r);
+
+	/* the table's summary line says it too, not only stderr */
+	r = run_cmd("%s run --keep-cgroup --memory-max 64M -- %s/oom 128 2>/dev/null", memacct,
+		    workloads);
+	line_of(r->out, "memacct run: cgroup /", line, sizeof(line));
+	ck_assert_msg(sscanf(line, "memacct run: cgroup /%63s", want) == 1, "header: %s", r->out);
+	snprintf(path, sizeof(path), "%.*s/%s", (int)(strrchr(dir, '/') - dir), dir, want);
+	cg_oom_truth(path, &oom_kill, &hits);
+	ck_assert_int_eq(rmdir(path), 0);
+	json_decref(rep);
+	line_of(r->out, "faults ", line, sizeof(line));
+	printf("    %s (kernel: oom_kill %lld)\n", line, oom_kill);
+	ck_assert_int_eq(r->status, 128 + SIGKILL);
+	ck_assert_int_ge(oom_kill, 1);
+	snprintf(want, sizeof(want), "OOM kills %lld,", oom_kill);
+	ck_assert_msg(strstr(line, want), "table: '%s' in '%s'", want, line);
+	ck_assert_msg(strstr(line, "memcg reclaims ") && !strstr(line, "memcg reclaims 0,"),
+		      "table shows the reclaim: %s", line);
+	result_free(r);
+
 	r = run_cmd("%s run --memory-max 4x -- true 2>&1", memacct);
 	ck_assert_int_eq(r->status, 2);
 	ck_assert_msg(strstr(r->out, "'4x'"), "names the bad token: %s", r->out);
 	result_free(r);
+}
+END_TEST
+
+/*
+ * run of a command that cannot start: the shell's status for it (127 not
+ * found, 126 not executable), no process row (the vfork child that shared
+ * memacct's memory was reported as "memacct"), and the reason in the report.
+ */
+static void failed_exec(const char *cmd, int want_errno)
+{
+	struct result *sh = run_cmd("sh -c '%s' 2>/dev/null", cmd);
+	struct result *r = run_cmd("%s -j run -- %s", memacct, cmd);
+	json_t *e;
+
+	ck_assert_msg(r->report, "no JSON report: %s", r->out);
+	e = json_object_get(r->report, "exec_error");
+	printf("  run -- %s: exit %d (sh: %d), %zu process rows, exec_error %s\n", cmd, r->status,
+	       sh->status, json_array_size(json_object_get(r->report, "processes")),
+	       json_string_value(json_object_get(e, "message")));
+	ck_assert_int_eq(r->status, sh->status);
+	ck_assert_int_eq(jint(r->report, "exit_status"), sh->status);
+	ck_assert_int_eq(json_array_size(json_object_get(r->report, "processes")), 0);
+	ck_assert_int_eq(jint(e, "errno"), want_errno);
+	ck_assert_str_eq(json_string_value(json_object_get(e, "command")), cmd);
+	result_free(r);
+
+	r = run_cmd("%s run -- %s 2>/dev/null", memacct, cmd);
+	ck_assert_int_eq(r->status, sh->status);
+	ck_assert_msg(strstr(r->out, "CMD did not start") && strstr(r->out, cmd),
+		      "the table says CMD did not start: %s", r->out);
+	ck_assert_msg(!strstr(r->out, " memacct "), "no row named memacct: %s", r->out);
+	result_free(r);
+	result_free(sh);
+}
+
+START_TEST(test_run_exec_failure)
+{
+	char noexec[64];
+	FILE *f;
+
+	failed_exec("/nonexistent/memacct-no-such-command", ENOENT);
+	/* exists, no x bit at all: EACCES even for root */
+	snprintf(noexec, sizeof(noexec), "/tmp/memacct-noexec-%d", getpid());
+	f = fopen(noexec, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("#!/bin/sh\n", f);
+	fclose(f);
+	chmod(noexec, 0644);
+	failed_exec(noexec, EACCES);
+	unlink(noexec);
 }
 END_TEST
 
@@ -558,6 +687,7 @@ Suite *audit_suite(void)
 	tcase_add_test(tc, test_audit_usage_errors);
 	tcase_add_test(tc, test_audit_enforce_rlimit);
 	tcase_add_test(tc, test_run_memory_max_oom);
+	tcase_add_test(tc, test_run_exec_failure);
 	tcase_add_test(tc, test_attach_memory_high_restore);
 	tcase_add_test(tc, test_attach_refuses_below_usage);
 	suite_add_tcase(s, tc);

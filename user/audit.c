@@ -4,7 +4,8 @@
  *           [--per-process-cap SIZE|PCT%] [--of-limit] [--watch DUR] [-j]
  *           [--enforce-rlimit] [--restore-rlimit]
  * Pinned memory per cgroup and per process against caps: exit 0 when all
- * are within, 1 when a cap is exceeded, 2 on usage errors. Evidence and
+ * are within, 1 when a cap is exceeded, 2 on usage errors. --watch is
+ * driven by the BPF pinned-memory change events (pinwatch.h). Evidence and
  * sources: docs/audit.md.
  */
 #define _GNU_SOURCE
@@ -86,6 +87,8 @@ static void audit_usage(FILE *f)
 		"  process; driver-pinned memory is reported apart as an estimate.\n"
 		"  PCT%% is of MemTotal, or of the cgroup's memory limit with --of-limit.\n"
 		"  Without --cgroup: every memory cgroup that has processes (its own ones).\n"
+		"  --watch DUR: keep auditing, a line the moment a cap is crossed or back\n"
+		"  within; event-driven from BPF (root), /proc re-read every DUR.\n"
 		"  Exit: 0 within caps, 1 a cap is exceeded, 2 usage error.\n");
 }
 
