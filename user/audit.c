@@ -562,18 +562,15 @@ struct watch {
 static void watch_map_ids(struct watch *w)
 {
 	w->nids = 0;
-	w->nunknown = 0;
 	for (int i = 0; i < w->n; i++) {
-		uint64_t *ids = &w->as[i].cg.id, one = w->as[i].cg.id;
-		int k = 1;
+		uint64_t *ids = NULL, one = w->as[i].cg.id;
+		int k = w->as[i].recursive ? memcg_descendant_ids(&w->as[i].cg, &ids) : 0;
 		struct watch_id *nw;
 
-		if (w->as[i].recursive) {
-			k = memcg_descendant_ids(&w->as[i].cg, &ids);
-			if (k <= 0) {
-				ids = &one;
-				k = 1;
-			}
+		if (k <= 0) {
+			free(ids);
+			ids = &one;
+			k = 1;
 		}
 		nw = realloc(w->ids, (w->nids + k) * sizeof(*nw));
 		if (nw) {
@@ -581,12 +578,16 @@ static void watch_map_ids(struct watch *w)
 			for (int j = 0; j < k; j++)
 				w->ids[w->nids++] = (struct watch_id){ ids[j], i };
 		}
-		if (ids != &w->as[i].cg.id && ids != &one)
+		if (ids != &one)
 			free(ids);
 	}
 }
 
-/* Index in as[] of the audited cgroup that holds memory cgroup @id, or -1. */
+/*
+ * Index in as[] of the audited cgroup that holds memory cgroup @id, or -1.
+ * An unknown id may be a cgroup made since the last walk: walk again once,
+ * then remember it as not audited (ids are never reused: 64-bit kernfs ids).
+ */
 static int watch_cg_index(struct watch *w, uint64_t id)
 {
 	for (int pass = 0; pass < 2; pass++) {
@@ -597,7 +598,7 @@ static int watch_cg_index(struct watch *w, uint64_t id)
 			if (w->unknown[i] == id)
 				return -1;
 		if (pass == 0)
-			watch_map_ids(w);	/* a cgroup made since: look again */
+			watch_map_ids(w);
 	}
 	if (w->nunknown == WATCH_UNKNOWN)
 		w->nunknown = 0;
@@ -690,6 +691,8 @@ static void watch_resync(struct watch *w)
 {
 	struct trigger t = { .bpf = false };
 
+	watch_map_ids(w);	/* cgroups made or removed since */
+	w->nunknown = 0;
 	audit_once(w->as, w->n, w->o, false);
 	for (int i = 0; i < w->n; i++)
 		watch_transition(w, i, &t);
@@ -699,6 +702,8 @@ static void watch_forget(struct watch *w, int i, int k, const struct trigger *t)
 {
 	struct audit_cg *a = &w->as[i];
 
+	p_info("audit: pid %d (%s) %s: out of %s", (int)t->pid, t->comm, t->syscall,
+	       a->cg.path);
 	memmove(&a->procs[k], &a->procs[k + 1], (a->n - k - 1) * sizeof(a->procs[0]));
 	a->n--;
 	sum_procs(a);
@@ -718,15 +723,20 @@ static int watch_on_event(void *ctx, const struct pinwatch_event *ev)
 	int i, k;
 
 	snprintf(t.comm, sizeof(t.comm), "%s", ev->comm);
-	p_info("audit: pid %d (%s) %s: mlocked %" PRIu64 " pinned_vm %" PRIu64
-	       " bytes, memory cgroup %" PRIu64, (int)ev->pid, ev->comm, t.syscall,
-	       ev->locked_bytes, ev->pinned_vm_bytes, ev->memcg_id);
+	if (!ev->exited)
+		p_info("audit: pid %d (%s) %s: mlocked %" PRIu64 " pinned_vm %" PRIu64
+		       " bytes, memory cgroup %" PRIu64, (int)ev->pid, ev->comm, t.syscall,
+		       ev->locked_bytes, ev->pinned_vm_bytes, ev->memcg_id);
+	/* the two rings are read one after the other: a change may come
+	 * after the exit of its process */
 	for (unsigned int g = 0; g < WATCH_GONE && g < w->ngone; g++)
 		if (w->gone[g].pid == ev->pid && w->gone[g].start == ev->start_boottime_ns)
-			return 0;	/* a change queued before its exit */
+			return 0;
 	if (ev->exited) {
-		w->gone[w->ngone++ % WATCH_GONE].pid = ev->pid;
-		w->gone[(w->ngone - 1) % WATCH_GONE].start = ev->start_boottime_ns;
+		unsigned int g = w->ngone++ % WATCH_GONE;
+
+		w->gone[g].pid = ev->pid;
+		w->gone[g].start = ev->start_boottime_ns;
 	}
 	i = ev->exited ? -1 : watch_cg_index(w, ev->memcg_id);
 	/* gone, or moved to another cgroup: out of the others' sums */
@@ -801,7 +811,6 @@ static int watch(struct audit_cg *as, int n, const struct audit_opts *o)
 		return EXIT_RUNTIME;
 	snprintf(dur, sizeof(dur), "%.3gs", o->watch_ns / 1e9);
 	install_stop_handlers(0);
-	watch_map_ids(&w);
 	err = pinwatch_open(watch_filter(as, n, &filter) ? &filter : NULL, watch_on_event, &w,
 			    &pw);
 	if (err)
@@ -826,7 +835,8 @@ static int watch(struct audit_cg *as, int n, const struct audit_opts *o)
 			usleep((next - now) / 1000);
 			continue;
 		}
-		err = pinwatch_poll(pw, (int)((next - now) / 1000000) + 1);
+		err = pinwatch_poll(pw, (next - now) / 1000000 >= 1000 ? 1000 :
+				    (int)((next - now) / 1000000) + 1);
 		if (err < 0 && err != -EINTR) {
 			p_err("audit --watch: reading BPF events: %s", strerror(-err));
 			w.ret = EXIT_RUNTIME;

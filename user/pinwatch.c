@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/mount.h>
 #include <sys/syscall.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
@@ -75,7 +76,8 @@ static bool tracefs_event_exists(const char *cat_name)
 /*
  * Only what the watch needs: the syscall exits that move locked_vm and
  * pinned_vm, process exit (the record leaves the procs map, the process's
- * pinned memory goes with its mm) and cgroup moves (memcg_id follows).
+ * pinned memory goes with its mm), exec (the comm events carry) and cgroup
+ * moves (memcg_id follows).
  * The fault, allocation and NUMA programs stay unloaded: nothing on the
  * page-fault path. Returns how many syscall programs will load.
  */
@@ -89,6 +91,7 @@ static int choose_programs(struct memacct_bpf *skel, const struct btf *btf)
 		const char *sec = bpf_program__section_name(prog);
 		bool want = !strncmp(name, "sys_exit_", 9) ||
 			    !strcmp(name, "sched_process_exit") ||
+			    !strcmp(name, "sched_process_exec") ||
 			    !strcmp(name, "cgroup_attach_task");
 		char buf[128];
 
@@ -157,6 +160,9 @@ int pinwatch_open(const struct memcg *filter, pinwatch_fn fn, void *ctx,
 		return -EPERM;
 	if (access("/sys/kernel/btf/vmlinux", R_OK) != 0)
 		return -ENOENT;
+	/* the syscall exits are classic tracepoints, found through tracefs */
+	if (!tracefs_event_exists("syscalls"))
+		mount("tracefs", "/sys/kernel/tracing", "tracefs", 0, NULL);
 	w = calloc(1, sizeof(*w));
 	if (!w)
 		return -ENOMEM;

@@ -2,7 +2,7 @@
 /*
  * pinwatch.h - the BPF side of `memacct audit --watch`: only the pinned-memory
  * programs (sys_exit of mlock, mlock2, munlock, mlockall, munlockall, mmap,
- * munmap, mremap, brk, io_uring_register) plus process exit and cgroup moves,
+ * munmap, mremap, brk, io_uring_register) plus process exit, exec and cgroup moves,
  * with the pin_events ring buffer switched on. Each change of a process's
  * mm->locked_vm / mm->pinned_vm arrives as one event the moment the syscall
  * returns, so a spike shorter than any polling interval is seen.

@@ -80,6 +80,9 @@ static __attribute__((noinline)) pid_t spawn_in_cgroup(const struct memcg *cg, c
  */
 static void drop_failed_child(struct report *r, pid_t pid)
 {
+	_Static_assert(sizeof(struct metrics) % sizeof(uint64_t) == 0,
+		       "struct metrics: u64 counters only");
+
 	for (size_t i = 0; i < r->nprocs; i++) {
 		struct metrics neg = r->procs[i].m;
 		uint64_t *v = (uint64_t *)&neg;
