@@ -17,7 +17,7 @@
 
 #pragma GCC poison u8 u16 u32 u64 s8 s16 s32 s64
 
-#define PIN_RING_BYTES	(256 << 10)	/* 4681 events of 56 bytes */
+#define PIN_RING_BYTES	(256 << 10)	/* ~2900 events of 80 bytes + 8 of header */
 #define EXIT_RING_BYTES	(256 << 10)
 
 struct pinwatch {

@@ -98,17 +98,23 @@ static void drop_failed_child(struct report *r, pid_t pid)
 	}
 }
 
+static void exec_failure_msg(char *msg, size_t len, const char *cmd,
+			     const struct exec_failure *f, const char *cg_path)
+{
+	if (f->joining)
+		snprintf(msg, len, "cannot run '%s': joining %s: %s", cmd, cg_path,
+			 strerror(-f->err));
+	else
+		snprintf(msg, len, "cannot run '%s': %s", cmd, strerror(-f->err));
+}
+
 /* The report of a run whose CMD could not start: "exec_error" says why. */
 static void print_failed_report(const struct report *r, const char *cmd,
 				const struct exec_failure *f, const char *cg_path)
 {
 	char msg[PATH_MAX + 256];
 
-	if (f->joining)
-		snprintf(msg, sizeof(msg), "cannot run '%s': joining %s: %s", cmd, cg_path,
-			 strerror(-f->err));
-	else
-		snprintf(msg, sizeof(msg), "cannot run '%s': %s", cmd, strerror(-f->err));
+	exec_failure_msg(msg, sizeof(msg), cmd, f, cg_path);
 	if (json_output) {
 		json_t *o = report_json(r), *e = json_object();
 
@@ -223,8 +229,13 @@ int do_run(int argc, char **argv)
 	}
 	/* the child has exec'd or exited: SIGINT/SIGTERM/SIGHUP go to it */
 	install_stop_handlers(pid);
-	if (child.err && !json_output)	/* with -j: "exec_error" in the report */
-		p_err("cannot run '%s': %s", argv[0], strerror(-child.err));
+	if (child.err && !json_output) {	/* with -j: "exec_error" in the report */
+		struct exec_failure f = { child.err, child.joining };
+		char msg[PATH_MAX + 256];
+
+		exec_failure_msg(msg, sizeof(msg), argv[0], &f, cg.path);
+		p_err("%s", msg);
+	}
 
 	next_ns = now_ns() + interval_ns;
 	while (!reap(pid, &status)) {
