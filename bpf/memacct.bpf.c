@@ -322,6 +322,20 @@ int BPF_PROG(mm_page_alloc, struct page *page, unsigned int order, gfp_t gfp_fla
 
 /* ---- pinned memory: locked_vm and pinned_vm after each syscall that moves them */
 
+/*
+ * Change events for memacct audit --watch: off unless userspace sets
+ * pin_events_on before load (the verifier then drops the code, so the daemon
+ * and run/attach pay nothing). pin_events_lost counts records the ring
+ * buffer had no room for; userspace then re-reads /proc.
+ */
+const volatile bool pin_events_on;
+__u64 pin_events_lost;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4096);	/* one page; audit --watch sets its own size */
+} pin_events SEC(".maps");
+
 static __always_inline void peak(__u64 *peak, __u64 v)
 {
 	if (v > *peak)
@@ -330,9 +344,9 @@ static __always_inline void peak(__u64 *peak, __u64 v)
 
 /*
  * Record a process's locked_vm/pinned_vm (pages) and move its cgroup's sums
- * by the difference, keeping peaks of both.
+ * by the difference, keeping peaks of both. True when either value changed.
  */
-static __always_inline void pinned_set(struct memacct_proc *p, __u64 locked, __u64 pinned)
+static __always_inline bool pinned_set(struct memacct_proc *p, __u64 locked, __u64 pinned)
 {
 	__s64 dl = locked - p->pin.locked_vm_pages;
 	__s64 dp = pinned - p->pin.pinned_vm_pages;
@@ -344,10 +358,10 @@ static __always_inline void pinned_set(struct memacct_proc *p, __u64 locked, __u
 	peak(&p->pin.pinned_vm_peak_pages, pinned);
 	peak(&p->pin.pinned_peak_pages, locked + pinned);
 	if (!dl && !dp)
-		return;
+		return false;
 	c = cgroup_get(p->memcg_id);
 	if (!c)
-		return;
+		return true;
 	/* fetch-and-add whose result is unused: BPF_XADD, which 5.10 has;
 	 * returning atomics (BPF_FETCH) came in v5.12, commit 5ca419f2864a
 	 * ("bpf: Add BPF_FETCH field / create atomic_fetch_add instruction").
@@ -359,10 +373,38 @@ static __always_inline void pinned_set(struct memacct_proc *p, __u64 locked, __u
 	peak(&c->pin.locked_vm_peak_pages, locked);
 	peak(&c->pin.pinned_vm_peak_pages, pinned);
 	peak(&c->pin.pinned_peak_pages, locked + pinned);
+	return true;
 }
 
-/* After a syscall that may move mm->locked_vm or mm->pinned_vm. */
-static __always_inline void pinned_update(void)
+/* A pinned-memory change event for audit --watch (struct memacct_pin_event). */
+static __always_inline void pin_event(struct task_struct *task, struct memacct_proc *p,
+				      long syscall_nr, long ret)
+{
+	struct memacct_pin_event *ev;
+
+	ev = bpf_ringbuf_reserve(&pin_events, sizeof(*ev), 0);
+	if (!ev) {
+		__sync_fetch_and_add(&pin_events_lost, 1);
+		return;
+	}
+	proc_key_of(task, &ev->key);
+	ev->memcg_id = p->memcg_id;
+	ev->ts_ns = bpf_ktime_get_ns();
+	ev->locked_vm_pages = p->pin.locked_vm_pages;
+	ev->pinned_vm_pages = p->pin.pinned_vm_pages;
+	ev->syscall_nr = syscall_nr;
+	ev->syscall_ret = ret;
+	__builtin_memcpy(ev->comm, p->comm, sizeof(ev->comm));
+	bpf_ringbuf_submit(ev, 0);
+}
+
+/*
+ * After a syscall that may move mm->locked_vm or mm->pinned_vm. The record of
+ * a syscalls:sys_exit_* tracepoint is struct syscall_trace_exit (an int nr,
+ * as in its tracefs format), not trace_event_raw_sys_exit (a long id, whose
+ * upper half would be padding).
+ */
+static __always_inline void pinned_update(struct syscall_trace_exit *ctx)
 {
 	struct task_struct *task = current_task();
 	struct mm_struct *mm = BPF_CORE_READ(task, mm);
@@ -371,16 +413,16 @@ static __always_inline void pinned_update(void)
 	if (!mm)
 		return;
 	p = proc_get(task, true);
-	if (p)
-		pinned_set(p, BPF_CORE_READ(mm, locked_vm),
-			   BPF_CORE_READ(mm, pinned_vm.counter));
+	if (p && pinned_set(p, BPF_CORE_READ(mm, locked_vm),
+			    BPF_CORE_READ(mm, pinned_vm.counter)) && pin_events_on)
+		pin_event(task, p, ctx->nr, ctx->ret);
 }
 
 #define PINNED_EXIT(name)					\
 SEC("tp/syscalls/sys_exit_" #name)				\
-int sys_exit_##name(void *ctx)					\
+int sys_exit_##name(struct syscall_trace_exit *ctx)		\
 {								\
-	pinned_update();					\
+	pinned_update(ctx);					\
 	return 0;						\
 }
 

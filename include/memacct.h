@@ -136,4 +136,22 @@ struct memacct_task_stock {
 	char comm[MEMACCT_COMM_LEN];
 };
 
+/*
+ * Ring buffer record (map pin_events) sent after a syscall that changed a
+ * process's mm->locked_vm or mm->pinned_vm (mlock, mlock2, munlock,
+ * mlockall, munlockall, mmap, munmap, mremap, brk, io_uring_register).
+ * Only when userspace sets the rodata flag pin_events_on before load:
+ * memacct audit --watch; the daemon and run/attach leave it off.
+ */
+struct memacct_pin_event {
+	struct memacct_proc_key key;
+	__u64 memcg_id;			/* memory cgroup charged (as memacct_proc) */
+	__u64 ts_ns;			/* bpf_ktime_get_ns(): CLOCK_MONOTONIC */
+	__u64 locked_vm_pages;		/* mm->locked_vm after the syscall */
+	__u64 pinned_vm_pages;		/* mm->pinned_vm after the syscall */
+	__s64 syscall_nr;		/* the syscall that returned (sys_exit id) */
+	__s64 syscall_ret;		/* its return value */
+	char comm[MEMACCT_COMM_LEN];	/* group leader's comm */
+};
+
 #endif /* MEMACCT_H */

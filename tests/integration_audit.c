@@ -139,6 +139,211 @@ END_TEST
 START_TEST(test_audit_io_uring_cap) { pinned_cap("io_uring", "pinned_vm_bytes"); }
 END_TEST
 
+/* ---- audit --watch: event-driven, catches a spike of ~50 ms ------------ */
+
+/* whole file, malloc'd ("" when missing) */
+static char *slurp(const char *path)
+{
+	char *buf = calloc(1, 1);
+	size_t len = 0, n;
+	char chunk[4096];
+	FILE *f = fopen(path, "r");
+
+	while (f && (n = fread(chunk, 1, sizeof(chunk), f)) > 0) {
+		buf = realloc(buf, len + n + 1);
+		memcpy(buf + len, chunk, n);
+		len += n;
+		buf[len] = '\0';
+	}
+	if (f)
+		fclose(f);
+	return buf;
+}
+
+/* wait (generous timeout: 30 s) until @path contains @needle */
+static bool wait_for(const char *path, const char *needle)
+{
+	for (int i = 0; i < 600; i++) {
+		char *buf = slurp(path);
+		bool found = strstr(buf, needle) != NULL;
+
+		free(buf);
+		if (found)
+			return true;
+		usleep(50000);
+	}
+	return false;
+}
+
+/* "truth KEY V" printed by the workload into outf */
+static long long outf_truth(const char *key)
+{
+	char *buf = slurp(outf), *l, want[80];
+	long long v = -1;
+
+	snprintf(want, sizeof(want), "truth %s ", key);
+	for (l = strstr(buf, want); l; l = strstr(l + 1, want))
+		v = atoll(l + strlen(want));
+	free(buf);
+	ck_assert_msg(v >= 0, "workload printed no '%s'", want);
+	return v;
+}
+
+/* the line of @buf that starts with @prefix, copied into @line ("" if none) */
+static void line_of(const char *buf, const char *prefix, char *line, size_t len)
+{
+	const char *l = buf;
+
+	line[0] = '\0';
+	while (l && *l) {
+		if (!strncmp(l, prefix, strlen(prefix))) {
+			snprintf(line, len, "%.*s", (int)strcspn(l, "\n"), l);
+			return;
+		}
+		l = strchr(l, '\n');
+		l = l ? l + 1 : NULL;
+	}
+}
+
+/*
+ * `memacct [FLAG] audit --cgroup CG --pinned-cap CAP --watch 10s` while
+ * mlock_spike MODE pins 64 MiB for 50 ms: the /proc re-read (every 10 s)
+ * cannot see it, only the BPF change events can. Returns the watch's exit
+ * status; its stdout and stderr are left in @wout / @werr.
+ */
+static int watch_spike(const char *mode, const char *flag, const char *cap, int *wl_pid,
+		       char *wout, char *werr, size_t len)
+{
+	char args[64], tag[64];
+	pid_t w;
+	int st;
+
+	make_cg();
+	snprintf(wout, len, "/tmp/memacct-watch-%d.out", getpid());
+	snprintf(werr, len, "/tmp/memacct-watch-%d.err", getpid());
+	snprintf(args, sizeof(args), "mlock_spike %s 64 50 30", mode);
+	*wl_pid = start_in_cg("", args);
+	w = fork();
+	if (w == 0) {
+		int o = open(wout, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		int e = open(werr, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		char *argv[10];
+		int a = 0;
+
+		dup2(o, 1);
+		dup2(e, 2);
+		argv[a++] = "memacct";
+		if (flag[0])
+			argv[a++] = (char *)flag;
+		argv[a++] = "audit";
+		argv[a++] = "--cgroup";
+		argv[a++] = cg;
+		argv[a++] = "--pinned-cap";
+		argv[a++] = (char *)cap;
+		argv[a++] = "--watch";
+		argv[a++] = "10s";
+		argv[a] = NULL;
+		execv(memacct, argv);
+		_exit(127);
+	}
+	ck_assert_msg(wait_for(werr, "BPF events on every"), "watch did not start on BPF "
+		      "events: %s", slurp(werr));
+	kill(*wl_pid, SIGUSR1);
+	ck_assert_msg(wait_for(outf, "done"), "workload did not finish its spike");
+	/* the watch has handled both changes (the release names after_* bytes) */
+	if (!strcmp(flag, "-v")) {
+		snprintf(tag, sizeof(tag), "audit: pid %d (mlock_spike) %s:", *wl_pid,
+			 strcmp(mode, "mlock") ? "io_uring_register" : "munlock");
+		ck_assert_msg(wait_for(werr, tag), "no release event '%s' in %s", tag, werr);
+	} else {
+		ck_assert_msg(wait_for(wout, "back within caps"), "no 'back within' line: %s",
+			      slurp(wout));
+	}
+	kill(w, SIGINT);
+	ck_assert_int_eq(waitpid(w, &st, 0), w);
+	ck_assert(WIFEXITED(st));
+	return WEXITSTATUS(st);
+}
+
+static void watch_cleanup(int wl_pid, const char *wout, const char *werr)
+{
+	stop_pid(wl_pid);
+	unlink(wout);
+	unlink(werr);
+	remove_cg();
+}
+
+START_TEST(test_audit_watch_mlock_spike)
+{
+	char wout[128], werr[128], line[512], want[64], *out;
+	long long spike, after;
+	int pid, status;
+
+	status = watch_spike("mlock", "", "32M", &pid, wout, werr, sizeof(wout));
+	out = slurp(wout);
+	spike = outf_truth("spike_locked_bytes");
+	after = outf_truth("after_locked_bytes");
+	line_of(out, "EXCEEDED", line, sizeof(line));
+	printf("  watch mlock 64 MiB for 50 ms, cap 32M: exit %d, VmLck truth %lld -> %lld\n"
+	       "    %s\n", status, spike, after, line);
+	ck_assert_int_eq(spike, 64 * MiB);
+	snprintf(want, sizeof(want), "pid %d (mlock_spike)", pid);
+	ck_assert_msg(strstr(line, want), "crossing names %s: %s", want, out);
+	snprintf(want, sizeof(want), "mlocked %lld pinned_vm", spike);
+	ck_assert_msg(strstr(line, want), "crossing names the VmLck truth (%s): %s", want, out);
+	line_of(out, "ok ", line, sizeof(line));
+	snprintf(want, sizeof(want), "mlocked %lld pinned_vm", after);
+	ck_assert_msg(strstr(line, want) && strstr(line, "munlock"),
+		      "release names the VmLck truth after munlock (%s): %s", want, out);
+	ck_assert_int_eq(status, 1);
+	free(out);
+	watch_cleanup(pid, wout, werr);
+
+	/* the same spike under a 96M cap: seen (-v shows each event), not a crossing */
+	status = watch_spike("mlock", "-v", "96M", &pid, wout, werr, sizeof(wout));
+	out = slurp(wout);
+	printf("  watch mlock 64 MiB for 50 ms, cap 96M: exit %d\n", status);
+	ck_assert_msg(!strstr(out, "EXCEEDED"), "no crossing under 96M: %s", out);
+	ck_assert_int_eq(status, 0);
+	free(out);
+	out = slurp(werr);
+	snprintf(want, sizeof(want), "audit: pid %d (mlock_spike) mlock: mlocked %lld ", pid,
+		 outf_truth("spike_locked_bytes"));
+	ck_assert_msg(strstr(out, want), "the spike was seen (%s)", want);
+	free(out);
+	watch_cleanup(pid, wout, werr);
+}
+END_TEST
+
+START_TEST(test_audit_watch_io_uring_spike)
+{
+	char wout[128], werr[128], line[1024], *out;
+	json_t *j, *t;
+	long long spike;
+	int pid, status;
+
+	status = watch_spike("io_uring", "-j", "32M", &pid, wout, werr, sizeof(wout));
+	out = slurp(wout);
+	spike = outf_truth("spike_pinned_vm_bytes");
+	line_of(out, "{", line, sizeof(line));
+	j = json_loads(line, 0, NULL);
+	ck_assert_msg(j, "no JSON object at the crossing: %s", out);
+	t = json_object_get(j, "trigger");
+	printf("  watch io_uring 64 MiB for 50 ms, cap 32M: exit %d, VmPin truth %lld, "
+	       "trigger pid %lld pinned_vm_bytes %lld\n", status, spike, jint(t, "pid"),
+	       jint(t, "pinned_vm_bytes"));
+	ck_assert_int_eq(spike, 64 * MiB);
+	ck_assert_str_eq(json_string_value(json_object_get(j, "verdict")), "exceeded");
+	ck_assert_str_eq(json_string_value(json_object_get(t, "source")), "bpf");
+	ck_assert_int_eq(jint(t, "pid"), pid);
+	ck_assert_int_eq(jint(t, "pinned_vm_bytes"), spike);
+	ck_assert_int_eq(status, 1);
+	json_decref(j);
+	free(out);
+	watch_cleanup(pid, wout, werr);
+}
+END_TEST
+
 START_TEST(test_audit_usage_errors)
 {
 	struct result *r = run_cmd("%s audit --pinned-cap 12Q 2>&1", memacct);
@@ -217,25 +422,154 @@ START_TEST(test_audit_enforce_rlimit)
 }
 END_TEST
 
+/* "KEY N" in the file @name of cgroup directory @dir; -1 when absent */
+static long long cg_file_key(const char *dir, const char *name, const char *key)
+{
+	char path[512], *buf, *l, want[64];
+	long long v = -1;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	buf = slurp(path);
+	snprintf(want, sizeof(want), "%s ", key);
+	for (l = buf; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : NULL)
+		if (!strncmp(l, want, strlen(want)))
+			v = atoll(l + strlen(want));
+	free(buf);
+	return v;
+}
+
+/* the kernel's OOM kills and limit hits of a cgroup directory (v1 or v2) */
+static void cg_oom_truth(const char *dir, long long *oom_kill, long long *limit_hits)
+{
+	char path[512], *buf;
+
+	snprintf(path, sizeof(path), "%s/memory.failcnt", dir);
+	if (access(path, F_OK) == 0) {	/* v1 */
+		*oom_kill = cg_file_key(dir, "memory.oom_control", "oom_kill");
+		buf = slurp(path);
+		*limit_hits = atoll(buf);
+		free(buf);
+	} else {
+		*oom_kill = cg_file_key(dir, "memory.events", "oom_kill");
+		*limit_hits = cg_file_key(dir, "memory.events", "max");
+	}
+}
+
+/*
+ * run --memory-max 64M of a 128 MiB allocator: the OOM kill and the memcg
+ * reclaim are in the report itself, table and JSON, and agree with the
+ * kernel's own counters of the cgroup (kept with --keep-cgroup to read them).
+ */
 START_TEST(test_run_memory_max_oom)
 {
-	struct result *r = run_cmd("%s -j run --memory-max 64M -- %s/oom 128 2>&1", memacct,
-				   workloads);
-	json_t *t;
+	struct result *r = run_cmd("%s -j run --keep-cgroup --memory-max 64M -- %s/oom 128 2>&1",
+				   memacct, workloads);
+	long long oom_kill, hits, victim = truth(r, "pid");
+	const char *dir;
+	char line[256], want[64], path[512];
+	json_t *t, *p, *rep;
 
 	ck_assert_msg(r->report, "no JSON report: %s", r->out);
 	t = json_object_get(r->report, "totals");
-	printf("  run --memory-max 64M, oom 128: exit %d, oom_kills %lld, memcg_reclaims %lld\n",
-	       r->status, jint(t, "oom_kills_total"), jint(t, "memcg_reclaims_total"));
+	dir = json_string_value(json_object_get(json_object_get(r->report, "cgroup"), "fs_path"));
+	ck_assert_ptr_nonnull(dir);
+	cg_oom_truth(dir, &oom_kill, &hits);
+	p = proc_by_pid(r, victim);
+	printf("  run --memory-max 64M, oom 128: exit %d, oom_kills %lld (kernel %lld), "
+	       "memcg_reclaims %lld (kernel: limit hit %lld times); victim %lld oom_kills %lld\n",
+	       r->status, jint(t, "oom_kills_total"), oom_kill, jint(t, "memcg_reclaims_total"),
+	       hits, victim, jint(p, "oom_kills_total"));
 	ck_assert_int_eq(r->status, 128 + SIGKILL);
-	ck_assert_int_ge(jint(t, "oom_kills_total"), 1);
+	ck_assert_msg(!strstr(r->out, "truth touched_bytes"), "the allocator was not killed");
+	ck_assert_int_ge(oom_kill, 1);
+	ck_assert_int_eq(jint(t, "oom_kills_total"), oom_kill);
+	ck_assert_int_eq(jint(p, "oom_kills_total"), 1);	/* mark_victim of that pid */
+	ck_assert_int_eq(jint(p, "exit_code") & 0x7f, SIGKILL);
+	/* the kernel hit the limit, so it reclaimed in the cgroup before the OOM */
+	ck_assert_int_ge(hits, 1);
+	ck_assert_int_ge(jint(t, "memcg_reclaims_total"), 1);
+	ck_assert_int_ge(jint(t, "memcg_reclaims_total"), jint(p, "memcg_reclaims_total"));
 	ck_assert_msg(strstr(r->out, "OOM kill") && strstr(r->out, "memacct-run-"),
 		      "OOM note names the cgroup: %s", r->out);
+	snprintf(want, sizeof(want), "OOM-killed: pid %lld (oom)", victim);
+	ck_assert_msg(strstr(r->out, want), "OOM note names the victim (%s): %s", want, r->out);
+	rep = json_incref(r->report);	/* keeps dir valid */
+	ck_assert_int_eq(rmdir(dir), 0);
 	result_free(r);
+
+	/* the table's summary line says it too, not only stderr */
+	r = run_cmd("%s run --keep-cgroup --memory-max 64M -- %s/oom 128 2>/dev/null", memacct,
+		    workloads);
+	line_of(r->out, "memacct run: cgroup /", line, sizeof(line));
+	ck_assert_msg(sscanf(line, "memacct run: cgroup /%63s", want) == 1, "header: %s", r->out);
+	snprintf(path, sizeof(path), "%.*s/%s", (int)(strrchr(dir, '/') - dir), dir, want);
+	cg_oom_truth(path, &oom_kill, &hits);
+	ck_assert_int_eq(rmdir(path), 0);
+	json_decref(rep);
+	line_of(r->out, "faults ", line, sizeof(line));
+	printf("    %s (kernel: oom_kill %lld)\n", line, oom_kill);
+	ck_assert_int_eq(r->status, 128 + SIGKILL);
+	ck_assert_int_ge(oom_kill, 1);
+	snprintf(want, sizeof(want), "OOM kills %lld,", oom_kill);
+	ck_assert_msg(strstr(line, want), "table: '%s' in '%s'", want, line);
+	ck_assert_msg(strstr(line, "memcg reclaims ") && !strstr(line, "memcg reclaims 0,"),
+		      "table shows the reclaim: %s", line);
+	result_free(r);
+
 	r = run_cmd("%s run --memory-max 4x -- true 2>&1", memacct);
 	ck_assert_int_eq(r->status, 2);
 	ck_assert_msg(strstr(r->out, "'4x'"), "names the bad token: %s", r->out);
 	result_free(r);
+}
+END_TEST
+
+/*
+ * run of a command that cannot start: the shell's status for it (127 not
+ * found, 126 not executable), no process row (the vfork child that shared
+ * memacct's memory was reported as "memacct"), and the reason in the report.
+ */
+static void failed_exec(const char *cmd, int want_errno)
+{
+	struct result *sh = run_cmd("sh -c '%s' 2>/dev/null", cmd);
+	struct result *r = run_cmd("%s -j run -- %s", memacct, cmd);
+	json_t *e;
+
+	ck_assert_msg(r->report, "no JSON report: %s", r->out);
+	e = json_object_get(r->report, "exec_error");
+	printf("  run -- %s: exit %d (sh: %d), %zu process rows, exec_error %s\n", cmd, r->status,
+	       sh->status, json_array_size(json_object_get(r->report, "processes")),
+	       json_string_value(json_object_get(e, "message")));
+	ck_assert_int_eq(r->status, sh->status);
+	ck_assert_int_eq(jint(r->report, "exit_status"), sh->status);
+	ck_assert_int_eq(json_array_size(json_object_get(r->report, "processes")), 0);
+	ck_assert_int_eq(jint(e, "errno"), want_errno);
+	ck_assert_str_eq(json_string_value(json_object_get(e, "command")), cmd);
+	result_free(r);
+
+	r = run_cmd("%s run -- %s 2>/dev/null", memacct, cmd);
+	ck_assert_int_eq(r->status, sh->status);
+	ck_assert_msg(strstr(r->out, "CMD did not start") && strstr(r->out, cmd),
+		      "the table says CMD did not start: %s", r->out);
+	ck_assert_msg(!strstr(r->out, " memacct "), "no row named memacct: %s", r->out);
+	result_free(r);
+	result_free(sh);
+}
+
+START_TEST(test_run_exec_failure)
+{
+	char noexec[64];
+	FILE *f;
+
+	failed_exec("/nonexistent/memacct-no-such-command", ENOENT);
+	/* exists, no x bit at all: EACCES even for root */
+	snprintf(noexec, sizeof(noexec), "/tmp/memacct-noexec-%d", getpid());
+	f = fopen(noexec, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("#!/bin/sh\n", f);
+	fclose(f);
+	chmod(noexec, 0644);
+	failed_exec(noexec, EACCES);
+	unlink(noexec);
 }
 END_TEST
 
@@ -348,9 +682,12 @@ Suite *audit_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_audit_mlock_cap);
 	tcase_add_test(tc, test_audit_io_uring_cap);
+	tcase_add_test(tc, test_audit_watch_mlock_spike);
+	tcase_add_test(tc, test_audit_watch_io_uring_spike);
 	tcase_add_test(tc, test_audit_usage_errors);
 	tcase_add_test(tc, test_audit_enforce_rlimit);
 	tcase_add_test(tc, test_run_memory_max_oom);
+	tcase_add_test(tc, test_run_exec_failure);
 	tcase_add_test(tc, test_attach_memory_high_restore);
 	tcase_add_test(tc, test_attach_refuses_below_usage);
 	suite_add_tcase(s, tc);

@@ -4,7 +4,8 @@
  *           [--per-process-cap SIZE|PCT%] [--of-limit] [--watch DUR] [-j]
  *           [--enforce-rlimit] [--restore-rlimit]
  * Pinned memory per cgroup and per process against caps: exit 0 when all
- * are within, 1 when a cap is exceeded, 2 on usage errors. Evidence and
+ * are within, 1 when a cap is exceeded, 2 on usage errors. --watch is
+ * driven by the BPF pinned-memory change events (pinwatch.h). Evidence and
  * sources: docs/audit.md.
  */
 #define _GNU_SOURCE
@@ -23,6 +24,7 @@
 #include "cgroup.h"
 #include "commands.h"
 #include "memlimits.h"
+#include "pinwatch.h"
 #include "proc.h"
 #include "report.h"
 #include "util.h"
@@ -67,6 +69,15 @@ struct audit_opts {
 	uint64_t watch_ns;
 };
 
+/* What made --watch re-judge a cgroup: a BPF change event or a /proc pass. */
+struct trigger {
+	bool bpf;
+	pid_t pid;		/* 0: none */
+	char comm[64];
+	uint64_t locked, pinned_vm;	/* of that process, bytes */
+	const char *syscall;	/* bpf: the syscall that changed them, or "exit" */
+};
+
 static void audit_usage(FILE *f)
 {
 	fprintf(f, "Usage: memacct audit [--cgroup NAME|PATH ...] [--pinned-cap SIZE|PCT%%]\n"
@@ -76,6 +87,8 @@ static void audit_usage(FILE *f)
 		"  process; driver-pinned memory is reported apart as an estimate.\n"
 		"  PCT%% is of MemTotal, or of the cgroup's memory limit with --of-limit.\n"
 		"  Without --cgroup: every memory cgroup that has processes (its own ones).\n"
+		"  --watch DUR: keep auditing, a line the moment a cap is crossed or back\n"
+		"  within; event-driven from BPF (root), /proc re-read every DUR.\n"
 		"  Exit: 0 within caps, 1 a cap is exceeded, 2 usage error.\n");
 }
 
@@ -295,7 +308,8 @@ static json_t *json_u(uint64_t v)
 	return json_integer((json_int_t)v);
 }
 
-static void print_json(struct audit_cg *as, int n, const struct audit_opts *o, bool over)
+static void print_json(struct audit_cg *as, int n, const struct audit_opts *o, bool over,
+		       const struct trigger *t)
 {
 	json_t *root = json_object(), *cgs = json_array(), *fp = json_object();
 	uint64_t acq, rel;
@@ -303,6 +317,20 @@ static void print_json(struct audit_cg *as, int n, const struct audit_opts *o, b
 	json_object_set_new(root, "schema", json_string("memacct.audit/v1"));
 	json_object_set_new(root, "command", json_string("audit"));
 	json_object_set_new(root, "verdict", json_string(over ? "exceeded" : "ok"));
+	if (t) {
+		json_t *tj = json_object();
+
+		json_object_set_new(tj, "source", json_string(t->bpf ? "bpf" : "proc"));
+		if (t->pid) {
+			json_object_set_new(tj, "pid", json_integer(t->pid));
+			json_object_set_new(tj, "comm", json_string_sanitized(t->comm));
+			json_object_set_new(tj, "mlocked_bytes", json_u(t->locked));
+			json_object_set_new(tj, "pinned_vm_bytes", json_u(t->pinned_vm));
+		}
+		if (t->syscall)
+			json_object_set_new(tj, "syscall", json_string(t->syscall));
+		json_object_set_new(root, "trigger", tj);
+	}
 	for (int i = 0; i < n; i++) {
 		struct audit_cg *a = &as[i];
 		json_t *c = json_object(), *ps = json_array();
@@ -498,44 +526,333 @@ static int audit_once(struct audit_cg *as, int n, const struct audit_opts *o, bo
 	}
 	if (print) {
 		if (json_output)
-			print_json(as, n, o, over);
+			print_json(as, n, o, over, NULL);
 		else
 			print_plain(as, n, o);
 	}
 	return over ? EXIT_VIOLATION : EXIT_OK;
 }
 
+/* ---- --watch ------------------------------------------------------- */
+
+#define WATCH_GONE	256	/* recent exits remembered */
+#define WATCH_UNKNOWN	1024	/* ids of cgroups not audited, remembered */
+
+struct watch {
+	struct audit_cg *as;
+	int n;
+	const struct audit_opts *o;
+	bool *was;		/* as[i] was over its caps */
+	int ret;
+	struct watch_id {
+		uint64_t id;
+		int idx;
+	} *ids;			/* memory cgroup id -> index in as[] */
+	size_t nids;
+	uint64_t unknown[WATCH_UNKNOWN];
+	size_t nunknown;
+	struct {
+		pid_t pid;
+		uint64_t start;
+	} gone[WATCH_GONE];	/* exited processes: late change events ignored */
+	unsigned int ngone;
+};
+
+/* The ids of every audited cgroup (and, for --cgroup, of its descendants). */
+static void watch_map_ids(struct watch *w)
+{
+	w->nids = 0;
+	for (int i = 0; i < w->n; i++) {
+		uint64_t *ids = NULL, one = w->as[i].cg.id;
+		int k = w->as[i].recursive ? memcg_descendant_ids(&w->as[i].cg, &ids) : 0;
+		struct watch_id *nw;
+
+		if (k <= 0) {
+			free(ids);
+			ids = &one;
+			k = 1;
+		}
+		nw = realloc(w->ids, (w->nids + k) * sizeof(*nw));
+		if (nw) {
+			w->ids = nw;
+			for (int j = 0; j < k; j++)
+				w->ids[w->nids++] = (struct watch_id){ ids[j], i };
+		}
+		if (ids != &one)
+			free(ids);
+	}
+}
+
+/*
+ * Index in as[] of the audited cgroup that holds memory cgroup @id, or -1.
+ * An unknown id may be a cgroup made since the last walk: walk again once,
+ * then remember it as not audited (ids are never reused: 64-bit kernfs ids).
+ */
+static int watch_cg_index(struct watch *w, uint64_t id)
+{
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i < w->nids; i++)
+			if (w->ids[i].id == id)
+				return w->ids[i].idx;
+		for (size_t i = 0; i < w->nunknown; i++)
+			if (w->unknown[i] == id)
+				return -1;
+		if (pass == 0)
+			watch_map_ids(w);
+	}
+	if (w->nunknown == WATCH_UNKNOWN)
+		w->nunknown = 0;
+	w->unknown[w->nunknown++] = id;
+	return -1;
+}
+
+static int proc_find(const struct audit_cg *a, pid_t pid)
+{
+	for (size_t i = 0; i < a->n; i++)
+		if (a->procs[i].pid == pid)
+			return (int)i;
+	return -1;
+}
+
+static void sum_procs(struct audit_cg *a)
+{
+	a->locked = a->pinned_vm = a->driver_est = 0;
+	for (size_t i = 0; i < a->n; i++) {
+		a->locked += a->procs[i].locked;
+		a->pinned_vm += a->procs[i].pinned_vm;
+		a->driver_est += a->procs[i].driver_est;
+	}
+}
+
+/* The process of @a that pins the most (named when a /proc pass crossed). */
+static void top_proc(const struct audit_cg *a, struct trigger *t)
+{
+	const struct audit_proc *top = NULL;
+
+	for (size_t i = 0; i < a->n; i++)
+		if (!top || a->procs[i].locked + a->procs[i].pinned_vm >
+			    top->locked + top->pinned_vm)
+			top = &a->procs[i];
+	if (!top)
+		return;
+	t->pid = top->pid;
+	snprintf(t->comm, sizeof(t->comm), "%s", top->comm);
+	t->locked = top->locked;
+	t->pinned_vm = top->pinned_vm;
+}
+
+/* Print a line (and with -j the cgroup's audit object) when as[i] crossed. */
+static void watch_transition(struct watch *w, int i, const struct trigger *trig)
+{
+	struct audit_cg *a = &w->as[i];
+	struct trigger t = *trig;
+	char b1[16], b2[16];
+
+	if (a->over == w->was[i])
+		return;
+	w->was[i] = a->over;
+	if (a->over)
+		w->ret = EXIT_VIOLATION;
+	if (!t.bpf)
+		top_proc(a, &t);
+	printf("%s %s pinned %s", a->over ? "EXCEEDED" : "ok", a->cg.path,
+	       fmt_bytes(b1, 16, a->locked + a->pinned_vm));
+	if (w->o->pinned_cap)
+		printf(" cap %s", fmt_bytes(b2, 16, a->cap));
+	if (w->o->proc_cap)
+		printf(" per-process cap %s", fmt_bytes(b2, 16, a->proc_cap));
+	printf(": %s", a->over ? "cap crossed" : "back within caps");
+	if (t.pid)
+		printf("; pid %d (%s) mlocked %" PRIu64 " pinned_vm %" PRIu64 " bytes",
+		       (int)t.pid, t.comm, t.locked, t.pinned_vm);
+	if (t.bpf)
+		printf(" after %s [bpf event]\n", t.syscall);
+	else
+		printf(" [/proc]\n");
+	fflush(stdout);
+	if (a->over && json_output) {
+		/* evidence now: locked mappings of the processes that pin */
+		for (size_t j = 0; j < a->n; j++) {
+			struct audit_proc *p = &a->procs[j];
+
+			if (!p->locked && !p->pinned_vm)
+				continue;
+			p->nmaps = 0;
+			scan_smaps(p);
+			p->has_rl = !prlimit(p->pid, RLIMIT_MEMLOCK, NULL, &p->rl);
+		}
+		sum_procs(a);
+		print_json(a, 1, w->o, true, &t);
+	}
+}
+
+/* Re-read every audited cgroup from /proc and report crossings. */
+static void watch_resync(struct watch *w)
+{
+	struct trigger t = { .bpf = false };
+
+	watch_map_ids(w);	/* cgroups made or removed since */
+	w->nunknown = 0;
+	audit_once(w->as, w->n, w->o, false);
+	for (int i = 0; i < w->n; i++)
+		watch_transition(w, i, &t);
+}
+
+static void watch_forget(struct watch *w, int i, int k, const struct trigger *t)
+{
+	struct audit_cg *a = &w->as[i];
+
+	p_info("audit: pid %d (%s) %s: out of %s", (int)t->pid, t->comm, t->syscall,
+	       a->cg.path);
+	memmove(&a->procs[k], &a->procs[k + 1], (a->n - k - 1) * sizeof(a->procs[0]));
+	a->n--;
+	sum_procs(a);
+	judge(w->o, a);
+	watch_transition(w, i, t);
+}
+
+/* One BPF change event: update the process, re-judge its cgroup now. */
+static int watch_on_event(void *ctx, const struct pinwatch_event *ev)
+{
+	struct watch *w = ctx;
+	struct trigger t = { .bpf = true, .pid = ev->pid, .locked = ev->locked_bytes,
+			     .pinned_vm = ev->pinned_vm_bytes,
+			     .syscall = pinwatch_syscall_name(ev->syscall_nr) };
+	struct audit_proc *p;
+	struct audit_cg *a;
+	int i, k;
+
+	snprintf(t.comm, sizeof(t.comm), "%s", ev->comm);
+	if (!ev->exited)
+		p_info("audit: pid %d (%s) %s: mlocked %" PRIu64 " pinned_vm %" PRIu64
+		       " bytes, memory cgroup %" PRIu64, (int)ev->pid, ev->comm, t.syscall,
+		       ev->locked_bytes, ev->pinned_vm_bytes, ev->memcg_id);
+	/* the two rings are read one after the other: a change may come
+	 * after the exit of its process */
+	for (unsigned int g = 0; g < WATCH_GONE && g < w->ngone; g++)
+		if (w->gone[g].pid == ev->pid && w->gone[g].start == ev->start_boottime_ns)
+			return 0;
+	if (ev->exited) {
+		unsigned int g = w->ngone++ % WATCH_GONE;
+
+		w->gone[g].pid = ev->pid;
+		w->gone[g].start = ev->start_boottime_ns;
+	}
+	i = ev->exited ? -1 : watch_cg_index(w, ev->memcg_id);
+	/* gone, or moved to another cgroup: out of the others' sums */
+	for (int j = 0; j < w->n; j++)
+		if (j != i && (k = proc_find(&w->as[j], ev->pid)) >= 0)
+			watch_forget(w, j, k, &t);
+	if (i < 0)
+		return 0;
+	a = &w->as[i];
+	k = proc_find(a, ev->pid);
+	if (k < 0) {
+		struct audit_proc *np = realloc(a->procs, (a->n + 1) * sizeof(*np));
+
+		if (!np)
+			return 0;	/* the next /proc pass sees it */
+		a->procs = np;
+		k = (int)a->n++;
+		memset(&a->procs[k], 0, sizeof(a->procs[k]));
+		a->procs[k].pid = ev->pid;
+		snprintf(a->procs[k].comm, sizeof(a->procs[k].comm), "%s", ev->comm);
+		a->procs[k].has_rl = !prlimit(ev->pid, RLIMIT_MEMLOCK, NULL, &a->procs[k].rl);
+	}
+	p = &a->procs[k];
+	p->locked = ev->locked_bytes;
+	p->pinned_vm = ev->pinned_vm_bytes;
+	sum_procs(a);
+	judge(w->o, a);
+	watch_transition(w, i, &t);
+	return 0;
+}
+
+/*
+ * The BPF filter: the deepest cgroup that holds every audited one (every
+ * process when audit runs without --cgroup). false: no filter.
+ */
+static bool watch_filter(const struct audit_cg *as, int n, struct memcg *f)
+{
+	char lca[PATH_MAX];
+
+	if (!n || !as[0].recursive)
+		return false;
+	snprintf(lca, sizeof(lca), "%s", as[0].cg.path);
+	for (int i = 1; i < n; i++) {
+		const char *p = as[i].cg.path;
+		size_t l;
+
+		while ((l = strlen(lca)) > 1 &&
+		       !(!strncmp(p, lca, l) && (p[l] == '/' || p[l] == '\0')))
+			*strrchr(lca, '/') = '\0';
+	}
+	return memcg_resolve(lca, f, NULL) == 0;
+}
+
+/*
+ * Event-driven when the BPF side loads: every change of a process's
+ * locked_vm/pinned_vm re-judges its cgroup at once, so a spike is caught
+ * however short; /proc is re-read every --watch DUR as well (growth no hooked
+ * syscall causes, processes moved in with memory already pinned). Without
+ * BPF (not root, no BTF) it polls /proc every DUR.
+ */
 static int watch(struct audit_cg *as, int n, const struct audit_opts *o)
 {
-	bool *was = calloc(n, sizeof(bool));
-	int ret = EXIT_OK;
+	struct watch w = { .as = as, .n = n, .o = o, .ret = EXIT_OK };
+	struct pinwatch *pw = NULL;
+	uint64_t lost = 0, next;
+	struct memcg filter;
+	char dur[32];
+	int err;
 
-	if (!was)
+	w.was = calloc(n ? n : 1, sizeof(bool));
+	if (!w.was)
 		return EXIT_RUNTIME;
+	snprintf(dur, sizeof(dur), "%.3gs", o->watch_ns / 1e9);
 	install_stop_handlers(0);
+	err = pinwatch_open(watch_filter(as, n, &filter) ? &filter : NULL, watch_on_event, &w,
+			    &pw);
+	if (err)
+		p_warn("audit --watch: BPF pinned-memory events unavailable (%s%s): polling "
+		       "/proc every %s instead; a spike shorter than that can be missed",
+		       strerror(-err), err == -EPERM ? ": needs root" : err == -ENOENT ?
+		       ": kernel without BTF, or no tracefs" : "; -v shows libbpf's log", dur);
+	watch_resync(&w);
+	if (pw)
+		fprintf(stderr, "memacct: audit --watch: BPF events on every locked_vm/pinned_vm "
+			"change in %d cgroup(s); /proc re-read every %s\n", n, dur);
+	next = now_ns() + o->watch_ns;
 	while (!stop_requested) {
-		audit_once(as, n, o, false);
-		for (int i = 0; i < n; i++) {
-			char b1[16], b2[16];
+		uint64_t now = now_ns();
 
-			if (as[i].over != was[i]) {
-				printf("%s %s pinned %s cap %s: %s\n", as[i].over ? "EXCEEDED" : "ok",
-				       as[i].cg.path,
-				       fmt_bytes(b1, 16, as[i].locked + as[i].pinned_vm),
-				       fmt_bytes(b2, 16, as[i].cap),
-				       as[i].over ? "cap crossed" : "back within caps");
-				fflush(stdout);
-				if (as[i].over && json_output)
-					print_json(&as[i], 1, o, true);
-			}
-			was[i] = as[i].over;
-			if (as[i].over)
-				ret = EXIT_VIOLATION;
+		if (now >= next) {
+			watch_resync(&w);
+			next = now + o->watch_ns;
+			continue;
 		}
-		usleep(o->watch_ns / 1000);
+		if (!pw) {
+			usleep((next - now) / 1000);
+			continue;
+		}
+		err = pinwatch_poll(pw, (next - now) / 1000000 >= 1000 ? 1000 :
+				    (int)((next - now) / 1000000) + 1);
+		if (err < 0 && err != -EINTR) {
+			p_err("audit --watch: reading BPF events: %s", strerror(-err));
+			w.ret = EXIT_RUNTIME;
+			break;
+		}
+		if (pinwatch_lost(pw) != lost) {
+			p_warn("audit --watch: %" PRIu64 " pinned-memory event(s) lost (ring buffer "
+			       "full): re-reading /proc", pinwatch_lost(pw) - lost);
+			lost = pinwatch_lost(pw);
+			watch_resync(&w);
+		}
 	}
-	free(was);
-	return ret;
+	pinwatch_close(pw);
+	free(w.ids);
+	free(w.was);
+	return w.ret;
 }
 
 int do_audit(int argc, char **argv)

@@ -4,11 +4,13 @@
  * Creates a memory cgroup of its own, attaches the BPF side, starts CMD in
  * the cgroup, waits for CMD and every descendant (memacct is their
  * subreaper), prints the report, removes the cgroup and exits with CMD's
- * status (128+N when CMD was killed by signal N).
+ * status (128+N when CMD was killed by signal N; 127 when CMD cannot be
+ * found, 126 when it cannot be executed, as the shell does).
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
+#include <jansson.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,33 +36,101 @@ static void run_usage(FILE *f)
 		LIMITS_USAGE);
 }
 
+/* Why the vfork child did not become CMD (it shares our memory until exec). */
+struct exec_failure {
+	int err;		/* negative errno; 0: CMD was exec'd */
+	bool joining;		/* joining the cgroup failed, not execvp() */
+};
+
 /*
  * Child side of vfork(): join the cgroup and exec. vfork() rather than
  * fork(): a forked child would copy-on-write memacct's own pages after it
  * joined the cgroup, and they would be counted as CMD's. The child shares
- * our memory until exec, so it reports its error through @err.
+ * our memory until exec, so it reports its error through @f.
  */
-static void exec_child(const struct memcg *cg, char **argv, volatile int *err)
+static void exec_child(const struct memcg *cg, char **argv, volatile struct exec_failure *f)
 {
 	int e = memcg_add_pid(cg, 0);
 
+	f->joining = e != 0;
 	if (!e) {
 		execvp(argv[0], argv);
 		e = -errno;
 	}
-	*err = e;
-	_exit(e == -ENOENT ? 127 : 126);
+	f->err = e;
+	_exit(e == -ENOENT && !f->joining ? 127 : 126);
 }
 
 /* vfork + exec_child in a frame of its own: nothing of do_run's is clobbered. */
 static __attribute__((noinline)) pid_t spawn_in_cgroup(const struct memcg *cg, char **argv,
-							volatile int *err)
+							volatile struct exec_failure *f)
 {
 	pid_t pid = vfork();
 
 	if (pid == 0)
-		exec_child(cg, argv, err);
+		exec_child(cg, argv, f);
 	return pid;
+}
+
+/*
+ * CMD never started: the row of the vfork child (memacct's own memory, shared
+ * until the failed exec, under the name "memacct") is not CMD's. Take it out
+ * of the rows and its flows out of the totals (every field of struct metrics
+ * is a u64 counter: adding the two's complement subtracts).
+ */
+static void drop_failed_child(struct report *r, pid_t pid)
+{
+	_Static_assert(sizeof(struct metrics) % sizeof(uint64_t) == 0,
+		       "struct metrics: u64 counters only");
+
+	for (size_t i = 0; i < r->nprocs; i++) {
+		struct metrics neg = r->procs[i].m;
+		uint64_t *v = (uint64_t *)&neg;
+
+		if (r->procs[i].pid != pid)
+			continue;
+		for (size_t k = 0; k < sizeof(neg) / sizeof(*v); k++)
+			v[k] = -v[k];
+		metrics_add_flows(&r->totals, &neg);
+		memmove(&r->procs[i], &r->procs[i + 1], (r->nprocs - i - 1) * sizeof(r->procs[0]));
+		r->nprocs--;
+		i--;
+	}
+}
+
+static void exec_failure_msg(char *msg, size_t len, const char *cmd,
+			     const struct exec_failure *f, const char *cg_path)
+{
+	if (f->joining)
+		snprintf(msg, len, "cannot run '%s': joining %s: %s", cmd, cg_path,
+			 strerror(-f->err));
+	else
+		snprintf(msg, len, "cannot run '%s': %s", cmd, strerror(-f->err));
+}
+
+/* The report of a run whose CMD could not start: "exec_error" says why. */
+static void print_failed_report(const struct report *r, const char *cmd,
+				const struct exec_failure *f, const char *cg_path)
+{
+	char msg[PATH_MAX + 256];
+
+	exec_failure_msg(msg, sizeof(msg), cmd, f, cg_path);
+	if (json_output) {
+		json_t *o = report_json(r), *e = json_object();
+
+		json_object_set_new(e, "command", json_string_sanitized(cmd));
+		json_object_set_new(e, "errno", json_integer(-f->err));
+		json_object_set_new(e, "message", json_string_sanitized(msg));
+		json_object_set_new(o, "exec_error", e);
+		json_dumpf(o, stdout, JSON_COMPACT | JSON_ENSURE_ASCII);
+		fputc('\n', stdout);
+		fflush(stdout);
+		json_decref(o);
+		return;
+	}
+	print_report(stdout, r);
+	printf("CMD did not start: %s (exit status %d)\n", msg, r->exit_status);
+	fflush(stdout);
 }
 
 /* Reap every child; true when none is left. Sets *status for @cmd_pid. */
@@ -91,7 +161,7 @@ int do_run(int argc, char **argv)
 	struct report r;
 	struct memcg cg;
 	char name[64];
-	volatile int child_err = 0;
+	volatile struct exec_failure child = { 0 };
 	int c, err, status = 0, ret = EXIT_RUNTIME;
 	bool keep = false;
 	pid_t pid;
@@ -152,15 +222,20 @@ int do_run(int argc, char **argv)
 		goto out_rmdir;
 	}
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
-	pid = spawn_in_cgroup(&cg, argv, &child_err);
+	pid = spawn_in_cgroup(&cg, argv, &child);
 	if (pid < 0) {
 		p_err("vfork: %s", strerror(errno));
 		goto out_session;
 	}
 	/* the child has exec'd or exited: SIGINT/SIGTERM/SIGHUP go to it */
 	install_stop_handlers(pid);
-	if (child_err)
-		p_err("cannot run '%s': %s", argv[0], strerror(-child_err));
+	if (child.err && !json_output) {	/* with -j: "exec_error" in the report */
+		struct exec_failure f = { child.err, child.joining };
+		char msg[PATH_MAX + 256];
+
+		exec_failure_msg(msg, sizeof(msg), argv[0], &f, cg.path);
+		p_err("%s", msg);
+	}
 
 	next_ns = now_ns() + interval_ns;
 	while (!reap(pid, &status)) {
@@ -185,7 +260,14 @@ int do_run(int argc, char **argv)
 	r.has_exit_status = true;
 	r.exit_status = WIFEXITED(status) ? WEXITSTATUS(status) :
 			WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 255;
-	print_report(stdout, &r);
+	if (child.err) {
+		struct exec_failure f = { child.err, child.joining };
+
+		drop_failed_child(&r, pid);
+		print_failed_report(&r, argv[0], &f, cg.path);
+	} else {
+		print_report(stdout, &r);
+	}
 	limits_note(&cg, &lim, &r);
 	ret = r.exit_status;
 	report_free(&r);
