@@ -72,32 +72,6 @@ static __attribute__((noinline)) pid_t spawn_in_cgroup(const struct memcg *cg, c
 	return pid;
 }
 
-/*
- * CMD never started: the row of the vfork child (memacct's own memory, shared
- * until the failed exec, under the name "memacct") is not CMD's. Take it out
- * of the rows and its flows out of the totals (every field of struct metrics
- * is a u64 counter: adding the two's complement subtracts).
- */
-static void drop_failed_child(struct report *r, pid_t pid)
-{
-	_Static_assert(sizeof(struct metrics) % sizeof(uint64_t) == 0,
-		       "struct metrics: u64 counters only");
-
-	for (size_t i = 0; i < r->nprocs; i++) {
-		struct metrics neg = r->procs[i].m;
-		uint64_t *v = (uint64_t *)&neg;
-
-		if (r->procs[i].pid != pid)
-			continue;
-		for (size_t k = 0; k < sizeof(neg) / sizeof(*v); k++)
-			v[k] = -v[k];
-		metrics_add_flows(&r->totals, &neg);
-		memmove(&r->procs[i], &r->procs[i + 1], (r->nprocs - i - 1) * sizeof(r->procs[0]));
-		r->nprocs--;
-		i--;
-	}
-}
-
 static void exec_failure_msg(char *msg, size_t len, const char *cmd,
 			     const struct exec_failure *f, const char *cg_path)
 {
@@ -250,6 +224,9 @@ int do_run(int argc, char **argv)
 		}
 	}
 	session_poll(&s, 0);
+	/* CMD never started: the vfork child's row is memacct's own memory */
+	if (child.err)
+		s.exclude_pid = pid;
 	err = session_report(&s, &r);
 	if (err) {
 		p_err("building the report: %s", strerror(-err));
@@ -263,7 +240,6 @@ int do_run(int argc, char **argv)
 	if (child.err) {
 		struct exec_failure f = { child.err, child.joining };
 
-		drop_failed_child(&r, pid);
 		print_failed_report(&r, argv[0], &f, cg.path);
 	} else {
 		print_report(stdout, &r);

@@ -453,8 +453,11 @@ static void cgroup_totals(struct session *s, struct report *r, const uint64_t *i
 		t->oom_kills = max_u64(bpf_oom, st.oom_kill - s->cg_base.oom_kill);
 }
 
-static int push_row(struct report *r, size_t *cap, const struct proc_row *row)
+static int push_row(const struct session *s, struct report *r, size_t *cap,
+		    const struct proc_row *row)
 {
+	if (s->exclude_pid > 0 && row->pid == s->exclude_pid)
+		return 0;
 	if (r->nprocs == *cap) {
 		size_t n = *cap ? 2 * *cap : 64;
 		struct proc_row *p = realloc(r->procs, n * sizeof(*p));
@@ -499,7 +502,7 @@ static int scan_procs_map(struct session *s, struct report *r, size_t *cap,
 		row.start_boottime_ns = key.start_boottime_ns;
 		row.bpf_seen = true;
 		pinned_totals(&row.m);
-		err = push_row(r, cap, &row);
+		err = push_row(s, r, cap, &row);
 		if (err)
 			return err;
 	}
@@ -537,12 +540,12 @@ int session_report(struct session *s, struct report *r)
 
 		if (pid_in(r, pids[i]) || !row_from_proc(s, pids[i], 0, &row))
 			continue;
-		err = push_row(r, &cap, &row);
+		err = push_row(s, r, &cap, &row);
 		if (err)
 			goto out;
 	}
 	for (size_t i = 0; i < s->nexited; i++) {
-		err = push_row(r, &cap, &s->exited[i]);
+		err = push_row(s, r, &cap, &s->exited[i]);
 		if (err)
 			goto out;
 	}

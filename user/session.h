@@ -39,6 +39,7 @@ struct session {
 	size_t nnuma, cap_numa;
 	uint64_t numa_sampled_ns;	/* last sample, at most one a second */
 	uint64_t cg_remote_peak;
+	pid_t exclude_pid;		/* > 0: left out of every report (session_report()) */
 };
 
 /*
@@ -60,7 +61,9 @@ int session_poll(struct session *s, int timeout_ms);
 /*
  * session_report() - fill @r (owned by the caller, report_free()) with every
  * process seen in the subtree since start, live and exited, and the
- * cgroup's totals. Returns 0 or negative errno.
+ * cgroup's totals. A process whose pid is s->exclude_pid is left out of the
+ * rows and totals (run: the vfork child whose exec failed, whose row would
+ * be memacct's own memory). Returns 0 or negative errno.
  */
 int session_report(struct session *s, struct report *r);
 
