@@ -28,6 +28,9 @@ cp "$dir"/bin/* "$root/bin/"
 cp "$here/init.sh" "$root/init"
 ln -s busybox "$root/bin/sh"
 (cd "$root" && find . | $cpio -o -H newc 2>/dev/null | gzip -1) > "$dir/initramfs.gz"
+# an empty disk, attached as NVMe: the guest formats it (ext2) for the page
+# cache tests; sparse, rewritten by every boot
+rm -f "$dir/disk.img"; truncate -s 128M "$dir/disk.img"
 
 fail=0
 summary=()
@@ -45,6 +48,7 @@ for s in "${suites[@]}"; do
 		-object memory-backend-ram,id=m0,size=1G -object memory-backend-ram,id=m1,size=1G \
 		-numa node,nodeid=0,cpus=0,memdev=m0 -numa node,nodeid=1,cpus=1,memdev=m1 \
 		-kernel "$k" -initrd "$dir/initramfs.gz" \
+		-drive file="$dir/disk.img",if=none,id=d0,format=raw -device nvme,serial=memacct,drive=d0 \
 		-append "console=ttyS0 panic=-1 oops=panic loglevel=4" \
 		-nographic -no-reboot -nodefaults -serial stdio -serial "file:$log.results" \
 		> "$log.console" 2>&1 < /dev/null
