@@ -452,7 +452,9 @@ END_TEST
 
 START_TEST(test_explain_watch_cow)
 {
-	char cmd[8192], line[1 << 16], idx[16];
+	/* one JSON line: every mapping twice (mappings, numa.mappings) */
+	static char line[1 << 22];
+	char cmd[8192], idx[16];
 	long long eighth, workers, parent;
 	json_t *report = NULL, *p;
 	struct bg *b;

@@ -529,6 +529,8 @@ int main(void)
 		srunner_add_suite(sr, limits_suite());
 	if (metrics_suite)
 		srunner_add_suite(sr, metrics_suite());
+	if (numa_suite)
+		srunner_add_suite(sr, numa_suite());
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);

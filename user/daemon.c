@@ -37,6 +37,7 @@
 #include "commands.h"
 #include "daemon.h"
 #include "metrics.h"
+#include "numa.h"
 #include "pin.h"
 #include "report.h"
 #include "util.h"
@@ -66,15 +67,18 @@ struct cgi {
 	bool wanted;		/* passes --cgroup-filter */
 	/* local (this cgroup only), then hierarchical after aggregate() */
 	uint64_t cow, cow_file, remote, migrated, oom_bpf;
+	uint64_t migrated_by[MEMACCT_MR_NR];	/* pages, by enum memacct_migrate_reason */
 	uint64_t rss, mlocked, pinned_vm;
 	struct memcg_stat st;
 	bool st_ok;
+	uint64_t remote_numa;	/* bytes off the home node (memory.numa_stat) */
 };
 
 /* Counters last published, per cgroup id: published values never go down. */
 struct prev {
 	uint64_t id;
 	uint64_t cow, remote, migrated, oom, pgfault, pgmajfault;
+	uint64_t migrated_by[MEMACCT_MR_NR];
 };
 
 struct proc_flow {
@@ -109,6 +113,8 @@ struct dstate {
 	size_t nunknown;
 	uint64_t exits_seen;
 	double last_wall_s, last_cpu_s;
+	bool numa_multi;	/* several nodes: memory.numa_stat read per cgroup */
+	struct numa_topo topo;
 };
 
 /* ---------------------------------------------------------------- labels */
@@ -488,8 +494,10 @@ static void flows_add(struct cgi *c, const struct memacct_flows *f)
 	c->cow += f->cow_copied_pages;
 	c->cow_file += f->cow_file_copied_pages;
 	c->remote += f->remote_numa_alloc_pages;
-	for (int i = 0; i < MEMACCT_MR_NR; i++)
+	for (int i = 0; i < MEMACCT_MR_NR; i++) {
 		c->migrated += f->numa_migrated_pages[i];
+		c->migrated_by[i] += f->numa_migrated_pages[i];
+	}
 	c->oom_bpf += f->oom_kills;
 }
 
@@ -519,6 +527,8 @@ static void aggregate(struct cgi *v, size_t n)
 		p->cow_file += c->cow_file;
 		p->remote += c->remote;
 		p->migrated += c->migrated;
+		for (int r = 0; r < MEMACCT_MR_NR; r++)
+			p->migrated_by[r] += c->migrated_by[r];
 		p->oom_bpf += c->oom_bpf;
 		p->rss += c->rss;
 		p->mlocked += c->mlocked;
@@ -786,8 +796,16 @@ static int collect(struct dstate *d, struct collection *col)
 		snprintf(m.path, sizeof(m.path), "%s%s", d->root, c->level ? c->rel : "");
 		snprintf(m.rel, sizeof(m.rel), "%s", c->rel);
 		c->st_ok = memcg_read_stat(&m, &c->st) == 0;
+		if (d->numa_multi) {	/* one node: every page is on its home node */
+			struct numa_usage u;
+
+			if (!memcg_numa_usage(&d->topo, &m, &u))
+				c->remote_numa = u.remote;
+		}
 		old = d->prev ? bsearch(&k, d->prev, d->nprev, sizeof(k), cmp_prev) : NULL;
 		if (old) {
+			for (int r = 0; r < MEMACCT_MR_NR; r++)
+				c->migrated_by[r] = mono(c->migrated_by[r], old->migrated_by[r]);
 			c->cow = mono(c->cow, old->cow);
 			c->remote = mono(c->remote, old->remote);
 			c->migrated = mono(c->migrated, old->migrated);
@@ -797,9 +815,13 @@ static int collect(struct dstate *d, struct collection *col)
 		} else {
 			c->oom_bpf = mono(c->oom_bpf, c->st.oom_kill);
 		}
-		if (np)
-			np[nnp++] = (struct prev){ c->id, c->cow, c->remote, c->migrated,
-						   c->oom_bpf, c->st.pgfault, c->st.pgmajfault };
+		if (np) {
+			np[nnp] = (struct prev){ .id = c->id, .cow = c->cow, .remote = c->remote,
+						 .migrated = c->migrated, .oom = c->oom_bpf,
+						 .pgfault = c->st.pgfault,
+						 .pgmajfault = c->st.pgmajfault };
+			memcpy(np[nnp++].migrated_by, c->migrated_by, sizeof(c->migrated_by));
+		}
 	}
 	if (np) {	/* cgroups that vanished are forgotten here */
 		free(d->prev);
@@ -832,7 +854,8 @@ struct cg_metric {
 };
 
 enum { F_RSS, F_ANON, F_FILE, F_SHMEM, F_PINNED, F_MLOCKED, F_PINNED_VM, F_RECLAIMABLE,
-       F_USAGE, F_COW, F_COW_FILE, F_REMOTE, F_MIGRATED, F_PGFAULT, F_PGMAJFAULT, F_OOM };
+       F_USAGE, F_COW, F_COW_FILE, F_REMOTE, F_MIGRATED, F_PGFAULT, F_PGMAJFAULT, F_OOM,
+       F_REMOTE_NUMA };
 
 static const struct cg_metric cg_metrics[] = {
 	{ "memacct_rss_bytes", "bytes", "Resident set size of the cgroup's processes (sum of RssAnon+RssFile+RssShmem, iter/task)", MT_GAUGE, true, F_RSS },
@@ -851,6 +874,7 @@ static const struct cg_metric cg_metrics[] = {
 	{ "memacct_page_faults", NULL, "Page faults (memory.stat pgfault)", MT_COUNTER, false, F_PGFAULT },
 	{ "memacct_major_faults", NULL, "Major page faults (memory.stat pgmajfault)", MT_COUNTER, false, F_PGMAJFAULT },
 	{ "memacct_oom_kills", NULL, "OOM kills in the cgroup (memory.oom_control / memory.events, BPF mark_victim)", MT_COUNTER, false, F_OOM },
+	{ "memacct_remote_numa_bytes", "bytes", "Resident bytes on NUMA nodes other than the cgroup's home node (memory.numa_stat; 0 on one node)", MT_GAUGE, true, F_REMOTE_NUMA },
 };
 
 static uint64_t cg_value(const struct dstate *d, const struct cgi *c, int field)
@@ -877,6 +901,7 @@ static uint64_t cg_value(const struct dstate *d, const struct cgi *c, int field)
 	case F_PGFAULT: return c->st.pgfault;
 	case F_PGMAJFAULT: return c->st.pgmajfault;
 	case F_OOM: return c->oom_bpf;
+	case F_REMOTE_NUMA: return c->remote_numa;
 	}
 	return 0;
 }
@@ -962,9 +987,29 @@ static void format(struct dstate *d, const struct collection *col, struct mbuf *
 					   cm->field < F_COW && cm->field != F_PINNED &&
 					   cm->field != F_MLOCKED && cm->field != F_PINNED_VM))
 				continue;
-			if (!c->st_ok && (cm->field == F_PGFAULT || cm->field == F_PGMAJFAULT))
+			if (!c->st_ok && (cm->field == F_PGFAULT || cm->field == F_PGMAJFAULT ||
+					  cm->field == F_REMOTE_NUMA))
 				continue;
 			metrics_sample_u64(b, l, cg_labels_of(c, &cl, l), cg_value(d, c, cm->field));
+		}
+	}
+	/* the same pages as memacct_numa_migrated_bytes, split by reason */
+	metrics_family(b, "memacct_numa_migrated_by_reason_bytes", MT_COUNTER, "bytes",
+		       "Pages migrated between NUMA nodes since attach, by migrate_reason "
+		       "(a split of memacct_numa_migrated_bytes: do not add the two)");
+	for (size_t i = 0; i < col->ncg; i++) {
+		const struct cgi *c = &col->cg[i];
+		struct mlabel rl[5];
+		int nl;
+
+		if (!c->wanted)
+			continue;
+		nl = cg_labels_of(c, &cl, rl);
+		for (int r = 0; r < MEMACCT_MR_NR; r++) {
+			if (!c->migrated_by[r])
+				continue;	/* bounded cardinality: a series from its first page */
+			rl[nl] = (struct mlabel){ "reason", migrate_reason_names[r] };
+			metrics_sample_u64(b, rl, nl + 1, pg(d, c->migrated_by[r]));
 		}
 	}
 	/* top N processes by RSS */
@@ -1021,6 +1066,10 @@ static void metrics_of_cgi(const struct dstate *d, const struct cgi *c, struct m
 	m->cow_file_copied = pg(d, c->cow_file);
 	m->remote_numa_alloc = pg(d, c->remote);
 	m->numa_migrated = pg(d, c->migrated);
+	for (int r = 0; r < MEMACCT_MR_NR; r++)
+		m->numa_migrated_by_reason[r] = pg(d, c->migrated_by[r]);
+	m->remote_numa = c->remote_numa;
+	m->remote_numa_peak = c->remote_numa;
 	m->page_faults = c->st.pgfault;
 	m->major_faults = c->st.pgmajfault;
 	m->oom_kills = c->oom_bpf;
@@ -1313,6 +1362,7 @@ int do_daemon(int argc, char **argv)
 	}
 	normalize_filters(&d);
 	d.page_size = sysconf(_SC_PAGESIZE);
+	d.numa_multi = loader_numa_nodes() > 1 && !numa_topo_read(&d.topo);
 	d.t0_ns = now_ns();
 	setrlimit(RLIMIT_NOFILE, &rl);	/* many HTTP clients; best effort */
 	install_daemon_signals();
@@ -1376,6 +1426,7 @@ out_log:
 	snap_publish(NULL, NULL);
 	free(d.prev);
 	free(d.unknown);
+	numa_topo_free(&d.topo);
 	return ret;
 }
 

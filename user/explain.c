@@ -27,6 +27,7 @@
 #include "bpf_loader.h"
 #include "cgroup.h"
 #include "commands.h"
+#include "numa.h"
 #include "proc.h"
 #include "report.h"
 #include "session.h"
@@ -57,6 +58,9 @@ struct xproc {
 	struct xsum sum;
 	bool has_cow;
 	uint64_t cow;
+	bool has_numa;			/* numa_maps read: nm and nu are valid */
+	struct numa_maps nm;		/* mappings kept, joined with sm by start */
+	struct numa_usage nu;
 };
 
 /* One file (dev, inode) over every mapping of it in the processes explained. */
@@ -82,15 +86,24 @@ struct explain {
 	size_t nwatch_rows;
 	char verdict[16][320];
 	int nverdict;
+	bool has_topo;
+	struct numa_topo topo;
+	uint64_t numa_nodes;		/* nodes shown: with memory or with pages */
+	uint64_t numa_node_bytes[NUMA_MAX_NODES];	/* processes summed */
+	uint64_t numa_remote;		/* processes summed */
+	bool has_cg_numa;		/* --cgroup: memory.numa_stat read */
+	struct numa_usage cg_numa;
 };
 
 static void explain_usage(FILE *f)
 {
 	fprintf(f, "Usage: memacct explain PID | --cgroup NAME|PATH [-j] [--by mapping|file|kind]\n"
-		"                       [--top N] [--watch DUR]\n"
+		"                       [--top N] [--watch DUR] [--numa-threshold PCT]\n"
 		"  Why RSS is what it is: private anon, shared, page cache (clean: reclaimable,\n"
 		"  dirty), shmem, mlocked, swap; PSS and USS; per mapping, file or kind; and a\n"
 		"  verdict. --watch attaches BPF for DUR to measure CoW copies (root, BTF).\n"
+		"  NUMA: resident bytes per node (numa_maps); a verdict when over PCT%% (default\n"
+		"  10) and 16 MiB of a process's pages are off its home node.\n"
 		"  Exit codes: 0 ok, 2 usage, 3 environment (permission), 4 runtime (no such\n"
 		"  process or cgroup, process exited while being read). See docs/explain.md.\n");
 }
@@ -305,6 +318,7 @@ static int collect_files(struct explain *e)
 }
 
 /* ---- verdict ------------------------------------------------------- */
+
 
 static int pct(uint64_t part, uint64_t whole)
 {
@@ -551,6 +565,300 @@ static void print_mappings_json(FILE *f, const struct explain *e, size_t top)
 	free(refs);
 }
 
+/* ---- NUMA ---------------------------------------------------------- */
+
+/* One numa_maps mapping with resident pages, joined with its smaps record. */
+struct nref {
+	const struct numa_map *nmap;
+	const struct smaps_map *sm;	/* same start in smaps, or NULL */
+	const struct xproc *x;
+};
+
+/* Per-node sums over the processes; the nodes to show. */
+static void numa_collect(struct explain *e)
+{
+	e->numa_nodes = e->topo.mem_nodes;
+	for (size_t i = 0; i < e->nprocs; i++) {
+		const struct xproc *x = &e->procs[i];
+
+		if (!x->has_numa)
+			continue;
+		e->numa_nodes |= x->nm.nodes;
+		for (int n = 0; n < NUMA_MAX_NODES; n++)
+			e->numa_node_bytes[n] += x->nu.node_bytes[n];
+		e->numa_remote += x->nu.remote;
+	}
+	if (e->has_cg_numa)
+		for (int n = 0; n < NUMA_MAX_NODES; n++)
+			if (e->cg_numa.node_bytes[n])
+				e->numa_nodes |= 1ULL << n;
+}
+
+static int cmp_nref(const void *a, const void *b)
+{
+	const struct nref *x = a, *y = b;
+
+	if (x->nmap->bytes != y->nmap->bytes)
+		return x->nmap->bytes < y->nmap->bytes ? 1 : -1;
+	if (x->x->pid != y->x->pid)
+		return x->x->pid < y->x->pid ? -1 : 1;
+	return x->nmap->start < y->nmap->start ? -1 : x->nmap->start > y->nmap->start;
+}
+
+/* numa_maps mappings with resident pages, largest first; NULL on ENOMEM. */
+static struct nref *sorted_numa_mappings(const struct explain *e, size_t *n)
+{
+	struct nref *refs;
+	size_t cap = 0;
+
+	*n = 0;
+	for (size_t i = 0; i < e->nprocs; i++)
+		cap += e->procs[i].has_numa ? e->procs[i].nm.n : 0;
+	refs = malloc((cap ? cap : 1) * sizeof(*refs));
+	if (!refs)
+		return NULL;
+	for (size_t i = 0; i < e->nprocs; i++) {
+		const struct xproc *x = &e->procs[i];
+		size_t j = 0;
+
+		if (!x->has_numa)
+			continue;
+		/* both files list mappings by address: merge on start */
+		for (size_t k = 0; k < x->nm.n; k++) {
+			const struct numa_map *m = &x->nm.maps[k];
+
+			while (j < x->sm.n && x->sm.maps[j].start < m->start)
+				j++;
+			if (!m->bytes)
+				continue;
+			refs[(*n)++] = (struct nref){ m, j < x->sm.n && x->sm.maps[j].start ==
+							m->start ? &x->sm.maps[j] : NULL, x };
+		}
+	}
+	qsort(refs, *n, sizeof(*refs), cmp_nref);
+	return refs;
+}
+
+static uint64_t nref_remote(const struct nref *r)
+{
+	int home = r->x->nu.home;
+
+	return home >= 0 ? r->nmap->bytes - r->nmap->node_bytes[home] : 0;
+}
+
+/* {"0": n, "1": n} over the nodes shown (and any other with bytes). */
+static json_t *node_bytes_json(const struct explain *e, const uint64_t *nb)
+{
+	json_t *o = json_object();
+	char key[8];
+
+	for (int n = 0; n < NUMA_MAX_NODES; n++)
+		if ((e->numa_nodes >> n & 1) || nb[n]) {
+			snprintf(key, sizeof(key), "%d", n);
+			json_object_set_new(o, key, json_integer((json_int_t)nb[n]));
+		}
+	return o;
+}
+
+static void node_bytes_text(FILE *f, const struct explain *e, const uint64_t *nb)
+{
+	bool first = true;
+
+	fputc('{', f);
+	for (int n = 0; n < NUMA_MAX_NODES; n++)
+		if ((e->numa_nodes >> n & 1) || nb[n]) {
+			fprintf(f, "%s\"%d\":%llu", first ? "" : ",", n, (unsigned long long)nb[n]);
+			first = false;
+		}
+	fputc('}', f);
+}
+
+static json_t *usage_json(const struct explain *e, const struct numa_usage *u, json_t *o)
+{
+	json_object_set_new(o, "home_node", u->home >= 0 ? json_integer(u->home) : json_null());
+	json_object_set_new(o, "home_node_source", json_string(numa_home_source_name(u->source)));
+	json_object_set_new(o, "bytes_by_node", node_bytes_json(e, u->node_bytes));
+	set_u64(o, "remote_numa_bytes", u->remote);
+	return o;
+}
+
+/* The "numa" object but its "mappings" and closing brace (new reference). */
+static json_t *numa_json(const struct explain *e)
+{
+	json_t *o = json_object(), *procs = json_array();
+
+	json_object_set_new(o, "nodes", json_integer(e->topo.nnodes));
+	json_object_set_new(o, "bytes_by_node", node_bytes_json(e, e->numa_node_bytes));
+	set_u64(o, "remote_numa_bytes", e->numa_remote);
+	for (size_t i = 0; i < e->nprocs; i++) {
+		const struct xproc *x = &e->procs[i];
+		json_t *p = json_object();
+
+		json_object_set_new(p, "pid", json_integer(x->pid));
+		if (x->has_numa) {
+			usage_json(e, &x->nu, p);
+		} else {
+			json_object_set_new(p, "home_node", json_null());
+			json_object_set_new(p, "home_node_source", json_null());
+			json_object_set_new(p, "bytes_by_node", json_null());
+			json_object_set_new(p, "remote_numa_bytes", json_null());
+		}
+		json_array_append_new(procs, p);
+	}
+	json_object_set_new(o, "processes", procs);
+	if (e->cgroup_mode)
+		json_object_set_new(o, "cgroup", e->has_cg_numa ?
+				    usage_json(e, &e->cg_numa, json_object()) : json_null());
+	return o;
+}
+
+/* ,"numa":{...,"mappings":[...]} written directly (mappings can be many). */
+static void print_numa_json(FILE *f, const struct explain *e, size_t top)
+{
+	json_t *o = numa_json(e);
+	char *text = json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII), *enc;
+	size_t len = text ? strlen(text) : 0, n, i;
+	struct nref *refs;
+
+	json_decref(o);
+	if (len < 2 || text[len - 1] != '}') {
+		free(text);
+		fputs(",\"numa\":null", f);
+		return;
+	}
+	fputs(",\"numa\":", f);
+	fwrite(text, 1, len - 1, f);
+	free(text);
+	refs = sorted_numa_mappings(e, &n);
+	fputs(",\"mappings\":[", f);
+	for (i = 0; refs && i < n && (!top || i < top); i++) {
+		const struct nref *r = &refs[i];
+		const char *path = r->sm ? r->sm->path : r->nmap->path;
+
+		enc = path ? json_text(path) : NULL;
+		fprintf(f, "%s{\"pid\":%d,\"start\":\"0x%llx\",\"end\":", i ? "," : "",
+			(int)r->x->pid, (unsigned long long)r->nmap->start);
+		if (r->sm)
+			fprintf(f, "\"0x%llx\"", (unsigned long long)r->sm->end);
+		else
+			fputs("null", f);
+		fprintf(f, ",\"path\":%s,\"bytes_by_node\":", enc ? enc : "null");
+		node_bytes_text(f, e, r->nmap->node_bytes);
+		fprintf(f, ",\"remote_bytes\":%llu}", (unsigned long long)nref_remote(r));
+		free(enc);
+	}
+	fputs("]}", f);
+	free(refs);
+}
+
+/* Bytes per node per mapping, top N (nodes with bytes in the rows shown). */
+static void print_numa_plain(const struct explain *e, size_t top)
+{
+	int cols[8], ncols = 0;
+	uint64_t shown = 0;
+	char b[16], path[256];
+	struct nref *refs;
+	size_t n, i;
+
+	printf("\nNUMA: %d node%s", e->topo.nnodes, e->topo.nnodes == 1 ? "" : "s");
+	for (int k = 0; k < NUMA_MAX_NODES; k++)
+		if (e->numa_nodes >> k & 1)
+			printf("%s node %d %s", shown++ ? "," : ":", k,
+			       fmt_bytes(b, 16, e->numa_node_bytes[k]));
+	printf("; on a remote node %s\n", fmt_bytes(b, 16, e->numa_remote));
+	for (i = 0; i < e->nprocs; i++) {
+		const struct xproc *x = &e->procs[i];
+
+		if (!x->has_numa)
+			continue;
+		if (e->cgroup_mode && !x->nu.remote)
+			continue;
+		printf("  pid %d: home node %d (%s), remote %s of %s\n", x->pid, x->nu.home,
+		       numa_home_source_name(x->nu.source), fmt_bytes(path, 16, x->nu.remote),
+		       fmt_bytes(b, 16, x->nu.bytes));
+	}
+	if (e->has_cg_numa)
+		printf("  cgroup (memory.numa_stat): home node %d (%s), remote %s of %s\n",
+		       e->cg_numa.home, numa_home_source_name(e->cg_numa.source),
+		       fmt_bytes(path, 16, e->cg_numa.remote), fmt_bytes(b, 16, e->cg_numa.bytes));
+	if (e->topo.nnodes < 2 && !(e->numa_nodes & ~1ULL))
+		return;		/* one node: the table would repeat RSS */
+	refs = sorted_numa_mappings(e, &n);
+	if (!refs || !n) {
+		free(refs);
+		return;
+	}
+	for (int k = 0; k < NUMA_MAX_NODES && ncols < 8; k++) {
+		bool used = false;
+
+		for (i = 0; i < n && i < top && !used; i++)
+			used = refs[i].nmap->node_bytes[k];
+		if (used || (e->numa_nodes >> k & 1 && e->topo.nnodes <= 8))
+			cols[ncols++] = k;
+	}
+	printf("%-28s %7s", "START-END", "PID");
+	for (int c = 0; c < ncols; c++) {
+		char h[8];
+
+		snprintf(h, sizeof(h), "N%d", cols[c]);
+		printf(" %9s", h);
+	}
+	printf(" %9s  %s\n", "REMOTE", "PATH");
+	for (i = 0; i < n && i < top; i++) {
+		const struct nref *r = &refs[i];
+		const char *p = r->sm ? r->sm->path : r->nmap->path;
+		char range[40];
+
+		if (r->sm)
+			snprintf(range, sizeof(range), "%llx-%llx", (unsigned long long)r->sm->start,
+				 (unsigned long long)r->sm->end);
+		else
+			snprintf(range, sizeof(range), "%llx-?", (unsigned long long)r->nmap->start);
+		printf("%-28s %7d", range, r->x->pid);
+		for (int c = 0; c < ncols; c++)
+			printf(" %9s", fmt_bytes(b, 16, r->nmap->node_bytes[cols[c]]));
+		safe_path(path, sizeof(path), p ? p : "");
+		printf(" %9s  %s\n", fmt_bytes(b, 16, nref_remote(r)), path);
+	}
+	free(refs);
+}
+
+/* Remote-NUMA verdicts: each process over the threshold, and the cgroup. */
+static void numa_verdicts(struct explain *e)
+{
+	char who[96], comm[32], line[sizeof(e->verdict[0])];
+	struct numa_brief b;
+	int shown = 0;
+
+	for (size_t i = 0; i < e->nprocs; i++) {
+		const struct xproc *x = &e->procs[i];
+
+		if (!x->has_numa)
+			continue;
+		numa_brief_of(&x->nu, &b);
+		safe_path(comm, sizeof(comm), x->st.name);
+		snprintf(who, sizeof(who), "PID %d (%s)", x->pid, comm);
+		if (!numa_verdict(line, sizeof(line), who, x->pid, &b, numa_threshold_pct,
+				  NUMA_THRESHOLD_MIN_BYTES, false))
+			continue;
+		if (shown++ < 4)
+			say(e, "%s", line);
+	}
+	if (shown > 4)
+		say(e, "%d more processes have over %u%% of their pages on a remote node "
+		    "(see numa.processes)", shown - 4, numa_threshold_pct);
+	if (e->has_cg_numa) {
+		numa_brief_of(&e->cg_numa, &b);
+		if (numa_over_threshold(&b, numa_threshold_pct, NUMA_THRESHOLD_MIN_BYTES)) {
+			char sz[16], tot[16];
+
+			say(e, "the cgroup's memory.numa_stat: %s of its %s are off its home "
+			    "node %d (%s)", fmt_bytes(sz, 16, b.remote),
+			    fmt_bytes(tot, 16, b.bytes), b.home, numa_home_source_name(b.source));
+		}
+	}
+}
+
 static void kind_sums(const struct explain *e, struct xsum k[SMAPS_KIND_NR])
 {
 	memset(k, 0, sizeof(struct xsum) * SMAPS_KIND_NR);
@@ -582,6 +890,11 @@ static json_t *explain_json(const struct explain *e, const struct report *r, siz
 	set_u64(t, "mlocked_bytes", e->total.locked);
 	if (e->cgroup_mode)
 		set_u64(t, "rss_sum_bytes", r->totals.rss);
+	if (!e->has_topo || (e->cgroup_mode ? !e->has_cg_numa && !e->nprocs : !e->nprocs ||
+			     !e->procs[0].has_numa)) {
+		json_object_set_new(t, "remote_numa_bytes", json_null());
+		json_object_set_new(t, "remote_numa_peak_bytes", json_null());
+	}
 	if (!e->watched) {
 		json_object_set_new(t, "cow_copied_bytes", json_null());
 		json_object_set_new(t, "cow_file_copied_bytes", json_null());
@@ -596,6 +909,10 @@ static json_t *explain_json(const struct explain *e, const struct report *r, siz
 		if (!x)
 			continue;
 		sum_json(p, &x->sum);
+		if (!x->has_numa) {
+			json_object_set_new(p, "remote_numa_bytes", json_null());
+			json_object_set_new(p, "remote_numa_peak_bytes", json_null());
+		}
 		if (!x->has_cow) {
 			json_object_set_new(p, "cow_copied_bytes", json_null());
 			json_object_set_new(p, "cow_file_copied_bytes", json_null());
@@ -773,6 +1090,8 @@ static void print_plain(const struct explain *e, const struct report *r, enum by
 			       fmt_bytes(b[2], 16, k[j].uss), fmt_bytes(b[3], 16, k[j].reclaimable),
 			       fmt_bytes(b[4], 16, k[j].locked), fmt_bytes(b[5], 16, k[j].swap));
 	}
+	if (e->has_topo)
+		print_numa_plain(e, top);
 	printf("\nVerdict:\n");
 	for (int j = 0; j < e->nverdict; j++)
 		printf("  - %s\n", e->verdict[j]);
@@ -836,6 +1155,8 @@ static int fill_report(struct explain *e, struct report *r)
 		row->m.pinned_vm = x->st.pinned;
 		row->m.pinned = x->st.locked + x->st.pinned;
 		row->m.cow_copied = x->cow;
+		row->m.remote_numa = x->has_numa ? x->nu.remote : 0;
+		row->m.remote_numa_peak = row->m.remote_numa;
 		r->totals.rss += row->m.rss;
 		r->totals.anon += row->m.anon;
 		r->totals.file += row->m.file;
@@ -847,6 +1168,11 @@ static int fill_report(struct explain *e, struct report *r)
 	if (e->has_stat)
 		r->totals.usage = e->cst.usage;
 	r->totals.reclaimable = e->total.reclaimable;
+	/* a cgroup's remote bytes: its own, each page once (memory.numa_stat) */
+	r->totals.remote_numa = e->cgroup_mode && e->has_cg_numa ? e->cg_numa.remote :
+				e->numa_remote;
+	r->totals.remote_numa_peak = r->totals.remote_numa;
+	r->numa_multi = e->topo.nnodes > 1;
 	return 0;
 }
 
@@ -941,6 +1267,7 @@ int do_explain(int argc, char **argv)
 		{ "by", required_argument, NULL, 'b' },
 		{ "top", required_argument, NULL, 't' },
 		{ "watch", required_argument, NULL, 'w' },
+		{ "numa-threshold", required_argument, NULL, 'n' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -948,7 +1275,7 @@ int do_explain(int argc, char **argv)
 	struct explain e = { 0 };
 	struct report r = { 0 };
 	enum by by = BY_MAPPING;
-	uint64_t top = 0, watch_ns = 0, pid64;
+	uint64_t top = 0, watch_ns = 0, pid64, pct;
 	pid_t *pids = NULL;
 	int c, err, npids, ret = EXIT_RUNTIME;
 
@@ -984,6 +1311,13 @@ int do_explain(int argc, char **argv)
 				return EXIT_USAGE;
 			}
 			break;
+		case 'n':
+			if (parse_u64(optarg, &pct) || pct > 100) {
+				p_err("bad --numa-threshold '%s' (a percentage, 0 to 100)", optarg);
+				return EXIT_USAGE;
+			}
+			numa_threshold_pct = (unsigned int)pct;
+			break;
 		case 'h':
 			explain_usage(stdout);
 			return EXIT_OK;
@@ -999,6 +1333,7 @@ int do_explain(int argc, char **argv)
 	}
 	r.command = "explain";
 	r.final = true;
+	e.has_topo = !numa_topo_read(&e.topo);
 	if (cgarg) {
 		e.cgroup_mode = true;
 		err = memcg_resolve(cgarg, &r.cg, stderr);
@@ -1066,6 +1401,13 @@ int do_explain(int argc, char **argv)
 			goto out_procs;
 		}
 		watch_result(&e, x);
+		/* read on one node too: the per-node figures are checked there */
+		if (e.has_topo) {
+			err = numa_proc_usage(&e.topo, x->pid, &x->nu, &x->nm);
+			x->has_numa = !err;
+			if (err)
+				p_info("reading /proc/%d/numa_maps: %s", x->pid, strerror(-err));
+		}
 		refine_kinds(x);
 		sum_proc(x);
 		e.nprocs++;
@@ -1073,6 +1415,10 @@ int do_explain(int argc, char **argv)
 	if (!e.nprocs && !e.cgroup_mode)
 		goto out_procs;
 	e.has_stat = r.cg.path[0] && !memcg_read_stat(&r.cg, &e.cst);
+	if (e.cgroup_mode && e.has_topo)
+		e.has_cg_numa = !memcg_numa_usage(&e.topo, &r.cg, &e.cg_numa);
+	if (e.has_topo)
+		numa_collect(&e);
 	total_up(&e);
 	err = collect_files(&e);
 	if (err || fill_report(&e, &r)) {
@@ -1080,6 +1426,8 @@ int do_explain(int argc, char **argv)
 		goto out_procs;
 	}
 	build_verdict(&e);
+	if (e.has_topo)
+		numa_verdicts(&e);
 	if (json_output) {
 		json_t *o = explain_json(&e, &r, top);
 		char *text = json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII);
@@ -1089,6 +1437,10 @@ int do_explain(int argc, char **argv)
 		if (len > 2 && text[len - 1] == '}') {
 			fwrite(text, 1, len - 1, stdout);
 			print_mappings_json(stdout, &e, top);
+			if (e.has_topo)
+				print_numa_json(stdout, &e, top);
+			else
+				fputs(",\"numa\":null", stdout);
 			fputs("}\n", stdout);
 			fflush(stdout);
 		}
@@ -1099,13 +1451,16 @@ int do_explain(int argc, char **argv)
 	}
 	ret = EXIT_OK;
 out_procs:
-	for (size_t i = 0; i < (size_t)npids && e.procs; i++)
+	for (size_t i = 0; i < (size_t)npids && e.procs; i++) {
 		smaps_free(&e.procs[i].sm);
+		numa_maps_free(&e.procs[i].nm);
+	}
 	free(e.procs);
 	free(e.files);
 	report_free(&r);
 out_free:
 	free(e.watch_rows);
 	free(pids);
+	numa_topo_free(&e.topo);
 	return ret;
 }

@@ -124,6 +124,8 @@ void report_metrics_json(json_t *o, const struct metrics *m)
 	set_u64(o, "pinned_vm_peak_bytes", m->pinned_vm_peak);
 	set_u64(o, "pinned_bytes", m->pinned);
 	set_u64(o, "pinned_peak_bytes", m->pinned_peak);
+	set_u64(o, "remote_numa_bytes", m->remote_numa);
+	set_u64(o, "remote_numa_peak_bytes", m->remote_numa_peak);
 	set_u64(o, "cow_copied_bytes", m->cow_copied);
 	set_u64(o, "cow_file_copied_bytes", m->cow_file_copied);
 	set_u64(o, "zero_fill_bytes", m->zero_fill);
@@ -183,6 +185,15 @@ json_t *report_json(const struct report *r)
 	for (int i = 0; i < MEMACCT_DROP_NR; i++)
 		set_u64(drops, drop_names[i], r->dropped[i]);
 	json_object_set_new(o, "dropped_events_by_cause", drops);
+	if (r->final) {
+		char v[16][320];
+		int n = report_numa_verdicts(r, v, 16);
+		json_t *arr = json_array();
+
+		for (int i = 0; i < n; i++)
+			json_array_append_new(arr, json_string_sanitized(v[i]));
+		json_object_set_new(o, "verdict", arr);
+	}
 	return o;
 }
 
@@ -204,6 +215,24 @@ static void table_comm(char *dst, size_t len, const char *src)
 	for (i = 0; i + 1 < len && src[i]; i++)
 		dst[i] = (unsigned char)src[i] < 0x20 || src[i] == 0x7f ? '?' : src[i];
 	dst[i] = '\0';
+}
+
+int report_numa_verdicts(const struct report *r, char (*out)[320], int max)
+{
+	char who[96], comm[32];
+	int n = 0;
+
+	for (size_t i = 0; i < r->nprocs && n < max; i++) {
+		const struct proc_row *p = &r->procs[i];
+
+		if (!p->has_numa_peak)
+			continue;
+		table_comm(comm, sizeof(comm), p->comm);
+		snprintf(who, sizeof(who), "PID %d (%s)", p->pid, comm);
+		n += numa_verdict(out[n], sizeof(out[n]), who, p->pid, &p->numa_peak,
+				  numa_threshold_pct, NUMA_THRESHOLD_MIN_BYTES, true);
+	}
+	return n;
 }
 
 
@@ -256,15 +285,41 @@ void print_report_plain(FILE *f, const struct report *r)
 	if (r->has_exit_status)
 		fprintf(f, ", exit status %d", r->exit_status);
 	fputc('\n', f);
-	if (r->numa_multi)
-		fprintf(f, "NUMA: %s allocated on a remote node, %s migrated\n",
+	if (r->numa_multi) {
+		fprintf(f, "NUMA: %s allocated on a remote node, %s migrated; resident off the "
+			"home node %s (peak %s)\n",
 			fmt_bytes(b[4], 16, t->remote_numa_alloc),
-			fmt_bytes(b[5], 16, t->numa_migrated));
+			fmt_bytes(b[5], 16, t->numa_migrated), fmt_bytes(b[0], 16, t->remote_numa),
+			fmt_bytes(b[1], 16, t->remote_numa_peak));
+		fprintf(f, "%7s %-15s %5s %11s %11s %11s %11s\n", "PID", "COMM", "HOME",
+			"REMOTE NOW", "REMOTE PEAK", "ALLOC REM", "MIGRATED");
+		for (size_t i = 0; i < r->nprocs; i++) {
+			const struct proc_row *p = &r->procs[i];
+			char home[16] = "?";
+
+			if (p->has_numa_peak && p->numa_peak.home >= 0)
+				snprintf(home, sizeof(home), "%d", p->numa_peak.home);
+			snprintf(pid, sizeof(pid), "%d%s", p->pid, p->exited ? "x" : "");
+			table_comm(comm, sizeof(comm), p->comm);
+			fprintf(f, "%7s %-15.15s %5s %11s %11s %11s %11s\n", pid, comm, home,
+				fmt_bytes(b[0], 16, p->m.remote_numa),
+				fmt_bytes(b[1], 16, p->m.remote_numa_peak),
+				fmt_bytes(b[2], 16, p->m.remote_numa_alloc),
+				fmt_bytes(b[3], 16, p->m.numa_migrated));
+		}
+	}
 	if (r->dropped_events)
 		fprintf(f, "WARNING: %llu events could not be recorded (see -j dropped_events_by_cause)\n",
 			(unsigned long long)r->dropped_events);
 	fprintf(f, "x = exited (sizes at exit); RSS PEAK: the kernel's high-water mark; "
 		"TOTAL RSS: cgroup charge\n");
+	if (r->final) {
+		char v[16][320];
+		int n = report_numa_verdicts(r, v, 16);
+
+		for (int i = 0; i < n; i++)
+			fprintf(f, "Verdict: %s\n", v[i]);
+	}
 	fflush(f);
 }
 

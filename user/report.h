@@ -14,6 +14,7 @@
 #include <jansson.h>
 #include "cgroup.h"
 #include "memacct.h"
+#include "numa.h"
 
 #define REPORT_SCHEMA "memacct.report/v1"
 
@@ -21,6 +22,9 @@ struct metrics {
 	/* stocks: now (live) or at exit (exited processes) */
 	uint64_t rss, anon, file, shmem, rss_peak;
 	uint64_t mlocked, mlocked_peak, pinned_vm, pinned_vm_peak, pinned, pinned_peak;
+	/* resident bytes off the home node (numa.h): processes from numa_maps,
+	 * cgroups from memory.numa_stat; sampled only with several nodes */
+	uint64_t remote_numa, remote_numa_peak;
 	/* flows since attach */
 	uint64_t cow_copied, cow_file_copied, zero_fill;
 	uint64_t fault_alloc, remote_numa_alloc, numa_migrated;
@@ -40,6 +44,8 @@ struct proc_row {
 	uint64_t start_boottime_ns;
 	bool bpf_seen;			/* flows come from a BPF record */
 	struct metrics m;
+	bool has_numa_peak;		/* numa_peak was sampled (several nodes) */
+	struct numa_brief numa_peak;	/* the sample with the most remote bytes */
 };
 
 struct report {
@@ -56,6 +62,14 @@ struct report {
 	uint64_t dropped[MEMACCT_DROP_NR];
 	bool numa_multi;		/* several NUMA nodes: remote figures shown */
 };
+
+/*
+ * report_numa_verdicts() - for a final run/attach report, one sentence per
+ * process whose sampled remote-NUMA peak was over numa_threshold_pct and
+ * NUMA_THRESHOLD_MIN_BYTES, into @out (at most @max lines of @len bytes).
+ * Returns the number written.
+ */
+int report_numa_verdicts(const struct report *r, char (*out)[320], int max);
 
 /* Names of enum memacct_migrate_reason and enum memacct_drop, as JSON keys
  * and OpenMetrics label values. */

@@ -10,6 +10,9 @@
  *                         at exit, minus the value at session start
  *   flows                 BPF procs map (tracepoints, since attach)
  *   cgroup stocks         memory.stat, memory.usage_in_bytes/current, peaks
+ *   remote NUMA           several nodes only: /proc/PID/numa_maps and the
+ *                         home node (numa.h) sampled at the polls, once a
+ *                         second; cgroup: memory.numa_stat
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -30,6 +33,17 @@ struct fault_base {
 	uint64_t start_ticks;
 	uint64_t minflt, majflt;
 };
+
+/* Remote-NUMA samples of one process (several nodes only). */
+struct numa_sample {
+	pid_t pid;
+	uint64_t start_ticks;
+	uint64_t remote;		/* last sample */
+	bool has_peak;
+	struct numa_brief peak;		/* the sample with the most remote bytes */
+};
+
+#define NUMA_SAMPLE_NS 1000000000ULL
 
 static uint64_t pages(const struct session *s, uint64_t n)
 {
@@ -192,6 +206,86 @@ static void sample_peaks(struct session *s, const struct memcg_stat *st)
 	s->reclaimable_peak = max_u64(s->reclaimable_peak, memcg_reclaimable(st));
 }
 
+static struct numa_sample *numa_sample_find(struct session *s, pid_t pid, uint64_t start_ticks)
+{
+	for (size_t i = 0; i < s->nnuma; i++)
+		if (s->numa[i].pid == pid && s->numa[i].start_ticks == start_ticks)
+			return &s->numa[i];
+	return NULL;
+}
+
+/* numa_maps and home node of @pid now, folded into its sample; NULL if gone. */
+static struct numa_sample *numa_sample_take(struct session *s, pid_t pid)
+{
+	struct numa_sample *sm;
+	struct numa_usage u;
+	struct proc_stat ps;
+
+	if (read_stat(pid, &ps) < 0 || ps.state == 'Z' ||
+	    numa_proc_usage(&s->topo, pid, &u, NULL) < 0)
+		return NULL;
+	sm = numa_sample_find(s, pid, ps.starttime_ticks);
+	if (!sm) {
+		if (s->nnuma == s->cap_numa) {
+			size_t cap = s->cap_numa ? 2 * s->cap_numa : 64;
+			struct numa_sample *n = realloc(s->numa, cap * sizeof(*n));
+
+			if (!n)
+				return NULL;
+			s->numa = n;
+			s->cap_numa = cap;
+		}
+		sm = &s->numa[s->nnuma++];
+		memset(sm, 0, sizeof(*sm));
+		sm->pid = pid;
+		sm->start_ticks = ps.starttime_ticks;
+	}
+	sm->remote = u.remote;
+	if (!sm->has_peak || u.remote > sm->peak.remote) {
+		numa_brief_of(&u, &sm->peak);
+		sm->has_peak = true;
+	}
+	return sm;
+}
+
+static void sample_numa(struct session *s)
+{
+	struct numa_usage u;
+	pid_t *pids = NULL;
+	int n = memcg_pids(&s->cg, true, &pids);
+
+	for (int i = 0; i < n; i++)
+		numa_sample_take(s, pids[i]);
+	free(pids);
+	if (!memcg_numa_usage(&s->topo, &s->cg, &u))
+		s->cg_remote_peak = max_u64(s->cg_remote_peak, u.remote);
+}
+
+/* A report row's remote figures: a live process sampled now, an exited one
+ * from its last sample. */
+static void row_numa(struct session *s, struct proc_row *row)
+{
+	struct numa_sample *sm = NULL;
+
+	if (!row->exited) {
+		sm = numa_sample_take(s, row->pid);
+		if (sm && row->start_boottime_ns &&
+		    !proc_start_matches(row->start_boottime_ns, sm->start_ticks))
+			sm = NULL;
+	} else {
+		for (size_t i = 0; i < s->nnuma && !sm; i++)
+			if (s->numa[i].pid == row->pid &&
+			    proc_start_matches(row->start_boottime_ns, s->numa[i].start_ticks))
+				sm = &s->numa[i];
+	}
+	if (!sm)
+		return;
+	row->m.remote_numa = sm->remote;
+	row->m.remote_numa_peak = sm->has_peak ? sm->peak.remote : sm->remote;
+	row->has_numa_peak = sm->has_peak;
+	row->numa_peak = sm->peak;
+}
+
 static int take_baseline(struct session *s)
 {
 	pid_t *pids = NULL;
@@ -229,6 +323,10 @@ int session_start(struct session *s, const struct memcg *cg)
 	s->cg = *cg;
 	s->page_size = sysconf(_SC_PAGESIZE);
 	s->numa_multi = loader_numa_nodes() > 1;
+	if (s->numa_multi && numa_topo_read(&s->topo)) {
+		p_warn("reading the NUMA topology failed: remote-NUMA stocks not sampled");
+		s->numa_multi = false;
+	}
 	/* the root cgroup holds every process: no filter */
 	if (cg->level == 0)
 		o.filter_cgid = 0;
@@ -265,6 +363,10 @@ int session_poll(struct session *s, int timeout_ms)
 		s->sampled_ns = now_ns();
 		if (!memcg_read_stat(&s->cg, &st))
 			sample_peaks(s, &st);
+	}
+	if (s->numa_multi && now_ns() - s->numa_sampled_ns >= NUMA_SAMPLE_NS) {
+		s->numa_sampled_ns = now_ns();
+		sample_numa(s);
 	}
 
 	return n < 0 && n != -EINTR ? n : 0;
@@ -322,6 +424,15 @@ static void cgroup_totals(struct session *s, struct report *r, const uint64_t *i
 		t->pinned_peak += pages(s, c.pin.pinned_peak_pages);
 	}
 	pinned_totals(t);
+	if (s->numa_multi) {
+		struct numa_usage u;
+
+		if (!memcg_numa_usage(&s->topo, &s->cg, &u)) {
+			t->remote_numa = u.remote;
+			s->cg_remote_peak = max_u64(s->cg_remote_peak, u.remote);
+		}
+		t->remote_numa_peak = s->cg_remote_peak;
+	}
 	if (memcg_read_stat(&s->cg, &st) < 0)
 		return;	/* the cgroup is gone: only flows */
 	t->usage = st.usage;
@@ -436,6 +547,9 @@ int session_report(struct session *s, struct report *r)
 			goto out;
 	}
 	qsort(r->procs, r->nprocs, sizeof(*r->procs), cmp_rows);
+	if (s->numa_multi)
+		for (size_t i = 0; i < r->nprocs; i++)
+			row_numa(s, &r->procs[i]);
 	cgroup_totals(s, r, ids, nids);
 	loader_dropped(s->skel, r->dropped);
 	for (int i = 0; i < MEMACCT_DROP_NR; i++)
@@ -452,5 +566,7 @@ void session_stop(struct session *s)
 	loader_stop(s->skel);
 	free(s->exited);
 	free(s->base);
+	free(s->numa);
+	numa_topo_free(&s->topo);
 	memset(s, 0, sizeof(*s));
 }

@@ -11,11 +11,13 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include "cgroup.h"
+#include "numa.h"
 #include "report.h"
 
 struct memacct_bpf;
 struct ring_buffer;
 struct fault_base;
+struct numa_sample;
 
 struct session {
 	struct memacct_bpf *skel;
@@ -31,6 +33,12 @@ struct session {
 	struct memcg_stat cg_base;	/* memory.stat counters at start */
 	uint64_t sampled_ns;		/* last memory.stat sample for the peaks */
 	uint64_t anon_peak, file_peak, shmem_peak, reclaimable_peak;
+	/* several NUMA nodes only: numa_maps of every process, memory.numa_stat */
+	struct numa_topo topo;
+	struct numa_sample *numa;	/* per process (pid, start) sampled */
+	size_t nnuma, cap_numa;
+	uint64_t numa_sampled_ns;	/* last sample, at most one a second */
+	uint64_t cg_remote_peak;
 };
 
 /*
@@ -43,7 +51,9 @@ int session_start(struct session *s, const struct memcg *cg);
 /*
  * session_poll() - wait up to @timeout_ms for exit records, and sample the
  * cgroup's memory.stat (at most every 250 ms) for the peaks of anon, file,
- * shmem and reclaimable page cache. 0 or -errno.
+ * shmem and reclaimable page cache. With several NUMA nodes, also (at most
+ * once a second) every process's numa_maps and the cgroup's
+ * memory.numa_stat for the remote-NUMA stocks and their peaks. 0 or -errno.
  */
 int session_poll(struct session *s, int timeout_ms);
 
