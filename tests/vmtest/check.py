@@ -77,8 +77,8 @@ class Sec:
                     self.json[f[1]] = json.loads(f[2])
                 except ValueError:
                     pass
-            elif len(f) == 3 and f[0] == 'plain':
-                self.plain.setdefault(f[1], []).append(f[2])
+            elif len(f) == 3 and f[0] in ('plain', 'numa_maps', 'numa_stat'):
+                self.plain.setdefault(f[0] + ' ' + f[1], []).append(f[2])
 
     def dump(self, n=25):
         print('\n'.join('     | ' + l for l in (self.sec['out'] + self.sec['err'])[-n:]))
@@ -266,7 +266,7 @@ def check_audit(s):
           '--pinned-cap 32M: exit %s, verdict %s, pid %d mlocked_bytes %s, locked mapping %s, '
           'VmLck %d' % (s.rc.get('cap32'), j32.get('verdict'), pid, p.get('mlocked_bytes'),
                         maps[0].get('locked_bytes'), lck))
-    plain = '\n'.join(s.plain.get('cap32', []))
+    plain = '\n'.join(s.plain.get('plain cap32', []))
     check('audit.plain', s.rc.get('cap32_plain') == 1 and 'EXCEEDED' in plain
           and re.search(r'\b%d mlock_steps' % pid, plain) is not None,
           'plain --pinned-cap 32M: exit %s, names pid %d: %s' % (
@@ -278,7 +278,99 @@ def check_audit(s):
         s.dump()
 
 
-V2_TESTS = [('oom', check_oom), ('attach', check_attach), ('limits', check_limits),
+def numa_maps_nodes(lines):
+    """/proc/PID/numa_maps: ({start: {node: bytes}}, {node: bytes} summed)"""
+    maps, total = {}, {}
+    for line in lines:
+        f = line.split()
+        psize = 4096
+        for w in f:
+            if w.startswith('kernelpagesize_kB='):
+                psize = int(w.split('=')[1]) * 1024
+        nodes = {}
+        for w in f:
+            m = re.match(r'N(\d+)=(\d+)$', w)
+            if m:
+                nodes[m.group(1)] = int(m.group(2)) * psize
+                total[m.group(1)] = total.get(m.group(1), 0) + int(m.group(2)) * psize
+        maps[int(f[0], 16)] = nodes
+    return maps, total
+
+
+def numa_stat_nodes(lines):
+    """v2 memory.numa_stat: {node: bytes} over the LRU lines (what memacct sums)"""
+    lru = ('active_anon', 'inactive_anon', 'active_file', 'inactive_file', 'unevictable')
+    total = {}
+    for line in lines:
+        f = line.split()
+        if f and f[0] in lru:
+            for w in f[1:]:
+                m = re.match(r'N(\d+)=(\d+)$', w)
+                if m:
+                    total[m.group(1)] = total.get(m.group(1), 0) + int(m.group(2))
+    return total
+
+
+def check_numa_stock(s):
+    """numa_bind 32 --pause in a cgroup with cpuset.cpus 0: explain at each stop"""
+    pid, start = s.truth.get('pid', -1), s.truth.get('buffer_start', -1)
+    buf, moved = s.truth.get('buffer_bytes', -1), s.truth.get('move_pages_bytes', -1)
+    expect = {'bound': buf, 'moved': buf - moved, 'migrated': buf}
+    check('numa_stock.steps', s.rc.get('numa_bind') == 0 and all(
+        s.rc.get('explain_' + st) == 0 and s.rc.get('explain_cg_' + st) == 0 for st in expect),
+        'numa_bind --pause exit %s, 3 stops x explain PID and explain --cgroup exit 0: %s'
+        % (s.rc.get('numa_bind'), sorted(s.rc.items())))
+    remote = {}
+    for st, want in expect.items():
+        rep = s.json.get(st, {})
+        maps, total = numa_maps_nodes(s.plain.get('numa_maps ' + st, []))
+        kremote = sum(v for n, v in total.items() if n != '0')
+        numa = rep.get('numa') or {}
+        np = [x for x in numa.get('processes', []) if x.get('pid') == pid]
+        np = np[0] if np else {}
+        p = proc(rep, pid) or {}
+        got = p.get('remote_numa_bytes', -1)
+        remote[st] = got
+        check('numa_stock.%s.process' % st,
+              got == kremote and np.get('remote_numa_bytes') == kremote
+              and np.get('home_node') == 0 and np.get('home_node_source') == 'affinity'
+              and np.get('bytes_by_node') == dict((n, total.get(n, 0)) for n in ('0', '1')),
+              'processes[].remote_numa_bytes %d, numa.processes[] %s (home %s by %s), '
+              'numa_maps off node 0 %d, by node %s' % (
+                  got, np.get('remote_numa_bytes'), np.get('home_node'),
+                  np.get('home_node_source'), kremote, json.dumps(np.get('bytes_by_node'))))
+        mp = [m for m in numa.get('mappings', []) if m.get('pid') == pid
+              and num(m.get('start', '-1')) == start]
+        mp = mp[0] if mp else {}
+        kbuf = maps.get(start, {}).get('1', -1)
+        check('numa_stock.%s.buffer' % st,
+              mp.get('remote_bytes') == want and (mp.get('bytes_by_node') or {}).get('1') == want
+              and kbuf == want,
+              'buffer mapping remote_bytes %s, on node 1 %s; numa_maps N1 %d; truth %d' % (
+                  mp.get('remote_bytes'), (mp.get('bytes_by_node') or {}).get('1'), kbuf, want))
+        cg = (s.json.get('cg_' + st, {}).get('numa') or {}).get('cgroup') or {}
+        ks = numa_stat_nodes(s.plain.get('numa_stat cg_' + st, []))
+        bn = cg.get('bytes_by_node') or {}
+        ok = cg.get('home_node') == 0 and cg.get('home_node_source') == 'cpuset' and all(
+            abs(bn.get(n, -1 << 40) - ks.get(n, 0)) <= tol(ks.get(n, 0)) for n in ('0', '1'))
+        ok = ok and cg.get('remote_numa_bytes') == bn.get('1', -1) and \
+            bn.get('1', 0) >= want - tol(want)
+        check('numa_stock.%s.cgroup' % st, ok,
+              'numa.cgroup by node %s (home %s by %s, remote %s), memory.numa_stat LRU %s, '
+              'buffer on node 1 %d' % (json.dumps(bn), cg.get('home_node'),
+                                       cg.get('home_node_source'), cg.get('remote_numa_bytes'),
+                                       json.dumps(ks), want))
+    check('numa_stock.bound.truth', remote.get('bound') == buf,
+          'processes[].remote_numa_bytes %s once bound, truth %d (all else of the process is '
+          'on node 0)' % (remote.get('bound'), buf))
+    drop = remote.get('bound', 0) - remote.get('moved', 0)
+    check('numa_stock.drop', drop == moved and moved > 0,
+          'remote_numa_bytes dropped by %d after move_pages, which moved %d' % (drop, moved))
+    if fails and fails[-1].startswith('numa_stock'):
+        s.dump()
+
+
+V2_TESTS = [('numa_stock', check_numa_stock), ('oom', check_oom), ('attach', check_attach), ('limits', check_limits),
             ('explain', check_explain), ('audit', check_audit)]
 
 

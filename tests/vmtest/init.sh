@@ -18,7 +18,7 @@ mkdir -p /tmp /run /mnt && mount -t tmpfs tmpfs /tmp
 # a real block filesystem for page cache tests (tmpfs pages are shmem):
 # run.sh attaches an empty image as NVMe (the cloud kernels build nvme and
 # ext4 in, not virtio-blk)
-[ -b /dev/nvme0n1 ] && mke2fs -q /dev/nvme0n1 && mount -t ext2 /dev/nvme0n1 /mnt
+[ -b /dev/nvme0n1 ] && mke2fs -q /dev/nvme0n1 > /dev/null && mount -t ext2 /dev/nvme0n1 /mnt
 out=/dev/ttyS1
 cg=/sys/fs/cgroup
 
@@ -73,6 +73,40 @@ limits() {
 	done
 	echo "kernel $1_state_file $([ -e /run/memacct/limits-$(stat -c %i "$2").state ] &&
 		echo 1 || echo 0)"
+}
+
+# 6. remote_numa_bytes (explain PID, explain --cgroup) at each stop of
+# numa_bind --pause, run in a cgroup whose cpuset is CPU 0 (node 0), against
+# the guest's numa_maps and memory.numa_stat
+t_numa_stock() {
+	d=$cg/numa_test
+	echo +cpuset > $cg/cgroup.subtree_control
+	mkdir $d
+	echo 0 > $d/cpuset.cpus
+	echo "kernel cpuset_cpus_effective $(cat $d/cpuset.cpus.effective)"
+	# its own copy, written from CPU 0: the initramfs unpacked /bin/numa_bind
+	# wherever it ran, often on node 1, which would add its pages to the remote
+	taskset 1 cp /bin/numa_bind /tmp/numa_bind
+	start_in $d /tmp/n.out /tmp/numa_bind 32 --pause
+	p=$!
+	for step in bound moved migrated; do
+		wait_line /tmp/n.out "^ready $step" || break
+		sed "s/^/numa_maps $step /" /proc/$p/numa_maps
+		sed "s/^/numa_stat $step /" $d/memory.numa_stat
+		memacct -j explain $p > /tmp/nx
+		echo "rc explain_$step $?"
+		sed "s/^/json $step /" /tmp/nx
+		memacct -j explain --cgroup numa_test > /tmp/nx
+		echo "rc explain_cg_$step $?"
+		sed "s/^/json cg_$step /" /tmp/nx
+		sed "s/^/numa_stat cg_$step /" $d/memory.numa_stat
+		kill -USR1 $p
+	done
+	wait $p
+	echo "rc numa_bind $?"
+	cat /tmp/n.out
+	rmdir $d
+	echo -cpuset > $cg/cgroup.subtree_control
 }
 
 # 1. run --memory-max below what the workload needs: OOM kill, as memory.events says
@@ -193,6 +227,7 @@ echo "@@VMTEST start" > $out
 section env env_info
 section cow /bin/memacct -v -j run -- /bin/cow_fork 100 4
 section numa /bin/memacct -v -j run -- /bin/numa_bind 32
+section numa_stock t_numa_stock
 section oom t_oom
 section attach t_attach
 section limits t_limits
