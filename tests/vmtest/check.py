@@ -370,8 +370,50 @@ def check_numa_stock(s):
         s.dump()
 
 
-V2_TESTS = [('numa_stock', check_numa_stock), ('oom', check_oom), ('attach', check_attach), ('limits', check_limits),
-            ('explain', check_explain), ('audit', check_audit)]
+def check_nomem(s):
+    """v2 cgroups without the memory controller: run enables it, attach --pid
+    follows the charge to the ancestor, attach --cgroup of such a cgroup is refused"""
+    k, rep = s.kernel, s.report or {}
+    # the guest prints these lists comma-separated, ended by "."
+    before = str(k.get('root_subtree_before', '?')).rstrip('.').split(',')
+    after = str(k.get('root_subtree_after', '?')).rstrip('.').split(',')
+    leaf = str(k.get('leaf_controllers', '?')).rstrip('.').split(',')
+    check('nomem.run_enables', 'memory' not in before and 'memory' in after,
+          'root cgroup.subtree_control before run %s, after %s' % (before, after))
+    pids = [p.get('pid') for p in rep.get('processes', [])]
+    ok = s.rc.get('run') == 0 and s.truth.get('parent_pid') in pids and \
+        s.truth.get('child_pid') in pids
+    check('nomem.run_accounts', ok, 'memacct run exit %s, parent %s and child %s in %s'
+          % (s.rc.get('run'), s.truth.get('parent_pid'), s.truth.get('child_pid'), pids))
+    if ok:
+        got = (proc(rep, s.truth['child_pid']) or {}).get('cow_copied_bytes', -1)
+        check('nomem.run_cow', near(got, s.truth['child_cow_bytes']),
+              'child cow_copied_bytes %d, truth %d' % (got, s.truth['child_cow_bytes']),
+              unsupported(s.sec))
+    a = s.json.get('attach_pid', {})
+    pid = s.truth.get('pid_pid', -1)
+    row = proc(a, pid) if a else None
+    check('nomem.attach_pid', 'memory' not in leaf and s.rc.get('attach_pid') == 0 and
+          a.get('cgroup', {}).get('path') == '/nomem_parent' and row is not None,
+          'leaf controllers %s; attach --pid %d exit %s, accounted cgroup %s, pid in report %s'
+          % (leaf, pid, s.rc.get('attach_pid'), a.get('cgroup', {}).get('path'),
+             row is not None))
+    if a and 'pid_child_pid' in s.truth:
+        got = (proc(a, s.truth['pid_child_pid']) or {}).get('cow_copied_bytes', -1)
+        check('nomem.attach_pid_cow', near(got, s.truth['pid_child_cow_bytes']),
+              'attach --pid: child cow_copied_bytes %d, truth %d'
+              % (got, s.truth['pid_child_cow_bytes']), unsupported(s.sec))
+    check('nomem.attach_cgroup', s.rc.get('attach_leaf') == 3,
+          'attach --cgroup leaf (no memory controller) exit %s (3: environment)'
+          % s.rc.get('attach_leaf'))
+    if fails and fails[-1].startswith('nomem.'):
+        s.dump()
+
+
+# in the order tests/vmtest/init.sh runs them
+V2_TESTS = [('numa_stock', check_numa_stock), ('oom', check_oom), ('attach', check_attach),
+            ('limits', check_limits), ('explain', check_explain), ('audit', check_audit),
+            ('nomem', check_nomem)]
 
 
 def main():

@@ -109,6 +109,40 @@ t_numa_stock() {
 	echo -cpuset > $cg/cgroup.subtree_control
 }
 
+# 7. v2 cgroups without the memory controller (their parent's
+# cgroup.subtree_control lacks it: the kernel charges their tasks to the
+# nearest ancestor that has it). Runs last: it turns +memory off at the root.
+t_nomem() {
+	echo -memory > $cg/cgroup.subtree_control
+	echo "kernel root_subtree_before $(cat $cg/cgroup.subtree_control | tr ' ' ,)."
+	# run enables it for its own cgroup
+	memacct -j run -- cow_fork 16 4
+	echo "rc run $?"
+	echo "kernel root_subtree_after $(cat $cg/cgroup.subtree_control | tr ' ' ,)."
+	# attach --pid: the cgroup that is charged; --cgroup of one without: refused
+	mkdir $cg/nomem_parent $cg/nomem_parent/leaf
+	echo "kernel leaf_controllers $(cat $cg/nomem_parent/leaf/cgroup.controllers | tr ' ' ,)."
+	rm -f /tmp/go
+	sh -c 'echo $$ > '$cg'/nomem_parent/leaf/cgroup.procs && echo ready &&
+		while [ ! -e /tmp/go ]; do sleep 0.1; done && exec cow_fork 16 4' > /tmp/nm.out &
+	p=$!
+	wait_line /tmp/nm.out '^ready'
+	memacct -j attach --pid $p --interval 1s > /tmp/nma.out &
+	m=$!
+	wait_line /tmp/nma.out '^[{]' 60
+	memacct -j attach --cgroup leaf --duration 1s > /dev/null
+	echo "rc attach_leaf $?"
+	touch /tmp/go
+	wait $p
+	kill -INT $m
+	wait $m
+	echo "rc attach_pid $?"
+	tail -n 1 /tmp/nma.out | sed 's/^/json attach_pid /'
+	sed 's/^truth /truth pid_/' /tmp/nm.out
+	echo "truth pid_pid $p"
+	rmdir $cg/nomem_parent/leaf $cg/nomem_parent
+}
+
 # 1. run --memory-max below what the workload needs: OOM kill, as memory.events says
 t_oom() {
 	memacct -j run --keep-cgroup --memory-max 64M -- oom 128 > /tmp/oom.out
@@ -233,6 +267,7 @@ section attach t_attach
 section limits t_limits
 section explain t_explain
 section audit t_audit
+section nomem t_nomem
 echo "@@VMTEST done" > $out
 sync
 poweroff -f
