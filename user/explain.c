@@ -773,11 +773,16 @@ static void print_numa_plain(const struct explain *e, size_t top)
 			continue;
 		if (e->cgroup_mode && !x->nu.remote)
 			continue;
+		if (x->nu.home < 0) {
+			printf("  pid %d: home node unknown, %s resident\n", x->pid,
+			       fmt_bytes(b, 16, x->nu.bytes));
+			continue;
+		}
 		printf("  pid %d: home node %d (%s), remote %s of %s\n", x->pid, x->nu.home,
 		       numa_home_source_name(x->nu.source), fmt_bytes(path, 16, x->nu.remote),
 		       fmt_bytes(b, 16, x->nu.bytes));
 	}
-	if (e->has_cg_numa)
+	if (e->has_cg_numa && e->cg_numa.home >= 0)
 		printf("  cgroup (memory.numa_stat): home node %d (%s), remote %s of %s\n",
 		       e->cg_numa.home, numa_home_source_name(e->cg_numa.source),
 		       fmt_bytes(path, 16, e->cg_numa.remote), fmt_bytes(b, 16, e->cg_numa.bytes));

@@ -601,8 +601,13 @@ int64_t parse_numa_stat(const char *text, int version, uint64_t page_size,
 		err = add_nodes(p, end, page_size, node_bytes, &mask);
 		return err ? err : (int64_t)mask;
 	}
-	for (size_t i = 0; i < 5; i++) {
-		p = find_line(text, lru[i], false, &end);
+	/*
+	 * anon + file (NR_ANON_MAPPED + NR_FILE_PAGES, shmem in file), as
+	 * memory.stat's anon and file; the LRU lines lag behind them by the
+	 * pages still in per-CPU LRU batches (seen in a 6.12 guest).
+	 */
+	for (size_t i = 0; i < 2; i++) {
+		p = find_line(text, rss[i], false, &end);
 		if (!p)
 			continue;
 		found++;
@@ -612,8 +617,8 @@ int64_t parse_numa_stat(const char *text, int version, uint64_t page_size,
 	}
 	if (found)
 		return (int64_t)mask;
-	for (size_t i = 0; i < 2; i++) {
-		p = find_line(text, rss[i], false, &end);
+	for (size_t i = 0; i < 5; i++) {
+		p = find_line(text, lru[i], false, &end);
 		if (p && (err = add_nodes(p, end, 1, node_bytes, &mask)))
 			return err;
 	}

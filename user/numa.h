@@ -157,11 +157,11 @@ int numa_proc_usage(const struct numa_topo *t, pid_t pid, struct numa_usage *u,
  * parse_numa_stat() - per-node resident bytes of a cgroup and its
  * descendants from a memory.numa_stat text into @node_bytes (zeroed first).
  * v1 (mm/memcontrol-v1.c memcg_numa_stat_show(), pages of @page_size):
- * "hierarchical_total=", else "total=". v2 (mm/memcontrol.c
- * memory_numa_stat_show(), bytes): the LRU lines active_anon +
- * inactive_anon + active_file + inactive_file + unevictable (what v1's total
- * counts), else anon + file. Returns a bitmask of the nodes listed (0 when
- * nothing usable), -EINVAL, -ERANGE.
+ * "hierarchical_total=" (pages on the LRU lists), else "total=". v2
+ * (mm/memcontrol.c memory_numa_stat_show(), bytes): anon + file (as
+ * memory.stat's), else the LRU lines active_anon + inactive_anon +
+ * active_file + inactive_file + unevictable. Returns a bitmask of the nodes
+ * listed (0 when nothing usable), -EINVAL, -ERANGE.
  */
 int64_t parse_numa_stat(const char *text, int version, uint64_t page_size,
 			uint64_t node_bytes[NUMA_MAX_NODES]);

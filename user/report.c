@@ -292,7 +292,7 @@ void print_report_plain(FILE *f, const struct report *r)
 			fmt_bytes(b[5], 16, t->numa_migrated), fmt_bytes(b[0], 16, t->remote_numa),
 			fmt_bytes(b[1], 16, t->remote_numa_peak));
 		fprintf(f, "%7s %-15s %5s %11s %11s %11s %11s\n", "PID", "COMM", "HOME",
-			"REMOTE NOW", "REMOTE PEAK", "ALLOC REM", "MIGRATED");
+			"REMOTE RSS", "REMOTE PEAK", "ALLOC REM", "MIGRATED");
 		for (size_t i = 0; i < r->nprocs; i++) {
 			const struct proc_row *p = &r->procs[i];
 			char home[16] = "?";
@@ -307,6 +307,8 @@ void print_report_plain(FILE *f, const struct report *r)
 				fmt_bytes(b[2], 16, p->m.remote_numa_alloc),
 				fmt_bytes(b[3], 16, p->m.numa_migrated));
 		}
+		fprintf(f, "REMOTE RSS: resident off the home node, sampled (exited: last sample); "
+			"ALLOC REM: flow\n");
 	}
 	if (r->dropped_events)
 		fprintf(f, "WARNING: %llu events could not be recorded (see -j dropped_events_by_cause)\n",
