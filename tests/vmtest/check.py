@@ -298,17 +298,21 @@ def numa_maps_nodes(lines):
 
 
 def numa_stat_nodes(lines):
-    """v2 memory.numa_stat: {node: bytes} over the LRU lines (what memacct sums)"""
+    """v2 memory.numa_stat: {node: bytes} of anon + file, else of the LRU
+    lines, as memacct sums them (user/numa.c parse_numa_stat())"""
+    sums = {'anon+file': {}, 'lru': {}}
     lru = ('active_anon', 'inactive_anon', 'active_file', 'inactive_file', 'unevictable')
-    total = {}
     for line in lines:
         f = line.split()
-        if f and f[0] in lru:
+        which = 'anon+file' if f and f[0] in ('anon', 'file') else \
+            'lru' if f and f[0] in lru else None
+        if which:
             for w in f[1:]:
                 m = re.match(r'N(\d+)=(\d+)$', w)
                 if m:
-                    total[m.group(1)] = total.get(m.group(1), 0) + int(m.group(2))
-    return total
+                    d = sums[which]
+                    d[m.group(1)] = d.get(m.group(1), 0) + int(m.group(2))
+    return sums['anon+file'] or sums['lru']
 
 
 def check_numa_stock(s):
@@ -356,7 +360,7 @@ def check_numa_stock(s):
         ok = ok and cg.get('remote_numa_bytes') == bn.get('1', -1) and \
             bn.get('1', 0) >= want - tol(want)
         check('numa_stock.%s.cgroup' % st, ok,
-              'numa.cgroup by node %s (home %s by %s, remote %s), memory.numa_stat LRU %s, '
+              'numa.cgroup by node %s (home %s by %s, remote %s), memory.numa_stat %s, '
               'buffer on node 1 %d' % (json.dumps(bn), cg.get('home_node'),
                                        cg.get('home_node_source'), cg.get('remote_numa_bytes'),
                                        json.dumps(ks), want))

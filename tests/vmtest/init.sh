@@ -75,7 +75,7 @@ limits() {
 		echo 1 || echo 0)"
 }
 
-# 6. remote_numa_bytes (explain PID, explain --cgroup) at each stop of
+# remote_numa_bytes (explain PID, explain --cgroup) at each stop of
 # numa_bind --pause, run in a cgroup whose cpuset is CPU 0 (node 0), against
 # the guest's numa_maps and memory.numa_stat
 t_numa_stock() {
@@ -109,7 +109,7 @@ t_numa_stock() {
 	echo -cpuset > $cg/cgroup.subtree_control
 }
 
-# 7. v2 cgroups without the memory controller (their parent's
+# v2 cgroups without the memory controller (their parent's
 # cgroup.subtree_control lacks it: the kernel charges their tasks to the
 # nearest ancestor that has it). Runs last: it turns +memory off at the root.
 t_nomem() {
@@ -143,7 +143,7 @@ t_nomem() {
 	rmdir $cg/nomem_parent/leaf $cg/nomem_parent
 }
 
-# 1. run --memory-max below what the workload needs: OOM kill, as memory.events says
+# run --memory-max below what the workload needs: OOM kill, as memory.events says
 t_oom() {
 	memacct -j run --keep-cgroup --memory-max 64M -- oom 128 > /tmp/oom.out
 	echo "rc run $?"
@@ -154,7 +154,7 @@ t_oom() {
 	rmdir "$p"
 }
 
-# 2. attach --cgroup NAME to a cgroup a CoW workload then runs in
+# attach --cgroup NAME to a cgroup a CoW workload then runs in
 t_attach() {
 	d=$cg/job_4711
 	mkdir $d
@@ -170,7 +170,7 @@ t_attach() {
 	rmdir $d
 }
 
-# 3. attach --memory-high/--memory-max/--memory-swap-max: written while it
+# attach --memory-high/--memory-max/--memory-swap-max: written while it
 # runs, restored after SIGINT, and after SIGKILL by the next memacct attach;
 # a limit below usage is refused without --force
 t_limits() {
@@ -212,7 +212,7 @@ t_limits() {
 	rmdir $d
 }
 
-# 4. explain --cgroup: a clean mmap'd file on ext2, against memory.stat
+# explain --cgroup: a clean mmap'd file on ext2, against memory.stat
 t_explain() {
 	d=$cg/explain_test
 	mkdir $d
@@ -228,7 +228,7 @@ t_explain() {
 	rmdir $d
 }
 
-# 5. audit: 64 MiB mlocked in a cgroup, caps 32M (exceeded) and 96M (ok)
+# audit: 64 MiB mlocked in a cgroup, caps 32M (exceeded) and 96M (ok)
 t_audit() {
 	d=$cg/audit_test
 	mkdir $d
