@@ -606,6 +606,85 @@ START_TEST(test_read_stat_v2_root)
 }
 END_TEST
 
+static char *slurp(const char *rel)
+{
+	char *buf;
+
+	ck_assert_int_ge(read_file(fpath(rel), &buf, 4096), 0);
+	return buf;
+}
+
+/* v2: tasks of a cgroup without the memory controller are charged above */
+START_TEST(test_v2_charged_at)
+{
+	char root[PATH_MAX];
+	struct memcg cg;
+
+	make_dir(fake, "v2d");
+	make_dir(fake, "v2d/job");
+	make_dir(fake, "v2d/job/step");
+	make_dir(fake, "v2d/nofile");
+	xsnprintf(root, sizeof(root), "%s", fpath("/v2d"));
+	write_text(fake, "v2d/job/cgroup.controllers", "cpu memory pids\n");
+	write_text(fake, "v2d/job/step/cgroup.controllers", "cpu memoryx\n");
+
+	ck_assert_int_eq(memcg_of_path(root, 2, fpath("/v2d/job/step"), &cg), 0);
+	ck_assert_int_eq(memcg_has_memory(&cg), 0);
+	ck_assert_int_eq(memcg_charged_at(root, &cg), 0);
+	ck_assert_str_eq(cg.path, fpath("/v2d/job"));
+	ck_assert_str_eq(cg.rel, "/job");
+	ck_assert_int_eq(cg.level, 1);
+	ck_assert_int_eq(memcg_has_memory(&cg), 1);
+
+	/* up to the root, which always has it (no cgroup.controllers needed) */
+	write_text(fake, "v2d/job/cgroup.controllers", "\n");
+	ck_assert_int_eq(memcg_of_path(root, 2, fpath("/v2d/job/step"), &cg), 0);
+	ck_assert_int_eq(memcg_charged_at(root, &cg), 0);
+	ck_assert_str_eq(cg.rel, "/");
+	ck_assert_int_eq(cg.level, 0);
+
+	/* unreadable cgroup.controllers: the error, not a guess */
+	ck_assert_int_eq(memcg_of_path(root, 2, fpath("/v2d/nofile"), &cg), 0);
+	ck_assert_int_eq(memcg_has_memory(&cg), -ENOENT);
+	ck_assert_int_eq(memcg_charged_at(root, &cg), -ENOENT);
+
+	/* v1: every cgroup of the memory hierarchy is a memory cgroup */
+	ck_assert_int_eq(memcg_of_path(root, 1, fpath("/v2d/job/step"), &cg), 0);
+	ck_assert_int_eq(memcg_has_memory(&cg), 1);
+	ck_assert_int_eq(memcg_charged_at(root, &cg), 0);
+	ck_assert_str_eq(cg.rel, "/job/step");
+}
+END_TEST
+
+/* v2: run's cgroup gets the memory controller from its parent */
+START_TEST(test_v2_create_delegates)
+{
+	char root[PATH_MAX], *t;
+	struct memcg cg;
+
+	make_dir(fake, "v2c");
+	xsnprintf(root, sizeof(root), "%s", fpath("/v2c"));
+	write_text(fake, "v2c/cgroup.subtree_control", "cpu io\n");
+	ck_assert_int_eq(memcg_create_at(root, 2, "memacct-run-7", &cg), 0);
+	t = slurp("/v2c/cgroup.subtree_control");
+	ck_assert_str_eq(t, "+memory");
+	free(t);
+	ck_assert_int_eq(memcg_remove(&cg), 0);
+
+	/* already enabled: left alone */
+	write_text(fake, "v2c/cgroup.subtree_control", "cpu memory\n");
+	ck_assert_int_eq(memcg_create_at(root, 2, "memacct-run-8", &cg), 0);
+	t = slurp("/v2c/cgroup.subtree_control");
+	ck_assert_str_eq(t, "cpu memory\n");
+	free(t);
+	ck_assert_int_eq(memcg_remove(&cg), 0);
+
+	/* no parent: nothing created */
+	ck_assert_int_eq(memcg_create_at(root, 2, "nope/child", &cg), -ENOENT);
+	ck_assert_int_eq(access(fpath("/v2c/nope"), F_OK), -1);
+}
+END_TEST
+
 /* the running host: only reads, and only what exists on every host */
 START_TEST(test_live_self)
 {
@@ -668,6 +747,8 @@ Suite *cgroup_suite(void)
 	tcase_add_test(tc, test_descendant_ids);
 	tcase_add_test(tc, test_read_stat);
 	tcase_add_test(tc, test_read_stat_v2_root);
+	tcase_add_test(tc, test_v2_charged_at);
+	tcase_add_test(tc, test_v2_create_delegates);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("live");

@@ -179,6 +179,12 @@ int do_attach(int argc, char **argv)
 			p_err("no process %llu: %s", (unsigned long long)pid64, strerror(-err));
 		return err == -ENOENT || err == -ESRCH ? EXIT_USAGE : EXIT_ENV;
 	}
+	if (cgarg && memcg_has_memory(&cg) == 0) {
+		p_err("cgroup %s has no memory controller (cgroup v2: its parent's "
+		      "cgroup.subtree_control lacks memory): its tasks are charged to an "
+		      "ancestor, nothing would be accounted to it", cg.path);
+		return EXIT_ENV;
+	}
 	if (loader_check_env())
 		return EXIT_ENV;
 	limits_restore_stale();

@@ -503,6 +503,51 @@ next:
 	return -ENOENT;
 }
 
+/* "memory" in the space-separated list of @dir/@file (cgroup.controllers, ...) */
+static int file_lists_memory(const char *dir, const char *file)
+{
+	char path[PATH_MAX + 32], *buf;
+	bool found;
+	long len;
+
+	if (snprintf(path, sizeof(path), "%s/%s", dir, file) >= (int)sizeof(path))
+		return -ENAMETOOLONG;
+	len = read_file(path, &buf, 4096);
+	if (len < 0)
+		return (int)len;
+	buf[strcspn(buf, "\n")] = '\0';
+	found = list_has(buf, "memory", ' ');
+	free(buf);
+	return found;
+}
+
+/*
+ * memcg_has_memory(): v2 lists in a cgroup's cgroup.controllers what its
+ * parent's cgroup.subtree_control enables for it (kernel/cgroup/cgroup.c
+ * cgroup_controllers_show()).
+ */
+int memcg_has_memory(const struct memcg *cg)
+{
+	if (cg->version == 1 || cg->level == 0)
+		return 1;
+	return file_lists_memory(cg->path, "cgroup.controllers");
+}
+
+int memcg_charged_at(const char *root, struct memcg *cg)
+{
+	char parent[PATH_MAX];
+	int has, err;
+
+	while ((has = memcg_has_memory(cg)) == 0) {
+		snprintf(parent, sizeof(parent), "%s", cg->path);
+		*strrchr(parent, '/') = '\0';	/* level > 0: below root */
+		err = memcg_of_path(root, cg->version, parent, cg);
+		if (err)
+			return err;
+	}
+	return has < 0 ? has : 0;
+}
+
 /*
  * memcg_of_pid() - /proc/@pid/cgroup (@pid 0: self) mapped below
  * memcg_root(). -ENOENT/-ESRCH when the process is gone, -ENOENT when its
@@ -540,12 +585,47 @@ int memcg_of_pid(pid_t pid, struct memcg *cg)
 	if (snprintf(abs, sizeof(abs), "%s%s", memcg_mount.mnt,
 		     strcmp(rel, "/") ? rel : "") >= (int)sizeof(abs))
 		return -ENAMETOOLONG;
-	return memcg_of_path(memcg_mount.mnt, memcg_mount.version, abs, cg);
+	err = memcg_of_path(memcg_mount.mnt, memcg_mount.version, abs, cg);
+	if (err)
+		return err;
+	/* v2: the process is charged where the memory controller is */
+	return memcg_charged_at(memcg_mount.mnt, cg);
+}
+
+/*
+ * v2: a new cgroup gets the memory controller only if its parent's
+ * cgroup.subtree_control has "memory"; else its tasks stay charged to the
+ * nearest ancestor that has it and nothing would be accounted to it. Enable
+ * it there as cgroup managers do (a note on stderr). The kernel refuses
+ * with -EBUSY when that parent, not being the root, has processes of its
+ * own ("no internal processes"), -ENOENT when the parent is missing.
+ */
+static int v2_delegate_memory(const char *parent)
+{
+	char path[PATH_MAX + 32];
+	int has, err;
+
+	has = file_lists_memory(parent, "cgroup.subtree_control");
+	if (has)
+		return has < 0 ? has : 0;
+	snprintf(path, sizeof(path), "%s/cgroup.subtree_control", parent);
+	err = write_file(path, "+memory");
+	if (err) {
+		p_warn("cannot enable the memory controller below %s (+memory in "
+		       "cgroup.subtree_control): %s%s", parent, strerror(-err),
+		       err == -EBUSY ? " (it has processes of its own)" : "");
+		return err;
+	}
+	p_warn("enabled the memory controller below %s (+memory in cgroup.subtree_control)",
+	       parent);
+	return 0;
 }
 
 /*
  * memcg_create_at() - mkdir @root/@name (0755; @name relative, no "..").
- * 0, -EEXIST, -EINVAL, -ENOENT (missing parent), mkdir()'s -errno.
+ * v2: first enables the memory controller in the parent when it is not
+ * (v2_delegate_memory()). 0, -EEXIST, -EINVAL, -ENOENT (missing parent),
+ * mkdir()'s or the parent's cgroup.subtree_control's -errno.
  */
 int memcg_create_at(const char *root, int version, const char *name, struct memcg *cg)
 {
@@ -559,6 +639,15 @@ int memcg_create_at(const char *root, int version, const char *name, struct memc
 		return err;
 	if (snprintf(path, sizeof(path), "%s/%s", root, n) >= (int)sizeof(path))
 		return -ENAMETOOLONG;
+	if (version == 2) {
+		char parent[PATH_MAX];
+
+		snprintf(parent, sizeof(parent), "%s", path);
+		*strrchr(parent, '/') = '\0';
+		err = v2_delegate_memory(parent);
+		if (err)
+			return err;
+	}
 	if (mkdir(path, 0755))
 		return -errno;
 	err = memcg_of_path(root, version, path, cg);

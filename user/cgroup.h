@@ -53,8 +53,29 @@ int memcg_of_path(const char *root, int version, const char *abs, struct memcg *
 int memcg_resolve_at(const char *root, int version, const char *arg,
 		     struct memcg *cg, FILE *ambiguous);
 
-/* memcg_of_pid() - the memory cgroup of @pid (0: the caller) from /proc/PID/cgroup. */
+/*
+ * memcg_of_pid() - the memory cgroup of @pid (0: the caller) from
+ * /proc/PID/cgroup: on v2 the nearest cgroup, itself or an ancestor, that
+ * has the memory controller (memcg_charged_at()).
+ */
 int memcg_of_pid(pid_t pid, struct memcg *cg);
+
+/*
+ * memcg_has_memory() - whether @cg has the memory controller: always on v1
+ * and for the root; on v2 when its cgroup.controllers lists "memory" (its
+ * parent's cgroup.subtree_control enables it). Without it the cgroup's
+ * tasks are charged to the nearest ancestor that has it. 1, 0, or negative
+ * errno when cgroup.controllers cannot be read.
+ */
+int memcg_has_memory(const struct memcg *cg);
+
+/*
+ * memcg_charged_at() - replace @cg by the nearest cgroup, itself or an
+ * ancestor below @root (its hierarchy's mount point), that has the memory
+ * controller: where the kernel charges @cg's tasks (mm/memcontrol.c). 0 or
+ * negative errno (memcg_has_memory(), memcg_of_path()).
+ */
+int memcg_charged_at(const char *root, struct memcg *cg);
 
 /*
  * parse_proc_cgroup() - the memory cgroup's path (relative to the cgroup
@@ -67,6 +88,8 @@ int parse_proc_cgroup(const char *text, int version, char *path, size_t len);
 /*
  * memcg_create() - mkdir @name below the memory root ("memacct-run-PID" for
  * run). Fails with -EEXIST rather than reuse a cgroup memacct did not create.
+ * v2: enables the memory controller in the parent's cgroup.subtree_control
+ * first if it is not (a note on stderr); -EBUSY when the kernel refuses.
  */
 int memcg_create(const char *name, struct memcg *cg);
 /* memcg_create_at() - memcg_create() below the hierarchy mounted at @root. */

@@ -14,8 +14,13 @@ mount -t tracefs tracefs /sys/kernel/tracing
 mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 mount -t cgroup2 cgroup2 /sys/fs/cgroup
 echo +memory > /sys/fs/cgroup/cgroup.subtree_control
-mkdir -p /tmp && mount -t tmpfs tmpfs /tmp
+mkdir -p /tmp /run /mnt && mount -t tmpfs tmpfs /tmp
+# a real block filesystem for page cache tests (tmpfs pages are shmem):
+# run.sh attaches an empty image as NVMe (the cloud kernels build nvme and
+# ext4 in, not virtio-blk)
+[ -b /dev/nvme0n1 ] && mke2fs -q /dev/nvme0n1 > /dev/null && mount -t ext2 /dev/nvme0n1 /mnt
 out=/dev/ttyS1
+cg=/sys/fs/cgroup
 
 section() {	# section NAME CMD...: stdout and stderr of CMD, then its status
 	name=$1; shift
@@ -30,7 +35,219 @@ section() {	# section NAME CMD...: stdout and stderr of CMD, then its status
 		tail -n 30 > $out
 	echo "@@TAIL" > $out
 	tail -n 30 /tmp/e > $out
-	echo "@@END $name $rc" > $out
+	echo "@@END $name $rc $(cut -d' ' -f1 /proc/uptime)" > $out
+}
+
+# wait_line FILE ERE [SECONDS=30]: until a line of FILE matches
+wait_line() {
+	i=0
+	while ! grep -q -E "$2" "$1" 2>/dev/null; do
+		i=$((i + 1))
+		[ $i -gt $((${3:-30} * 10)) ] && { echo "error: no '$2' in $1" >&2; return 1; }
+		sleep 0.1
+	done
+}
+
+# wait_value FILE VALUE: until FILE (a cgroup file) reads VALUE, 30 s at most
+wait_value() {
+	i=0
+	while [ "$(cat "$1")" != "$2" ]; do
+		i=$((i + 1))
+		[ $i -gt 300 ] && { echo "error: $1 is $(cat "$1"), not $2" >&2; return 1; }
+		sleep 0.1
+	done
+}
+
+# start_in CGROUP OUTFILE CMD...: run CMD in the cgroup (background, stdout to
+# OUTFILE); $! is its pid once it wrote "ready"
+start_in() {
+	d=$1 f=$2; shift 2
+	sh -c 'echo $$ > '"$d"'/cgroup.procs && exec "$@"' sh "$@" > "$f" &
+	wait_line "$f" '^ready'
+}
+
+# limits LABEL DIR: the cgroup's v2 limit files as "kernel LABEL_FILE VALUE"
+limits() {
+	for f in memory.max memory.high memory.swap.max; do
+		[ -e "$2/$f" ] && echo "kernel $1_${f#memory.} $(cat "$2/$f")"
+	done
+	echo "kernel $1_state_file $([ -e /run/memacct/limits-$(stat -c %i "$2").state ] &&
+		echo 1 || echo 0)"
+}
+
+# remote_numa_bytes (explain PID, explain --cgroup) at each stop of
+# numa_bind --pause, run in a cgroup whose cpuset is CPU 0 (node 0), against
+# the guest's numa_maps and memory.numa_stat
+t_numa_stock() {
+	d=$cg/numa_test
+	echo +cpuset > $cg/cgroup.subtree_control
+	mkdir $d
+	echo 0 > $d/cpuset.cpus
+	echo "kernel cpuset_cpus_effective $(cat $d/cpuset.cpus.effective)"
+	# its own copy, written from CPU 0: the initramfs unpacked /bin/numa_bind
+	# wherever it ran, often on node 1, which would add its pages to the remote
+	taskset 1 cp /bin/numa_bind /tmp/numa_bind
+	start_in $d /tmp/n.out /tmp/numa_bind 32 --pause
+	p=$!
+	for step in bound moved migrated; do
+		wait_line /tmp/n.out "^ready $step" || break
+		sed "s/^/numa_maps $step /" /proc/$p/numa_maps
+		sed "s/^/numa_stat $step /" $d/memory.numa_stat
+		memacct -j explain $p > /tmp/nx
+		echo "rc explain_$step $?"
+		sed "s/^/json $step /" /tmp/nx
+		memacct -j explain --cgroup numa_test > /tmp/nx
+		echo "rc explain_cg_$step $?"
+		sed "s/^/json cg_$step /" /tmp/nx
+		sed "s/^/numa_stat cg_$step /" $d/memory.numa_stat
+		kill -USR1 $p
+	done
+	wait $p
+	echo "rc numa_bind $?"
+	cat /tmp/n.out
+	rmdir $d
+	echo -cpuset > $cg/cgroup.subtree_control
+}
+
+# v2 cgroups without the memory controller (their parent's
+# cgroup.subtree_control lacks it: the kernel charges their tasks to the
+# nearest ancestor that has it). Runs last: it turns +memory off at the root.
+t_nomem() {
+	echo -memory > $cg/cgroup.subtree_control
+	echo "kernel root_subtree_before $(cat $cg/cgroup.subtree_control | tr ' ' ,)."
+	# run enables it for its own cgroup
+	memacct -j run -- cow_fork 16 4
+	echo "rc run $?"
+	echo "kernel root_subtree_after $(cat $cg/cgroup.subtree_control | tr ' ' ,)."
+	# attach --pid: the cgroup that is charged; --cgroup of one without: refused
+	mkdir $cg/nomem_parent $cg/nomem_parent/leaf
+	echo "kernel leaf_controllers $(cat $cg/nomem_parent/leaf/cgroup.controllers | tr ' ' ,)."
+	rm -f /tmp/go
+	sh -c 'echo $$ > '$cg'/nomem_parent/leaf/cgroup.procs && echo ready &&
+		while [ ! -e /tmp/go ]; do sleep 0.1; done && exec cow_fork 16 4' > /tmp/nm.out &
+	p=$!
+	wait_line /tmp/nm.out '^ready'
+	memacct -j attach --pid $p --interval 1s > /tmp/nma.out &
+	m=$!
+	wait_line /tmp/nma.out '^[{]' 60
+	memacct -j attach --cgroup leaf --duration 1s > /dev/null
+	echo "rc attach_leaf $?"
+	touch /tmp/go
+	wait $p
+	kill -INT $m
+	wait $m
+	echo "rc attach_pid $?"
+	tail -n 1 /tmp/nma.out | sed 's/^/json attach_pid /'
+	sed 's/^truth /truth pid_/' /tmp/nm.out
+	echo "truth pid_pid $p"
+	rmdir $cg/nomem_parent/leaf $cg/nomem_parent
+}
+
+# run --memory-max below what the workload needs: OOM kill, as memory.events says
+t_oom() {
+	memacct -j run --keep-cgroup --memory-max 64M -- oom 128 > /tmp/oom.out
+	echo "rc run $?"
+	cat /tmp/oom.out
+	p=$(sed -n 's/.*"fs_path": *"\([^"]*\)".*/\1/p' /tmp/oom.out | tail -n 1)
+	echo "kernel memory_max $(cat "$p/memory.max")"
+	echo "kernel oom_kill $(sed -n 's/^oom_kill //p' "$p/memory.events")"
+	rmdir "$p"
+}
+
+# attach --cgroup NAME to a cgroup a CoW workload then runs in
+t_attach() {
+	d=$cg/job_4711
+	mkdir $d
+	memacct -j attach --cgroup job_4711 --interval 1s > /tmp/att.out &
+	m=$!
+	wait_line /tmp/att.out '^[{]' 60
+	sh -c 'echo $$ > '$d'/cgroup.procs && exec cow_fork 64 4'
+	sleep 1.2	# one more interval report
+	kill -INT $m
+	wait $m
+	echo "rc attach $?"
+	cat /tmp/att.out
+	rmdir $d
+}
+
+# attach --memory-high/--memory-max/--memory-swap-max: written while it
+# runs, restored after SIGINT, and after SIGKILL by the next memacct attach;
+# a limit below usage is refused without --force
+t_limits() {
+	d=$cg/lim_test
+	mkdir $d
+	set -- --memory-high 100M --memory-max 200M
+	[ -e $d/memory.swap.max ] && set -- "$@" --memory-swap-max 50M
+	limits before $d
+	memacct attach --cgroup lim_test "$@" --interval 10s > /dev/null &
+	m=$!
+	wait_value $d/memory.high 104857600
+	limits sigint_during $d
+	kill -INT $m
+	wait $m
+	echo "rc sigint $?"
+	limits sigint_after $d
+
+	memacct attach --cgroup lim_test "$@" --interval 10s > /dev/null &
+	m=$!
+	wait_value $d/memory.high 104857600
+	sleep 0.5
+	kill -KILL $m
+	wait $m
+	limits sigkill_after $d
+	memacct attach --cgroup lim_test --duration 500ms > /dev/null
+	echo "rc next_start $?"
+	limits next_start $d
+
+	start_in $d /tmp/lim.out mlock_steps mlock 32 60
+	p=$!
+	memacct attach --cgroup lim_test --memory-max 8M --duration 1s > /dev/null
+	echo "rc below_usage_max $?"
+	memacct attach --cgroup lim_test --memory-high 8M --duration 1s > /dev/null
+	echo "rc below_usage_high $?"
+	echo "kernel below_usage_current $(cat $d/memory.current)"
+	limits below_usage $d
+	kill -KILL $p
+	wait $p
+	rmdir $d
+}
+
+# explain --cgroup: a clean mmap'd file on ext2, against memory.stat
+t_explain() {
+	d=$cg/explain_test
+	mkdir $d
+	start_in $d /tmp/x.out explain_file_mmap /mnt/data 32 --seconds 60
+	p=$!
+	cat /tmp/x.out
+	memacct -j explain --cgroup explain_test
+	echo "rc explain $?"
+	sed 's/^/memstat /' $d/memory.stat
+	echo "kernel memory_current $(cat $d/memory.current)"
+	kill -TERM $p
+	wait $p
+	rmdir $d
+}
+
+# audit: 64 MiB mlocked in a cgroup, caps 32M (exceeded) and 96M (ok)
+t_audit() {
+	d=$cg/audit_test
+	mkdir $d
+	start_in $d /tmp/a.out mlock_steps mlock 64 60
+	p=$!
+	cat /tmp/a.out
+	grep -E '^Vm(Lck|Pin)' /proc/$p/status | sed 's/^/kernel /'
+	memacct -j audit --cgroup audit_test --pinned-cap 32M > /tmp/a32
+	echo "rc cap32 $?"
+	sed 's/^/json cap32 /' /tmp/a32
+	memacct audit --cgroup audit_test --pinned-cap 32M > /tmp/a32
+	echo "rc cap32_plain $?"
+	sed 's/^/plain cap32 /' /tmp/a32
+	memacct -j audit --cgroup audit_test --pinned-cap 96M > /tmp/a96
+	echo "rc cap96 $?"
+	sed 's/^/json cap96 /' /tmp/a96
+	kill -KILL $p
+	wait $p
+	rmdir $d
 }
 
 env_info() {
@@ -44,7 +261,13 @@ echo "@@VMTEST start" > $out
 section env env_info
 section cow /bin/memacct -v -j run -- /bin/cow_fork 100 4
 section numa /bin/memacct -v -j run -- /bin/numa_bind 32
-section numa_maps cat /proc/vmstat
+section numa_stock t_numa_stock
+section oom t_oom
+section attach t_attach
+section limits t_limits
+section explain t_explain
+section audit t_audit
+section nomem t_nomem
 echo "@@VMTEST done" > $out
 sync
 poweroff -f

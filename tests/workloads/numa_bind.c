@@ -16,11 +16,21 @@
  * Both migrations have reason MR_SYSCALL; numa_migrated_bytes is their sum
  * (the pgmigrate_success delta over steps 2 and 3; the guest is quiet).
  *
- * Usage: numa_bind [MiB=32]
- * Output (stdout): truth KEY VALUE lines.
+ * --pause stops after each step so that another tool can read the stocks
+ * (remote_numa_bytes of `memacct explain PID`, /proc/PID/numa_maps): it
+ * prints "truth pid", "truth buffer_start 0x..." and "truth buffer_bytes",
+ * then after step 1 "ready bound", after step 2 "ready moved", after step 3
+ * "ready migrated", each once stdout is flushed, and waits for SIGUSR1
+ * before going on (exit after the last). The buffer's pages on node 1 are
+ * then: bound, all of it; moved, buffer_bytes - move_pages_bytes;
+ * migrated, all of it again.
+ *
+ * Usage: numa_bind [MiB=32] [--pause]
+ * Output (stdout): truth KEY VALUE lines (and the ready lines with --pause).
  */
 #include <errno.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,25 +77,52 @@ static int online_nodes(void)
 	return n;
 }
 
+/* --pause: say where we are, then wait for SIGUSR1 (blocked since start) */
+static void stop_at(int pause, const char *step)
+{
+	sigset_t set;
+	int sig;
+
+	if (!pause)
+		return;
+	printf("ready %s\n", step);
+	if (fflush(stdout))
+		die("stdout");
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR1);
+	while (sigwait(&set, &sig) || sig != SIGUSR1)
+		;
+}
+
 int main(int argc, char **argv)
 {
 	unsigned long mib = 32, len, mask, old_nodes, new_nodes, i;
 	long long before, mid, after;
 	void *pages[MOVE_PAGES];
-	int nodes[MOVE_PAGES], status[MOVE_PAGES], moved = 0;
+	int nodes[MOVE_PAGES], status[MOVE_PAGES], moved = 0, pause = 0, npos = 0;
 	cpu_set_t set;
+	sigset_t usr1;
 	char *buf;
 	long left;
 
-	if (argc > 1) {
+	for (int a = 1; a < argc; a++) {
 		char *end;
 
-		mib = strtoul(argv[1], &end, 10);
-		if (*end || !mib || mib > 4096) {
-			fprintf(stderr, "usage: numa_bind [MiB=32]\n");
+		if (!strcmp(argv[a], "--pause")) {
+			pause = 1;
+			continue;
+		}
+		mib = strtoul(argv[a], &end, 10);
+		if (*end || !mib || mib > 4096 || npos++) {
+			fprintf(stderr, "usage: numa_bind [MiB=32] [--pause]\n");
 			return 2;
 		}
 	}
+	/* blocked before any "ready": a SIGUSR1 sent at once is not lost */
+	sigemptyset(&usr1);
+	sigaddset(&usr1, SIGUSR1);
+	if (sigprocmask(SIG_BLOCK, &usr1, NULL))
+		die("sigprocmask");
 	if (online_nodes() < 2) {
 		printf("skip numa_bind needs 2 NUMA nodes, this host has %d\n", online_nodes());
 		return 0;
@@ -108,7 +145,13 @@ int main(int argc, char **argv)
 	for (i = 0; i < len; i += PAGE)
 		buf[i] = 1;
 	printf("truth remote_numa_alloc_bytes %lu\n", len);
+	if (pause) {
+		printf("truth pid %d\n", getpid());
+		printf("truth buffer_start %p\n", (void *)buf);
+		printf("truth buffer_bytes %lu\n", len);
+	}
 	fflush(stdout);
+	stop_at(pause, "bound");
 
 	for (i = 0; i < MOVE_PAGES; i++) {
 		pages[i] = buf + i * PAGE;
@@ -123,6 +166,7 @@ int main(int argc, char **argv)
 	for (i = 0; i < MOVE_PAGES; i++)
 		moved += status[i] == 0;
 	printf("truth move_pages_bytes %lu\n", moved * PAGE);
+	stop_at(pause, "moved");
 
 	old_nodes = 1UL << 0;
 	new_nodes = 1UL << 1;
@@ -134,6 +178,8 @@ int main(int argc, char **argv)
 	printf("truth migrate_pages_bytes %llu\n", (after - mid) * PAGE);
 	printf("truth migrate_pages_not_moved %ld\n", left);
 	printf("truth numa_migrated_bytes %llu\n", (after - before) * PAGE);
-	printf("truth pid %d\n", getpid());
+	if (!pause)
+		printf("truth pid %d\n", getpid());
+	stop_at(pause, "migrated");
 	return 0;
 }
