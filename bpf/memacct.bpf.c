@@ -37,12 +37,32 @@ enum {
 	FAULT_CLASSIFIED,	/* fault entered, its first allocation was classified */
 };
 
+/*
+ * The thread's flows not yet added to its process's record: counting here is
+ * a plain increment by the thread itself (no procs lookup, no atomics per
+ * fault). Only the owning thread reads and writes them, so they need no
+ * locking; they are folded into the record (fold()) every FOLD_BATCH events,
+ * when the thread is switched out (sched_switch) and when it exits. So a
+ * thread that is not running has nothing pending; a running one at most
+ * FOLD_BATCH - 1 events.
+ */
+struct fault_pending {
+	__u32 n;		/* events since the last fold */
+	__u32 zero_fill;
+	__u32 cow;
+	__u32 cow_file;
+	__u32 fault_alloc;	/* pages */
+	__u32 remote;		/* pages */
+};
+
+#define FOLD_BATCH	32
+
 struct fault_state {
 	__u64 address;
 	__u64 error_code;
 	__u64 flt;		/* task->min_flt + task->maj_flt at fault entry */
 	__u32 state;
-	__u32 pad;
+	struct fault_pending pend;
 };
 
 struct {
@@ -169,16 +189,31 @@ static __always_inline struct memacct_cgroup *cgroup_get(__u64 cgid)
 
 /* ---- page faults and the CoW classifier ------------------------------- */
 
+/*
+ * Completed faults of @task: mm_account_fault() adds one to min_flt or maj_flt
+ * when a fault finishes. Direct loads through the BTF pointer (the fault
+ * programs need task storage, so bpf_get_current_task_btf(), v5.11): no
+ * bpf_probe_read_kernel() calls on the hot path.
+ */
 static __always_inline __u64 task_flt(struct task_struct *task)
 {
-	return BPF_CORE_READ(task, min_flt) + BPF_CORE_READ(task, maj_flt);
+	return task->min_flt + task->maj_flt;
 }
 
 static __always_inline int fault_enter(unsigned long address, unsigned long error_code)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
+	struct task_struct *task;
 	struct fault_state *st;
 
+	/*
+	 * With one NUMA node only write faults can be classified (DESIGN.md
+	 * step 1): a read fault maps the zero page or a page cache page and
+	 * allocates nothing zeroed or copied. A state left by an earlier
+	 * write fault is stale by then (its fault count moved).
+	 */
+	if (!nr_node_ranges && !(error_code & X86_PF_WRITE))
+		return 0;
+	task = bpf_get_current_task_btf();
 	st = bpf_task_storage_get(&fault_states, task, 0,
 				  BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!st) {
@@ -189,6 +224,36 @@ static __always_inline int fault_enter(unsigned long address, unsigned long erro
 	st->error_code = error_code;
 	st->flt = task_flt(task);
 	st->state = FAULT_ACTIVE;
+	return 0;
+}
+
+/*
+ * Add the current thread's pending flows to its process's record. Called
+ * only by the thread itself (mm_page_alloc, sched_switch of prev == current,
+ * sched_process_exit), so @st has a single writer. A process the filter does
+ * not want, or a full procs map, drops them, as counting each event did.
+ */
+static __noinline int fold(struct task_struct *task, struct fault_state *st)
+{
+	struct fault_pending *pd = &st->pend;
+	struct memacct_proc *p;
+
+	if (!pd->n)
+		return 0;
+	p = proc_get(task, true);
+	if (p) {
+		if (pd->zero_fill)
+			__sync_fetch_and_add(&p->f.zero_fill_pages, pd->zero_fill);
+		if (pd->cow)
+			__sync_fetch_and_add(&p->f.cow_copied_pages, pd->cow);
+		if (pd->cow_file)
+			__sync_fetch_and_add(&p->f.cow_file_copied_pages, pd->cow_file);
+		if (pd->fault_alloc)
+			__sync_fetch_and_add(&p->f.fault_alloc_pages, pd->fault_alloc);
+		if (pd->remote)
+			__sync_fetch_and_add(&p->f.remote_numa_alloc_pages, pd->remote);
+	}
+	__builtin_memset(pd, 0, sizeof(*pd));
 	return 0;
 }
 
@@ -270,10 +335,10 @@ int BPF_PROG(mm_page_alloc, struct page *page, unsigned int order, gfp_t gfp_fla
 	__u32 gfp = gfp_flags;
 	struct task_struct *task;
 	struct fault_state *st;
-	struct memacct_proc *p;
 	int kind = ALLOC_OTHER, node;
 	bool remote = false;
 
+	/* kernel allocations (most calls) leave before any helper call */
 	if ((gfp & gfp_user) != gfp_user)
 		return 0;
 	task = bpf_get_current_task_btf();
@@ -298,25 +363,40 @@ int BPF_PROG(mm_page_alloc, struct page *page, unsigned int order, gfp_t gfp_fla
 	} else if (kind == ALLOC_OTHER) {
 		return 0;
 	}
-	p = proc_get(task, true);
-	if (!p)
-		return 0;
 	switch (kind) {
 	case ALLOC_ZERO:
-		__sync_fetch_and_add(&p->f.zero_fill_pages, 1);
+		st->pend.zero_fill++;
 		break;
 	case ALLOC_COW_ANON:
-		__sync_fetch_and_add(&p->f.cow_copied_pages, 1);
+		st->pend.cow++;
 		break;
 	case ALLOC_COW_FILE:
-		__sync_fetch_and_add(&p->f.cow_file_copied_pages, 1);
+		st->pend.cow_file++;
 		break;
 	}
 	if (nr_node_ranges) {
-		__sync_fetch_and_add(&p->f.fault_alloc_pages, 1ULL << order);
+		st->pend.fault_alloc += 1U << (order & 31);
 		if (remote)
-			__sync_fetch_and_add(&p->f.remote_numa_alloc_pages, 1ULL << order);
+			st->pend.remote += 1U << (order & 31);
 	}
+	if (++st->pend.n >= FOLD_BATCH)
+		fold(task, st);
+	return 0;
+}
+
+/*
+ * The thread leaves the CPU (prev is current here): fold what it counted, so
+ * that readers of the procs map see exact flows for every thread that is not
+ * running. Threads that never faulted have no storage: one cheap lookup.
+ */
+SEC("tp_btf/sched_switch")
+int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct fault_state *st = bpf_task_storage_get(&fault_states, task, 0, 0);
+
+	if (st && st->pend.n)
+		fold(task, st);
 	return 0;
 }
 
@@ -543,6 +623,15 @@ int BPF_PROG(sched_process_exit, struct task_struct *task)
 		p = proc_get(task, true);	/* old kernels: see mark_victim_pid */
 		if (p)
 			__sync_fetch_and_add(&p->f.oom_kills, 1);
+	}
+	/* every thread folds its pending flows (task is current here); no
+	 * task storage before v5.11 (core_fixes.bpf.h): nothing pending */
+	if (bpf_core_enum_value_exists(enum bpf_map_type, BPF_MAP_TYPE_TASK_STORAGE)) {
+		struct task_struct *cur = bpf_get_current_task_btf();
+		struct fault_state *st = bpf_task_storage_get(&fault_states, cur, 0, 0);
+
+		if (st && st->pend.n)
+			fold(cur, st);
 	}
 	if (BPF_CORE_READ(sig, live.counter) != 0)
 		return 0;	/* other threads still run */

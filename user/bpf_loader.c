@@ -219,8 +219,13 @@ static void choose_fallbacks(struct memacct_bpf *skel, const struct btf *btf)
 	}
 	if (btf_enum_value(btf, "BPF_FUNC_find_vma") < 0)
 		leave_out(skel->progs.mm_page_alloc, "no bpf_find_vma() (kernel < 5.17): CoW and NUMA allocation accounting off");
-	if (!bpf_program__autoload(skel->progs.mm_page_alloc))
+	if (!bpf_program__autoload(skel->progs.mm_page_alloc)) {
 		p_warn("CoW, zero-fill and remote NUMA allocation accounting unavailable on this kernel (needs task storage and bpf_find_vma(), 5.17+): those counters stay 0");
+		/* without mm_page_alloc they would only cost */
+		leave_out(skel->progs.page_fault_user, "no mm_page_alloc program");
+		leave_out(skel->progs.page_fault_kernel, "no mm_page_alloc program");
+		leave_out(skel->progs.sched_switch, "no mm_page_alloc program");
+	}
 	if (tp_btf_first_arg_is_ptr(btf, "mark_victim"))
 		bpf_program__set_autoload(skel->progs.mark_victim_pid, false);
 	else

@@ -55,6 +55,7 @@ struct dopts {
 	const char *filters[MAX_FILTERS];
 	int nfilters;
 	int top_n;
+	bool bpf_stats;		/* --bpf-stats: kernel bpf_stats on while running */
 };
 
 /* A memory cgroup seen in this collection. */
@@ -109,6 +110,7 @@ struct dstate {
 	size_t nunknown;
 	uint64_t exits_seen;
 	double last_wall_s, last_cpu_s;
+	bool stats_sysctl;	/* kernel.bpf_stats_enabled = 1 (set by someone) */
 };
 
 /* ---------------------------------------------------------------- labels */
@@ -188,9 +190,12 @@ static void daemon_help(FILE *f)
 	fprintf(f,
 		"Usage: memacct daemon [--listen ADDR:PORT] [--interval DUR] [--pin-path DIR]\n"
 		"                      [--json-log FILE] [--cgroup-filter PATH]... [--top-processes N]\n"
+		"                      [--bpf-stats]\n"
 		"       memacct daemon --stop-kernel-side [--pin-path DIR]\n"
 		"Serves /metrics (Prometheus/OpenMetrics) and /healthz; default 127.0.0.1:9464,\n"
-		"interval 10s, pins under %s, top 20 processes. SIGHUP reopens the JSON log.\n",
+		"interval 10s, pins under %s, top 20 processes. SIGHUP reopens the JSON log.\n"
+		"--bpf-stats turns on kernel bpf_stats (per-program run time and count; costs\n"
+		"two clock reads per program run) for the memacct_bpf_* self-metrics.\n",
 		PIN_DEFAULT_DIR);
 }
 
@@ -891,6 +896,12 @@ static int cg_labels_of(const struct cgi *c, struct cg_labels *cl, struct mlabel
 	return 4;
 }
 
+/* Kernel bpf_stats on: ours (--bpf-stats) or the sysctl, read once per collection. */
+static bool stats_on(struct dstate *d)
+{
+	return d->stats_fd >= 0 || d->stats_sysctl;
+}
+
 static void format_self(struct dstate *d, const struct collection *col, struct mbuf *b)
 {
 	struct mlabel l[1];
@@ -898,28 +909,32 @@ static void format_self(struct dstate *d, const struct collection *col, struct m
 	struct bpf_prog_info info[d->pin.nprogs > 0 ? d->pin.nprogs : 1];
 	bool ok[d->pin.nprogs > 0 ? d->pin.nprogs : 1];
 
-	/* one bpf_obj_get_info_by_fd() per program feeds both families */
-	for (int i = 0; i < d->pin.nprogs; i++) {
+	/* one bpf_obj_get_info_by_fd() per program feeds both families;
+	 * only while kernel bpf_stats are on (--bpf-stats or the sysctl
+	 * kernel.bpf_stats_enabled): otherwise the kernel counts nothing */
+	for (int i = 0; i < d->pin.nprogs && stats_on(d); i++) {
 		__u32 len = sizeof(info[i]);
 
 		memset(&info[i], 0, sizeof(info[i]));
 		ok[i] = !bpf_obj_get_info_by_fd(d->pin.progs[i].fd, &info[i], &len);
 	}
-	metrics_family(b, "memacct_bpf_run_time_seconds", MT_COUNTER, "seconds",
-		       "Time spent in each BPF program (kernel bpf_stats)");
-	for (int i = 0; i < d->pin.nprogs; i++) {
-		if (!ok[i])
-			continue;
-		l[0] = (struct mlabel){ "program", d->pin.progs[i].name };
-		metrics_sample(b, l, 1, info[i].run_time_ns / 1e9);
-	}
-	metrics_family(b, "memacct_bpf_runs", MT_COUNTER, NULL,
-		       "Runs of each BPF program (kernel bpf_stats)");
-	for (int i = 0; i < d->pin.nprogs; i++) {
-		if (!ok[i])
-			continue;
-		l[0] = (struct mlabel){ "program", d->pin.progs[i].name };
-		metrics_sample_u64(b, l, 1, info[i].run_cnt);
+	if (stats_on(d)) {
+		metrics_family(b, "memacct_bpf_run_time_seconds", MT_COUNTER, "seconds",
+			       "Time spent in each BPF program (kernel bpf_stats)");
+		for (int i = 0; i < d->pin.nprogs; i++) {
+			if (!ok[i])
+				continue;
+			l[0] = (struct mlabel){ "program", d->pin.progs[i].name };
+			metrics_sample(b, l, 1, info[i].run_time_ns / 1e9);
+		}
+		metrics_family(b, "memacct_bpf_runs", MT_COUNTER, NULL,
+			       "Runs of each BPF program (kernel bpf_stats)");
+		for (int i = 0; i < d->pin.nprogs; i++) {
+			if (!ok[i])
+				continue;
+			l[0] = (struct mlabel){ "program", d->pin.progs[i].name };
+			metrics_sample_u64(b, l, 1, info[i].run_cnt);
+		}
 	}
 	metrics_family(b, "memacct_events_dropped", MT_COUNTER, NULL,
 		       "Events the BPF side could not record, by reason");
@@ -1156,6 +1171,13 @@ static int collect_and_publish(struct dstate *d)
 	err = collect(d, &col);
 	if (err)
 		return err;
+	if (d->stats_fd < 0) {
+		char *t = NULL;
+
+		d->stats_sysctl = read_file("/proc/sys/kernel/bpf_stats_enabled", &t, 64) > 0 &&
+				  t[0] == '1';
+		free(t);
+	}
 	mbuf_init(&prom, false);
 	mbuf_init(&om, true);
 	format(d, &col, &prom);
@@ -1213,6 +1235,7 @@ static int parse_daemon_args(int argc, char **argv, struct dopts *o, bool *stop_
 		{ "cgroup-filter", required_argument, NULL, 'f' },
 		{ "top-processes", required_argument, NULL, 'n' },
 		{ "stop-kernel-side", no_argument, NULL, 'S' },
+		{ "bpf-stats", no_argument, NULL, 'B' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -1261,6 +1284,9 @@ static int parse_daemon_args(int argc, char **argv, struct dopts *o, bool *stop_
 			break;
 		case 'S':
 			*stop_ks = true;
+			break;
+		case 'B':
+			o->bpf_stats = true;
 			break;
 		case 'h':
 			daemon_help(stdout);
@@ -1325,9 +1351,12 @@ int do_daemon(int argc, char **argv)
 	}
 	p_info("%s kernel side at %s", d.pin.reattached ? "re-attached to the" : "pinned the",
 	       d.o.pin_path);
-	d.stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
-	if (d.stats_fd < 0)
-		p_warn("bpf_stats unavailable (%s): BPF run times will read 0", strerror(errno));
+	if (d.o.bpf_stats) {
+		d.stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+		if (d.stats_fd < 0)
+			p_warn("bpf_stats unavailable (%s): memacct_bpf_* series left out",
+			       strerror(errno));
+	}
 	d.rb = ring_buffer__new(d.pin.exits_fd, on_exit_record, &d, NULL);
 	if (!d.rb)
 		p_warn("exit ring buffer: %s", strerror(errno));
