@@ -48,6 +48,24 @@ static __always_inline __u64 mm_counter_pages(struct mm_struct *mm, int member)
 }
 
 /*
+ * The same for programs with a BTF pointer to the mm: a direct load on >= 6.2.
+ * The old layout stays a bpf_probe_read_kernel(): a direct load through the
+ * ___old flavor was refused by the 6.1 verifier ("access beyond struct (anon)",
+ * mm_struct's fields sit in an anonymous struct there).
+ */
+static __always_inline __u64 mm_counter_pages_direct(struct mm_struct *mm, int member)
+{
+	struct mm_struct___old *old = (void *)mm;
+	long v;
+
+	if (bpf_core_field_exists(old->rss_stat.count))
+		v = BPF_CORE_READ(old, rss_stat.count[member].counter);
+	else
+		v = mm->rss_stat[member].count;
+	return v < 0 ? 0 : v;
+}
+
+/*
  * cgroup ancestry: cgroup->ancestors[] (struct cgroup *) since v6.0, commit
  * 7f203bc89eb6 ("cgroup: Replace cgroup->ancestor_ids[] with ->ancestors[]");
  * before, u64 cgroup->ancestor_ids[]. Both are indexed by level, [level] is

@@ -710,30 +710,40 @@ int task_stocks(struct bpf_iter__task *ctx)
 	struct task_struct *task = ctx->task;
 	struct memacct_task_stock r = {};
 	struct signal_struct *sig;
-	struct cgroup *cg;
+	struct css_set *cset;
 	struct mm_struct *mm;
 
+	/*
+	 * Direct loads through the BTF pointers (PROBE_MEM, a few ns each), not
+	 * bpf_probe_read_kernel() (a helper call each): this program runs for
+	 * every thread of the machine at every collection.
+	 */
 	if (!task || task->pid != task->tgid)
 		return 0;
 	mm = task->mm;
 	if (!mm)
 		return 0;
 	r.tgid = task->tgid;
-	r.ppid = BPF_CORE_READ(task, real_parent, tgid);
+	r.ppid = task->real_parent->tgid;
 	r.start_boottime_ns = task->start_boottime;
-	r.rss_anon_pages = mm_counter_pages(mm, MM_ANONPAGES);
-	r.rss_file_pages = mm_counter_pages(mm, MM_FILEPAGES);
-	r.rss_shmem_pages = mm_counter_pages(mm, MM_SHMEMPAGES);
-	r.locked_vm_pages = BPF_CORE_READ(mm, locked_vm);
-	r.pinned_vm_pages = BPF_CORE_READ(mm, pinned_vm.counter);
-	r.hiwater_rss_pages = BPF_CORE_READ(mm, hiwater_rss);
+	r.rss_anon_pages = mm_counter_pages_direct(mm, MM_ANONPAGES);
+	r.rss_file_pages = mm_counter_pages_direct(mm, MM_FILEPAGES);
+	r.rss_shmem_pages = mm_counter_pages_direct(mm, MM_SHMEMPAGES);
+	r.locked_vm_pages = mm->locked_vm;
+	r.pinned_vm_pages = mm->pinned_vm.counter;
+	r.hiwater_rss_pages = mm->hiwater_rss;
 	sig = task->signal;
-	r.min_flt = BPF_CORE_READ(sig, min_flt) + task->min_flt;
-	r.maj_flt = BPF_CORE_READ(sig, maj_flt) + task->maj_flt;
-	cg = task_memcg(task);
-	if (cg)
-		r.memcg_id = BPF_CORE_READ(cg, kn, id);
-	bpf_probe_read_kernel_str(r.comm, sizeof(r.comm), task->comm);
+	r.min_flt = sig->min_flt + task->min_flt;
+	r.maj_flt = sig->maj_flt + task->maj_flt;
+	cset = task->cgroups;
+	if (cset) {
+		int id = bpf_core_enum_value(enum cgroup_subsys_id, memory_cgrp_id);
+		struct cgroup_subsys_state *css = cset->subsys[id];
+
+		if (css && css->cgroup)
+			r.memcg_id = css->cgroup->kn->id;
+	}
+	bpf_probe_read_kernel(r.comm, sizeof(r.comm), task->comm);
 	bpf_seq_write(seq, &r, sizeof(r));
 	return 0;
 }

@@ -532,15 +532,21 @@ static void aggregate(struct cgi *v, size_t n)
 	free(order);
 }
 
-static int cmp_flow(const void *a, const void *b)
+/* a and b start with a struct memacct_proc_key (proc_flow, top_key) */
+static int cmp_key(const void *a, const void *b)
 {
-	const struct proc_flow *x = a, *y = b;
+	const struct memacct_proc_key *x = a, *y = b;
 
-	if (x->key.tgid != y->key.tgid)
-		return x->key.tgid < y->key.tgid ? -1 : 1;
-	return x->key.start_boottime_ns < y->key.start_boottime_ns ? -1 :
-	       x->key.start_boottime_ns > y->key.start_boottime_ns;
+	if (x->tgid != y->tgid)
+		return x->tgid < y->tgid ? -1 : 1;
+	return x->start_boottime_ns < y->start_boottime_ns ? -1 :
+	       x->start_boottime_ns > y->start_boottime_ns;
 }
+
+struct top_key {
+	struct memacct_proc_key key;
+	size_t i;		/* index of the top process in collection.st */
+};
 
 static int push_flow(struct proc_flow **pf, size_t *cnt, size_t *cap,
 		     const struct memacct_proc_key *key, const struct memacct_flows *f)
@@ -621,8 +627,7 @@ static long read_procs(struct dstate *d, struct cgi *v, size_t n, struct proc_fl
 	}
 	free(keys);
 	free(vals);
-	qsort(pf, cnt, sizeof(*pf), cmp_flow);
-	*out = pf;
+	*out = pf;	/* unsorted: only the top processes' flows are looked up */
 	return cnt;
 
 out_nomem:
@@ -698,22 +703,86 @@ static uint64_t mono(uint64_t now, uint64_t before)
 	return now > before ? now : before;
 }
 
+static uint64_t rss_of(const struct memacct_task_stock *t)
+{
+	return t->rss_anon_pages + t->rss_file_pages + t->rss_shmem_pages;
+}
+
 static int cmp_rss_desc(const void *a, const void *b)
 {
-	const struct memacct_task_stock *x = a, *y = b;
-	uint64_t rx = x->rss_anon_pages + x->rss_file_pages + x->rss_shmem_pages;
-	uint64_t ry = y->rss_anon_pages + y->rss_file_pages + y->rss_shmem_pages;
+	uint64_t rx = rss_of(a), ry = rss_of(b);
 
 	return rx < ry ? 1 : rx > ry ? -1 : 0;
+}
+
+/* min-heap of indices into @v by RSS: the root is the smallest kept */
+static void heap_down(const struct memacct_task_stock *v, long *h, size_t n, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, m = i;
+
+		if (l < n && rss_of(&v[h[l]]) < rss_of(&v[h[m]]))
+			m = l;
+		if (l + 1 < n && rss_of(&v[h[l + 1]]) < rss_of(&v[h[m]]))
+			m = l + 1;
+		if (m == i)
+			return;
+		long t = h[i];
+		h[i] = h[m];
+		h[m] = t;
+		i = m;
+	}
+}
+
+/*
+ * Put the @k largest records by RSS first, largest first, in O(n log k)
+ * rather than sorting all of them; the records after the first @k are no
+ * longer meaningful (their sums were taken already). Returns the count kept.
+ */
+static size_t top_first(struct memacct_task_stock *v, size_t n, size_t k)
+{
+	struct memacct_task_stock *tmp;
+	long *h;
+
+	if (k > n)
+		k = n;
+	if (!k)
+		return 0;
+	h = malloc(k * sizeof(*h));
+	tmp = malloc(k * sizeof(*tmp));
+	if (!h || !tmp) {
+		free(h);
+		free(tmp);
+		qsort(v, n, sizeof(*v), cmp_rss_desc);
+		return k;
+	}
+	for (size_t i = 0; i < k; i++)
+		h[i] = i;
+	for (size_t i = k / 2; i-- > 0;)
+		heap_down(v, h, k, i);
+	for (size_t i = k; i < n; i++)
+		if (rss_of(&v[i]) > rss_of(&v[h[0]])) {
+			h[0] = i;
+			heap_down(v, h, k, 0);
+		}
+	for (size_t i = 0; i < k; i++)
+		tmp[i] = v[h[i]];
+	qsort(tmp, k, sizeof(*tmp), cmp_rss_desc);
+	memcpy(v, tmp, k * sizeof(*tmp));
+	free(tmp);
+	free(h);
+	return k;
 }
 
 struct collection {
 	struct cgi *cg;
 	size_t ncg;
-	struct memacct_task_stock *st;
+	struct memacct_task_stock *st;	/* the first ntop: top by RSS, largest first */
 	long nst;
-	struct proc_flow *pf;
+	size_t ntop;
+	struct proc_flow *pf;		/* unsorted */
 	long npf;
+	const struct memacct_flows **topf;	/* flows of st[i], i < ntop, or NULL */
 	uint64_t dropped[MEMACCT_DROP_NR];
 	long procs_used, cgroups_used;
 };
@@ -725,6 +794,7 @@ static void collection_free(struct collection *c)
 	free(c->cg);
 	free(c->st);
 	free(c->pf);
+	free(c->topf);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -811,20 +881,38 @@ static int collect(struct dstate *d, struct collection *col)
 		d->prev = np;
 		d->nprev = nnp;
 	}
-	qsort(col->st, col->nst, sizeof(*col->st), cmp_rss_desc);
+	col->ntop = top_first(col->st, col->nst, d->o.top_n);
+	col->topf = calloc(col->ntop ? col->ntop : 1, sizeof(*col->topf));
+	if (col->topf && col->ntop) {	/* one pass over the flows */
+		struct top_key *keys = malloc(col->ntop * sizeof(*keys));
+
+		for (size_t i = 0; keys && i < col->ntop; i++)
+			keys[i] = (struct top_key){ { .tgid = col->st[i].tgid,
+				.start_boottime_ns = col->st[i].start_boottime_ns }, i };
+		if (keys) {
+			qsort(keys, col->ntop, sizeof(*keys), cmp_key);
+			for (long j = 0; j < col->npf; j++) {
+				struct top_key *k = bsearch(&col->pf[j].key, keys, col->ntop,
+							    sizeof(*keys), cmp_key);
+
+				if (k)
+					col->topf[k->i] = &col->pf[j].f;
+			}
+		}
+		free(keys);
+	}
 	pin_dropped(&d->pin, col->dropped);
 	col->procs_used = col->npf;
 	return 0;
 }
 
+/* Flows of a top process (t is one of the first col->ntop records). */
 static const struct memacct_flows *flow_of(const struct collection *col,
 					   const struct memacct_task_stock *t)
 {
-	struct proc_flow k = { .key = { .tgid = t->tgid,
-					.start_boottime_ns = t->start_boottime_ns } };
-	struct proc_flow *f = bsearch(&k, col->pf, col->npf, sizeof(k), cmp_flow);
+	size_t i = t - col->st;
 
-	return f ? &f->f : NULL;
+	return col->topf && i < col->ntop ? col->topf[i] : NULL;
 }
 
 /* ---------------------------------------------------------------- formatting */
@@ -962,7 +1050,7 @@ static void format_self(struct dstate *d, const struct collection *col, struct m
 
 static void format(struct dstate *d, const struct collection *col, struct mbuf *b)
 {
-	size_t ntop = (size_t)d->o.top_n < (size_t)col->nst ? (size_t)d->o.top_n : (size_t)col->nst;
+	size_t ntop = col->ntop;
 	struct cg_labels cl;
 	struct mlabel l[4];
 
@@ -1047,7 +1135,7 @@ static void metrics_of_cgi(const struct dstate *d, const struct cgi *c, struct m
 static void write_json_log(struct dstate *d, const struct collection *col)
 {
 	struct report r = { .command = "daemon" };
-	size_t ntop = (size_t)d->o.top_n < (size_t)col->nst ? (size_t)d->o.top_n : (size_t)col->nst;
+	size_t ntop = col->ntop;
 	json_t *o, *arr;
 	char *s;
 
