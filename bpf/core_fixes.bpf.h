@@ -120,6 +120,35 @@ static __always_inline __u64 vmemmap_base_get(void)
 }
 
 /*
+ * mm->mm_lock_seq: moves when the mmap write lock is released (and, as a
+ * seqcount, is odd while it is held), so an unchanged value means no VMA was
+ * changed. Added with per-VMA locks in v6.4, commit 5e31275cc997 ("mm: add
+ * per-VMA lock and helper functions to control it") as an int, bumped at
+ * unlock; a seqcount_t since v6.14, commit eb449bd96954 ("mm: convert
+ * mm_lock_seq to a proper seqcount") - hashes as recalled, not verified here.
+ * Absent (no CONFIG_PER_VMA_LOCK, < 6.4): false, the caller looks the VMA up
+ * every time.
+ */
+struct mm_struct___lockseq_int {
+	int mm_lock_seq;
+};
+
+static __always_inline bool mm_vma_seq(struct mm_struct *mm, __u32 *seq)
+{
+	struct mm_struct___lockseq_int *old = (void *)mm;
+
+	if (bpf_core_field_exists(mm->mm_lock_seq.sequence)) {
+		*seq = BPF_CORE_READ(mm, mm_lock_seq.sequence);
+		return !(*seq & 1);	/* odd: a writer is changing VMAs now */
+	}
+	if (bpf_core_field_exists(old->mm_lock_seq)) {
+		*seq = BPF_CORE_READ(old, mm_lock_seq);
+		return true;
+	}
+	return false;
+}
+
+/*
  * Helpers and maps newer than the oldest kernel of the matrix (5.10); the
  * programs that need them are left out by user/bpf_loader.c:
  * - BPF_MAP_TYPE_TASK_STORAGE: v5.11, commit 4cf1bc1f1045 ("bpf: Implement

@@ -57,12 +57,30 @@ struct fault_pending {
 
 #define FOLD_BATCH	32
 
+/*
+ * The VMA the thread's last classification looked up (bpf_find_vma() costs
+ * ~150 ns: an mmap_lock trylock and a maple tree walk). Valid while the mm's
+ * VMA write sequence (mm_lock_seq, core_fixes.bpf.h) has not moved: every
+ * change of a VMA's range, flags or file takes the mmap write lock, whose
+ * release moves it. vma_seq_ok is 0 when nothing is cached.
+ */
+struct vma_cache {
+	__u64 mm;		/* the mm_struct's address */
+	__u64 start, end;	/* [vm_start, vm_end) */
+	__u64 flags;		/* vm_flags */
+	__u32 seq;		/* mm_lock_seq when it was looked up */
+	__u8 seq_ok;
+	__u8 file;		/* vm_file != NULL */
+	__u16 pad;
+};
+
 struct fault_state {
 	__u64 address;
 	__u64 error_code;
 	__u64 flt;		/* task->min_flt + task->maj_flt at fault entry */
 	__u32 state;
 	struct fault_pending pend;
+	struct vma_cache vma;
 };
 
 struct {
@@ -236,11 +254,18 @@ static __always_inline int fault_enter(unsigned long address, unsigned long erro
 static __noinline int fold(struct task_struct *task, struct fault_state *st)
 {
 	struct fault_pending *pd = &st->pend;
+	struct memacct_proc_key key;
 	struct memacct_proc *p;
 
 	if (!pd->n)
 		return 0;
-	p = proc_get(task, true);
+	/* the key through the BTF pointer; proc_get() makes the record */
+	key.tgid = task->tgid;
+	key.pad = 0;
+	key.start_boottime_ns = task->group_leader->start_boottime;
+	p = bpf_map_lookup_elem(&procs, &key);
+	if (!p)
+		p = proc_get(task, true);
 	if (p) {
 		if (pd->zero_fill)
 			__sync_fetch_and_add(&p->f.zero_fill_pages, pd->zero_fill);
@@ -276,6 +301,7 @@ int BPF_PROG(page_fault_kernel, unsigned long address, struct pt_regs *regs,
 
 struct vma_info {
 	__u64 flags;
+	__u64 start, end;
 	bool file;
 };
 
@@ -285,6 +311,37 @@ static long vma_cb(struct task_struct *task, struct vm_area_struct *vma, void *d
 
 	vi->flags = BPF_CORE_READ(vma, vm_flags);
 	vi->file = BPF_CORE_READ(vma, vm_file) != NULL;
+	vi->start = BPF_CORE_READ(vma, vm_start);
+	vi->end = BPF_CORE_READ(vma, vm_end);
+	return 0;
+}
+
+/* The VMA of st->address: from the thread's cache when still valid. */
+static __always_inline int vma_of(struct task_struct *task, struct fault_state *st,
+				  struct vma_info *vi)
+{
+	struct vma_cache *vc = &st->vma;
+	struct mm_struct *mm = task->mm;
+	__u32 seq = 0;
+	bool seq_ok = mm && mm_vma_seq(mm, &seq);
+
+	if (seq_ok && vc->seq_ok && vc->mm == (__u64)mm && vc->seq == seq &&
+	    st->address >= vc->start && st->address < vc->end) {
+		vi->flags = vc->flags;
+		vi->file = vc->file;
+		return 0;
+	}
+	if (bpf_find_vma(task, st->address, vma_cb, vi, 0))
+		return -1;
+	/* seq was read before the lookup: a change in between moves it, and
+	 * the entry is not used again */
+	vc->seq_ok = seq_ok;
+	vc->mm = (__u64)mm;
+	vc->seq = seq;
+	vc->start = vi->start;
+	vc->end = vi->end;
+	vc->flags = vi->flags;
+	vc->file = vi->file;
 	return 0;
 }
 
@@ -300,7 +357,7 @@ static __always_inline int classify(struct task_struct *task, struct fault_state
 		return ALLOC_ZERO;
 	if (!(st->error_code & X86_PF_WRITE))
 		return ALLOC_OTHER;
-	if (bpf_find_vma(task, st->address, vma_cb, &vi, 0)) {
+	if (vma_of(task, st, &vi)) {
 		drop(MEMACCT_DROP_VMA_BUSY);
 		return ALLOC_OTHER;
 	}
@@ -585,6 +642,15 @@ int BPF_PROG(sched_process_exec, struct task_struct *task)
 
 	if (p)
 		bpf_probe_read_kernel_str(p->comm, sizeof(p->comm), task->comm);
+	/* a new mm: forget the VMA cache (a new mm at the old address could
+	 * show the same sequence) */
+	if (bpf_core_enum_value_exists(enum bpf_map_type, BPF_MAP_TYPE_TASK_STORAGE)) {
+		struct fault_state *st;
+
+		st = bpf_task_storage_get(&fault_states, bpf_get_current_task_btf(), 0, 0);
+		if (st)
+			st->vma.seq_ok = 0;
+	}
 	return 0;
 }
 

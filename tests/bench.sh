@@ -196,12 +196,13 @@ fi
 
 # Per-program cost from kernel bpf_stats: one fault and one cow run under the
 # daemon with --bpf-stats; run_time_ns / run_cnt and runs per event.
-progstats() {
+progstats() {	# id name run_time_ns run_cnt of the programs loaded since $B/ids0
 	bpftool -j prog show | python3 -c '
 import json, sys
+old = set(open(sys.argv[1]).read().split())
 for p in json.load(sys.stdin):
-    if p.get("name") and "run_cnt" in p:
-        print(p["id"], p["name"], p["run_time_ns"], p["run_cnt"])'
+    if p.get("name") and "run_cnt" in p and str(p["id"]) not in old:
+        print(p["id"], p["name"], p["run_time_ns"], p["run_cnt"])' "$B/ids0"
 }
 perprog() {	# LABEL EVENTS CMD...
 	local label=$1 events=$2
@@ -219,6 +220,8 @@ perprog() {	# LABEL EVENTS CMD...
 		"$B/ps0" "$B/ps1"
 }
 if [ "${SKIP_AB:-0}" != 1 ]; then
+	wait_quiet
+	bpftool -j prog show | python3 -c 'import json, sys; print(*[p["id"] for p in json.load(sys.stdin)])' >"$B/ids0"
 	start_daemon 10s --bpf-stats
 	perprog "page fault bench" $((256 * 256 * 8)) "$B/fault" 256 8
 	perprog "fork+CoW bench" $((256 * 256 * 4)) "$B/cow" 256 4
