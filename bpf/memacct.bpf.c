@@ -38,13 +38,11 @@ enum {
 };
 
 /*
- * The thread's flows not yet added to its process's record: counting here is
- * a plain increment by the thread itself (no procs lookup, no atomics per
- * fault). Only the owning thread reads and writes them, so they need no
- * locking; they are folded into the record (fold()) every FOLD_BATCH events,
- * when the thread is switched out (sched_switch) and when it exits. So a
- * thread that is not running has nothing pending; a running one at most
- * FOLD_BATCH - 1 events.
+ * The running thread's flows not yet added to its process's record: counting
+ * here is a plain increment (no procs lookup, no atomics per fault). They are
+ * folded into the record (fold()) every FOLD_BATCH events, when the thread is
+ * switched out (sched_switch) and when it exits. So a thread that is not
+ * running has nothing pending; a running one at most FOLD_BATCH - 1 events.
  */
 struct fault_pending {
 	__u32 n;		/* events since the last fold */
@@ -74,12 +72,40 @@ struct vma_cache {
 	__u16 pad;
 };
 
-struct fault_state {
+/* The fault in progress (DESIGN.md steps 1-3). */
+struct fault_ctx {
 	__u64 address;
 	__u64 error_code;
 	__u64 flt;		/* task->min_flt + task->maj_flt at fault entry */
 	__u32 state;
+	__u32 pad;
+};
+
+/*
+ * Per CPU: the fault state and pending flows of the thread running there.
+ * An array lookup (inlined by the verifier) instead of a task-storage lookup
+ * on each of the 2-3 program runs per fault. Exact because the slot belongs
+ * to no thread but the one running: sched_switch folds the leaving thread's
+ * pending flows, moves a fault still in progress (the thread slept or was
+ * preempted inside it) to the thread's task storage, and frees the slot, so
+ * slot.task is 0 or current, and preemption is off while a program runs.
+ */
+struct cpu_slot {
+	__u64 task;		/* task_struct address of its thread; 0: free */
+	struct fault_ctx f;
 	struct fault_pending pend;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct cpu_slot);
+} cpu_slots SEC(".maps");
+
+/* Per thread: a fault moved out of its CPU slot, and the VMA cache. */
+struct fault_state {
+	struct fault_ctx f;
 	struct vma_cache vma;
 };
 
@@ -218,10 +244,26 @@ static __always_inline __u64 task_flt(struct task_struct *task)
 	return task->min_flt + task->maj_flt;
 }
 
+/* The CPU slot, claimed for the current thread (see struct cpu_slot). */
+static __always_inline struct cpu_slot *slot_claim(__u64 task)
+{
+	__u32 zero = 0;
+	struct cpu_slot *sl = bpf_map_lookup_elem(&cpu_slots, &zero);
+
+	if (!sl || sl->task == task)
+		return sl;
+	/* free, or left by a thread switched out before sched_switch was
+	 * attached (only while attaching): its pending flows are lost */
+	__builtin_memset(&sl->pend, 0, sizeof(sl->pend));
+	sl->f.state = FAULT_NONE;
+	sl->task = task;
+	return sl;
+}
+
 static __always_inline int fault_enter(unsigned long address, unsigned long error_code)
 {
 	struct task_struct *task;
-	struct fault_state *st;
+	struct cpu_slot *sl;
 
 	/*
 	 * With one NUMA node only write faults can be classified (DESIGN.md
@@ -232,28 +274,25 @@ static __always_inline int fault_enter(unsigned long address, unsigned long erro
 	if (!nr_node_ranges && !(error_code & X86_PF_WRITE))
 		return 0;
 	task = bpf_get_current_task_btf();
-	st = bpf_task_storage_get(&fault_states, task, 0,
-				  BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!st) {
-		drop(MEMACCT_DROP_TASK_STORAGE);
+	sl = slot_claim((__u64)task);
+	if (!sl)
 		return 0;
-	}
-	st->address = address;
-	st->error_code = error_code;
-	st->flt = task_flt(task);
-	st->state = FAULT_ACTIVE;
+	sl->f.address = address;
+	sl->f.error_code = error_code;
+	sl->f.flt = task_flt(task);
+	sl->f.state = FAULT_ACTIVE;
 	return 0;
 }
 
 /*
  * Add the current thread's pending flows to its process's record. Called
- * only by the thread itself (mm_page_alloc, sched_switch of prev == current,
- * sched_process_exit), so @st has a single writer. A process the filter does
- * not want, or a full procs map, drops them, as counting each event did.
+ * only for the current thread (mm_page_alloc, sched_switch of prev ==
+ * current, sched_process_exit) on its own CPU's slot, with preemption off:
+ * no concurrent writer. A process the filter does not want, or a full procs
+ * map, drops them, as counting each event did.
  */
-static __noinline int fold(struct task_struct *task, struct fault_state *st)
+static __noinline int fold(struct task_struct *task, struct fault_pending *pd)
 {
-	struct fault_pending *pd = &st->pend;
 	struct memacct_proc_key key;
 	struct memacct_proc *p;
 
@@ -316,22 +355,27 @@ static long vma_cb(struct task_struct *task, struct vm_area_struct *vma, void *d
 	return 0;
 }
 
-/* The VMA of st->address: from the thread's cache when still valid. */
-static __always_inline int vma_of(struct task_struct *task, struct fault_state *st,
+/* The VMA of f->address: from the thread's cache when still valid. */
+static __always_inline int vma_of(struct task_struct *task, struct fault_ctx *f,
 				  struct vma_info *vi)
 {
-	struct vma_cache *vc = &st->vma;
+	struct fault_state *st;
+	struct vma_cache *vc;
 	struct mm_struct *mm = task->mm;
 	__u32 seq = 0;
 	bool seq_ok = mm && mm_vma_seq(mm, &seq);
 
+	st = bpf_task_storage_get(&fault_states, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!st)
+		return bpf_find_vma(task, f->address, vma_cb, vi, 0) ? -1 : 0;
+	vc = &st->vma;
 	if (seq_ok && vc->seq_ok && vc->mm == (__u64)mm && vc->seq == seq &&
-	    st->address >= vc->start && st->address < vc->end) {
+	    f->address >= vc->start && f->address < vc->end) {
 		vi->flags = vc->flags;
 		vi->file = vc->file;
 		return 0;
 	}
-	if (bpf_find_vma(task, st->address, vma_cb, vi, 0))
+	if (bpf_find_vma(task, f->address, vma_cb, vi, 0))
 		return -1;
 	/* seq was read before the lookup: a change in between moves it, and
 	 * the entry is not used again */
@@ -348,22 +392,22 @@ static __always_inline int vma_of(struct task_struct *task, struct fault_state *
 enum alloc_kind { ALLOC_OTHER, ALLOC_ZERO, ALLOC_COW_ANON, ALLOC_COW_FILE };
 
 /* DESIGN.md step 4: what the first user allocation of a fault was for. */
-static __always_inline int classify(struct task_struct *task, struct fault_state *st,
+static __always_inline int classify(struct task_struct *task, struct fault_ctx *f,
 				    __u32 gfp)
 {
 	struct vma_info vi = {};
 
 	if (gfp & gfp_zero)
 		return ALLOC_ZERO;
-	if (!(st->error_code & X86_PF_WRITE))
+	if (!(f->error_code & X86_PF_WRITE))
 		return ALLOC_OTHER;
-	if (vma_of(task, st, &vi)) {
+	if (vma_of(task, f, &vi)) {
 		drop(MEMACCT_DROP_VMA_BUSY);
 		return ALLOC_OTHER;
 	}
 	if (vi.flags & VM_SHARED_FLAG)
 		return ALLOC_OTHER;	/* write-notify or page cache fill */
-	if (st->error_code & X86_PF_PROT)	/* present, write-protected */
+	if (f->error_code & X86_PF_PROT)	/* present, write-protected */
 		return vi.file ? ALLOC_COW_FILE : ALLOC_COW_ANON;
 	/* not present: a private file page is copied from the page cache;
 	 * an anon one without __GFP_ZERO is a swap-in */
@@ -389,9 +433,11 @@ SEC("tp_btf/mm_page_alloc")
 int BPF_PROG(mm_page_alloc, struct page *page, unsigned int order, gfp_t gfp_flags,
 	     int migratetype)
 {
-	__u32 gfp = gfp_flags;
+	__u32 gfp = gfp_flags, zero = 0;
 	struct task_struct *task;
 	struct fault_state *st;
+	struct cpu_slot *sl;
+	struct fault_ctx *f;
 	int kind = ALLOC_OTHER, node;
 	bool remote = false;
 
@@ -399,17 +445,32 @@ int BPF_PROG(mm_page_alloc, struct page *page, unsigned int order, gfp_t gfp_fla
 	if ((gfp & gfp_user) != gfp_user)
 		return 0;
 	task = bpf_get_current_task_btf();
-	st = bpf_task_storage_get(&fault_states, task, 0, 0);
-	if (!st || st->state == FAULT_NONE)
+	sl = bpf_map_lookup_elem(&cpu_slots, &zero);
+	if (!sl)
 		return 0;
-	if (st->flt != task_flt(task)) {	/* that fault has finished */
-		st->state = FAULT_NONE;
+	if (sl->task != (__u64)task) {
+		/* the thread left the CPU inside its fault: take the fault
+		 * back from its task storage (sched_switch put it there) */
+		st = bpf_task_storage_get(&fault_states, task, 0, 0);
+		if (!st || st->f.state == FAULT_NONE)
+			return 0;
+		sl = slot_claim((__u64)task);
+		if (!sl)
+			return 0;
+		sl->f = st->f;
+		st->f.state = FAULT_NONE;
+	}
+	f = &sl->f;
+	if (f->state == FAULT_NONE)
+		return 0;
+	if (f->flt != task_flt(task)) {	/* that fault has finished */
+		f->state = FAULT_NONE;
 		return 0;
 	}
-	if (st->state == FAULT_ACTIVE && order == 0 &&
+	if (f->state == FAULT_ACTIVE && order == 0 &&
 	    (gfp & ~(gfp_zero | gfp_comp)) == gfp_highuser_movable) {
-		st->state = FAULT_CLASSIFIED;
-		kind = classify(task, st, gfp);
+		f->state = FAULT_CLASSIFIED;
+		kind = classify(task, f, gfp);
 	}
 	if (nr_node_ranges) {
 		__u64 page_addr = 0;
@@ -422,38 +483,58 @@ int BPF_PROG(mm_page_alloc, struct page *page, unsigned int order, gfp_t gfp_fla
 	}
 	switch (kind) {
 	case ALLOC_ZERO:
-		st->pend.zero_fill++;
+		sl->pend.zero_fill++;
 		break;
 	case ALLOC_COW_ANON:
-		st->pend.cow++;
+		sl->pend.cow++;
 		break;
 	case ALLOC_COW_FILE:
-		st->pend.cow_file++;
+		sl->pend.cow_file++;
 		break;
 	}
 	if (nr_node_ranges) {
-		st->pend.fault_alloc += 1U << (order & 31);
+		sl->pend.fault_alloc += 1U << (order & 31);
 		if (remote)
-			st->pend.remote += 1U << (order & 31);
+			sl->pend.remote += 1U << (order & 31);
 	}
-	if (++st->pend.n >= FOLD_BATCH)
-		fold(task, st);
+	if (++sl->pend.n >= FOLD_BATCH)
+		fold(task, &sl->pend);
 	return 0;
 }
 
 /*
  * The thread leaves the CPU (prev is current here): fold what it counted, so
  * that readers of the procs map see exact flows for every thread that is not
- * running. Threads that never faulted have no storage: one cheap lookup.
+ * running; a fault it is still inside (it sleeps in reclaim or I/O, or was
+ * preempted) moves to its task storage; the slot is freed. A thread that did
+ * not fault since it last ran costs one array lookup.
  */
 SEC("tp_btf/sched_switch")
 int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	struct fault_state *st = bpf_task_storage_get(&fault_states, task, 0, 0);
+	struct fault_state *st;
+	struct cpu_slot *sl;
+	__u32 zero = 0;
 
-	if (st && st->pend.n)
-		fold(task, st);
+	sl = bpf_map_lookup_elem(&cpu_slots, &zero);
+	if (!sl || sl->task != (__u64)task)
+		return 0;
+	if (sl->pend.n)
+		fold(task, &sl->pend);
+	/* still inside the fault (no fault finished since it entered), with
+	 * an allocation left to classify or, with NUMA nodes, to place */
+	if (sl->f.state != FAULT_NONE && sl->f.flt == task_flt(task) &&
+	    (sl->f.state == FAULT_ACTIVE || nr_node_ranges)) {
+		st = bpf_task_storage_get(&fault_states, task, 0,
+					  BPF_LOCAL_STORAGE_GET_F_CREATE);
+		if (st)
+			st->f = sl->f;
+		else
+			drop(MEMACCT_DROP_TASK_STORAGE);
+	}
+	sl->f.state = FAULT_NONE;
+	sl->task = 0;
 	return 0;
 }
 
@@ -690,14 +771,19 @@ int BPF_PROG(sched_process_exit, struct task_struct *task)
 		if (p)
 			__sync_fetch_and_add(&p->f.oom_kills, 1);
 	}
-	/* every thread folds its pending flows (task is current here); no
-	 * task storage before v5.11 (core_fixes.bpf.h): nothing pending */
+	/* every thread folds its pending flows (task is current here); the
+	 * fault programs need v5.11 (core_fixes.bpf.h): before, nothing is
+	 * pending and bpf_get_current_task_btf() is missing */
 	if (bpf_core_enum_value_exists(enum bpf_map_type, BPF_MAP_TYPE_TASK_STORAGE)) {
 		struct task_struct *cur = bpf_get_current_task_btf();
-		struct fault_state *st = bpf_task_storage_get(&fault_states, cur, 0, 0);
+		__u32 zero = 0;
+		struct cpu_slot *sl = bpf_map_lookup_elem(&cpu_slots, &zero);
 
-		if (st && st->pend.n)
-			fold(cur, st);
+		if (sl && sl->task == (__u64)cur) {
+			fold(cur, &sl->pend);
+			sl->f.state = FAULT_NONE;
+			sl->task = 0;
+		}
 	}
 	if (BPF_CORE_READ(sig, live.counter) != 0)
 		return 0;	/* other threads still run */
