@@ -60,7 +60,7 @@ struct fault_pending {
  * ~150 ns: an mmap_lock trylock and a maple tree walk). Valid while the mm's
  * VMA write sequence (mm_lock_seq, core_fixes.bpf.h) has not moved: every
  * change of a VMA's range, flags or file takes the mmap write lock, whose
- * release moves it. vma_seq_ok is 0 when nothing is cached.
+ * release moves it. seq_ok is 0 when nothing is cached.
  */
 struct vma_cache {
 	__u64 mm;		/* the mm_struct's address */
@@ -83,7 +83,7 @@ struct fault_ctx {
 
 /*
  * Per CPU: the fault state and pending flows of the thread running there.
- * An array lookup (inlined by the verifier) instead of a task-storage lookup
+ * An array lookup (no locking, no recursion guard) instead of a task-storage lookup
  * on each of the 2-3 program runs per fault. Exact because the slot belongs
  * to no thread but the one running: sched_switch folds the leaving thread's
  * pending flows, moves a fault still in progress (the thread slept or was

@@ -720,6 +720,7 @@ static void heap_down(const struct memacct_task_stock *v, long *h, size_t n, siz
 {
 	for (;;) {
 		size_t l = 2 * i + 1, m = i;
+		long t;
 
 		if (l < n && rss_of(&v[h[l]]) < rss_of(&v[h[m]]))
 			m = l;
@@ -727,7 +728,7 @@ static void heap_down(const struct memacct_task_stock *v, long *h, size_t n, siz
 			m = l + 1;
 		if (m == i)
 			return;
-		long t = h[i];
+		t = h[i];
 		h[i] = h[m];
 		h[m] = t;
 		i = m;
