@@ -149,13 +149,65 @@ static __always_inline bool mm_vma_seq(struct mm_struct *mm, __u32 *seq)
 }
 
 /*
+ * Before v6.1 each task had a small cache of the VMAs find_vma() returned,
+ * task->vmacache.vmas[4], valid while its seqnum equals mm->vmacache_seqnum.
+ * The fault handler's find_vma() runs before any allocation of the fault and
+ * leaves the VMA of the faulting address in one of the four slots (a hit in
+ * any slot, or the slot (addr >> PAGE_SHIFT) & 3 on a miss), so the slots are
+ * searched as vmacache_find() does. Removed in v6.1, commit 7964cf8caa4d
+ * ("mm: remove vmacache"); bpf_find_vma() came in v5.17. The *_old programs
+ * (kernels without bpf_find_vma()) read the VMA here. Returns 0 with the
+ * VMA's flags and whether it maps a file, -1 if it is not cached.
+ */
+struct vmacache___old {
+	__u64 seqnum;
+	struct vm_area_struct *vmas[4];
+};
+
+struct task_struct___vmacache {
+	struct vmacache___old vmacache;
+};
+
+struct mm_struct___vmacache {
+	__u64 vmacache_seqnum;
+};
+
+static __always_inline int vmacache_vma(struct task_struct *task, __u64 addr,
+					__u64 *flags, bool *file)
+{
+	struct task_struct___vmacache *t = (void *)task;
+	struct vm_area_struct *vmas[4] = {};
+	struct mm_struct___vmacache *mm;
+
+	if (!bpf_core_field_exists(t->vmacache))
+		return -1;
+	mm = (void *)BPF_CORE_READ(task, mm);
+	if (!mm || BPF_CORE_READ(t, vmacache.seqnum) != BPF_CORE_READ(mm, vmacache_seqnum))
+		return -1;
+	bpf_core_read(&vmas, sizeof(vmas), &t->vmacache.vmas);
+#pragma unroll
+	for (int i = 0; i < 4; i++) {
+		struct vm_area_struct *vma = vmas[i];
+
+		if (!vma || (void *)BPF_CORE_READ(vma, vm_mm) != (void *)mm ||
+		    addr < BPF_CORE_READ(vma, vm_start) || addr >= BPF_CORE_READ(vma, vm_end))
+			continue;
+		*flags = BPF_CORE_READ(vma, vm_flags);
+		*file = BPF_CORE_READ(vma, vm_file) != NULL;
+		return 0;
+	}
+	return -1;
+}
+
+/*
  * Helpers and maps newer than the oldest kernel of the matrix (5.10); the
  * programs that need them are left out by user/bpf_loader.c:
  * - BPF_MAP_TYPE_TASK_STORAGE: v5.11, commit 4cf1bc1f1045 ("bpf: Implement
- *   task local storage"); the fault programs (CoW classifier, remote-NUMA
- *   allocations) need it, fault_states becomes a 1-entry hash then.
+ *   task local storage"); without it fault_states becomes a 1-entry hash and
+ *   the fault programs' *_old variants keep a fault that left its CPU slot in
+ *   the fault_spill hash (keyed by thread id) instead.
  * - bpf_find_vma(): v5.17, commit 7c7e3d31e785 ("bpf: Introduce helper
- *   bpf_find_vma"); mm_page_alloc needs it.
+ *   bpf_find_vma"); without it the *_old variants read the vmacache (above).
  * - bpf_get_current_task_btf(): v5.11, commit 3ca1032ab7ab ("bpf: Add
  *   bpf_get_current_task_btf helper"). Programs that only CO-RE-read the
  *   task use current_task(), which falls back to bpf_get_current_task().

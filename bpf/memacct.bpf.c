@@ -116,6 +116,19 @@ struct {
 	__type(value, struct fault_state);
 } fault_states SEC(".maps");
 
+/*
+ * Kernels without task storage or bpf_find_vma() (5.10 .. 5.16): a fault
+ * moved out of its CPU slot goes here, keyed by thread id (the *_old
+ * programs; deleted when taken back and at thread exit).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 32768);
+	__type(key, __u32);
+	__type(value, struct fault_ctx);
+} fault_spill SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 32768);
@@ -244,6 +257,19 @@ static __always_inline __u64 task_flt(struct task_struct *task)
 	return task->min_flt + task->maj_flt;
 }
 
+/* The same for a task pointer that is a plain number (the *_old programs). */
+static __always_inline __u64 task_flt_old(struct task_struct *task)
+{
+	return BPF_CORE_READ(task, min_flt) + BPF_CORE_READ(task, maj_flt);
+}
+
+/* The current task: a BTF pointer, or for the *_old programs (no
+ * bpf_get_current_task_btf() before v5.11) a number for probe reads. */
+static __always_inline struct task_struct *cur_task(bool old)
+{
+	return old ? (struct task_struct *)bpf_get_current_task() : bpf_get_current_task_btf();
+}
+
 /* The CPU slot, claimed for the current thread (see struct cpu_slot). */
 static __always_inline struct cpu_slot *slot_claim(__u64 task)
 {
@@ -260,7 +286,8 @@ static __always_inline struct cpu_slot *slot_claim(__u64 task)
 	return sl;
 }
 
-static __always_inline int fault_enter(unsigned long address, unsigned long error_code)
+static __always_inline int fault_enter(unsigned long address, unsigned long error_code,
+				       bool old)
 {
 	struct task_struct *task;
 	struct cpu_slot *sl;
@@ -273,13 +300,13 @@ static __always_inline int fault_enter(unsigned long address, unsigned long erro
 	 */
 	if (!nr_node_ranges && !(error_code & X86_PF_WRITE))
 		return 0;
-	task = bpf_get_current_task_btf();
+	task = cur_task(old);
 	sl = slot_claim((__u64)task);
 	if (!sl)
 		return 0;
 	sl->f.address = address;
 	sl->f.error_code = error_code;
-	sl->f.flt = task_flt(task);
+	sl->f.flt = old ? task_flt_old(task) : task_flt(task);
 	sl->f.state = FAULT_ACTIVE;
 	return 0;
 }
@@ -291,6 +318,23 @@ static __always_inline int fault_enter(unsigned long address, unsigned long erro
  * no concurrent writer. A process the filter does not want, or a full procs
  * map, drops them, as counting each event did.
  */
+static __always_inline void fold_into(struct memacct_proc *p, struct fault_pending *pd)
+{
+	if (p) {
+		if (pd->zero_fill)
+			__sync_fetch_and_add(&p->f.zero_fill_pages, pd->zero_fill);
+		if (pd->cow)
+			__sync_fetch_and_add(&p->f.cow_copied_pages, pd->cow);
+		if (pd->cow_file)
+			__sync_fetch_and_add(&p->f.cow_file_copied_pages, pd->cow_file);
+		if (pd->fault_alloc)
+			__sync_fetch_and_add(&p->f.fault_alloc_pages, pd->fault_alloc);
+		if (pd->remote)
+			__sync_fetch_and_add(&p->f.remote_numa_alloc_pages, pd->remote);
+	}
+	__builtin_memset(pd, 0, sizeof(*pd));
+}
+
 static __noinline int fold(struct task_struct *task, struct fault_pending *pd)
 {
 	struct memacct_proc_key key;
@@ -305,27 +349,32 @@ static __noinline int fold(struct task_struct *task, struct fault_pending *pd)
 	p = bpf_map_lookup_elem(&procs, &key);
 	if (!p)
 		p = proc_get(task, true);
-	if (p) {
-		if (pd->zero_fill)
-			__sync_fetch_and_add(&p->f.zero_fill_pages, pd->zero_fill);
-		if (pd->cow)
-			__sync_fetch_and_add(&p->f.cow_copied_pages, pd->cow);
-		if (pd->cow_file)
-			__sync_fetch_and_add(&p->f.cow_file_copied_pages, pd->cow_file);
-		if (pd->fault_alloc)
-			__sync_fetch_and_add(&p->f.fault_alloc_pages, pd->fault_alloc);
-		if (pd->remote)
-			__sync_fetch_and_add(&p->f.remote_numa_alloc_pages, pd->remote);
-	}
-	__builtin_memset(pd, 0, sizeof(*pd));
+	fold_into(p, pd);
 	return 0;
+}
+
+/* fold() for a task pointer that is a number (probe reads) */
+static __noinline int fold_old(struct task_struct *task, struct fault_pending *pd)
+{
+	if (pd->n)
+		fold_into(proc_get(task, true), pd);
+	return 0;
+}
+
+static __always_inline void fold_any(struct task_struct *task, struct fault_pending *pd,
+				     bool old)
+{
+	if (old)
+		fold_old(task, pd);
+	else
+		fold(task, pd);
 }
 
 SEC("tp_btf/page_fault_user")
 int BPF_PROG(page_fault_user, unsigned long address, struct pt_regs *regs,
 	     unsigned long error_code)
 {
-	return fault_enter(address, error_code);
+	return fault_enter(address, error_code, false);
 }
 
 /* Kernel-mode faults on user addresses (copy_to_user into a CoW page). */
@@ -335,7 +384,7 @@ int BPF_PROG(page_fault_kernel, unsigned long address, struct pt_regs *regs,
 {
 	if (address >= USER_ADDR_MAX)
 		return 0;
-	return fault_enter(address, error_code);
+	return fault_enter(address, error_code, false);
 }
 
 struct vma_info {
@@ -393,7 +442,7 @@ enum alloc_kind { ALLOC_OTHER, ALLOC_ZERO, ALLOC_COW_ANON, ALLOC_COW_FILE };
 
 /* DESIGN.md step 4: what the first user allocation of a fault was for. */
 static __always_inline int classify(struct task_struct *task, struct fault_ctx *f,
-				    __u32 gfp)
+				    __u32 gfp, bool old)
 {
 	struct vma_info vi = {};
 
@@ -401,7 +450,7 @@ static __always_inline int classify(struct task_struct *task, struct fault_ctx *
 		return ALLOC_ZERO;
 	if (!(f->error_code & X86_PF_WRITE))
 		return ALLOC_OTHER;
-	if (vma_of(task, f, &vi)) {
+	if (old ? vmacache_vma(task, f->address, &vi.flags, &vi.file) : vma_of(task, f, &vi)) {
 		drop(MEMACCT_DROP_VMA_BUSY);
 		return ALLOC_OTHER;
 	}
@@ -429,48 +478,70 @@ static __always_inline int page_node(__u64 page_addr)
 	return -1;
 }
 
-SEC("tp_btf/mm_page_alloc")
-int BPF_PROG(mm_page_alloc, struct page *page, unsigned int order, gfp_t gfp_flags,
-	     int migratetype)
+/* The fault moved out of the CPU slot by sched_switch, taken back (or NULL). */
+static __always_inline struct cpu_slot *slot_take_back(struct task_struct *task, bool old)
 {
-	__u32 gfp = gfp_flags, zero = 0;
-	struct task_struct *task;
 	struct fault_state *st;
+	struct fault_ctx *sp;
+	struct cpu_slot *sl;
+	__u32 tid;
+
+	if (old) {
+		tid = (__u32)bpf_get_current_pid_tgid();
+		sp = bpf_map_lookup_elem(&fault_spill, &tid);
+		if (!sp)
+			return NULL;
+		sl = sp->state != FAULT_NONE ? slot_claim((__u64)task) : NULL;
+		if (sl)
+			sl->f = *sp;
+		bpf_map_delete_elem(&fault_spill, &tid);
+		return sl;
+	}
+	st = bpf_task_storage_get(&fault_states, task, 0, 0);
+	if (!st || st->f.state == FAULT_NONE)
+		return NULL;
+	sl = slot_claim((__u64)task);
+	if (sl)
+		sl->f = st->f;
+	st->f.state = FAULT_NONE;
+	return sl;
+}
+
+static __always_inline int page_alloc(unsigned long long *ctx, unsigned int order,
+				      __u32 gfp, bool old)
+{
+	struct task_struct *task;
 	struct cpu_slot *sl;
 	struct fault_ctx *f;
 	int kind = ALLOC_OTHER, node;
 	bool remote = false;
+	__u32 zero = 0;
 
 	/* kernel allocations (most calls) leave before any helper call */
 	if ((gfp & gfp_user) != gfp_user)
 		return 0;
-	task = bpf_get_current_task_btf();
+	task = cur_task(old);
 	sl = bpf_map_lookup_elem(&cpu_slots, &zero);
 	if (!sl)
 		return 0;
 	if (sl->task != (__u64)task) {
 		/* the thread left the CPU inside its fault: take the fault
-		 * back from its task storage (sched_switch put it there) */
-		st = bpf_task_storage_get(&fault_states, task, 0, 0);
-		if (!st || st->f.state == FAULT_NONE)
-			return 0;
-		sl = slot_claim((__u64)task);
+		 * back (sched_switch put it in task storage or the hash) */
+		sl = slot_take_back(task, old);
 		if (!sl)
 			return 0;
-		sl->f = st->f;
-		st->f.state = FAULT_NONE;
 	}
 	f = &sl->f;
 	if (f->state == FAULT_NONE)
 		return 0;
-	if (f->flt != task_flt(task)) {	/* that fault has finished */
-		f->state = FAULT_NONE;
+	if (f->flt != (old ? task_flt_old(task) : task_flt(task))) {
+		f->state = FAULT_NONE;	/* that fault has finished */
 		return 0;
 	}
 	if (f->state == FAULT_ACTIVE && order == 0 &&
 	    (gfp & ~(gfp_zero | gfp_comp)) == gfp_highuser_movable) {
 		f->state = FAULT_CLASSIFIED;
-		kind = classify(task, f, gfp);
+		kind = classify(task, f, gfp, old);
 	}
 	if (nr_node_ranges) {
 		__u64 page_addr = 0;
@@ -498,8 +569,15 @@ int BPF_PROG(mm_page_alloc, struct page *page, unsigned int order, gfp_t gfp_fla
 			sl->pend.remote += 1U << (order & 31);
 	}
 	if (++sl->pend.n >= FOLD_BATCH)
-		fold(task, &sl->pend);
+		fold_any(task, &sl->pend, old);
 	return 0;
+}
+
+SEC("tp_btf/mm_page_alloc")
+int BPF_PROG(mm_page_alloc, struct page *page, unsigned int order, gfp_t gfp_flags,
+	     int migratetype)
+{
+	return page_alloc(ctx, order, gfp_flags, false);
 }
 
 /*
@@ -509,33 +587,81 @@ int BPF_PROG(mm_page_alloc, struct page *page, unsigned int order, gfp_t gfp_fla
  * preempted) moves to its task storage; the slot is freed. A thread that did
  * not fault since it last ran costs one array lookup.
  */
-SEC("tp_btf/sched_switch")
-int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev)
+static __always_inline int switch_out(bool old)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
+	struct task_struct *task = cur_task(old);
 	struct fault_state *st;
 	struct cpu_slot *sl;
-	__u32 zero = 0;
+	__u32 zero = 0, tid;
 
 	sl = bpf_map_lookup_elem(&cpu_slots, &zero);
 	if (!sl || sl->task != (__u64)task)
 		return 0;
 	if (sl->pend.n)
-		fold(task, &sl->pend);
+		fold_any(task, &sl->pend, old);
 	/* still inside the fault (no fault finished since it entered), with
 	 * an allocation left to classify or, with NUMA nodes, to place */
-	if (sl->f.state != FAULT_NONE && sl->f.flt == task_flt(task) &&
+	if (sl->f.state != FAULT_NONE &&
+	    sl->f.flt == (old ? task_flt_old(task) : task_flt(task)) &&
 	    (sl->f.state == FAULT_ACTIVE || nr_node_ranges)) {
-		st = bpf_task_storage_get(&fault_states, task, 0,
-					  BPF_LOCAL_STORAGE_GET_F_CREATE);
-		if (st)
-			st->f = sl->f;
-		else
-			drop(MEMACCT_DROP_TASK_STORAGE);
+		if (old) {
+			tid = (__u32)bpf_get_current_pid_tgid();
+			if (bpf_map_update_elem(&fault_spill, &tid, &sl->f, BPF_ANY))
+				drop(MEMACCT_DROP_TASK_STORAGE);
+		} else {
+			st = bpf_task_storage_get(&fault_states, task, 0,
+						  BPF_LOCAL_STORAGE_GET_F_CREATE);
+			if (st)
+				st->f = sl->f;
+			else
+				drop(MEMACCT_DROP_TASK_STORAGE);
+		}
 	}
 	sl->f.state = FAULT_NONE;
 	sl->task = 0;
 	return 0;
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev)
+{
+	return switch_out(false);
+}
+
+/*
+ * The same programs for kernels without task storage or bpf_find_vma()
+ * (5.10 .. 5.16; user/bpf_loader.c loads one set): the current task through
+ * probe reads (no bpf_get_current_task_btf() before v5.11), a fault moved out
+ * of its CPU slot in the fault_spill hash, the VMA from the task's vmacache
+ * (core_fixes.bpf.h) instead of bpf_find_vma().
+ */
+SEC("tp_btf/page_fault_user")
+int BPF_PROG(page_fault_user_old, unsigned long address, struct pt_regs *regs,
+	     unsigned long error_code)
+{
+	return fault_enter(address, error_code, true);
+}
+
+SEC("tp_btf/page_fault_kernel")
+int BPF_PROG(page_fault_kernel_old, unsigned long address, struct pt_regs *regs,
+	     unsigned long error_code)
+{
+	if (address >= USER_ADDR_MAX)
+		return 0;
+	return fault_enter(address, error_code, true);
+}
+
+SEC("tp_btf/mm_page_alloc")
+int BPF_PROG(mm_page_alloc_old, struct page *page, unsigned int order, gfp_t gfp_flags,
+	     int migratetype)
+{
+	return page_alloc(ctx, order, gfp_flags, true);
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(sched_switch_old, bool preempt, struct task_struct *prev)
+{
+	return switch_out(true);
 }
 
 /* ---- pinned memory: locked_vm and pinned_vm after each syscall that moves them */
@@ -771,19 +897,22 @@ int BPF_PROG(sched_process_exit, struct task_struct *task)
 		if (p)
 			__sync_fetch_and_add(&p->f.oom_kills, 1);
 	}
-	/* every thread folds its pending flows (task is current here); the
-	 * fault programs need v5.11 (core_fixes.bpf.h): before, nothing is
-	 * pending and bpf_get_current_task_btf() is missing */
-	if (bpf_core_enum_value_exists(enum bpf_map_type, BPF_MAP_TYPE_TASK_STORAGE)) {
-		struct task_struct *cur = bpf_get_current_task_btf();
-		__u32 zero = 0;
+	/* every thread folds its pending flows (task is current here) and
+	 * frees its CPU slot; bpf_get_current_task_btf() came in v5.11 */
+	{
+		__u32 zero = 0, ctid = (__u32)bpf_get_current_pid_tgid();
 		struct cpu_slot *sl = bpf_map_lookup_elem(&cpu_slots, &zero);
 
-		if (sl && sl->task == (__u64)cur) {
-			fold(cur, &sl->pend);
+		if (sl && sl->task == bpf_get_current_task()) {
+			if (bpf_core_enum_value_exists(enum bpf_func_id,
+						       BPF_FUNC_get_current_task_btf))
+				fold(bpf_get_current_task_btf(), &sl->pend);
+			else
+				fold_old(current_task(), &sl->pend);
 			sl->f.state = FAULT_NONE;
 			sl->task = 0;
 		}
+		bpf_map_delete_elem(&fault_spill, &ctid);
 	}
 	if (BPF_CORE_READ(sig, live.counter) != 0)
 		return 0;	/* other threads still run */
