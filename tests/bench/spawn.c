@@ -29,6 +29,7 @@ int main(int argc, char **argv)
 	fflush(stdout);
 	while (read(0, &c, 1) > 0)
 		;
-	kill(0, SIGKILL);
+	signal(SIGTERM, SIG_IGN);	/* the children only: exit quietly */
+	kill(0, SIGTERM);
 	return 0;
 }
