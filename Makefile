@@ -115,7 +115,19 @@ VMTEST_OPTIONAL ?= sid
 vmtest: $(VMTEST_DIR)/bin/memacct $(STATIC_WORKLOADS)
 	$(Q)VMTEST_OPTIONAL="$(VMTEST_OPTIONAL)" tests/vmtest/run.sh $(VMTEST_DIR) $(VMTEST_KERNELS)
 
-bench: $(OUTPUT)/memacct $(WORKLOADS)
+# Bench only: empty programs on memacct's hot tracepoints (the floor arm).
+$(OUTPUT)/bench/empty.bpf.o: tests/bench/empty.bpf.c $(VMLINUX)
+	$(Q)mkdir -p $(@D)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
+		-Ivmlinux/$(ARCH) -c $< -o $@
+
+$(OUTPUT)/bench/empty_attach: tests/bench/empty_attach.c
+	$(Q)mkdir -p $(@D)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $(WARNINGS) $< $(LIBS) -o $@
+
+bench: $(OUTPUT)/memacct $(WORKLOADS) $(OUTPUT)/bench/empty.bpf.o $(OUTPUT)/bench/empty_attach
 	$(Q)tests/bench.sh $(CURDIR)/$(OUTPUT)
 
 install: $(OUTPUT)/memacct

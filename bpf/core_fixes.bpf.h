@@ -48,6 +48,24 @@ static __always_inline __u64 mm_counter_pages(struct mm_struct *mm, int member)
 }
 
 /*
+ * The same for programs with a BTF pointer to the mm: a direct load on >= 6.2.
+ * The old layout stays a bpf_probe_read_kernel(): a direct load through the
+ * ___old flavor was refused by the 6.1 verifier ("access beyond struct (anon)",
+ * mm_struct's fields sit in an anonymous struct there).
+ */
+static __always_inline __u64 mm_counter_pages_direct(struct mm_struct *mm, int member)
+{
+	struct mm_struct___old *old = (void *)mm;
+	long v;
+
+	if (bpf_core_field_exists(old->rss_stat.count))
+		v = BPF_CORE_READ(old, rss_stat.count[member].counter);
+	else
+		v = mm->rss_stat[member].count;
+	return v < 0 ? 0 : v;
+}
+
+/*
  * cgroup ancestry: cgroup->ancestors[] (struct cgroup *) since v6.0, commit
  * 7f203bc89eb6 ("cgroup: Replace cgroup->ancestor_ids[] with ->ancestors[]");
  * before, u64 cgroup->ancestor_ids[]. Both are indexed by level, [level] is
@@ -102,13 +120,94 @@ static __always_inline __u64 vmemmap_base_get(void)
 }
 
 /*
+ * mm->mm_lock_seq: moves when the mmap write lock is released (and, as a
+ * seqcount, is odd while it is held), so an unchanged value means no VMA was
+ * changed. Added with per-VMA locks in v6.4, commit 5e31275cc997 ("mm: add
+ * per-VMA lock and helper functions to control it") as an int, bumped at
+ * unlock; a seqcount_t since v6.14, commit eb449bd96954 ("mm: convert
+ * mm_lock_seq to a proper seqcount") - hashes as recalled, not verified here.
+ * Absent (no CONFIG_PER_VMA_LOCK, < 6.4): false, the caller looks the VMA up
+ * every time.
+ */
+struct mm_struct___lockseq_int {
+	int mm_lock_seq;
+};
+
+static __always_inline bool mm_vma_seq(struct mm_struct *mm, __u32 *seq)
+{
+	struct mm_struct___lockseq_int *old = (void *)mm;
+
+	if (bpf_core_field_exists(mm->mm_lock_seq.sequence)) {
+		*seq = BPF_CORE_READ(mm, mm_lock_seq.sequence);
+		return !(*seq & 1);	/* odd: a writer is changing VMAs now */
+	}
+	if (bpf_core_field_exists(old->mm_lock_seq)) {
+		*seq = BPF_CORE_READ(old, mm_lock_seq);
+		return true;
+	}
+	return false;
+}
+
+/*
+ * Before v6.1 each task had a small cache of the VMAs find_vma() returned,
+ * task->vmacache.vmas[4], valid while its seqnum equals mm->vmacache_seqnum.
+ * The fault handler's find_vma() runs before any allocation of the fault and
+ * leaves the VMA of the faulting address in one of the four slots (a hit in
+ * any slot, or the slot (addr >> PAGE_SHIFT) & 3 on a miss), so the slots are
+ * searched as vmacache_find() does. Removed in v6.1, commit 7964cf8caa4d
+ * ("mm: remove vmacache"); bpf_find_vma() came in v5.17. The *_old programs
+ * (kernels without bpf_find_vma()) read the VMA here. Returns 0 with the
+ * VMA's flags and whether it maps a file, -1 if it is not cached.
+ */
+struct vmacache___old {
+	__u64 seqnum;
+	struct vm_area_struct *vmas[4];
+};
+
+struct task_struct___vmacache {
+	struct vmacache___old vmacache;
+};
+
+struct mm_struct___vmacache {
+	__u64 vmacache_seqnum;
+};
+
+static __always_inline int vmacache_vma(struct task_struct *task, __u64 addr,
+					__u64 *flags, bool *file)
+{
+	struct task_struct___vmacache *t = (void *)task;
+	struct vm_area_struct *vmas[4] = {};
+	struct mm_struct___vmacache *mm;
+
+	if (!bpf_core_field_exists(t->vmacache))
+		return -1;
+	mm = (void *)BPF_CORE_READ(task, mm);
+	if (!mm || BPF_CORE_READ(t, vmacache.seqnum) != BPF_CORE_READ(mm, vmacache_seqnum))
+		return -1;
+	bpf_core_read(&vmas, sizeof(vmas), &t->vmacache.vmas);
+#pragma unroll
+	for (int i = 0; i < 4; i++) {
+		struct vm_area_struct *vma = vmas[i];
+
+		if (!vma || (void *)BPF_CORE_READ(vma, vm_mm) != (void *)mm ||
+		    addr < BPF_CORE_READ(vma, vm_start) || addr >= BPF_CORE_READ(vma, vm_end))
+			continue;
+		*flags = BPF_CORE_READ(vma, vm_flags);
+		*file = BPF_CORE_READ(vma, vm_file) != NULL;
+		return 0;
+	}
+	return -1;
+}
+
+/*
  * Helpers and maps newer than the oldest kernel of the matrix (5.10); the
  * programs that need them are left out by user/bpf_loader.c:
  * - BPF_MAP_TYPE_TASK_STORAGE: v5.11, commit 4cf1bc1f1045 ("bpf: Implement
- *   task local storage"); the fault programs (CoW classifier, remote-NUMA
- *   allocations) need it, fault_states becomes a 1-entry hash then.
+ *   task local storage"); without it fault_states becomes a 1-entry hash and
+ *   the fault programs' *_old variants keep a fault that left its CPU slot in
+ *   the fault_spill hash (keyed by thread id) instead.
  * - bpf_find_vma(): v5.17, commit 7c7e3d31e785 ("bpf: Introduce helper
- *   bpf_find_vma"); mm_page_alloc needs it.
+ *   bpf_find_vma"); without it the *_old variants read the vmacache (above).
  * - bpf_get_current_task_btf(): v5.11, commit 3ca1032ab7ab ("bpf: Add
  *   bpf_get_current_task_btf helper"). Programs that only CO-RE-read the
  *   task use current_task(), which falls back to bpf_get_current_task().

@@ -37,12 +37,76 @@ enum {
 	FAULT_CLASSIFIED,	/* fault entered, its first allocation was classified */
 };
 
-struct fault_state {
+/*
+ * The running thread's flows not yet added to its process's record: counting
+ * here is a plain increment (no procs lookup, no atomics per fault). They are
+ * folded into the record (fold()) every FOLD_BATCH events, when the thread is
+ * switched out (sched_switch) and when it exits. So a thread that is not
+ * running has nothing pending; a running one at most FOLD_BATCH - 1 events.
+ */
+struct fault_pending {
+	__u32 n;		/* events since the last fold */
+	__u32 zero_fill;
+	__u32 cow;
+	__u32 cow_file;
+	__u32 fault_alloc;	/* pages */
+	__u32 remote;		/* pages */
+};
+
+#define FOLD_BATCH	32
+
+/*
+ * The VMA the thread's last classification looked up (bpf_find_vma() costs
+ * ~150 ns: an mmap_lock trylock and a maple tree walk). Valid while the mm's
+ * VMA write sequence (mm_lock_seq, core_fixes.bpf.h) has not moved: every
+ * change of a VMA's range, flags or file takes the mmap write lock, whose
+ * release moves it. seq_ok is 0 when nothing is cached.
+ */
+struct vma_cache {
+	__u64 mm;		/* the mm_struct's address */
+	__u64 start, end;	/* [vm_start, vm_end) */
+	__u64 flags;		/* vm_flags */
+	__u32 seq;		/* mm_lock_seq when it was looked up */
+	__u8 seq_ok;
+	__u8 file;		/* vm_file != NULL */
+	__u16 pad;
+};
+
+/* The fault in progress (DESIGN.md steps 1-3). */
+struct fault_ctx {
 	__u64 address;
 	__u64 error_code;
 	__u64 flt;		/* task->min_flt + task->maj_flt at fault entry */
 	__u32 state;
 	__u32 pad;
+};
+
+/*
+ * Per CPU: the fault state and pending flows of the thread running there.
+ * An array lookup (no locking, no recursion guard) instead of a task-storage lookup
+ * on each of the 2-3 program runs per fault. Exact because the slot belongs
+ * to no thread but the one running: sched_switch folds the leaving thread's
+ * pending flows, moves a fault still in progress (the thread slept or was
+ * preempted inside it) to the thread's task storage, and frees the slot, so
+ * slot.task is 0 or current, and preemption is off while a program runs.
+ */
+struct cpu_slot {
+	__u64 task;		/* task_struct address of its thread; 0: free */
+	struct fault_ctx f;
+	struct fault_pending pend;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct cpu_slot);
+} cpu_slots SEC(".maps");
+
+/* Per thread: a fault moved out of its CPU slot, and the VMA cache. */
+struct fault_state {
+	struct fault_ctx f;
+	struct vma_cache vma;
 };
 
 struct {
@@ -51,6 +115,19 @@ struct {
 	__type(key, int);
 	__type(value, struct fault_state);
 } fault_states SEC(".maps");
+
+/*
+ * Kernels without task storage or bpf_find_vma() (5.10 .. 5.16): a fault
+ * moved out of its CPU slot goes here, keyed by thread id (the *_old
+ * programs; deleted when taken back and at thread exit).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 32768);
+	__type(key, __u32);
+	__type(value, struct fault_ctx);
+} fault_spill SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -169,34 +246,135 @@ static __always_inline struct memacct_cgroup *cgroup_get(__u64 cgid)
 
 /* ---- page faults and the CoW classifier ------------------------------- */
 
+/*
+ * Completed faults of @task: mm_account_fault() adds one to min_flt or maj_flt
+ * when a fault finishes. Direct loads through the BTF pointer (the fault
+ * programs need task storage, so bpf_get_current_task_btf(), v5.11): no
+ * bpf_probe_read_kernel() calls on the hot path.
+ */
 static __always_inline __u64 task_flt(struct task_struct *task)
+{
+	return task->min_flt + task->maj_flt;
+}
+
+/* The same for a task pointer that is a plain number (the *_old programs). */
+static __always_inline __u64 task_flt_old(struct task_struct *task)
 {
 	return BPF_CORE_READ(task, min_flt) + BPF_CORE_READ(task, maj_flt);
 }
 
-static __always_inline int fault_enter(unsigned long address, unsigned long error_code)
+/* The current task: a BTF pointer, or for the *_old programs (no
+ * bpf_get_current_task_btf() before v5.11) a number for probe reads. */
+static __always_inline struct task_struct *cur_task(bool old)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
-	struct fault_state *st;
+	return old ? (struct task_struct *)bpf_get_current_task() : bpf_get_current_task_btf();
+}
 
-	st = bpf_task_storage_get(&fault_states, task, 0,
-				  BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!st) {
-		drop(MEMACCT_DROP_TASK_STORAGE);
+/* The CPU slot, claimed for the current thread (see struct cpu_slot). */
+static __always_inline struct cpu_slot *slot_claim(__u64 task)
+{
+	__u32 zero = 0;
+	struct cpu_slot *sl = bpf_map_lookup_elem(&cpu_slots, &zero);
+
+	if (!sl || sl->task == task)
+		return sl;
+	/* free, or left by a thread switched out before sched_switch was
+	 * attached (only while attaching): its pending flows are lost */
+	__builtin_memset(&sl->pend, 0, sizeof(sl->pend));
+	sl->f.state = FAULT_NONE;
+	sl->task = task;
+	return sl;
+}
+
+static __always_inline int fault_enter(unsigned long address, unsigned long error_code,
+				       bool old)
+{
+	struct task_struct *task;
+	struct cpu_slot *sl;
+
+	/*
+	 * With one NUMA node only write faults can be classified (DESIGN.md
+	 * step 1): a read fault maps the zero page or a page cache page and
+	 * allocates nothing zeroed or copied. A state left by an earlier
+	 * write fault is stale by then (its fault count moved).
+	 */
+	if (!nr_node_ranges && !(error_code & X86_PF_WRITE))
 		return 0;
-	}
-	st->address = address;
-	st->error_code = error_code;
-	st->flt = task_flt(task);
-	st->state = FAULT_ACTIVE;
+	task = cur_task(old);
+	sl = slot_claim((__u64)task);
+	if (!sl)
+		return 0;
+	sl->f.address = address;
+	sl->f.error_code = error_code;
+	sl->f.flt = old ? task_flt_old(task) : task_flt(task);
+	sl->f.state = FAULT_ACTIVE;
 	return 0;
+}
+
+/*
+ * Add the current thread's pending flows to its process's record. Called
+ * only for the current thread (mm_page_alloc, sched_switch of prev ==
+ * current, sched_process_exit) on its own CPU's slot, with preemption off:
+ * no concurrent writer. A process the filter does not want, or a full procs
+ * map, drops them, as counting each event did.
+ */
+static __always_inline void fold_into(struct memacct_proc *p, struct fault_pending *pd)
+{
+	if (p) {
+		if (pd->zero_fill)
+			__sync_fetch_and_add(&p->f.zero_fill_pages, pd->zero_fill);
+		if (pd->cow)
+			__sync_fetch_and_add(&p->f.cow_copied_pages, pd->cow);
+		if (pd->cow_file)
+			__sync_fetch_and_add(&p->f.cow_file_copied_pages, pd->cow_file);
+		if (pd->fault_alloc)
+			__sync_fetch_and_add(&p->f.fault_alloc_pages, pd->fault_alloc);
+		if (pd->remote)
+			__sync_fetch_and_add(&p->f.remote_numa_alloc_pages, pd->remote);
+	}
+	__builtin_memset(pd, 0, sizeof(*pd));
+}
+
+static __noinline int fold(struct task_struct *task, struct fault_pending *pd)
+{
+	struct memacct_proc_key key;
+	struct memacct_proc *p;
+
+	if (!pd->n)
+		return 0;
+	/* the key through the BTF pointer; proc_get() makes the record */
+	key.tgid = task->tgid;
+	key.pad = 0;
+	key.start_boottime_ns = task->group_leader->start_boottime;
+	p = bpf_map_lookup_elem(&procs, &key);
+	if (!p)
+		p = proc_get(task, true);
+	fold_into(p, pd);
+	return 0;
+}
+
+/* fold() for a task pointer that is a number (probe reads) */
+static __noinline int fold_old(struct task_struct *task, struct fault_pending *pd)
+{
+	if (pd->n)
+		fold_into(proc_get(task, true), pd);
+	return 0;
+}
+
+static __always_inline void fold_any(struct task_struct *task, struct fault_pending *pd,
+				     bool old)
+{
+	if (old)
+		fold_old(task, pd);
+	else
+		fold(task, pd);
 }
 
 SEC("tp_btf/page_fault_user")
 int BPF_PROG(page_fault_user, unsigned long address, struct pt_regs *regs,
 	     unsigned long error_code)
 {
-	return fault_enter(address, error_code);
+	return fault_enter(address, error_code, false);
 }
 
 /* Kernel-mode faults on user addresses (copy_to_user into a CoW page). */
@@ -206,11 +384,12 @@ int BPF_PROG(page_fault_kernel, unsigned long address, struct pt_regs *regs,
 {
 	if (address >= USER_ADDR_MAX)
 		return 0;
-	return fault_enter(address, error_code);
+	return fault_enter(address, error_code, false);
 }
 
 struct vma_info {
 	__u64 flags;
+	__u64 start, end;
 	bool file;
 };
 
@@ -220,28 +399,64 @@ static long vma_cb(struct task_struct *task, struct vm_area_struct *vma, void *d
 
 	vi->flags = BPF_CORE_READ(vma, vm_flags);
 	vi->file = BPF_CORE_READ(vma, vm_file) != NULL;
+	vi->start = BPF_CORE_READ(vma, vm_start);
+	vi->end = BPF_CORE_READ(vma, vm_end);
+	return 0;
+}
+
+/* The VMA of f->address: from the thread's cache when still valid. */
+static __always_inline int vma_of(struct task_struct *task, struct fault_ctx *f,
+				  struct vma_info *vi)
+{
+	struct fault_state *st;
+	struct vma_cache *vc;
+	struct mm_struct *mm = task->mm;
+	__u32 seq = 0;
+	bool seq_ok = mm && mm_vma_seq(mm, &seq);
+
+	st = bpf_task_storage_get(&fault_states, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!st)
+		return bpf_find_vma(task, f->address, vma_cb, vi, 0) ? -1 : 0;
+	vc = &st->vma;
+	if (seq_ok && vc->seq_ok && vc->mm == (__u64)mm && vc->seq == seq &&
+	    f->address >= vc->start && f->address < vc->end) {
+		vi->flags = vc->flags;
+		vi->file = vc->file;
+		return 0;
+	}
+	if (bpf_find_vma(task, f->address, vma_cb, vi, 0))
+		return -1;
+	/* seq was read before the lookup: a change in between moves it, and
+	 * the entry is not used again */
+	vc->seq_ok = seq_ok;
+	vc->mm = (__u64)mm;
+	vc->seq = seq;
+	vc->start = vi->start;
+	vc->end = vi->end;
+	vc->flags = vi->flags;
+	vc->file = vi->file;
 	return 0;
 }
 
 enum alloc_kind { ALLOC_OTHER, ALLOC_ZERO, ALLOC_COW_ANON, ALLOC_COW_FILE };
 
 /* DESIGN.md step 4: what the first user allocation of a fault was for. */
-static __always_inline int classify(struct task_struct *task, struct fault_state *st,
-				    __u32 gfp)
+static __always_inline int classify(struct task_struct *task, struct fault_ctx *f,
+				    __u32 gfp, bool old)
 {
 	struct vma_info vi = {};
 
 	if (gfp & gfp_zero)
 		return ALLOC_ZERO;
-	if (!(st->error_code & X86_PF_WRITE))
+	if (!(f->error_code & X86_PF_WRITE))
 		return ALLOC_OTHER;
-	if (bpf_find_vma(task, st->address, vma_cb, &vi, 0)) {
+	if (old ? vmacache_vma(task, f->address, &vi.flags, &vi.file) : vma_of(task, f, &vi)) {
 		drop(MEMACCT_DROP_VMA_BUSY);
 		return ALLOC_OTHER;
 	}
 	if (vi.flags & VM_SHARED_FLAG)
 		return ALLOC_OTHER;	/* write-notify or page cache fill */
-	if (st->error_code & X86_PF_PROT)	/* present, write-protected */
+	if (f->error_code & X86_PF_PROT)	/* present, write-protected */
 		return vi.file ? ALLOC_COW_FILE : ALLOC_COW_ANON;
 	/* not present: a private file page is copied from the page cache;
 	 * an anon one without __GFP_ZERO is a swap-in */
@@ -263,31 +478,70 @@ static __always_inline int page_node(__u64 page_addr)
 	return -1;
 }
 
-SEC("tp_btf/mm_page_alloc")
-int BPF_PROG(mm_page_alloc, struct page *page, unsigned int order, gfp_t gfp_flags,
-	     int migratetype)
+/* The fault moved out of the CPU slot by sched_switch, taken back (or NULL). */
+static __always_inline struct cpu_slot *slot_take_back(struct task_struct *task, bool old)
 {
-	__u32 gfp = gfp_flags;
-	struct task_struct *task;
 	struct fault_state *st;
-	struct memacct_proc *p;
+	struct fault_ctx *sp;
+	struct cpu_slot *sl;
+	__u32 tid;
+
+	if (old) {
+		tid = (__u32)bpf_get_current_pid_tgid();
+		sp = bpf_map_lookup_elem(&fault_spill, &tid);
+		if (!sp)
+			return NULL;
+		sl = sp->state != FAULT_NONE ? slot_claim((__u64)task) : NULL;
+		if (sl)
+			sl->f = *sp;
+		bpf_map_delete_elem(&fault_spill, &tid);
+		return sl;
+	}
+	st = bpf_task_storage_get(&fault_states, task, 0, 0);
+	if (!st || st->f.state == FAULT_NONE)
+		return NULL;
+	sl = slot_claim((__u64)task);
+	if (sl)
+		sl->f = st->f;
+	st->f.state = FAULT_NONE;
+	return sl;
+}
+
+static __always_inline int page_alloc(unsigned long long *ctx, unsigned int order,
+				      __u32 gfp, bool old)
+{
+	struct task_struct *task;
+	struct cpu_slot *sl;
+	struct fault_ctx *f;
 	int kind = ALLOC_OTHER, node;
 	bool remote = false;
+	__u32 zero = 0;
 
+	/* kernel allocations (most calls) leave before any helper call */
 	if ((gfp & gfp_user) != gfp_user)
 		return 0;
-	task = bpf_get_current_task_btf();
-	st = bpf_task_storage_get(&fault_states, task, 0, 0);
-	if (!st || st->state == FAULT_NONE)
+	task = cur_task(old);
+	sl = bpf_map_lookup_elem(&cpu_slots, &zero);
+	if (!sl)
 		return 0;
-	if (st->flt != task_flt(task)) {	/* that fault has finished */
-		st->state = FAULT_NONE;
+	if (sl->task != (__u64)task) {
+		/* the thread left the CPU inside its fault: take the fault
+		 * back (sched_switch put it in task storage or the hash) */
+		sl = slot_take_back(task, old);
+		if (!sl)
+			return 0;
+	}
+	f = &sl->f;
+	if (f->state == FAULT_NONE)
+		return 0;
+	if (f->flt != (old ? task_flt_old(task) : task_flt(task))) {
+		f->state = FAULT_NONE;	/* that fault has finished */
 		return 0;
 	}
-	if (st->state == FAULT_ACTIVE && order == 0 &&
+	if (f->state == FAULT_ACTIVE && order == 0 &&
 	    (gfp & ~(gfp_zero | gfp_comp)) == gfp_highuser_movable) {
-		st->state = FAULT_CLASSIFIED;
-		kind = classify(task, st, gfp);
+		f->state = FAULT_CLASSIFIED;
+		kind = classify(task, f, gfp, old);
 	}
 	if (nr_node_ranges) {
 		__u64 page_addr = 0;
@@ -298,26 +552,116 @@ int BPF_PROG(mm_page_alloc, struct page *page, unsigned int order, gfp_t gfp_fla
 	} else if (kind == ALLOC_OTHER) {
 		return 0;
 	}
-	p = proc_get(task, true);
-	if (!p)
-		return 0;
 	switch (kind) {
 	case ALLOC_ZERO:
-		__sync_fetch_and_add(&p->f.zero_fill_pages, 1);
+		sl->pend.zero_fill++;
 		break;
 	case ALLOC_COW_ANON:
-		__sync_fetch_and_add(&p->f.cow_copied_pages, 1);
+		sl->pend.cow++;
 		break;
 	case ALLOC_COW_FILE:
-		__sync_fetch_and_add(&p->f.cow_file_copied_pages, 1);
+		sl->pend.cow_file++;
 		break;
 	}
 	if (nr_node_ranges) {
-		__sync_fetch_and_add(&p->f.fault_alloc_pages, 1ULL << order);
+		sl->pend.fault_alloc += 1U << (order & 31);
 		if (remote)
-			__sync_fetch_and_add(&p->f.remote_numa_alloc_pages, 1ULL << order);
+			sl->pend.remote += 1U << (order & 31);
 	}
+	if (++sl->pend.n >= FOLD_BATCH)
+		fold_any(task, &sl->pend, old);
 	return 0;
+}
+
+SEC("tp_btf/mm_page_alloc")
+int BPF_PROG(mm_page_alloc, struct page *page, unsigned int order, gfp_t gfp_flags,
+	     int migratetype)
+{
+	return page_alloc(ctx, order, gfp_flags, false);
+}
+
+/*
+ * The thread leaves the CPU (prev is current here): fold what it counted, so
+ * that readers of the procs map see exact flows for every thread that is not
+ * running; a fault it is still inside (it sleeps in reclaim or I/O, or was
+ * preempted) moves to its task storage; the slot is freed. A thread that did
+ * not fault since it last ran costs one array lookup.
+ */
+static __always_inline int switch_out(bool old)
+{
+	struct task_struct *task = cur_task(old);
+	struct fault_state *st;
+	struct cpu_slot *sl;
+	__u32 zero = 0, tid;
+
+	sl = bpf_map_lookup_elem(&cpu_slots, &zero);
+	if (!sl || sl->task != (__u64)task)
+		return 0;
+	if (sl->pend.n)
+		fold_any(task, &sl->pend, old);
+	/* still inside the fault (no fault finished since it entered), with
+	 * an allocation left to classify or, with NUMA nodes, to place */
+	if (sl->f.state != FAULT_NONE &&
+	    sl->f.flt == (old ? task_flt_old(task) : task_flt(task)) &&
+	    (sl->f.state == FAULT_ACTIVE || nr_node_ranges)) {
+		if (old) {
+			tid = (__u32)bpf_get_current_pid_tgid();
+			if (bpf_map_update_elem(&fault_spill, &tid, &sl->f, BPF_ANY))
+				drop(MEMACCT_DROP_TASK_STORAGE);
+		} else {
+			st = bpf_task_storage_get(&fault_states, task, 0,
+						  BPF_LOCAL_STORAGE_GET_F_CREATE);
+			if (st)
+				st->f = sl->f;
+			else
+				drop(MEMACCT_DROP_TASK_STORAGE);
+		}
+	}
+	sl->f.state = FAULT_NONE;
+	sl->task = 0;
+	return 0;
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev)
+{
+	return switch_out(false);
+}
+
+/*
+ * The same programs for kernels without task storage or bpf_find_vma()
+ * (5.10 .. 5.16; user/bpf_loader.c loads one set): the current task through
+ * probe reads (no bpf_get_current_task_btf() before v5.11), a fault moved out
+ * of its CPU slot in the fault_spill hash, the VMA from the task's vmacache
+ * (core_fixes.bpf.h) instead of bpf_find_vma().
+ */
+SEC("tp_btf/page_fault_user")
+int BPF_PROG(page_fault_user_old, unsigned long address, struct pt_regs *regs,
+	     unsigned long error_code)
+{
+	return fault_enter(address, error_code, true);
+}
+
+SEC("tp_btf/page_fault_kernel")
+int BPF_PROG(page_fault_kernel_old, unsigned long address, struct pt_regs *regs,
+	     unsigned long error_code)
+{
+	if (address >= USER_ADDR_MAX)
+		return 0;
+	return fault_enter(address, error_code, true);
+}
+
+SEC("tp_btf/mm_page_alloc")
+int BPF_PROG(mm_page_alloc_old, struct page *page, unsigned int order, gfp_t gfp_flags,
+	     int migratetype)
+{
+	return page_alloc(ctx, order, gfp_flags, true);
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(sched_switch_old, bool preempt, struct task_struct *prev)
+{
+	return switch_out(true);
 }
 
 /* ---- pinned memory: locked_vm and pinned_vm after each syscall that moves them */
@@ -547,6 +891,15 @@ int BPF_PROG(sched_process_exec, struct task_struct *task)
 
 	if (p)
 		bpf_probe_read_kernel_str(p->comm, sizeof(p->comm), task->comm);
+	/* a new mm: forget the VMA cache (a new mm at the old address could
+	 * show the same sequence) */
+	if (bpf_core_enum_value_exists(enum bpf_map_type, BPF_MAP_TYPE_TASK_STORAGE)) {
+		struct fault_state *st;
+
+		st = bpf_task_storage_get(&fault_states, bpf_get_current_task_btf(), 0, 0);
+		if (st)
+			st->vma.seq_ok = 0;
+	}
 	return 0;
 }
 
@@ -585,6 +938,23 @@ int BPF_PROG(sched_process_exit, struct task_struct *task)
 		p = proc_get(task, true);	/* old kernels: see mark_victim_pid */
 		if (p)
 			__sync_fetch_and_add(&p->f.oom_kills, 1);
+	}
+	/* every thread folds its pending flows (task is current here) and
+	 * frees its CPU slot; bpf_get_current_task_btf() came in v5.11 */
+	{
+		__u32 zero = 0, ctid = (__u32)bpf_get_current_pid_tgid();
+		struct cpu_slot *sl = bpf_map_lookup_elem(&cpu_slots, &zero);
+
+		if (sl && sl->task == bpf_get_current_task()) {
+			if (bpf_core_enum_value_exists(enum bpf_func_id,
+						       BPF_FUNC_get_current_task_btf))
+				fold(bpf_get_current_task_btf(), &sl->pend);
+			else
+				fold_old(current_task(), &sl->pend);
+			sl->f.state = FAULT_NONE;
+			sl->task = 0;
+		}
+		bpf_map_delete_elem(&fault_spill, &ctid);
 	}
 	if (BPF_CORE_READ(sig, live.counter) != 0)
 		return 0;	/* other threads still run */
@@ -663,30 +1033,40 @@ int task_stocks(struct bpf_iter__task *ctx)
 	struct task_struct *task = ctx->task;
 	struct memacct_task_stock r = {};
 	struct signal_struct *sig;
-	struct cgroup *cg;
+	struct css_set *cset;
 	struct mm_struct *mm;
 
+	/*
+	 * Direct loads through the BTF pointers (PROBE_MEM, a few ns each), not
+	 * bpf_probe_read_kernel() (a helper call each): this program runs for
+	 * every thread of the machine at every collection.
+	 */
 	if (!task || task->pid != task->tgid)
 		return 0;
 	mm = task->mm;
 	if (!mm)
 		return 0;
 	r.tgid = task->tgid;
-	r.ppid = BPF_CORE_READ(task, real_parent, tgid);
+	r.ppid = task->real_parent->tgid;
 	r.start_boottime_ns = task->start_boottime;
-	r.rss_anon_pages = mm_counter_pages(mm, MM_ANONPAGES);
-	r.rss_file_pages = mm_counter_pages(mm, MM_FILEPAGES);
-	r.rss_shmem_pages = mm_counter_pages(mm, MM_SHMEMPAGES);
-	r.locked_vm_pages = BPF_CORE_READ(mm, locked_vm);
-	r.pinned_vm_pages = BPF_CORE_READ(mm, pinned_vm.counter);
-	r.hiwater_rss_pages = BPF_CORE_READ(mm, hiwater_rss);
+	r.rss_anon_pages = mm_counter_pages_direct(mm, MM_ANONPAGES);
+	r.rss_file_pages = mm_counter_pages_direct(mm, MM_FILEPAGES);
+	r.rss_shmem_pages = mm_counter_pages_direct(mm, MM_SHMEMPAGES);
+	r.locked_vm_pages = mm->locked_vm;
+	r.pinned_vm_pages = mm->pinned_vm.counter;
+	r.hiwater_rss_pages = mm->hiwater_rss;
 	sig = task->signal;
-	r.min_flt = BPF_CORE_READ(sig, min_flt) + task->min_flt;
-	r.maj_flt = BPF_CORE_READ(sig, maj_flt) + task->maj_flt;
-	cg = task_memcg(task);
-	if (cg)
-		r.memcg_id = BPF_CORE_READ(cg, kn, id);
-	bpf_probe_read_kernel_str(r.comm, sizeof(r.comm), task->comm);
+	r.min_flt = sig->min_flt + task->min_flt;
+	r.maj_flt = sig->maj_flt + task->maj_flt;
+	cset = task->cgroups;
+	if (cset) {
+		int id = bpf_core_enum_value(enum cgroup_subsys_id, memory_cgrp_id);
+		struct cgroup_subsys_state *css = cset->subsys[id];
+
+		if (css && css->cgroup)
+			r.memcg_id = css->cgroup->kn->id;
+	}
+	bpf_probe_read_kernel(r.comm, sizeof(r.comm), task->comm);
 	bpf_seq_write(seq, &r, sizeof(r));
 	return 0;
 }

@@ -205,7 +205,7 @@ START_TEST(test_metrics_parse)
 		ck_abort_msg("promtool missing: make deps installs Debian's prometheus package");
 	}
 	result_free(which);
-	d = start_daemon(NULL);
+	d = start_daemon("--bpf-stats");
 	ck_assert_msg(d > 0, "daemon did not start (see /tmp/memacct-daemon-test.log)");
 	prom = http_get("/metrics", NULL);
 	ck_assert_ptr_nonnull(prom);
@@ -335,7 +335,7 @@ START_TEST(test_http_abuse)
 	pid_t d;
 
 	setrlimit(RLIMIT_NOFILE, &rl);
-	d = start_daemon(NULL);
+	d = start_daemon("--bpf-stats");
 	ck_assert(d > 0);
 	m1 = http_get("/metrics", NULL);
 	ck_assert_ptr_nonnull(m1);

@@ -207,20 +207,47 @@ static bool tp_btf_first_arg_is_ptr(const struct btf *btf, const char *name)
  */
 static void choose_fallbacks(struct memacct_bpf *skel, const struct btf *btf)
 {
-	if (!btf)
+	struct bpf_program *fresh[] = { skel->progs.page_fault_user, skel->progs.page_fault_kernel,
+					skel->progs.mm_page_alloc, skel->progs.sched_switch };
+	struct bpf_program *old[] = { skel->progs.page_fault_user_old,
+				      skel->progs.page_fault_kernel_old,
+				      skel->progs.mm_page_alloc_old, skel->progs.sched_switch_old };
+	bool task_storage, find_vma, vmacache;
+	size_t i;
+
+	if (!btf) {	/* cannot tell: the programs for current kernels */
+		for (i = 0; i < sizeof(old) / sizeof(old[0]); i++)
+			bpf_program__set_autoload(old[i], false);
 		return;
-	if (btf_enum_value(btf, "BPF_MAP_TYPE_TASK_STORAGE") < 0) {
+	}
+	task_storage = btf_enum_value(btf, "BPF_MAP_TYPE_TASK_STORAGE") >= 0;
+	find_vma = btf_enum_value(btf, "BPF_FUNC_find_vma") >= 0;
+	vmacache = btf__find_by_name_kind(btf, "vmacache", BTF_KIND_STRUCT) > 0;
+	if (!task_storage) {
 		/* the map must still be created: a plain 1-entry hash */
 		bpf_map__set_type(skel->maps.fault_states, BPF_MAP_TYPE_HASH);
 		bpf_map__set_max_entries(skel->maps.fault_states, 1);
-		leave_out(skel->progs.page_fault_user, "no task storage (kernel < 5.11): CoW and NUMA allocation accounting off");
-		leave_out(skel->progs.page_fault_kernel, "no task storage (kernel < 5.11)");
-		leave_out(skel->progs.mm_page_alloc, "no task storage (kernel < 5.11)");
 	}
-	if (btf_enum_value(btf, "BPF_FUNC_find_vma") < 0)
-		leave_out(skel->progs.mm_page_alloc, "no bpf_find_vma() (kernel < 5.17): CoW and NUMA allocation accounting off");
-	if (!bpf_program__autoload(skel->progs.mm_page_alloc))
-		p_warn("CoW, zero-fill and remote NUMA allocation accounting unavailable on this kernel (needs task storage and bpf_find_vma(), 5.17+): those counters stay 0");
+	/*
+	 * Fault programs (CoW classifier, zero fills, remote NUMA allocations):
+	 * with task storage (v5.11) and bpf_find_vma() (v5.17) the programs of
+	 * bpf/memacct.bpf.c; otherwise their *_old variants, which take the VMA
+	 * from the task's vmacache (before v6.1); else none.
+	 */
+	if (task_storage && find_vma) {
+		for (i = 0; i < sizeof(old) / sizeof(old[0]); i++)
+			bpf_program__set_autoload(old[i], false);
+	} else {
+		for (i = 0; i < sizeof(fresh) / sizeof(fresh[0]); i++)
+			leave_out(fresh[i], "no task storage or bpf_find_vma() (kernel < 5.17): the *_old variant instead");
+		if (vmacache) {
+			p_info("fault accounting through the task's vmacache (kernel without bpf_find_vma())");
+		} else {
+			for (i = 0; i < sizeof(old) / sizeof(old[0]); i++)
+				leave_out(old[i], "neither bpf_find_vma() nor vmacache");
+			p_warn("CoW, zero-fill and remote NUMA allocation accounting unavailable on this kernel (needs bpf_find_vma() or the vmacache): those counters stay 0");
+		}
+	}
 	if (tp_btf_first_arg_is_ptr(btf, "mark_victim"))
 		bpf_program__set_autoload(skel->progs.mark_victim_pid, false);
 	else

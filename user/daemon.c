@@ -56,6 +56,7 @@ struct dopts {
 	const char *filters[MAX_FILTERS];
 	int nfilters;
 	int top_n;
+	bool bpf_stats;		/* --bpf-stats: kernel bpf_stats on while running */
 };
 
 /* A memory cgroup seen in this collection. */
@@ -115,6 +116,7 @@ struct dstate {
 	double last_wall_s, last_cpu_s;
 	bool numa_multi;	/* several nodes: memory.numa_stat read per cgroup */
 	struct numa_topo topo;
+	bool stats_sysctl;	/* kernel.bpf_stats_enabled = 1 (set by someone) */
 };
 
 /* ---------------------------------------------------------------- labels */
@@ -194,9 +196,12 @@ static void daemon_help(FILE *f)
 	fprintf(f,
 		"Usage: memacct daemon [--listen ADDR:PORT] [--interval DUR] [--pin-path DIR]\n"
 		"                      [--json-log FILE] [--cgroup-filter PATH]... [--top-processes N]\n"
+		"                      [--bpf-stats]\n"
 		"       memacct daemon --stop-kernel-side [--pin-path DIR]\n"
 		"Serves /metrics (Prometheus/OpenMetrics) and /healthz; default 127.0.0.1:9464,\n"
-		"interval 10s, pins under %s, top 20 processes. SIGHUP reopens the JSON log.\n",
+		"interval 10s, pins under %s, top 20 processes. SIGHUP reopens the JSON log.\n"
+		"--bpf-stats turns on kernel bpf_stats (per-program run time and count; costs\n"
+		"two clock reads per program run) for the memacct_bpf_* self-metrics.\n",
 		PIN_DEFAULT_DIR);
 }
 
@@ -537,15 +542,21 @@ static void aggregate(struct cgi *v, size_t n)
 	free(order);
 }
 
-static int cmp_flow(const void *a, const void *b)
+/* a and b start with a struct memacct_proc_key (proc_flow, top_key) */
+static int cmp_key(const void *a, const void *b)
 {
-	const struct proc_flow *x = a, *y = b;
+	const struct memacct_proc_key *x = a, *y = b;
 
-	if (x->key.tgid != y->key.tgid)
-		return x->key.tgid < y->key.tgid ? -1 : 1;
-	return x->key.start_boottime_ns < y->key.start_boottime_ns ? -1 :
-	       x->key.start_boottime_ns > y->key.start_boottime_ns;
+	if (x->tgid != y->tgid)
+		return x->tgid < y->tgid ? -1 : 1;
+	return x->start_boottime_ns < y->start_boottime_ns ? -1 :
+	       x->start_boottime_ns > y->start_boottime_ns;
 }
+
+struct top_key {
+	struct memacct_proc_key key;
+	size_t i;		/* index of the top process in collection.st */
+};
 
 static int push_flow(struct proc_flow **pf, size_t *cnt, size_t *cap,
 		     const struct memacct_proc_key *key, const struct memacct_flows *f)
@@ -626,8 +637,7 @@ static long read_procs(struct dstate *d, struct cgi *v, size_t n, struct proc_fl
 	}
 	free(keys);
 	free(vals);
-	qsort(pf, cnt, sizeof(*pf), cmp_flow);
-	*out = pf;
+	*out = pf;	/* unsorted: only the top processes' flows are looked up */
 	return cnt;
 
 out_nomem:
@@ -703,22 +713,87 @@ static uint64_t mono(uint64_t now, uint64_t before)
 	return now > before ? now : before;
 }
 
+static uint64_t rss_of(const struct memacct_task_stock *t)
+{
+	return t->rss_anon_pages + t->rss_file_pages + t->rss_shmem_pages;
+}
+
 static int cmp_rss_desc(const void *a, const void *b)
 {
-	const struct memacct_task_stock *x = a, *y = b;
-	uint64_t rx = x->rss_anon_pages + x->rss_file_pages + x->rss_shmem_pages;
-	uint64_t ry = y->rss_anon_pages + y->rss_file_pages + y->rss_shmem_pages;
+	uint64_t rx = rss_of(a), ry = rss_of(b);
 
 	return rx < ry ? 1 : rx > ry ? -1 : 0;
+}
+
+/* min-heap of indices into @v by RSS: the root is the smallest kept */
+static void heap_down(const struct memacct_task_stock *v, long *h, size_t n, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, m = i;
+		long t;
+
+		if (l < n && rss_of(&v[h[l]]) < rss_of(&v[h[m]]))
+			m = l;
+		if (l + 1 < n && rss_of(&v[h[l + 1]]) < rss_of(&v[h[m]]))
+			m = l + 1;
+		if (m == i)
+			return;
+		t = h[i];
+		h[i] = h[m];
+		h[m] = t;
+		i = m;
+	}
+}
+
+/*
+ * Put the @k largest records by RSS first, largest first, in O(n log k)
+ * rather than sorting all of them; the records after the first @k are no
+ * longer meaningful (their sums were taken already). Returns the count kept.
+ */
+static size_t top_first(struct memacct_task_stock *v, size_t n, size_t k)
+{
+	struct memacct_task_stock *tmp;
+	long *h;
+
+	if (k > n)
+		k = n;
+	if (!k)
+		return 0;
+	h = malloc(k * sizeof(*h));
+	tmp = malloc(k * sizeof(*tmp));
+	if (!h || !tmp) {
+		free(h);
+		free(tmp);
+		qsort(v, n, sizeof(*v), cmp_rss_desc);
+		return k;
+	}
+	for (size_t i = 0; i < k; i++)
+		h[i] = i;
+	for (size_t i = k / 2; i-- > 0;)
+		heap_down(v, h, k, i);
+	for (size_t i = k; i < n; i++)
+		if (rss_of(&v[i]) > rss_of(&v[h[0]])) {
+			h[0] = i;
+			heap_down(v, h, k, 0);
+		}
+	for (size_t i = 0; i < k; i++)
+		tmp[i] = v[h[i]];
+	qsort(tmp, k, sizeof(*tmp), cmp_rss_desc);
+	memcpy(v, tmp, k * sizeof(*tmp));
+	free(tmp);
+	free(h);
+	return k;
 }
 
 struct collection {
 	struct cgi *cg;
 	size_t ncg;
-	struct memacct_task_stock *st;
+	struct memacct_task_stock *st;	/* the first ntop: top by RSS, largest first */
 	long nst;
-	struct proc_flow *pf;
+	size_t ntop;
+	struct proc_flow *pf;		/* unsorted */
 	long npf;
+	const struct memacct_flows **topf;	/* flows of st[i], i < ntop, or NULL */
 	uint64_t dropped[MEMACCT_DROP_NR];
 	long procs_used, cgroups_used;
 };
@@ -730,6 +805,7 @@ static void collection_free(struct collection *c)
 	free(c->cg);
 	free(c->st);
 	free(c->pf);
+	free(c->topf);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -828,20 +904,38 @@ static int collect(struct dstate *d, struct collection *col)
 		d->prev = np;
 		d->nprev = nnp;
 	}
-	qsort(col->st, col->nst, sizeof(*col->st), cmp_rss_desc);
+	col->ntop = top_first(col->st, col->nst, d->o.top_n);
+	col->topf = calloc(col->ntop ? col->ntop : 1, sizeof(*col->topf));
+	if (col->topf && col->ntop) {	/* one pass over the flows */
+		struct top_key *keys = malloc(col->ntop * sizeof(*keys));
+
+		for (size_t i = 0; keys && i < col->ntop; i++)
+			keys[i] = (struct top_key){ { .tgid = col->st[i].tgid,
+				.start_boottime_ns = col->st[i].start_boottime_ns }, i };
+		if (keys) {
+			qsort(keys, col->ntop, sizeof(*keys), cmp_key);
+			for (long j = 0; j < col->npf; j++) {
+				struct top_key *k = bsearch(&col->pf[j].key, keys, col->ntop,
+							    sizeof(*keys), cmp_key);
+
+				if (k)
+					col->topf[k->i] = &col->pf[j].f;
+			}
+		}
+		free(keys);
+	}
 	pin_dropped(&d->pin, col->dropped);
 	col->procs_used = col->npf;
 	return 0;
 }
 
+/* Flows of a top process (t is one of the first col->ntop records). */
 static const struct memacct_flows *flow_of(const struct collection *col,
 					   const struct memacct_task_stock *t)
 {
-	struct proc_flow k = { .key = { .tgid = t->tgid,
-					.start_boottime_ns = t->start_boottime_ns } };
-	struct proc_flow *f = bsearch(&k, col->pf, col->npf, sizeof(k), cmp_flow);
+	size_t i = t - col->st;
 
-	return f ? &f->f : NULL;
+	return col->topf && i < col->ntop ? col->topf[i] : NULL;
 }
 
 /* ---------------------------------------------------------------- formatting */
@@ -916,6 +1010,12 @@ static int cg_labels_of(const struct cgi *c, struct cg_labels *cl, struct mlabel
 	return 4;
 }
 
+/* Kernel bpf_stats on: ours (--bpf-stats) or the sysctl, read once per collection. */
+static bool stats_on(struct dstate *d)
+{
+	return d->stats_fd >= 0 || d->stats_sysctl;
+}
+
 static void format_self(struct dstate *d, const struct collection *col, struct mbuf *b)
 {
 	struct mlabel l[1];
@@ -923,28 +1023,32 @@ static void format_self(struct dstate *d, const struct collection *col, struct m
 	struct bpf_prog_info info[d->pin.nprogs > 0 ? d->pin.nprogs : 1];
 	bool ok[d->pin.nprogs > 0 ? d->pin.nprogs : 1];
 
-	/* one bpf_obj_get_info_by_fd() per program feeds both families */
-	for (int i = 0; i < d->pin.nprogs; i++) {
+	/* one bpf_obj_get_info_by_fd() per program feeds both families;
+	 * only while kernel bpf_stats are on (--bpf-stats or the sysctl
+	 * kernel.bpf_stats_enabled): otherwise the kernel counts nothing */
+	for (int i = 0; i < d->pin.nprogs && stats_on(d); i++) {
 		__u32 len = sizeof(info[i]);
 
 		memset(&info[i], 0, sizeof(info[i]));
 		ok[i] = !bpf_obj_get_info_by_fd(d->pin.progs[i].fd, &info[i], &len);
 	}
-	metrics_family(b, "memacct_bpf_run_time_seconds", MT_COUNTER, "seconds",
-		       "Time spent in each BPF program (kernel bpf_stats)");
-	for (int i = 0; i < d->pin.nprogs; i++) {
-		if (!ok[i])
-			continue;
-		l[0] = (struct mlabel){ "program", d->pin.progs[i].name };
-		metrics_sample(b, l, 1, info[i].run_time_ns / 1e9);
-	}
-	metrics_family(b, "memacct_bpf_runs", MT_COUNTER, NULL,
-		       "Runs of each BPF program (kernel bpf_stats)");
-	for (int i = 0; i < d->pin.nprogs; i++) {
-		if (!ok[i])
-			continue;
-		l[0] = (struct mlabel){ "program", d->pin.progs[i].name };
-		metrics_sample_u64(b, l, 1, info[i].run_cnt);
+	if (stats_on(d)) {
+		metrics_family(b, "memacct_bpf_run_time_seconds", MT_COUNTER, "seconds",
+			       "Time spent in each BPF program (kernel bpf_stats)");
+		for (int i = 0; i < d->pin.nprogs; i++) {
+			if (!ok[i])
+				continue;
+			l[0] = (struct mlabel){ "program", d->pin.progs[i].name };
+			metrics_sample(b, l, 1, info[i].run_time_ns / 1e9);
+		}
+		metrics_family(b, "memacct_bpf_runs", MT_COUNTER, NULL,
+			       "Runs of each BPF program (kernel bpf_stats)");
+		for (int i = 0; i < d->pin.nprogs; i++) {
+			if (!ok[i])
+				continue;
+			l[0] = (struct mlabel){ "program", d->pin.progs[i].name };
+			metrics_sample_u64(b, l, 1, info[i].run_cnt);
+		}
 	}
 	metrics_family(b, "memacct_events_dropped", MT_COUNTER, NULL,
 		       "Events the BPF side could not record, by reason");
@@ -972,7 +1076,7 @@ static void format_self(struct dstate *d, const struct collection *col, struct m
 
 static void format(struct dstate *d, const struct collection *col, struct mbuf *b)
 {
-	size_t ntop = (size_t)d->o.top_n < (size_t)col->nst ? (size_t)d->o.top_n : (size_t)col->nst;
+	size_t ntop = col->ntop;
 	struct cg_labels cl;
 	struct mlabel l[4];
 
@@ -1081,7 +1185,7 @@ static void metrics_of_cgi(const struct dstate *d, const struct cgi *c, struct m
 static void write_json_log(struct dstate *d, const struct collection *col)
 {
 	struct report r = { .command = "daemon" };
-	size_t ntop = (size_t)d->o.top_n < (size_t)col->nst ? (size_t)d->o.top_n : (size_t)col->nst;
+	size_t ntop = col->ntop;
 	json_t *o, *arr;
 	char *s;
 
@@ -1205,6 +1309,13 @@ static int collect_and_publish(struct dstate *d)
 	err = collect(d, &col);
 	if (err)
 		return err;
+	if (d->stats_fd < 0) {
+		char *t = NULL;
+
+		d->stats_sysctl = read_file("/proc/sys/kernel/bpf_stats_enabled", &t, 64) > 0 &&
+				  t[0] == '1';
+		free(t);
+	}
 	mbuf_init(&prom, false);
 	mbuf_init(&om, true);
 	format(d, &col, &prom);
@@ -1262,6 +1373,7 @@ static int parse_daemon_args(int argc, char **argv, struct dopts *o, bool *stop_
 		{ "cgroup-filter", required_argument, NULL, 'f' },
 		{ "top-processes", required_argument, NULL, 'n' },
 		{ "stop-kernel-side", no_argument, NULL, 'S' },
+		{ "bpf-stats", no_argument, NULL, 'B' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -1310,6 +1422,9 @@ static int parse_daemon_args(int argc, char **argv, struct dopts *o, bool *stop_
 			break;
 		case 'S':
 			*stop_ks = true;
+			break;
+		case 'B':
+			o->bpf_stats = true;
 			break;
 		case 'h':
 			daemon_help(stdout);
@@ -1375,9 +1490,12 @@ int do_daemon(int argc, char **argv)
 	}
 	p_info("%s kernel side at %s", d.pin.reattached ? "re-attached to the" : "pinned the",
 	       d.o.pin_path);
-	d.stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
-	if (d.stats_fd < 0)
-		p_warn("bpf_stats unavailable (%s): BPF run times will read 0", strerror(errno));
+	if (d.o.bpf_stats) {
+		d.stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+		if (d.stats_fd < 0)
+			p_warn("bpf_stats unavailable (%s): memacct_bpf_* series left out",
+			       strerror(errno));
+	}
 	d.rb = ring_buffer__new(d.pin.exits_fd, on_exit_record, &d, NULL);
 	if (!d.rb)
 		p_warn("exit ring buffer: %s", strerror(errno));

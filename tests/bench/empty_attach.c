@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause)
+/*
+ * empty_attach OBJ: load and attach every program of OBJ (bench only: the
+ * empty-programs floor of tests/bench.sh), print "ready", detach on stdin EOF.
+ * With BPF_STATS=1 also enables kernel bpf_stats while attached.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+int main(int argc, char **argv)
+{
+	struct bpf_object *obj;
+	struct bpf_program *prog;
+	const char *st = getenv("BPF_STATS");
+	int stats_fd = -1;
+	char c;
+
+	if (argc != 2) {
+		fprintf(stderr, "usage: empty_attach OBJ\n");
+		return 2;
+	}
+	obj = bpf_object__open_file(argv[1], NULL);
+	if (!obj || bpf_object__load(obj)) {
+		fprintf(stderr, "empty_attach: cannot load %s\n", argv[1]);
+		return 4;
+	}
+	bpf_object__for_each_program(prog, obj) {
+		if (!bpf_program__attach(prog)) {
+			fprintf(stderr, "empty_attach: cannot attach %s\n",
+				bpf_program__name(prog));
+			return 4;
+		}
+	}
+	if (st && *st == '1')
+		stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+	printf("ready\n");
+	fflush(stdout);
+	while (read(0, &c, 1) > 0)
+		;
+	if (stats_fd >= 0)
+		close(stats_fd);
+	bpf_object__close(obj);
+	return 0;
+}
