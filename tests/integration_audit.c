@@ -600,7 +600,7 @@ static pid_t attach_bg(const char *high_file, const char *want)
 		      "--interval", "10s", NULL);
 		_exit(127);
 	}
-	for (int i = 0; i < 200; i++) {
+	for (int i = 0; i < 600; i++) {	/* 30 s: loading BPF on a busy machine */
 		read_trim(high_file, val, sizeof(val));
 		if (!strcmp(val, want))
 			break;

@@ -254,6 +254,34 @@ static void choose_fallbacks(struct memacct_bpf *skel, const struct btf *btf)
 		bpf_program__set_autoload(skel->progs.mark_victim, false);
 }
 
+/*
+ * loader_opts.pin_events: leave out every program but the syscall exits that
+ * move locked_vm/pinned_vm, exec (comm), exit (the record leaves) and cgroup
+ * moves (memcg_id follows). Returns how many syscall programs stay.
+ */
+static int pin_events_only(struct memacct_bpf *skel, const struct loader_opts *o)
+{
+	struct bpf_program *prog;
+	int nsys = 0;
+
+	bpf_object__for_each_program(prog, skel->obj) {
+		const char *name = bpf_program__name(prog);
+		bool sys = !strncmp(name, "sys_exit_", 9);
+
+		if (sys || !strcmp(name, "sched_process_exit") ||
+		    !strcmp(name, "sched_process_exec") || !strcmp(name, "cgroup_attach_task"))
+			nsys += sys && bpf_program__autoload(prog);
+		else
+			bpf_program__set_autoload(prog, false);
+	}
+	skel->rodata->pin_events_on = true;
+	if (o->pin_ring_bytes)
+		bpf_map__set_max_entries(skel->maps.pin_events, o->pin_ring_bytes);
+	if (o->exit_ring_bytes)
+		bpf_map__set_max_entries(skel->maps.exits, o->exit_ring_bytes);
+	return nsys;
+}
+
 int loader_start(const struct loader_opts *o, struct memacct_bpf **out)
 {
 	struct memacct_node_range ranges[MEMACCT_MAX_NODE_RANGES];
@@ -296,6 +324,11 @@ int loader_start(const struct loader_opts *o, struct memacct_bpf **out)
 	choose_programs(skel, btf);
 	choose_fallbacks(skel, btf);
 	btf__free(btf);
+	if (o->pin_events && pin_events_only(skel, o) == 0) {
+		err = -ENOENT;
+		p_err("no syscalls tracepoints (is tracefs mounted? mount -t tracefs tracefs /sys/kernel/tracing)");
+		goto out_destroy;
+	}
 
 	err = memacct_bpf__load(skel);
 	if (err) {

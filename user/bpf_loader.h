@@ -12,6 +12,14 @@ struct memacct_bpf;
 struct loader_opts {
 	uint64_t filter_cgid;	/* 0: every process */
 	uint32_t filter_level;	/* level of filter_cgid below the memcg root */
+	/*
+	 * audit --watch (user/pinwatch.c): only the programs that keep each
+	 * process's locked_vm/pinned_vm (syscall exits) and exec, exit and
+	 * cgroup moves, nothing on the page-fault path; the pin_events ring on
+	 * (pin_ring_bytes) and the exits ring sized exit_ring_bytes.
+	 */
+	bool pin_events;
+	uint32_t pin_ring_bytes, exit_ring_bytes;
 };
 
 /*
@@ -24,14 +32,16 @@ int loader_check_env(void);
  * loader_start() - open the skeleton, set rodata (filter, gfp bits read from
  * the kernel's BTF, NUMA node pfn ranges from /proc/zoneinfo), disable
  * programs whose tracepoint this kernel lacks, load and attach. *@skel is
- * owned by the caller (loader_stop()). Returns 0 or negative errno, with
- * libbpf's log shown under -v.
+ * owned by the caller (loader_stop()). Returns 0 or negative errno (printed;
+ * -ENOENT with pin_events when no syscall tracepoint exists), with libbpf's
+ * log shown under -v.
  */
 int loader_start(const struct loader_opts *o, struct memacct_bpf **skel);
 void loader_stop(struct memacct_bpf *skel);
 
 /* loader_numa_nodes() - number of NUMA nodes with memory (/proc/zoneinfo). */
 int loader_numa_nodes(void);
+
 
 /* loader_dropped() - the BPF side's drop counters (pages of nothing: counts). */
 void loader_dropped(struct memacct_bpf *skel, uint64_t out[MEMACCT_DROP_NR]);

@@ -1,15 +1,13 @@
 // SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause)
 /* pinwatch.c - pinned-memory change events for audit --watch (pinwatch.h). */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/mount.h>
 #include <sys/syscall.h>
-#include <bpf/btf.h>
 #include <bpf/libbpf.h>
+#include "bpf_loader.h"
 #include "memacct.h"
 #include "memacct.skel.h"
 #include "pinwatch.h"
@@ -54,61 +52,6 @@ const char *pinwatch_syscall_name(long nr)
 	return "syscall";
 }
 
-static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
-	return verbose ? vfprintf(stderr, fmt, ap) : 0;
-}
-
-static bool tracefs_event_exists(const char *cat_name)
-{
-	static const char *const roots[] = { "/sys/kernel/tracing/events",
-					     "/sys/kernel/debug/tracing/events" };
-	char path[256];
-
-	for (size_t i = 0; i < sizeof(roots) / sizeof(roots[0]); i++) {
-		snprintf(path, sizeof(path), "%s/%s", roots[i], cat_name);
-		if (access(path, F_OK) == 0)
-			return true;
-	}
-	return false;
-}
-
-/*
- * Only what the watch needs: the syscall exits that move locked_vm and
- * pinned_vm, process exit (the record leaves the procs map, the process's
- * pinned memory goes with its mm), exec (the comm events carry) and cgroup
- * moves (memcg_id follows).
- * The fault, allocation and NUMA programs stay unloaded: nothing on the
- * page-fault path. Returns how many syscall programs will load.
- */
-static int choose_programs(struct memacct_bpf *skel, const struct btf *btf)
-{
-	struct bpf_program *prog;
-	int nsys = 0;
-
-	bpf_object__for_each_program(prog, skel->obj) {
-		const char *name = bpf_program__name(prog);
-		const char *sec = bpf_program__section_name(prog);
-		bool want = !strncmp(name, "sys_exit_", 9) ||
-			    !strcmp(name, "sched_process_exit") ||
-			    !strcmp(name, "sched_process_exec") ||
-			    !strcmp(name, "cgroup_attach_task");
-		char buf[128];
-
-		if (want && !strncmp(sec, "tp_btf/", 7)) {
-			snprintf(buf, sizeof(buf), "btf_trace_%s", sec + 7);
-			want = btf && btf__find_by_name_kind(btf, buf, BTF_KIND_TYPEDEF) > 0;
-		} else if (want && !strncmp(sec, "tp/", 3)) {
-			want = tracefs_event_exists(sec + 3);
-			nsys += want;
-		}
-		bpf_program__set_autoload(prog, want);
-	}
-	/* the page-fault state is used by none of them (and needs 5.11+) */
-	bpf_map__set_autocreate(skel->maps.fault_states, false);
-	return nsys;
-}
-
 static int on_pin_event(void *ctx, void *data, size_t len)
 {
 	const struct memacct_pin_event *e = data;
@@ -151,54 +94,35 @@ static int on_exit_event(void *ctx, void *data, size_t len)
 int pinwatch_open(const struct memcg *filter, pinwatch_fn fn, void *ctx,
 		  struct pinwatch **out)
 {
+	struct loader_opts o = { .pin_events = true, .pin_ring_bytes = PIN_RING_BYTES,
+				 .exit_ring_bytes = EXIT_RING_BYTES };
 	struct pinwatch *w;
-	struct btf *btf;
 	int err;
 
 	*out = NULL;
+	/* quietly: the caller falls back to polling and says why */
 	if (geteuid() != 0)
 		return -EPERM;
 	if (access("/sys/kernel/btf/vmlinux", R_OK) != 0)
 		return -ENOENT;
-	/* the syscall exits are classic tracepoints, found through tracefs */
-	if (!tracefs_event_exists("syscalls"))
-		mount("tracefs", "/sys/kernel/tracing", "tracefs", 0, NULL);
+	loader_check_env();	/* mounts tracefs: the syscall exits need it */
 	w = calloc(1, sizeof(*w));
 	if (!w)
 		return -ENOMEM;
 	w->fn = fn;
 	w->ctx = ctx;
 	w->page_size = sysconf(_SC_PAGESIZE);
-	libbpf_set_print(libbpf_print);
-	w->skel = memacct_bpf__open();
-	if (!w->skel) {
-		err = -errno;
-		goto out_free;
-	}
 	if (filter && filter->level > 0) {
-		w->skel->rodata->filter_cgid = filter->id;
-		w->skel->rodata->filter_level = filter->level;
+		o.filter_cgid = filter->id;
+		o.filter_level = filter->level;
 	}
-	w->skel->rodata->pin_events_on = true;
-	bpf_map__set_max_entries(w->skel->maps.pin_events, PIN_RING_BYTES);
-	bpf_map__set_max_entries(w->skel->maps.exits, EXIT_RING_BYTES);
-	btf = btf__load_vmlinux_btf();
-	err = choose_programs(w->skel, btf);
-	btf__free(btf);
-	if (err == 0) {
-		err = -ENOENT;	/* no syscalls tracepoints (tracefs missing?) */
-		goto out_destroy;
-	}
-	err = memacct_bpf__load(w->skel);
+	err = loader_start(&o, &w->skel);
 	if (err)
-		goto out_destroy;
-	err = memacct_bpf__attach(w->skel);
-	if (err)
-		goto out_destroy;
+		goto out_free;
 	w->rb = ring_buffer__new(bpf_map__fd(w->skel->maps.pin_events), on_pin_event, w, NULL);
 	if (!w->rb) {
 		err = -errno;
-		goto out_destroy;
+		goto out_stop;
 	}
 	err = ring_buffer__add(w->rb, bpf_map__fd(w->skel->maps.exits), on_exit_event, w);
 	if (err)
@@ -208,8 +132,8 @@ int pinwatch_open(const struct memcg *filter, pinwatch_fn fn, void *ctx,
 
 out_rb:
 	ring_buffer__free(w->rb);
-out_destroy:
-	memacct_bpf__destroy(w->skel);
+out_stop:
+	loader_stop(w->skel);
 out_free:
 	free(w);
 	return err < 0 ? err : -EINVAL;
@@ -232,6 +156,6 @@ void pinwatch_close(struct pinwatch *w)
 	if (!w)
 		return;
 	ring_buffer__free(w->rb);
-	memacct_bpf__destroy(w->skel);
+	loader_stop(w->skel);
 	free(w);
 }
