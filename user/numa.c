@@ -352,23 +352,30 @@ void numa_usage_finish(struct numa_usage *u)
 		    u->bytes - u->node_bytes[u->home] : 0;
 }
 
+/* The one node of every CPU set in @set[0..@n-1] with a known node, else -1. */
+static int cpus_one_node(const struct numa_topo *t, const bool *set, int n)
+{
+	int node = -1;
+
+	for (int c = 0; c < n; c++) {
+		int nd = set[c] ? numa_cpu_node(t, c) : -1;
+
+		if (nd < 0)
+			continue;
+		if (node >= 0 && nd != node)
+			return -1;
+		node = nd;
+	}
+	return node;
+}
+
 int numa_home_choose(const struct numa_topo *t, const bool *allowed, int nallowed,
 		     const int *last_cpu, int nthreads, enum numa_home_source *src)
 {
 	int count[NUMA_MAX_NODES] = { 0 };
-	int node = -1, best = -1, leader;
-	bool one = true;
+	int node = cpus_one_node(t, allowed, nallowed), best = -1, leader;
 
-	for (int c = 0; c < nallowed; c++) {
-		int n = allowed[c] ? numa_cpu_node(t, c) : -1;
-
-		if (n < 0)
-			continue;
-		if (node >= 0 && n != node)
-			one = false;
-		node = n;
-	}
-	if (node >= 0 && one) {
+	if (node >= 0) {
 		*src = NUMA_HOME_AFFINITY;
 		return node;
 	}
@@ -679,28 +686,16 @@ int64_t parse_numa_stat(const char *text, int version, uint64_t page_size,
 
 int numa_cgroup_home(const struct numa_topo *t, const char *cpus_text, struct numa_usage *u)
 {
-	int node = -1;
-
 	u->home = -1;
 	u->source = NUMA_HOME_UNKNOWN;
 	if (cpus_text && t->ncpus > 0) {
 		bool *set = calloc(t->ncpus, sizeof(*set));
-		bool one = true;
+		int node;
 
-		if (set && parse_cpulist(cpus_text, set, t->ncpus) > 0) {
-			for (int c = 0; c < t->ncpus; c++) {
-				int n = set[c] ? t->cpu_node[c] : -1;
-
-				if (n < 0)
-					continue;
-				if (node >= 0 && n != node)
-					one = false;
-				node = n;
-			}
-			if (node >= 0 && one) {
-				u->home = node;
-				u->source = NUMA_HOME_CPUSET;
-			}
+		if (set && parse_cpulist(cpus_text, set, t->ncpus) > 0 &&
+		    (node = cpus_one_node(t, set, t->ncpus)) >= 0) {
+			u->home = node;
+			u->source = NUMA_HOME_CPUSET;
 		}
 		free(set);
 	}

@@ -35,6 +35,8 @@
 #include <sys/syscall.h>
 #include <sys/uio.h>
 
+#include "vm_status.h"
+
 #define MIB (1024 * 1024UL)
 
 static void die(const char *what)
@@ -59,28 +61,6 @@ static unsigned long arg(const char *s)
 	if (errno || *end || end == s)
 		usage();
 	return v;
-}
-
-/* VmLck and VmPin from /proc/self/status, in bytes. */
-static void read_status(long long *lck, long long *pin)
-{
-	char line[256];
-	FILE *f = fopen("/proc/self/status", "r");
-
-	*lck = *pin = -1;
-	if (!f)
-		die("open /proc/self/status");
-	while (fgets(line, sizeof(line), f)) {
-		if (!strncmp(line, "VmLck:", 6))
-			*lck = strtoll(line + 6, NULL, 10) * 1024;
-		else if (!strncmp(line, "VmPin:", 6))
-			*pin = strtoll(line + 6, NULL, 10) * 1024;
-	}
-	fclose(f);
-	if (*lck < 0 || *pin < 0) {
-		fprintf(stderr, "mlock_spike: no VmLck/VmPin in /proc/self/status\n");
-		exit(1);
-	}
 }
 
 static void sleep_ms(unsigned long ms)
@@ -151,7 +131,7 @@ int main(int argc, char **argv)
 		die("mlock");
 	}
 	t1 = mono_ns();
-	read_status(&spike_lck, &spike_pin);
+	read_vm_status("mlock_spike", &spike_lck, &spike_pin);
 	sleep_ms(spike_ms);
 	if (uring) {
 		if (syscall(__NR_io_uring_register, ring, IORING_UNREGISTER_BUFFERS, NULL, 0) < 0)
@@ -159,7 +139,7 @@ int main(int argc, char **argv)
 	} else if (munlock(p, len)) {
 		die("munlock");
 	}
-	read_status(&lck, &pin);
+	read_vm_status("mlock_spike", &lck, &pin);
 	printf("truth pin_call_ns %lld\n", t0);
 	printf("truth pin_return_ns %lld\n", t1);
 	printf("truth spike_%s %lld\n", uring ? "pinned_vm_bytes" : "locked_bytes",

@@ -54,6 +54,8 @@
 #include <sys/syscall.h>
 #include <sys/uio.h>
 
+#include "vm_status.h"
+
 #define PAGE 4096UL
 #define MIB (1024 * 1024UL)
 
@@ -73,34 +75,12 @@ static void usage(void)
 	exit(2);
 }
 
-/* VmLck and VmPin from /proc/self/status, in bytes. */
-static void read_status(long long *lck, long long *pin)
-{
-	char line[256];
-	FILE *f = fopen("/proc/self/status", "r");
-
-	*lck = *pin = -1;
-	if (!f)
-		die("open /proc/self/status");
-	while (fgets(line, sizeof(line), f)) {
-		if (!strncmp(line, "VmLck:", 6))
-			*lck = strtoll(line + 6, NULL, 10) * 1024;
-		else if (!strncmp(line, "VmPin:", 6))
-			*pin = strtoll(line + 6, NULL, 10) * 1024;
-	}
-	fclose(f);
-	if (*lck < 0 || *pin < 0) {
-		fprintf(stderr, "mlock_steps: no VmLck/VmPin in /proc/self/status\n");
-		exit(1);
-	}
-}
-
 /* Read and print the kernel's counters after a step; check them if exp_* >= 0. */
 static void step(const char *name, long long exp_lck, long long exp_pin)
 {
 	long long lck, pin;
 
-	read_status(&lck, &pin);
+	read_vm_status("mlock_steps", &lck, &pin);
 	printf("step %d %s\n", ++nstep, name);
 	printf("kernel VmLck_bytes %lld\n", lck);
 	printf("kernel VmPin_bytes %lld\n", pin);
