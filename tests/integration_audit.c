@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -230,6 +231,8 @@ static int watch_spike(const char *mode, const char *flag, const char *cap, int 
 		char *argv[10];
 		int a = 0;
 
+		/* a failed assertion ends the test's process: the watch with it */
+		prctl(PR_SET_PDEATHSIG, SIGINT);
 		dup2(o, 1);
 		dup2(e, 2);
 		argv[a++] = "memacct";

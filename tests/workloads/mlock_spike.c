@@ -4,7 +4,8 @@
  * for a moment only, then released while the process keeps running, so that
  * only an event-driven watch can see it.
  *
- * Maps and writes MiB first, prints "ready PID" and waits for SIGUSR1; then
+ * Maps and writes MiB first, prints "ready PID" and waits for SIGUSR1 (at most
+ * 120 s: then it exits 1); then
  *   mlock     mlock(MiB), read VmLck, sleep SPIKE_MS, munlock, read VmLck
  *   io_uring  io_uring_register(IORING_REGISTER_BUFFERS) of MiB, read VmPin,
  *             sleep SPIKE_MS, IORING_UNREGISTER_BUFFERS, read VmPin
@@ -118,8 +119,10 @@ int main(int argc, char **argv)
 	sigprocmask(SIG_BLOCK, &set, NULL);
 	printf("ready %d\n", (int)getpid());
 	fflush(stdout);
-	if (sigwait(&set, &sig))
-		die("sigwait");
+	/* bounded: a test that failed before signalling leaves no process behind */
+	sig = sigtimedwait(&set, NULL, &(struct timespec){ .tv_sec = 120 });
+	if (sig != SIGUSR1)
+		die("waiting 120 s for SIGUSR1");
 
 	t0 = mono_ns();
 	if (uring) {
