@@ -30,7 +30,7 @@ B=$OUT/bench
 EMPTY_OBJ=$B/empty.bpf.o
 EMPTY_ATTACH=$B/empty_attach
 mkdir -p "$B"
-for f in fault cow loader spawn; do
+for f in fault cow switch loader spawn; do
 	cc -O2 -Wall -Werror -D_GNU_SOURCE "$(dirname "$0")/bench/$f.c" -o "$B/$f"
 done
 [ "$(id -u)" = 0 ] || { echo "bench: needs root" >&2; exit 3; }
@@ -145,6 +145,9 @@ for r in $(seq "$ROUNDS"); do
 		o=$(clean_run $want "$B/cow" 256 4)
 		res[cow_$arm]+="$(field cpu_ns_per_cow <<<"$o") "
 		res[coww_$arm]+="$(field ns_per_cow <<<"$o") "
+		o=$(clean_run $want "$B/switch" 200000)
+		res[switch_$arm]+="$(field cpu_ns_per_switch <<<"$o") "
+		res[switchw_$arm]+="$(field ns_per_switch <<<"$o") "
 		for _ in 1 2; do
 			o=$(clean_run $want "$B/loader" 12)
 			res[loader_$arm]+="$(field cpu_seconds <<<"$o") "
@@ -177,10 +180,12 @@ if [ "$ROUNDS" -gt 0 ]; then
 	echo "    on = memacct's kernel side, stats = memacct with --bpf-stats; +N: over off)"
 	report fault ns "page fault ns/fault"
 	report cow ns "fork+CoW ns/copy"
+	report switch ns "context switch ns"
 	report loader % "dataloader-like"
 	echo "-- wall clock, same runs --"
 	report faultw ns "page fault ns/fault"
 	report coww ns "fork+CoW ns/copy"
+	report switchw ns "context switch ns"
 	report loaderw % "dataloader-like"
 	if has floor && has on; then
 		f=$(m fault_off | cut -d' ' -f1); fl=$(m fault_floor | cut -d' ' -f1)
