@@ -108,30 +108,31 @@ static void explain_usage(FILE *f)
 		"  process or cgroup, process exited while being read). See docs/explain.md.\n");
 }
 
+/* Add one mapping's figures (bytes, docs/explain.md) to @s. */
+static void xsum_add(struct xsum *s, const struct smaps_map *m)
+{
+	s->rss += m->rss;
+	s->pss += m->pss;
+	s->uss += smaps_uss(m);
+	s->swap += m->swap;
+	s->reclaimable += smaps_reclaimable(m);
+	s->shared += smaps_shared(m);
+	s->private_anon += smaps_private_anon(m);
+	s->file_clean += smaps_file_clean(m);
+	s->file_dirty += smaps_file_dirty(m);
+	if (m->kind == SMAPS_SHMEM) {
+		s->shmem += m->rss;
+		s->shmem_pss += m->pss;
+	}
+	s->locked += smaps_locked(m);
+	s->lazyfree += m->lazyfree;
+}
+
 static void sum_proc(struct xproc *p)
 {
-	struct xsum *s = &p->sum;
-
-	memset(s, 0, sizeof(*s));
-	for (size_t i = 0; i < p->sm.n; i++) {
-		const struct smaps_map *m = &p->sm.maps[i];
-
-		s->rss += m->rss;
-		s->pss += m->pss;
-		s->uss += smaps_uss(m);
-		s->swap += m->swap;
-		s->reclaimable += smaps_reclaimable(m);
-		s->shared += smaps_shared(m);
-		s->private_anon += smaps_private_anon(m);
-		s->file_clean += smaps_file_clean(m);
-		s->file_dirty += smaps_file_dirty(m);
-		if (m->kind == SMAPS_SHMEM) {
-			s->shmem += m->rss;
-			s->shmem_pss += m->pss;
-		}
-		s->locked += smaps_locked(m);
-		s->lazyfree += m->lazyfree;
-	}
+	memset(&p->sum, 0, sizeof(p->sum));
+	for (size_t i = 0; i < p->sm.n; i++)
+		xsum_add(&p->sum, &p->sm.maps[i]);
 }
 
 /* An fd on the mapped file: map_files works for deleted files and hostile names. */
@@ -870,15 +871,8 @@ static void kind_sums(const struct explain *e, struct xsum k[SMAPS_KIND_NR])
 	for (size_t i = 0; i < e->nprocs; i++)
 		for (size_t j = 0; j < e->procs[i].sm.n; j++) {
 			const struct smaps_map *m = &e->procs[i].sm.maps[j];
-			struct xsum *s = &k[m->kind];
 
-			s->rss += m->rss;
-			s->pss += m->pss;
-			s->uss += smaps_uss(m);
-			s->swap += m->swap;
-			s->reclaimable += smaps_reclaimable(m);
-			s->shared += smaps_shared(m);
-			s->locked += smaps_locked(m);
+			xsum_add(&k[m->kind], m);
 		}
 }
 
