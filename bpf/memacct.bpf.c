@@ -11,6 +11,7 @@
 #include <bpf/bpf_core_read.h>
 #include "memacct.h"
 #include "core_fixes.bpf.h"
+#include "maple.bpf.h"
 
 #define EEXIST 17
 
@@ -51,6 +52,8 @@ struct fault_pending {
 	__u32 cow_file;
 	__u32 fault_alloc;	/* pages */
 	__u32 remote;		/* pages */
+	__u32 unclassified;
+	__u32 pad;
 };
 
 #define FOLD_BATCH	32
@@ -293,13 +296,12 @@ static __always_inline int fault_enter(unsigned long address, unsigned long erro
 	struct cpu_slot *sl;
 
 	/*
-	 * With one NUMA node only write faults can be classified (DESIGN.md
-	 * step 1): a read fault maps the zero page or a page cache page and
-	 * allocates nothing zeroed or copied. A state left by an earlier
-	 * write fault is stale by then (its fault count moved).
+	 * Every fault, read faults too (DESIGN.md step 1): where the kernel
+	 * does not map the shared zero page (mm_forbids_zeropage() on s390,
+	 * hosts booted with pvm_no_zero_page=1), a read fault on untouched
+	 * anon memory allocates the zeroed page, and the later write faults
+	 * no more. A read fault that allocates nothing costs these stores.
 	 */
-	if (!nr_node_ranges && !(error_code & X86_PF_WRITE))
-		return 0;
 	task = cur_task(old);
 	sl = slot_claim((__u64)task);
 	if (!sl)
@@ -331,6 +333,8 @@ static __always_inline void fold_into(struct memacct_proc *p, struct fault_pendi
 			__sync_fetch_and_add(&p->f.fault_alloc_pages, pd->fault_alloc);
 		if (pd->remote)
 			__sync_fetch_and_add(&p->f.remote_numa_alloc_pages, pd->remote);
+		if (pd->unclassified)
+			__sync_fetch_and_add(&p->f.fault_unclassified_pages, pd->unclassified);
 	}
 	__builtin_memset(pd, 0, sizeof(*pd));
 }
@@ -387,12 +391,6 @@ int BPF_PROG(page_fault_kernel, unsigned long address, struct pt_regs *regs,
 	return fault_enter(address, error_code, false);
 }
 
-struct vma_info {
-	__u64 flags;
-	__u64 start, end;
-	bool file;
-};
-
 static long vma_cb(struct task_struct *task, struct vm_area_struct *vma, void *data)
 {
 	struct vma_info *vi = data;
@@ -404,30 +402,46 @@ static long vma_cb(struct task_struct *task, struct vm_area_struct *vma, void *d
 	return 0;
 }
 
-/* The VMA of f->address: from the thread's cache when still valid. */
+/* Events whose VMA bpf_find_vma() could not give (-EBUSY) and the lockless
+ * maple tree walk (maple.bpf.h) did: read by userspace for the reports. */
+__u64 vma_lockless_lookups;
+
+/*
+ * The VMA of f->address, from the thread's cache when still valid, else by
+ * bpf_find_vma() (mmap_lock read-trylock), else, when that lock is busy, by
+ * the lockless walk. -1 only when both fail.
+ */
 static __always_inline int vma_of(struct task_struct *task, struct fault_ctx *f,
 				  struct vma_info *vi)
 {
 	struct fault_state *st;
 	struct vma_cache *vc;
 	struct mm_struct *mm = task->mm;
-	__u32 seq = 0;
+	__u32 seq = 0, seq2 = 0;
 	bool seq_ok = mm && mm_vma_seq(mm, &seq);
 
 	st = bpf_task_storage_get(&fault_states, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!st)
-		return bpf_find_vma(task, f->address, vma_cb, vi, 0) ? -1 : 0;
-	vc = &st->vma;
-	if (seq_ok && vc->seq_ok && vc->mm == (__u64)mm && vc->seq == seq &&
-	    f->address >= vc->start && f->address < vc->end) {
-		vi->flags = vc->flags;
-		vi->file = vc->file;
-		return 0;
+	if (st) {
+		vc = &st->vma;
+		if (seq_ok && vc->seq_ok && vc->mm == (__u64)mm && vc->seq == seq &&
+		    f->address >= vc->start && f->address < vc->end) {
+			vi->flags = vc->flags;
+			vi->file = vc->file;
+			return 0;
+		}
 	}
-	if (bpf_find_vma(task, f->address, vma_cb, vi, 0))
-		return -1;
+	if (bpf_find_vma(task, f->address, vma_cb, vi, 0)) {
+		if (!mm || vma_lockless(mm, f->address, vi))
+			return -1;
+		__sync_fetch_and_add(&vma_lockless_lookups, 1);
+		/* cached only when no writer ran during the walk */
+		seq_ok = seq_ok && mm_vma_seq(mm, &seq2) && seq2 == seq;
+	}
+	if (!st)
+		return 0;
 	/* seq was read before the lookup: a change in between moves it, and
 	 * the entry is not used again */
+	vc = &st->vma;
 	vc->seq_ok = seq_ok;
 	vc->mm = (__u64)mm;
 	vc->seq = seq;
@@ -438,7 +452,7 @@ static __always_inline int vma_of(struct task_struct *task, struct fault_ctx *f,
 	return 0;
 }
 
-enum alloc_kind { ALLOC_OTHER, ALLOC_ZERO, ALLOC_COW_ANON, ALLOC_COW_FILE };
+enum alloc_kind { ALLOC_OTHER, ALLOC_ZERO, ALLOC_COW_ANON, ALLOC_COW_FILE, ALLOC_UNCLASSIFIED };
 
 /* DESIGN.md step 4: what the first user allocation of a fault was for. */
 static __always_inline int classify(struct task_struct *task, struct fault_ctx *f,
@@ -450,10 +464,10 @@ static __always_inline int classify(struct task_struct *task, struct fault_ctx *
 		return ALLOC_ZERO;
 	if (!(f->error_code & X86_PF_WRITE))
 		return ALLOC_OTHER;
-	if (old ? vmacache_vma(task, f->address, &vi.flags, &vi.file) : vma_of(task, f, &vi)) {
-		drop(MEMACCT_DROP_VMA_BUSY);
-		return ALLOC_OTHER;
-	}
+	/* a write fault's copy or fill whose VMA is unknown: counted as
+	 * such (fault_unclassified_pages), never dropped */
+	if (old ? vmacache_vma(task, f->address, &vi.flags, &vi.file) : vma_of(task, f, &vi))
+		return ALLOC_UNCLASSIFIED;
 	if (vi.flags & VM_SHARED_FLAG)
 		return ALLOC_OTHER;	/* write-notify or page cache fill */
 	if (f->error_code & X86_PF_PROT)	/* present, write-protected */
@@ -561,6 +575,9 @@ static __always_inline int page_alloc(unsigned long long *ctx, unsigned int orde
 		break;
 	case ALLOC_COW_FILE:
 		sl->pend.cow_file++;
+		break;
+	case ALLOC_UNCLASSIFIED:
+		sl->pend.unclassified++;
 		break;
 	}
 	if (nr_node_ranges) {
@@ -993,6 +1010,7 @@ int BPF_PROG(sched_process_exit, struct task_struct *task)
 		__sync_fetch_and_add(&c->f.zero_fill_pages, p->f.zero_fill_pages);
 		__sync_fetch_and_add(&c->f.fault_alloc_pages, p->f.fault_alloc_pages);
 		__sync_fetch_and_add(&c->f.remote_numa_alloc_pages, p->f.remote_numa_alloc_pages);
+		__sync_fetch_and_add(&c->f.fault_unclassified_pages, p->f.fault_unclassified_pages);
 		for (int i = 0; i < MEMACCT_MR_NR; i++)
 			__sync_fetch_and_add(&c->f.numa_migrated_pages[i],
 					     p->f.numa_migrated_pages[i]);

@@ -38,7 +38,9 @@ enum memacct_drop {
 	MEMACCT_DROP_CGROUP_MAP_FULL,	/* cgroups map full: a cgroup's flows lost */
 	MEMACCT_DROP_RINGBUF_FULL,	/* exit record kept in procs map instead */
 	MEMACCT_DROP_TASK_STORAGE,	/* per-thread fault state not created */
-	MEMACCT_DROP_VMA_BUSY,		/* bpf_find_vma() failed: a write fault unclassified */
+	MEMACCT_DROP_VMA_BUSY,		/* no longer counted: such faults are in
+					 * fault_unclassified_pages (kept for the
+					 * report's dropped_events_by_cause key) */
 	MEMACCT_DROP_NR,
 };
 
@@ -61,6 +63,9 @@ struct memacct_flows {
 	__u64 numa_task_swaps;		/* sched_swap_numa */
 	__u64 oom_kills;		/* oom:mark_victim */
 	__u64 memcg_reclaims;		/* vmscan:mm_vmscan_memcg_reclaim_begin */
+	__u64 fault_unclassified_pages;	/* write-fault copies/fills whose VMA could
+					 * not be read (neither bpf_find_vma() nor
+					 * the lockless walk): CoW or not, unknown */
 };
 
 /* Pinned memory gauges, read from mm->locked_vm / mm->pinned_vm. */

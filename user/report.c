@@ -12,6 +12,7 @@ void metrics_add_flows(struct metrics *t, const struct metrics *m)
 	t->cow_copied += m->cow_copied;
 	t->cow_file_copied += m->cow_file_copied;
 	t->zero_fill += m->zero_fill;
+	t->fault_unclassified += m->fault_unclassified;
 	t->fault_alloc += m->fault_alloc;
 	t->remote_numa_alloc += m->remote_numa_alloc;
 	t->numa_migrated += m->numa_migrated;
@@ -129,6 +130,7 @@ void report_metrics_json(json_t *o, const struct metrics *m)
 	set_u64(o, "cow_copied_bytes", m->cow_copied);
 	set_u64(o, "cow_file_copied_bytes", m->cow_file_copied);
 	set_u64(o, "zero_fill_bytes", m->zero_fill);
+	set_u64(o, "fault_unclassified_bytes", m->fault_unclassified);
 	set_u64(o, "fault_alloc_bytes", m->fault_alloc);
 	set_u64(o, "remote_numa_alloc_bytes", m->remote_numa_alloc);
 	set_u64(o, "numa_migrated_bytes", m->numa_migrated);
@@ -185,6 +187,7 @@ json_t *report_json(const struct report *r)
 	for (int i = 0; i < MEMACCT_DROP_NR; i++)
 		set_u64(drops, drop_names[i], r->dropped[i]);
 	json_object_set_new(o, "dropped_events_by_cause", drops);
+	set_u64(o, "vma_lockless_lookups", r->vma_lockless_lookups);
 	if (r->final) {
 		char v[16][320];
 		int n = report_numa_verdicts(r, v, 16);
@@ -309,6 +312,13 @@ void print_report_plain(FILE *f, const struct report *r)
 		}
 		fprintf(f, "REMOTE RSS: resident off the home node, sampled (exited: last sample); "
 			"ALLOC REM: flow\n");
+	}
+	if (r->totals.fault_unclassified) {
+		char u[16];
+
+		fprintf(f, "NOTE: %s of write-fault copies could not be classified as CoW or not "
+			"(VMA unreadable; -j fault_unclassified_bytes)\n",
+			fmt_bytes(u, sizeof(u), r->totals.fault_unclassified));
 	}
 	if (r->dropped_events)
 		fprintf(f, "WARNING: %llu events could not be recorded (see -j dropped_events_by_cause)\n",

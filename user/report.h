@@ -27,6 +27,7 @@ struct metrics {
 	uint64_t remote_numa, remote_numa_peak;
 	/* flows since attach */
 	uint64_t cow_copied, cow_file_copied, zero_fill;
+	uint64_t fault_unclassified;	/* write-fault copies/fills of unknown VMA */
 	uint64_t fault_alloc, remote_numa_alloc, numa_migrated;
 	uint64_t numa_migrated_by_reason[MEMACCT_MR_NR];
 	uint64_t numa_task_moves, numa_task_swaps;	/* counts */
@@ -60,6 +61,7 @@ struct report {
 	size_t nprocs;
 	uint64_t dropped_events;
 	uint64_t dropped[MEMACCT_DROP_NR];
+	uint64_t vma_lockless_lookups;	/* count: VMAs read by the lockless walk */
 	bool numa_multi;		/* several NUMA nodes: remote figures shown */
 };
 

@@ -57,6 +57,7 @@ static void flows_to_metrics(const struct session *s, const struct memacct_proc 
 	m->cow_copied = pages(s, p->f.cow_copied_pages);
 	m->cow_file_copied = pages(s, p->f.cow_file_copied_pages);
 	m->zero_fill = pages(s, p->f.zero_fill_pages);
+	m->fault_unclassified = pages(s, p->f.fault_unclassified_pages);
 	m->fault_alloc = pages(s, p->f.fault_alloc_pages);
 	m->remote_numa_alloc = pages(s, p->f.remote_numa_alloc_pages);
 	m->numa_migrated = 0;
@@ -555,6 +556,8 @@ int session_report(struct session *s, struct report *r)
 			row_numa(s, &r->procs[i]);
 	cgroup_totals(s, r, ids, nids);
 	loader_dropped(s->skel, r->dropped);
+	r->vma_lockless_lookups = __atomic_load_n(&s->skel->bss->vma_lockless_lookups,
+						  __ATOMIC_RELAXED);
 	for (int i = 0; i < MEMACCT_DROP_NR; i++)
 		r->dropped_events += r->dropped[i];
 out:

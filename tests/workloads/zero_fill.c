@@ -1,13 +1,24 @@
 /* SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause) */
 /*
- * zero_fill: ground truth that writing to a page first mapped by a read
- * fault (the shared zero page) is a zero fill, not a copy-on-write.
+ * zero_fill: ground truth that the pages of untouched private anonymous
+ * memory are zero fills, not copies-on-write, whatever the kernel's policy on
+ * the shared zero page.
  *
  * Maps MiB of private anonymous memory (THP disabled on it, so each fault is
- * one 4 KiB page), READS every page (each read fault maps the shared zero
- * page; RssAnon does not grow), then WRITES every page (each write fault on
- * the zero page allocates a zeroed page):
- *   cow_bytes = 0, zero_fill_bytes = MiB * 2^20
+ * one 4 KiB page), READS every page, then WRITES every page. Where the kernel
+ * maps the shared zero page on a read fault (most kernels), each read maps
+ * that one frame and each write allocates a zeroed page; where it does not
+ * (mm_forbids_zeropage() on s390, hosts booted with pvm_no_zero_page=1,
+ * ...), each read allocates a zeroed page and the write faults no more.
+ * Which one happened is read from /proc/self/pagemap after the read and
+ * after the write (frame numbers need CAP_SYS_ADMIN):
+ *   zero_page_pages   pages mapping one frame shared by several buffer pages
+ *                     after the read, each on its own new frame after the write
+ *   own_frame_pages   pages on a frame of their own already after the read,
+ *                     the same frame after the write
+ * Each of them is one zero fill and no copy:
+ *   cow_bytes = 0, zero_fill_bytes = (zero_page_pages + own_frame_pages) * 4096
+ * and any page that fits neither fails the workload.
  * (zero_fill_bytes counts the buffer only; the loader, libc and stack add a
  * few zero-filled pages of their own.)
  *
@@ -15,12 +26,16 @@
  * Output (stdout):
  *   kernel RssAnon_after_read_bytes B    RssAnon from /proc/self/status
  *   kernel RssAnon_after_write_bytes B
+ *   kernel zero_page_pages N             from pagemap, as above
+ *   kernel own_frame_pages N
  *   truth buffer_bytes B
  *   truth cow_bytes 0
  *   truth zero_fill_bytes B
  *   truth pid PID
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +43,8 @@
 #include <sys/mman.h>
 
 #define PAGE 4096UL
+#define PM_PRESENT (1ULL << 63)
+#define PM_PFN_MASK ((1ULL << 55) - 1)
 
 static void die(const char *what)
 {
@@ -58,10 +75,32 @@ static long long status_bytes(const char *key)
 	return v;
 }
 
+/* Frame number of each page of @buf (0: not present). */
+static void frames(const volatile char *buf, unsigned long npages, uint64_t *pfn)
+{
+	size_t len = npages * sizeof(*pfn), got = 0;
+	int fd = open("/proc/self/pagemap", O_RDONLY);
+
+	if (fd < 0)
+		die("open /proc/self/pagemap");
+	while (got < len) {
+		ssize_t n = pread(fd, (char *)pfn + got, len - got,
+				  (off_t)((uintptr_t)buf / PAGE * sizeof(*pfn) + got));
+
+		if (n <= 0)
+			die("read /proc/self/pagemap");
+		got += (size_t)n;
+	}
+	close(fd);
+	for (unsigned long i = 0; i < npages; i++)
+		pfn[i] = pfn[i] & PM_PRESENT ? pfn[i] & PM_PFN_MASK : 0;
+}
+
 int main(int argc, char **argv)
 {
-	unsigned long mib = 64, npages, sum = 0;
+	unsigned long mib = 64, npages, sum = 0, zero_page = 0, own = 0, shared = 0;
 	long long rss_read, rss_write;
+	uint64_t *after_read, *after_write, zero_pfn = 0;
 	volatile char *buf;
 	char *end;
 
@@ -78,6 +117,10 @@ int main(int argc, char **argv)
 		}
 	}
 	npages = mib * (1024 * 1024 / PAGE);
+	after_read = calloc(npages, sizeof(uint64_t));
+	after_write = calloc(npages, sizeof(uint64_t));
+	if (!after_read || !after_write)
+		die("calloc");
 
 	buf = mmap(NULL, npages * PAGE, PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -86,29 +129,58 @@ int main(int argc, char **argv)
 	if (madvise((void *)buf, npages * PAGE, MADV_NOHUGEPAGE))
 		die("madvise(MADV_NOHUGEPAGE)");
 
-	for (unsigned long i = 0; i < npages; i++)	/* maps the zero page */
+	/* maps the zero page, or allocates a zeroed page (no zero page) */
+	for (unsigned long i = 0; i < npages; i++)
 		sum += buf[i * PAGE];
 	if (sum != 0) {
 		fprintf(stderr, "zero_fill: fresh anonymous memory is not zero\n");
 		return 1;
 	}
 	rss_read = status_bytes("RssAnon");
+	frames(buf, npages, after_read);
 
 	for (unsigned long i = 0; i < npages; i++)	/* zero page -> new zeroed page */
 		buf[i * PAGE] = 1;
 	rss_write = status_bytes("RssAnon");
+	frames(buf, npages, after_write);
+
+	/* the zero page: a frame that two buffer pages share after the read
+	 * (private anon pages never share one otherwise: no KSM here) */
+	for (unsigned long i = 1; i < npages && !zero_pfn; i++)
+		if (after_read[i] && after_read[i] == after_read[i - 1])
+			zero_pfn = after_read[i];
+	for (unsigned long i = 0; i < npages; i++) {
+		if (!after_read[i] || !after_write[i]) {
+			fprintf(stderr, "zero_fill: page %lu has no frame number in pagemap "
+				"(not present, or not root)\n", i);
+			return 1;
+		}
+		if (after_read[i] == zero_pfn && after_write[i] != zero_pfn)
+			zero_page++;
+		else if (after_read[i] != zero_pfn && after_write[i] == after_read[i])
+			own++;
+		else
+			shared++;
+	}
+	if (shared) {
+		fprintf(stderr, "zero_fill: %lu pages neither kept their frame nor left the "
+			"zero page\n", shared);
+		return 1;
+	}
 
 	printf("kernel RssAnon_after_read_bytes %lld\n", rss_read);
 	printf("kernel RssAnon_after_write_bytes %lld\n", rss_write);
+	printf("kernel zero_page_pages %lu\n", zero_page);
+	printf("kernel own_frame_pages %lu\n", own);
 	printf("truth buffer_bytes %lu\n", npages * PAGE);
 	printf("truth cow_bytes 0\n");
-	printf("truth zero_fill_bytes %lu\n", npages * PAGE);
+	printf("truth zero_fill_bytes %lu\n", (zero_page + own) * PAGE);
 	printf("truth pid %d\n", (int)getpid());
 	if (fflush(stdout))
 		die("stdout");
-	if (rss_write - rss_read < (long long)(npages * PAGE)) {
-		fprintf(stderr, "zero_fill: RssAnon grew by %lld, expected at least %lu\n",
-			rss_write - rss_read, npages * PAGE);
+	if (rss_write < (long long)(npages * PAGE)) {
+		fprintf(stderr, "zero_fill: RssAnon %lld after the writes, expected at least %lu\n",
+			rss_write, npages * PAGE);
 		return 1;
 	}
 	return 0;
