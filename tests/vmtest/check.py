@@ -418,7 +418,49 @@ def check_nomem(s):
 
 
 # in the order tests/vmtest/init.sh runs them
-V2_TESTS = [('numa_stock', check_numa_stock), ('oom', check_oom), ('attach', check_attach),
+def check_zero_fill(s):
+    """zero_fill 32: read then write fresh anon; truth from pagemap"""
+    rep = s.report or {}
+    t = rep.get('totals', {})
+    want = s.truth.get('zero_fill_bytes', -1)
+    got = t.get('zero_fill_bytes', -1)
+    check('zero_fill.bytes', near(got, want) or abs(got - want) <= tol(want),
+          'zero_fill_bytes %d, truth %d (pagemap: %s pages left the zero page, %s had '
+          'their own frame after the read)' % (got, want, s.kernel.get('zero_page_pages'),
+                                               s.kernel.get('own_frame_pages')),
+          unsupported(s.sec))
+    got = t.get('cow_copied_bytes', -1)
+    check('zero_fill.no_cow', 0 <= got <= tol(0), 'cow_copied_bytes %d, truth 0' % got,
+          unsupported(s.sec))
+    if not rep:
+        s.dump()
+
+
+def check_cow_busy(s):
+    """cow_mmap_churn 32 3: child CoW = pagemap truth while mmap_lock is busy;
+    nothing unclassified where the maple tree walk exists (>= 6.1)"""
+    rep = s.report or {}
+    p = proc(rep, s.truth.get('child_pid', -1)) or {}
+    want = s.truth.get('child_cow_bytes', -1)
+    cow = p.get('cow_copied_bytes', -1)
+    unc = p.get('fault_unclassified_bytes', -1)
+    rel = str(s.kernel.get('release', '0.0'))
+    maple = tuple(int(x) for x in re.findall(r'\d+', rel)[:2]) >= (6, 1)
+    check('cow_busy.child', near(cow if maple else cow + unc, want),
+          'cow_copied_bytes %d%s, truth %d (%s VMAs by the lockless walk, %s churn rounds)'
+          % (cow, '' if maple else ' + unclassified %d (< 6.1)' % unc, want,
+             rep.get('vma_lockless_lookups'), s.kernel.get('churn_ops')), unsupported(s.sec))
+    if maple:
+        check('cow_busy.unclassified', unc == 0, 'fault_unclassified_bytes %d' % unc,
+              unsupported(s.sec))
+    vb = rep.get('dropped_events_by_cause', {}).get('vma_busy', -1)
+    check('cow_busy.vma_busy', vb == 0, 'dropped vma_busy %d' % vb)
+    if not rep:
+        s.dump()
+
+
+V2_TESTS = [('zero_fill', check_zero_fill), ('cow_busy', check_cow_busy),
+            ('numa_stock', check_numa_stock), ('oom', check_oom), ('attach', check_attach),
             ('limits', check_limits), ('explain', check_explain), ('audit', check_audit),
             ('nomem', check_nomem)]
 

@@ -154,6 +154,18 @@ t_oom() {
 	rmdir "$p"
 }
 
+# zero fills read from pagemap (the kernel maps the zero page, or not)
+t_zero_fill() {
+	echo "kernel release $(uname -r)"
+	memacct -j run -- zero_fill 32
+}
+
+# CoW while another thread holds mmap_lock for write in a loop
+t_cow_busy() {
+	echo "kernel release $(uname -r)"
+	memacct -j run -- cow_mmap_churn 32 3
+}
+
 # attach --cgroup NAME to a cgroup a CoW workload then runs in
 t_attach() {
 	d=$cg/job_4711
@@ -260,6 +272,8 @@ env_info() {
 echo "@@VMTEST start" > $out
 section env env_info
 section cow /bin/memacct -v -j run -- /bin/cow_fork 100 4
+section zero_fill t_zero_fill
+section cow_busy t_cow_busy
 section numa /bin/memacct -v -j run -- /bin/numa_bind 32
 section numa_stock t_numa_stock
 section oom t_oom
