@@ -17,6 +17,7 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -27,6 +28,9 @@
 
 static int port;
 static char pin_dir[128];
+static char live_cg[256];	/* a test's cgroup, removed by teardown */
+/* daemons started by the running test: teardown kills those still alive */
+static pid_t daemons[8];
 
 static void sleep_ms(long ms)
 {
@@ -117,6 +121,8 @@ static pid_t start_daemon(const char *extra)
 		 ">>/tmp/memacct-daemon-test.log 2>&1", memacct, port, pin_dir, extra ? extra : "");
 	pid = fork();
 	if (pid == 0) {
+		/* a test runner that dies takes its daemon along */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
 		_exit(127);
 	}
@@ -126,6 +132,11 @@ static pid_t start_daemon(const char *extra)
 
 		if (b) {
 			free(b);
+			for (size_t j = 0; j < sizeof(daemons) / sizeof(daemons[0]); j++)
+				if (daemons[j] <= 0) {
+					daemons[j] = pid;
+					break;
+				}
 			return pid;
 		}
 		if (waitpid(pid, NULL, WNOHANG) == pid)
@@ -143,6 +154,9 @@ static int stop_daemon(pid_t pid, int sig)
 
 	kill(pid, sig);
 	waitpid(pid, &st, 0);
+	for (size_t i = 0; i < sizeof(daemons) / sizeof(daemons[0]); i++)
+		if (daemons[i] == pid)
+			daemons[i] = 0;
 	return st;
 }
 
@@ -160,9 +174,16 @@ static void setup(void)
 	detach_all();
 }
 
+/* D19: a failed assertion skips the test's stop_daemon(); stop it here */
 static void teardown(void)
 {
+	for (size_t i = 0; i < sizeof(daemons) / sizeof(daemons[0]); i++)
+		if (daemons[i] > 0)
+			stop_daemon(daemons[i], SIGKILL);
 	detach_all();
+	if (live_cg[0])
+		rmdir(live_cg);
+	live_cg[0] = '\0';
 }
 
 /* Value of the sample whose line starts with @prefix ("name{labels}"), -1 if none. */
@@ -473,6 +494,60 @@ START_TEST(test_cgroup_churn)
 }
 END_TEST
 
+/*
+ * D1: 2,000 cgroups come and go (each with one exited process, so each has
+ * a `cgroups` map entry) beside a live cgroup whose CoW is known; the live
+ * cgroup's counter must still equal the workload's truth. Deleting stale
+ * entries during the map walk restarted it and added live flows again.
+ */
+START_TEST(test_churn_keeps_truth)
+{
+	char *live = live_cg, label[320], prefix[64], *m;
+	long long want, got;
+	pid_t d;
+
+	snprintf(live, sizeof(live_cg), CGROOT "/memacct-dlive-%d", (int)getpid());
+	snprintf(prefix, sizeof(prefix), "memacct-dchurn-%d-", (int)getpid());
+	rmdir(live);
+	ck_assert_int_eq(mkdir(live, 0755), 0);
+	d = start_daemon(NULL);
+	ck_assert(d > 0);
+	want = cow_fork_in(live, "8 2");
+	for (int i = 0; i < 2000; i++) {
+		char path[256];
+		pid_t c;
+
+		snprintf(path, sizeof(path), CGROOT "/%s%d", prefix, i);
+		ck_assert_int_eq(mkdir(path, 0755), 0);
+		c = fork();
+		if (c == 0) {
+			char procs[300], pid[16];
+			int fd;
+
+			snprintf(procs, sizeof(procs), "%s/cgroup.procs", path);
+			snprintf(pid, sizeof(pid), "%d", (int)getpid());
+			fd = open(procs, O_WRONLY);
+			if (fd < 0 || write(fd, pid, strlen(pid)) < 0)
+				_exit(1);
+			_exit(0);
+		}
+		waitpid(c, NULL, 0);
+		ck_assert_int_eq(rmdir(path), 0);
+	}
+	/* two collections drop the stale entries; a third is published */
+	sleep_ms(2000);
+	m = http_get("/metrics", NULL);
+	ck_assert_ptr_nonnull(m);
+	snprintf(label, sizeof(label), "memacct_cow_copied_bytes_total{cgroup=\"/memacct-dlive-%d\"}",
+		 (int)getpid());
+	got = sample(m, label);
+	free(m);
+	assert_near("live cgroup cow_copied_bytes_total after 2,000 cgroups churned", got, want);
+	stop_daemon(d, SIGTERM);
+	rmdir(live);
+}
+END_TEST
+
 START_TEST(test_two_daemons_refused)
 {
 	struct result *r;
@@ -503,6 +578,11 @@ Suite *daemon_suite(void)
 	tcase_add_test(tc, test_http_abuse);
 	tcase_add_test(tc, test_cgroup_churn);
 	tcase_add_test(tc, test_two_daemons_refused);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("churn");
+	tcase_set_timeout(tc, 180);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_churn_keeps_truth);
 	suite_add_tcase(s, tc);
 	return s;
 }

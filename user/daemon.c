@@ -574,7 +574,13 @@ static int push_flow(struct proc_flow **pf, size_t *cnt, size_t *cap,
 	return 0;
 }
 
-static void take_proc(struct dstate *d, struct cgi *v, size_t n, struct proc_flow **pf,
+/* Keys of exited records, deleted after the walk (see read_cgroups_map()). */
+struct dead_keys {
+	struct memacct_proc_key *k;
+	size_t n, cap;
+};
+
+static void take_proc(struct dead_keys *dead, struct cgi *v, size_t n, struct proc_flow **pf,
 		      size_t *cnt, size_t *cap, const struct memacct_proc_key *key,
 		      const struct memacct_proc *p)
 {
@@ -582,7 +588,16 @@ static void take_proc(struct dstate *d, struct cgi *v, size_t n, struct proc_flo
 
 	if (p->flags & MEMACCT_PROC_EXITED) {
 		/* folded into the cgroups map at exit already */
-		bpf_map_delete_elem(d->pin.procs_fd, key);
+		if (dead->n == dead->cap) {
+			size_t nc = dead->cap ? 2 * dead->cap : 64;
+			struct memacct_proc_key *nk = realloc(dead->k, nc * sizeof(*nk));
+
+			if (!nk)
+				return;	/* kept: a later collection deletes it */
+			dead->k = nk;
+			dead->cap = nc;
+		}
+		dead->k[dead->n++] = *key;
 		return;
 	}
 	if ((c = cgi_find(v, n, p->memcg_id)))
@@ -605,6 +620,7 @@ static long read_procs(struct dstate *d, struct cgi *v, size_t n, struct proc_fl
 	struct memacct_proc p, *vals;
 	__u64 in_batch = 0, out_batch = 0;
 	bool first = true, batched = false;
+	struct dead_keys dead = { 0 };
 
 	keys = malloc(BATCH_N * sizeof(*keys));
 	vals = malloc(BATCH_N * sizeof(*vals));
@@ -621,7 +637,7 @@ static long read_procs(struct dstate *d, struct cgi *v, size_t n, struct proc_fl
 			break;
 		batched = true;
 		for (__u32 i = 0; i < count; i++)
-			take_proc(d, v, n, &pf, &cnt, &cap, &keys[i], &vals[i]);
+			take_proc(&dead, v, n, &pf, &cnt, &cap, &keys[i], &vals[i]);
 		if (err)	/* ENOENT: that was the last batch */
 			break;
 		in_batch = out_batch;
@@ -632,9 +648,12 @@ static long read_procs(struct dstate *d, struct cgi *v, size_t n, struct proc_fl
 			key = next;
 			prev = &key;
 			if (!bpf_map_lookup_elem(d->pin.procs_fd, &key, &p))
-				take_proc(d, v, n, &pf, &cnt, &cap, &key, &p);
+				take_proc(&dead, v, n, &pf, &cnt, &cap, &key, &p);
 		}
 	}
+	for (size_t i = 0; i < dead.n; i++)
+		bpf_map_delete_elem(d->pin.procs_fd, &dead.k[i]);
+	free(dead.k);
 	free(keys);
 	free(vals);
 	*out = pf;	/* unsorted: only the top processes' flows are looked up */
@@ -660,10 +679,18 @@ static int cmp_u64(const void *a, const void *b)
  * walk, so its cgroup would have been seen): it is deleted so that cgroup
  * churn cannot fill the map.
  */
+/*
+ * Add the flows of every `cgroups` map entry to its cgroup in @v; count the
+ * entries. Entries of cgroups unknown for two collections in a row are
+ * deleted, but only after the walk: deleting the key a
+ * bpf_map_get_next_key() walk stands on makes the kernel restart it from the
+ * first key (kernel/bpf/hashtab.c htab_map_get_next_key(), "key was not
+ * found"), so live entries were added again (reliability audit D1).
+ */
 static long read_cgroups_map(struct dstate *d, struct cgi *v, size_t n)
 {
-	uint64_t key, next, *prev = NULL, *unknown = NULL;
-	size_t nunknown = 0, cap = 0;
+	uint64_t key, next, *prev = NULL, *unknown = NULL, *stale = NULL;
+	size_t nunknown = 0, cap = 0, nstale = 0, scap = 0;
 	struct memacct_cgroup c;
 	struct cgi *ci;
 	long cnt = 0;
@@ -679,8 +706,15 @@ static long read_cgroups_map(struct dstate *d, struct cgi *v, size_t n)
 			continue;
 		}
 		if (d->unknown && bsearch(&key, d->unknown, d->nunknown, sizeof(key), cmp_u64)) {
-			bpf_map_delete_elem(d->pin.cgroups_fd, &key);
-			cnt--;
+			if (nstale == scap) {
+				uint64_t *ns = realloc(stale, (scap ? 2 * scap : 64) * sizeof(*ns));
+
+				if (!ns)
+					continue;	/* kept: deleted by a later collection */
+				stale = ns;
+				scap = scap ? 2 * scap : 64;
+			}
+			stale[nstale++] = key;
 			continue;
 		}
 		if (nunknown == cap) {
@@ -693,6 +727,10 @@ static long read_cgroups_map(struct dstate *d, struct cgi *v, size_t n)
 		}
 		unknown[nunknown++] = key;
 	}
+	for (size_t i = 0; i < nstale; i++)
+		if (!bpf_map_delete_elem(d->pin.cgroups_fd, &stale[i]))
+			cnt--;
+	free(stale);
 	if (unknown)
 		qsort(unknown, nunknown, sizeof(*unknown), cmp_u64);
 	free(d->unknown);
