@@ -27,6 +27,7 @@
 #define CGROOT "/sys/fs/cgroup/memory"
 
 static int port;
+static int http_timeout_s = 10;	/* receive timeout of one request */
 static char pin_dir[128];
 static char live_cg[256];	/* a test's cgroup, removed by teardown */
 /* daemons started by the running test: teardown kills those still alive */
@@ -60,7 +61,7 @@ static char *http_raw(const char *req, size_t *len_out)
 	size_t len = 0, cap = 65536;
 	char *buf = malloc(cap);
 	int fd = connect_local();
-	struct timeval tv = { 10, 0 };
+	struct timeval tv = { http_timeout_s, 0 };
 	ssize_t n;
 
 	if (fd < 0 || !buf) {
@@ -165,10 +166,14 @@ static void detach_all(void)
 	struct result *r = run_cmd("%s detach --pin-path %s", memacct, pin_dir);
 
 	result_free(r);
+	/* a second kernel side a failed test may have left */
+	r = run_cmd("%s detach --pin-path %s-second 2>/dev/null", memacct, pin_dir);
+	result_free(r);
 }
 
 static void setup(void)
 {
+	http_timeout_s = 10;
 	port = 20000 + getpid() % 20000;
 	snprintf(pin_dir, sizeof(pin_dir), "/sys/fs/bpf/memacct-test-%d", (int)getpid());
 	detach_all();
@@ -548,6 +553,104 @@ START_TEST(test_churn_keeps_truth)
 }
 END_TEST
 
+/*
+ * D3: 2,100 connections from this process trickle header lines (one every
+ * 2 s, under MHD's 10 s idle timeout) and never finish their request;
+ * scrapes meanwhile must be answered within 3 s.
+ */
+START_TEST(test_slowloris)
+{
+	struct rlimit rl;
+	enum { N = 2100, ROUNDS = 6 };
+	static int fds[N];
+	int ok = 0, opened = 0;
+	pid_t d;
+
+	ck_assert_int_eq(getrlimit(RLIMIT_NOFILE, &rl), 0);
+	rl.rlim_cur = rl.rlim_max;	/* test_http_abuse may have lowered the hard limit */
+	ck_assert_msg(rl.rlim_cur >= N + 100, "RLIMIT_NOFILE %ld too low", (long)rl.rlim_cur);
+	ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &rl), 0);
+	d = start_daemon(NULL);
+	ck_assert(d > 0);
+	for (int i = 0; i < N; i++) {
+		static const char req[] = "GET /metrics HTTP/1.1\r\nHost: localhost\r\n";
+
+		fds[i] = connect_local();
+		if (fds[i] >= 0) {
+			opened++;
+			send(fds[i], req, sizeof(req) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+		}
+	}
+	http_timeout_s = 3;
+	for (int r = 0; r < ROUNDS; r++) {
+		struct timespec t0, t1;
+		char *m;
+
+		for (int i = 0; i < N; i++)
+			if (fds[i] >= 0 && send(fds[i], "X-Slow: 1\r\n", 11,
+						MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
+				close(fds[i]);	/* shut down by the daemon: come back */
+				fds[i] = connect_local();
+				if (fds[i] >= 0)
+					send(fds[i], "GET / HTTP/1.1\r\n", 16, MSG_NOSIGNAL | MSG_DONTWAIT);
+			}
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		m = http_get("/metrics", NULL);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		printf("  slowloris round %d: scrape %s in %.0f ms\n", r, m ? "answered" : "FAILED",
+		       (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6);
+		ok += m != NULL;
+		free(m);
+		sleep_ms(2000);
+	}
+	for (int i = 0; i < N; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	ck_assert_msg(opened >= 2000, "only %d slow connections opened", opened);
+	ck_assert_msg(ok == ROUNDS, "%d of %d scrapes answered beside %d slow clients", ok, ROUNDS,
+		      opened);
+	ck_assert_int_eq(WEXITSTATUS(stop_daemon(d, SIGTERM)), 0);
+}
+END_TEST
+
+static int count_links(void)
+{
+	struct result *r = run_cmd("bpftool link list 2>/dev/null | grep -c '^[0-9]*:'");
+	int n = atoi(r->out);
+
+	result_free(r);
+	return n;
+}
+
+/*
+ * D7: a daemon that cannot listen (port taken, address not on the host)
+ * says why, exits 4 and leaves no kernel side attached or pinned.
+ */
+START_TEST(test_listen_failure_leaves_nothing)
+{
+	char pin2[160];
+	struct result *r;
+	int before, after;
+	pid_t d = start_daemon(NULL);
+
+	ck_assert(d > 0);
+	snprintf(pin2, sizeof(pin2), "%s-second", pin_dir);
+	before = count_links();
+	r = run_cmd("%s daemon --listen 127.0.0.1:%d --pin-path %s 2>&1", memacct, port, pin2);
+	after = count_links();
+	ck_assert_int_eq(r->status, 4);
+	ck_assert_msg(strstr(r->out, strerror(EADDRINUSE)), "no cause: %s", r->out);
+	result_free(r);
+	ck_assert_msg(after == before, "links %d before, %d after the failed start", before, after);
+	r = run_cmd("%s daemon --listen 192.0.2.1:%d --pin-path %s 2>&1", memacct, port, pin2);
+	ck_assert_int_eq(r->status, 4);
+	ck_assert_msg(strstr(r->out, strerror(EADDRNOTAVAIL)), "no cause: %s", r->out);
+	result_free(r);
+	ck_assert_msg(access(pin2, F_OK) != 0, "%s pinned by a daemon that could not listen", pin2);
+	ck_assert_int_eq(WEXITSTATUS(stop_daemon(d, SIGTERM)), 0);
+}
+END_TEST
+
 START_TEST(test_two_daemons_refused)
 {
 	struct result *r;
@@ -583,6 +686,12 @@ Suite *daemon_suite(void)
 	tcase_set_timeout(tc, 180);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_churn_keeps_truth);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("http-limits");
+	tcase_set_timeout(tc, 120);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_slowloris);
+	tcase_add_test(tc, test_listen_failure_leaves_nothing);
 	suite_add_tcase(s, tc);
 	return s;
 }
