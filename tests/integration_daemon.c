@@ -17,6 +17,7 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -26,7 +27,11 @@
 #define CGROOT "/sys/fs/cgroup/memory"
 
 static int port;
+static int http_timeout_s = 10;	/* receive timeout of one request */
 static char pin_dir[128];
+static char live_cg[256];	/* a test's cgroup, removed by teardown */
+/* daemons started by the running test: teardown kills those still alive */
+static pid_t daemons[8];
 
 static void sleep_ms(long ms)
 {
@@ -56,7 +61,7 @@ static char *http_raw(const char *req, size_t *len_out)
 	size_t len = 0, cap = 65536;
 	char *buf = malloc(cap);
 	int fd = connect_local();
-	struct timeval tv = { 10, 0 };
+	struct timeval tv = { http_timeout_s, 0 };
 	ssize_t n;
 
 	if (fd < 0 || !buf) {
@@ -117,6 +122,8 @@ static pid_t start_daemon(const char *extra)
 		 ">>/tmp/memacct-daemon-test.log 2>&1", memacct, port, pin_dir, extra ? extra : "");
 	pid = fork();
 	if (pid == 0) {
+		/* a test runner that dies takes its daemon along */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
 		_exit(127);
 	}
@@ -126,6 +133,11 @@ static pid_t start_daemon(const char *extra)
 
 		if (b) {
 			free(b);
+			for (size_t j = 0; j < sizeof(daemons) / sizeof(daemons[0]); j++)
+				if (daemons[j] <= 0) {
+					daemons[j] = pid;
+					break;
+				}
 			return pid;
 		}
 		if (waitpid(pid, NULL, WNOHANG) == pid)
@@ -143,6 +155,9 @@ static int stop_daemon(pid_t pid, int sig)
 
 	kill(pid, sig);
 	waitpid(pid, &st, 0);
+	for (size_t i = 0; i < sizeof(daemons) / sizeof(daemons[0]); i++)
+		if (daemons[i] == pid)
+			daemons[i] = 0;
 	return st;
 }
 
@@ -151,18 +166,29 @@ static void detach_all(void)
 	struct result *r = run_cmd("%s detach --pin-path %s", memacct, pin_dir);
 
 	result_free(r);
+	/* a second kernel side a failed test may have left */
+	r = run_cmd("%s detach --pin-path %s-second 2>/dev/null", memacct, pin_dir);
+	result_free(r);
 }
 
 static void setup(void)
 {
+	http_timeout_s = 10;
 	port = 20000 + getpid() % 20000;
 	snprintf(pin_dir, sizeof(pin_dir), "/sys/fs/bpf/memacct-test-%d", (int)getpid());
 	detach_all();
 }
 
+/* D19: a failed assertion skips the test's stop_daemon(); stop it here */
 static void teardown(void)
 {
+	for (size_t i = 0; i < sizeof(daemons) / sizeof(daemons[0]); i++)
+		if (daemons[i] > 0)
+			stop_daemon(daemons[i], SIGKILL);
 	detach_all();
+	if (live_cg[0])
+		rmdir(live_cg);
+	live_cg[0] = '\0';
 }
 
 /* Value of the sample whose line starts with @prefix ("name{labels}"), -1 if none. */
@@ -473,6 +499,158 @@ START_TEST(test_cgroup_churn)
 }
 END_TEST
 
+/*
+ * D1: 2,000 cgroups come and go (each with one exited process, so each has
+ * a `cgroups` map entry) beside a live cgroup whose CoW is known; the live
+ * cgroup's counter must still equal the workload's truth. Deleting stale
+ * entries during the map walk restarted it and added live flows again.
+ */
+START_TEST(test_churn_keeps_truth)
+{
+	char *live = live_cg, label[320], prefix[64], *m;
+	long long want, got;
+	pid_t d;
+
+	snprintf(live, sizeof(live_cg), CGROOT "/memacct-dlive-%d", (int)getpid());
+	snprintf(prefix, sizeof(prefix), "memacct-dchurn-%d-", (int)getpid());
+	rmdir(live);
+	ck_assert_int_eq(mkdir(live, 0755), 0);
+	d = start_daemon(NULL);
+	ck_assert(d > 0);
+	want = cow_fork_in(live, "8 2");
+	for (int i = 0; i < 2000; i++) {
+		char path[256];
+		pid_t c;
+
+		snprintf(path, sizeof(path), CGROOT "/%s%d", prefix, i);
+		ck_assert_int_eq(mkdir(path, 0755), 0);
+		c = fork();
+		if (c == 0) {
+			char procs[300], pid[16];
+			int fd;
+
+			snprintf(procs, sizeof(procs), "%s/cgroup.procs", path);
+			snprintf(pid, sizeof(pid), "%d", (int)getpid());
+			fd = open(procs, O_WRONLY);
+			if (fd < 0 || write(fd, pid, strlen(pid)) < 0)
+				_exit(1);
+			_exit(0);
+		}
+		waitpid(c, NULL, 0);
+		ck_assert_int_eq(rmdir(path), 0);
+	}
+	/* two collections drop the stale entries; a third is published */
+	sleep_ms(2000);
+	m = http_get("/metrics", NULL);
+	ck_assert_ptr_nonnull(m);
+	snprintf(label, sizeof(label), "memacct_cow_copied_bytes_total{cgroup=\"/memacct-dlive-%d\"}",
+		 (int)getpid());
+	got = sample(m, label);
+	free(m);
+	assert_near("live cgroup cow_copied_bytes_total after 2,000 cgroups churned", got, want);
+	stop_daemon(d, SIGTERM);
+	rmdir(live);
+}
+END_TEST
+
+/*
+ * D3: 2,100 connections from this process trickle header lines (one every
+ * 2 s, under MHD's 10 s idle timeout) and never finish their request;
+ * scrapes meanwhile must be answered within 3 s.
+ */
+START_TEST(test_slowloris)
+{
+	struct rlimit rl;
+	enum { N = 2100, ROUNDS = 6 };
+	static int fds[N];
+	int ok = 0, opened = 0;
+	pid_t d;
+
+	ck_assert_int_eq(getrlimit(RLIMIT_NOFILE, &rl), 0);
+	rl.rlim_cur = rl.rlim_max;	/* test_http_abuse may have lowered the hard limit */
+	ck_assert_msg(rl.rlim_cur >= N + 100, "RLIMIT_NOFILE %ld too low", (long)rl.rlim_cur);
+	ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &rl), 0);
+	d = start_daemon(NULL);
+	ck_assert(d > 0);
+	for (int i = 0; i < N; i++) {
+		static const char req[] = "GET /metrics HTTP/1.1\r\nHost: localhost\r\n";
+
+		fds[i] = connect_local();
+		if (fds[i] >= 0) {
+			opened++;
+			send(fds[i], req, sizeof(req) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+		}
+	}
+	http_timeout_s = 3;
+	for (int r = 0; r < ROUNDS; r++) {
+		struct timespec t0, t1;
+		char *m;
+
+		for (int i = 0; i < N; i++)
+			if (fds[i] >= 0 && send(fds[i], "X-Slow: 1\r\n", 11,
+						MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
+				close(fds[i]);	/* shut down by the daemon: come back */
+				fds[i] = connect_local();
+				if (fds[i] >= 0)
+					send(fds[i], "GET / HTTP/1.1\r\n", 16, MSG_NOSIGNAL | MSG_DONTWAIT);
+			}
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		m = http_get("/metrics", NULL);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		printf("  slowloris round %d: scrape %s in %.0f ms\n", r, m ? "answered" : "FAILED",
+		       (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6);
+		ok += m != NULL;
+		free(m);
+		sleep_ms(2000);
+	}
+	for (int i = 0; i < N; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	ck_assert_msg(opened >= 2000, "only %d slow connections opened", opened);
+	ck_assert_msg(ok == ROUNDS, "%d of %d scrapes answered beside %d slow clients", ok, ROUNDS,
+		      opened);
+	ck_assert_int_eq(WEXITSTATUS(stop_daemon(d, SIGTERM)), 0);
+}
+END_TEST
+
+static int count_links(void)
+{
+	struct result *r = run_cmd("bpftool link list 2>/dev/null | grep -c '^[0-9]*:'");
+	int n = atoi(r->out);
+
+	result_free(r);
+	return n;
+}
+
+/*
+ * D7: a daemon that cannot listen (port taken, address not on the host)
+ * says why, exits 4 and leaves no kernel side attached or pinned.
+ */
+START_TEST(test_listen_failure_leaves_nothing)
+{
+	char pin2[160];
+	struct result *r;
+	int before, after;
+	pid_t d = start_daemon(NULL);
+
+	ck_assert(d > 0);
+	snprintf(pin2, sizeof(pin2), "%s-second", pin_dir);
+	before = count_links();
+	r = run_cmd("%s daemon --listen 127.0.0.1:%d --pin-path %s 2>&1", memacct, port, pin2);
+	after = count_links();
+	ck_assert_int_eq(r->status, 4);
+	ck_assert_msg(strstr(r->out, strerror(EADDRINUSE)), "no cause: %s", r->out);
+	result_free(r);
+	ck_assert_msg(after == before, "links %d before, %d after the failed start", before, after);
+	r = run_cmd("%s daemon --listen 192.0.2.1:%d --pin-path %s 2>&1", memacct, port, pin2);
+	ck_assert_int_eq(r->status, 4);
+	ck_assert_msg(strstr(r->out, strerror(EADDRNOTAVAIL)), "no cause: %s", r->out);
+	result_free(r);
+	ck_assert_msg(access(pin2, F_OK) != 0, "%s pinned by a daemon that could not listen", pin2);
+	ck_assert_int_eq(WEXITSTATUS(stop_daemon(d, SIGTERM)), 0);
+}
+END_TEST
+
 START_TEST(test_two_daemons_refused)
 {
 	struct result *r;
@@ -503,6 +681,17 @@ Suite *daemon_suite(void)
 	tcase_add_test(tc, test_http_abuse);
 	tcase_add_test(tc, test_cgroup_churn);
 	tcase_add_test(tc, test_two_daemons_refused);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("churn");
+	tcase_set_timeout(tc, 180);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_churn_keeps_truth);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("http-limits");
+	tcase_set_timeout(tc, 120);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_slowloris);
+	tcase_add_test(tc, test_listen_failure_leaves_nothing);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -3,6 +3,8 @@
 #ifndef MEMACCT_COMMANDS_H
 #define MEMACCT_COMMANDS_H
 
+#include <stdbool.h>
+
 /* Each returns the process exit status (util.h EXIT_*; run: CMD's status). */
 int do_run(int argc, char **argv);
 int do_attach(int argc, char **argv);
@@ -18,5 +20,13 @@ int do_detach(int argc, char **argv);
  */
 extern volatile int stop_requested;
 void install_stop_handlers(int forward_to_pid);
+/*
+ * set_forward_pid() - forward to @pid from now on (0: to nobody). Clear it
+ * before reaping that process, with block_stop_signals(true) around the
+ * reaping: a signal must never reach a PID the kernel may have recycled.
+ */
+void set_forward_pid(int pid);
+/* block_stop_signals() - block (true) or unblock SIGINT, SIGTERM, SIGHUP. */
+void block_stop_signals(bool block);
 
 #endif

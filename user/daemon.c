@@ -28,6 +28,7 @@
 #include <netinet/in.h>
 #include <sys/resource.h>
 #include <sys/file.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -306,6 +307,159 @@ static void snap_publish(struct snap *prom, struct snap *om)
 
 /* ---------------------------------------------------------------- HTTP */
 
+/*
+ * Slow clients (reliability audit D3). MHD's timeout is an idle timeout: a
+ * client that trickles a header line every few seconds keeps its connection,
+ * and 2,000 of them from one address (a local user; per-IP limits cannot
+ * tell them from a Prometheus on the same host) took every slot. So each
+ * connection is tracked from MHD's notify callbacks: one that has waited
+ * HTTP_WAIT_NS for a complete request (headers) is shut down by the main
+ * loop; and past HTTP_EVICT_AT open connections, the connections that have
+ * waited longest (at least HTTP_EVICT_MIN_NS) are shut down, so that MHD
+ * always has room to accept.
+ * A request being answered is never cut. shutdown(), not close(): MHD sees
+ * the end of stream and closes the connection itself; the lock held around
+ * shutdown() and around the CLOSED notification keeps the fd MHD's until
+ * then.
+ */
+#define HTTP_CONN_LIMIT		2000U
+#define HTTP_EVICT_AT		1500U
+#define HTTP_WAIT_NS		5000000000ULL
+#define HTTP_EVICT_MIN_NS	500000000ULL
+
+struct hconn {
+	struct hconn *prev, *next;	/* oldest wait first */
+	int fd;
+	uint64_t since_ns;		/* waiting for a request since; 0: answering */
+	bool shut;
+};
+
+static pthread_mutex_t hconn_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct hconn hconn_list = { &hconn_list, &hconn_list, -1, 0, false };
+static unsigned int hconn_n;
+static unsigned long long hconn_evicted;
+
+static void hconn_unlink(struct hconn *h)
+{
+	h->prev->next = h->next;
+	h->next->prev = h->prev;
+}
+
+static void hconn_append(struct hconn *h)
+{
+	h->prev = hconn_list.prev;
+	h->next = &hconn_list;
+	hconn_list.prev->next = h;
+	hconn_list.prev = h;
+}
+
+static void hconn_shut(struct hconn *h)
+{
+	shutdown(h->fd, SHUT_RDWR);
+	h->shut = true;
+	hconn_evicted++;
+}
+
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+			  enum MHD_ConnectionNotificationCode toe)
+{
+	struct hconn *h = *socket_context;
+
+	if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+		const union MHD_ConnectionInfo *ci =
+			MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+
+		h = calloc(1, sizeof(*h));
+		if (!h || !ci) {
+			free(h);
+			return;
+		}
+		h->fd = ci->connect_fd;
+		h->since_ns = now_ns();
+		pthread_mutex_lock(&hconn_lock);
+		hconn_append(h);
+		hconn_n++;
+		pthread_mutex_unlock(&hconn_lock);
+		*socket_context = h;
+	} else if (toe == MHD_CONNECTION_NOTIFY_CLOSED && h) {
+		pthread_mutex_lock(&hconn_lock);
+		hconn_unlink(h);
+		hconn_n--;
+		pthread_mutex_unlock(&hconn_lock);
+		free(h);
+		*socket_context = NULL;
+	}
+}
+
+/* The connection's tracking entry: answering (request complete) or waiting again. */
+static void hconn_mark(struct MHD_Connection *c, bool answering)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	struct hconn *h = ci ? ci->socket_context : NULL;
+
+	if (!h)
+		return;
+	pthread_mutex_lock(&hconn_lock);
+	hconn_unlink(h);
+	h->since_ns = answering ? 0 : now_ns();
+	hconn_append(h);
+	pthread_mutex_unlock(&hconn_lock);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
+			 enum MHD_RequestTerminationCode toe)
+{
+	hconn_mark(c, false);
+}
+
+/* Accept policy: past HTTP_EVICT_AT, make room by the longest wait. */
+static enum MHD_Result on_accept(void *cls, const struct sockaddr *addr, socklen_t len)
+{
+	uint64_t now = now_ns();
+
+	pthread_mutex_lock(&hconn_lock);
+	if (hconn_n >= HTTP_EVICT_AT)
+		for (struct hconn *h = hconn_list.next; h != &hconn_list; h = h->next)
+			if (h->since_ns && !h->shut) {
+				if (now - h->since_ns >= HTTP_EVICT_MIN_NS)
+					hconn_shut(h);
+				break;
+			}
+	pthread_mutex_unlock(&hconn_lock);
+	return MHD_YES;
+}
+
+/*
+ * From the main loop (every 100 ms): shut down connections that waited
+ * HTTP_WAIT_NS for a request, and past HTTP_EVICT_AT open connections the
+ * longest waits (MHD stops accepting at its limit, so on_accept() alone
+ * cannot make room then).
+ */
+static void http_reap_slow(void)
+{
+	uint64_t now = now_ns();
+	unsigned int open;
+
+	pthread_mutex_lock(&hconn_lock);
+	open = hconn_n;
+	for (struct hconn *h = hconn_list.next; h != &hconn_list; h = h->next)
+		if (h->shut)
+			open--;
+	for (struct hconn *h = hconn_list.next; h != &hconn_list; h = h->next) {
+		uint64_t waited = now - h->since_ns;
+
+		if (!h->since_ns || h->shut)
+			continue;
+		if (waited >= HTTP_WAIT_NS ||
+		    (open >= HTTP_EVICT_AT && waited >= HTTP_EVICT_MIN_NS)) {
+			hconn_shut(h);
+			open--;
+		}
+	}
+	pthread_mutex_unlock(&hconn_lock);
+}
+
 static ssize_t snap_reader(void *cls, uint64_t pos, char *buf, size_t max)
 {
 	struct snap *s = cls;
@@ -356,14 +510,20 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		return reply_text(c, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed\n");
 	if (!*con_cls) {
 		*con_cls = &seen;	/* headers only so far */
+		hconn_mark(c, true);
 		return MHD_YES;
 	}
 	if (*upload_data_size) {
 		*upload_data_size = 0;	/* a GET body: ignored */
 		return MHD_YES;
 	}
-	if (!strcmp(url, "/healthz"))
+	if (!strcmp(url, "/healthz")) {	/* healthy: a collection is published */
+		s = snap_get(false);
+		if (!s)
+			return reply_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "starting\n");
+		snap_put(s);
 		return reply_text(c, MHD_HTTP_OK, "ok\n");
+	}
 	if (!strcmp(url, "/"))
 		return reply_text(c, MHD_HTTP_OK, "memacct daemon: /metrics /healthz\n");
 	if (strcmp(url, "/metrics"))
@@ -386,17 +546,39 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	return ret;
 }
 
-static struct MHD_Daemon *http_start(const struct sockaddr_in *sa)
+/*
+ * The listening socket, bound here so that a failure says why (EADDRINUSE,
+ * EADDRNOTAVAIL, EACCES): an fd, or negative errno.
+ */
+static int http_listen(const struct sockaddr_in *sa)
+{
+	int one = 1, fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+
+	if (fd < 0)
+		return -errno;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, (const struct sockaddr *)sa, sizeof(*sa)) || listen(fd, 1024)) {
+		int e = -errno;
+
+		close(fd);
+		return e;
+	}
+	return fd;
+}
+
+/* MHD on the socket @fd (MHD closes it when stopped); NULL on failure. */
+static struct MHD_Daemon *http_start(int fd)
 {
 	return MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL,
-				ntohs(sa->sin_port), NULL, NULL, on_request, NULL,
-				MHD_OPTION_SOCK_ADDR, sa,
+				0, on_accept, NULL, on_request, NULL,
+				MHD_OPTION_LISTEN_SOCKET, fd,
 				MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)2,
-				MHD_OPTION_CONNECTION_LIMIT, (unsigned int)2000,
+				MHD_OPTION_CONNECTION_LIMIT, HTTP_CONN_LIMIT,
 				MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int)0,
 				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)10,
 				MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)16384,
-				MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned int)1024,
+				MHD_OPTION_NOTIFY_CONNECTION, on_connection, NULL,
+				MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
 				MHD_OPTION_END);
 }
 
@@ -574,7 +756,13 @@ static int push_flow(struct proc_flow **pf, size_t *cnt, size_t *cap,
 	return 0;
 }
 
-static void take_proc(struct dstate *d, struct cgi *v, size_t n, struct proc_flow **pf,
+/* Keys of exited records, deleted after the walk (see read_cgroups_map()). */
+struct dead_keys {
+	struct memacct_proc_key *k;
+	size_t n, cap;
+};
+
+static void take_proc(struct dead_keys *dead, struct cgi *v, size_t n, struct proc_flow **pf,
 		      size_t *cnt, size_t *cap, const struct memacct_proc_key *key,
 		      const struct memacct_proc *p)
 {
@@ -582,7 +770,16 @@ static void take_proc(struct dstate *d, struct cgi *v, size_t n, struct proc_flo
 
 	if (p->flags & MEMACCT_PROC_EXITED) {
 		/* folded into the cgroups map at exit already */
-		bpf_map_delete_elem(d->pin.procs_fd, key);
+		if (dead->n == dead->cap) {
+			size_t nc = dead->cap ? 2 * dead->cap : 64;
+			struct memacct_proc_key *nk = realloc(dead->k, nc * sizeof(*nk));
+
+			if (!nk)
+				return;	/* kept: a later collection deletes it */
+			dead->k = nk;
+			dead->cap = nc;
+		}
+		dead->k[dead->n++] = *key;
 		return;
 	}
 	if ((c = cgi_find(v, n, p->memcg_id)))
@@ -605,6 +802,7 @@ static long read_procs(struct dstate *d, struct cgi *v, size_t n, struct proc_fl
 	struct memacct_proc p, *vals;
 	__u64 in_batch = 0, out_batch = 0;
 	bool first = true, batched = false;
+	struct dead_keys dead = { 0 };
 
 	keys = malloc(BATCH_N * sizeof(*keys));
 	vals = malloc(BATCH_N * sizeof(*vals));
@@ -621,7 +819,7 @@ static long read_procs(struct dstate *d, struct cgi *v, size_t n, struct proc_fl
 			break;
 		batched = true;
 		for (__u32 i = 0; i < count; i++)
-			take_proc(d, v, n, &pf, &cnt, &cap, &keys[i], &vals[i]);
+			take_proc(&dead, v, n, &pf, &cnt, &cap, &keys[i], &vals[i]);
 		if (err)	/* ENOENT: that was the last batch */
 			break;
 		in_batch = out_batch;
@@ -632,9 +830,12 @@ static long read_procs(struct dstate *d, struct cgi *v, size_t n, struct proc_fl
 			key = next;
 			prev = &key;
 			if (!bpf_map_lookup_elem(d->pin.procs_fd, &key, &p))
-				take_proc(d, v, n, &pf, &cnt, &cap, &key, &p);
+				take_proc(&dead, v, n, &pf, &cnt, &cap, &key, &p);
 		}
 	}
+	for (size_t i = 0; i < dead.n; i++)
+		bpf_map_delete_elem(d->pin.procs_fd, &dead.k[i]);
+	free(dead.k);
 	free(keys);
 	free(vals);
 	*out = pf;	/* unsorted: only the top processes' flows are looked up */
@@ -660,10 +861,18 @@ static int cmp_u64(const void *a, const void *b)
  * walk, so its cgroup would have been seen): it is deleted so that cgroup
  * churn cannot fill the map.
  */
+/*
+ * Add the flows of every `cgroups` map entry to its cgroup in @v; count the
+ * entries. Entries of cgroups unknown for two collections in a row are
+ * deleted, but only after the walk: deleting the key a
+ * bpf_map_get_next_key() walk stands on makes the kernel restart it from the
+ * first key (kernel/bpf/hashtab.c htab_map_get_next_key(), "key was not
+ * found"), so live entries were added again (reliability audit D1).
+ */
 static long read_cgroups_map(struct dstate *d, struct cgi *v, size_t n)
 {
-	uint64_t key, next, *prev = NULL, *unknown = NULL;
-	size_t nunknown = 0, cap = 0;
+	uint64_t key, next, *prev = NULL, *unknown = NULL, *stale = NULL;
+	size_t nunknown = 0, cap = 0, nstale = 0, scap = 0;
 	struct memacct_cgroup c;
 	struct cgi *ci;
 	long cnt = 0;
@@ -679,8 +888,15 @@ static long read_cgroups_map(struct dstate *d, struct cgi *v, size_t n)
 			continue;
 		}
 		if (d->unknown && bsearch(&key, d->unknown, d->nunknown, sizeof(key), cmp_u64)) {
-			bpf_map_delete_elem(d->pin.cgroups_fd, &key);
-			cnt--;
+			if (nstale == scap) {
+				uint64_t *ns = realloc(stale, (scap ? 2 * scap : 64) * sizeof(*ns));
+
+				if (!ns)
+					continue;	/* kept: deleted by a later collection */
+				stale = ns;
+				scap = scap ? 2 * scap : 64;
+			}
+			stale[nstale++] = key;
 			continue;
 		}
 		if (nunknown == cap) {
@@ -693,6 +909,10 @@ static long read_cgroups_map(struct dstate *d, struct cgi *v, size_t n)
 		}
 		unknown[nunknown++] = key;
 	}
+	for (size_t i = 0; i < nstale; i++)
+		if (!bpf_map_delete_elem(d->pin.cgroups_fd, &stale[i]))
+			cnt--;
+	free(stale);
 	if (unknown)
 		qsort(unknown, nunknown, sizeof(*unknown), cmp_u64);
 	free(d->unknown);
@@ -1457,10 +1677,10 @@ static void normalize_filters(struct dstate *d)
 int do_daemon(int argc, char **argv)
 {
 	struct rlimit rl = { 8192, 8192 };
-	struct MHD_Daemon *http;
+	struct MHD_Daemon *http = NULL;
 	struct dstate d;
 	bool stop_ks = false;
-	int err, ret = EXIT_RUNTIME;
+	int err, lfd, ret = EXIT_RUNTIME;
 
 	memset(&d, 0, sizeof(d));
 	d.stats_fd = -1;
@@ -1483,6 +1703,22 @@ int do_daemon(int argc, char **argv)
 	install_daemon_signals();
 	if (open_log(&d))
 		return EXIT_RUNTIME;
+	/*
+	 * Listen before loading: a daemon that cannot serve leaves no kernel
+	 * side attached (reliability audit D7). /metrics answers 503 until the
+	 * first collection.
+	 */
+	lfd = http_listen(&d.o.listen);
+	if (lfd < 0 || !(http = http_start(lfd))) {
+		char a[32];
+
+		inet_ntop(AF_INET, &d.o.listen.sin_addr, a, sizeof(a));
+		p_err("cannot listen on %s:%u: %s", a, ntohs(d.o.listen.sin_port),
+		      lfd < 0 ? strerror(-lfd) : "libmicrohttpd failed to start");
+		if (lfd >= 0)
+			close(lfd);
+		goto out_log;
+	}
 	err = pin_open(d.o.pin_path, &d.pin);
 	if (err) {
 		ret = err == -EBUSY || err == -EPROTO ? EXIT_RUNTIME : EXIT_ENV;
@@ -1503,14 +1739,6 @@ int do_daemon(int argc, char **argv)
 		p_err("first collection failed: cgroup root %s unreadable", d.root);
 		goto out_pin;
 	}
-	http = http_start(&d.o.listen);
-	if (!http) {
-		char a[32];
-
-		inet_ntop(AF_INET, &d.o.listen.sin_addr, a, sizeof(a));
-		p_err("cannot listen on %s:%u (in use?)", a, ntohs(d.o.listen.sin_port));
-		goto out_pin;
-	}
 	fprintf(stderr, "memacct daemon: serving on port %u, kernel side %s %s\n",
 		ntohs(d.o.listen.sin_port), d.pin.reattached ? "re-attached at" : "pinned at",
 		d.o.pin_path);
@@ -1522,6 +1750,7 @@ int do_daemon(int argc, char **argv)
 			struct timespec ts = { 0, left < 100000000ULL ? (long)left : 100000000L };
 
 			nanosleep(&ts, NULL);
+			http_reap_slow();
 		}
 		if (d_hup) {
 			d_hup = 0;
@@ -1531,14 +1760,17 @@ int do_daemon(int argc, char **argv)
 		if (!d_stop)
 			collect_and_publish(&d);
 	}
-	MHD_stop_daemon(http);
 	ret = EXIT_OK;
 out_pin:
+	MHD_stop_daemon(http);
+	http = NULL;
 	ring_buffer__free(d.rb);
 	if (d.stats_fd >= 0)
 		close(d.stats_fd);
 	pin_close(&d.pin);
 out_log:
+	if (http)
+		MHD_stop_daemon(http);
 	if (d.log)
 		fclose(d.log);
 	snap_publish(NULL, NULL);

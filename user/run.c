@@ -8,6 +8,7 @@
  * found, 126 when it cannot be executed, as the shell does).
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
@@ -17,6 +18,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include "bpf_loader.h"
 #include "cgroup.h"
@@ -48,9 +50,16 @@ struct exec_failure {
  * joined the cgroup, and they would be counted as CMD's. The child shares
  * our memory until exec, so it reports its error through @f.
  */
-static void exec_child(const struct memcg *cg, char **argv, volatile struct exec_failure *f)
+static void exec_child(const struct memcg *cg, char **argv, volatile struct exec_failure *f,
+		       pid_t parent)
 {
-	int e = memcg_add_pid(cg, 0);
+	int e;
+
+	/* memacct killed (SIGKILL): CMD does not run on, limited, in our cgroup */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != parent)
+		_exit(126);
+	e = memcg_add_pid(cg, 0);
 
 	f->joining = e != 0;
 	if (!e) {
@@ -65,10 +74,10 @@ static void exec_child(const struct memcg *cg, char **argv, volatile struct exec
 static __attribute__((noinline)) pid_t spawn_in_cgroup(const struct memcg *cg, char **argv,
 							volatile struct exec_failure *f)
 {
-	pid_t pid = vfork();
+	pid_t parent = getpid(), pid = vfork();
 
 	if (pid == 0)
-		exec_child(cg, argv, f);
+		exec_child(cg, argv, f, parent);
 	return pid;
 }
 
@@ -107,16 +116,110 @@ static void print_failed_report(const struct report *r, const char *cmd,
 	fflush(stdout);
 }
 
-/* Reap every child; true when none is left. Sets *status for @cmd_pid. */
-static bool reap(pid_t cmd_pid, int *status)
+/*
+ * Reap every child; true when none is left. Sets *status for @cmd_pid and
+ * stops forwarding signals to it before it is reaped (its PID is free for
+ * the kernel to give to another process from then on; reliability audit D2).
+ */
+static bool reap(pid_t cmd_pid, int *status, bool *cmd_done)
 {
-	int st;
+	bool none_left;
+	int st, e;
 	pid_t p;
 
+	block_stop_signals(true);
 	while ((p = waitpid(-1, &st, WNOHANG)) > 0)
-		if (p == cmd_pid)
+		if (p == cmd_pid) {
 			*status = st;
-	return p < 0 && errno == ECHILD;
+			*cmd_done = true;
+			set_forward_pid(0);
+		}
+	e = errno;
+	none_left = p < 0 && e == ECHILD;
+	block_stop_signals(false);
+	return none_left;
+}
+
+#define STOP_GRACE_NS 2000000000ULL
+
+/*
+ * Asked to stop after CMD ended while descendants it left (daemons) live:
+ * the signal goes to the processes in our cgroup (only CMD's descendants
+ * are there), then we wait STOP_GRACE_NS at most for them. Processes still
+ * there keep the cgroup; the warning names it. While we have not reaped
+ * them, the PIDs read from cgroup.procs cannot be recycled: each is alive
+ * or a zombie of ours or of another descendant.
+ */
+static void stop_descendants(const struct memcg *cg, int sig, int *status, pid_t cmd_pid,
+			     bool *cmd_done)
+{
+	uint64_t end = now_ns() + STOP_GRACE_NS;
+	pid_t *pids = NULL;
+	int n = memcg_pids(cg, true, &pids);
+
+	for (int i = 0; i < n; i++)
+		if (pids[i] > 0 && pids[i] != getpid())
+			kill(pids[i], sig);
+	free(pids);
+	while (!reap(cmd_pid, status, cmd_done) && now_ns() < end) {
+		struct timespec ts = { 0, 50000000 };
+
+		nanosleep(&ts, NULL);
+	}
+	n = memcg_pids(cg, true, &pids);
+	free(pids);
+	if (n > 0)
+		p_warn("%d process%s left by CMD still in %s after %s", n, n == 1 ? "" : "es",
+		       cg->path, strsignal(sig));
+}
+
+/*
+ * memacct-run-PID cgroups whose run was killed (SIGKILL, a crash, or a stop
+ * signal during start-up in older versions): removed when empty, named in
+ * a warning when processes are still inside (the limits still apply there).
+ * A cgroup is stale when PID is not a live process named "memacct".
+ */
+static void clean_stale_runs(void)
+{
+	char root[PATH_MAX], path[PATH_MAX + 320], comm[32];
+	struct dirent *de;
+	int version;
+	DIR *dir;
+
+	if (memcg_root(root, &version) || !(dir = opendir(root)))
+		return;
+	while ((de = readdir(dir))) {
+		struct memcg cg;
+		pid_t *pids = NULL;
+		char tail;
+		int pid, n;
+		FILE *f;
+
+		if (sscanf(de->d_name, "memacct-run-%d%c", &pid, &tail) != 1 || pid <= 0 ||
+		    pid == getpid())
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+		comm[0] = '\0';
+		if ((f = fopen(path, "r"))) {
+			if (!fgets(comm, sizeof(comm), f))
+				comm[0] = '\0';
+			fclose(f);
+		}
+		if (!strcmp(comm, "memacct\n"))
+			continue;	/* that run is alive */
+		snprintf(path, sizeof(path), "%s/%s", root, de->d_name);
+		if (memcg_of_path(root, version, path, &cg))
+			continue;
+		n = memcg_pids(&cg, true, &pids);
+		free(pids);
+		if (n == 0 && !memcg_remove(&cg))
+			p_warn("removed %s, left by a memacct run that was killed", cg.path);
+		else if (n > 0)
+			p_warn("%s, left by a memacct run that was killed, still holds %d "
+			       "process%s under its limits: end them, then rmdir it", cg.path, n,
+			       n == 1 ? "" : "es");
+	}
+	closedir(dir);
 }
 
 int do_run(int argc, char **argv)
@@ -137,7 +240,7 @@ int do_run(int argc, char **argv)
 	char name[64];
 	volatile struct exec_failure child = { 0 };
 	int c, err, status = 0, ret = EXIT_RUNTIME;
-	bool keep = false;
+	bool keep = false, cmd_done = false;
 	pid_t pid;
 
 	while ((c = getopt_long(argc, argv, "+ji:h", opts, NULL)) != -1) {
@@ -176,7 +279,10 @@ int do_run(int argc, char **argv)
 	argv += optind;
 	if (loader_check_env())
 		return EXIT_ENV;
+	/* from here on a stop signal ends us cleanly: no cgroup left behind */
+	install_stop_handlers(0);
 	limits_restore_stale();
+	clean_stale_runs();
 
 	snprintf(name, sizeof(name), "memacct-run-%d", getpid());
 	err = memcg_create(name, &cg);
@@ -195,6 +301,10 @@ int do_run(int argc, char **argv)
 		ret = EXIT_ENV;
 		goto out_rmdir;
 	}
+	if (stop_requested) {	/* during the BPF load: CMD never starts */
+		ret = 128 + stop_requested;
+		goto out_session;
+	}
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	pid = spawn_in_cgroup(&cg, argv, &child);
 	if (pid < 0) {
@@ -202,7 +312,9 @@ int do_run(int argc, char **argv)
 		goto out_session;
 	}
 	/* the child has exec'd or exited: SIGINT/SIGTERM/SIGHUP go to it */
-	install_stop_handlers(pid);
+	set_forward_pid(pid);
+	if (stop_requested)	/* arrived while spawning; not reaped yet */
+		kill(pid, stop_requested);
 	if (child.err && !json_output) {	/* with -j: "exec_error" in the report */
 		struct exec_failure f = { child.err, child.joining };
 		char msg[PATH_MAX + 256];
@@ -212,7 +324,11 @@ int do_run(int argc, char **argv)
 	}
 
 	next_ns = now_ns() + interval_ns;
-	while (!reap(pid, &status)) {
+	while (!reap(pid, &status, &cmd_done)) {
+		if (stop_requested && cmd_done) {
+			stop_descendants(&cg, stop_requested, &status, pid, &cmd_done);
+			break;
+		}
 		session_poll(&s, 100);
 		if (interval_ns && !json_output && now_ns() >= next_ns) {
 			if (!session_report(&s, &r)) {

@@ -477,11 +477,17 @@ static int scan_procs_map(struct session *s, struct report *r, size_t *cap,
 			  const uint64_t *ids, int nids)
 {
 	int fd = bpf_map__fd(s->skel->maps.procs);
-	struct memacct_proc_key key, next, *prev = NULL;
+	struct memacct_proc_key key, next, *prev = NULL, *dead = NULL;
+	size_t ndead = 0, dcap = 0;
 	struct memacct_proc p;
 	struct proc_row row;
-	int err;
+	int err = 0;
 
+	/*
+	 * Exited records are deleted after the walk: deleting the key the walk
+	 * stands on restarts it from the first key (kernel/bpf/hashtab.c
+	 * htab_map_get_next_key()), and live rows would be pushed twice.
+	 */
 	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
 		key = next;
 		prev = &key;
@@ -490,8 +496,19 @@ static int scan_procs_map(struct session *s, struct report *r, size_t *cap,
 		if (p.flags & MEMACCT_PROC_EXITED) {
 			err = add_exited(s, &key, &p);
 			if (err)
-				return err;
-			bpf_map_delete_elem(fd, &key);
+				goto out_delete;
+			if (ndead == dcap) {
+				size_t nc = dcap ? 2 * dcap : 64;
+				struct memacct_proc_key *nd = realloc(dead, nc * sizeof(*nd));
+
+				if (!nd) {
+					err = -ENOMEM;
+					goto out_delete;
+				}
+				dead = nd;
+				dcap = nc;
+			}
+			dead[ndead++] = key;
 			continue;
 		}
 		if (!id_in(ids, nids, p.memcg_id))
@@ -505,9 +522,13 @@ static int scan_procs_map(struct session *s, struct report *r, size_t *cap,
 		pinned_totals(&row.m);
 		err = push_row(s, r, cap, &row);
 		if (err)
-			return err;
+			goto out_delete;
 	}
-	return 0;
+out_delete:	/* the records added to the report, even when failing */
+	for (size_t i = 0; i < ndead; i++)
+		bpf_map_delete_elem(fd, &dead[i]);
+	free(dead);
+	return err;
 }
 
 int session_report(struct session *s, struct report *r)

@@ -5,7 +5,7 @@
 #include "commands.h"
 
 volatile int stop_requested;
-static volatile int forward_pid;
+static volatile sig_atomic_t forward_pid;
 
 static void on_stop(int sig)
 {
@@ -23,4 +23,20 @@ void install_stop_handlers(int forward_to_pid)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
+}
+
+void set_forward_pid(int pid)
+{
+	forward_pid = pid;
+}
+
+void block_stop_signals(bool block)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	sigprocmask(block ? SIG_BLOCK : SIG_UNBLOCK, &set, NULL);
 }
