@@ -68,7 +68,7 @@ struct cgi {
 	char *rel;		/* path below the hierarchy root ("/" for the root) */
 	bool wanted;		/* passes --cgroup-filter */
 	/* local (this cgroup only), then hierarchical after aggregate() */
-	uint64_t cow, cow_file, remote, migrated, oom_bpf;
+	uint64_t cow, cow_file, unclassified, remote, migrated, oom_bpf;
 	uint64_t migrated_by[MEMACCT_MR_NR];	/* pages, by enum memacct_migrate_reason */
 	uint64_t rss, mlocked, pinned_vm;
 	struct memcg_stat st;
@@ -79,7 +79,7 @@ struct cgi {
 /* Counters last published, per cgroup id: published values never go down. */
 struct prev {
 	uint64_t id;
-	uint64_t cow, remote, migrated, oom, pgfault, pgmajfault;
+	uint64_t cow, cow_file, unclassified, remote, migrated, oom, pgfault, pgmajfault;
 	uint64_t migrated_by[MEMACCT_MR_NR];
 };
 
@@ -680,6 +680,7 @@ static void flows_add(struct cgi *c, const struct memacct_flows *f)
 {
 	c->cow += f->cow_copied_pages;
 	c->cow_file += f->cow_file_copied_pages;
+	c->unclassified += f->fault_unclassified_pages;
 	c->remote += f->remote_numa_alloc_pages;
 	for (int i = 0; i < MEMACCT_MR_NR; i++) {
 		c->migrated += f->numa_migrated_pages[i];
@@ -712,6 +713,7 @@ static void aggregate(struct cgi *v, size_t n)
 			continue;
 		p->cow += c->cow;
 		p->cow_file += c->cow_file;
+		p->unclassified += c->unclassified;
 		p->remote += c->remote;
 		p->migrated += c->migrated;
 		for (int r = 0; r < MEMACCT_MR_NR; r++)
@@ -1015,6 +1017,7 @@ struct collection {
 	long npf;
 	const struct memacct_flows **topf;	/* flows of st[i], i < ntop, or NULL */
 	uint64_t dropped[MEMACCT_DROP_NR];
+	uint64_t vma_lockless;	/* bss vma_lockless_lookups */
 	long procs_used, cgroups_used;
 };
 
@@ -1103,6 +1106,8 @@ static int collect(struct dstate *d, struct collection *col)
 			for (int r = 0; r < MEMACCT_MR_NR; r++)
 				c->migrated_by[r] = mono(c->migrated_by[r], old->migrated_by[r]);
 			c->cow = mono(c->cow, old->cow);
+			c->cow_file = mono(c->cow_file, old->cow_file);
+			c->unclassified = mono(c->unclassified, old->unclassified);
 			c->remote = mono(c->remote, old->remote);
 			c->migrated = mono(c->migrated, old->migrated);
 			c->oom_bpf = mono(mono(c->oom_bpf, c->st.oom_kill), old->oom);
@@ -1112,7 +1117,9 @@ static int collect(struct dstate *d, struct collection *col)
 			c->oom_bpf = mono(c->oom_bpf, c->st.oom_kill);
 		}
 		if (np) {
-			np[nnp] = (struct prev){ .id = c->id, .cow = c->cow, .remote = c->remote,
+			np[nnp] = (struct prev){ .id = c->id, .cow = c->cow, .cow_file = c->cow_file,
+						 .unclassified = c->unclassified,
+						 .remote = c->remote,
 						 .migrated = c->migrated, .oom = c->oom_bpf,
 						 .pgfault = c->st.pgfault,
 						 .pgmajfault = c->st.pgmajfault };
@@ -1144,7 +1151,7 @@ static int collect(struct dstate *d, struct collection *col)
 		}
 		free(keys);
 	}
-	pin_dropped(&d->pin, col->dropped);
+	pin_dropped(&d->pin, col->dropped, &col->vma_lockless);
 	col->procs_used = col->npf;
 	return 0;
 }
@@ -1168,7 +1175,7 @@ struct cg_metric {
 };
 
 enum { F_RSS, F_ANON, F_FILE, F_SHMEM, F_PINNED, F_MLOCKED, F_PINNED_VM, F_RECLAIMABLE,
-       F_USAGE, F_COW, F_COW_FILE, F_REMOTE, F_MIGRATED, F_PGFAULT, F_PGMAJFAULT, F_OOM,
+       F_USAGE, F_COW, F_COW_FILE, F_UNCLASSIFIED, F_REMOTE, F_MIGRATED, F_PGFAULT, F_PGMAJFAULT, F_OOM,
        F_REMOTE_NUMA };
 
 static const struct cg_metric cg_metrics[] = {
@@ -1183,6 +1190,7 @@ static const struct cg_metric cg_metrics[] = {
 	{ "memacct_usage_bytes", "bytes", "Memory charged to the cgroup (memory.usage_in_bytes / memory.current)", MT_GAUGE, true, F_USAGE },
 	{ "memacct_cow_copied_bytes", "bytes", "Anonymous copy-on-write copies since the kernel side was attached", MT_COUNTER, true, F_COW },
 	{ "memacct_cow_file_copied_bytes", "bytes", "First writes to MAP_PRIVATE file pages since attach", MT_COUNTER, true, F_COW_FILE },
+	{ "memacct_fault_unclassified_bytes", "bytes", "Write-fault copies or fills whose VMA could not be read (CoW or not unknown) since attach", MT_COUNTER, true, F_UNCLASSIFIED },
 	{ "memacct_remote_numa_alloc_bytes", "bytes", "User pages allocated on a node other than the faulting CPU's since attach", MT_COUNTER, true, F_REMOTE },
 	{ "memacct_numa_migrated_bytes", "bytes", "Pages migrated between NUMA nodes since attach", MT_COUNTER, true, F_MIGRATED },
 	{ "memacct_page_faults", NULL, "Page faults (memory.stat pgfault)", MT_COUNTER, false, F_PGFAULT },
@@ -1210,6 +1218,7 @@ static uint64_t cg_value(const struct dstate *d, const struct cgi *c, int field)
 	case F_USAGE: return c->st.usage;
 	case F_COW: return pg(d, c->cow);
 	case F_COW_FILE: return pg(d, c->cow_file);
+	case F_UNCLASSIFIED: return pg(d, c->unclassified);
 	case F_REMOTE: return pg(d, c->remote);
 	case F_MIGRATED: return pg(d, c->migrated);
 	case F_PGFAULT: return c->st.pgfault;
@@ -1388,6 +1397,7 @@ static void metrics_of_cgi(const struct dstate *d, const struct cgi *c, struct m
 	m->pinned = m->mlocked + m->pinned_vm;
 	m->cow_copied = pg(d, c->cow);
 	m->cow_file_copied = pg(d, c->cow_file);
+	m->fault_unclassified = pg(d, c->unclassified);
 	m->remote_numa_alloc = pg(d, c->remote);
 	m->numa_migrated = pg(d, c->migrated);
 	for (int r = 0; r < MEMACCT_MR_NR; r++)
@@ -1442,11 +1452,13 @@ static void write_json_log(struct dstate *d, const struct collection *col)
 		if (f) {
 			p->m.cow_copied = pg(d, f->cow_copied_pages);
 			p->m.cow_file_copied = pg(d, f->cow_file_copied_pages);
+			p->m.fault_unclassified = pg(d, f->fault_unclassified_pages);
 			p->m.remote_numa_alloc = pg(d, f->remote_numa_alloc_pages);
 			p->m.oom_kills = f->oom_kills;
 		}
 	}
 	memcpy(r.dropped, col->dropped, sizeof(r.dropped));
+	r.vma_lockless_lookups = col->vma_lockless;
 	for (int i = 0; i < MEMACCT_DROP_NR; i++)
 		r.dropped_events += col->dropped[i];
 	o = report_json(&r);

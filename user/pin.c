@@ -346,13 +346,14 @@ int pin_remove(const char *dir)
 	return err;
 }
 
-int pin_dropped(const struct pinned *p, uint64_t out[MEMACCT_DROP_NR])
+int pin_dropped(const struct pinned *p, uint64_t out[MEMACCT_DROP_NR], uint64_t *vma_lockless)
 {
 	struct memacct_bpf__bss *bss;
 	__u32 key = 0;
 	char *buf;
 
 	memset(out, 0, MEMACCT_DROP_NR * sizeof(out[0]));
+	*vma_lockless = 0;
 	if (p->bss_size < sizeof(*bss))
 		return -EPROTO;
 	buf = calloc(1, p->bss_size);
@@ -365,6 +366,7 @@ int pin_dropped(const struct pinned *p, uint64_t out[MEMACCT_DROP_NR])
 	bss = (struct memacct_bpf__bss *)buf;
 	for (int i = 0; i < MEMACCT_DROP_NR; i++)
 		out[i] = bss->dropped[i];
+	*vma_lockless = bss->vma_lockless_lookups;
 	free(buf);
 	return 0;
 }

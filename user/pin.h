@@ -47,8 +47,12 @@ void pin_close(struct pinned *p);
 /* pin_remove() - unpin everything under @dir (detach the kernel side). */
 int pin_remove(const char *dir);
 
-/* pin_dropped() - the BPF side's drop counters. */
-int pin_dropped(const struct pinned *p, uint64_t out[MEMACCT_DROP_NR]);
+/*
+ * pin_dropped() - the BPF side's drop counters (events, by enum memacct_drop)
+ * and its count of VMAs read by the lockless walk (bpf/maple.bpf.h), from the
+ * pinned .bss map. 0 or negative errno (-EPROTO: .bss of another build).
+ */
+int pin_dropped(const struct pinned *p, uint64_t out[MEMACCT_DROP_NR], uint64_t *vma_lockless);
 /* pin_map_count() - entries now in a hash map (walks the keys). */
 long pin_map_count(int fd, size_t key_size);
 /*
