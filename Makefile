@@ -116,7 +116,7 @@ vmtest: $(VMTEST_DIR)/bin/memacct $(STATIC_WORKLOADS)
 	$(Q)VMTEST_OPTIONAL="$(VMTEST_OPTIONAL)" tests/vmtest/run.sh $(VMTEST_DIR) $(VMTEST_KERNELS)
 
 # Bench only: empty programs on memacct's hot tracepoints (the floor arm).
-$(OUTPUT)/bench/empty.bpf.o: tests/bench/empty.bpf.c $(VMLINUX)
+$(OUTPUT)/bench/%.bpf.o: tests/bench/%.bpf.c $(VMLINUX)
 	$(Q)mkdir -p $(@D)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
@@ -127,7 +127,8 @@ $(OUTPUT)/bench/empty_attach: tests/bench/empty_attach.c
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(WARNINGS) $< $(LIBS) -o $@
 
-bench: $(OUTPUT)/memacct $(WORKLOADS) $(OUTPUT)/bench/empty.bpf.o $(OUTPUT)/bench/empty_attach
+bench: $(OUTPUT)/memacct $(WORKLOADS) $(OUTPUT)/bench/empty.bpf.o $(OUTPUT)/bench/empty_sys.bpf.o \
+	$(OUTPUT)/bench/empty_attach
 	$(Q)tests/bench.sh $(CURDIR)/$(OUTPUT)
 
 install: $(OUTPUT)/memacct
@@ -145,7 +146,8 @@ clean:
 
 # Exactly what building, testing and the demo need (Debian 12 / Ubuntu 22.04+).
 DEPS := make clang llvm libbpf-dev libelf-dev zlib1g-dev pkg-config libjansson-dev \
-	libmicrohttpd-dev check python3-torch python3-numpy prometheus qemu-system-x86 busybox-static
+	libmicrohttpd-dev check python3-torch python3-numpy prometheus qemu-system-x86 busybox-static \
+	bpftrace
 DEPS += $(shell apt-cache show bpftool >/dev/null 2>&1 && echo bpftool || echo linux-tools-common linux-tools-generic)
 deps:
 	apt-get update

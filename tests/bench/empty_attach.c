@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause)
 /*
- * empty_attach OBJ: load and attach every program of OBJ (bench only: the
- * empty-programs floor of tests/bench.sh), print "ready", detach on stdin EOF.
+ * empty_attach OBJ...: load and attach every program of each OBJ (bench
+ * only: the empty-programs floor of tests/bench/paired.py), print "ready",
+ * detach on stdin EOF.
  * With BPF_STATS=1 also enables kernel bpf_stats while attached.
  */
 #include <stdio.h>
@@ -12,26 +13,28 @@
 
 int main(int argc, char **argv)
 {
-	struct bpf_object *obj;
+	struct bpf_object *obj[8];
 	struct bpf_program *prog;
 	const char *st = getenv("BPF_STATS");
-	int stats_fd = -1;
+	int stats_fd = -1, n = argc - 1;
 	char c;
 
-	if (argc != 2) {
-		fprintf(stderr, "usage: empty_attach OBJ\n");
+	if (n < 1 || n > 8) {
+		fprintf(stderr, "usage: empty_attach OBJ...\n");
 		return 2;
 	}
-	obj = bpf_object__open_file(argv[1], NULL);
-	if (!obj || bpf_object__load(obj)) {
-		fprintf(stderr, "empty_attach: cannot load %s\n", argv[1]);
-		return 4;
-	}
-	bpf_object__for_each_program(prog, obj) {
-		if (!bpf_program__attach(prog)) {
-			fprintf(stderr, "empty_attach: cannot attach %s\n",
-				bpf_program__name(prog));
+	for (int i = 0; i < n; i++) {
+		obj[i] = bpf_object__open_file(argv[i + 1], NULL);
+		if (!obj[i] || bpf_object__load(obj[i])) {
+			fprintf(stderr, "empty_attach: cannot load %s\n", argv[i + 1]);
 			return 4;
+		}
+		bpf_object__for_each_program(prog, obj[i]) {
+			if (!bpf_program__attach(prog)) {
+				fprintf(stderr, "empty_attach: cannot attach %s\n",
+					bpf_program__name(prog));
+				return 4;
+			}
 		}
 	}
 	if (st && *st == '1')
@@ -42,6 +45,7 @@ int main(int argc, char **argv)
 		;
 	if (stats_fd >= 0)
 		close(stats_fd);
-	bpf_object__close(obj);
+	for (int i = 0; i < n; i++)
+		bpf_object__close(obj[i]);
 	return 0;
 }

@@ -1,0 +1,183 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause)
+"""paired.py - memacct's per-event cost as paired differences with 95%
+confidence intervals (tests/bench.sh runs it; docs/overhead.md).
+
+Design: BLOCKS blocks; in each, every arm is visited once in a random order,
+and each visit runs every workload once. An arm's cost in a block is its value
+minus the value of "off" in the same block (or of another arm: memacct over
+the floor, memacct against bpftrace), so drift of the machine over minutes
+(other work, frequency, caches) cancels within a block. Reported: the median
+of the paired differences and its 95% interval by a percentile bootstrap of
+the median (BOOT resamples, seeded), beside the median of "off" itself.
+
+Arms:
+  off       nothing attached
+  floor     empty programs on every tracepoint memacct's hot paths use: the
+            fault, allocation, scheduler ones (bench/empty.bpf.c) and the
+            syscalls:sys_exit_* ones of its pinned-memory tracking
+            (bench/empty_sys.bpf.c)
+  floor_hot the same without the syscall tracepoints: floor - floor_hot is
+            what putting every syscall on the slow path costs
+  on        memacct's daemon kernel side (bpf_stats off, the default)
+  bpftrace  Debian's bpftrace running the one-line per-process fault counter
+            tracepoint:exceptions:page_fault_user { @[pid] = count(); }
+            (what a user would write instead; skipped if bpftrace is missing)
+Workloads (CPU time of the workload, the figure the kernel charges it):
+  fault     bench/fault: write faults on fresh anon memory (zero fills)
+  cow       bench/cow: fork, then the child writes every page (CoW copies)
+  switch    bench/switch: pipe ping-pong of two processes on one CPU
+  loader    bench/loader: a DataLoader-like fork/read/copy workload (seconds)
+
+Usage: paired.py OUTPUT_DIR [--blocks N] [--quick] [--arms a,b,c] [--boot N]
+Needs root. Exit 0; 4 when an arm cannot start.
+"""
+import argparse
+import os
+import random
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import time
+
+WORKLOADS = [  # name, argv (below OUTPUT/bench), output key, unit
+    ('fault', ['fault', '64', '4'], 'cpu_ns_per_fault', 'ns'),
+    ('cow', ['cow', '64', '2'], 'cpu_ns_per_cow', 'ns'),
+    ('switch', ['switch', '50000'], 'cpu_ns_per_switch', 'ns'),
+    ('loader', ['loader', '4'], 'cpu_seconds', 's'),
+]
+BPFTRACE_PROG = 'tracepoint:exceptions:page_fault_user { @[pid] = count(); }'
+PORT = int(os.environ.get('PORT', '29465'))
+
+
+class Arm:
+    def __init__(self, name, out):
+        self.name, self.out, self.proc = name, out, None
+        self.pin = '/sys/fs/bpf/memacct-paired-%d' % os.getpid()
+
+    def start(self):
+        b = os.path.join(self.out, 'bench')
+        if self.name in ('floor', 'floor_hot'):
+            objs = ['empty.bpf.o'] + (['empty_sys.bpf.o'] if self.name == 'floor' else [])
+            self.proc = subprocess.Popen([os.path.join(b, 'empty_attach')] +
+                                         [os.path.join(b, o) for o in objs],
+                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+            if self.proc.stdout.readline().strip() != 'ready':
+                sys.exit('paired: empty_attach did not attach')
+        elif self.name == 'on':
+            self.proc = subprocess.Popen([os.path.join(self.out, 'memacct'), 'daemon',
+                                          '--listen', '127.0.0.1:%d' % PORT,
+                                          '--pin-path', self.pin, '--interval', '60s'],
+                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            for _ in range(200):
+                try:
+                    socket.create_connection(('127.0.0.1', PORT), 0.2).close()
+                    return
+                except OSError:
+                    if self.proc.poll() is not None:
+                        break
+                    time.sleep(0.05)
+            sys.exit('paired: memacct daemon did not start')
+        elif self.name == 'bpftrace':
+            self.proc = subprocess.Popen(['bpftrace', '-e', BPFTRACE_PROG],
+                                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                         text=True)
+            line = self.proc.stdout.readline()
+            if not line.startswith('Attaching'):
+                sys.exit('paired: bpftrace did not attach')
+            time.sleep(0.2)
+
+    def stop(self):
+        if not self.proc:
+            return
+        if self.name in ('floor', 'floor_hot'):
+            self.proc.stdin.close()
+        else:
+            self.proc.send_signal(signal.SIGINT if self.name == 'bpftrace' else signal.SIGTERM)
+        try:
+            self.proc.wait(30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self.proc = None
+        if self.name == 'on':
+            subprocess.run([os.path.join(self.out, 'memacct'), 'detach', '--pin-path', self.pin],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def run_workload(out, argv, key):
+    o = subprocess.run([os.path.join(out, 'bench', argv[0])] + argv[1:], capture_output=True,
+                       text=True, check=True).stdout.split()
+    return float(o[o.index(key) + 1])
+
+
+def boot_ci(diffs, boot, rng):
+    """median and the 2.5/97.5 percentiles of the bootstrapped median"""
+    n = len(diffs)
+    meds = sorted(statistics.median(rng.choices(diffs, k=n)) for _ in range(boot))
+    return statistics.median(diffs), meds[int(0.025 * boot)], meds[int(0.975 * boot) - 1]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument('out')
+    ap.add_argument('--blocks', type=int, default=int(os.environ.get('BLOCKS', '20')))
+    ap.add_argument('--quick', action='store_true', help='5 blocks, for development')
+    ap.add_argument('--arms', default=os.environ.get('PAIRED_ARMS',
+                                                     'off,floor_hot,floor,on,bpftrace'))
+    ap.add_argument('--boot', type=int, default=2000)
+    a = ap.parse_args()
+    if os.geteuid():
+        sys.exit('paired: needs root')
+    blocks = 5 if a.quick else a.blocks
+    arms = a.arms.split(',')
+    if 'bpftrace' in arms and not shutil.which('bpftrace'):
+        print('paired: bpftrace not installed: its arm is left out', file=sys.stderr)
+        arms.remove('bpftrace')
+    if 'off' not in arms:
+        sys.exit('paired: the off arm is needed')
+    rng = random.Random(20261123)
+    val = {(arm, w[0]): [] for arm in arms for w in WORKLOADS}
+    t0 = time.time()
+    for blk in range(blocks):
+        order = arms[:]
+        rng.shuffle(order)
+        for name in order:
+            arm = Arm(name, a.out)
+            arm.start()
+            try:
+                for w, argv, key, _ in WORKLOADS:
+                    val[(name, w)].append(run_workload(a.out, argv, key))
+            finally:
+                arm.stop()
+        print('block %d/%d done (%.0f s)' % (blk + 1, blocks, time.time() - t0), file=sys.stderr)
+
+    def diff(x, y, w):
+        return [p - q for p, q in zip(val[(x, w)], val[(y, w)])]
+
+    print('== memacct overhead: medians of paired differences [95%% CI, bootstrap], '
+          '%d blocks, %.0f s, CPU time ==' % (blocks, time.time() - t0))
+    pairs = [(arm, 'off') for arm in arms if arm != 'off']
+    if 'floor' in arms and 'floor_hot' in arms:
+        pairs.append(('floor', 'floor_hot'))
+    if 'on' in arms and 'floor' in arms:
+        pairs.append(('on', 'floor'))
+    if 'on' in arms and 'bpftrace' in arms:
+        pairs.append(('on', 'bpftrace'))
+    for w, _, _, unit in WORKLOADS:
+        base = statistics.median(val[('off', w)])
+        fmt = (lambda v: '%+.1f ns' % v) if unit == 'ns' else \
+              (lambda v, b=base: '%+.2f%%' % (100 * v / b))
+        line = '%-7s off %s' % (w, ('%.1f ns' % base) if unit == 'ns' else ('%.4f s' % base))
+        for x, y in pairs:
+            m, lo, hi = boot_ci(diff(x, y, w), a.boot, rng)
+            line += '  %s-%s %s [%s, %s]' % (x, y, fmt(m), fmt(lo), fmt(hi))
+        print(line)
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
