@@ -1576,6 +1576,8 @@ static int stop_kernel_side(const char *dir)
 	}
 	err = pin_remove(dir);
 	close(fd);
+	if (err == -ENOTSUP)	/* not a bpffs directory: printed */
+		return EXIT_USAGE;
 	if (err) {
 		p_err("unpinning %s: %s", dir, strerror(-err));
 		return EXIT_RUNTIME;
@@ -1795,6 +1797,11 @@ int do_detach(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 		dir = optarg;
+	}
+	if (optind < argc) {
+		p_err("detach: unexpected argument '%s'", argv[optind]);
+		fprintf(stderr, "Usage: memacct detach [--pin-path DIR]\n");
+		return EXIT_USAGE;
 	}
 	if (geteuid() != 0) {
 		p_err("memacct detach needs root");
