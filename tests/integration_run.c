@@ -117,6 +117,12 @@ static void teardown(void)
 	}
 	if (cg_pid > 0)
 		remove_run_cgroup(cg_pid);
+	{
+		char cg[128];
+
+		snprintf(cg, sizeof(cg), CGROOT "/memacct-dur-%d", (int)getpid());
+		rmdir(cg);
+	}
 	victim = run_pid = cg_pid = 0;
 }
 
@@ -270,6 +276,79 @@ START_TEST(test_run_early_sigint)
 }
 END_TEST
 
+/* CPU seconds (user + system) used by @pid so far, -1 if unreadable. */
+static double cpu_s(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long ut, st;
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
+		return -1;
+	return (double)(ut + st) / sysconf(_SC_CLK_TCK);
+}
+
+/*
+ * D5: durations near 2^64 ns mean "never", not a deadline wrapped into the
+ * past: attach --interval prints no interval report in 2 s, explain --watch
+ * and audit --watch keep watching, idle.
+ */
+START_TEST(test_huge_durations)
+{
+	char out[] = "/tmp/memacct-dur-out-XXXXXX", cg[128];
+	struct result *r;
+	int fd, st, lines = 0;
+	double cpu;
+
+	snprintf(cg, sizeof(cg), CGROOT "/memacct-dur-%d", (int)getpid());
+	rmdir(cg);
+	ck_assert_int_eq(mkdir(cg, 0755), 0);
+	r = run_cmd("%s -j attach --cgroup %s --interval 18446744073s --duration 2s", memacct, cg);
+	for (char *p = r->out; (p = strchr(p, '\n')); p++)
+		lines++;
+	ck_assert_msg(r->status == 0 && lines == 1,
+		      "attach --interval 18446744073s --duration 2s: rc %d, %d lines", r->status, lines);
+	result_free(r);
+	fd = mkstemp(out);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	/* explain --watch: still watching after 2 s, and idle */
+	run_pid = spawn_memacct(out, (char *const[]){ "memacct", "explain", "--cgroup", cg,
+						      "--watch", "18446744073s", NULL });
+	ck_assert(run_pid > 0);
+	sleep_ms(2500);
+	ck_assert_msg(waitpid(run_pid, &st, WNOHANG) == 0, "explain --watch 18446744073s ended at once");
+	cpu = cpu_s(run_pid);
+	printf("  %-40s %.2f s CPU in 2.5 s\n", "explain --watch 18446744073s", cpu);
+	ck_assert_msg(cpu >= 0 && cpu < 1.0, "explain --watch used %.2f s of CPU in 2.5 s", cpu);
+	kill(run_pid, SIGINT);
+	ck_assert(wait_ms(run_pid, &st, 10000));
+	/* audit --watch: idle between re-reads */
+	run_pid = spawn_memacct(out, (char *const[]){ "memacct", "audit", "--cgroup", cg,
+						      "--watch", "18446744073s", NULL });
+	ck_assert(run_pid > 0);
+	sleep_ms(2500);
+	ck_assert_msg(waitpid(run_pid, &st, WNOHANG) == 0, "audit --watch ended: status %#x", st);
+	cpu = cpu_s(run_pid);
+	printf("  %-40s %.2f s CPU in 2.5 s\n", "audit --watch 18446744073s", cpu);
+	ck_assert_msg(cpu >= 0 && cpu < 1.0, "audit --watch used %.2f s of CPU in 2.5 s", cpu);
+	kill(run_pid, SIGTERM);
+	ck_assert(wait_ms(run_pid, &st, 10000));
+	run_pid = 0;
+	rmdir(cg);
+	unlink(out);
+}
+END_TEST
+
 Suite *run_suite(void)
 {
 	Suite *s = suite_create("run");
@@ -280,6 +359,11 @@ Suite *run_suite(void)
 	tcase_add_test(tc, test_run_stop_after_cmd);
 	tcase_add_test(tc, test_run_sigkill_cleaned);
 	tcase_add_test(tc, test_run_early_sigint);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("durations");
+	tcase_set_timeout(tc, 60);
+	tcase_add_checked_fixture(tc, NULL, teardown);
+	tcase_add_test(tc, test_huge_durations);
 	suite_add_tcase(s, tc);
 	return s;
 }

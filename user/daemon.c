@@ -1745,7 +1745,7 @@ int do_daemon(int argc, char **argv)
 		ntohs(d.o.listen.sin_port), d.pin.reattached ? "re-attached at" : "pinned at",
 		d.o.pin_path);
 	while (!d_stop) {
-		uint64_t next = now_ns() + d.o.interval_ns;
+		uint64_t next = ns_after(now_ns(), d.o.interval_ns);
 
 		while (!d_stop && !d_hup && now_ns() < next) {
 			uint64_t left = next - now_ns();
