@@ -349,6 +349,44 @@ START_TEST(test_huge_durations)
 }
 END_TEST
 
+/* D9: attach --pid of a kernel thread or of a zombie is refused (rc 2), not the root cgroup. */
+START_TEST(test_attach_pid_without_mm)
+{
+	struct result *r;
+	pid_t z;
+
+	r = run_cmd("%s attach --pid 2 --duration 1s 2>&1", memacct);
+	ck_assert_msg(r->status == 2 && strstr(r->out, "kernel thread"),
+		      "attach --pid 2 (kthreadd): rc %d: %.300s", r->status, r->out);
+	result_free(r);
+	z = fork();
+	if (z == 0)
+		_exit(0);
+	victim = z;	/* reaped by teardown */
+	for (int i = 0; i < 100; i++) {
+		char path[64], state = 0, buf[512], *p;
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/%d/stat", (int)z);
+		f = fopen(path, "r");
+		if (f && fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')')))
+			state = p[2];
+		if (f)
+			fclose(f);
+		if (state == 'Z')
+			break;
+		sleep_ms(10);
+	}
+	r = run_cmd("%s attach --pid %d --duration 1s 2>&1", memacct, (int)z);
+	ck_assert_msg(r->status == 2 && strstr(r->out, "zombie"),
+		      "attach --pid <zombie>: rc %d: %.300s", r->status, r->out);
+	result_free(r);
+	r = run_cmd("%s attach --pid 4194303 --duration 1s 2>&1", memacct);
+	ck_assert_msg(r->status == 2, "attach --pid <none>: rc %d", r->status);
+	result_free(r);
+}
+END_TEST
+
 Suite *run_suite(void)
 {
 	Suite *s = suite_create("run");
@@ -364,6 +402,11 @@ Suite *run_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_checked_fixture(tc, NULL, teardown);
 	tcase_add_test(tc, test_huge_durations);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("attach-input");
+	tcase_set_timeout(tc, 60);
+	tcase_add_checked_fixture(tc, NULL, teardown);
+	tcase_add_test(tc, test_attach_pid_without_mm);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -16,6 +16,7 @@
 #include "cgroup.h"
 #include "commands.h"
 #include "memlimits.h"
+#include "proc.h"
 #include "session.h"
 #include "util.h"
 
@@ -170,7 +171,23 @@ int do_attach(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	} else {
-		err = memcg_of_pid((pid_t)pid64, &cg);
+		struct proc_status ps;
+
+		/*
+		 * A kernel thread or a zombie has no memory of its own and sits
+		 * in the root cgroup: attaching there would account the whole
+		 * host under its name (reliability audit D9); explain refuses too.
+		 */
+		err = read_status((pid_t)pid64, &ps);
+		if (!err && !ps.has_mm) {
+			p_err("process %llu has no address space (kernel thread or zombie): "
+			      "nothing to attach to", (unsigned long long)pid64);
+			return EXIT_USAGE;
+		}
+		if (!err)
+			err = memcg_of_pid((pid_t)pid64, &cg);
+		if (err == -ENOENT)
+			err = -ESRCH;
 	}
 	if (err) {
 		if (cgarg)
