@@ -185,6 +185,17 @@ static void teardown(void)
 	for (size_t i = 0; i < sizeof(daemons) / sizeof(daemons[0]); i++)
 		if (daemons[i] > 0)
 			stop_daemon(daemons[i], SIGKILL);
+	{
+		static const char *const left[] = { "maps/other_tool_state", "links/other_tool_link",
+						    "-second/maps/cgroups" };
+		char p[300];
+
+		for (size_t i = 0; i < 3; i++) {
+			snprintf(p, sizeof(p), "%s%s%s", pin_dir, left[i][0] == '-' ? "" : "/",
+				 left[i]);
+			unlink(p);
+		}
+	}
 	detach_all();
 	if (live_cg[0])
 		rmdir(live_cg);
@@ -651,6 +662,69 @@ START_TEST(test_listen_failure_leaves_nothing)
 }
 END_TEST
 
+/*
+ * D4: detach removes memacct's pins only: another tool's pinned maps in
+ * DIR/maps and DIR/links stay, and so do the files of a directory that is
+ * not on a bpffs (rc 2).
+ */
+START_TEST(test_detach_spares_foreign_pins)
+{
+	char foreign_m[200], foreign_l[200], imposter[200], tmp[] = "/tmp/memacct-detach-XXXXXX";
+	char file[64];
+	struct result *r;
+	int before, after, fd;
+	pid_t d;
+
+	before = count_links();
+	d = start_daemon(NULL);
+	ck_assert(d > 0);
+	ck_assert_int_eq(WEXITSTATUS(stop_daemon(d, SIGTERM)), 0);
+	ck_assert_msg(count_links() > before, "the daemon's links are not pinned");
+	snprintf(foreign_m, sizeof(foreign_m), "%s/maps/other_tool_state", pin_dir);
+	snprintf(foreign_l, sizeof(foreign_l), "%s/links/other_tool_link", pin_dir);
+	/* memacct's name, not its sizes */
+	snprintf(imposter, sizeof(imposter), "%s-second/maps/cgroups", pin_dir);
+	r = run_cmd("bpftool map create %s type hash key 4 value 8 entries 1 name other_tool && "
+		    "bpftool map create %s type array key 4 value 4 entries 1 name other_link && "
+		    "mkdir -p %s-second/maps && "
+		    "bpftool map create %s type hash key 8 value 8 entries 1 name cgroups",
+		    foreign_m, foreign_l, pin_dir, imposter);
+	ck_assert_int_eq(r->status, 0);
+	result_free(r);
+	r = run_cmd("%s detach --pin-path %s 2>&1 && %s detach --pin-path %s-second 2>&1",
+		    memacct, pin_dir, memacct, pin_dir);
+	after = count_links();
+	ck_assert_msg(r->status == 0, "detach rc %d: %s", r->status, r->out);
+	result_free(r);
+	ck_assert_msg(access(foreign_m, F_OK) == 0, "%s deleted", foreign_m);
+	ck_assert_msg(access(foreign_l, F_OK) == 0, "%s deleted", foreign_l);
+	ck_assert_msg(access(imposter, F_OK) == 0, "%s deleted", imposter);
+	ck_assert_msg(after == before, "links %d before the daemon, %d after detach", before, after);
+	unlink(foreign_m);
+	unlink(foreign_l);
+	unlink(imposter);
+	/* not a bpffs: nothing removed, usage error */
+	ck_assert_ptr_nonnull(mkdtemp(tmp));
+	snprintf(file, sizeof(file), "%s/maps", tmp);
+	ck_assert_int_eq(mkdir(file, 0700), 0);
+	snprintf(file, sizeof(file), "%s/maps/procs", tmp);
+	fd = open(file, O_WRONLY | O_CREAT, 0600);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	r = run_cmd("%s detach --pin-path %s 2>&1", memacct, tmp);
+	ck_assert_int_eq(r->status, 2);
+	result_free(r);
+	ck_assert_msg(access(file, F_OK) == 0, "%s deleted", file);
+	unlink(file);
+	snprintf(file, sizeof(file), "%s/maps", tmp);
+	rmdir(file);
+	rmdir(tmp);
+	r = run_cmd("%s detach --pin-path %s extra 2>&1", memacct, pin_dir);
+	ck_assert_int_eq(r->status, 2);
+	result_free(r);
+}
+END_TEST
+
 START_TEST(test_two_daemons_refused)
 {
 	struct result *r;
@@ -692,6 +766,11 @@ Suite *daemon_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_slowloris);
 	tcase_add_test(tc, test_listen_failure_leaves_nothing);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("pins");
+	tcase_set_timeout(tc, 60);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_detach_spares_foreign_pins);
 	suite_add_tcase(s, tc);
 	return s;
 }

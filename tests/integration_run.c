@@ -18,6 +18,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <jansson.h>
 #include "integration.h"
 
 #define CGROOT "/sys/fs/cgroup/memory"
@@ -117,6 +118,12 @@ static void teardown(void)
 	}
 	if (cg_pid > 0)
 		remove_run_cgroup(cg_pid);
+	{
+		char cg[128];
+
+		snprintf(cg, sizeof(cg), CGROOT "/memacct-dur-%d", (int)getpid());
+		rmdir(cg);
+	}
 	victim = run_pid = cg_pid = 0;
 }
 
@@ -270,6 +277,224 @@ START_TEST(test_run_early_sigint)
 }
 END_TEST
 
+/* CPU seconds (user + system) used by @pid so far, -1 if unreadable. */
+static double cpu_s(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long ut, st;
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
+		return -1;
+	return (double)(ut + st) / sysconf(_SC_CLK_TCK);
+}
+
+/*
+ * D5: durations near 2^64 ns mean "never", not a deadline wrapped into the
+ * past: attach --interval prints no interval report in 2 s, explain --watch
+ * and audit --watch keep watching, idle.
+ */
+START_TEST(test_huge_durations)
+{
+	char out[] = "/tmp/memacct-dur-out-XXXXXX", cg[128];
+	struct result *r;
+	int fd, st, lines = 0;
+	double cpu;
+
+	snprintf(cg, sizeof(cg), CGROOT "/memacct-dur-%d", (int)getpid());
+	rmdir(cg);
+	ck_assert_int_eq(mkdir(cg, 0755), 0);
+	r = run_cmd("%s -j attach --cgroup %s --interval 18446744073s --duration 2s", memacct, cg);
+	for (char *p = r->out; (p = strchr(p, '\n')); p++)
+		lines++;
+	ck_assert_msg(r->status == 0 && lines == 1,
+		      "attach --interval 18446744073s --duration 2s: rc %d, %d lines", r->status, lines);
+	result_free(r);
+	fd = mkstemp(out);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	/* explain --watch: still watching after 2 s, and idle */
+	run_pid = spawn_memacct(out, (char *const[]){ "memacct", "explain", "--cgroup", cg,
+						      "--watch", "18446744073s", NULL });
+	ck_assert(run_pid > 0);
+	sleep_ms(2500);
+	ck_assert_msg(waitpid(run_pid, &st, WNOHANG) == 0, "explain --watch 18446744073s ended at once");
+	cpu = cpu_s(run_pid);
+	printf("  %-40s %.2f s CPU in 2.5 s\n", "explain --watch 18446744073s", cpu);
+	ck_assert_msg(cpu >= 0 && cpu < 1.0, "explain --watch used %.2f s of CPU in 2.5 s", cpu);
+	kill(run_pid, SIGINT);
+	ck_assert(wait_ms(run_pid, &st, 10000));
+	/* audit --watch: idle between re-reads */
+	run_pid = spawn_memacct(out, (char *const[]){ "memacct", "audit", "--cgroup", cg,
+						      "--watch", "18446744073s", NULL });
+	ck_assert(run_pid > 0);
+	sleep_ms(2500);
+	ck_assert_msg(waitpid(run_pid, &st, WNOHANG) == 0, "audit --watch ended: status %#x", st);
+	cpu = cpu_s(run_pid);
+	printf("  %-40s %.2f s CPU in 2.5 s\n", "audit --watch 18446744073s", cpu);
+	ck_assert_msg(cpu >= 0 && cpu < 1.0, "audit --watch used %.2f s of CPU in 2.5 s", cpu);
+	kill(run_pid, SIGTERM);
+	ck_assert(wait_ms(run_pid, &st, 10000));
+	run_pid = 0;
+	rmdir(cg);
+	unlink(out);
+}
+END_TEST
+
+/* D9: attach --pid of a kernel thread or of a zombie is refused (rc 2), not the root cgroup. */
+START_TEST(test_attach_pid_without_mm)
+{
+	struct result *r;
+	pid_t z;
+
+	r = run_cmd("%s attach --pid 2 --duration 1s 2>&1", memacct);
+	ck_assert_msg(r->status == 2 && strstr(r->out, "kernel thread"),
+		      "attach --pid 2 (kthreadd): rc %d: %.300s", r->status, r->out);
+	result_free(r);
+	z = fork();
+	if (z == 0)
+		_exit(0);
+	victim = z;	/* reaped by teardown */
+	for (int i = 0; i < 100; i++) {
+		char path[64], state = 0, buf[512], *p;
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/%d/stat", (int)z);
+		f = fopen(path, "r");
+		if (f && fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')')))
+			state = p[2];
+		if (f)
+			fclose(f);
+		if (state == 'Z')
+			break;
+		sleep_ms(10);
+	}
+	r = run_cmd("%s attach --pid %d --duration 1s 2>&1", memacct, (int)z);
+	ck_assert_msg(r->status == 2 && strstr(r->out, "zombie"),
+		      "attach --pid <zombie>: rc %d: %.300s", r->status, r->out);
+	result_free(r);
+	r = run_cmd("%s attach --pid 4194303 --duration 1s 2>&1", memacct);
+	ck_assert_msg(r->status == 2, "attach --pid <none>: rc %d", r->status);
+	result_free(r);
+}
+END_TEST
+
+/*
+ * D8: 3,000 short-lived children: the report lists at most
+ * 2 x 512 exited rows, the others are counted in "exited_folded", and no
+ * child's copy-on-write is lost from the totals (16 pages each, truth).
+ */
+START_TEST(test_exited_rows_bounded)
+{
+	struct result *r = memacct_run("short_lived 3000 16");
+	json_t *procs = json_object_get(r->report, "processes"), *p, *folded;
+	long long parent = truth(r, "pid"), listed = 0, nfold, want, cow;
+	size_t i;
+
+	json_array_foreach(procs, i, p)
+		if (jint(p, "ppid") == parent && json_is_true(json_object_get(p, "exited")))
+			listed++;
+	folded = json_object_get(r->report, "exited_folded");
+	ck_assert_msg(folded, "no exited_folded with %lld children", truth(r, "children"));
+	nfold = jint(folded, "count");
+	printf("  %-40s %lld listed + %lld folded = %lld, truth %lld\n", "short-lived children",
+	       listed, nfold, listed + nfold, truth(r, "children"));
+	ck_assert_int_eq(listed + nfold, truth(r, "children"));
+	ck_assert_msg(json_array_size(procs) <= 2 * 512 + 2, "%zu process rows",
+		      json_array_size(procs));
+	want = truth(r, "children") * truth(r, "per_child_touched_bytes");
+	cow = jint(json_object_get(r->report, "totals"), "cow_copied_bytes");
+	printf("  %-40s memacct %12lld  truth >= %9lld\n", "children cow_copied_bytes", cow, want);
+	ck_assert_msg(cow >= want && cow < want * 2, "cow_copied_bytes %lld, truth %lld", cow,
+		      want);
+	ck_assert_int_eq(jint(r->report, "dropped_events"), 0);
+	result_free(r);
+}
+END_TEST
+
+/* The totals object of the last JSON line of @path, or NULL (new reference). */
+static json_t *last_totals(const char *path, json_t **report)
+{
+	char line[1 << 16];
+	json_t *last = NULL;
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return NULL;
+	while (fgets(line, sizeof(line), f)) {
+		json_t *j = line[0] == '{' ? json_loads(line, 0, NULL) : NULL;
+
+		if (j) {
+			json_decref(last);
+			last = j;
+		}
+	}
+	fclose(f);
+	*report = last;
+	return last ? json_object_get(last, "totals") : NULL;
+}
+
+/* D15: the final summary of attach keeps the peaks of a cgroup removed meanwhile. */
+START_TEST(test_attach_keeps_peaks_of_removed_cgroup)
+{
+	char out[] = "/tmp/memacct-peaks-XXXXXX", cg[128], cgarg[160];
+	json_t *rep = NULL, *t;
+	long long anon_peak_before, anon_peak_final;
+	struct result *w;
+	int fd, st;
+
+	snprintf(cg, sizeof(cg), CGROOT "/memacct-dur-%d", (int)getpid());
+	rmdir(cg);
+	ck_assert_int_eq(mkdir(cg, 0755), 0);
+	fd = mkstemp(out);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	snprintf(cgarg, sizeof(cgarg), "memacct-dur-%d", (int)getpid());
+	run_pid = spawn_memacct(out, (char *const[]){ "memacct", "-j", "attach", "--cgroup", cgarg,
+						      "--interval", "300ms", NULL });
+	for (int i = 0; i < 200 && !last_totals(out, &rep); i++) {
+		json_decref(rep);
+		rep = NULL;
+		sleep_ms(50);
+	}
+	json_decref(rep);
+	rep = NULL;
+	w = run_cmd("sh -c 'echo $$ > %s/cgroup.procs && exec %s/mlock_steps mlock 16 1'", cg,
+		    workloads);
+	ck_assert_int_eq(w->status, 0);
+	result_free(w);
+	sleep_ms(700);	/* two more interval reports */
+	t = last_totals(out, &rep);
+	ck_assert_ptr_nonnull(t);
+	anon_peak_before = jint(t, "anon_peak_bytes");
+	json_decref(rep);
+	ck_assert_msg(anon_peak_before >= 16 * (long long)MiB, "anon peak %lld with 16 MiB mlocked",
+		      anon_peak_before);
+	ck_assert_int_eq(rmdir(cg), 0);
+	ck_assert_msg(wait_ms(run_pid, &st, 10000), "attach did not end when its cgroup went");
+	run_pid = 0;
+	t = last_totals(out, &rep);
+	ck_assert_ptr_nonnull(t);
+	anon_peak_final = jint(t, "anon_peak_bytes");
+	printf("  %-40s interval %lld, final %lld\n", "anon_peak_bytes of a removed cgroup",
+	       anon_peak_before, anon_peak_final);
+	ck_assert_msg(json_is_true(json_object_get(rep, "final")), "last line is not the summary");
+	ck_assert_int_ge(anon_peak_final, anon_peak_before);
+	ck_assert_int_ge(jint(t, "rss_peak_bytes"), 16 * (long long)MiB);
+	json_decref(rep);
+	unlink(out);
+}
+END_TEST
+
 Suite *run_suite(void)
 {
 	Suite *s = suite_create("run");
@@ -280,6 +505,22 @@ Suite *run_suite(void)
 	tcase_add_test(tc, test_run_stop_after_cmd);
 	tcase_add_test(tc, test_run_sigkill_cleaned);
 	tcase_add_test(tc, test_run_early_sigint);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("durations");
+	tcase_set_timeout(tc, 60);
+	tcase_add_checked_fixture(tc, NULL, teardown);
+	tcase_add_test(tc, test_huge_durations);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("attach-input");
+	tcase_set_timeout(tc, 60);
+	tcase_add_checked_fixture(tc, NULL, teardown);
+	tcase_add_test(tc, test_attach_pid_without_mm);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("report-bounds");
+	tcase_set_timeout(tc, 120);
+	tcase_add_checked_fixture(tc, NULL, teardown);
+	tcase_add_test(tc, test_exited_rows_bounded);
+	tcase_add_test(tc, test_attach_keeps_peaks_of_removed_cgroup);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -165,6 +165,20 @@ START_TEST(test_parse_size)
 }
 END_TEST
 
+/* D5: the largest accepted duration after any clock value is "never", not the past */
+START_TEST(test_ns_after_saturates)
+{
+	uint64_t big;
+
+	ck_assert_int_eq(parse_duration("18446744073s", &big), 0);
+	ck_assert_uint_eq(ns_after(now_ns(), big), UINT64_MAX);
+	ck_assert_uint_eq(ns_after(UINT64_MAX - 5, 10), UINT64_MAX);
+	ck_assert_uint_eq(ns_after(UINT64_MAX - 10, 10), UINT64_MAX);
+	ck_assert_uint_eq(ns_after(1000, 500), 1500);
+	ck_assert_uint_eq(ns_after(0, UINT64_MAX), UINT64_MAX);
+}
+END_TEST
+
 START_TEST(test_parse_duration)
 {
 	static const struct {
@@ -497,6 +511,7 @@ Suite *util_suite(void)
 	tcase_add_test(tc, test_parse_u64_n);
 	tcase_add_test(tc, test_parse_size);
 	tcase_add_test(tc, test_parse_duration);
+	tcase_add_test(tc, test_ns_after_saturates);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("format");

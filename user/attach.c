@@ -16,6 +16,7 @@
 #include "cgroup.h"
 #include "commands.h"
 #include "memlimits.h"
+#include "proc.h"
 #include "session.h"
 #include "util.h"
 
@@ -110,7 +111,7 @@ int do_attach(int argc, char **argv)
 	};
 	struct limits_req lim = { 0 };
 	uint64_t interval_ns = DEFAULT_INTERVAL_NS, duration_ns = 0, pid64 = 0;
-	uint64_t start, next;
+	uint64_t start, next, end;
 	const char *cgarg = NULL;
 	struct session s;
 	struct report r;
@@ -170,7 +171,23 @@ int do_attach(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	} else {
-		err = memcg_of_pid((pid_t)pid64, &cg);
+		struct proc_status ps;
+
+		/*
+		 * A kernel thread or a zombie has no memory of its own and sits
+		 * in the root cgroup: attaching there would account the whole
+		 * host under its name (reliability audit D9); explain refuses too.
+		 */
+		err = read_status((pid_t)pid64, &ps);
+		if (!err && !ps.has_mm) {
+			p_err("process %llu has no address space (kernel thread or zombie): "
+			      "nothing to attach to", (unsigned long long)pid64);
+			return EXIT_USAGE;
+		}
+		if (!err)
+			err = memcg_of_pid((pid_t)pid64, &cg);
+		if (err == -ENOENT)
+			err = -ESRCH;
 	}
 	if (err) {
 		if (cgarg)
@@ -200,21 +217,22 @@ int do_attach(int argc, char **argv)
 		return EXIT_ENV;
 	}
 	start = now_ns();
-	next = start + interval_ns;
+	next = ns_after(start, interval_ns);
+	end = duration_ns ? ns_after(start, duration_ns) : UINT64_MAX;
 	while (!stop_requested && !gone) {
 		uint64_t now = now_ns();
 
-		if (duration_ns && now >= start + duration_ns)
+		if (now >= end)
 			break;
 		if (now < next) {
 			uint64_t wait = next - now;
 
-			if (duration_ns && start + duration_ns - now < wait)
-				wait = start + duration_ns - now;
+			if (end - now < wait)
+				wait = end - now;
 			session_poll(&s, wait > 200000000ULL ? 200 : (int)(wait / 1000000) + 1);
 			continue;
 		}
-		next += interval_ns;
+		next = ns_after(next, interval_ns);
 		gone = access(cg.path, F_OK) != 0;
 		if (session_report(&s, &r))
 			continue;

@@ -822,17 +822,17 @@ static int watch(struct audit_cg *as, int n, const struct audit_opts *o)
 	if (pw)
 		fprintf(stderr, "memacct: audit --watch: BPF events on every locked_vm/pinned_vm "
 			"change in %d cgroup(s); /proc re-read every %s\n", n, dur);
-	next = now_ns() + o->watch_ns;
+	next = ns_after(now_ns(), o->watch_ns);
 	while (!stop_requested) {
 		uint64_t now = now_ns();
 
 		if (now >= next) {
 			watch_resync(&w);
-			next = now + o->watch_ns;
+			next = ns_after(now, o->watch_ns);
 			continue;
 		}
 		if (!pw) {
-			usleep((next - now) / 1000);
+			usleep((next - now) / 1000 > 1000000 ? 1000000 : (next - now) / 1000);
 			continue;
 		}
 		err = pinwatch_poll(pw, (next - now) / 1000000 >= 1000 ? 1000 :

@@ -1588,6 +1588,8 @@ static int stop_kernel_side(const char *dir)
 	}
 	err = pin_remove(dir);
 	close(fd);
+	if (err == -ENOTSUP)	/* not a bpffs directory: printed */
+		return EXIT_USAGE;
 	if (err) {
 		p_err("unpinning %s: %s", dir, strerror(-err));
 		return EXIT_RUNTIME;
@@ -1755,7 +1757,7 @@ int do_daemon(int argc, char **argv)
 		ntohs(d.o.listen.sin_port), d.pin.reattached ? "re-attached at" : "pinned at",
 		d.o.pin_path);
 	while (!d_stop) {
-		uint64_t next = now_ns() + d.o.interval_ns;
+		uint64_t next = ns_after(now_ns(), d.o.interval_ns);
 
 		while (!d_stop && !d_hup && now_ns() < next) {
 			uint64_t left = next - now_ns();
@@ -1807,6 +1809,11 @@ int do_detach(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 		dir = optarg;
+	}
+	if (optind < argc) {
+		p_err("detach: unexpected argument '%s'", argv[optind]);
+		fprintf(stderr, "Usage: memacct detach [--pin-path DIR]\n");
+		return EXIT_USAGE;
 	}
 	if (geteuid() != 0) {
 		p_err("memacct detach needs root");

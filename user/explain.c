@@ -1231,7 +1231,7 @@ static int watch_cow(struct explain *e, const struct memcg *cg, uint64_t dur_ns)
 		return EXIT_ENV;
 	/* stderr, also with -j: a caller can start the workload once attached */
 	fprintf(stderr, "memacct explain: watching %s for %.1f s\n", cg->rel, dur_ns / 1e9);
-	end = now_ns() + dur_ns;
+	end = ns_after(now_ns(), dur_ns);
 	while (!stop_requested && now_ns() < end)
 		session_poll(&s, (int)((end - now_ns()) / 1000000 > 100 ? 100 :
 				       (end - now_ns()) / 1000000 + 1));

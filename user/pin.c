@@ -308,40 +308,117 @@ void pin_close(struct pinned *p)
 	p->lock_fd = -1;
 }
 
-static int unlink_all(const char *dir)
+/* "bpf-map", "bpf-link", ... for a BPF object fd (its anon inode's name), else "" */
+static void bpf_obj_kind(int fd, char *kind, size_t n)
 {
+	char link[64], target[64];
+	ssize_t len;
+
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	len = readlink(link, target, sizeof(target) - 1);
+	target[len > 0 ? len : 0] = '\0';
+	snprintf(kind, n, "%s", !strncmp(target, "anon_inode:", 11) ? target + 11 : "");
+}
+
+/*
+ * Whether @path (named @name in DIR/@sub) is a pin of memacct's: maps/NAME
+ * for NAME one of maps_wanted, a BPF map whose kernel name is NAME and
+ * whose key and value sizes are this build's (the .bss map: "<object>.bss"); links/NAME a BPF link whose program's kernel
+ * name is NAME (truncated to BPF_OBJ_NAME_LEN - 1 bytes, as the kernel
+ * keeps it), the name load_and_pin() gives it.
+ */
+static bool is_our_pin(const char *path, const char *sub, const char *name)
+{
+	char kind[64];
+	bool ours = false;
+	int fd = bpf_obj_get(path);
+
+	if (fd < 0)
+		return false;
+	bpf_obj_kind(fd, kind, sizeof(kind));
+	if (!strcmp(sub, "maps") && !strcmp(kind, "bpf-map")) {
+		struct bpf_map_info info;
+
+		for (size_t i = 0; i < sizeof(maps_wanted) / sizeof(maps_wanted[0]); i++)
+			if (!strcmp(name, maps_wanted[i].name) && !map_info(fd, &info)) {
+				size_t l = strlen(info.name);
+
+				ours = !strcmp(name, "bss") ?
+				       l > 4 && !strcmp(info.name + l - 4, ".bss") :
+				       !strcmp(info.name, name) &&
+				       (!maps_wanted[i].key_size ||
+					(info.key_size == maps_wanted[i].key_size &&
+					 info.value_size == maps_wanted[i].value_size));
+			}
+	} else if (!strcmp(sub, "links") && !strcmp(kind, "bpf-link")) {
+		struct bpf_link_info li;
+		struct bpf_prog_info pi;
+		__u32 len = sizeof(li);
+		int pfd;
+
+		memset(&li, 0, sizeof(li));
+		if (!bpf_obj_get_info_by_fd(fd, &li, &len) &&
+		    (pfd = bpf_prog_get_fd_by_id(li.prog_id)) >= 0) {
+			len = sizeof(pi);
+			memset(&pi, 0, sizeof(pi));
+			if (!bpf_obj_get_info_by_fd(pfd, &pi, &len))
+				ours = pi.name[0] &&
+				       !strncmp(name, pi.name, sizeof(pi.name) - 1) &&
+				       (strlen(name) < sizeof(pi.name) - 1 ||
+					strlen(pi.name) == sizeof(pi.name) - 1);
+			close(pfd);
+		}
+	}
+	close(fd);
+	return ours;
+}
+
+/* Unpin memacct's pins in DIR/@sub; others are named and kept. Count kept. */
+static int unpin_ours(const char *dir, const char *sub, int *kept)
+{
+	char sdir[512], path[768];
 	struct dirent *de;
-	char path[768];
-	DIR *d = opendir(dir);
+	DIR *d;
 	int err = 0;
 
+	snprintf(sdir, sizeof(sdir), "%s/%s", dir, sub);
+	d = opendir(sdir);
 	if (!d)
 		return errno == ENOENT ? 0 : -errno;
 	while ((de = readdir(d))) {
-		if (de->d_name[0] == '.')
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		snprintf(path, sizeof(path), "%s/%s", sdir, de->d_name);
+		if (!is_our_pin(path, sub, de->d_name)) {
+			p_warn("kept %s: not pinned by memacct", path);
+			(*kept)++;
+			continue;
+		}
 		if (unlink(path) && errno != ENOENT)
 			err = -errno;
 	}
 	closedir(d);
-	if (rmdir(dir) && errno != ENOENT)
+	if (!*kept && rmdir(sdir) && errno != ENOENT)
 		err = -errno;
 	return err;
 }
 
 int pin_remove(const char *dir)
 {
-	char path[512];
-	int err, e;
+	struct statfs fs;
+	int err, e, kept = 0;
 
-	snprintf(path, sizeof(path), "%s/links", dir);
-	err = unlink_all(path);
-	snprintf(path, sizeof(path), "%s/maps", dir);
-	e = unlink_all(path);
+	if (statfs(dir, &fs))
+		return errno == ENOENT ? 0 : -errno;
+	if (fs.f_type != BPF_FS_MAGIC_) {
+		p_err("%s is not on a bpffs: nothing of memacct's can be pinned there", dir);
+		return -ENOTSUP;
+	}
+	err = unpin_ours(dir, "links", &kept);
+	e = unpin_ours(dir, "maps", &kept);
 	if (!err)
 		err = e;
-	if (rmdir(dir) && errno != ENOENT && !err)
+	if (!kept && rmdir(dir) && errno != ENOENT && errno != ENOTEMPTY && !err)
 		err = -errno;
 	return err;
 }

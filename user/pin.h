@@ -44,7 +44,13 @@ struct pinned {
 int pin_open(const char *dir, struct pinned *p);
 /* pin_close() - close fds, keep the pins (the kernel side keeps counting). */
 void pin_close(struct pinned *p);
-/* pin_remove() - unpin everything under @dir (detach the kernel side). */
+/*
+ * pin_remove() - unpin memacct's pins under @dir (detach the kernel side):
+ * DIR/maps/NAME and DIR/links/NAME that are BPF objects named as memacct
+ * names them; anything else (another tool's pins) is kept with a warning,
+ * and so is DIR then. -ENOTSUP (printed) when @dir is not on a bpffs,
+ * else 0 or negative errno.
+ */
 int pin_remove(const char *dir);
 
 /*

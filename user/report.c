@@ -183,6 +183,13 @@ json_t *report_json(const struct report *r)
 		json_array_append_new(procs, j);
 	}
 	json_object_set_new(o, "processes", procs);
+	if (r->nexited_folded) {	/* exited processes without a row: flows only */
+		json_t *j = json_object();
+
+		json_object_set_new(j, "count", json_integer((json_int_t)r->nexited_folded));
+		report_metrics_json(j, &r->exited_folded);
+		json_object_set_new(o, "exited_folded", j);
+	}
 	set_u64(o, "dropped_events", r->dropped_events);
 	for (int i = 0; i < MEMACCT_DROP_NR; i++)
 		set_u64(drops, drop_names[i], r->dropped[i]);
@@ -272,6 +279,12 @@ void print_report_plain(FILE *f, const struct report *r)
 		snprintf(pid, sizeof(pid), "%d%s", p->pid, p->exited ? "x" : "");
 		table_comm(comm, sizeof(comm), p->comm);
 		print_row(f, pid, comm, &p->m, r->numa_multi);
+	}
+	if (r->nexited_folded) {
+		char more[32];
+
+		snprintf(more, sizeof(more), "+%zux", r->nexited_folded);
+		print_row(f, more, "(more exited)", &r->exited_folded, r->numa_multi);
 	}
 	print_row(f, "TOTAL", "(cgroup)", t, r->numa_multi);
 	fprintf(f, "cgroup: charged %s (peak %s); reclaimable page cache %s (peak %s); "

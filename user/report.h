@@ -59,6 +59,10 @@ struct report {
 	struct metrics totals;
 	struct proc_row *procs;		/* owned; sorted by pid */
 	size_t nprocs;
+	/* exited processes without a row of their own (session.h
+	 * SESSION_EXITED_ROWS): count, and their flows (in the totals too) */
+	size_t nexited_folded;
+	struct metrics exited_folded;
 	uint64_t dropped_events;
 	uint64_t dropped[MEMACCT_DROP_NR];
 	uint64_t vma_lockless_lookups;	/* count: VMAs read by the lockless walk */

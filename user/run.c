@@ -323,7 +323,7 @@ int do_run(int argc, char **argv)
 		p_err("%s", msg);
 	}
 
-	next_ns = now_ns() + interval_ns;
+	next_ns = ns_after(now_ns(), interval_ns);
 	while (!reap(pid, &status, &cmd_done)) {
 		if (stop_requested && cmd_done) {
 			stop_descendants(&cg, stop_requested, &status, pid, &cmd_done);
@@ -336,7 +336,7 @@ int do_run(int argc, char **argv)
 				print_report(stdout, &r);
 				report_free(&r);
 			}
-			next_ns += interval_ns;
+			next_ns = ns_after(next_ns, interval_ns);
 		}
 	}
 	session_poll(&s, 0);

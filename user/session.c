@@ -129,9 +129,33 @@ static void row_from_exit(const struct session *s, const struct memacct_proc_key
 	}
 }
 
+static int cmp_rss_peak_desc(const void *a, const void *b)
+{
+	const struct proc_row *x = a, *y = b;
+
+	return x->m.rss_peak < y->m.rss_peak ? 1 : x->m.rss_peak > y->m.rss_peak ? -1 : 0;
+}
+
+/*
+ * Keep the SESSION_EXITED_ROWS exited rows of largest RSS peak; fold the
+ * flows of the others into s->exited_folded (reliability audit D8: 20,000
+ * short-lived processes were all kept and printed in every report).
+ * Amortized: runs once per SESSION_EXITED_ROWS new exits.
+ */
+static void fold_exited(struct session *s)
+{
+	qsort(s->exited, s->nexited, sizeof(*s->exited), cmp_rss_peak_desc);
+	for (size_t i = SESSION_EXITED_ROWS; i < s->nexited; i++)
+		metrics_add_flows(&s->exited_folded, &s->exited[i].m);
+	s->nexited_folded += s->nexited - SESSION_EXITED_ROWS;
+	s->nexited = SESSION_EXITED_ROWS;
+}
+
 static int add_exited(struct session *s, const struct memacct_proc_key *key,
 		      const struct memacct_proc *p)
 {
+	if (s->nexited >= 2 * SESSION_EXITED_ROWS)
+		fold_exited(s);
 	if (s->nexited == s->cap_exited) {
 		size_t cap = s->cap_exited ? 2 * s->cap_exited : 64;
 		struct proc_row *n = realloc(s->exited, cap * sizeof(*n));
@@ -205,6 +229,7 @@ static void sample_peaks(struct session *s, const struct memcg_stat *st)
 	s->file_peak = max_u64(s->file_peak, st->file);
 	s->shmem_peak = max_u64(s->shmem_peak, st->shmem);
 	s->reclaimable_peak = max_u64(s->reclaimable_peak, memcg_reclaimable(st));
+	s->usage_peak = max_u64(s->usage_peak, st->has_peak ? st->peak : st->usage);
 }
 
 static struct numa_sample *numa_sample_find(struct session *s, pid_t pid, uint64_t start_ticks)
@@ -406,6 +431,7 @@ static void cgroup_totals(struct session *s, struct report *r, const uint64_t *i
 	uint64_t bpf_oom = 0;
 
 	memset(t, 0, sizeof(*t));
+	metrics_add_flows(t, &r->exited_folded);
 	for (size_t i = 0; i < r->nprocs; i++) {
 		metrics_add_flows(t, &r->procs[i].m);
 		if (!r->procs[i].exited) {
@@ -434,14 +460,21 @@ static void cgroup_totals(struct session *s, struct report *r, const uint64_t *i
 		}
 		t->remote_numa_peak = s->cg_remote_peak;
 	}
+	/* peaks sampled while the cgroup lived: kept once it is gone (D15) */
+	t->anon_peak = s->anon_peak;
+	t->file_peak = s->file_peak;
+	t->shmem_peak = s->shmem_peak;
+	t->reclaimable_peak = s->reclaimable_peak;
+	t->rss_peak = s->usage_peak;
 	if (memcg_read_stat(&s->cg, &st) < 0)
-		return;	/* the cgroup is gone: only flows */
+		return;	/* the cgroup is gone: flows and the peaks seen */
 	t->usage = st.usage;
 	t->rss = st.usage;
 	t->anon = st.anon;
 	t->file = st.file;
 	t->shmem = st.shmem;
-	t->rss_peak = st.has_peak ? st.peak : st.usage;
+	t->rss_peak = max_u64(s->usage_peak, st.has_peak ? st.peak : st.usage);
+	s->usage_peak = t->rss_peak;
 	t->reclaimable = memcg_reclaimable(&st);
 	sample_peaks(s, &st);
 	t->anon_peak = s->anon_peak;
@@ -575,6 +608,8 @@ int session_report(struct session *s, struct report *r)
 	if (s->numa_multi)
 		for (size_t i = 0; i < r->nprocs; i++)
 			row_numa(s, &r->procs[i]);
+	r->nexited_folded = s->nexited_folded;
+	r->exited_folded = s->exited_folded;
 	cgroup_totals(s, r, ids, nids);
 	loader_dropped(s->skel, r->dropped);
 	r->vma_lockless_lookups = __atomic_load_n(&s->skel->bss->vma_lockless_lookups,

@@ -19,6 +19,10 @@ struct ring_buffer;
 struct fault_base;
 struct numa_sample;
 
+/* Exited processes listed one by one in a report, at most (the largest RSS
+ * peaks); the others are folded (session.exited_folded). */
+#define SESSION_EXITED_ROWS 512
+
 struct session {
 	struct memacct_bpf *skel;
 	struct ring_buffer *rb;
@@ -26,13 +30,18 @@ struct session {
 	uint64_t t0_ns;
 	long page_size;
 	bool numa_multi;
-	struct proc_row *exited;	/* exit records received so far */
+	struct proc_row *exited;	/* exit records received so far, listed */
 	size_t nexited, cap_exited;
+	/* exited processes past SESSION_EXITED_ROWS, smallest RSS peak first:
+	 * their flows summed, no row each (memory and output stay bounded) */
+	struct metrics exited_folded;
+	size_t nexited_folded;
 	struct fault_base *base;	/* fault counters of processes alive at start */
 	size_t nbase;
 	struct memcg_stat cg_base;	/* memory.stat counters at start */
 	uint64_t sampled_ns;		/* last memory.stat sample for the peaks */
 	uint64_t anon_peak, file_peak, shmem_peak, reclaimable_peak;
+	uint64_t usage_peak;		/* charge high-water mark seen in reports */
 	/* several NUMA nodes only: numa_maps of every process, memory.numa_stat */
 	struct numa_topo topo;
 	struct numa_sample *numa;	/* per process (pid, start) sampled */

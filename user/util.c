@@ -417,6 +417,11 @@ int write_file(const char *path, const char *s)
 }
 
 /* now_ns() - CLOCK_MONOTONIC in nanoseconds (comparable with bpf_ktime_get_ns()) */
+uint64_t ns_after(uint64_t t, uint64_t d)
+{
+	return t > UINT64_MAX - d ? UINT64_MAX : t + d;
+}
+
 uint64_t now_ns(void)
 {
 	struct timespec ts;

@@ -72,5 +72,11 @@ int write_file(const char *path, const char *s);
 
 /* monotonic clock, ns */
 uint64_t now_ns(void);
+/*
+ * ns_after() - @t + @d nanoseconds, saturated at UINT64_MAX ("never"):
+ * durations are accepted up to 2^64 ns, and a wrapped deadline would be in
+ * the past (a busy loop; reliability audit D5).
+ */
+uint64_t ns_after(uint64_t t, uint64_t d);
 
 #endif
