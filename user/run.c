@@ -214,7 +214,7 @@ int do_run(int argc, char **argv)
 	next_ns = now_ns() + interval_ns;
 	while (!reap(pid, &status)) {
 		session_poll(&s, 100);
-		if (interval_ns && !json_output && now_ns() >= next_ns) {
+		if (interval_ns && now_ns() >= next_ns) {
 			if (!session_report(&s, &r)) {
 				r.command = "run";
 				print_report(stdout, &r);
