@@ -35,7 +35,7 @@ msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
 .DELETE_ON_ERROR:
-.PHONY: all check unit integration bench install uninstall vmlinux clean deps vmtest
+.PHONY: all check unit integration bench install uninstall vmlinux clean deps vmtest man
 
 all: $(OUTPUT)/memacct
 
@@ -129,6 +129,14 @@ $(OUTPUT)/bench/empty_attach: tests/bench/empty_attach.c
 
 bench: $(OUTPUT)/memacct $(WORKLOADS) $(OUTPUT)/bench/empty.bpf.o $(OUTPUT)/bench/empty_attach
 	$(Q)tests/bench.sh $(CURDIR)/$(OUTPUT)
+
+# docs/memacct.1 is generated from user/usage.c (tests/unit_usage.c fails on drift)
+$(OUTPUT)/gen_man: docs/gen_man.c $(OUTPUT)/usage.o
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $(WARNINGS) $(INCLUDES) $^ -o $@
+
+man: $(OUTPUT)/gen_man
+	$(Q)$(OUTPUT)/gen_man > docs/memacct.1
 
 install: $(OUTPUT)/memacct
 	install -D -m 0755 $(OUTPUT)/memacct $(DESTDIR)$(PREFIX)/sbin/memacct

@@ -184,6 +184,31 @@ START_TEST(test_schema_all_reports)
 }
 END_TEST
 
+/* help: exit 0 on stdout; a bad command or option: 2 on stderr */
+START_TEST(test_help_exit_codes)
+{
+	static const char *const ok[] = {
+		"help", "--help", "help run", "help detach", "run --help", "attach --help",
+		"explain --help", "audit --help", "daemon --help", "detach --help",
+	};
+	struct result *r;
+
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		r = run_cmd("%s %s 2>&1", memacct, ok[i]);
+		ck_assert_msg(r->status == 0, "memacct %s: rc %d", ok[i], r->status);
+		ck_assert_msg(strstr(r->out, "Usage: memacct"), "memacct %s: %s", ok[i], r->out);
+		result_free(r);
+	}
+	r = run_cmd("%s help nosuch 2>/dev/null; echo \"truth rc $?\"", memacct);
+	ck_assert_int_eq(truth(r, "rc"), 2);
+	ck_assert_msg(!strstr(r->out, "Usage"), "help nosuch printed on stdout: %s", r->out);
+	result_free(r);
+	r = run_cmd("%s detach --nosuch 2>/dev/null; echo \"truth rc $?\"", memacct);
+	ck_assert_int_eq(truth(r, "rc"), 2);
+	result_free(r);
+}
+END_TEST
+
 Suite *schema_suite(void)
 {
 	Suite *s = suite_create("schema");
@@ -194,6 +219,7 @@ Suite *schema_suite(void)
 	tcase_add_test(tc, test_schema_self);
 	tcase_add_test(tc, test_schema_run);
 	tcase_add_test(tc, test_schema_commands);
+	tcase_add_test(tc, test_help_exit_codes);
 	tcase_add_test(tc, test_schema_all_reports);
 	suite_add_tcase(s, tc);
 	return s;

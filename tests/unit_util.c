@@ -531,6 +531,8 @@ int main(void)
 		srunner_add_suite(sr, metrics_suite());
 	if (numa_suite)
 		srunner_add_suite(sr, numa_suite());
+	if (usage_suite)
+		srunner_add_suite(sr, usage_suite());
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);
