@@ -37,6 +37,7 @@ Suite *smaps_suite(void) __attribute__((weak));
 Suite *limits_suite(void) __attribute__((weak));
 Suite *metrics_suite(void) __attribute__((weak));
 Suite *numa_suite(void) __attribute__((weak));
+Suite *usage_suite(void) __attribute__((weak));
 
 /*
  * load_data() - the captured file DATA_DIR/@name as a NUL-terminated malloc'd

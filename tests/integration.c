@@ -34,6 +34,22 @@ void result_free(struct result *r)
 	free(r);
 }
 
+char json_log_path[4096];
+
+/* Every report a test saw, for the schema suite (integration_schema.c). */
+static void json_log_line(const char *line, json_t *j)
+{
+	FILE *f;
+
+	if (!json_log_path[0] || !json_object_get(j, "schema"))
+		return;
+	f = fopen(json_log_path, "a");
+	if (f) {
+		fprintf(f, "%s\n", line);
+		fclose(f);
+	}
+}
+
 /* Run a shell command line; stdout captured, stderr passed through. */
 struct result *run_cmd(const char *fmt, ...)
 {
@@ -74,6 +90,7 @@ struct result *run_cmd(const char *fmt, ...)
 				json_t *j = json_loads(line, 0, NULL);
 
 				if (j) {
+					json_log_line(line, j);
 					json_decref(r->report);
 					r->report = j;
 				}
@@ -626,6 +643,13 @@ int main(void)
 		printf("SKIP integration tests: kernel without BTF (/sys/kernel/btf/vmlinux)\n");
 		return 0;
 	}
+	/* the binary's directory (.output/) collects the reports for the schema suite */
+	snprintf(json_log_path, sizeof(json_log_path), "%s", memacct);
+	if (strrchr(json_log_path, '/'))
+		strcpy(strrchr(json_log_path, '/') + 1, "integration-reports.jsonl");
+	else
+		snprintf(json_log_path, sizeof(json_log_path), "integration-reports.jsonl");
+	unlink(json_log_path);
 	sr = srunner_create(integration_suite());
 	if (explain_suite)
 		srunner_add_suite(sr, explain_suite());
@@ -637,6 +661,8 @@ int main(void)
 		srunner_add_suite(sr, numa_suite());
 	if (run_suite)
 		srunner_add_suite(sr, run_suite());
+	if (schema_suite)	/* last: it validates what the others printed */
+		srunner_add_suite(sr, schema_suite());
 	srunner_set_fork_status(sr, CK_NOFORK);
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);

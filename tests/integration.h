@@ -53,5 +53,9 @@ Suite *audit_suite(void) __attribute__((weak));
 Suite *daemon_suite(void) __attribute__((weak));
 Suite *numa_suite(void) __attribute__((weak));
 Suite *run_suite(void) __attribute__((weak));
+Suite *schema_suite(void) __attribute__((weak));
+
+/* JSON Lines file of every report run_cmd() saw (.output/integration-reports.jsonl) */
+extern char json_log_path[4096];
 
 #endif

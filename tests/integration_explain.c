@@ -422,10 +422,13 @@ START_TEST(test_explain_bad_input)
 	ck_assert_msg(r->status == 3, "status %d: %s", r->status, r->out);
 	ck_assert_msg(strstr(r->out, "Permission denied"), "message: %s", r->out);
 	result_free(r);
-	/* JSON mode: the error is a JSON object */
+	/* JSON mode: the error is a JSON object on stderr, stdout stays empty */
 	r = run_cmd("%s -j explain 2147483646", memacct);
 	ck_assert_int_eq(r->status, 4);
-	ck_assert_msg(r->report && json_object_get(r->report, "error"), "output: %s", r->out);
+	ck_assert_msg(r->out[0] == '\0', "stdout: %s", r->out);
+	result_free(r);
+	r = run_cmd("%s -j explain 2147483646 2>&1 >/dev/null", memacct);
+	ck_assert_msg(r->report && json_object_get(r->report, "error"), "stderr: %s", r->out);
 	result_free(r);
 	/* processes that exit while being read: 0 (read in time) or 4, nothing else */
 	for (int i = 0; i < 30; i++) {

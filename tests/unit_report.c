@@ -38,6 +38,7 @@ static struct report *sample_report(const char *comm)
 	r.nprocs = 2;
 	r.totals.cow_copied = 25ULL << 20;
 	r.dropped_events = 3;
+	r.dropped[MEMACCT_DROP_RINGBUF_FULL] = 3;
 	return &r;
 }
 
@@ -102,6 +103,8 @@ START_TEST(test_table_width)
 		ck_assert_ptr_nonnull(strstr(text, "4194304x"));
 		ck_assert_ptr_nonnull(strstr(text, numa ? "REMOTE" : "ZEROFILL"));
 		ck_assert_ptr_nonnull(strstr(text, "WARNING: 3 events"));
+		/* the cause is named, and where it is explained */
+		ck_assert_ptr_nonnull(strstr(text, "ringbuf_full 3 (causes: memacct(1)"));
 		for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 			ck_assert_msg(strlen(line) <= 100, "%zu columns: %s", strlen(line), line);
 			for (const char *c = line; *c; c++)

@@ -418,7 +418,7 @@ START_TEST(test_p_err_json)
 	char *out, *p;
 
 	json_output = true;
-	capture_start(&c, STDOUT_FILENO);
+	capture_start(&c, STDERR_FILENO);
 	p_err("cannot attach to %s: %s", comm, strerror(EPERM));
 	out = capture_end(&c);
 	json_output = false;
@@ -440,7 +440,7 @@ START_TEST(test_p_err_json)
 
 	/* invalid UTF-8 still gives valid JSON */
 	json_output = true;
-	capture_start(&c, STDOUT_FILENO);
+	capture_start(&c, STDERR_FILENO);
 	p_err("bad %s", "x\xff\xfe");
 	out = capture_end(&c);
 	json_output = false;
@@ -472,7 +472,7 @@ START_TEST(test_p_err_plain)
 			      "shown with -v\n");
 	free(out);
 
-	/* JSON mode: the error on stdout, nothing on stderr */
+	/* JSON mode: the error object on stderr, nothing on stdout (schema) */
 	json_output = true;
 	capture_start(&c, STDERR_FILENO);
 	capture_start(&c_out, STDOUT_FILENO);
@@ -480,8 +480,8 @@ START_TEST(test_p_err_plain)
 	out_json = capture_end(&c_out);
 	out = capture_end(&c);
 	json_output = false;
-	ck_assert_str_eq(out, "");
-	ck_assert_str_eq(out_json, "{\"error\": \"no BTF\"}\n");
+	ck_assert_str_eq(out_json, "");
+	ck_assert_str_eq(out, "{\"error\": \"no BTF\"}\n");
 	free(out);
 	free(out_json);
 }
@@ -546,6 +546,8 @@ int main(void)
 		srunner_add_suite(sr, metrics_suite());
 	if (numa_suite)
 		srunner_add_suite(sr, numa_suite());
+	if (usage_suite)
+		srunner_add_suite(sr, usage_suite());
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);

@@ -18,6 +18,7 @@
 #include "memlimits.h"
 #include "proc.h"
 #include "session.h"
+#include "usage.h"
 #include "util.h"
 
 #pragma GCC poison u8 u16 u32 u64 s8 s16 s32 s64
@@ -26,15 +27,7 @@
 
 static void attach_usage(FILE *f)
 {
-	fprintf(f, "Usage: memacct attach --cgroup NAME|PATH | --pid PID [-j] [--interval DUR]\n"
-		"                      [--duration DUR]\n"
-		"  NAME|PATH: absolute cgroupfs path, path below the memory cgroup root, or a\n"
-		"  unique directory name anywhere below it (job_123, a pod or scope dir).\n"
-		"  --interval DUR  one report per interval (default 5s); --duration DUR stop after.\n"
-		"  [--memory-max SIZE] [--memory-high SIZE] [--memory-swap-max SIZE] [--force]:\n"
-		"  set the cgroup's limits while attached; the old values are restored at the\n"
-		"  end (also on SIGINT/SIGTERM; after SIGKILL, by the next memacct start).\n"
-		LIMITS_USAGE);
+	usage_print(f, "attach");	/* usage.c */
 }
 
 /* Keep only @pid and its descendants (by the ppid links of the rows). */

@@ -27,6 +27,7 @@
 #include "pinwatch.h"
 #include "proc.h"
 #include "report.h"
+#include "usage.h"
 #include "util.h"
 
 #pragma GCC poison u8 u16 u32 u64 s8 s16 s32 s64
@@ -80,16 +81,7 @@ struct trigger {
 
 static void audit_usage(FILE *f)
 {
-	fprintf(f, "Usage: memacct audit [--cgroup NAME|PATH ...] [--pinned-cap SIZE|PCT%%]\n"
-		"         [--per-process-cap SIZE|PCT%%] [--of-limit] [--watch DUR] [-j]\n"
-		"         [--enforce-rlimit] [--restore-rlimit]\n"
-		"  Pinned memory (mlocked VmLck + long-term pinned VmPin) per cgroup and per\n"
-		"  process; driver-pinned memory is reported apart as an estimate.\n"
-		"  PCT%% is of MemTotal, or of the cgroup's memory limit with --of-limit.\n"
-		"  Without --cgroup: every memory cgroup that has processes (its own ones).\n"
-		"  --watch DUR: keep auditing, a line the moment a cap is crossed or back\n"
-		"  within; event-driven from BPF (root), /proc re-read every DUR.\n"
-		"  Exit: 0 within caps, 1 a cap is exceeded, 2 usage error.\n");
+	usage_print(f, "audit");	/* usage.c */
 }
 
 /* a device file whose mappings may be pinned by its driver */

@@ -41,6 +41,7 @@
 #include "numa.h"
 #include "pin.h"
 #include "report.h"
+#include "usage.h"
 #include "util.h"
 
 #pragma GCC poison u8 u16 u32 u64 s8 s16 s32 s64
@@ -194,16 +195,7 @@ void cgroup_path_labels(const char *path, struct cg_labels *l)
 
 static void daemon_help(FILE *f)
 {
-	fprintf(f,
-		"Usage: memacct daemon [--listen ADDR:PORT] [--interval DUR] [--pin-path DIR]\n"
-		"                      [--json-log FILE] [--cgroup-filter PATH]... [--top-processes N]\n"
-		"                      [--bpf-stats]\n"
-		"       memacct daemon --stop-kernel-side [--pin-path DIR]\n"
-		"Serves /metrics (Prometheus/OpenMetrics) and /healthz; default 127.0.0.1:9464,\n"
-		"interval 10s, pins under %s, top 20 processes. SIGHUP reopens the JSON log.\n"
-		"--bpf-stats turns on kernel bpf_stats (per-program run time and count; costs\n"
-		"two clock reads per program run) for the memacct_bpf_* self-metrics.\n",
-		PIN_DEFAULT_DIR);
+	usage_print(f, "daemon");	/* usage.c */
 }
 
 static int parse_listen(const char *s, struct sockaddr_in *sa)
@@ -1798,14 +1790,19 @@ int do_detach(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "pin-path", required_argument, NULL, 'p' },
+		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	const char *dir = PIN_DEFAULT_DIR;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		if (c == 'h') {
+			usage_print(stdout, "detach");
+			return EXIT_OK;
+		}
 		if (c != 'p') {
-			fprintf(stderr, "Usage: memacct detach [--pin-path DIR]\n");
+			usage_print(stderr, "detach");
 			return EXIT_USAGE;
 		}
 		dir = optarg;

@@ -32,6 +32,7 @@
 #include "report.h"
 #include "session.h"
 #include "smaps.h"
+#include "usage.h"
 #include "util.h"
 
 #pragma GCC poison u8 u16 u32 u64 s8 s16 s32 s64
@@ -97,15 +98,7 @@ struct explain {
 
 static void explain_usage(FILE *f)
 {
-	fprintf(f, "Usage: memacct explain PID | --cgroup NAME|PATH [-j] [--by mapping|file|kind]\n"
-		"                       [--top N] [--watch DUR] [--numa-threshold PCT]\n"
-		"  Why RSS is what it is: private anon, shared, page cache (clean: reclaimable,\n"
-		"  dirty), shmem, mlocked, swap; PSS and USS; per mapping, file or kind; and a\n"
-		"  verdict. --watch attaches BPF for DUR to measure CoW copies (root, BTF).\n"
-		"  NUMA: resident bytes per node (numa_maps); a verdict when over PCT%% (default\n"
-		"  10) and 16 MiB of a process's pages are off its home node.\n"
-		"  Exit codes: 0 ok, 2 usage, 3 environment (permission), 4 runtime (no such\n"
-		"  process or cgroup, process exited while being read). See docs/explain.md.\n");
+	usage_print(f, "explain");	/* usage.c */
 }
 
 /* Add one mapping's figures (bytes, docs/explain.md) to @s. */

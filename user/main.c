@@ -4,40 +4,43 @@
 #include <stdio.h>
 #include <string.h>
 #include "commands.h"
+#include "usage.h"
 #include "util.h"
 
 #pragma GCC poison u8 u16 u32 u64 s8 s16 s32 s64
 
-#define MEMACCT_VERSION "0.1.0"
-
 struct cmd {
 	const char *name;
 	int (*fn)(int argc, char **argv);
-	const char *help;
 };
 
+static int do_help(int argc, char **argv);
+
+/* usage.c has each command's synopsis and options */
 static const struct cmd cmds[] = {
-	{ "run", do_run, "run [-j] [--interval DUR] -- CMD [ARGS...]" },
-	{ "attach", do_attach,
-	  "attach --cgroup NAME|PATH | --pid PID [-j] [--interval DUR] [--duration DUR]" },
-	{ "explain", do_explain, "explain PID | --cgroup NAME|PATH [-j] [--by mapping|file|kind] [--top N] [--watch DUR]" },
-	{ "audit", do_audit,
-	  "audit [--cgroup NAME|PATH ...] [--pinned-cap SIZE|PCT%] [--per-process-cap SIZE|PCT%]\n"
-	  "                [--of-limit] [--watch DUR] [-j] [--enforce-rlimit] [--restore-rlimit]" },
-	{ "daemon", do_daemon,
-	  "daemon [--listen ADDR:PORT] [--interval DUR] [--pin-path DIR] [--json-log FILE] [--cgroup-filter PATH]... [--top-processes N] | --stop-kernel-side" },
-	{ "detach", do_detach, "detach [--pin-path DIR]   (remove the daemon's pinned kernel side)" },
+	{ "run", do_run },
+	{ "attach", do_attach },
+	{ "explain", do_explain },
+	{ "audit", do_audit },
+	{ "daemon", do_daemon },
+	{ "detach", do_detach },
+	{ "help", do_help },
 };
 
 static void usage(FILE *f)
 {
-	fprintf(f, "Usage: memacct [-j] [-v] COMMAND [OPTIONS]\n\nCommands:\n");
-	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
-		fprintf(f, "  memacct %s\n", cmds[i].help);
-	fprintf(f, "\nGlobal options: -j/--json JSON output, -v/--verbose libbpf log, "
-		"-h/--help, -V/--version\n"
-		"Exit codes: 0 ok, 1 audit violation, 2 usage, 3 environment (root, BTF),\n"
-		"4 runtime; run exits with CMD's status. See memacct(1).\n");
+	usage_print(f, NULL);
+}
+
+/* memacct help [COMMAND]: the list of commands, or COMMAND's --help. */
+static int do_help(int argc, char **argv)
+{
+	if (argc > 2 || (argc == 2 && !usage_find(argv[1]))) {
+		p_err("help: unknown command '%s' (memacct help lists them)", argv[1]);
+		return EXIT_USAGE;
+	}
+	usage_print(stdout, argc == 2 ? argv[1] : NULL);
+	return EXIT_OK;
 }
 
 int main(int argc, char **argv)

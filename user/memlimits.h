@@ -35,10 +35,6 @@ enum {
 	{ "memory-swap-max", required_argument, NULL, OPT_MEMORY_SWAP_MAX }, \
 	{ "force", no_argument, NULL, OPT_FORCE }
 
-#define LIMITS_USAGE \
-	"  --memory-max SIZE, --memory-high SIZE, --memory-swap-max SIZE: set the cgroup's\n" \
-	"  limits (4G, 4GiB, 512M, 10%% of MemTotal); --force allows a limit below usage.\n"
-
 struct limits_req {
 	bool set[LIMIT_NR];
 	uint64_t val[LIMIT_NR];	/* bytes */

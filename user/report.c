@@ -333,9 +333,15 @@ void print_report_plain(FILE *f, const struct report *r)
 			"(VMA unreadable; -j fault_unclassified_bytes)\n",
 			fmt_bytes(u, sizeof(u), r->totals.fault_unclassified));
 	}
-	if (r->dropped_events)
-		fprintf(f, "WARNING: %llu events could not be recorded (see -j dropped_events_by_cause)\n",
+	if (r->dropped_events) {
+		fprintf(f, "WARNING: %llu events could not be recorded:",
 			(unsigned long long)r->dropped_events);
+		for (int i = 0; i < MEMACCT_DROP_NR; i++)
+			if (r->dropped[i])
+				fprintf(f, " %s %llu", drop_names[i],
+					(unsigned long long)r->dropped[i]);
+		fprintf(f, " (causes: memacct(1) DROPPED EVENTS)\n");
+	}
 	fprintf(f, "x = exited (sizes at exit); RSS PEAK: the kernel's high-water mark; "
 		"TOTAL RSS: cgroup charge\n");
 	if (r->final) {

@@ -25,17 +25,14 @@
 #include "commands.h"
 #include "memlimits.h"
 #include "session.h"
+#include "usage.h"
 #include "util.h"
 
 #pragma GCC poison u8 u16 u32 u64 s8 s16 s32 s64
 
 static void run_usage(FILE *f)
 {
-	fprintf(f, "Usage: memacct run [-j] [--interval DUR] [--keep-cgroup] [--memory-max SIZE]\n"
-		"                   [--memory-high SIZE] [--memory-swap-max SIZE] [--force] -- CMD [ARGS...]\n"
-		"  Runs CMD in a memory cgroup of its own and reports, per process and\n"
-		"  for the cgroup, where its memory went. Exits with CMD's status.\n"
-		LIMITS_USAGE);
+	usage_print(f, "run");	/* usage.c */
 }
 
 /* Why the vfork child did not become CMD (it shares our memory until exec). */
@@ -330,7 +327,7 @@ int do_run(int argc, char **argv)
 			break;
 		}
 		session_poll(&s, 100);
-		if (interval_ns && !json_output && now_ns() >= next_ns) {
+		if (interval_ns && now_ns() >= next_ns) {
 			if (!session_report(&s, &r)) {
 				r.command = "run";
 				print_report(stdout, &r);

@@ -56,16 +56,20 @@ static void print_err_json(const char *msg)
 		}
 	}
 	if (obj) {
-		json_dumpf(obj, stdout, 0);
-		fputc('\n', stdout);
+		json_dumpf(obj, stderr, 0);
+		fputc('\n', stderr);
 		json_decref(obj);
 	} else {
-		fputs("{\"error\": \"out of memory\"}\n", stdout);
+		fputs("{\"error\": \"out of memory\"}\n", stderr);
 	}
-	fflush(stdout);
+	fflush(stderr);
 }
 
-/* p_err() - "Error: msg" on stderr, or {"error": "msg"} on stdout with -j */
+/*
+ * p_err() - "Error: msg" on stderr, or {"error": "msg"} on stderr with -j:
+ * stdout carries only memacct.report/v1 and memacct.audit/v1 objects
+ * (docs/memacct.report.v1.schema.json).
+ */
 void p_err(const char *fmt, ...)
 {
 	va_list ap;

@@ -21,8 +21,8 @@ extern bool json_output;	/* -j/--json given */
 extern bool verbose;		/* -v given */
 
 /*
- * p_err() - print "Error: ..." on stderr, or {"error": "..."} on stdout in
- * JSON mode. p_warn() always goes to stderr. p_info() only with -v.
+ * p_err() - print "Error: ..." on stderr, or {"error": "..."} on stderr in
+ * JSON mode (stdout carries reports only). p_warn() always goes to stderr. p_info() only with -v.
  */
 void p_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void p_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

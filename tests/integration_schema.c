@@ -1,0 +1,226 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause)
+/*
+ * integration_schema.c - every command's -j output, and every line of the
+ * daemon's --json-log, validated against docs/memacct.report.v1.schema.json
+ * (JSON Schema 2020-12) by Debian's python3-jsonschema (tests/validate_json.py);
+ * errors in -j mode go to stderr, never stdout. Runs last: it also validates
+ * every report the other suites printed (json_log_path).
+ */
+#include <check.h>
+#include <jansson.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "integration.h"
+
+#define VALIDATOR "/usr/bin/python3"
+
+static char dir[256];
+
+/* validate_json.py on @file; fails the test with its output when invalid. */
+static void validate(const char *file)
+{
+	struct result *r = run_cmd(VALIDATOR " %s/validate_json.py %s/../docs/memacct.report.v1.schema.json "
+				   "%s 2>&1", testsdir, testsdir, file);
+
+	ck_assert_msg(r->status == 0, "%s against the schema (rc %d):\n%s", file, r->status, r->out);
+	printf("  %s\n", r->out);
+	result_free(r);
+}
+
+/* Lines of @file that are JSON objects whose @key is @val ("" = any). */
+static int count_objects(const char *file, const char *key, const char *val)
+{
+	char line[1 << 16];
+	int n = 0;
+	FILE *f = fopen(file, "r");
+
+	ck_assert_msg(f, "%s missing", file);
+	while (fgets(line, sizeof(line), f)) {
+		json_t *j = json_loads(line, 0, NULL);
+		json_t *v = j ? json_object_get(j, key) : NULL;
+
+		if (v && (!val[0] || (json_is_string(v) && !strcmp(json_string_value(v), val)) ||
+			  (json_is_boolean(v) && !strcmp(val, json_is_true(v) ? "true" : "false"))))
+			n++;
+		json_decref(j);
+	}
+	fclose(f);
+	return n;
+}
+
+static void setup(void)
+{
+	snprintf(dir, sizeof(dir), "/tmp/memacct-schema-%d", getpid());
+	mkdir(dir, 0755);
+}
+
+static void teardown(void)
+{
+	struct result *r = run_cmd("rm -rf %s", dir);
+
+	result_free(r);
+}
+
+START_TEST(test_schema_self)
+{
+	struct result *r = run_cmd(VALIDATOR " -c 'import jsonschema' 2>&1");
+
+	ck_assert_msg(r->status == 0, "python3-jsonschema missing (make deps installs it): %s",
+		      r->out);
+	result_free(r);
+	/* the validator itself rejects what it must: an unknown key, a negative
+	 * byte count, an error object */
+	r = run_cmd("printf '%%s\\n' '{\"error\": \"x\"}' > %s/bad.jsonl; "
+		    VALIDATOR " %s/validate_json.py %s/../docs/memacct.report.v1.schema.json "
+		    "%s/bad.jsonl", dir, testsdir, testsdir, dir);
+	ck_assert_msg(r->status == 1, "an error object passed the schema: %s", r->out);
+	result_free(r);
+	r = run_cmd("%s -j run -- true | sed 's/\"rss_bytes\":[0-9]*/\"rss_bytes\":-1/; "
+		    "s/\"final\"/\"not_in_schema\":1,\"final\"/' > %s/bad2.jsonl; "
+		    VALIDATOR " %s/validate_json.py %s/../docs/memacct.report.v1.schema.json "
+		    "%s/bad2.jsonl", memacct, dir, testsdir, testsdir, dir);
+	ck_assert_msg(r->status == 1 && strstr(r->out, "not_in_schema") && strstr(r->out, "-1"),
+		      "a bad report passed the schema: %s", r->out);
+	result_free(r);
+}
+END_TEST
+
+/* run (interval and final), run whose CMD cannot start, and the errors */
+START_TEST(test_schema_run)
+{
+	char f[300];
+	struct result *r;
+
+	snprintf(f, sizeof(f), "%s/run.jsonl", dir);
+	r = run_cmd("%s -j run --interval 300ms -- sh -c '%s/cow_fork 16 2 >/dev/null; sleep 0.8' > %s",
+		    memacct, workloads, f);
+	ck_assert_int_eq(r->status, 0);
+	result_free(r);
+	ck_assert_int_eq(count_objects(f, "final", "true"), 1);
+	ck_assert_msg(count_objects(f, "final", "false") >= 1, "run -j --interval: no interval report");
+	r = run_cmd("%s -j run -- /nonexistent/cmd >> %s", memacct, f);
+	ck_assert_int_eq(r->status, 127);
+	result_free(r);
+	ck_assert_int_eq(count_objects(f, "exec_error", ""), 1);
+	validate(f);
+
+	/* errors: stderr only, stdout empty */
+	r = run_cmd("%s -j explain 2147483646 2>/dev/null", memacct);
+	ck_assert_int_eq(r->status, 4);
+	ck_assert_msg(!r->out[0], "error on stdout: %s", r->out);
+	result_free(r);
+	r = run_cmd("%s -j run --interval nope -- true 2>/dev/null", memacct);
+	ck_assert_int_eq(r->status, 2);
+	ck_assert_msg(!r->out[0], "error on stdout: %s", r->out);
+	result_free(r);
+}
+END_TEST
+
+/*
+ * attach (--cgroup, --pid), explain (PID, --cgroup, --by file, --watch) and
+ * audit on a cgroup that memacct run created (so nothing of anyone else's
+ * is touched), then the daemon's --json-log.
+ */
+START_TEST(test_schema_commands)
+{
+	char f[300], cmd[4096];
+	struct result *r;
+
+	snprintf(f, sizeof(f), "%s/cmds.jsonl", dir);
+	snprintf(cmd, sizeof(cmd),
+		 "D=%s; %s run -- sh -c 'echo $$ > '$D'/pid; exec sleep 30' > /dev/null & R=$!; "
+		 "i=0; while [ ! -s $D/pid ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done; "
+		 "CG=memacct-run-$R; P=$(cat $D/pid); rc=0; "
+		 "%s -j attach --cgroup $CG --interval 300ms --duration 1s >> %s || rc=1; "
+		 "%s -j attach --pid $P --duration 500ms >> %s || rc=2; "
+		 "%s -j explain $P >> %s || rc=3; "
+		 "%s -j explain --cgroup $CG >> %s || rc=4; "
+		 "%s -j explain --cgroup $CG --by file --top 3 >> %s || rc=5; "
+		 "%s -j explain --watch 500ms $P >> %s || rc=6; "
+		 "%s -j audit --cgroup $CG --pinned-cap 1G --per-process-cap 10%% >> %s || rc=7; "
+		 "%s -j audit >> %s || rc=8; "
+		 "kill $P; wait $R; exit $rc",
+		 dir, memacct, memacct, f, memacct, f, memacct, f, memacct, f, memacct, f,
+		 memacct, f, memacct, f, memacct, f);
+	r = run_cmd("%s", cmd);
+	ck_assert_msg(r->status == 0, "step %d failed", r->status);
+	result_free(r);
+	ck_assert_msg(count_objects(f, "command", "attach") >= 3, "attach reports missing");
+	ck_assert_int_eq(count_objects(f, "command", "explain"), 4);
+	ck_assert_int_eq(count_objects(f, "command", "audit"), 2);
+	validate(f);
+
+	/* the daemon's JSON log: its own pin path, stopped and detached */
+	snprintf(f, sizeof(f), "%s/daemon.jsonl", dir);
+	r = run_cmd("P=/sys/fs/bpf/memacct-schema-%d; "
+		    "%s daemon --listen 127.0.0.1:%d --interval 300ms --pin-path $P --json-log %s "
+		    ">/dev/null 2>&1 & D=$!; i=0; "
+		    "while [ $(cat %s 2>/dev/null | wc -l) -lt 2 ] && [ $i -lt 100 ]; do "
+		    "sleep 0.1; i=$((i+1)); done; kill -TERM $D; wait $D; rc=$?; "
+		    "%s detach --pin-path $P; exit $rc",
+		    getpid(), memacct, 20000 + getpid() % 10000, f, f, memacct);
+	ck_assert_msg(r->status == 0, "daemon exited %d", r->status);
+	result_free(r);
+	ck_assert_msg(count_objects(f, "command", "daemon") >= 2, "daemon log has < 2 lines");
+	validate(f);
+}
+END_TEST
+
+/* what every other suite printed with -j (collected by run_cmd()) */
+START_TEST(test_schema_all_reports)
+{
+	if (getenv("CK_RUN_SUITE") || getenv("CK_RUN_CASE") || access(json_log_path, R_OK)) {
+		printf("SKIP: only some suites ran; nothing collected to validate\n");
+		return;
+	}
+	ck_assert_msg(count_objects(json_log_path, "schema", "") >= 20,
+		      "fewer than 20 reports collected in %s", json_log_path);
+	validate(json_log_path);
+}
+END_TEST
+
+/* help: exit 0 on stdout; a bad command or option: 2 on stderr */
+START_TEST(test_help_exit_codes)
+{
+	static const char *const ok[] = {
+		"help", "--help", "help run", "help detach", "run --help", "attach --help",
+		"explain --help", "audit --help", "daemon --help", "detach --help",
+	};
+	struct result *r;
+
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		r = run_cmd("%s %s 2>&1", memacct, ok[i]);
+		ck_assert_msg(r->status == 0, "memacct %s: rc %d", ok[i], r->status);
+		ck_assert_msg(strstr(r->out, "Usage: memacct"), "memacct %s: %s", ok[i], r->out);
+		result_free(r);
+	}
+	r = run_cmd("%s help nosuch 2>/dev/null; echo \"truth rc $?\"", memacct);
+	ck_assert_int_eq(truth(r, "rc"), 2);
+	ck_assert_msg(!strstr(r->out, "Usage"), "help nosuch printed on stdout: %s", r->out);
+	result_free(r);
+	r = run_cmd("%s detach --nosuch 2>/dev/null; echo \"truth rc $?\"", memacct);
+	ck_assert_int_eq(truth(r, "rc"), 2);
+	result_free(r);
+}
+END_TEST
+
+Suite *schema_suite(void)
+{
+	Suite *s = suite_create("schema");
+	TCase *tc = tcase_create("schema");
+
+	tcase_set_timeout(tc, 120);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_schema_self);
+	tcase_add_test(tc, test_schema_run);
+	tcase_add_test(tc, test_schema_commands);
+	tcase_add_test(tc, test_help_exit_codes);
+	tcase_add_test(tc, test_schema_all_reports);
+	suite_add_tcase(s, tc);
+	return s;
+}

@@ -1,0 +1,361 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause)
+/* usage.c - the usage text of every command: --help, `memacct help` and memacct(1). */
+#include <string.h>
+#include "pin.h"
+#include "usage.h"
+
+#pragma GCC poison u8 u16 u32 u64 s8 s16 s32 s64
+
+#define MAN_DATE "2026-11-23"
+
+#define OPT_JSON { "-j, --json", NULL, "JSON output (docs/memacct.report.v1.schema.json), one object\nper line; errors go to stderr." }
+#define OPT_HELP { "-h, --help", NULL, "This help; exit 0." }
+#define OPT_LIMITS \
+	{ "--memory-max", "SIZE", "Set the cgroup's hard limit (memory.max / memory.limit_in_bytes)\n" \
+	  "while memacct runs; SIZE: 4G, 4GiB, 512M, or 10% of MemTotal." }, \
+	{ "--memory-high", "SIZE", "Set the throttling limit (memory.high; cgroup v2 only)." }, \
+	{ "--memory-swap-max", "SIZE", "Set the swap limit (memory.swap.max /\n" \
+	  "memory.memsw.limit_in_bytes less the memory limit)." }, \
+	{ "--force", NULL, "Allow a limit below the cgroup's current usage (the kernel\n" \
+	  "reclaims or OOM-kills at once)." }
+
+static const struct usage_opt run_opts[] = {
+	OPT_JSON,
+	{ "-i, --interval", "DUR", "Also print a report every DUR (500ms, 2s, 1m) while CMD runs." },
+	{ "--keep-cgroup", NULL, "Leave the cgroup memacct-run-PID in place at the end." },
+	OPT_LIMITS,
+	OPT_HELP,
+	{ NULL },
+};
+
+static const struct usage_opt attach_opts[] = {
+	{ "-c, --cgroup", "NAME|PATH", "The cgroup: absolute cgroupfs path, path below the memory\n"
+	  "cgroup root, or a directory name unique below it (job_123, a pod\nor scope directory)." },
+	{ "-p, --pid", "PID", "The memory cgroup of PID; the report keeps PID and its\ndescendants." },
+	OPT_JSON,
+	{ "-i, --interval", "DUR", "One report per DUR (default 5s)." },
+	{ "-d, --duration", "DUR", "Stop after DUR (default: at SIGINT or SIGTERM)." },
+	OPT_LIMITS,
+	OPT_HELP,
+	{ NULL },
+};
+
+static const struct usage_opt explain_opts[] = {
+	{ "-c, --cgroup", "NAME|PATH", "Explain every process of that cgroup (shared pages counted\nonce) instead of one PID." },
+	OPT_JSON,
+	{ "-b, --by", "mapping|file|kind", "The table: largest mappings (default), files, or kinds\n"
+	  "(anon, file, shmem, heap, stack, device, other)." },
+	{ "-t, --top", "N", "Rows per table (default 10; 0: all)." },
+	{ "-w, --watch", "DUR", "Attach BPF for DUR and count the CoW copies made meanwhile\n(root, BTF)." },
+	{ "--numa-threshold", "PCT", "Name a process in the verdict when at least PCT percent (0 to\n"
+	  "100, default 10) and 16 MiB of its resident pages are off its\nhome NUMA node." },
+	OPT_HELP,
+	{ NULL },
+};
+
+static const struct usage_opt audit_opts[] = {
+	{ "-c, --cgroup", "NAME|PATH", "Audit that cgroup and everything below it (repeatable);\n"
+	  "default: every memory cgroup with processes of its own." },
+	{ "--pinned-cap", "SIZE|PCT%", "Cap on a cgroup's pinned memory (mlocked + pinned_vm);\n"
+	  "PCT% of MemTotal, or of the cgroup's limit with --of-limit." },
+	{ "--per-process-cap", "SIZE|PCT%", "Cap on one process's pinned memory." },
+	{ "--of-limit", NULL, "Percentages are of the cgroup's memory limit." },
+	{ "--watch", "DUR", "Keep auditing: a line the moment a cap is crossed or back\n"
+	  "within (BPF events), /proc re-read every DUR." },
+	{ "--enforce-rlimit", NULL, "Lower the soft RLIMIT_MEMLOCK of the audited processes to\n"
+	  "the cap (needs --cgroup; logged in /run/memacct/rlimit.log)." },
+	{ "--restore-rlimit", NULL, "Put back every soft RLIMIT_MEMLOCK that --enforce-rlimit\nlowered." },
+	OPT_JSON,
+	OPT_HELP,
+	{ NULL },
+};
+
+static const struct usage_opt daemon_opts[] = {
+	{ "--listen", "ADDR:PORT", "Serve /metrics and /healthz there (default 127.0.0.1:9464)." },
+	{ "--interval", "DUR", "Collect every DUR (default 10s)." },
+	{ "--pin-path", "DIR", "Pin the kernel side under DIR (default " PIN_DEFAULT_DIR ")\n"
+	  "so counters survive a restart." },
+	{ "--json-log", "FILE", "Append one memacct.report/v1 line per interval; SIGHUP\nreopens it." },
+	{ "--cgroup-filter", "PATH", "Only cgroups at or below PATH (repeatable)." },
+	{ "--top-processes", "N", "Per-process series for the N largest (default 20, 0..10000)." },
+	{ "--stop-kernel-side", NULL, "Remove the pinned kernel side and exit (as detach)." },
+	{ "--bpf-stats", NULL, "Turn on kernel bpf_stats for the memacct_bpf_* self-metrics\n"
+	  "(two clock reads per program run)." },
+	OPT_HELP,
+	{ NULL },
+};
+
+static const struct usage_opt detach_opts[] = {
+	{ "--pin-path", "DIR", "The daemon's pin directory (default " PIN_DEFAULT_DIR ")." },
+	OPT_HELP,
+	{ NULL },
+};
+
+static const struct usage_opt help_opts[] = {
+	{ NULL },
+};
+
+static const struct usage_opt global_opts[] = {
+	OPT_JSON,
+	{ "-v, --verbose", NULL, "Show libbpf's log (verifier messages when loading fails)." },
+	{ "-h, --help", NULL, "The list of commands; exit 0." },
+	{ "-V, --version", NULL, "Print the version; exit 0." },
+	{ NULL },
+};
+
+static const struct cmd_usage usages[] = {
+	{ "run", "run [OPTIONS] -- CMD [ARGS...]",
+	  "Runs CMD in a memory cgroup of its own (memacct-run-PID), waits for CMD and every\n"
+	  "descendant (memacct is their subreaper), and reports per process and for the\n"
+	  "cgroup where the memory went: RSS, peaks, copy-on-write copies, zero fills,\n"
+	  "pinned and remote-NUMA memory, faults, OOM kills; then a diagnosis (verdicts).\n"
+	  "Removes the cgroup and exits with CMD's status (127 not found, 126 not\n"
+	  "executable, 128+N killed by signal N). SIGINT, SIGTERM and SIGHUP go to CMD.",
+	  run_opts,
+	  "The cgroup is created under the memory controller's hierarchy (cgroup v1 or v2;\n"
+	  "on v2 memacct first enables the memory controller in the root's\n"
+	  "cgroup.subtree_control if it is not, with a warning). The TOTAL row is the\n"
+	  "cgroup's charge after everything exited; process rows marked x are at exit." },
+	{ "attach", "attach --cgroup NAME|PATH | --pid PID [OPTIONS]",
+	  "Accounts an existing memory cgroup and everything below it from now on: one\n"
+	  "report per interval, a summary with a diagnosis at the end (SIGINT, SIGTERM or\n"
+	  "--duration). Flows (CoW, zero fills, faults) count since attach only. Limits\n"
+	  "set with --memory-* are restored at the end (also after SIGKILL, by the next\n"
+	  "memacct start).",
+	  attach_opts,
+	  "With --pid, the process's memory cgroup is attached and the report keeps that\n"
+	  "process and its descendants. On cgroup v2 that is the nearest cgroup, its own\n"
+	  "or an ancestor, with the memory controller, where the kernel charges it; a\n"
+	  "cgroup named by --cgroup without the memory controller is refused with status\n"
+	  "3. On hosts with several NUMA nodes, run and attach also sample each\n"
+	  "process's resident bytes off its home node (/proc/PID/numa_maps, at most once\n"
+	  "a second)." },
+	{ "explain", "explain PID | --cgroup NAME|PATH [OPTIONS]",
+	  "Why RSS is what it is (docs/explain.md): /proc/PID/smaps split into private\n"
+	  "anon, shared, page cache (clean: reclaimable; dirty), shmem, mlocked and swap;\n"
+	  "PSS and USS; per mapping, file or kind; bytes per NUMA node (numa_maps) and off\n"
+	  "the home node (docs/numa.md); and a verdict. Needs no BPF unless --watch.",
+	  explain_opts,
+	  "PSS is the sum of the per-mapping Pss lines of smaps, each truncated to whole\n"
+	  "kB by the kernel (as smem does); smaps_rollup sums before truncating, so it\n"
+	  "reads up to about 0.2% higher. Without --watch, CoW is unknown (null in JSON)." },
+	{ "audit", "audit [--cgroup NAME|PATH ...] [OPTIONS]",
+	  "Pinned memory (mlocked VmLck + long-term pinned VmPin) per cgroup and process,\n"
+	  "against caps; driver-pinned memory apart, as an estimate (docs/audit.md).\n"
+	  "Exits 1 when a cap is exceeded.",
+	  audit_opts, NULL },
+	{ "daemon", "daemon [OPTIONS]\ndaemon --stop-kernel-side [--pin-path DIR]",
+	  "Keeps the kernel side attached and pinned, serves /metrics (Prometheus 0.0.4\n"
+	  "or OpenMetrics) and /healthz, and optionally writes a JSON log\n"
+	  "(docs/daemon.md). SIGTERM/SIGINT stop it; the pinned kernel side stays.",
+	  daemon_opts, NULL },
+	{ "detach", "detach [--pin-path DIR]",
+	  "Removes the daemon's pinned kernel side (programs, links, maps).",
+	  detach_opts, NULL },
+	{ "help", "help [COMMAND]",
+	  "The list of commands, or COMMAND's options; exit 0.",
+	  help_opts, NULL },
+	{ NULL, NULL, NULL, global_opts, NULL },
+};
+
+#define NUSAGES ((int)(sizeof(usages) / sizeof(usages[0])))
+
+const struct cmd_usage *usage_all(int *n)
+{
+	*n = NUSAGES;
+	return usages;
+}
+
+const struct cmd_usage *usage_find(const char *name)
+{
+	for (int i = 0; i < NUSAGES; i++)
+		if (usages[i].name && name && !strcmp(usages[i].name, name))
+			return &usages[i];
+	return NULL;
+}
+
+/* @text with every line after a '\n' indented by @indent spaces. */
+static void put_indented(FILE *f, const char *text, int indent)
+{
+	for (const char *p = text; *p; p++) {
+		fputc(*p, f);
+		if (*p == '\n')
+			fprintf(f, "%*s", indent, "");
+	}
+}
+
+static void print_opts(FILE *f, const struct usage_opt *o)
+{
+	char head[64];
+
+	for (; o->names; o++) {
+		snprintf(head, sizeof(head), "%s%s%s", o->names, o->arg ? " " : "",
+			 o->arg ? o->arg : "");
+		if (strlen(head) > 22)
+			fprintf(f, "  %s\n  %-22s ", head, "");
+		else
+			fprintf(f, "  %-22s ", head);
+		put_indented(f, o->help, 25);
+		fputc('\n', f);
+	}
+}
+
+void usage_print(FILE *f, const char *name)
+{
+	const struct cmd_usage *u = usage_find(name);
+
+	if (!u) {
+		fprintf(f, "Usage: memacct [-j] [-v] COMMAND [OPTIONS]\n\nCommands:\n");
+		for (int i = 0; i < NUSAGES; i++) {
+			if (!usages[i].name)
+				continue;
+			for (const char *p = usages[i].synopsis; p; p = strchr(p, '\n')) {
+				p += *p == '\n';
+				fprintf(f, "  memacct %.*s\n", (int)strcspn(p, "\n"), p);
+			}
+		}
+		fputs("\nGlobal options (before COMMAND; -j also after it):\n", f);
+		print_opts(f, global_opts);
+		fputs("\nExit codes: 0 ok, 1 audit violation, 2 usage, 3 environment (root, BTF),\n"
+		      "4 runtime; run exits with CMD's status. `memacct help COMMAND` or\n"
+		      "`memacct COMMAND --help` for its options; man memacct for all.\n", f);
+		return;
+	}
+	fputs("Usage: memacct ", f);
+	put_indented(f, u->synopsis, 7);
+	fputs("\n  ", f);
+	put_indented(f, u->summary, 2);
+	fputc('\n', f);
+	if (u->opts[0].names) {
+		fputs("Options:\n", f);
+		print_opts(f, u->opts);
+	}
+}
+
+/* Text for troff: '-' and '\' escaped, '\n' ends a line, no line starts with '.' or '\''. */
+static void man_text(FILE *f, const char *s)
+{
+	bool bol = true;
+
+	for (; *s; s++) {
+		if (bol && (*s == '.' || *s == '\''))
+			fputs("\\&", f);
+		bol = *s == '\n';
+		if (*s == '-')
+			fputs("\\-", f);
+		else if (*s == '\\')
+			fputs("\\e", f);
+		else
+			fputc(*s, f);
+	}
+}
+
+static void man_opts(FILE *f, const struct usage_opt *o)
+{
+	for (; o->names; o++) {
+		fputs(o->arg ? ".TP\n.BI \"" : ".TP\n.B ", f);
+		man_text(f, o->names);
+		if (o->arg) {
+			fputs(" \" \"", f);
+			man_text(f, o->arg);
+			fputc('"', f);
+		}
+		fputc('\n', f);
+		man_text(f, o->help);
+		fputc('\n', f);
+	}
+}
+
+void usage_man(FILE *f)
+{
+	fputs(".\\\" SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause)\n"
+	      ".\\\" Generated by `make man` from user/usage.c; edit that file, not this one.\n"
+	      ".TH MEMACCT 1 " MAN_DATE " \"memacct " MEMACCT_VERSION "\" \"User Commands\"\n"
+	      ".SH NAME\n"
+	      "memacct \\- account pinned, copy\\-on\\-write, remote\\-NUMA and reclaimable memory "
+	      "per cgroup and process\n.SH SYNOPSIS\n", f);
+	for (int i = 0; i < NUSAGES; i++) {
+		const char *s = usages[i].synopsis, *nl;
+
+		if (!usages[i].name)
+			continue;
+		for (; s; s = nl ? nl + 1 : NULL) {
+			char line[256];
+			size_t len;
+
+			nl = strchr(s, '\n');
+			len = nl ? (size_t)(nl - s) : strlen(s);
+			snprintf(line, sizeof(line), "%.*s", (int)len, s);
+			fputs(".B memacct\n[\\fB\\-j\\fR] [\\fB\\-v\\fR]\n", f);
+			man_text(f, line);
+			fputs("\n.br\n", f);
+		}
+	}
+	fputs(".SH DESCRIPTION\n"
+	      ".B memacct\n"
+	      "attaches CO\\-RE eBPF programs to kernel tracepoints and joins what they count "
+	      "(copy\\-on\\-write copies, zero fills, pinned memory peaks, NUMA placement and "
+	      "migrations, OOM kills, process lifecycle) with the kernel's own accounting "
+	      "(/proc/PID/status, memory.stat) into one report per process and per memory cgroup. "
+	      "docs/metrics.md defines each figure and names its kernel source.\n", f);
+	for (int i = 0; i < NUSAGES; i++) {
+		if (!usages[i].name)
+			continue;
+		fputs(".SS ", f);
+		man_text(f, usages[i].name);
+		fputc('\n', f);
+		man_text(f, usages[i].summary);
+		fputc('\n', f);
+		if (usages[i].details) {
+			fputs(".PP\n", f);
+			man_text(f, usages[i].details);
+			fputc('\n', f);
+		}
+		man_opts(f, usages[i].opts);
+	}
+	fputs(".SH GLOBAL OPTIONS\n"
+	      "Given before the command; \\fB\\-j\\fR is also accepted after it.\n", f);
+	man_opts(f, global_opts);
+	fputs(".SH DURATIONS AND SIZES\n"
+	      "DUR: 500ms, 2s, 1.5s, 5m, 1h; a bare number is seconds. "
+	      "SIZE: bytes, or with K, M, G, T (powers of 1024; KiB, MiB, GiB, TiB too); "
+	      "where PCT% is allowed, a percentage of MemTotal (audit \\-\\-of\\-limit: of the "
+	      "cgroup's memory limit).\n"
+	      ".SH VERDICTS\n"
+	      "The final report of \\fBrun\\fR and \\fBattach\\fR ends with a diagnosis, one "
+	      "sentence per finding with its figures (JSON: \\fBverdict\\fR and "
+	      "\\fBverdict_details\\fR): copy\\-on\\-write blow\\-up of forked workers, with cause "
+	      "and fix; the reclaimable share of mapped files; pinned memory against 10\\-15% of "
+	      "RAM; memory off the home NUMA node. \\fBattach\\fR counts CoW since attach only.\n"
+	      ".SH DROPPED EVENTS\n"
+	      "Nothing is lost silently: each cause is counted in "
+	      "\\fBdropped_events_by_cause\\fR (JSON) and named in the table's warning.\n"
+	      ".TP\n.B proc_map_full\n"
+	      "The BPF map of processes was full: a process's flows were not recorded. "
+	      "Many short\\-lived processes; the daemon's map fill is memacct_map_fill_ratio.\n"
+	      ".TP\n.B cgroup_map_full\n"
+	      "The BPF map of cgroups was full: a cgroup's flows were not recorded.\n"
+	      ".TP\n.B ringbuf_full\n"
+	      "The ring buffer of exit records was full: the record stayed in the map and was "
+	      "read from there; nothing is missing from the report.\n"
+	      ".TP\n.B task_storage\n"
+	      "Per\\-thread fault state could not be created (memory pressure): that fault was "
+	      "not classified as CoW or zero fill.\n"
+	      ".TP\n.B vma_busy\n"
+	      "Always 0 now: a fault whose VMA cannot be read is counted in "
+	      "fault_unclassified_bytes instead; the key stays for scripts.\n"
+	      ".SH EXIT STATUS\n"
+	      "0 success; 1 audit violation; 2 usage error (bad option, unknown or ambiguous "
+	      "cgroup, no such process); 3 environment (not root, kernel without BTF, no memory "
+	      "cgroup hierarchy); 4 runtime failure. \\fBrun\\fR exits with CMD's status, 127 "
+	      "when CMD cannot be found, 126 when it cannot be executed (the report then has no "
+	      "process row and says why), 128+N when CMD was killed by signal N.\n"
+	      ".SH FILES\n"
+	      "/sys/kernel/btf/vmlinux, /sys/kernel/tracing, /sys/fs/cgroup, "
+	      "/proc/PID/{status,stat,smaps,numa_maps}, /sys/devices/system/node, "
+	      PIN_DEFAULT_DIR ", /run/memacct.\n"
+	      ".SH SEE ALSO\n"
+	      "bpftool(8), cgroups(7), proc(5), smem(8); in the source tree: docs/metrics.md, "
+	      "docs/memacct.report.v1.schema.json, docs/explain.md, docs/audit.md, "
+	      "docs/daemon.md, docs/numa.md, docs/overhead.md.\n", f);
+}
