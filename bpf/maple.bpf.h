@@ -118,7 +118,7 @@ static __always_inline int maple_walk(struct mm_struct *mm, __u64 addr,
 		vma = (struct vm_area_struct *)enode;
 		if (!vma)
 			return MAPLE_RETRY;	/* a gap: the fault's VMA is there */
-		if (BPF_CORE_READ(vma, vm_mm) != mm)
+		if ((__u64)BPF_CORE_READ(vma, vm_mm) != (__u64)mm)
 			return MAPLE_RETRY;
 		vi->start = BPF_CORE_READ(vma, vm_start);
 		vi->end = BPF_CORE_READ(vma, vm_end);
@@ -132,16 +132,22 @@ static __always_inline int maple_walk(struct mm_struct *mm, __u64 addr,
 }
 
 /*
- * The VMA containing @addr, from @mm's maple tree without mmap_lock; fills
- * @vi. Returns 0 when found and validated, -1 otherwise (no maple tree on
- * this kernel, or MAPLE_WALK_TRIES walks met a tree changing under them).
+ * The VMA containing @addr, from the maple tree of the mm at @mm_addr (a
+ * struct mm_struct address) without mmap_lock; fills @vi. Returns 0 when
+ * found and validated, -1 otherwise (no maple tree on this kernel, or
+ * MAPLE_WALK_TRIES walks met a tree changing under them).
+ *
+ * A global function: the verifier checks it once, on its own, instead of
+ * once for every state of every caller that reaches it (as a static
+ * subprogram it cost ~2 s of verification at every load).
  */
-static __noinline int vma_lockless(struct mm_struct *mm, __u64 addr, struct vma_info *vi)
+__noinline int vma_lockless(__u64 mm_addr, __u64 addr, struct vma_info *vi)
 {
+	struct mm_struct *mm = (struct mm_struct *)mm_addr;
 	struct maple_buf *b;
 	__u32 zero = 0;
 
-	if (!bpf_core_field_exists(mm->mm_mt))
+	if (!vi || !bpf_core_field_exists(mm->mm_mt))
 		return -1;
 	b = bpf_map_lookup_elem(&maple_bufs, &zero);
 	if (!b)

@@ -431,7 +431,12 @@ static __always_inline int vma_of(struct task_struct *task, struct fault_ctx *f,
 		}
 	}
 	if (bpf_find_vma(task, f->address, vma_cb, vi, 0)) {
-		if (!mm || vma_lockless(mm, f->address, vi))
+		__u64 mm_addr = 0;
+
+		/* the global function takes the mm as a number: a probe read
+		 * gives one (a cast of the BTF pointer would stay a pointer) */
+		if (!mm || bpf_probe_read_kernel(&mm_addr, sizeof(mm_addr), &task->mm) ||
+		    vma_lockless(mm_addr, f->address, vi))
 			return -1;
 		__sync_fetch_and_add(&vma_lockless_lookups, 1);
 		/* cached only when no writer ran during the walk */
