@@ -725,6 +725,28 @@ START_TEST(test_detach_spares_foreign_pins)
 }
 END_TEST
 
+/* D11: "--cgroup-filter NAME/" (no leading '/', a trailing one) selects /NAME. */
+START_TEST(test_filter_spellings)
+{
+	char extra[200], label[200], *m;
+	pid_t d;
+
+	snprintf(live_cg, sizeof(live_cg), CGROOT "/memacct-filt-%d", (int)getpid());
+	rmdir(live_cg);
+	ck_assert_int_eq(mkdir(live_cg, 0755), 0);
+	snprintf(extra, sizeof(extra), "--cgroup-filter memacct-filt-%d/", (int)getpid());
+	d = start_daemon(extra);
+	ck_assert(d > 0);
+	m = http_get("/metrics", NULL);
+	ck_assert_ptr_nonnull(m);
+	snprintf(label, sizeof(label), "memacct_usage_bytes{cgroup=\"/memacct-filt-%d\"}",
+		 (int)getpid());
+	ck_assert_msg(sample(m, label) >= 0, "no %s with %s", label, extra);
+	free(m);
+	ck_assert_int_eq(WEXITSTATUS(stop_daemon(d, SIGTERM)), 0);
+}
+END_TEST
+
 START_TEST(test_two_daemons_refused)
 {
 	struct result *r;
@@ -771,6 +793,7 @@ Suite *daemon_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_detach_spares_foreign_pins);
+	tcase_add_test(tc, test_filter_spellings);
 	suite_add_tcase(s, tc);
 	return s;
 }
