@@ -357,6 +357,16 @@ int limits_apply(const struct memcg *cg, const struct limits_req *req, bool save
 
 	if (!limits_any(req))
 		return 0;
+	/*
+	 * The root cgroup has no limit files (v2) or refuses them (v1,
+	 * EINVAL): refused before any state file is written, which could
+	 * never be restored and was warned about on every start (D13).
+	 */
+	if (cg->level == 0 || !strcmp(cg->rel, "/")) {
+		p_err("limits cannot be set on the root memory cgroup %s: give a cgroup below it",
+		      cg->path);
+		return EXIT_USAGE;
+	}
 	if (req->set[LIMIT_SWAP_MAX] && cg->version == 1) {
 		char path[PATH_MAX + 64];
 
