@@ -2,7 +2,10 @@
 # memacct build: bpf/memacct.bpf.c -> .output/memacct.bpf.o -> .output/memacct.skel.h
 # -> user/*.c -> .output/memacct. `make V=1` shows the commands.
 
-OUTPUT     := .output
+# `make check SANITIZE=1`: ASan + UBSan (+ LSan) build in .output-san; any
+# report of any memacct process, test binary or not, fails the run.
+SANITIZE   ?=
+OUTPUT     := .output$(if $(SANITIZE),-san)
 CLANG      ?= clang
 BPFTOOL    ?= $(shell command -v bpftool 2>/dev/null || echo /usr/sbin/bpftool)
 CC         ?= cc
@@ -12,6 +15,14 @@ ARCH       := x86
 VMLINUX    := vmlinux/$(ARCH)/vmlinux.h
 
 CFLAGS     ?= -O2 -g
+ifneq ($(SANITIZE),)
+SAN_FLAGS  := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+CFLAGS     += $(SAN_FLAGS)
+SAN_LOGS   := $(CURDIR)/$(OUTPUT)/sanitizer
+SAN_ENV    := ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:log_path=$(SAN_LOGS)/asan \
+	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:log_path=$(SAN_LOGS)/ubsan \
+	LSAN_OPTIONS=log_path=$(SAN_LOGS)/lsan MEMACCT_SANITIZE=1
+endif
 WARNINGS   := -Wall -Wextra -Wno-unused-parameter -Werror -Wmissing-prototypes -Wshadow -Wundef
 INCLUDES   := -Iinclude -Iuser -I$(OUTPUT)
 LIBS       := $(shell $(PKG_CONFIG) --libs libbpf jansson 2>/dev/null || echo -lbpf -lelf -lz -ljansson)
@@ -100,11 +111,19 @@ $(OUTPUT)/workloads/%: tests/workloads/%.c $(WORKLOAD_HDRS) | $(OUTPUT)/workload
 	$(Q)$(CC) -O1 -g -Wall -Werror -D_GNU_SOURCE $< -o $@
 
 unit: $(OUTPUT)/test_unit
-	$(Q)cd tests && ../$(OUTPUT)/test_unit
+	$(Q)$(if $(SANITIZE),rm -rf $(SAN_LOGS) && mkdir -p $(SAN_LOGS) &&) \
+		cd tests && $(SAN_ENV) ../$(OUTPUT)/test_unit
+	$(Q)$(call san_verdict)
 
 integration: $(OUTPUT)/memacct $(OUTPUT)/test_integration $(WORKLOADS)
-	$(Q)MEMACCT=$(CURDIR)/$(OUTPUT)/memacct WORKLOADS=$(CURDIR)/$(OUTPUT)/workloads \
+	$(Q)$(if $(SANITIZE),rm -rf $(SAN_LOGS) && mkdir -p $(SAN_LOGS) &&) \
+		$(SAN_ENV) MEMACCT=$(CURDIR)/$(OUTPUT)/memacct WORKLOADS=$(CURDIR)/$(OUTPUT)/workloads \
 		TESTS=$(CURDIR)/tests $(OUTPUT)/test_integration
+	$(Q)$(call san_verdict)
+
+# with SANITIZE: fail when any process wrote a sanitizer report
+san_verdict = $(if $(SANITIZE),if ls $(SAN_LOGS)/* >/dev/null 2>&1; then \
+	cat $(SAN_LOGS)/*; echo "sanitizer reports in $(SAN_LOGS)"; exit 1; fi)
 
 check: unit integration
 
