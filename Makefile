@@ -46,7 +46,7 @@ msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
 .DELETE_ON_ERROR:
-.PHONY: all check unit integration bench install uninstall vmlinux clean deps vmtest
+.PHONY: all check unit integration bench install uninstall vmlinux clean deps vmtest fuzz
 
 all: $(OUTPUT)/memacct
 
@@ -126,6 +126,40 @@ san_verdict = $(if $(SANITIZE),if ls $(SAN_LOGS)/* >/dev/null 2>&1; then \
 	cat $(SAN_LOGS)/*; echo "sanitizer reports in $(SAN_LOGS)"; exit 1; fi)
 
 check: unit integration
+
+# libFuzzer over the kernel-file parsers (tests/fuzz/fuzz_parsers.c), with
+# ASan+UBSan: a crash, leak or UB report fails. FUZZ_TIME seconds (CI: 60;
+# a longer run: make fuzz FUZZ_TIME=3600). Seeds: tests/data, each file
+# prefixed with its parser's selector byte, and tests/fuzz/regress (inputs
+# that once failed); new inputs go to $(FUZZ_DIR)/corpus.
+FUZZ_DIR   := .output-fuzz
+FUZZ_TIME  ?= 60
+FUZZ_CFLAGS := -g -O1 -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
+FUZZ_SRCS  := util.c proc.c smaps.c numa.c cgroup.c memlimits.c bpf_loader.c
+FUZZ_OBJS  := $(patsubst %.c,$(FUZZ_DIR)/%.o,$(FUZZ_SRCS))
+# parser selector byte by seed file name (see fuzz_parsers.c)
+FUZZ_SEL   := status_:0 numa_maps_:1 stat_:2 smaps_rollup_:3 smaps_:4 mountinfo_:5 \
+	proc_cgroup_:6 memory_stat_:7 memory_oom_control_:8 memory_events_:8 numa_stat_:9 \
+	zoneinfo_:10 node_:11
+
+$(FUZZ_DIR)/%.o: user/%.c $(wildcard user/*.h) include/memacct.h $(OUTPUT)/memacct.skel.h
+	$(Q)mkdir -p $(@D)
+	$(call msg,CC,$@)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) $(INCLUDES) -c $< -o $@
+
+$(FUZZ_DIR)/fuzz_parsers: tests/fuzz/fuzz_parsers.c $(FUZZ_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CLANG) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+		$(INCLUDES) $^ $(LIBS) -o $@
+
+fuzz: $(FUZZ_DIR)/fuzz_parsers
+	$(Q)rm -rf $(FUZZ_DIR)/seeds && mkdir -p $(FUZZ_DIR)/seeds $(FUZZ_DIR)/corpus
+	$(Q)for f in tests/data/*; do b=$${f##*/}; \
+		for m in $(FUZZ_SEL); do p=$${m%%:*}; n=$${m##*:}; \
+			case $$b in $$p*) { printf "\\$$(printf %o $$n)"; cat $$f; } \
+				> $(FUZZ_DIR)/seeds/$$b; break;; esac; done; done
+	$(Q)cd $(FUZZ_DIR) && ./fuzz_parsers -max_total_time=$(FUZZ_TIME) -timeout=10 \
+		-rss_limit_mb=2048 -print_final_stats=1 corpus seeds ../tests/fuzz/regress
 
 # Kernel matrix in qemu guests (2 NUMA nodes, cgroup v2): docs/vmtest.md.
 # VMTEST_KERNELS picks suites; suites in VMTEST_OPTIONAL may fail.
