@@ -2,7 +2,10 @@
 # memacct build: bpf/memacct.bpf.c -> .output/memacct.bpf.o -> .output/memacct.skel.h
 # -> user/*.c -> .output/memacct. `make V=1` shows the commands.
 
-OUTPUT     := .output
+# `make check SANITIZE=1`: ASan + UBSan (+ LSan) build in .output-san; any
+# report of any memacct process, test binary or not, fails the run.
+SANITIZE   ?=
+OUTPUT     := .output$(if $(SANITIZE),-san)
 CLANG      ?= clang
 BPFTOOL    ?= $(shell command -v bpftool 2>/dev/null || echo /usr/sbin/bpftool)
 CC         ?= cc
@@ -12,6 +15,14 @@ ARCH       := x86
 VMLINUX    := vmlinux/$(ARCH)/vmlinux.h
 
 CFLAGS     ?= -O2 -g
+ifneq ($(SANITIZE),)
+SAN_FLAGS  := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+CFLAGS     += $(SAN_FLAGS)
+SAN_LOGS   := $(CURDIR)/$(OUTPUT)/sanitizer
+SAN_ENV    := ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:log_path=$(SAN_LOGS)/asan \
+	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:log_path=$(SAN_LOGS)/ubsan \
+	LSAN_OPTIONS=log_path=$(SAN_LOGS)/lsan MEMACCT_SANITIZE=1
+endif
 WARNINGS   := -Wall -Wextra -Wno-unused-parameter -Werror -Wmissing-prototypes -Wshadow -Wundef
 INCLUDES   := -Iinclude -Iuser -I$(OUTPUT)
 LIBS       := $(shell $(PKG_CONFIG) --libs libbpf jansson 2>/dev/null || echo -lbpf -lelf -lz -ljansson)
@@ -35,7 +46,7 @@ msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
 .DELETE_ON_ERROR:
-.PHONY: all check unit integration bench install uninstall vmlinux clean deps vmtest man
+.PHONY: all check unit integration bench install uninstall vmlinux clean deps vmtest man fuzz
 
 all: $(OUTPUT)/memacct
 
@@ -100,13 +111,55 @@ $(OUTPUT)/workloads/%: tests/workloads/%.c $(WORKLOAD_HDRS) | $(OUTPUT)/workload
 	$(Q)$(CC) -O1 -g -Wall -Werror -D_GNU_SOURCE $< -o $@
 
 unit: $(OUTPUT)/test_unit
-	$(Q)cd tests && ../$(OUTPUT)/test_unit
+	$(Q)$(if $(SANITIZE),rm -rf $(SAN_LOGS) && mkdir -p $(SAN_LOGS) &&) \
+		cd tests && $(SAN_ENV) ../$(OUTPUT)/test_unit
+	$(Q)$(call san_verdict)
 
 integration: $(OUTPUT)/memacct $(OUTPUT)/test_integration $(WORKLOADS)
-	$(Q)MEMACCT=$(CURDIR)/$(OUTPUT)/memacct WORKLOADS=$(CURDIR)/$(OUTPUT)/workloads \
+	$(Q)$(if $(SANITIZE),rm -rf $(SAN_LOGS) && mkdir -p $(SAN_LOGS) &&) \
+		$(SAN_ENV) MEMACCT=$(CURDIR)/$(OUTPUT)/memacct WORKLOADS=$(CURDIR)/$(OUTPUT)/workloads \
 		TESTS=$(CURDIR)/tests $(OUTPUT)/test_integration
+	$(Q)$(call san_verdict)
+
+# with SANITIZE: fail when any process wrote a sanitizer report
+san_verdict = $(if $(SANITIZE),if ls $(SAN_LOGS)/* >/dev/null 2>&1; then \
+	cat $(SAN_LOGS)/*; echo "sanitizer reports in $(SAN_LOGS)"; exit 1; fi)
 
 check: unit integration
+
+# libFuzzer over the kernel-file parsers (tests/fuzz/fuzz_parsers.c), with
+# ASan+UBSan: a crash, leak or UB report fails. FUZZ_TIME seconds (CI: 60;
+# a longer run: make fuzz FUZZ_TIME=3600). Seeds: tests/data, each file
+# prefixed with its parser's selector byte, and tests/fuzz/regress (inputs
+# that once failed); new inputs go to $(FUZZ_DIR)/corpus.
+FUZZ_DIR   := .output-fuzz
+FUZZ_TIME  ?= 60
+FUZZ_CFLAGS := -g -O1 -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
+FUZZ_SRCS  := util.c proc.c smaps.c numa.c cgroup.c memlimits.c bpf_loader.c
+FUZZ_OBJS  := $(patsubst %.c,$(FUZZ_DIR)/%.o,$(FUZZ_SRCS))
+# parser selector byte by seed file name (see fuzz_parsers.c)
+FUZZ_SEL   := status_:0 numa_maps_:1 stat_:2 smaps_rollup_:3 smaps_:4 mountinfo_:5 \
+	proc_cgroup_:6 memory_stat_:7 memory_oom_control_:8 memory_events_:8 numa_stat_:9 \
+	zoneinfo_:10 node_:11
+
+$(FUZZ_DIR)/%.o: user/%.c $(wildcard user/*.h) include/memacct.h $(OUTPUT)/memacct.skel.h
+	$(Q)mkdir -p $(@D)
+	$(call msg,CC,$@)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) $(INCLUDES) -c $< -o $@
+
+$(FUZZ_DIR)/fuzz_parsers: tests/fuzz/fuzz_parsers.c $(FUZZ_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CLANG) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+		$(INCLUDES) $^ $(LIBS) -o $@
+
+fuzz: $(FUZZ_DIR)/fuzz_parsers
+	$(Q)rm -rf $(FUZZ_DIR)/seeds && mkdir -p $(FUZZ_DIR)/seeds $(FUZZ_DIR)/corpus
+	$(Q)for f in tests/data/*; do b=$${f##*/}; \
+		for m in $(FUZZ_SEL); do p=$${m%%:*}; n=$${m##*:}; \
+			case $$b in $$p*) { printf "\\$$(printf %o $$n)"; cat $$f; } \
+				> $(FUZZ_DIR)/seeds/$$b; break;; esac; done; done
+	$(Q)cd $(FUZZ_DIR) && ./fuzz_parsers -max_total_time=$(FUZZ_TIME) -timeout=10 \
+		-rss_limit_mb=2048 -print_final_stats=1 corpus seeds ../tests/fuzz/regress
 
 # Kernel matrix in qemu guests (2 NUMA nodes, cgroup v2): docs/vmtest.md.
 # VMTEST_KERNELS picks suites; suites in VMTEST_OPTIONAL may fail.

@@ -12,6 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdbool.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -502,6 +505,75 @@ START_TEST(test_explain_watch_cow)
 }
 END_TEST
 
+/* Start `sleep 30` as @uid (via setpriv when not 0); its pid. Dies with us. */
+static pid_t sleeper(int uid)
+{
+	pid_t p = fork();
+
+	if (p == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (uid)
+			execlp("setpriv", "setpriv", "--reuid=65534", "--regid=65534",
+			       "--clear-groups", "sleep", "30", (char *)NULL);
+		else
+			execlp("sleep", "sleep", "30", (char *)NULL);
+		_exit(127);
+	}
+	return p;
+}
+
+/*
+ * D17: explain --cgroup run by a user who cannot read one process of the
+ * cgroup (root's) explains the others and says which one it skipped,
+ * instead of failing the whole cgroup with rc 3.
+ */
+START_TEST(test_explain_cgroup_skips_unreadable)
+{
+	char cg[128], path[160], pid[16], msg[48];
+	pid_t a, b;
+	struct result *r;
+	json_t *procs, *p;
+	size_t i;
+	bool has_b = false, has_a = false;
+	FILE *f;
+
+	snprintf(cg, sizeof(cg), "/sys/fs/cgroup/memory/memacct-d17-%d", (int)getpid());
+	rmdir(cg);
+	ck_assert_int_eq(mkdir(cg, 0755), 0);
+	a = sleeper(0);
+	b = sleeper(65534);
+	usleep(300000);	/* both exec'd */
+	snprintf(path, sizeof(path), "%s/cgroup.procs", cg);
+	for (int k = 0; k < 2; k++) {
+		f = fopen(path, "w");
+		ck_assert_ptr_nonnull(f);
+		snprintf(pid, sizeof(pid), "%d", (int)(k ? b : a));
+		fputs(pid, f);
+		ck_assert_int_eq(fclose(f), 0);
+	}
+	r = run_cmd("setpriv --reuid=65534 --regid=65534 --clear-groups %s -j explain --cgroup %s "
+		    "2>&1", memacct, cg);
+	kill(a, SIGKILL);
+	kill(b, SIGKILL);
+	waitpid(a, NULL, 0);
+	waitpid(b, NULL, 0);
+	rmdir(cg);
+	ck_assert_msg(r->status == 0, "rc %d: %.400s", r->status, r->out);
+	snprintf(msg, sizeof(msg), "process %d skipped", (int)a);
+	ck_assert_msg(strstr(r->out, msg), "no word on the unreadable process %d: %.400s", (int)a,
+		      r->out);
+	ck_assert_ptr_nonnull(r->report);
+	procs = json_object_get(r->report, "processes");
+	json_array_foreach(procs, i, p) {
+		has_b |= jint(p, "pid") == b;
+		has_a |= jint(p, "pid") == a;
+	}
+	ck_assert_msg(has_b && !has_a, "readable %d listed: %d, unreadable %d listed: %d",
+		      (int)b, has_b, (int)a, has_a);
+	result_free(r);
+}
+END_TEST
+
 Suite *explain_suite(void)
 {
 	Suite *s = suite_create("explain");
@@ -516,6 +588,10 @@ Suite *explain_suite(void)
 	tcase_add_test(tc, test_explain_memfd_shared);
 	tcase_add_test(tc, test_explain_bad_input);
 	tcase_add_test(tc, test_explain_watch_cow);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("explain-perms");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_explain_cgroup_skips_unreadable);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -6,8 +6,10 @@
  * cgroupfs behaviour such as EBUSY on rmdir is left to the root tests).
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include "check_util.h"
 #include "cgroup.h"
+#include "daemon.h"
 #include "util.h"
 
 /* the fake hierarchy, built once per TCase in the parent process */
@@ -722,6 +724,37 @@ START_TEST(test_live_self)
 }
 END_TEST
 
+/* D11: --cgroup-filter spellings of one cgroup all match it */
+START_TEST(test_filter_normalize)
+{
+	static const struct { const char *in, *want; } cases[] = {
+		{ "rel-a", "/rel-a" },
+		{ "/rel-a", "/rel-a" },
+		{ "/rel-a/", "/rel-a" },
+		{ "rel-a//b/", "/rel-a/b" },
+		{ "/sys/fs/cgroup/memory/rel-a", "/rel-a" },
+		{ "/sys/fs/cgroup/memory/rel-a/", "/rel-a" },
+		{ "/sys/fs/cgroup/memory", "/" },
+		{ "/sys/fs/cgroup/memory/", "/" },
+		{ "/", "/" },
+		{ "", "/" },
+		{ "/sys/fs/cgroup/memoryX", "/sys/fs/cgroup/memoryX" },
+	};
+	char out[64], big[200];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		ck_assert_int_eq(daemon_filter_normalize("/sys/fs/cgroup/memory", cases[i].in, out,
+							 sizeof(out)), 0);
+		ck_assert_msg(!strcmp(out, cases[i].want), "'%s' -> '%s', want '%s'", cases[i].in,
+			      out, cases[i].want);
+	}
+	memset(big, 'x', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	ck_assert_int_eq(daemon_filter_normalize("/sys/fs/cgroup/memory", big, out, sizeof(out)),
+			 -ENAMETOOLONG);
+}
+END_TEST
+
 Suite *cgroup_suite(void)
 {
 	Suite *s = suite_create("cgroup");
@@ -729,6 +762,7 @@ Suite *cgroup_suite(void)
 
 	tc = tcase_create("parse");
 	tcase_add_test(tc, test_mountinfo_v1);
+	tcase_add_test(tc, test_filter_normalize);
 	tcase_add_test(tc, test_mountinfo_v2);
 	tcase_add_test(tc, test_mountinfo_hostile);
 	tcase_add_test(tc, test_proc_cgroup);

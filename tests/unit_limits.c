@@ -176,6 +176,32 @@ START_TEST(test_apply_v2)
 }
 END_TEST
 
+/* D13: the root cgroup is refused before a state file is written */
+START_TEST(test_apply_root_refused)
+{
+	struct limits_req req = { 0 };
+	struct memcg cg;
+	char state[128], v[64];
+	int rc, written;
+
+	make_fake(1, &cg);
+	cg.level = 0;
+	snprintf(cg.rel, sizeof(cg.rel), "/");
+	cg.id = 900000000ULL + (uint64_t)getpid();
+	snprintf(state, sizeof(state), LIMITS_STATE_DIR "/limits-%llu.state",
+		 (unsigned long long)cg.id);
+	ck_assert_int_eq(limits_getopt(OPT_MEMORY_MAX, "1G", &req), 0);
+	rc = limits_apply(&cg, &req, true);
+	written = access(state, F_OK) == 0;
+	unlink(state);	/* before any assertion: nothing left on the host */
+	get("memory.limit_in_bytes", v, sizeof(v));
+	remove_fake();
+	ck_assert_int_eq(rc, EXIT_USAGE);
+	ck_assert_msg(!written, "%s written for the root cgroup", state);
+	ck_assert_str_eq(v, "9223372036854771712");
+}
+END_TEST
+
 START_TEST(test_apply_v1_memsw)
 {
 	struct limits_req req = { 0 };
@@ -227,6 +253,7 @@ Suite *limits_suite(void)
 	tcase_add_test(tc, test_state_rejects);
 	tcase_add_test(tc, test_apply_v2);
 	tcase_add_test(tc, test_apply_v1_memsw);
+	tcase_add_test(tc, test_apply_root_refused);
 	tcase_add_test(tc, test_getopt_errors);
 	suite_add_tcase(s, tc);
 	return s;

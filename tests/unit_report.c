@@ -7,6 +7,7 @@
 #include <string.h>
 #include "bpf_loader.h"
 #include "check_util.h"
+#include "metrics.h"
 #include "report.h"
 #include "util.h"
 
@@ -86,6 +87,50 @@ START_TEST(test_json_sanitized_utf8)
 END_TEST
 
 /* Tables fit 100 columns and show no raw control bytes. */
+/*
+ * D10: two cgroups whose paths differ only past byte 1,019 (six 200-byte
+ * components, then leaf-one / leaf-two) are two series, each with its whole
+ * path as the label value, in both text formats.
+ */
+START_TEST(test_long_labels_distinct)
+{
+	char path[2][1400], *p;
+	size_t off = 0;
+
+	for (int c = 0; c < 6; c++) {
+		path[0][off++] = '/';
+		memset(path[0] + off, 'a' + c, 200);
+		off += 200;
+	}
+	path[0][off] = '\0';
+	memcpy(path[1], path[0], off);
+	memcpy(path[1] + off, "/leaf-two", 10);
+	memcpy(path[0] + off, "/leaf-one", 10);
+	for (int om = 0; om < 2; om++) {
+		struct mbuf b;
+		const char *text;
+
+		mbuf_init(&b, om);
+		metrics_family(&b, "memacct_usage_bytes", MT_GAUGE, "bytes", "test");
+		for (int i = 0; i < 2; i++) {
+			struct mlabel l = { "cgroup", path[i] };
+
+			metrics_sample_u64(&b, &l, 1, 4096);
+		}
+		text = metrics_end(&b);
+		for (int i = 0; i < 2; i++) {
+			char want[3000];
+
+			snprintf(want, sizeof(want), "memacct_usage_bytes{cgroup=\"%s\"} 4096\n", path[i]);
+			p = strstr(text, want);
+			ck_assert_msg(p, "series of %s cut (%zu bytes of label)", path[i] + 1000,
+				      strlen(path[i]));
+		}
+		mbuf_free(&b);
+	}
+}
+END_TEST
+
 START_TEST(test_table_width)
 {
 	struct report *r = sample_report("evil\033[2Jname-that-is-long");
@@ -155,6 +200,7 @@ Suite *report_suite(void)
 	tcase_add_test(tc, test_json_hostile_comm);
 	tcase_add_test(tc, test_json_sanitized_utf8);
 	tcase_add_test(tc, test_table_width);
+	tcase_add_test(tc, test_long_labels_distinct);
 	tcase_add_test(tc, test_zoneinfo_one_node);
 	tcase_add_test(tc, test_zoneinfo_two_nodes);
 	suite_add_tcase(s, tc);

@@ -491,9 +491,10 @@ static int all_cgroups(struct audit_cg *as, int max)
 		if (memcg_of_path(root, version, e->fts_path, &cg))
 			continue;
 		np = memcg_pids(&cg, false, &pids);
+		if (np >= 0)
+			free(pids);	/* also the empty array of an empty cgroup (D18) */
 		if (np <= 0)
 			continue;
-		free(pids);
 		memset(&as[n], 0, sizeof(as[n]));
 		as[n].cg = cg;
 		n++;

@@ -1667,17 +1667,64 @@ static int parse_daemon_args(int argc, char **argv, struct dopts *o, bool *stop_
 	return 0;
 }
 
-/* --cgroup-filter takes absolute cgroupfs paths or paths below the root. */
-static void normalize_filters(struct dstate *d)
+int daemon_filter_normalize(const char *root, const char *in, char *out, size_t n)
 {
-	size_t rl = strlen(d->root);
+	size_t rl = strlen(root), o = 0;
+
+	while (rl > 1 && root[rl - 1] == '/')
+		rl--;
+	if (rl > 1 && !strncmp(in, root, rl) && (in[rl] == '/' || !in[rl]))
+		in += rl;
+	if (n < 2)
+		return -ENAMETOOLONG;
+	for (const char *p = in; *p; ) {
+		size_t l;
+
+		while (*p == '/')
+			p++;
+		l = strcspn(p, "/");
+		if (!l)
+			break;
+		if (o + 1 + l + 1 > n)
+			return -ENAMETOOLONG;
+		out[o++] = '/';
+		memcpy(out + o, p, l);
+		o += l;
+		p += l;
+	}
+	if (!o)
+		out[o++] = '/';
+	out[o] = '\0';
+	return 0;
+}
+
+/*
+ * --cgroup-filter: each value normalized (daemon_filter_normalize()); one
+ * that names no cgroup now is said at start (reliability audit D11: "rel-a"
+ * or "/rel-a/" silently matched nothing). 0 or EXIT_USAGE.
+ */
+static int normalize_filters(struct dstate *d)
+{
+	static char store[MAX_FILTERS][PATH_MAX];
+	int rootfd = open(d->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
 	for (int i = 0; i < d->o.nfilters; i++) {
-		const char *f = d->o.filters[i];
+		char *f = store[i];
 
-		if (!strncmp(f, d->root, rl) && (f[rl] == '/' || !f[rl]))
-			d->o.filters[i] = f[rl] ? f + rl : "/";
+		if (daemon_filter_normalize(d->root, d->o.filters[i], f, PATH_MAX)) {
+			p_err("--cgroup-filter '%s': path too long", d->o.filters[i]);
+			if (rootfd >= 0)
+				close(rootfd);
+			return EXIT_USAGE;
+		}
+		if (rootfd >= 0 && strcmp(f, "/") && faccessat(rootfd, f + 1, F_OK, 0))
+			p_warn("--cgroup-filter %s: no such cgroup below %s now; its series appear "
+			       "once it exists", f, d->root);
+		d->o.filters[i] = f;
 	}
+	if (rootfd >= 0)
+		close(rootfd);
+	return 0;
 }
 
 int do_daemon(int argc, char **argv)
@@ -1701,7 +1748,8 @@ int do_daemon(int argc, char **argv)
 		p_err("no memory cgroup hierarchy mounted");
 		return EXIT_ENV;
 	}
-	normalize_filters(&d);
+	if (normalize_filters(&d))
+		return EXIT_USAGE;
 	d.page_size = sysconf(_SC_PAGESIZE);
 	d.numa_multi = loader_numa_nodes() > 1 && !numa_topo_read(&d.topo);
 	d.t0_ns = now_ns();

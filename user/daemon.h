@@ -17,4 +17,14 @@ struct cg_labels {
 /* cgroup_path_labels() - fill @l from a cgroup path; empty strings if absent. */
 void cgroup_path_labels(const char *path, struct cg_labels *l);
 
+/*
+ * daemon_filter_normalize() - a --cgroup-filter value as the path below the
+ * memory hierarchy root @root that the daemon compares with: an absolute
+ * cgroupfs path under @root, or a path below the root with or without its
+ * leading '/', repeated and trailing slashes dropped ("rel-a", "/rel-a/",
+ * "@root/rel-a" all give "/rel-a"; @root itself gives "/"). Writes @out
+ * (size @n). 0, or -ENAMETOOLONG.
+ */
+int daemon_filter_normalize(const char *root, const char *in, char *out, size_t n);
+
 #endif

@@ -1116,8 +1116,12 @@ static int load_proc(struct xproc *x, pid_t pid, bool quiet_if_gone)
 		return EXIT_RUNTIME;
 	}
 	if (err == -EACCES || err == -EPERM) {
-		p_err("reading /proc/%d/smaps: %s (needs root or ptrace access to the process)",
-		      pid, strerror(-err));
+		if (quiet_if_gone)	/* --cgroup: the others are still explained (D17) */
+			p_warn("process %d skipped: reading /proc/%d/smaps: %s (needs root or "
+			       "ptrace access to the process)", pid, pid, strerror(-err));
+		else
+			p_err("reading /proc/%d/smaps: %s (needs root or ptrace access to the "
+			      "process)", pid, strerror(-err));
 		return EXIT_ENV;
 	}
 	p_err("reading /proc/%d/smaps: %s", pid, strerror(-err));
@@ -1332,7 +1336,8 @@ int do_explain(int argc, char **argv)
 		if (err) {
 			p_err("cgroup '%s': %s", cgarg, err == -ENOTUNIQ ?
 			      "ambiguous (candidates above)" : strerror(-err));
-			return err == -ENOTUNIQ ? EXIT_USAGE : err == -ENOENT ? EXIT_RUNTIME : EXIT_ENV;
+			ret = err == -ENOTUNIQ ? EXIT_USAGE : err == -ENOENT ? EXIT_RUNTIME : EXIT_ENV;
+			goto out_free;
 		}
 		if (watch_ns) {
 			ret = watch_cow(&e, &r.cg, watch_ns);
@@ -1344,16 +1349,19 @@ int do_explain(int argc, char **argv)
 		npids = memcg_pids(&r.cg, true, &pids);
 		if (npids < 0) {
 			p_err("listing the processes of %s: %s", r.cg.path, strerror(-npids));
-			return EXIT_RUNTIME;
+			pids = NULL;
+			ret = EXIT_RUNTIME;
+			goto out_free;
 		}
 	} else {
 		if (parse_u64(argv[optind], &pid64) || !pid64 || pid64 > INT_MAX) {
 			p_err("bad PID '%s'", argv[optind]);
-			return EXIT_USAGE;
+			ret = EXIT_USAGE;
+			goto out_free;
 		}
 		pids = malloc(sizeof(*pids));
 		if (!pids)
-			return EXIT_RUNTIME;
+			goto out_free;
 		pids[0] = (pid_t)pid64;
 		npids = 1;
 		if (kill(pids[0], 0) && errno == ESRCH) {
@@ -1386,6 +1394,11 @@ int do_explain(int argc, char **argv)
 		rc = load_proc(x, pids[i], e.cgroup_mode);
 		if (rc == EXIT_RUNTIME && e.cgroup_mode) {
 			p_info("process %d left while being read: skipped", pids[i]);
+			smaps_free(&x->sm);
+			continue;
+		}
+		if (rc == EXIT_ENV && e.cgroup_mode) {	/* unreadable: said, skipped */
+			smaps_free(&x->sm);
 			continue;
 		}
 		if (rc) {

@@ -153,7 +153,8 @@ int parse_limits_state(const char *text, struct limits_state *st)
 			   st->nfiles < LIMITS_STATE_MAX_FILES && !strchr(a, '/') &&
 			   !strncmp(a, "memory.", 7) && strlen(b) < sizeof(st->saved[0].value)) {
 			snprintf(st->saved[st->nfiles].file, sizeof(st->saved[0].file), "%s", a);
-			snprintf(st->saved[st->nfiles].value, sizeof(st->saved[0].value), "%s", b);
+			/* length checked above (-O1 cannot see it through snprintf) */
+			memcpy(st->saved[st->nfiles].value, b, strlen(b) + 1);
 			st->nfiles++;
 		} else {
 			return -EINVAL;
@@ -357,6 +358,16 @@ int limits_apply(const struct memcg *cg, const struct limits_req *req, bool save
 
 	if (!limits_any(req))
 		return 0;
+	/*
+	 * The root cgroup has no limit files (v2) or refuses them (v1,
+	 * EINVAL): refused before any state file is written, which could
+	 * never be restored and was warned about on every start (D13).
+	 */
+	if (cg->level == 0 || !strcmp(cg->rel, "/")) {
+		p_err("limits cannot be set on the root memory cgroup %s: give a cgroup below it",
+		      cg->path);
+		return EXIT_USAGE;
+	}
 	if (req->set[LIMIT_SWAP_MAX] && cg->version == 1) {
 		char path[PATH_MAX + 64];
 

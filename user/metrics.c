@@ -136,21 +136,34 @@ void metrics_family(struct mbuf *b, const char *name, enum mtype type,
 		putf(b, "# UNIT %s %s\n", name, unit);
 }
 
+/*
+ * Label values are escaped whole, never cut: two cgroups whose paths differ
+ * past a fixed size would give duplicate series (reliability audit D10).
+ */
 static void sample_head(struct mbuf *b, const struct mlabel *l, int nl)
 {
-	char esc[1024];
 	bool first = true;
 
 	puts_(b, b->family);
 	if (b->type == MT_COUNTER)
 		puts_(b, "_total");
 	for (int i = 0; i < nl; i++) {
+		size_t n;
+		char *esc;
+
 		if (!l[i].value)
 			continue;
-		metrics_escape_label(esc, sizeof(esc), l[i].value);
+		n = 2 * strlen(l[i].value) + 8;	/* each byte escapes to 2 at most */
+		esc = malloc(n);
+		if (!esc) {
+			b->oom = true;
+			return;
+		}
+		metrics_escape_label(esc, n, l[i].value);
 		putf(b, "%s%s=\"", first ? "{" : ",", l[i].name);
 		puts_(b, esc);
 		puts_(b, "\"");
+		free(esc);
 		first = false;
 	}
 	if (!first)

@@ -120,9 +120,10 @@ static int parse_numa_line(const char *p, const char *end, struct numa_map *m,
 			break;
 		eq = memchr(tok, '=', p - tok);
 		if (!eq) {
-			if (keep && p - tok == 4 && !memcmp(tok, "heap", 4))
+			/* the first name wins: a repeated word must not leak (D18) */
+			if (keep && !m->path && p - tok == 4 && !memcmp(tok, "heap", 4))
 				m->path = strdup("[heap]");
-			else if (keep && p - tok == 5 && !memcmp(tok, "stack", 5))
+			else if (keep && !m->path && p - tok == 5 && !memcmp(tok, "stack", 5))
 				m->path = strdup("[stack]");
 			else if (p - tok == 4 && !memcmp(tok, "huge", 4))
 				m->huge = true;

@@ -604,7 +604,8 @@ int session_report(struct session *s, struct report *r)
 		if (err)
 			goto out;
 	}
-	qsort(r->procs, r->nprocs, sizeof(*r->procs), cmp_rows);
+	if (r->nprocs)	/* qsort(NULL, 0) is undefined (UBSan, D18) */
+		qsort(r->procs, r->nprocs, sizeof(*r->procs), cmp_rows);
 	if (s->numa_multi)
 		for (size_t i = 0; i < r->nprocs; i++)
 			row_numa(s, &r->procs[i]);
