@@ -305,6 +305,33 @@ int parse_duration(const char *s, uint64_t *out_ns)
  * binary unit ("9.99 KiB", "25.0 MiB", "812 KiB"); at most 8 characters
  * ("1023 KiB"), cut to @len like snprintf(). Returns @buf.
  */
+void pct_partition(const uint64_t *parts, int n, int *out)
+{
+	long double sum = 0, rem[32];
+	int given = 0;
+
+	for (int i = 0; i < n; i++)
+		sum += parts[i];
+	for (int i = 0; i < n; i++) {
+		long double exact = sum > 0 ? parts[i] * 100.0L / sum : 0;
+
+		out[i] = (int)exact;
+		rem[i] = exact - out[i];
+		given += out[i];
+	}
+	/* the points left go to the largest remainders, earlier parts first on ties */
+	while (sum > 0 && given < 100) {
+		int best = 0;
+
+		for (int i = 1; i < n; i++)
+			if (rem[i] > rem[best])
+				best = i;
+		out[best]++;
+		rem[best] = -1;
+		given++;
+	}
+}
+
 char *fmt_bytes(char *buf, size_t len, uint64_t bytes)
 {
 	static const char *const units[] = { "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };

@@ -61,6 +61,13 @@ int parse_duration(const char *s, uint64_t *out_ns);
 char *fmt_bytes(char *buf, size_t len, uint64_t bytes);
 
 /*
+ * pct_partition() - whole percentages of the @n disjoint @parts of a total
+ * (their sum) into @out: rounded by largest remainder, so they add up to
+ * exactly 100 when the sum is not 0 (all 0 when it is). @n <= 32.
+ */
+void pct_partition(const uint64_t *parts, int n, int *out);
+
+/*
  * read_file() - read a whole (kernel) file into a NUL-terminated malloc'd
  * buffer of up to @max bytes (caller frees). Returns the length, or
  * negative errno (-ENOENT when it vanished, as /proc/PID files do).
