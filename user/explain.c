@@ -1399,6 +1399,7 @@ int do_explain(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "json", no_argument, NULL, 'j' },
 		{ "cgroup", required_argument, NULL, 'c' },
+		{ "pid", required_argument, NULL, 'p' },
 		{ "by", required_argument, NULL, 'b' },
 		{ "top", required_argument, NULL, 't' },
 		{ "watch", required_argument, NULL, 'w' },
@@ -1406,7 +1407,7 @@ int do_explain(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	const char *cgarg = NULL;
+	const char *cgarg = NULL, *pidarg = NULL;
 	struct explain e = { 0 };
 	struct report r = { 0 };
 	enum by by = BY_MAPPING;
@@ -1414,13 +1415,16 @@ int do_explain(int argc, char **argv)
 	pid_t *pids = NULL;
 	int c, err, npids, ret = EXIT_RUNTIME;
 
-	while ((c = getopt_long(argc, argv, "jc:b:t:w:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "jc:p:b:t:w:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'j':
 			json_output = true;
 			break;
 		case 'c':
 			cgarg = optarg;
+			break;
+		case 'p':	/* -p PID as bcc tools have it; same as the positional PID */
+			pidarg = optarg;
 			break;
 		case 'b':
 			if (!strcmp(optarg, "mapping"))
@@ -1461,7 +1465,9 @@ int do_explain(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	}
-	if (!!cgarg == (optind < argc) || argc - optind > 1) {
+	if (!pidarg && optind < argc)
+		pidarg = argv[optind++];
+	if (!!cgarg == !!pidarg || optind < argc) {
 		p_err("explain: give one PID or --cgroup NAME|PATH");
 		explain_usage(stderr);
 		return EXIT_USAGE;
@@ -1490,8 +1496,8 @@ int do_explain(int argc, char **argv)
 			return EXIT_RUNTIME;
 		}
 	} else {
-		if (parse_u64(argv[optind], &pid64) || !pid64 || pid64 > INT_MAX) {
-			p_err("bad PID '%s'", argv[optind]);
+		if (parse_u64(pidarg, &pid64) || !pid64 || pid64 > INT_MAX) {
+			p_err("bad PID '%s'", pidarg);
 			return EXIT_USAGE;
 		}
 		pids = malloc(sizeof(*pids));

@@ -19,6 +19,23 @@ enum {
 
 extern bool json_output;	/* -j/--json given */
 extern bool verbose;		/* -v given */
+extern bool bytes_output;	/* --bytes: tables give exact bytes, no units */
+extern bool timestamps;		/* -T: reports carry the wall-clock time */
+
+/*
+ * report_stream() - where reports go: the file of -o FILE, else stdout.
+ * set_report_file() opens @path for it (created or truncated, 0644); 0 or
+ * a negative errno. The stream is owned by util.c and flushed at exit.
+ */
+FILE *report_stream(void);
+int set_report_file(const char *path);
+
+/*
+ * fmt_time_now() - the wall-clock time as "HH:MM:SS" (@iso false, local
+ * time, as bcc tools' -T) or RFC 3339 UTC with milliseconds
+ * ("2026-11-23T21:15:03.123Z", @iso true) into @buf. Returns @buf.
+ */
+char *fmt_time_now(char *buf, size_t len, bool iso);
 
 /*
  * p_err() - print "Error: ..." on stderr, or {"error": "..."} on stderr in
