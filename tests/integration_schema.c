@@ -278,6 +278,20 @@ START_TEST(test_conventions)
 	ck_assert_int_eq(r->status, 2);	/* -p and a positional PID */
 	result_free(r);
 
+	/* attach -p PID INTERVAL COUNT: COUNT reports, the last the summary */
+	snprintf(f, sizeof(f), "%s/count.jsonl", dir);
+	r = run_cmd("sleep 20 & P=$!; %s -j attach -p $P 300ms 3 > %s; rc=$?; kill $P; exit $rc",
+		    memacct, f);
+	ck_assert_int_eq(r->status, 0);
+	result_free(r);
+	ck_assert_int_eq(count_objects(f, "final", "true"), 1);
+	ck_assert_msg(count_objects(f, "command", "attach") >= 2 &&
+		      count_objects(f, "command", "attach") <= 3, "not 3 reports");
+	validate(f);
+	r = run_cmd("%s attach -p 1 1s 0 2>/dev/null; echo \"truth rc $?\"", memacct);
+	ck_assert_int_eq(truth(r, "rc"), 2);
+	result_free(r);
+
 	/* --bytes: exact figures in the table; -T: the time first */
 	r = run_cmd("%s -T --bytes run -- %s/cow_fork 16 2", memacct, workloads);
 	ck_assert_int_eq(r->status, 0);

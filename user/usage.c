@@ -120,12 +120,13 @@ static const struct cmd_usage usages[] = {
 	  "on v2 memacct first enables the memory controller in the root's\n"
 	  "cgroup.subtree_control if it is not, with a warning). The TOTAL row is the\n"
 	  "cgroup's charge after everything exited; process rows marked x are at exit." },
-	{ "attach", "attach --cgroup NAME|PATH | --pid PID [OPTIONS]",
+	{ "attach", "attach --cgroup NAME|PATH | --pid PID [OPTIONS] [INTERVAL [COUNT]]",
 	  "Accounts an existing memory cgroup and everything below it from now on: one\n"
 	  "report per interval, a summary with a diagnosis at the end (SIGINT, SIGTERM or\n"
 	  "--duration). Flows (CoW, zero fills, faults) count since attach only. Limits\n"
 	  "set with --memory-* are restored at the end (also after SIGKILL, by the next\n"
-	  "memacct start).",
+	  "memacct start). INTERVAL [COUNT], as vmstat has them: --interval INTERVAL,\n"
+	  "and stop after COUNT reports (the last is the summary).",
 	  attach_opts,
 	  "With --pid, the process's memory cgroup is attached and the report keeps that\n"
 	  "process and its descendants. On cgroup v2 that is the nearest cgroup, its own\n"
