@@ -491,7 +491,7 @@ START_TEST(test_attach_cgroup_by_name)
 	make_test_cgroup("job_4711");
 	/* memacct attaches; a process joins the cgroup, waits for memacct's
 	 * first interval report (it is attached then; at most 60 s), forks a
-	 * child that copies 16 MiB and exits; then memacct gets SIGINT and
+	 * child that copies 32 MiB and exits; then memacct gets SIGINT and
 	 * prints its final report (the last JSON line) */
 	snprintf(name, sizeof(name), "%s/job_4711", test_cg);
 	snprintf(cmd, sizeof(cmd),
@@ -499,7 +499,7 @@ START_TEST(test_attach_cgroup_by_name)
 		 "%s -j attach --cgroup job_4711 --interval 1s --duration 120s > $A & M=$!; "
 		 "sh -c 'echo $$ > %s/cgroup.procs; i=0; "
 		 "while [ ! -s '$A' ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done; "
-		 "exec %s/cow_fork 64 4' > $W; "
+		 "exec %s/cow_fork 64 2' > $W; "
 		 "kill -INT $M; wait $M; rc=$?; cat $A $W; rm -f $A $W; exit $rc",
 		 getpid(), getpid(), memacct, name, workloads);
 	r = run_cmd("%s", cmd);
@@ -514,6 +514,18 @@ START_TEST(test_attach_cgroup_by_name)
 		    truth(r, "child_cow_bytes"));
 	assert_near("attach: cgroup cow_copied_bytes", jint(t, "cow_copied_bytes"),
 		    truth(r, "child_cow_bytes"));
+	/* the diagnosis names the copies, counted since attach */
+	{
+		json_t *d = json_array_get(json_object_get(r->report, "verdict_details"), 0);
+
+		ck_assert_msg(d && !strcmp(json_string_value(json_object_get(d, "kind")),
+					   "cow_blowup"), "no CoW verdict in: %s", r->out);
+		ck_assert(json_is_true(json_object_get(d, "since_attach")));
+		ck_assert_ptr_nonnull(strstr(json_string_value(json_object_get(d, "text")),
+					     "since attach"));
+		assert_near("attach: verdict CoW bytes", jint(d, "bytes"),
+			    truth(r, "child_cow_bytes"));
+	}
 	result_free(r);
 }
 END_TEST

@@ -182,6 +182,57 @@ static const char *const mapping_keys[] = {
 	"swap_bytes",
 };
 
+/*
+ * The breakdown's parts add up to the total they divide (RSS of a process,
+ * PSS of a cgroup) exactly, and their percentages, like the kinds', to 100.
+ */
+static void check_percentages(json_t *o)
+{
+	static const char *const parts[] = {
+		"private_anon", "shared_anon", "file_clean", "file_dirty", "shmem", "other",
+	};
+	json_t *bd = json_object_get(o, "breakdown"), *pc = json_object_get(bd, "percent");
+	json_t *kinds = json_object_get(o, "kinds"), *k;
+	long long sum = 0, psum = 0, ksum = 0;
+	const char *name;
+	char key[64];
+
+	ck_assert_msg(json_is_object(bd), "no breakdown");
+	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
+		snprintf(key, sizeof(key), "%s_bytes", parts[i]);
+		sum += jint(bd, key);
+		psum += jint(pc, parts[i]);
+	}
+	ck_assert_int_eq(sum, jint(bd, "total_bytes"));
+	ck_assert_int_eq(jint(bd, "total_bytes"), jint(json_object_get(o, "totals"), "rss_bytes"));
+	ck_assert_msg(psum == (sum ? 100 : 0), "breakdown percentages add up to %lld%%", psum);
+	json_object_foreach(kinds, name, k)
+		ksum += jint(k, "rss_percent");
+	ck_assert_msg(ksum == 100, "kind percentages add up to %lld%%", ksum);
+}
+
+/* The plain breakdown's percentages add up to 100: the lines after "is made of". */
+static void check_plain_percentages(const char *out)
+{
+	const char *p = strstr(out, "is made of (the parts add up to 100%):\n");
+	int sum = 0, n = 0;
+
+	ck_assert_msg(p, "no breakdown in:\n%s", out);
+	for (p = strchr(p, '\n') + 1; !strncmp(p, "  ", 2); p = strchr(p, '\n') + 1) {
+		const char *eol = strchr(p, '\n'), *pct = eol - 1;
+		int v;
+
+		ck_assert(eol && *pct == '%');
+		while (pct > p && pct[-1] != ' ')
+			pct--;
+		ck_assert_int_eq(sscanf(pct, "%d%%", &v), 1);
+		sum += v;
+		n++;
+	}
+	ck_assert_int_eq(n, 6);
+	ck_assert_msg(sum == 100, "plain breakdown adds up to %d%%:\n%s", sum, out);
+}
+
 static void check_schema(json_t *o)
 {
 	json_t *t = json_object_get(o, "totals"), *a, *m;
@@ -222,6 +273,7 @@ static void check_schema(json_t *o)
 	}
 	a = json_object_get(o, "verdict");
 	ck_assert(json_is_array(a) && json_array_size(a) > 0);
+	check_percentages(o);
 }
 
 /* ---- a 256 MiB file mapped read-only and read -------------------------- */
@@ -351,6 +403,68 @@ START_TEST(test_explain_fork_workers)
 		      jint(t, "rss_bytes"));
 	ck_assert_msg(jint(t, "rss_bytes") >= buf + workers * eighth,
 		      "cgroup rss_bytes %lld below the truth", jint(t, "rss_bytes"));
+	result_free(r);
+	bg_stop(b);
+}
+END_TEST
+
+/* ---- one 64 MiB file mapped by 4 processes of a cgroup ---------------- */
+
+START_TEST(test_explain_file_mappers)
+{
+	char path[256], *rows, *end;
+	struct result *r;
+	struct bg *b;
+	json_t *f, *procs, *p;
+	long long size;
+	long long pids[4];
+	size_t i;
+	int seen = 0;
+
+	make_cg();
+	snprintf(path, sizeof(path), "/var/tmp/memacct-explain-mappers.%d", getpid());
+	b = bg_start(true, "explain_file_mmap '%s' 64 --mappers 4 --seconds 60", path);
+	size = bg_truth(b, "file_bytes", NULL);
+	r = explain("--cgroup '%s' --by file", test_cg.path);
+	check_schema(r->report);
+	procs = json_object_get(r->report, "processes");
+	ck_assert_int_eq(json_array_size(procs), 4);
+	json_array_foreach(procs, i, p)
+		pids[i] = jint(p, "pid");
+	f = file_by_path(r->report, path);
+	/* RSS counts the file once per mapper, PSS once; the file's own size */
+	assert_near("4 mappers: file rss_bytes", jint(f, "rss_bytes"), 4 * size);
+	assert_near("4 mappers: file pss_bytes", jint(f, "pss_bytes"), size);
+	assert_near("file size_bytes", jint(f, "size_bytes"), size);
+	/* the verdict names the real size, not the RSS summed over mappers */
+	ck_assert_msg(strstr(json_string_value(json_array_get(json_object_get(r->report, "verdict"),
+							      0)), "64.0 MiB of it; the file is 64.0 MiB"),
+		      "verdict: %s", json_string_value(json_array_get(
+				json_object_get(r->report, "verdict"), 0)));
+	result_free(r);
+
+	/* plain: PSS column of files, PID column of mappings, percentages */
+	r = run_cmd("%s explain --cgroup '%s' --by file", memacct, test_cg.path);
+	ck_assert_int_eq(r->status, 0);
+	ck_assert_msg(strstr(r->out, "      RSS       PSS   RECLAIM"), "no PSS column:\n%s", r->out);
+	check_plain_percentages(r->out);
+	result_free(r);
+	r = run_cmd("%s -j explain --cgroup '%s' --by kind >/dev/null; %s explain --cgroup '%s'",
+		    memacct, test_cg.path, memacct, test_cg.path);
+	ck_assert_int_eq(r->status, 0);
+	check_plain_percentages(r->out);
+	rows = strstr(r->out, "Largest mappings by RSS:\n    PID START-END");
+	ck_assert_msg(rows, "no PID column:\n%s", r->out);
+	end = strstr(rows, "\n\n");
+	if (end)
+		end[1] = '\0';	/* the table only */
+	for (i = 0; i < 4; i++) {
+		char pid[32];
+
+		snprintf(pid, sizeof(pid), "\n%7lld ", pids[i]);
+		seen += strstr(rows, pid) != NULL;
+	}
+	ck_assert_msg(seen == 4, "mappings of %d of 4 pids shown:\n%s", seen, rows);
 	result_free(r);
 	bg_stop(b);
 }
@@ -586,6 +700,7 @@ Suite *explain_suite(void)
 	tcase_add_test(tc, test_explain_hostile_name);
 	tcase_add_test(tc, test_explain_fork_workers);
 	tcase_add_test(tc, test_explain_memfd_shared);
+	tcase_add_test(tc, test_explain_file_mappers);
 	tcase_add_test(tc, test_explain_bad_input);
 	tcase_add_test(tc, test_explain_watch_cow);
 	suite_add_tcase(s, tc);

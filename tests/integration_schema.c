@@ -9,6 +9,7 @@
 #include <check.h>
 #include <jansson.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -184,6 +185,140 @@ START_TEST(test_schema_all_reports)
 }
 END_TEST
 
+/* verdict_details entry of @kind, or NULL */
+static json_t *verdict_of(json_t *report, const char *kind)
+{
+	json_t *d, *v;
+	size_t i;
+
+	json_array_foreach(json_object_get(report, "verdict_details"), i, d)
+		if (!strcmp(json_string_value(json_object_get(d, "kind")), kind))
+			return d;
+	v = json_object_get(report, "verdict");
+	printf("  no %s verdict among %zu\n", kind, json_array_size(v));
+	return NULL;
+}
+
+/*
+ * run ends with a diagnosis whose figures are the report's own: a child
+ * that copies half of a 64 MiB buffer (cow_fork), then a 128 MiB file read
+ * through mmap (reclaimable page cache); a small run gets none.
+ */
+START_TEST(test_run_verdicts)
+{
+	struct result *r;
+	json_t *d, *t;
+
+	r = memacct_run("cow_fork 64 2");
+	ck_assert_int_eq(r->status, 0);
+	d = verdict_of(r->report, "cow_blowup");
+	ck_assert_msg(d, "no CoW verdict: %s", r->out);
+	assert_near("verdict: CoW bytes", jint(d, "bytes"), truth(r, "child_cow_bytes"));
+	ck_assert_int_eq(jint(d, "pid"), truth(r, "parent_pid"));
+	ck_assert_int_eq(jint(d, "processes"), 1);
+	ck_assert_int_eq(jint(d, "of_bytes"),
+			 jint(proc_by_pid(r, truth(r, "parent_pid")), "rss_peak_bytes"));
+	ck_assert_msg(strstr(json_string_value(json_object_get(d, "text")), "cause:") &&
+		      strstr(json_string_value(json_object_get(d, "text")), "fix:"),
+		      "verdict without cause and fix: %s",
+		      json_string_value(json_object_get(d, "text")));
+	ck_assert(!verdict_of(r->report, "pinned"));
+	result_free(r);
+
+	r = memacct_run("explain_file_mmap /var/tmp/memacct-verdict-file 128 --seconds 1");
+	ck_assert_int_eq(r->status, 0);
+	t = json_object_get(r->report, "totals");
+	d = verdict_of(r->report, "file_reclaimable");
+	ck_assert_msg(d, "no page-cache verdict: %s", r->out);
+	ck_assert_int_eq(jint(d, "bytes"), jint(t, "reclaimable_peak_bytes"));
+	ck_assert_int_eq(jint(d, "of_bytes"), jint(t, "rss_peak_bytes"));
+	ck_assert_msg(jint(d, "bytes") >= truth(r, "file_bytes") * 9 / 10, "reclaimable %lld",
+		      jint(d, "bytes"));
+	ck_assert(!verdict_of(r->report, "cow_blowup"));
+	result_free(r);
+
+	r = run_cmd("%s -j run -- true", memacct);
+	ck_assert_int_eq(json_array_size(json_object_get(r->report, "verdict")), 0);
+	result_free(r);
+}
+END_TEST
+
+/* -o FILE, -T, --bytes, explain -p PID (bcc/vmstat-style conventions) */
+START_TEST(test_conventions)
+{
+	char f[300];
+	struct result *r;
+	json_t *j;
+
+	/* -o: CMD's stdout stays CMD's, the report goes to FILE */
+	snprintf(f, sizeof(f), "%s/out.jsonl", dir);
+	r = run_cmd("%s -o %s -T -j run -- sh -c 'echo hello from CMD'", memacct, f);
+	ck_assert_int_eq(r->status, 0);
+	ck_assert_str_eq(r->out, "hello from CMD\n");
+	result_free(r);
+	ck_assert_int_eq(count_objects(f, "command", "run"), 1);
+	ck_assert_int_eq(count_objects(f, "timestamp", ""), 1);
+	validate(f);
+	r = run_cmd("cat %s", f);
+	ck_assert_msg(r->report && json_is_string(json_object_get(r->report, "timestamp")),
+		      "%s", r->out);
+	result_free(r);
+	/* -o for a command without CMD: explain -p PID into FILE */
+	r = run_cmd("sleep 20 & P=$!; %s -o %s -j explain -p $P; rc=$?; "
+		    "%s -j explain $P > %s/pos.json; kill $P; echo \"truth pid $P\"; exit $rc",
+		    memacct, f, memacct, dir);
+	ck_assert_int_eq(r->status, 0);
+	ck_assert_int_eq(count_objects(f, "command", "explain"), 1);
+	result_free(r);
+	r = run_cmd("cat %s", f);
+	j = json_array_get(json_object_get(r->report, "processes"), 0);
+	ck_assert_ptr_nonnull(j);
+	result_free(r);
+	r = run_cmd("%s -j explain -p 1 2 2>/dev/null", memacct);
+	ck_assert_int_eq(r->status, 2);	/* -p and a positional PID */
+	result_free(r);
+
+	/* attach -p PID INTERVAL COUNT: COUNT reports, the last the summary */
+	snprintf(f, sizeof(f), "%s/count.jsonl", dir);
+	r = run_cmd("sleep 20 & P=$!; %s -j attach -p $P 300ms 3 > %s; rc=$?; kill $P; exit $rc",
+		    memacct, f);
+	ck_assert_int_eq(r->status, 0);
+	result_free(r);
+	ck_assert_int_eq(count_objects(f, "final", "true"), 1);
+	ck_assert_msg(count_objects(f, "command", "attach") >= 2 &&
+		      count_objects(f, "command", "attach") <= 3, "not 3 reports");
+	validate(f);
+	r = run_cmd("%s attach -p 1 1s 0 2>/dev/null; echo \"truth rc $?\"", memacct);
+	ck_assert_int_eq(truth(r, "rc"), 2);
+	result_free(r);
+
+	/* --bytes: exact figures in the table; -T: the time first */
+	r = run_cmd("%s -T --bytes run -- %s/cow_fork 16 2", memacct, workloads);
+	ck_assert_int_eq(r->status, 0);
+	{
+		long long want = truth(r, "child_cow_bytes");
+		bool found = false;
+
+		/* the child's COW column: its exact bytes, as in -j (16 pages of slack) */
+		for (const char *p = r->out; *p; p++) {
+			char *e;
+			long long v;
+
+			if (p > r->out && p[-1] != ' ')
+				continue;
+			v = strtoll(p, &e, 10);
+			if (e > p && *e == ' ' && v >= want && v <= want + (long long)SLACK)
+				found = true;
+		}
+		ck_assert_msg(found, "no exact CoW bytes (truth %lld):\n%s", want, r->out);
+	}
+	ck_assert_msg(!strstr(r->out, "MiB"), "units with --bytes:\n%s", r->out);
+	ck_assert_msg(strstr(r->out, ":") && strstr(r->out, " memacct run: cgroup"),
+		      "no timestamp:\n%s", r->out);
+	result_free(r);
+}
+END_TEST
+
 /* help: exit 0 on stdout; a bad command or option: 2 on stderr */
 START_TEST(test_help_exit_codes)
 {
@@ -220,6 +355,8 @@ Suite *schema_suite(void)
 	tcase_add_test(tc, test_schema_run);
 	tcase_add_test(tc, test_schema_commands);
 	tcase_add_test(tc, test_help_exit_codes);
+	tcase_add_test(tc, test_run_verdicts);
+	tcase_add_test(tc, test_conventions);
 	tcase_add_test(tc, test_schema_all_reports);
 	suite_add_tcase(s, tc);
 	return s;

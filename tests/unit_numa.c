@@ -536,8 +536,9 @@ START_TEST(test_report_numa)
 	f = open_memstream(&text, &len);
 	print_report_plain(f, &r);
 	fclose(f);
+	/* the verdict is wrapped at 100 columns */
 	ck_assert_msg(strstr(text, "Verdict: 78% of PID 177 (numa?local)'s resident pages "
-			     "(32.0 MiB of 41.0 MiB) were on node 1 while it ran on node 0"),
+			     "(32.0 MiB of 41.0 MiB) were on node 1 while it\n  ran on node 0"),
 		      "%s", text);
 	ck_assert_ptr_null(strstr(text, "PID 178 (quiet)'s"));
 	ck_assert_ptr_nonnull(strstr(text, "REMOTE RSS"));

@@ -192,6 +192,101 @@ START_TEST(test_zoneinfo_two_nodes)
 }
 END_TEST
 
+/*
+ * Verdicts of a final report: a parent and 4 Python workers that copied
+ * 300 MiB each of its 640 MiB; 1 GiB of a 1.5 GiB peak charge reclaimable;
+ * 3 GiB pinned of 16 GiB RAM. Below the thresholds: nothing said.
+ */
+START_TEST(test_verdicts)
+{
+	static struct proc_row rows[6];
+	struct report r = { 0 };
+	struct verdict v[16];
+	char *text;
+	size_t len;
+	FILE *f;
+	json_t *j, *d;
+	int n;
+
+	memset(rows, 0, sizeof(rows));
+	r.command = "run";
+	r.final = true;
+	r.procs = rows;
+	r.nprocs = 6;
+	r.mem_total = 16ULL << 30;
+	rows[0].pid = 100;
+	rows[0].ppid = 1;
+	snprintf(rows[0].comm, sizeof(rows[0].comm), "python3");
+	rows[0].m.rss_peak = 640ULL << 20;
+	for (int i = 1; i <= 4; i++) {
+		rows[i].pid = 100 + i;
+		rows[i].ppid = 100;
+		snprintf(rows[i].comm, sizeof(rows[i].comm), "python3");
+		rows[i].m.cow_copied = 300ULL << 20;
+	}
+	rows[5].pid = 200;	/* a child of nobody in the report: not a fork family */
+	rows[5].ppid = 1;
+	rows[5].m.cow_copied = 1ULL << 30;
+	rows[5].m.pinned_peak = 3ULL << 30;
+	r.totals.rss_peak = 1536ULL << 20;
+	r.totals.reclaimable_peak = 1ULL << 30;
+	r.totals.pinned_peak = 3ULL << 30;
+
+	n = report_verdicts(&r, v, 16);
+	ck_assert_int_eq(n, 3);
+	ck_assert_str_eq(v[0].kind, "cow_blowup");
+	ck_assert_int_eq(v[0].pid, 100);
+	ck_assert_int_eq(v[0].processes, 4);
+	ck_assert_uint_eq(v[0].bytes, 1200ULL << 20);
+	ck_assert_uint_eq(v[0].of_bytes, 640ULL << 20);
+	ck_assert_msg(strstr(v[0].text, "4 workers (PIDs 101..104) of python3 100 copied 1.17 GiB") &&
+		      strstr(v[0].text, "300 MiB each, 47% of the parent's 640 MiB peak RSS") &&
+		      strstr(v[0].text, "gc.freeze()"), "%s", v[0].text);
+	ck_assert(!v[0].since_attach);
+	ck_assert_str_eq(v[1].kind, "file_reclaimable");
+	ck_assert_msg(strstr(v[1].text, "67% of the cgroup's 1.50 GiB peak charge"), "%s", v[1].text);
+	ck_assert_str_eq(v[2].kind, "pinned");
+	ck_assert_int_eq(v[2].pid, 200);
+	ck_assert_msg(strstr(v[2].text, "peaked at 3.00 GiB, 19% of RAM (16.0 GiB)") &&
+		      strstr(v[2].text, "over the 10-15%"), "%s", v[2].text);
+
+	/* attach: CoW since attach; JSON verdict and verdict_details agree */
+	r.command = "attach";
+	f = open_memstream(&text, &len);
+	print_report_json(f, &r);
+	fclose(f);
+	j = json_loads(text, 0, NULL);
+	ck_assert_ptr_nonnull(j);
+	ck_assert_int_eq(json_array_size(json_object_get(j, "verdict")), 3);
+	d = json_array_get(json_object_get(j, "verdict_details"), 0);
+	ck_assert(json_is_true(json_object_get(d, "since_attach")));
+	ck_assert_int_eq(json_integer_value(json_object_get(d, "bytes")), 1200LL << 20);
+	ck_assert_msg(strstr(json_string_value(json_object_get(d, "text")), "since attach"),
+		      "%s", json_string_value(json_object_get(d, "text")));
+	ck_assert_str_eq(json_string_value(json_object_get(d, "text")),
+			 json_string_value(json_array_get(json_object_get(j, "verdict"), 0)));
+	json_decref(j);
+	free(text);
+	/* the table: verdicts wrapped within 100 columns, attach says since attach */
+	f = open_memstream(&text, &len);
+	print_report_plain(f, &r);
+	fclose(f);
+	ck_assert_ptr_nonnull(strstr(text, "Verdict: 4 workers"));
+	ck_assert_ptr_nonnull(strstr(text, "COW, FILE COW, ZEROFILL, faults: since attach"));
+	for (char *l = text, *e; (e = strchr(l, '\n')); l = e + 1)
+		ck_assert_msg(e - l <= 100, "%.*s", (int)(e - l), l);
+	free(text);
+
+	/* below every threshold: no verdict */
+	for (int i = 1; i <= 4; i++)
+		rows[i].m.cow_copied = 15ULL << 20;	/* 60 MiB in all, 2% each */
+	r.totals.reclaimable_peak = 100ULL << 20;	/* 6.5% */
+	r.totals.pinned_peak = 1ULL << 30;		/* 6% */
+	rows[5].m.pinned_peak = 0;
+	ck_assert_int_eq(report_verdicts(&r, v, 16), 0);
+}
+END_TEST
+
 Suite *report_suite(void)
 {
 	Suite *s = suite_create("report");
@@ -201,6 +296,7 @@ Suite *report_suite(void)
 	tcase_add_test(tc, test_json_sanitized_utf8);
 	tcase_add_test(tc, test_table_width);
 	tcase_add_test(tc, test_long_labels_distinct);
+	tcase_add_test(tc, test_verdicts);
 	tcase_add_test(tc, test_zoneinfo_one_node);
 	tcase_add_test(tc, test_zoneinfo_two_nodes);
 	suite_add_tcase(s, tc);

@@ -153,6 +153,25 @@ int do_attach(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	}
+	/* positional INTERVAL [COUNT] as vmstat and bcc tools: COUNT reports in all */
+	if (optind < argc) {
+		if (parse_duration(argv[optind], &interval_ns) || !interval_ns) {
+			p_err("bad INTERVAL '%s' (examples: 500ms, 2s, 1m)", argv[optind]);
+			return EXIT_USAGE;
+		}
+		optind++;
+	}
+	if (optind < argc) {
+		uint64_t count;
+
+		if (parse_u64(argv[optind], &count) || !count || count > 1000000 || duration_ns) {
+			p_err("bad COUNT '%s' (a positive number; not with --duration)",
+			      argv[optind]);
+			return EXIT_USAGE;
+		}
+		duration_ns = interval_ns * count;	/* the last report is the summary */
+		optind++;
+	}
 	if (!cgarg == !pid64 || optind != argc) {
 		p_err("attach: give exactly one of --cgroup NAME|PATH or --pid PID");
 		return EXIT_USAGE;

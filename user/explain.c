@@ -69,7 +69,33 @@ struct xfile {
 	const struct smaps_map *m;	/* first mapping: path, map_files entry */
 	pid_t pid;
 	uint64_t rss, reclaimable, cached, size;
+	uint64_t pss;			/* Σ Pss: each page once over its mappers */
+	uint64_t reclaimable_once;	/* Σ reclaimable × Pss/Rss: counted once */
 	bool has_cached, has_size;
+};
+
+/*
+ * The parts RSS (explain PID) or PSS (explain --cgroup: shared pages once) is
+ * made of: disjoint, they add up to it exactly (docs/explain.md).
+ */
+enum part {
+	PART_PRIVATE_ANON,	/* smaps_private_anon() */
+	PART_SHARED_ANON,	/* anon pages still shared after fork (not yet copied) */
+	PART_FILE_CLEAN,	/* smaps_file_clean() */
+	PART_FILE_DIRTY,	/* smaps_file_dirty() */
+	PART_SHMEM,		/* tmpfs, /dev/shm, memfd, SysV */
+	PART_OTHER,		/* device mappings, [vdso], ... */
+	PART_NR,
+};
+
+static const char *const part_keys[PART_NR] = {
+	"private_anon_bytes", "shared_anon_bytes", "file_clean_bytes", "file_dirty_bytes",
+	"shmem_bytes", "other_bytes",
+};
+
+static const char *const part_labels[PART_NR] = {
+	"private anonymous", "anonymous shared since fork", "file-backed clean",
+	"file-backed dirty", "shmem (tmpfs, /dev/shm, memfd)", "other (devices, vdso)",
 };
 
 struct explain {
@@ -119,6 +145,50 @@ static void xsum_add(struct xsum *s, const struct smaps_map *m)
 	}
 	s->locked += smaps_locked(m);
 	s->lazyfree += m->lazyfree;
+}
+
+/* Add @m's parts (enum part) to @v: of its Rss, or scaled to its Pss (@by_pss). */
+static void parts_add(uint64_t v[PART_NR], const struct smaps_map *m, bool by_pss)
+{
+	uint64_t p[PART_NR] = { 0 }, known = 0, scaled = 0;
+	int big = 0;
+
+	p[PART_PRIVATE_ANON] = smaps_private_anon(m);
+	p[PART_FILE_CLEAN] = smaps_file_clean(m);
+	p[PART_FILE_DIRTY] = smaps_file_dirty(m);
+	if (m->kind == SMAPS_SHMEM)
+		p[PART_SHMEM] = m->rss;
+	else if (m->kind == SMAPS_DEVICE || m->kind == SMAPS_OTHER)
+		p[PART_OTHER] = m->rss;
+	for (int k = 0; k < PART_NR; k++)
+		known += p[k];
+	/* anon pages that are not private: shared with a parent or child since fork */
+	p[PART_SHARED_ANON] = m->rss > known ? m->rss - known : 0;
+	if (by_pss) {
+		if (!m->rss)
+			return;
+		for (int k = 0; k < PART_NR; k++) {
+			p[k] = (uint64_t)((long double)p[k] * m->pss / m->rss);
+			scaled += p[k];
+			if (p[k] > p[big])
+				big = k;
+		}
+		p[big] += m->pss > scaled ? m->pss - scaled : 0;	/* rounding */
+	}
+	for (int k = 0; k < PART_NR; k++)
+		v[k] += p[k];
+}
+
+/*
+ * The parts of the total: of RSS for one process, of PSS (shared pages
+ * counted once) for a cgroup; they sum to e->total.rss exactly.
+ */
+static void parts_sum(const struct explain *e, uint64_t v[PART_NR])
+{
+	memset(v, 0, sizeof(uint64_t) * PART_NR);
+	for (size_t i = 0; i < e->nprocs; i++)
+		for (size_t j = 0; j < e->procs[i].sm.n; j++)
+			parts_add(v, &e->procs[i].sm.maps[j], e->cgroup_mode);
 }
 
 static void sum_proc(struct xproc *p)
@@ -291,6 +361,10 @@ static int collect_files(struct explain *e)
 		f = &e->files[e->nfiles - 1];
 		f->rss += refs[i].m->rss;
 		f->reclaimable += smaps_reclaimable(refs[i].m);
+		f->pss += refs[i].m->pss;
+		if (refs[i].m->rss)
+			f->reclaimable_once += (uint64_t)((long double)smaps_reclaimable(refs[i].m) *
+							  refs[i].m->pss / refs[i].m->rss);
 	}
 	free(refs);
 	for (size_t i = 0; i < e->nfiles; i++) {
@@ -360,18 +434,34 @@ static void build_verdict(struct explain *e)
 	if (t->reclaimable && pct(t->reclaimable, rss) >= 10) {
 		const struct xfile *top = NULL;
 
-		for (size_t i = 0; i < e->nfiles; i++)
-			if (!top || e->files[i].reclaimable > top->reclaimable)
-				top = &e->files[i];
-		if (top && top->reclaimable * 2 >= t->reclaimable) {
+		uint64_t top_once = 0;
+
+		/* a file's clean pages counted once, as t->reclaimable counts them */
+		for (size_t i = 0; i < e->nfiles; i++) {
+			const struct xfile *f = &e->files[i];
+			uint64_t once = e->cgroup_mode ? f->reclaimable_once : f->reclaimable;
+
+			if (!top || once > top_once) {
+				top = f;
+				top_once = once;
+			}
+		}
+		if (top && top_once * 2 >= t->reclaimable) {
+			char size[48];
+
 			safe_path(path, sizeof(path), top->m->path);
-			say(e, "%d%% of RSS (%s) is clean page cache, mostly of %s%s (%s): "
+			if (top->has_size)
+				snprintf(size, sizeof(size), "; the file is %s", fmt_bytes(b[3], 16,
+					 top->size));
+			else
+				snprintf(size, sizeof(size), "; file size unknown");
+			say(e, "%d%% of RSS (%s) is clean page cache, mostly of %s%s (%s of it%s): "
 			    "reclaimable; %s really owns %s",
 			    pct(t->reclaimable, rss), fmt_bytes(b[0], 16, t->reclaimable), path,
 			    top->m->deleted ? " (deleted)" : "",
-			    fmt_bytes(b[1], 16, top->reclaimable),
+			    fmt_bytes(b[1], 16, top_once), size,
 			    e->cgroup_mode ? "the cgroup" : "the process",
-			    fmt_bytes(b[2], 16, rss - t->reclaimable));
+			    fmt_bytes(b[2], 16, rss > t->reclaimable ? rss - t->reclaimable : 0));
 		} else {
 			say(e, "%d%% of RSS (%s) is clean page cache: reclaimable; %s really owns %s",
 			    pct(t->reclaimable, rss), fmt_bytes(b[0], 16, t->reclaimable),
@@ -874,6 +964,7 @@ static json_t *explain_json(const struct explain *e, const struct report *r, siz
 	json_t *o = report_json(r), *t = json_object_get(o, "totals");
 	json_t *procs = json_object_get(o, "processes"), *arr, *p, *ms;
 	struct xsum kinds[SMAPS_KIND_NR];
+	int kind_pct[SMAPS_KIND_NR];
 	size_t i;
 
 	sum_json(t, &e->total);
@@ -919,6 +1010,7 @@ static json_t *explain_json(const struct explain *e, const struct report *r, siz
 		json_object_set_new(j, "deleted", json_boolean(f->m->deleted));
 		json_object_set_new(j, "kind", json_string(smaps_kind_name(f->m->kind)));
 		set_u64(j, "rss_bytes", f->rss);
+		set_u64(j, "pss_bytes", f->pss);
 		set_u64(j, "reclaimable_bytes", f->reclaimable);
 		json_object_set_new(j, "cached_bytes", f->has_cached ?
 				    json_integer((json_int_t)f->cached) : json_null());
@@ -927,12 +1019,40 @@ static json_t *explain_json(const struct explain *e, const struct report *r, siz
 		json_array_append_new(arr, j);
 	}
 	json_object_set_new(o, "files", arr);
+	{
+		uint64_t v[PART_NR];
+		int pc[PART_NR];
+		json_t *bd = json_object(), *pj = json_object();
+
+		parts_sum(e, v);
+		pct_partition(v, PART_NR, pc);
+		json_object_set_new(bd, "basis", json_string(e->cgroup_mode ? "pss" : "rss"));
+		set_u64(bd, "total_bytes", e->total.rss);
+		for (int k = 0; k < PART_NR; k++) {
+			char key[32];
+
+			set_u64(bd, part_keys[k], v[k]);
+			snprintf(key, sizeof(key), "%.*s", (int)(strlen(part_keys[k]) - 6),
+				 part_keys[k]);
+			json_object_set_new(pj, key, json_integer(pc[k]));
+		}
+		json_object_set_new(bd, "percent", pj);
+		json_object_set_new(o, "breakdown", bd);
+	}
 	kind_sums(e, kinds);
+	{
+		uint64_t kr[SMAPS_KIND_NR];
+
+		for (int k = 0; k < SMAPS_KIND_NR; k++)
+			kr[k] = kinds[k].rss;
+		pct_partition(kr, SMAPS_KIND_NR, kind_pct);
+	}
 	ms = json_object();
 	for (int k = 0; k < SMAPS_KIND_NR; k++) {
 		json_t *j = json_object();
 
 		set_u64(j, "rss_bytes", kinds[k].rss);
+		json_object_set_new(j, "rss_percent", json_integer(kind_pct[k]));
 		set_u64(j, "pss_bytes", kinds[k].pss);
 		set_u64(j, "uss_bytes", kinds[k].uss);
 		set_u64(j, "reclaimable_bytes", kinds[k].reclaimable);
@@ -968,11 +1088,11 @@ static json_t *explain_json(const struct explain *e, const struct report *r, siz
 
 /* ---- plain --------------------------------------------------------- */
 
-static void line(const char *what, uint64_t v, uint64_t rss)
+static void value_line(const char *what, uint64_t v)
 {
 	char b[16];
 
-	printf("  %-36s %10s  %3d%%\n", what, fmt_bytes(b, 16, v), pct(v, rss));
+	printf("  %-36s %10s\n", what, fmt_bytes(b, 16, v));
 }
 
 static void print_plain(const struct explain *e, const struct report *r, enum by by,
@@ -992,23 +1112,33 @@ static void print_plain(const struct explain *e, const struct report *r, enum by
 	       e->cgroup_mode ? "resident, shared counted once:" : "RSS",
 	       fmt_bytes(b[0], 16, e->cgroup_mode ? t->pss : t->rss), fmt_bytes(b[1], 16, t->pss),
 	       fmt_bytes(b[2], 16, t->uss), fmt_bytes(b[3], 16, t->swap));
-	line("private anonymous", t->private_anon, t->rss);
+	{
+		uint64_t v[PART_NR];
+		int pc[PART_NR];
+
+		parts_sum(e, v);
+		pct_partition(v, PART_NR, pc);
+		printf("%s is made of (the parts add up to 100%%):\n",
+		       e->cgroup_mode ? "PSS (shared pages counted once)" : "RSS");
+		for (int k = 0; k < PART_NR; k++)
+			printf("  %-36s %10s  %3d%%\n", part_labels[k], fmt_bytes(b[0], 16, v[k]),
+			       pc[k]);
+	}
+	printf("Other views of the same pages (they overlap the parts):\n");
 	if (e->watched) {
 		uint64_t cow = 0;
 
 		for (i = 0; i < e->nprocs; i++)
 			cow += e->procs[i].cow;
-		line("CoW-copied while watched (flow)", cow, t->rss);
+		value_line("CoW-copied while watched (flow)", cow);
 	} else {
 		printf("  %-36s %10s\n", "CoW-copied since fork", "unknown");
 	}
-	line(e->cgroup_mode ? "shared between processes (once)" :
-	     "shared with other processes", t->shared, t->rss);
-	line("file-backed clean", t->file_clean, t->rss);
-	line("file-backed dirty", t->file_dirty, t->rss);
-	line("shmem (tmpfs, /dev/shm, memfd)", e->cgroup_mode ? t->shmem_pss : t->shmem, t->rss);
-	line("mlocked", t->locked, t->rss);
-	line("reclaimable (clean unlocked + LazyFree)", t->reclaimable, t->rss);
+	value_line(e->cgroup_mode ? "shared between processes (once)" :
+		   "shared with other processes", t->shared);
+	value_line("mlocked", t->locked);
+	value_line(e->cgroup_mode ? "reclaimable (memory.stat, once)" :
+		   "reclaimable (clean unlocked + LazyFree)", t->reclaimable);
 	if (e->has_stat) {
 		const struct memcg_stat *c = &e->cst;
 
@@ -1038,7 +1168,10 @@ static void print_plain(const struct explain *e, const struct report *r, enum by
 	if (by == BY_MAPPING) {
 		struct mref *refs = sorted_mappings(e, &n);
 
-		printf("\nLargest mappings by RSS:\n%-28s %-6s %4s %9s %9s %9s %9s %9s  %s\n",
+		printf("\nLargest mappings by RSS:\n");
+		if (e->cgroup_mode)
+			printf("%7s ", "PID");
+		printf("%-28s %-6s %4s %9s %9s %9s %9s %9s  %s\n",
 		       "START-END", "KIND", "PERM", "RSS", "PSS", "DIRTY", "RECLAIM", "LOCKED",
 		       "PATH");
 		for (i = 0; refs && i < n && i < top; i++) {
@@ -1048,6 +1181,8 @@ static void print_plain(const struct explain *e, const struct report *r, enum by
 			snprintf(range, sizeof(range), "%llx-%llx", (unsigned long long)m->start,
 				 (unsigned long long)m->end);
 			safe_path(path, sizeof(path), m->path ? m->path : "");
+			if (e->cgroup_mode)
+				printf("%7d ", (int)refs[i].pid);
 			printf("%-28s %-6s %4s %9s %9s %9s %9s %9s  %s%s\n", range,
 			       smaps_kind_name(m->kind), m->perms, fmt_bytes(b[0], 16, m->rss),
 			       fmt_bytes(b[1], 16, m->pss),
@@ -1058,14 +1193,14 @@ static void print_plain(const struct explain *e, const struct report *r, enum by
 		}
 		free(refs);
 	} else if (by == BY_FILE) {
-		printf("\nFiles by RSS:\n%9s %9s %9s %9s  %s\n", "RSS", "RECLAIM", "CACHED", "SIZE",
-		       "PATH");
+		printf("\nFiles by RSS (RSS summed over mappers; PSS counts each page once):\n"
+		       "%9s %9s %9s %9s %9s  %s\n", "RSS", "PSS", "RECLAIM", "CACHED", "SIZE", "PATH");
 		for (i = 0; i < e->nfiles && i < top; i++) {
 			const struct xfile *f = &e->files[i];
 
 			safe_path(path, sizeof(path), f->m->path);
-			printf("%9s %9s %9s %9s  %s%s\n", fmt_bytes(b[0], 16, f->rss),
-			       fmt_bytes(b[1], 16, f->reclaimable),
+			printf("%9s %9s %9s %9s %9s  %s%s\n", fmt_bytes(b[0], 16, f->rss),
+			       fmt_bytes(b[4], 16, f->pss), fmt_bytes(b[1], 16, f->reclaimable),
 			       f->has_cached ? fmt_bytes(b[2], 16, f->cached) : "?",
 			       f->has_size ? fmt_bytes(b[3], 16, f->size) : "?", path,
 			       f->m->deleted ? " (deleted)" : "");
@@ -1073,12 +1208,20 @@ static void print_plain(const struct explain *e, const struct report *r, enum by
 	} else {
 		struct xsum k[SMAPS_KIND_NR];
 
+		uint64_t kr[SMAPS_KIND_NR];
+		int kp[SMAPS_KIND_NR];
+
 		kind_sums(e, k);
-		printf("\nBy kind:\n%-7s %9s %9s %9s %9s %9s %9s\n", "KIND", "RSS", "PSS", "USS",
-		       "RECLAIM", "LOCKED", "SWAP");
 		for (int j = 0; j < SMAPS_KIND_NR; j++)
-			printf("%-7s %9s %9s %9s %9s %9s %9s\n", smaps_kind_name(j),
-			       fmt_bytes(b[0], 16, k[j].rss), fmt_bytes(b[1], 16, k[j].pss),
+			kr[j] = k[j].rss;
+		pct_partition(kr, SMAPS_KIND_NR, kp);
+		printf("\nBy kind (%%RSS: share of the RSS summed over %s, adds up to 100%%):\n"
+		       "%-7s %9s %5s %9s %9s %9s %9s %9s\n",
+		       e->cgroup_mode ? "the processes" : "the mappings", "KIND", "RSS", "%RSS",
+		       "PSS", "USS", "RECLAIM", "LOCKED", "SWAP");
+		for (int j = 0; j < SMAPS_KIND_NR; j++)
+			printf("%-7s %9s %4d%% %9s %9s %9s %9s %9s\n", smaps_kind_name(j),
+			       fmt_bytes(b[0], 16, k[j].rss), kp[j], fmt_bytes(b[1], 16, k[j].pss),
 			       fmt_bytes(b[2], 16, k[j].uss), fmt_bytes(b[3], 16, k[j].reclaimable),
 			       fmt_bytes(b[4], 16, k[j].locked), fmt_bytes(b[5], 16, k[j].swap));
 	}
@@ -1260,6 +1403,7 @@ int do_explain(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "json", no_argument, NULL, 'j' },
 		{ "cgroup", required_argument, NULL, 'c' },
+		{ "pid", required_argument, NULL, 'p' },
 		{ "by", required_argument, NULL, 'b' },
 		{ "top", required_argument, NULL, 't' },
 		{ "watch", required_argument, NULL, 'w' },
@@ -1267,7 +1411,7 @@ int do_explain(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	const char *cgarg = NULL;
+	const char *cgarg = NULL, *pidarg = NULL;
 	struct explain e = { 0 };
 	struct report r = { 0 };
 	enum by by = BY_MAPPING;
@@ -1275,13 +1419,16 @@ int do_explain(int argc, char **argv)
 	pid_t *pids = NULL;
 	int c, err, npids, ret = EXIT_RUNTIME;
 
-	while ((c = getopt_long(argc, argv, "jc:b:t:w:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "jc:p:b:t:w:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'j':
 			json_output = true;
 			break;
 		case 'c':
 			cgarg = optarg;
+			break;
+		case 'p':	/* -p PID as bcc tools have it; same as the positional PID */
+			pidarg = optarg;
 			break;
 		case 'b':
 			if (!strcmp(optarg, "mapping"))
@@ -1322,7 +1469,9 @@ int do_explain(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	}
-	if (!!cgarg == (optind < argc) || argc - optind > 1) {
+	if (!pidarg && optind < argc)
+		pidarg = argv[optind++];
+	if (!!cgarg == !!pidarg || optind < argc) {
 		p_err("explain: give one PID or --cgroup NAME|PATH");
 		explain_usage(stderr);
 		return EXIT_USAGE;
@@ -1354,8 +1503,8 @@ int do_explain(int argc, char **argv)
 			goto out_free;
 		}
 	} else {
-		if (parse_u64(argv[optind], &pid64) || !pid64 || pid64 > INT_MAX) {
-			p_err("bad PID '%s'", argv[optind]);
+		if (parse_u64(pidarg, &pid64) || !pid64 || pid64 > INT_MAX) {
+			p_err("bad PID '%s'", pidarg);
 			ret = EXIT_USAGE;
 			goto out_free;
 		}

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause)
 /* main.c - command table and global options. */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include "commands.h"
 #include "usage.h"
 #include "util.h"
@@ -50,11 +52,15 @@ int main(int argc, char **argv)
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
+		{ "timestamp", no_argument, NULL, 'T' },
+		{ "bytes", no_argument, NULL, 'B' },
+		{ "output", required_argument, NULL, 'o' },
 		{ 0 },
 	};
-	int c;
+	const char *out = NULL;
+	int c, err;
 
-	while ((c = getopt_long(argc, argv, "+jvhV", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+jvhVTo:", opts, NULL)) != -1) {
 		switch (c) {
 		case 'j':
 			json_output = true;
@@ -68,6 +74,15 @@ int main(int argc, char **argv)
 		case 'V':
 			printf("memacct %s\n", MEMACCT_VERSION);
 			return EXIT_OK;
+		case 'T':
+			timestamps = true;
+			break;
+		case 'B':
+			bytes_output = true;
+			break;
+		case 'o':
+			out = optarg;
+			break;
 		default:
 			usage(stderr);
 			return EXIT_USAGE;
@@ -76,6 +91,21 @@ int main(int argc, char **argv)
 	if (optind >= argc) {
 		usage(stderr);
 		return EXIT_USAGE;
+	}
+	if (out) {
+		err = set_report_file(out);
+		if (err) {
+			p_err("-o %s: %s", out, strerror(-err));
+			return EXIT_USAGE;
+		}
+		/* no CMD shares our stdout but run's: the others print there directly */
+		if (strcmp(argv[optind], "run")) {
+			fflush(stdout);
+			if (dup2(fileno(report_stream()), STDOUT_FILENO) < 0) {
+				p_err("-o %s: %s", out, strerror(errno));
+				return EXIT_RUNTIME;
+			}
+		}
 	}
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
 		if (strcmp(argv[optind], cmds[i].name))

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause)
 /* report.c - printers of the report model: JSON (memacct.report/v1) and tables. */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include "proc.h"
 #include "report.h"
 #include "util.h"
 
@@ -152,6 +154,11 @@ json_t *report_json(const struct report *r)
 
 	json_object_set_new(o, "schema", json_string(REPORT_SCHEMA));
 	json_object_set_new(o, "command", json_string(r->command));
+	if (timestamps) {
+		char ts[40];
+
+		json_object_set_new(o, "timestamp", json_string(fmt_time_now(ts, sizeof(ts), true)));
+	}
 	json_object_set_new(cg, "path", json_string_sanitized(r->cg.rel));
 	json_object_set_new(cg, "fs_path", json_string_sanitized(r->cg.path));
 	set_u64(cg, "id", r->cg.id);
@@ -196,13 +203,32 @@ json_t *report_json(const struct report *r)
 	json_object_set_new(o, "dropped_events_by_cause", drops);
 	set_u64(o, "vma_lockless_lookups", r->vma_lockless_lookups);
 	if (r->final) {
-		char v[16][320];
-		int n = report_numa_verdicts(r, v, 16);
-		json_t *arr = json_array();
+		struct verdict v[16];
+		int n = report_verdicts(r, v, 16);
+		json_t *arr = json_array(), *det = json_array();
 
-		for (int i = 0; i < n; i++)
-			json_array_append_new(arr, json_string_sanitized(v[i]));
+		for (int i = 0; i < n; i++) {
+			json_t *d = json_object();
+
+			json_array_append_new(arr, json_string_sanitized(v[i].text));
+			json_object_set_new(d, "kind", json_string(v[i].kind));
+			json_object_set_new(d, "text", json_string_sanitized(v[i].text));
+			if (v[i].pid)
+				json_object_set_new(d, "pid", json_integer(v[i].pid));
+			if (v[i].processes)
+				set_u64(d, "processes", v[i].processes);
+			set_u64(d, "bytes", v[i].bytes);
+			if (v[i].of_bytes) {
+				set_u64(d, "of_bytes", v[i].of_bytes);
+				json_object_set_new(d, "percent",
+					json_real(100.0 * v[i].bytes / v[i].of_bytes));
+			}
+			if (v[i].since_attach)
+				json_object_set_new(d, "since_attach", json_true());
+			json_array_append_new(det, d);
+		}
 		json_object_set_new(o, "verdict", arr);
+		json_object_set_new(o, "verdict_details", det);
 	}
 	return o;
 }
@@ -227,6 +253,159 @@ static void table_comm(char *dst, size_t len, const char *src)
 	dst[i] = '\0';
 }
 
+static int pct_of(uint64_t part, uint64_t whole)
+{
+	return whole ? (int)(part * 100.0 / whole + 0.5) : 0;
+}
+
+/* Python (CPython, PyTorch DataLoader workers) by comm. */
+static bool is_python(const char *comm)
+{
+	return !strncmp(comm, "python", 6) || !strncmp(comm, "pt_", 3);
+}
+
+/* CoW of the children of each parent in the report, against the parent's peak RSS. */
+static int cow_verdicts(const struct report *r, struct verdict *v, int max)
+{
+	bool attach = r->command && !strcmp(r->command, "attach");
+	int n = 0;
+
+	for (size_t i = 0; i < r->nprocs && n < max; i++) {
+		const struct proc_row *par = &r->procs[i];
+		uint64_t cow = 0, peak = par->m.rss_peak, avg;
+		int lo = 0, hi = 0, kids = 0;
+		bool py = is_python(par->comm);
+		char b[3][16], comm[32], range[64], each[32];
+
+		for (size_t j = 0; j < r->nprocs; j++) {
+			const struct proc_row *c = &r->procs[j];
+
+			if (j == i || c->ppid != par->pid || !c->m.cow_copied)
+				continue;
+			cow += c->m.cow_copied;
+			lo = !kids || c->pid < lo ? c->pid : lo;
+			hi = !kids || c->pid > hi ? c->pid : hi;
+			py |= is_python(c->comm);
+			kids++;
+		}
+		if (!kids || cow < VERDICT_MIN_BYTES)
+			continue;
+		avg = cow / kids;
+		if (peak && pct_of(avg, peak) < VERDICT_COW_PCT)
+			continue;
+		table_comm(comm, sizeof(comm), par->comm);
+		v[n] = (struct verdict){ .kind = "cow_blowup", .pid = par->pid,
+					 .processes = (uint64_t)kids, .bytes = cow,
+					 .of_bytes = peak, .since_attach = attach };
+		if (kids > 1)
+			snprintf(range, sizeof(range), "%d %s (PIDs %d..%d)", kids,
+				 py ? "workers" : "forked children", lo, hi);
+		else
+			snprintf(range, sizeof(range), "%s PID %d", py ? "worker" : "forked child",
+				 lo);
+		if (kids > 1)
+			snprintf(each, sizeof(each), "%s each, ", fmt_bytes(b[1], 16, avg));
+		else
+			each[0] = '\0';
+		snprintf(v[n].text, sizeof(v[n].text),
+			 "%s of %s %d copied %s of %s parent's memory by copy-on-write%s (%s%d%% "
+			 "of the parent's %s peak RSS): %s",
+			 range, comm, par->pid, fmt_bytes(b[0], 16, cow),
+			 kids > 1 ? "their" : "its", attach ? " since attach" : "", each,
+			 pct_of(avg, peak), fmt_bytes(b[2], 16, peak),
+			 py ? "cause: refcount and GC writes to Python objects shared at fork; fix: "
+			      "keep samples in numpy/Arrow buffers, not Python objects, or call "
+			      "gc.freeze() before the workers start" :
+			      "cause: writes to memory inherited at fork; fix: allocate what each "
+			      "child writes after the fork, fork before filling large buffers, or "
+			      "share read-mostly data with MAP_SHARED");
+		n++;
+	}
+	return n;
+}
+
+/* The largest process by @field (offset into struct metrics), NULL if none has any. */
+static const struct proc_row *largest(const struct report *r, size_t off)
+{
+	const struct proc_row *best = NULL;
+
+	for (size_t i = 0; i < r->nprocs; i++) {
+		uint64_t x = *(const uint64_t *)((const char *)&r->procs[i].m + off);
+
+		if (x && (!best || x > *(const uint64_t *)((const char *)&best->m + off)))
+			best = &r->procs[i];
+	}
+	return best;
+}
+
+int report_verdicts(const struct report *r, struct verdict *v, int max)
+{
+	const struct metrics *t = &r->totals;
+	const struct proc_row *p;
+	char b[4][16], comm[32], who[96], numa[16][320];
+	uint64_t pin, mem;
+	int n = cow_verdicts(r, v, max), nn;
+
+	/* page cache the kernel can drop: clean file pages, memory.stat peaks */
+	if (n < max && t->reclaimable_peak >= VERDICT_MIN_BYTES && t->rss_peak &&
+	    pct_of(t->reclaimable_peak, t->rss_peak) >= VERDICT_FILE_PCT) {
+		who[0] = '\0';
+		p = largest(r, offsetof(struct metrics, file));
+		if (p) {
+			table_comm(comm, sizeof(comm), p->comm);
+			snprintf(who, sizeof(who), "; most file-backed RSS: PID %d (%s), %s",
+				 p->pid, comm, fmt_bytes(b[2], 16, p->m.file));
+		}
+		v[n] = (struct verdict){ .kind = "file_reclaimable", .bytes = t->reclaimable_peak,
+					 .of_bytes = t->rss_peak };
+		snprintf(v[n].text, sizeof(v[n].text),
+			 "%d%% of the cgroup's %s peak charge was reclaimable page cache (clean "
+			 "pages of mmap'd and read files, peak %s%s): the kernel drops it under "
+			 "pressure before anything else; size limits on the rest, the working set",
+			 pct_of(t->reclaimable_peak, t->rss_peak), fmt_bytes(b[0], 16, t->rss_peak),
+			 fmt_bytes(b[1], 16, t->reclaimable_peak), who);
+		n++;
+	}
+	/* pinned memory against 10-15% of RAM */
+	pin = t->pinned_peak;
+	p = largest(r, offsetof(struct metrics, pinned_peak));
+	if (p && p->m.pinned_peak > pin)
+		pin = p->m.pinned_peak;
+	mem = r->mem_total ? r->mem_total : mem_total_bytes();
+	if (n < max && mem && pin >= VERDICT_MIN_BYTES && pct_of(pin, mem) >= VERDICT_PIN_PCT) {
+		int pc = pct_of(pin, mem);
+
+		who[0] = '\0';
+		if (p) {
+			table_comm(comm, sizeof(comm), p->comm);
+			snprintf(who, sizeof(who), "; most: PID %d (%s), %s", p->pid, comm,
+				 fmt_bytes(b[2], 16, p->m.pinned_peak));
+		}
+		v[n] = (struct verdict){ .kind = "pinned", .pid = p ? p->pid : 0, .bytes = pin,
+					 .of_bytes = mem };
+		snprintf(v[n].text, sizeof(v[n].text),
+			 "pinned memory (mlocked + pinned_vm) peaked at %s, %d%% of RAM (%s)%s: "
+			 "%s the 10-15%% of RAM that can be pinned before reclaim and compaction "
+			 "run short; fix: pin only buffers in flight, cap it with audit "
+			 "--pinned-cap or RLIMIT_MEMLOCK", fmt_bytes(b[0], 16, pin), pc,
+			 fmt_bytes(b[1], 16, mem), who, pc > 15 ? "over" : "at the edge of");
+		n++;
+	}
+	nn = report_numa_verdicts(r, numa, max - n < 16 ? max - n : 16);
+	for (int i = 0, k = 0; i < nn && k < (int)r->nprocs; k++) {
+		const struct proc_row *q = &r->procs[k];
+
+		if (!q->has_numa_peak || !numa_over_threshold(&q->numa_peak, numa_threshold_pct,
+							   NUMA_THRESHOLD_MIN_BYTES))
+			continue;
+		v[n] = (struct verdict){ .kind = "remote_numa", .pid = q->pid,
+					 .bytes = q->numa_peak.remote, .of_bytes = q->numa_peak.bytes };
+		snprintf(v[n].text, sizeof(v[n].text), "%s", numa[i++]);
+		n++;
+	}
+	return n;
+}
+
 int report_numa_verdicts(const struct report *r, char (*out)[320], int max)
 {
 	char who[96], comm[32];
@@ -245,6 +424,34 @@ int report_numa_verdicts(const struct report *r, char (*out)[320], int max)
 	return n;
 }
 
+
+/* "@prefix@text" in lines of at most 100 columns, broken at spaces, indented by 2. */
+static void print_wrapped(FILE *f, const char *prefix, const char *text)
+{
+	size_t col = strlen(prefix), len;
+	bool first = true;	/* no word on this line yet */
+
+	fputs(prefix, f);
+	while (*text) {
+		len = strcspn(text, " ");
+		if (!first && col + 1 + len > 100) {
+			fputs("\n  ", f);
+			col = 2;
+			first = true;
+		}
+		if (!first) {
+			fputc(' ', f);
+			col++;
+		}
+		fwrite(text, 1, len, f);
+		col += len;
+		first = false;
+		text += len;
+		while (*text == ' ')
+			text++;
+	}
+	fputc('\n', f);
+}
 
 /*
  * One table row: 7 + 1 + 15 + 8 x 9 = 95 columns. With several NUMA nodes
@@ -268,6 +475,11 @@ void print_report_plain(FILE *f, const struct report *r)
 	char b[6][16], pid[16], comm[16];
 	const struct metrics *t = &r->totals;
 
+	if (timestamps) {
+		char ts[16];
+
+		fprintf(f, "%s ", fmt_time_now(ts, sizeof(ts), false));
+	}
 	fprintf(f, "memacct %s: cgroup %s (v%d), %.1f s%s\n", r->command, r->cg.rel,
 		r->cg.version, r->elapsed_s, r->final ? ", final" : "");
 	fprintf(f, "%7s %-15s %8s %8s %8s %8s %8s %8s %8s %8s\n", "PID", "COMM", "RSS",
@@ -344,18 +556,24 @@ void print_report_plain(FILE *f, const struct report *r)
 	}
 	fprintf(f, "x = exited (sizes at exit); RSS PEAK: the kernel's high-water mark; "
 		"TOTAL RSS: cgroup charge\n");
+	if (r->command && !strcmp(r->command, "attach"))
+		fprintf(f, "COW, FILE COW, %s, faults: since attach (%.1f s); copies made before "
+			"attach are not seen\n", r->numa_multi ? "REMOTE" : "ZEROFILL",
+			r->elapsed_s);
 	if (r->final) {
-		char v[16][320];
-		int n = report_numa_verdicts(r, v, 16);
+		struct verdict v[16];
+		int n = report_verdicts(r, v, 16);
 
 		for (int i = 0; i < n; i++)
-			fprintf(f, "Verdict: %s\n", v[i]);
+			print_wrapped(f, "Verdict: ", v[i].text);
 	}
 	fflush(f);
 }
 
 void print_report(FILE *f, const struct report *r)
 {
+	if (f == stdout)	/* -o FILE: never mixed with run's CMD on stdout */
+		f = report_stream();
 	if (json_output)
 		print_report_json(f, r);
 	else

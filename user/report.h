@@ -67,7 +67,35 @@ struct report {
 	uint64_t dropped[MEMACCT_DROP_NR];
 	uint64_t vma_lockless_lookups;	/* count: VMAs read by the lockless walk */
 	bool numa_multi;		/* several NUMA nodes: remote figures shown */
+	uint64_t mem_total;		/* MemTotal for the verdicts; 0: read /proc/meminfo */
 };
+
+/* One finding of a final run/attach report (JSON verdict_details). */
+struct verdict {
+	const char *kind;		/* "cow_blowup", "file_reclaimable", "pinned", "remote_numa" */
+	char text[400];			/* the sentence, with its figures */
+	int pid;			/* the process it is about, 0: none */
+	uint64_t processes;		/* cow_blowup: processes that copied */
+	uint64_t bytes, of_bytes;	/* the figure and what it is compared with (0: none) */
+	bool since_attach;		/* attach: flows count since attach only */
+};
+
+/* Verdict thresholds: a finding is named at or above them. */
+#define VERDICT_MIN_BYTES	(16ULL << 20)
+#define VERDICT_COW_PCT		10	/* CoW per child, % of the parent's peak RSS */
+#define VERDICT_FILE_PCT	10	/* reclaimable page cache, % of the peak charge */
+#define VERDICT_PIN_PCT		10	/* pinned, % of MemTotal (10-15% rule) */
+
+/*
+ * report_verdicts() - the diagnosis of a final run/attach report into @v (at
+ * most @max): CoW blow-up of forked processes (flows from BPF: cow_copied of
+ * each child of a parent in the report, against the parent's peak RSS);
+ * the reclaimable share of page cache (memory.stat peaks); pinned memory
+ * (BPF peaks of mm->locked_vm + pinned_vm) against r->mem_total or
+ * /proc/meminfo MemTotal; remote NUMA (report_numa_verdicts()). Returns the
+ * number written; nothing is estimated.
+ */
+int report_verdicts(const struct report *r, struct verdict *v, int max);
 
 /*
  * report_numa_verdicts() - for a final run/attach report, one sentence per
@@ -95,7 +123,7 @@ json_t *report_json(const struct report *r);
 void print_report_json(FILE *f, const struct report *r);
 /* print_report_plain() - tables that fit 100 columns, human units. */
 void print_report_plain(FILE *f, const struct report *r);
-/* print_report() - JSON or plain by -j. */
+/* print_report() - JSON or plain by -j; @f stdout means report_stream() (-o FILE). */
 void print_report(FILE *f, const struct report *r);
 
 /*

@@ -93,6 +93,7 @@ static void print_failed_report(const struct report *r, const char *cmd,
 				const struct exec_failure *f, const char *cg_path)
 {
 	char msg[PATH_MAX + 256];
+	FILE *out = report_stream();	/* -o FILE or stdout */
 
 	exec_failure_msg(msg, sizeof(msg), cmd, f, cg_path);
 	if (json_output) {
@@ -102,15 +103,15 @@ static void print_failed_report(const struct report *r, const char *cmd,
 		json_object_set_new(e, "errno", json_integer(-f->err));
 		json_object_set_new(e, "message", json_string_sanitized(msg));
 		json_object_set_new(o, "exec_error", e);
-		json_dumpf(o, stdout, JSON_COMPACT | JSON_ENSURE_ASCII);
-		fputc('\n', stdout);
-		fflush(stdout);
+		json_dumpf(o, out, JSON_COMPACT | JSON_ENSURE_ASCII);
+		fputc('\n', out);
+		fflush(out);
 		json_decref(o);
 		return;
 	}
-	print_report(stdout, r);
-	printf("CMD did not start: %s (exit status %d)\n", msg, r->exit_status);
-	fflush(stdout);
+	print_report(out, r);
+	fprintf(out, "CMD did not start: %s (exit status %d)\n", msg, r->exit_status);
+	fflush(out);
 }
 
 /*

@@ -41,11 +41,12 @@ static const struct usage_opt attach_opts[] = {
 };
 
 static const struct usage_opt explain_opts[] = {
+	{ "-p, --pid", "PID", "The process to explain (same as the positional PID)." },
 	{ "-c, --cgroup", "NAME|PATH", "Explain every process of that cgroup (shared pages counted\nonce) instead of one PID." },
 	OPT_JSON,
 	{ "-b, --by", "mapping|file|kind", "The table: largest mappings (default), files, or kinds\n"
 	  "(anon, file, shmem, heap, stack, device, other)." },
-	{ "-t, --top", "N", "Rows per table (default 10; 0: all)." },
+	{ "-t, --top", "N", "Rows per table (default 10); with -j, entries of mappings and\nfiles (default: all)." },
 	{ "-w, --watch", "DUR", "Attach BPF for DUR and count the CoW copies made meanwhile\n(root, BTF)." },
 	{ "--numa-threshold", "PCT", "Name a process in the verdict when at least PCT percent (0 to\n"
 	  "100, default 10) and 16 MiB of its resident pages are off its\nhome NUMA node." },
@@ -100,6 +101,9 @@ static const struct usage_opt global_opts[] = {
 	{ "-v, --verbose", NULL, "Show libbpf's log (verifier messages when loading fails)." },
 	{ "-h, --help", NULL, "The list of commands; exit 0." },
 	{ "-V, --version", NULL, "Print the version; exit 0." },
+	{ "-T, --timestamp", NULL, "Reports start with the wall-clock time (HH:MM:SS; JSON:\n\"timestamp\", RFC 3339 UTC)." },
+	{ "--bytes", NULL, "Tables give exact byte counts instead of KiB/MiB/GiB." },
+	{ "-o, --output", "FILE", "Reports go to FILE (created or truncated), not stdout: run's\nCMD keeps stdout to itself, so -j output never mixes with it." },
 	{ NULL },
 };
 
@@ -116,12 +120,13 @@ static const struct cmd_usage usages[] = {
 	  "on v2 memacct first enables the memory controller in the root's\n"
 	  "cgroup.subtree_control if it is not, with a warning). The TOTAL row is the\n"
 	  "cgroup's charge after everything exited; process rows marked x are at exit." },
-	{ "attach", "attach --cgroup NAME|PATH | --pid PID [OPTIONS]",
+	{ "attach", "attach --cgroup NAME|PATH | --pid PID [OPTIONS] [INTERVAL [COUNT]]",
 	  "Accounts an existing memory cgroup and everything below it from now on: one\n"
 	  "report per interval, a summary with a diagnosis at the end (SIGINT, SIGTERM or\n"
 	  "--duration). Flows (CoW, zero fills, faults) count since attach only. Limits\n"
 	  "set with --memory-* are restored at the end (also after SIGKILL, by the next\n"
-	  "memacct start).",
+	  "memacct start). INTERVAL [COUNT], as vmstat has them: --interval INTERVAL,\n"
+	  "and stop after COUNT reports (the last is the summary).",
 	  attach_opts,
 	  "With --pid, the process's memory cgroup is attached and the report keeps that\n"
 	  "process and its descendants. On cgroup v2 that is the nearest cgroup, its own\n"
@@ -130,7 +135,7 @@ static const struct cmd_usage usages[] = {
 	  "3. On hosts with several NUMA nodes, run and attach also sample each\n"
 	  "process's resident bytes off its home node (/proc/PID/numa_maps, at most once\n"
 	  "a second)." },
-	{ "explain", "explain PID | --cgroup NAME|PATH [OPTIONS]",
+	{ "explain", "explain PID | -p PID | --cgroup NAME|PATH [OPTIONS]",
 	  "Why RSS is what it is (docs/explain.md): /proc/PID/smaps split into private\n"
 	  "anon, shared, page cache (clean: reclaimable; dirty), shmem, mlocked and swap;\n"
 	  "PSS and USS; per mapping, file or kind; bytes per NUMA node (numa_maps) and off\n"

@@ -16,6 +16,44 @@
 #include "util.h"
 
 bool json_output;
+bool bytes_output;
+bool timestamps;
+static FILE *report_file;
+
+FILE *report_stream(void)
+{
+	return report_file ? report_file : stdout;
+}
+
+int set_report_file(const char *path)
+{
+	FILE *f = fopen(path, "we");
+
+	if (!f)
+		return -errno;
+	if (report_file)
+		fclose(report_file);
+	report_file = f;
+	return 0;
+}
+
+char *fmt_time_now(char *buf, size_t len, bool iso)
+{
+	struct timespec ts;
+	struct tm tm;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	if (iso) {
+		gmtime_r(&ts.tv_sec, &tm);
+		snprintf(buf, len, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ", tm.tm_year + 1900,
+			 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+			 ts.tv_nsec / 1000000);
+	} else {
+		localtime_r(&ts.tv_sec, &tm);
+		snprintf(buf, len, "%02d:%02d:%02d", tm.tm_hour, tm.tm_min, tm.tm_sec);
+	}
+	return buf;
+}
 bool verbose;
 
 #define MAX_FRAC_DIGITS	9	/* further decimals are validated, then ignored */
@@ -300,6 +338,33 @@ int parse_duration(const char *s, uint64_t *out_ns)
 	return -EINVAL;
 }
 
+void pct_partition(const uint64_t *parts, int n, int *out)
+{
+	long double sum = 0, rem[32];
+	int given = 0;
+
+	for (int i = 0; i < n; i++)
+		sum += parts[i];
+	for (int i = 0; i < n; i++) {
+		long double exact = sum > 0 ? parts[i] * 100.0L / sum : 0;
+
+		out[i] = (int)exact;
+		rem[i] = exact - out[i];
+		given += out[i];
+	}
+	/* the points left go to the largest remainders, earlier parts first on ties */
+	while (sum > 0 && given < 100) {
+		int best = 0;
+
+		for (int i = 1; i < n; i++)
+			if (rem[i] > rem[best])
+				best = i;
+		out[best]++;
+		rem[best] = -1;
+		given++;
+	}
+}
+
 /*
  * fmt_bytes() - "N B" below 1 KiB, else three significant digits and a
  * binary unit ("9.99 KiB", "25.0 MiB", "812 KiB"); at most 8 characters
@@ -311,6 +376,10 @@ char *fmt_bytes(char *buf, size_t len, uint64_t bytes)
 	unsigned int u = 0;
 	double v;
 
+	if (bytes_output) {
+		snprintf(buf, len, "%llu", (unsigned long long)bytes);
+		return buf;
+	}
 	if (bytes < 1024) {
 		snprintf(buf, len, "%u B", (unsigned int)bytes);
 		return buf;

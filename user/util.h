@@ -19,6 +19,23 @@ enum {
 
 extern bool json_output;	/* -j/--json given */
 extern bool verbose;		/* -v given */
+extern bool bytes_output;	/* --bytes: tables give exact bytes, no units */
+extern bool timestamps;		/* -T: reports carry the wall-clock time */
+
+/*
+ * report_stream() - where reports go: the file of -o FILE, else stdout.
+ * set_report_file() opens @path for it (created or truncated, 0644); 0 or
+ * a negative errno. The stream is owned by util.c and flushed at exit.
+ */
+FILE *report_stream(void);
+int set_report_file(const char *path);
+
+/*
+ * fmt_time_now() - the wall-clock time as "HH:MM:SS" (@iso false, local
+ * time, as bcc tools' -T) or RFC 3339 UTC with milliseconds
+ * ("2026-11-23T21:15:03.123Z", @iso true) into @buf. Returns @buf.
+ */
+char *fmt_time_now(char *buf, size_t len, bool iso);
 
 /*
  * p_err() - print "Error: ..." on stderr, or {"error": "..."} on stderr in
@@ -59,6 +76,13 @@ int parse_duration(const char *s, uint64_t *out_ns);
  * "25.0 MiB", "1.20 GiB"); at most 10 characters. Returns @buf.
  */
 char *fmt_bytes(char *buf, size_t len, uint64_t bytes);
+
+/*
+ * pct_partition() - whole percentages of the @n disjoint @parts of a total
+ * (their sum) into @out: rounded by largest remainder, so they add up to
+ * exactly 100 when the sum is not 0 (all 0 when it is). @n <= 32.
+ */
+void pct_partition(const uint64_t *parts, int n, int *out);
 
 /*
  * read_file() - read a whole (kernel) file into a NUL-terminated malloc'd

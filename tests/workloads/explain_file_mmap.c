@@ -9,13 +9,17 @@
  * mapping then shows " (deleted)"). Prints "ready PID" and waits; on
  * SIGUSR1 it drops the pages (madvise(MADV_DONTNEED) and
  * posix_fadvise(POSIX_FADV_DONTNEED)), prints "dropped PID" and waits for
- * SIGTERM/SIGINT or SECONDS, removes PATH and exits 0.
+ * SIGTERM/SIGINT or SECONDS, removes PATH and exits 0. --mappers N: N-1
+ * forked children read every page too, so N processes map the whole file
+ * (explain --cgroup must count its pages once); they exit with the parent.
  *
  * Usage: explain_file_mmap PATH [MiB=256] [--mlock] [--unlink] [--seconds S=60]
+ *                          [--mappers N=1]
  * Output (stdout):
  *   truth file_bytes B
  *   truth locked_bytes B       (B with --mlock, else 0)
  *   truth pid PID
+ *   truth mapper PID           (each forked child, with --mappers)
  *   ready PID
  *   dropped PID               (after SIGUSR1)
  */
@@ -28,12 +32,15 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 
 #define PAGE 4096UL
 
 static volatile sig_atomic_t stop, drop;
 static const char *path;
 static int unlinked;
+static pid_t kids[64];
+static int nkids;
 
 static void on_signal(int sig)
 {
@@ -67,7 +74,7 @@ int main(int argc, char **argv)
 	volatile char sink = 0;
 	struct sigaction sa = { .sa_handler = on_signal };
 	time_t deadline;
-	int i, pos = 0;
+	int i, pos = 0, mappers = 1, ready_pipe[2];
 
 	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--mlock"))
@@ -76,6 +83,8 @@ int main(int argc, char **argv)
 			do_unlink = 1;
 		else if (!strcmp(argv[i], "--seconds") && i + 1 < argc)
 			seconds = strtol(argv[++i], NULL, 10);
+		else if (!strcmp(argv[i], "--mappers") && i + 1 < argc)
+			mappers = (int)strtol(argv[++i], NULL, 10);
 		else if (pos == 0 && ++pos)
 			path = argv[i];
 		else if (pos == 1 && ++pos)
@@ -86,7 +95,7 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (!path || !mib) {
+	if (!path || !mib || mappers < 1 || mappers > 64) {
 		fprintf(stderr, "usage: explain_file_mmap PATH [MiB] [--mlock] [--unlink]\n");
 		return 2;
 	}
@@ -121,13 +130,39 @@ int main(int argc, char **argv)
 			die("unlink");
 		unlinked = 1;
 	}
+	deadline = time(NULL) + seconds;
+	fflush(stdout);
+	if (pipe(ready_pipe))
+		die("pipe");
+	for (i = 1; i < mappers; i++) {
+		pid_t k = fork();
+
+		if (k < 0)
+			die("fork");
+		if (k == 0) {	/* a MAP_SHARED mapping is inherited without its page tables */
+			for (unsigned long off = 0; off < len; off += PAGE)
+				sink += map[off];
+			printf("truth mapper %d\n", (int)getpid());
+			fflush(stdout);
+			if (write(ready_pipe[1], "r", 1) != 1)
+				_exit(1);
+			wait_for(&stop, deadline);
+			_exit(0);
+		}
+		kids[nkids++] = k;
+	}
+	for (i = 1; i < mappers; i++) {	/* every child has read the file */
+		char c;
+
+		if (read(ready_pipe[0], &c, 1) != 1)
+			die("read");
+	}
 	printf("truth file_bytes %lu\n", len);
 	printf("truth locked_bytes %lu\n", do_mlock ? len : 0);
 	printf("truth pid %d\n", (int)getpid());
 	printf("ready %d\n", (int)getpid());
 	fflush(stdout);
 
-	deadline = time(NULL) + seconds;
 	wait_for(&drop, deadline);
 	if (drop && !stop) {
 		if (do_mlock)
@@ -137,6 +172,10 @@ int main(int argc, char **argv)
 		printf("dropped %d\n", (int)getpid());
 		fflush(stdout);
 		wait_for(&stop, deadline);
+	}
+	for (i = 0; i < nkids; i++) {
+		kill(kids[i], SIGTERM);
+		waitpid(kids[i], NULL, 0);
 	}
 	munmap(map, len);
 	close(fd);
