@@ -90,6 +90,15 @@ $(VMTEST_DIR)/bin/memacct: $(USER_OBJS) $(VMTEST_DIR)/mhd_stub.o
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) -static $^ $(STATIC_LIBS) -o $@
 
+# the whole integration suite, run in the guest on pure cgroup v2 (its
+# daemon tests skip themselves: this binary's memacct cannot serve HTTP)
+$(VMTEST_DIR)/test_integration: $(INTEG_SRCS) tests/integration.h $(LIB_OBJS) $(VMTEST_DIR)/mhd_stub.o
+	$(Q)mkdir -p $(@D)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $(WARNINGS) -Wno-missing-prototypes $(INCLUDES) -Itests -static \
+		$(INTEG_SRCS) $(LIB_OBJS) $(VMTEST_DIR)/mhd_stub.o $(STATIC_LIBS) \
+		-lcheck -lsubunit -lm -lrt -o $@
+
 $(VMTEST_DIR)/bin/%: tests/workloads/%.c $(WORKLOAD_HDRS)
 	$(Q)mkdir -p $(@D)
 	$(call msg,CC,$@)
@@ -165,7 +174,7 @@ fuzz: $(FUZZ_DIR)/fuzz_parsers
 # VMTEST_KERNELS picks suites; suites in VMTEST_OPTIONAL may fail.
 VMTEST_KERNELS  ?= bullseye bookworm bookworm-backports sid
 VMTEST_OPTIONAL ?= sid
-vmtest: $(VMTEST_DIR)/bin/memacct $(STATIC_WORKLOADS)
+vmtest: $(VMTEST_DIR)/bin/memacct $(STATIC_WORKLOADS) $(VMTEST_DIR)/test_integration
 	$(Q)VMTEST_OPTIONAL="$(VMTEST_OPTIONAL)" tests/vmtest/run.sh $(VMTEST_DIR) $(VMTEST_KERNELS)
 
 # Bench only: empty programs on memacct's hot tracepoints (the floor arm).

@@ -23,9 +23,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cgroup.h"
 #include "integration.h"
 
 const char *memacct, *workloads, *testsdir;
+char cgroot[CGROOT_MAX];
+int cgversion;
 
 void result_free(struct result *r)
 {
@@ -150,6 +153,21 @@ void assert_near(const char *what, long long got, long long want)
 	ck_assert_msg(llabs(got - want) <= tol, "%s: memacct %lld, truth %lld (tolerance %lld)",
 		      what, got, want, tol);
 	printf("  %-40s memacct %12lld  truth %12lld\n", what, got, want);
+}
+
+void skip_test(const char *func, const char *fmt, ...)
+{
+	size_t n = strlen(func);
+	va_list ap;
+
+	/* START_TEST(test_x) defines test_x_fn() */
+	if (n > 3 && !strcmp(func + n - 3, "_fn"))
+		n -= 3;
+	printf("SKIP %.*s: ", (int)n, func);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
 }
 
 struct result *memacct_run(const char *workload_and_args)
@@ -458,14 +476,27 @@ END_TEST
 
 static char test_cg[256];
 
+static void write_file(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY);
+
+	ck_assert_msg(fd >= 0 && write(fd, text, strlen(text)) == (ssize_t)strlen(text),
+		      "writing %s to %s: %s", text, path, strerror(errno));
+	close(fd);
+}
+
 static void make_test_cgroup(const char *sub)
 {
 	char path[512];
 
-	snprintf(test_cg, sizeof(test_cg), "/sys/fs/cgroup/memory/memacct-test-%d", getpid());
-	if (access("/sys/fs/cgroup/memory", F_OK) != 0)
-		snprintf(test_cg, sizeof(test_cg), "/sys/fs/cgroup/memacct-test-%d", getpid());
-	mkdir(test_cg, 0755);
+	snprintf(test_cg, sizeof(test_cg), "%s/memacct-test-%d", cgroot, getpid());
+	ck_assert_msg(!mkdir(test_cg, 0755), "mkdir %s: %s", test_cg, strerror(errno));
+	/* v2: its children get the memory controller too, as a job
+	 * scheduler's cgroups have it (our own cgroup: we may write there) */
+	if (cgversion == 2) {
+		snprintf(path, sizeof(path), "%s/cgroup.subtree_control", test_cg);
+		write_file(path, "+memory");
+	}
 	if (sub) {
 		snprintf(path, sizeof(path), "%s/%s", test_cg, sub);
 		mkdir(path, 0755);
@@ -484,24 +515,29 @@ static void remove_test_cgroup(void)
 
 START_TEST(test_attach_cgroup_by_name)
 {
-	char cmd[2048], name[512];
+	char cmd[4096], name[512], f[64];
 	struct result *r;
 	json_t *t;
 
 	make_test_cgroup("job_4711");
-	/* memacct attaches; a process joins the cgroup, waits for memacct's
-	 * first interval report (it is attached then; at most 60 s), forks a
-	 * child that copies 32 MiB and exits; then memacct gets SIGINT and
-	 * prints its final report (the last JSON line) */
+	/*
+	 * a process joins the cgroup; then memacct attaches to it by name; once
+	 * memacct's first interval report shows it attached (however long
+	 * loading took: a sleep here was a race on a slow machine) the process
+	 * forks a child that copies 16 MiB; SIGINT after one more interval.
+	 * Waits bounded (60 s): a workload that never starts fails the test.
+	 */
 	snprintf(name, sizeof(name), "%s/job_4711", test_cg);
+	snprintf(f, sizeof(f), "/tmp/memacct-attach-%d", getpid());
 	snprintf(cmd, sizeof(cmd),
-		 "A=/tmp/memacct-attach-%d.json W=/tmp/memacct-attach-%d.out; "
-		 "%s -j attach --cgroup job_4711 --interval 1s --duration 120s > $A & M=$!; "
-		 "sh -c 'echo $$ > %s/cgroup.procs; i=0; "
-		 "while [ ! -s '$A' ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done; "
-		 "exec %s/cow_fork 64 2' > $W; "
-		 "kill -INT $M; wait $M; rc=$?; cat $A $W; rm -f $A $W; exit $rc",
-		 getpid(), getpid(), memacct, name, workloads);
+		 "rm -f %s.w %s.m; "
+		 "sh -c 'echo $$ > %s/cgroup.procs && echo joined && i=0 && "
+		 "until grep -q \"^{\" %s.m 2>/dev/null; do i=$((i+1)); [ $i -gt 600 ] && exit 9; "
+		 "sleep 0.1; done; exec %s/cow_fork 64 4' > %s.w & w=$!; "
+		 "i=0; until grep -q joined %s.w; do i=$((i+1)); [ $i -gt 600 ] && break; sleep 0.1; done; "
+		 "%s -j attach --cgroup job_4711 --interval 1s > %s.m & m=$!; "
+		 "wait $w; sleep 1.2; kill -INT $m; wait $m; s=$?; cat %s.m %s.w; rm -f %s.m %s.w; exit $s",
+		 f, f, name, f, workloads, f, f, memacct, f, f, f, f, f);
 	r = run_cmd("%s", cmd);
 	remove_test_cgroup();
 	ck_assert_int_eq(r->status, 0);
@@ -567,8 +603,8 @@ START_TEST(test_dataloader_demo)
 	json_t *t;
 
 	if (system("/usr/bin/python3 -c 'import torch, numpy' 2>/dev/null") != 0) {
-		printf("SKIP dataloader demo: /usr/bin/python3 cannot import torch and numpy "
-		       "(apt-get install python3-torch python3-numpy)\n");
+		SKIP_TEST("/usr/bin/python3 cannot import torch and numpy "
+			  "(apt-get install python3-torch python3-numpy)");
 		return;
 	}
 	r = run_cmd("%s -j run -- /usr/bin/python3 %s/workloads/dataloader_demo.py", memacct,
@@ -662,6 +698,24 @@ int main(void)
 	else
 		snprintf(json_log_path, sizeof(json_log_path), "integration-reports.jsonl");
 	unlink(json_log_path);
+	{
+		char root[PATH_MAX];
+
+		if (memcg_root(root, &cgversion)) {
+			printf("SKIP integration tests: no memory cgroup hierarchy mounted "
+			       "(/proc/self/mountinfo)\n");
+			return 0;
+		}
+		if (strlen(root) >= sizeof(cgroot)) {
+			fprintf(stderr, "memory cgroup root %s: path too long for the tests\n", root);
+			return 2;
+		}
+		strcpy(cgroot, root);
+	}
+	/* our lines and memacct's (stderr) in the order they happen; each
+	 * test's result too with CK_VERBOSITY=verbose (tests/vmtest/) */
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	printf("memory cgroup hierarchy: %s (v%d)\n", cgroot, cgversion);
 	sr = srunner_create(integration_suite());
 	if (explain_suite)
 		srunner_add_suite(sr, explain_suite());
@@ -676,7 +730,7 @@ int main(void)
 	if (schema_suite)	/* last: it validates what the others printed */
 		srunner_add_suite(sr, schema_suite());
 	srunner_set_fork_status(sr, CK_NOFORK);
-	srunner_run_all(sr, CK_NORMAL);
+	srunner_run_all(sr, CK_ENV);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);
 	return failed ? 1 : 0;

@@ -17,6 +17,11 @@
 
 /* $MEMACCT (the binary), $WORKLOADS (built workloads), $TESTS (tests/) */
 extern const char *memacct, *workloads, *testsdir;
+/* the memory hierarchy's mount point and version (memcg_root()), set by
+ * main(): tests make their cgroups there, on v1 and v2 hosts alike */
+#define CGROOT_MAX 160
+extern char cgroot[CGROOT_MAX];
+extern int cgversion;
 
 struct truth {
 	char key[64];
@@ -45,6 +50,13 @@ json_t *proc_by_pid(const struct result *r, long long pid);
 void assert_near(const char *what, long long got, long long want);
 /* memacct_run() - `memacct -j run -- $WORKLOADS/ARGS`, with a report. */
 struct result *memacct_run(const char *workload_and_args);
+/*
+ * SKIP_TEST() - in a test's own body, when it finds that what it needs is
+ * missing here: prints "SKIP test_NAME: REASON" (the test's name, for
+ * tests/vmtest/check.py); the test then returns.
+ */
+#define SKIP_TEST(...) skip_test(__func__, __VA_ARGS__)
+void skip_test(const char *func, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Suites of other files; main() runs those that are linked in. */
 Suite *integration_suite(void);

@@ -27,9 +27,7 @@ static char cg[256], outf[300];
 
 static void make_cg(void)
 {
-	snprintf(cg, sizeof(cg), "/sys/fs/cgroup/memory/memacct-test-audit-%d", getpid());
-	if (access("/sys/fs/cgroup/memory", F_OK) != 0)
-		snprintf(cg, sizeof(cg), "/sys/fs/cgroup/memacct-test-audit-%d", getpid());
+	snprintf(cg, sizeof(cg), "%s/memacct-test-audit-%d", cgroot, getpid());
 	ck_assert_msg(!mkdir(cg, 0755) || errno == EEXIST, "mkdir %s: %s", cg, strerror(errno));
 	snprintf(outf, sizeof(outf), "/tmp/memacct-audit-%d.out", getpid());
 }
@@ -389,8 +387,7 @@ START_TEST(test_audit_enforce_rlimit)
 	FILE *f;
 
 	if (system("command -v capsh >/dev/null") != 0) {
-		printf("SKIP enforce-rlimit: no capsh to drop CAP_IPC_LOCK (mlock ignores "
-		       "RLIMIT_MEMLOCK with it)\n");
+		SKIP_TEST("no capsh to drop CAP_IPC_LOCK (mlock ignores RLIMIT_MEMLOCK with it)");
 		return;
 	}
 	make_cg();
@@ -616,8 +613,7 @@ static pid_t attach_bg(const char *high_file, const char *want)
 
 START_TEST(test_attach_memory_high_restore)
 {
-	bool v1 = strstr(cg, "/memory/") || access("/sys/fs/cgroup/memory", F_OK) == 0;
-	const char *file = v1 ? "memory.soft_limit_in_bytes" : "memory.high";
+	const char *file = cgversion == 1 ? "memory.soft_limit_in_bytes" : "memory.high";
 	char old[64], now[64], state[128];
 	struct stat stb;
 	struct result *r;
@@ -661,16 +657,14 @@ START_TEST(test_attach_refuses_below_usage)
 	int pid;
 
 	make_cg();
-	read_trim(access("/sys/fs/cgroup/memory", F_OK) == 0 ? "memory.limit_in_bytes" :
-		  "memory.max", old, sizeof(old));
+	read_trim(cgversion == 1 ? "memory.limit_in_bytes" : "memory.max", old, sizeof(old));
 	pid = start_in_cg("", "mlock_steps mlock 32 30");
 	r = run_cmd("%s attach --cgroup %s --memory-max 8M --duration 1s 2>&1", memacct, cg);
 	ck_assert_int_eq(r->status, 2);
 	ck_assert_msg(strstr(r->out, "OOM") && strstr(r->out, "--force"),
 		      "explains what would happen: %s", r->out);
 	result_free(r);
-	read_trim(access("/sys/fs/cgroup/memory", F_OK) == 0 ? "memory.limit_in_bytes" :
-		  "memory.max", now, sizeof(now));
+	read_trim(cgversion == 1 ? "memory.limit_in_bytes" : "memory.max", now, sizeof(now));
 	ck_assert_str_eq(now, old);
 	stop_pid(pid);
 	remove_cg();

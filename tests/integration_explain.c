@@ -643,7 +643,7 @@ static pid_t sleeper(int uid)
  */
 START_TEST(test_explain_cgroup_skips_unreadable)
 {
-	char cg[128], path[160], pid[16], msg[48];
+	char cg[CGROOT_MAX + 64], path[CGROOT_MAX + 96], pid[16], msg[48];
 	pid_t a, b;
 	struct result *r;
 	json_t *procs, *p;
@@ -651,7 +651,7 @@ START_TEST(test_explain_cgroup_skips_unreadable)
 	bool has_b = false, has_a = false;
 	FILE *f;
 
-	snprintf(cg, sizeof(cg), "/sys/fs/cgroup/memory/memacct-d17-%d", (int)getpid());
+	snprintf(cg, sizeof(cg), "%s/memacct-d17-%d", cgroot, (int)getpid());
 	rmdir(cg);
 	ck_assert_int_eq(mkdir(cg, 0755), 0);
 	a = sleeper(0);

@@ -21,7 +21,6 @@
 #include <jansson.h>
 #include "integration.h"
 
-#define CGROOT "/sys/fs/cgroup/memory"
 
 static pid_t run_pid, victim, cg_pid;	/* cg_pid: memacct-run-PID to remove */
 
@@ -84,10 +83,10 @@ static int count_procs(const char *cg)
 /* Kill what a failed test left in the cgroup of run @pid, then remove it. */
 static void remove_run_cgroup(pid_t pid)
 {
-	char cg[128], path[160], line[32];
+	char cg[CGROOT_MAX + 64], path[CGROOT_MAX + 96], line[32];
 	FILE *f;
 
-	snprintf(cg, sizeof(cg), CGROOT "/memacct-run-%d", (int)pid);
+	snprintf(cg, sizeof(cg), "%s/memacct-run-%d", cgroot, (int)pid);
 	snprintf(path, sizeof(path), "%s/cgroup.procs", cg);
 	for (int i = 0; i < 50 && (f = fopen(path, "r")); i++) {
 		int n = 0;
@@ -119,9 +118,9 @@ static void teardown(void)
 	if (cg_pid > 0)
 		remove_run_cgroup(cg_pid);
 	{
-		char cg[128];
+		char cg[CGROOT_MAX + 64];
 
-		snprintf(cg, sizeof(cg), CGROOT "/memacct-dur-%d", (int)getpid());
+		snprintf(cg, sizeof(cg), "%s/memacct-dur-%d", cgroot, (int)getpid());
 		rmdir(cg);
 	}
 	victim = run_pid = cg_pid = 0;
@@ -165,7 +164,7 @@ static pid_t fork_with_pid(pid_t want)
 START_TEST(test_run_stop_after_cmd)
 {
 	char pidfile[] = "/tmp/memacct-run-cmdpid-XXXXXX", out[] = "/tmp/memacct-run-out-XXXXXX";
-	char script[256], cg[128];
+	char script[256], cg[CGROOT_MAX + 64];
 	pid_t cmd = 0;
 	int st = 0, fd;
 
@@ -202,7 +201,7 @@ START_TEST(test_run_stop_after_cmd)
 	fflush(stdout);
 	ck_assert_int_eq(kill(run_pid, SIGTERM), 0);
 	ck_assert_msg(wait_ms(run_pid, &st, 10000), "run still running 10 s after SIGTERM");
-	snprintf(cg, sizeof(cg), CGROOT "/memacct-run-%d", (int)run_pid);
+	snprintf(cg, sizeof(cg), "%s/memacct-run-%d", cgroot, (int)run_pid);
 	run_pid = 0;
 	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "run status %#x", st);
 	if (victim) {
@@ -219,7 +218,7 @@ END_TEST
 /* D6: run killed with SIGKILL: CMD does not run on in the cgroup; the next run removes it. */
 START_TEST(test_run_sigkill_cleaned)
 {
-	char out[] = "/tmp/memacct-run-out-XXXXXX", cg[128], *text;
+	char out[] = "/tmp/memacct-run-out-XXXXXX", cg[CGROOT_MAX + 64], *text;
 	struct result *r;
 	int fd, n = -1;
 	pid_t killed;
@@ -230,7 +229,7 @@ START_TEST(test_run_sigkill_cleaned)
 	run_pid = spawn_memacct(out, (char *const[]){ "memacct", "run", "--memory-max", "200M",
 						      "--", "sleep", "60", NULL });
 	ck_assert(run_pid > 0);
-	snprintf(cg, sizeof(cg), CGROOT "/memacct-run-%d", (int)run_pid);
+	snprintf(cg, sizeof(cg), "%s/memacct-run-%d", cgroot, (int)run_pid);
 	for (int i = 0; i < 500 && (n = count_procs(cg)) < 1; i++)
 		sleep_ms(20);
 	ck_assert_msg(n == 1, "CMD never appeared in %s", cg);
@@ -255,7 +254,7 @@ END_TEST
 /* D6: SIGINT while run loads its BPF side: a clean exit, no cgroup left. */
 START_TEST(test_run_early_sigint)
 {
-	char out[] = "/tmp/memacct-run-out-XXXXXX", cg[128];
+	char out[] = "/tmp/memacct-run-out-XXXXXX", cg[CGROOT_MAX + 64];
 	int fd, st = 0;
 
 	fd = mkstemp(out);
@@ -263,7 +262,7 @@ START_TEST(test_run_early_sigint)
 	close(fd);
 	run_pid = spawn_memacct(out, (char *const[]){ "memacct", "run", "--", "true", NULL });
 	ck_assert(run_pid > 0);
-	snprintf(cg, sizeof(cg), CGROOT "/memacct-run-%d", (int)run_pid);
+	snprintf(cg, sizeof(cg), "%s/memacct-run-%d", cgroot, (int)run_pid);
 	for (int i = 0; i < 5000 && access(cg, F_OK); i++)
 		sleep_ms(1);
 	ck_assert_msg(access(cg, F_OK) == 0, "%s never created", cg);
@@ -305,12 +304,12 @@ static double cpu_s(pid_t pid)
  */
 START_TEST(test_huge_durations)
 {
-	char out[] = "/tmp/memacct-dur-out-XXXXXX", cg[128];
+	char out[] = "/tmp/memacct-dur-out-XXXXXX", cg[CGROOT_MAX + 64];
 	struct result *r;
 	int fd, st, lines = 0;
 	double cpu;
 
-	snprintf(cg, sizeof(cg), CGROOT "/memacct-dur-%d", (int)getpid());
+	snprintf(cg, sizeof(cg), "%s/memacct-dur-%d", cgroot, (int)getpid());
 	rmdir(cg);
 	ck_assert_int_eq(mkdir(cg, 0755), 0);
 	r = run_cmd("%s -j attach --cgroup %s --interval 18446744073s --duration 2s", memacct, cg);
@@ -446,13 +445,13 @@ static json_t *last_totals(const char *path, json_t **report)
 /* D15: the final summary of attach keeps the peaks of a cgroup removed meanwhile. */
 START_TEST(test_attach_keeps_peaks_of_removed_cgroup)
 {
-	char out[] = "/tmp/memacct-peaks-XXXXXX", cg[128], cgarg[160];
+	char out[] = "/tmp/memacct-peaks-XXXXXX", cg[CGROOT_MAX + 64], cgarg[CGROOT_MAX + 96];
 	json_t *rep = NULL, *t;
 	long long anon_peak_before, anon_peak_final;
 	struct result *w;
 	int fd, st;
 
-	snprintf(cg, sizeof(cg), CGROOT "/memacct-dur-%d", (int)getpid());
+	snprintf(cg, sizeof(cg), "%s/memacct-dur-%d", cgroot, (int)getpid());
 	rmdir(cg);
 	ck_assert_int_eq(mkdir(cg, 0755), 0);
 	fd = mkstemp(out);

@@ -1,13 +1,18 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause)
-"""check.py RESULTS CONSOLE - judge one vmtest guest run.
+"""check.py RESULTS CONSOLE [--integration] - judge one vmtest guest run.
 
 RESULTS holds the sections tests/vmtest/init.sh wrote to the guest's ttyS1:
 memacct's JSON next to the workloads' ground truth and the guest kernel's own
 figures (memory.stat, memory.events, numa_maps, numa_stat, limit files).
 Prints one line per check ("ok ..." / "SKIP ..." / "FAIL ...") with both
-figures; exits 1 if any check failed. docs/vmtest.md lists the checks."""
+figures; exits 1 if any check failed. docs/vmtest.md lists the checks.
+--integration: the guest also ran the whole integration suite
+(tests/integration*.c); every test registered there must have passed, or
+skipped itself with a printed reason."""
+import glob
 import json
+import os
 import re
 import sys
 
@@ -417,6 +422,84 @@ def check_nomem(s):
         s.dump()
 
 
+# libcheck's verdict of a test with CK_VERBOSITY=verbose:
+# FILE:LINE:P|F|E:TCASE:TEST:ITERATION: MESSAGE
+CK_RESULT = re.compile(r'^(\S+?):(\d+):([PFE]):([^:]+):(\w+):(\d+): ?(.*)$')
+CK_SUMMARY = re.compile(r'^(\d+)%: Checks: (\d+), Failures: (\d+), Errors: (\d+)')
+
+
+def registered_tests():
+    """the tests tests/integration*.c register (tcase_add_test), by name"""
+    here = os.path.dirname(os.path.abspath(__file__))
+    names = []
+    for f in sorted(glob.glob(os.path.join(here, '..', 'integration*.c'))):
+        names += re.findall(r'tcase_add_test\(\s*\w+\s*,\s*(\w+)\s*\)', open(f).read())
+    return names
+
+
+def check_integration(sec, uptime_before):
+    """the whole integration suite on pure cgroup v2: each registered test
+    passed (or skipped itself, saying why: a "SKIP ..." line it printed
+    before its verdict), none failed, none missing, no cgroup left behind"""
+    s = Sec(sec)
+    results, skips, last = {}, {}, None
+    for line in sec['out']:
+        m = CK_RESULT.match(line)
+        sk = re.match(r'SKIP (test_\w+): (.*)', line)
+        if m:
+            last = m.group(5)
+            results[last] = [m.group(3), m.group(7), m.group(1) + ':' + m.group(2)]
+        elif sk:
+            skips.setdefault(sk.group(1), []).append(sk.group(2))
+        elif last and not CK_SUMMARY.match(line) and not line.startswith('rc '):
+            results[last][1] += '\n' + line	# a message of several lines
+    mnt = ' '.join(s.plain.get('plain mount', []))
+    opts = mnt.split(' - ')[-1].split()[-1].split(',') if ' - cgroup2 ' in mnt else []
+    check('integration.layout', s.kernel.get('cgroup1_mounts') == 0 and 'nsdelegate' in opts,
+          'cgroup2 on /sys/fs/cgroup (%s), cgroup v1 mounts: %s' % (
+              ','.join(opts) or mnt or 'not found', s.kernel.get('cgroup1_mounts')))
+    want = registered_tests()
+    counts = {'ok': 0, 'skip': 0, 'fail': 0}
+    for name in want:
+        r = results.get(name)
+        if r is None:
+            check('integration.' + name, False, 'no verdict (the suite stopped before it)')
+            counts['fail'] += 1
+            continue
+        kind, msg, where = r
+        if kind == 'P' and name in skips:
+            print('SKIP integration.%s: %s' % (name, '; '.join(skips[name])))
+            counts['skip'] += 1
+        elif kind == 'P':
+            check('integration.' + name, True, 'passed')
+            counts['ok'] += 1
+        else:
+            check('integration.' + name, False, '%s at %s' % (msg, where))
+            counts['fail'] += 1
+    if counts['fail']:
+        # the suite's own lines before libcheck's verdicts (assert_near()
+        # figures, memacct's stderr): the whole is in the results file
+        end = [i for i, l in enumerate(sec['out']) if CK_SUMMARY.match(l)]
+        out = sec['out'][:end[-1] if end else len(sec['out'])]
+        print('\n'.join('     | ' + l for l in out[-40:]))
+    extra = sorted(set(results) - set(want))
+    check('integration.registered', not extra and len(want) > 0,
+          '%d tests registered in tests/integration*.c%s' % (
+              len(want), ', verdicts of unknown tests: ' + ', '.join(extra) if extra else ''))
+    summ = [CK_SUMMARY.match(l) for l in sec['out'] if CK_SUMMARY.match(l)]
+    summ = summ[-1] if summ else None
+    check('integration.exit', s.rc.get('test_integration') == 0 and summ is not None
+          and int(summ.group(3)) + int(summ.group(4)) == 0 and int(summ.group(2)) == len(want),
+          'test_integration exit %s, libcheck: %s' % (
+              s.rc.get('test_integration'), summ.group(0) if summ else 'no summary'))
+    check('integration.cleanup', s.kernel.get('leftover_cgroups') == 0,
+          'cgroups left behind below /sys/fs/cgroup: %s' % s.kernel.get('leftover_cgroups'))
+    took = sec.get('uptime') - uptime_before if sec.get('uptime') and uptime_before else None
+    print('     integration suite on pure cgroup v2: %d passed, %d skipped, %d failed of %d%s'
+          % (counts['ok'], counts['skip'], counts['fail'], len(want),
+             ', %.0f s' % took if took is not None else ''))
+
+
 # in the order tests/vmtest/init.sh runs them
 def check_zero_fill(s):
     """zero_fill 32: read then write fresh anon; truth from pagemap"""
@@ -519,6 +602,12 @@ def main():
             print('\n'.join('     | ' + l for l in (sec['out'] + sec['err'])[-25:]))
     else:
         check('numa', False, 'section missing')
+    if '--integration' in sys.argv[3:]:
+        sec = secs.get('integration')
+        if sec is None:
+            check('integration', False, 'section missing')
+        else:
+            check_integration(sec, secs.get('audit', {}).get('uptime'))
     for name, fn in V2_TESTS:
         sec = secs.get(name)
         if sec is None:

@@ -12,13 +12,17 @@ mount -t devtmpfs devtmpfs /dev
 mount -t bpf bpf /sys/fs/bpf
 mount -t tracefs tracefs /sys/kernel/tracing
 mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
-mount -t cgroup2 cgroup2 /sys/fs/cgroup
+# pure cgroup v2, mounted as systemd mounts it on a v2-only host
+mount -t cgroup2 -o nsdelegate,memory_recursiveprot cgroup2 /sys/fs/cgroup ||
+	mount -t cgroup2 -o nsdelegate cgroup2 /sys/fs/cgroup
 echo +memory > /sys/fs/cgroup/cgroup.subtree_control
-mkdir -p /tmp /run /mnt && mount -t tmpfs tmpfs /tmp
+mkdir -p /tmp /run /mnt /dev/shm && mount -t tmpfs tmpfs /tmp && mount -t tmpfs tmpfs /dev/shm
 # a real block filesystem for page cache tests (tmpfs pages are shmem):
 # run.sh attaches an empty image as NVMe (the cloud kernels build nvme and
 # ext4 in, not virtio-blk)
 [ -b /dev/nvme0n1 ] && mke2fs -q /dev/nvme0n1 > /dev/null && mount -t ext2 /dev/nvme0n1 /mnt
+# /var/tmp on it too, as on a host (the integration suite's files)
+mkdir -p /mnt/vartmp /var/tmp && chmod 1777 /mnt/vartmp && mount --bind /mnt/vartmp /var/tmp
 out=/dev/ttyS1
 cg=/sys/fs/cgroup
 
@@ -262,6 +266,30 @@ t_audit() {
 	rmdir $d
 }
 
+# the whole integration suite (tests/integration*.c) on this pure v2 layout,
+# from a session scope as a login shell on a systemd host runs it, the memory
+# controller enabled down to it; libcheck's verdict per test
+# (CK_VERBOSITY=verbose), judged by check.py --integration. As on a host,
+# the binaries are on a disk file system (on the initramfs, tmpfs, their
+# text would be shmem) and /bin/sh is dash.
+t_integration() {
+	s=$cg/user.slice/user-0.slice/session-1.scope
+	mkdir -p $s /mnt/bin
+	echo +memory > $cg/user.slice/cgroup.subtree_control
+	echo +memory > $cg/user.slice/user-0.slice/cgroup.subtree_control
+	grep ' /sys/fs/cgroup ' /proc/self/mountinfo | sed 's/^/plain mount /'
+	echo "kernel cgroup1_mounts $(grep -c ' - cgroup ' /proc/self/mountinfo)"
+	for f in /bin/*; do [ -L $f ] || cp $f /mnt/bin/; done
+	[ -x /usr/bin/dash ] && ln -sf /usr/bin/dash /bin/sh
+	sh -c 'echo $$ > '$s'/cgroup.procs && cd /tmp && exec env PATH=/usr/sbin:/usr/bin:/bin \
+		MEMACCT=/mnt/bin/memacct WORKLOADS=/mnt/bin TESTS=/tests CK_VERBOSITY=verbose \
+		/mnt/bin/test_integration 2>&1'
+	echo "rc test_integration $?"
+	ln -sf busybox /bin/sh
+	rmdir $s $cg/user.slice/user-0.slice $cg/user.slice
+	echo "kernel leftover_cgroups $(find $cg -mindepth 1 -type d | wc -l)"
+}
+
 env_info() {
 	echo "kernel $(uname -r)"
 	echo "nodes $(ls -d /sys/devices/system/node/node* | wc -l)"
@@ -281,6 +309,7 @@ section attach t_attach
 section limits t_limits
 section explain t_explain
 section audit t_audit
+grep -q 'memacct.integration=1' /proc/cmdline && section integration t_integration
 section nomem t_nomem
 echo "@@VMTEST done" > $out
 sync

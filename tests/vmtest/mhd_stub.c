@@ -4,16 +4,22 @@
  * (.output/memacct-static, tests/vmtest/). Debian ships libmicrohttpd.a but
  * its gnutls needs libp11-kit and libunistring, which have no .a files, so
  * the guest binary cannot link the real library. The guest never serves
- * metrics: the daemon's MHD_start_daemon() fails cleanly (NULL). Add a stub
- * here when user/ starts calling another MHD_ function.
+ * metrics: the daemon's MHD_start_daemon() fails cleanly (NULL), saying why
+ * (tests/integration_daemon.c skips its tests on that line). Add a stub here
+ * when user/ starts calling another MHD_ function.
  */
+#include <errno.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <microhttpd.h>
 
 struct MHD_Daemon *MHD_start_daemon(unsigned int flags, uint16_t port,
 				    MHD_AcceptPolicyCallback apc, void *apc_cls,
 				    MHD_AccessHandlerCallback dh, void *dh_cls, ...)
 {
+	fprintf(stderr, "memacct: built without HTTP (tests/vmtest/mhd_stub.c): "
+		"the daemon cannot serve\n");
+	errno = ENOSYS;
 	return NULL;
 }
 

@@ -4,13 +4,17 @@
 # holds bin/ (static memacct and workloads, built by make) and caches the
 # kernels. For each suite: boot its Debian cloud kernel under qemu TCG with
 # 2 NUMA nodes, run tests/vmtest/init.sh, judge with check.py. Suites listed
-# in $VMTEST_OPTIONAL may fail without failing the matrix.
+# in $VMTEST_OPTIONAL may fail without failing the matrix. Suites listed in
+# $VMTEST_INTEGRATION also run the whole integration suite (DIR/test_integration)
+# on pure cgroup v2, with $VMTEST_INTEGRATION_TIMEOUT.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$1"; dir=$(cd "$1" && pwd); shift
 suites=("$@")
 optional=" ${VMTEST_OPTIONAL:-} "
 timeout_s=${VMTEST_TIMEOUT:-150}
+integration=" ${VMTEST_INTEGRATION-bookworm-backports} "
+integration_timeout_s=${VMTEST_INTEGRATION_TIMEOUT:-900}
 start=$(date +%s)
 
 for t in qemu-system-x86_64 busybox; do
@@ -19,18 +23,34 @@ for t in qemu-system-x86_64 busybox; do
 done
 "$here/fetch-kernels.sh" "$dir" "${suites[@]}" || echo "vmtest: fetching kernels reported errors" >&2
 
-# initramfs: busybox, static memacct and workloads, /init
+# initramfs: busybox, static memacct and workloads, /init; for the
+# integration suite its static binary, tests/workloads' scripts (as $TESTS)
+# and the host's own tools that tests use where busybox has no equivalent
+# (capsh --drop, setpriv --reuid; capsh -- runs /bin/bash; dash as the
+# suite's /bin/sh, whose PATH lookup finds them: busybox ash runs its own
+# applets first), with their libraries. SRC[:DEST]
 cpio=$(command -v cpio || echo "busybox cpio")
 root=$dir/root
-rm -rf "$root"; mkdir -p "$root"/{bin,proc,sys,dev,tmp,etc}
+rm -rf "$root"; mkdir -p "$root"/{bin,proc,sys,dev,tmp,etc,tests/workloads}
 cp "$(command -v busybox || echo /bin/busybox)" "$root/bin/busybox"
 cp "$dir"/bin/* "$root/bin/"
 cp "$here/init.sh" "$root/init"
 ln -s busybox "$root/bin/sh"
+[ -x "$dir/test_integration" ] && cp "$dir/test_integration" "$root/bin/"
+cp "$here"/../workloads/*.py "$root/tests/workloads/"
+for t in /usr/sbin/capsh /usr/bin/setpriv /usr/bin/bash:/bin/bash /usr/bin/dash; do
+	src=${t%%:*} dst=${t#*:}
+	[ -x "$src" ] || { echo "vmtest: $src missing: tests that need it fail or skip in the guest" >&2; continue; }
+	mkdir -p "$root$(dirname "$dst")"; cp "$src" "$root$dst"
+	for l in $(ldd "$src" | grep -o '/[^ ]*'); do
+		mkdir -p "$root$(dirname "$l")"; cp -L "$l" "$root$l"
+	done
+done
 (cd "$root" && find . | $cpio -o -H newc 2>/dev/null | gzip -1) > "$dir/initramfs.gz"
 # an empty disk, attached as NVMe: the guest formats it (ext2) for the page
 # cache tests; sparse, rewritten by every boot
-rm -f "$dir/disk.img"; truncate -s 128M "$dir/disk.img"
+# (1 GiB: the integration suite's /var/tmp is on it, 256 MiB files)
+rm -f "$dir/disk.img"; truncate -s 1G "$dir/disk.img"
 
 fail=0
 summary=()
@@ -46,6 +66,11 @@ for s in "${suites[@]}"; do
 	# is: slab debugging of the kmalloc caches lets it allocate
 	# (docs/vmtest.md)
 	append=${VMTEST_APPEND:+ $VMTEST_APPEND}
+	limit=$timeout_s ck=()
+	if [[ $integration == *" $s "* ]]; then
+		append="$append memacct.integration=1"
+		limit=$integration_timeout_s ck=(--integration)
+	fi
 	v=$(sed -n 's/^\([0-9]*\)\.\([0-9]*\).*/\1 \2/p' "$dir/version-$s" 2>/dev/null)
 	if [ -n "$v" ] && [ $((${v% *} * 1000 + ${v#* })) -ge 6019 ]; then
 		case ${VMTEST_CPU:-max,-cx16} in
@@ -54,7 +79,7 @@ for s in "${suites[@]}"; do
 	fi
 	t0=$(date +%s)
 	rm -f "$log.results" "$log.console"
-	timeout "$timeout_s" qemu-system-x86_64 -accel tcg -cpu "${VMTEST_CPU:-max,-cx16}" -m 2G \
+	timeout "$limit" qemu-system-x86_64 -accel tcg -cpu "${VMTEST_CPU:-max,-cx16}" -m 2G \
 		-smp 2,sockets=2,cores=1,threads=1 \
 		-object memory-backend-ram,id=m0,size=1G -object memory-backend-ram,id=m1,size=1G \
 		-numa node,nodeid=0,cpus=0,memdev=m0 -numa node,nodeid=1,cpus=1,memdev=m1 \
@@ -66,9 +91,9 @@ for s in "${suites[@]}"; do
 	qrc=$?
 	t1=$(date +%s)
 	echo "== $s ($(cat "$dir/version-$s" 2>/dev/null)), $((t1 - t0)) s, qemu exit $qrc${append:+, kernel args +$append}"
-	[ $qrc = 124 ] && echo "FAIL timeout: qemu killed after $timeout_s s"
+	[ $qrc = 124 ] && echo "FAIL timeout: qemu killed after $limit s"
 	touch "$log.results"
-	if "$here/check.py" "$log.results" "$log.console" && [ $qrc != 124 ]; then
+	if "$here/check.py" "$log.results" "$log.console" "${ck[@]}" && [ $qrc != 124 ]; then
 		summary+=("PASS $s ($((t1 - t0)) s)")
 	else
 		echo "-- console tail ($log.console):"
