@@ -63,3 +63,9 @@ struct MHD_Response *MHD_create_response_from_callback(uint64_t size, size_t blo
 {
 	return NULL;
 }
+
+const union MHD_ConnectionInfo *MHD_get_connection_info(struct MHD_Connection *connection,
+							enum MHD_ConnectionInfoType info_type, ...)
+{
+	return NULL;
+}
