@@ -25,7 +25,13 @@ static char dir[256];
 /* validate_json.py on @file; fails the test with its output when invalid. */
 static void validate(const char *file)
 {
-	struct result *r = run_cmd(VALIDATOR " %s/validate_json.py %s/../docs/memacct.report.v1.schema.json "
+	struct result *r;
+
+	if (access(VALIDATOR, X_OK)) {	/* the vmtest guests have no Python */
+		printf("  %s not validated: no %s on this machine\n", file, VALIDATOR);
+		return;
+	}
+	r = run_cmd(VALIDATOR " %s/validate_json.py %s/../docs/memacct.report.v1.schema.json "
 				   "%s 2>&1", testsdir, testsdir, file);
 
 	ck_assert_msg(r->status == 0, "%s against the schema (rc %d):\n%s", file, r->status, r->out);
@@ -69,7 +75,14 @@ static void teardown(void)
 
 START_TEST(test_schema_self)
 {
-	struct result *r = run_cmd(VALIDATOR " -c 'import jsonschema' 2>&1");
+	struct result *r;
+
+	if (access(VALIDATOR, X_OK)) {
+		SKIP_TEST("no %s on this machine (the vmtest guests have no Python; "
+			  "every other machine runs make deps)", VALIDATOR);
+		return;
+	}
+	r = run_cmd(VALIDATOR " -c 'import jsonschema' 2>&1");
 
 	ck_assert_msg(r->status == 0, "python3-jsonschema missing (make deps installs it): %s",
 		      r->out);
