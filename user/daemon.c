@@ -1833,9 +1833,18 @@ int do_daemon(int argc, char **argv)
 		p_err("first collection failed: cgroup root %s unreadable", d.root);
 		goto out_pin;
 	}
-	fprintf(stderr, "memacct daemon: serving on port %u, kernel side %s %s\n",
-		ntohs(d.o.listen.sin_port), d.pin.reattached ? "re-attached at" : "pinned at",
-		d.o.pin_path);
+	{
+		char a[32];
+
+		inet_ntop(AF_INET, &d.o.listen.sin_addr, a, sizeof(a));
+		/* D20: pids, comms and cgroup names go to whoever can connect */
+		if ((ntohl(d.o.listen.sin_addr.s_addr) >> 24) != 127)
+			p_warn("listening on %s, not loopback: process ids, names and cgroup paths "
+			       "are served to every host that can reach it", a);
+		fprintf(stderr, "memacct daemon: serving on port %u (%s), kernel side %s %s\n",
+			ntohs(d.o.listen.sin_port), a,
+			d.pin.reattached ? "re-attached at" : "pinned at", d.o.pin_path);
+	}
 	while (!d_stop) {
 		uint64_t next = ns_after(now_ns(), d.o.interval_ns);
 
