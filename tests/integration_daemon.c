@@ -18,16 +18,19 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <jansson.h>
 #include "integration.h"
 
 static int port;
 static int http_timeout_s = 10;	/* receive timeout of one request */
 static char pin_dir[128];
+static char tmpfs_dir[64];	/* a small tmpfs of test_json_log_full_disk */
 static char live_cg[256];	/* a test's cgroup, removed by teardown */
 /* daemons started by the running test: teardown kills those still alive */
 static pid_t daemons[8];
@@ -234,6 +237,11 @@ static void teardown(void)
 		}
 	}
 	detach_all();
+	if (tmpfs_dir[0]) {
+		umount2(tmpfs_dir, MNT_DETACH);
+		rmdir(tmpfs_dir);
+		tmpfs_dir[0] = '\0';
+	}
 	if (live_cg[0])
 		rmdir(live_cg);
 	live_cg[0] = '\0';
@@ -819,6 +827,65 @@ START_TEST(test_filter_spellings)
 }
 END_TEST
 
+/* D16: PID 1 is one of the daemon's processes (the task iterator skipped it). */
+START_TEST(test_pid1_present)
+{
+	char *m;
+	pid_t d = start_daemon("--top-processes 10000");
+
+	ck_assert(d > 0);
+	m = http_get("/metrics", NULL);
+	ck_assert_ptr_nonnull(m);
+	ck_assert_msg(strstr(m, "\nmemacct_process_rss_bytes{pid=\"1\","),
+		      "no memacct_process_rss_bytes series of PID 1 among all processes");
+	free(m);
+	ck_assert_int_eq(WEXITSTATUS(stop_daemon(d, SIGTERM)), 0);
+}
+END_TEST
+
+
+/*
+ * D14: --json-log on a full filesystem (a 64 KiB tmpfs): the file holds
+ * whole JSON lines only, and memacct_json_log_errors_total counts the
+ * lines dropped.
+ */
+START_TEST(test_json_log_full_disk)
+{
+	char log[128], extra[200], line[1 << 17], *m;
+	int whole = 0;
+	long long errs;
+	FILE *f;
+	pid_t d;
+
+	snprintf(tmpfs_dir, sizeof(tmpfs_dir), "/tmp/memacct-full-%d", (int)getpid());
+	mkdir(tmpfs_dir, 0700);
+	ck_assert_int_eq(mount("tmpfs", tmpfs_dir, "tmpfs", 0, "size=64k"), 0);
+	snprintf(log, sizeof(log), "%s/log.json", tmpfs_dir);
+	snprintf(extra, sizeof(extra), "--interval 100ms --json-log %s", log);
+	d = start_daemon(extra);
+	ck_assert(d > 0);
+	sleep_ms(3000);
+	m = http_get("/metrics", NULL);
+	ck_assert_ptr_nonnull(m);
+	errs = sample(m, "memacct_json_log_errors_total");
+	free(m);
+	ck_assert_int_eq(WEXITSTATUS(stop_daemon(d, SIGTERM)), 0);
+	f = fopen(log, "r");
+	ck_assert_ptr_nonnull(f);
+	while (fgets(line, sizeof(line), f)) {
+		json_t *j = json_loads(line, 0, NULL);
+
+		ck_assert_msg(j && line[strlen(line) - 1] == '\n', "cut JSON line in %s after %d "
+			      "whole ones: %.80s...", log, whole, line);
+		json_decref(j);
+		whole++;
+	}
+	fclose(f);
+	printf("  %-40s %d whole lines, %lld dropped\n", "JSON log on a 64 KiB tmpfs", whole, errs);
+	ck_assert_msg(errs > 0, "memacct_json_log_errors_total %lld on a full disk", errs);
+}
+END_TEST
+
 START_TEST(test_two_daemons_refused)
 {
 	struct result *r;
@@ -870,6 +937,8 @@ Suite *daemon_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_detach_spares_foreign_pins);
 	tcase_add_test(tc, test_filter_spellings);
+	tcase_add_test(tc, test_pid1_present);
+	tcase_add_test(tc, test_json_log_full_disk);
 	suite_add_tcase(s, tc);
 	return s;
 }

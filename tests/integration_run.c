@@ -515,6 +515,33 @@ START_TEST(test_attach_keeps_peaks_of_removed_cgroup)
 }
 END_TEST
 
+/*
+ * D12: a cgroup argument that cannot name a cgroup ("..", ".", "", a file,
+ * a 5,000-byte name) is a usage error (2) in attach, audit and explain, as
+ * README says; explain keeps 4 for a name that matches nothing (docs/explain.md).
+ */
+START_TEST(test_bad_cgroup_names_rc2)
+{
+	static char longname[5001];
+	const char *names[] = { "..", ".", "''", "../..", longname };
+	const char *cmds[] = { "attach --duration 1s --cgroup", "audit --cgroup", "explain --cgroup" };
+
+	memset(longname, 'a', sizeof(longname) - 1);
+	for (size_t c = 0; c < 3; c++)
+		for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+			struct result *r;
+
+			if (c == 2 && names[i] == longname)
+				continue;	/* explain: no such cgroup is 4 (docs/explain.md) */
+			r = run_cmd("%s %s %s 2>&1", memacct, cmds[c], names[i]);
+
+			ck_assert_msg(r->status == 2, "%s %.20s: rc %d: %.200s", cmds[c], names[i],
+				      r->status, r->out);
+			result_free(r);
+		}
+}
+END_TEST
+
 Suite *run_suite(void)
 {
 	Suite *s = suite_create("run");
@@ -535,6 +562,7 @@ Suite *run_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_checked_fixture(tc, NULL, teardown);
 	tcase_add_test(tc, test_attach_pid_without_mm);
+	tcase_add_test(tc, test_bad_cgroup_names_rc2);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("report-bounds");
 	tcase_set_timeout(tc, 120);

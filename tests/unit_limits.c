@@ -222,6 +222,13 @@ START_TEST(test_apply_v1_memsw)
 	memset(&req, 0, sizeof(req));
 	ck_assert_int_eq(limits_getopt(OPT_MEMORY_SWAP_MAX, "512M", &req), 0);
 	ck_assert_int_eq(limits_apply(&cg, &req, false), EXIT_USAGE);
+	/* D20: memory + swap past what the kernel takes: a usage error, nothing written */
+	memset(&req, 0, sizeof(req));
+	ck_assert_int_eq(limits_getopt(OPT_MEMORY_MAX, "1G", &req), 0);
+	ck_assert_int_eq(limits_getopt(OPT_MEMORY_SWAP_MAX, "9223372036854775807", &req), 0);
+	ck_assert_int_eq(limits_apply(&cg, &req, false), EXIT_USAGE);
+	get("memory.memsw.limit_in_bytes", v, sizeof(v));
+	ck_assert_str_eq(v, "1610612736");
 	remove_fake();
 }
 END_TEST

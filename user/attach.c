@@ -206,7 +206,8 @@ int do_attach(int argc, char **argv)
 			p_err("no memory cgroup '%s': %s", cgarg, strerror(-err));
 		else
 			p_err("no process %llu: %s", (unsigned long long)pid64, strerror(-err));
-		return err == -ENOENT || err == -ESRCH ? EXIT_USAGE : EXIT_ENV;
+		/* D12: "..", "", a file or a 5,000-byte name is a usage error */
+		return err == -ESRCH || memcg_resolve_is_usage(err) ? EXIT_USAGE : EXIT_ENV;
 	}
 	if (cgarg && memcg_has_memory(&cg) == 0) {
 		p_err("cgroup %s has no memory controller (cgroup v2: its parent's "

@@ -882,7 +882,7 @@ int do_audit(int argc, char **argv)
 				p_err("no memory cgroup '%s': %s", optarg,
 				      err == -ENOTUNIQ ? "ambiguous, give one of the paths above" :
 				      strerror(-err));
-				ret = err == -ENOENT || err == -ENOTUNIQ ? EXIT_USAGE : EXIT_ENV;
+				ret = memcg_resolve_is_usage(err) ? EXIT_USAGE : EXIT_ENV;
 				goto out;
 			}
 			as[n++].recursive = true;

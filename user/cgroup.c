@@ -672,6 +672,12 @@ int memcg_create(const char *name, struct memcg *cg)
  * been released; wait up to REMOVE_TIMEOUT_NS for that. The root is
  * never removed (-EINVAL); an already removed cgroup gives -ENOENT.
  */
+bool memcg_resolve_is_usage(int err)
+{
+	return err == -ENOENT || err == -ENOTUNIQ || err == -EINVAL || err == -ENAMETOOLONG ||
+	       err == -ENOTDIR || err == -ELOOP;
+}
+
 int memcg_remove(const struct memcg *cg)
 {
 	struct timespec ts = { 0, REMOVE_RETRY_NS };

@@ -43,6 +43,15 @@ int parse_mountinfo_memcg(const char *text, char *root, int *version,
  */
 int memcg_resolve(const char *arg, struct memcg *cg, FILE *ambiguous);
 
+/*
+ * memcg_resolve_is_usage() - whether a memcg_resolve() error is the
+ * argument's fault (exit status 2: unknown or ambiguous cgroup, "." or "..",
+ * an empty or too long name, a file): -ENOENT, -ENOTUNIQ, -EINVAL,
+ * -ENAMETOOLONG, -ENOTDIR, -ELOOP. Others (-EACCES, -EIO) are the
+ * environment's (3).
+ */
+bool memcg_resolve_is_usage(int err);
+
 /* memcg_of_path() - fill @cg for an existing directory below the root. */
 int memcg_of_path(const char *root, int version, const char *abs, struct memcg *cg);
 

@@ -110,6 +110,8 @@ struct dstate {
 	uint64_t t0_ns;
 	int stats_fd;
 	FILE *log;
+	uint64_t log_errors;	/* JSON log lines that could not be written */
+	bool log_failing;	/* the last line failed: said once */
 	struct prev *prev;
 	size_t nprev;
 	uint64_t *unknown;	/* cgroups map keys missing from the last walk */
@@ -1290,6 +1292,9 @@ static void format_self(struct dstate *d, const struct collection *col, struct m
 	metrics_family(b, "memacct_scrape_cpu_seconds", MT_GAUGE, "seconds",
 		       "CPU time of the previous collection");
 	metrics_sample(b, NULL, 0, d->last_cpu_s);
+	metrics_family(b, "memacct_json_log_errors", MT_COUNTER, NULL,
+		       "JSON log lines (--json-log) that could not be written (full disk, I/O error)");
+	metrics_sample_u64(b, NULL, 0, d->log_errors);
 	metrics_family(b, "memacct_processes", MT_GAUGE, NULL,
 		       "Processes with an mm seen by the task iterator");
 	metrics_sample_u64(b, NULL, 0, col->nst);
@@ -1404,6 +1409,46 @@ static void metrics_of_cgi(const struct dstate *d, const struct cgi *c, struct m
 	m->rss_peak = c->st.has_peak ? c->st.peak : 0;
 }
 
+/*
+ * One JSON line in a single write(); a failure (ENOSPC, EIO, ...) is said
+ * once until a line is written again, counted (memacct_json_log_errors),
+ * and a partly written line is cut off again (ftruncate to the size before
+ * it), so the file never holds a cut JSON line (reliability audit D14).
+ */
+static void log_line(struct dstate *d, const char *s)
+{
+	size_t len = strlen(s);
+	char *line = malloc(len + 1);
+	int fd = fileno(d->log);
+	struct stat sb;
+	off_t before = -1;
+	ssize_t w = -1;
+	int err = ENOMEM;
+
+	if (line) {
+		memcpy(line, s, len);
+		line[len] = '\n';
+		if (!fstat(fd, &sb))
+			before = sb.st_size;
+		w = write(fd, line, len + 1);
+		err = w < 0 ? errno : ENOSPC;	/* a short write: the disk is full */
+		free(line);
+	}
+	if (w == (ssize_t)len + 1) {
+		if (d->log_failing)
+			p_info("writing %s again", d->o.json_log);
+		d->log_failing = false;
+		return;
+	}
+	if (w > 0 && before >= 0 && ftruncate(fd, before))
+		p_warn("%s: removing the cut line: %s", d->o.json_log, strerror(errno));
+	d->log_errors++;
+	if (!d->log_failing)
+		p_warn("writing %s: %s (line dropped; memacct_json_log_errors_total counts them)",
+		       d->o.json_log, strerror(err));
+	d->log_failing = true;
+}
+
 static void write_json_log(struct dstate *d, const struct collection *col)
 {
 	struct report r = { .command = "daemon" };
@@ -1481,8 +1526,7 @@ static void write_json_log(struct dstate *d, const struct collection *col)
 		json_object_set_new(o, "cgroups", arr);
 		s = json_dumps(o, JSON_COMPACT);
 		if (s) {
-			fprintf(d->log, "%s\n", s);
-			fflush(d->log);
+			log_line(d, s);
 			free(s);
 		}
 		json_decref(o);
@@ -1793,9 +1837,18 @@ int do_daemon(int argc, char **argv)
 		p_err("first collection failed: cgroup root %s unreadable", d.root);
 		goto out_pin;
 	}
-	fprintf(stderr, "memacct daemon: serving on port %u, kernel side %s %s\n",
-		ntohs(d.o.listen.sin_port), d.pin.reattached ? "re-attached at" : "pinned at",
-		d.o.pin_path);
+	{
+		char a[32];
+
+		inet_ntop(AF_INET, &d.o.listen.sin_addr, a, sizeof(a));
+		/* D20: pids, comms and cgroup names go to whoever can connect */
+		if ((ntohl(d.o.listen.sin_addr.s_addr) >> 24) != 127)
+			p_warn("listening on %s, not loopback: process ids, names and cgroup paths "
+			       "are served to every host that can reach it", a);
+		fprintf(stderr, "memacct daemon: serving on port %u (%s), kernel side %s %s\n",
+			ntohs(d.o.listen.sin_port), a,
+			d.pin.reattached ? "re-attached at" : "pinned at", d.o.pin_path);
+	}
 	while (!d_stop) {
 		uint64_t next = ns_after(now_ns(), d.o.interval_ns);
 

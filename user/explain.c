@@ -1485,7 +1485,9 @@ int do_explain(int argc, char **argv)
 		if (err) {
 			p_err("cgroup '%s': %s", cgarg, err == -ENOTUNIQ ?
 			      "ambiguous (candidates above)" : strerror(-err));
-			ret = err == -ENOTUNIQ ? EXIT_USAGE : err == -ENOENT ? EXIT_RUNTIME : EXIT_ENV;
+			/* no such cgroup: 4 as docs/explain.md says; other bad names 2 (D12) */
+			ret = err == -ENOENT ? EXIT_RUNTIME :
+			      memcg_resolve_is_usage(err) ? EXIT_USAGE : EXIT_ENV;
 			goto out_free;
 		}
 		if (watch_ns) {

@@ -423,6 +423,12 @@ int limits_apply(const struct memcg *cg, const struct limits_req *req, bool save
 				      "%s has no memory limit", cg->path);
 				return EXIT_USAGE;
 			}
+			/* D20: the kernel caps limits at LLONG_MAX rounded to pages */
+			if (v > (uint64_t)INT64_MAX - mem) {
+				p_err("--memory-swap-max: memory %" PRIu64 " + swap %" PRIu64
+				      " bytes is too large for memory.memsw.limit_in_bytes", mem, v);
+				return EXIT_USAGE;
+			}
 			v = mem + v;
 		}
 		snprintf(files[n], sizeof(files[n]), "%s", limit_file(cg->version, k));

@@ -17,6 +17,8 @@
 #include "bpf_loader.h"
 #include "memacct.skel.h"
 #include "pin.h"
+#include "proc.h"
+#include "cgroup.h"
 #include "util.h"
 
 #pragma GCC poison u8 u16 u32 u64 s8 s16 s32 s64
@@ -67,6 +69,9 @@ static int check_bpffs(const char *dir)
 	if (!strcmp(parent, "/sys/fs/bpf") && !statfs(parent, &fs) &&
 	    fs.f_type != BPF_FS_MAGIC_ && mount("bpf", parent, "bpf", 0, "mode=0700"))
 		p_warn("mounting bpffs on %s: %s", parent, strerror(errno));
+	/* DIR itself when it exists (it may be a bpffs mount point), else its parent */
+	if (!statfs(dir, &fs) && fs.f_type == BPF_FS_MAGIC_)
+		return 0;
 	if (statfs(parent, &fs) || fs.f_type != BPF_FS_MAGIC_) {
 		p_err("%s is not on a bpffs (mount -t bpf bpf /sys/fs/bpf)", parent);
 		return -ENOTSUP;
@@ -464,6 +469,42 @@ long pin_map_count(int fd, size_t key_size)
 	return n;
 }
 
+/*
+ * The record of PID 1 from /proc, for an iterator that skipped it: on the
+ * 6.18 kernel here iter/task began at PID 2 (reliability audit D16). Same
+ * units as the BPF record (pages); start time at clock-tick precision
+ * (proc_start_matches() compares so). 0, or negative errno.
+ */
+static int init_stock(struct memacct_task_stock *r)
+{
+	long page = sysconf(_SC_PAGESIZE), tck = sysconf(_SC_CLK_TCK);
+	struct proc_status st;
+	struct proc_stat ps;
+	struct memcg cg;
+	int err;
+
+	memset(r, 0, sizeof(*r));
+	if ((err = read_status(1, &st)) || (err = read_stat(1, &ps)))
+		return err;
+	if (!st.has_mm)
+		return -ESRCH;
+	r->tgid = 1;
+	r->ppid = st.ppid;
+	r->start_boottime_ns = ps.starttime_ticks * (1000000000ULL / (tck > 0 ? tck : 100));
+	r->rss_anon_pages = st.rss_anon / page;
+	r->rss_file_pages = st.rss_file / page;
+	r->rss_shmem_pages = st.rss_shmem / page;
+	r->locked_vm_pages = st.locked / page;
+	r->pinned_vm_pages = st.pinned / page;
+	r->hiwater_rss_pages = st.hwm / page;
+	r->min_flt = ps.minflt;
+	r->maj_flt = ps.majflt;
+	if (!memcg_of_pid(1, &cg))
+		r->memcg_id = cg.id;
+	snprintf(r->comm, sizeof(r->comm), "%.*s", (int)sizeof(r->comm) - 1, ps.comm);
+	return 0;
+}
+
 long pin_read_stocks(const struct pinned *p, struct memacct_task_stock **out)
 {
 	size_t cap = 256, n = 0;
@@ -500,6 +541,22 @@ long pin_read_stocks(const struct pinned *p, struct memacct_task_stock **out)
 		n += r / sizeof(*v);	/* records are written whole */
 	}
 	close(fd);
+	{
+		bool has_init = false;
+
+		for (size_t i = 0; i < n && !has_init; i++)
+			has_init = v[i].tgid == 1;
+		if (!has_init && n == cap) {
+			struct memacct_task_stock *nv = realloc(v, (cap + 1) * sizeof(*v));
+
+			if (nv) {
+				v = nv;
+				cap++;
+			}
+		}
+		if (!has_init && n < cap && !init_stock(&v[n]))
+			n++;
+	}
 	*out = v;
 	return n;
 

@@ -63,7 +63,8 @@ int pin_dropped(const struct pinned *p, uint64_t out[MEMACCT_DROP_NR], uint64_t 
 long pin_map_count(int fd, size_t key_size);
 /*
  * pin_read_stocks() - one pass of the iter/task program: malloc'd array of
- * records in @out; returns the count or negative errno.
+ * records in @out; returns the count or negative errno. PID 1, when the
+ * iterator skipped it (6.18 here starts at PID 2), is added from /proc.
  */
 long pin_read_stocks(const struct pinned *p, struct memacct_task_stock **out);
 
