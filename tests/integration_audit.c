@@ -257,8 +257,11 @@ static int watch_spike(const char *mode, const char *flag, const char *cap, int 
 			 strcmp(mode, "mlock") ? "io_uring_register" : "munlock");
 		ck_assert_msg(wait_for(werr, tag), "no release event '%s' in %s", tag, werr);
 	} else {
-		ck_assert_msg(wait_for(wout, "back within caps"), "no 'back within' line: %s",
-			      slurp(wout));
+		/* with -j the line is on stderr: stdout has only JSON objects */
+		const char *f = strcmp(flag, "-j") ? wout : werr;
+
+		ck_assert_msg(wait_for(f, "back within caps"), "no 'back within' line: %s",
+			      slurp(f));
 	}
 	kill(w, SIGINT);
 	ck_assert_int_eq(waitpid(w, &st, 0), w);
@@ -341,6 +344,15 @@ START_TEST(test_audit_watch_io_uring_spike)
 	ck_assert_int_eq(status, 1);
 	json_decref(j);
 	free(out);
+	/* stdout of audit -j --watch: nothing but schema-valid objects */
+	{
+		struct result *v = run_cmd("/usr/bin/python3 %s/validate_json.py "
+					   "%s/../docs/memacct.report.v1.schema.json %s 2>&1",
+					   testsdir, testsdir, wout);
+
+		ck_assert_msg(v->status == 0, "audit -j --watch stdout: %s", v->out);
+		result_free(v);
+	}
 	watch_cleanup(pid, wout, werr);
 }
 END_TEST

@@ -113,14 +113,45 @@ static void make_cg(void)
 	have_cg = true;
 }
 
+/*
+ * A daemon a test started (it inherits the integration lock's fd from
+ * flock(1): left behind, it would hold the lock for every worktree).
+ */
+static long long live_daemon;
+static char live_pin[128];
+
+static void stop_daemon(void)
+{
+	struct result *r;
+
+	if (!live_daemon)
+		return;
+	kill((pid_t)live_daemon, SIGTERM);
+	r = run_cmd("i=0; while kill -0 %lld 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; "
+		    "i=$((i+1)); done; kill -9 %lld 2>/dev/null; %s detach --pin-path %s",
+		    live_daemon, live_daemon, memacct, live_pin);
+	live_daemon = 0;
+	ck_assert_int_eq(r->status, 0);
+	result_free(r);
+}
+
 static void setup(void)
 {
 	live = NULL;
 	have_cg = false;
+	live_daemon = 0;
 }
 
 static void teardown(void)
 {
+	if (live_daemon) {	/* a failed test: stop it and remove its pins */
+		struct result *r;
+
+		kill((pid_t)live_daemon, SIGKILL);
+		r = run_cmd("sleep 0.5; %s detach --pin-path %s", memacct, live_pin);
+		result_free(r);
+		live_daemon = 0;
+	}
 	bg_stop(live);
 	if (have_cg)
 		memcg_remove(&test_cg);
@@ -470,6 +501,44 @@ START_TEST(test_explain_file_mappers)
 }
 END_TEST
 
+/* ---- CoW since fork from a running daemon's pinned maps ---------------- */
+
+START_TEST(test_explain_daemon_cow)
+{
+	char *pin = live_pin;
+	struct result *r;
+	struct bg *b;
+	long long eighth;
+	json_t *p;
+
+	snprintf(live_pin, sizeof(live_pin), "/sys/fs/bpf/memacct-explain-test-%d", getpid());
+	r = run_cmd("%s daemon --listen 127.0.0.1:%d --interval 1s --pin-path %s "
+		    ">/dev/null 2>&1 & i=0; while [ ! -e %s/maps/procs ] && [ $i -lt 200 ]; "
+		    "do sleep 0.1; i=$((i+1)); done; echo \"truth daemon $!\"",
+		    memacct, 21000 + getpid() % 9000, pin, pin);
+	live_daemon = truth(r, "daemon");
+	result_free(r);
+	/* workers forked after the daemon attached: it saw every copy */
+	b = bg_start(false, "explain_fork 64 2 --seconds 60");
+	eighth = bg_truth(b, "cow_bytes_per_worker", NULL);
+	r = explain("--pin-path %s %lld", pin, bg_truth(b, "worker", "0"));
+	check_schema(r->report);
+	ck_assert_str_eq(json_string_value(json_object_get(r->report, "cow_source")), "daemon");
+	p = json_array_get(json_object_get(r->report, "processes"), 0);
+	assert_near("explain from the daemon: worker cow_copied_bytes",
+		    jint(p, "cow_copied_bytes"), eighth);
+	result_free(r);
+	/* without a daemon there: unknown, never estimated */
+	r = explain("--pin-path %s/none %lld", pin, bg_truth(b, "worker", "0"));
+	ck_assert_str_eq(json_string_value(json_object_get(r->report, "cow_source")), "none");
+	ck_assert(json_is_null(json_object_get(json_object_get(r->report, "totals"),
+					       "cow_copied_bytes")));
+	result_free(r);
+	bg_stop(b);
+	stop_daemon();
+}
+END_TEST
+
 /* ---- a MAP_SHARED memfd of 64 MiB in 3 processes ---------------------- */
 
 START_TEST(test_explain_memfd_shared)
@@ -701,6 +770,7 @@ Suite *explain_suite(void)
 	tcase_add_test(tc, test_explain_fork_workers);
 	tcase_add_test(tc, test_explain_memfd_shared);
 	tcase_add_test(tc, test_explain_file_mappers);
+	tcase_add_test(tc, test_explain_daemon_cow);
 	tcase_add_test(tc, test_explain_bad_input);
 	tcase_add_test(tc, test_explain_watch_cow);
 	suite_add_tcase(s, tc);

@@ -106,7 +106,7 @@ static int checked;
 static void check_table(const char *file, const char *src, const char *tab, const char *man)
 {
 	const char *fn = NULL, *end = strstr(tab, "{ 0 }");
-	const char *cmd = NULL;
+	const char *cmd = NULL, *main_fn = strstr(src, "\nint main(");
 	const struct cmd_usage *u;
 	char name[64], limits[8][64], cmdbuf[32];
 	char opt[80];
@@ -118,11 +118,11 @@ static void check_table(const char *file, const char *src, const char *tab, cons
 		fn = p + 8;
 	if (!fn && strstr(tab, "\nint do_"))
 		fn = strstr(tab, "\nint do_") + 8;
-	if (fn && !strstr(src, "\nint main(") ) {
+	if (main_fn && main_fn < tab) {
+		cmd = NULL;	/* main.c: the global options */
+	} else if (fn) {
 		sscanf(fn, "%31[a-z_]", cmdbuf);
 		cmd = cmdbuf;
-	} else if (strstr(src, "\nint main(") && strstr(src, "\nint main(") < tab) {
-		cmd = NULL;	/* main.c: the global options */
 	} else {
 		ck_abort_msg("%s: getopt table outside a command", file);
 	}

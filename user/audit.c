@@ -639,7 +639,8 @@ static void watch_transition(struct watch *w, int i, const struct trigger *trig)
 {
 	struct audit_cg *a = &w->as[i];
 	struct trigger t = *trig;
-	char b1[16], b2[16];
+	char b1[16], b2[16], ts[16];
+	FILE *out = json_output ? stderr : stdout;
 
 	if (a->over == w->was[i])
 		return;
@@ -648,21 +649,24 @@ static void watch_transition(struct watch *w, int i, const struct trigger *trig)
 		w->ret = EXIT_VIOLATION;
 	if (!t.bpf)
 		top_proc(a, &t);
-	printf("%s %s pinned %s", a->over ? "EXCEEDED" : "ok", a->cg.path,
+	/* with -j stdout carries only the JSON objects: the line goes to stderr */
+	if (timestamps)
+		fprintf(out, "%s ", fmt_time_now(ts, sizeof(ts), false));
+	fprintf(out, "%s %s pinned %s", a->over ? "EXCEEDED" : "ok", a->cg.path,
 	       fmt_bytes(b1, 16, a->locked + a->pinned_vm));
 	if (w->o->pinned_cap)
-		printf(" cap %s", fmt_bytes(b2, 16, a->cap));
+		fprintf(out, " cap %s", fmt_bytes(b2, 16, a->cap));
 	if (w->o->proc_cap)
-		printf(" per-process cap %s", fmt_bytes(b2, 16, a->proc_cap));
-	printf(": %s", a->over ? "cap crossed" : "back within caps");
+		fprintf(out, " per-process cap %s", fmt_bytes(b2, 16, a->proc_cap));
+	fprintf(out, ": %s", a->over ? "cap crossed" : "back within caps");
 	if (t.pid)
-		printf("; pid %d (%s) mlocked %" PRIu64 " pinned_vm %" PRIu64 " bytes",
+		fprintf(out, "; pid %d (%s) mlocked %" PRIu64 " pinned_vm %" PRIu64 " bytes",
 		       (int)t.pid, t.comm, t.locked, t.pinned_vm);
 	if (t.bpf)
-		printf(" after %s [bpf event]\n", t.syscall);
+		fprintf(out, " after %s [bpf event]\n", t.syscall);
 	else
-		printf(" [/proc]\n");
-	fflush(stdout);
+		fprintf(out, " [/proc]\n");
+	fflush(out);
 	if (a->over && json_output) {
 		/* evidence now: locked mappings of the processes that pin */
 		for (size_t j = 0; j < a->n; j++) {

@@ -24,10 +24,12 @@
 #include <sys/syscall.h>
 #include <sys/vfs.h>
 #include <unistd.h>
+#include <bpf/bpf.h>
 #include "bpf_loader.h"
 #include "cgroup.h"
 #include "commands.h"
 #include "numa.h"
+#include "pin.h"
 #include "proc.h"
 #include "report.h"
 #include "session.h"
@@ -108,6 +110,7 @@ struct explain {
 	struct memcg_stat cst;
 	struct xsum total;
 	bool watched;
+	bool daemon_cow;		/* CoW of some processes from a daemon's pins */
 	uint64_t watch_ns;
 	struct proc_row *watch_rows;	/* the BPF session's report (--watch) */
 	size_t nwatch_rows;
@@ -511,8 +514,9 @@ static void build_verdict(struct explain *e)
 			if (!nkids || !par->sum.shared)
 				continue;
 			if (cow_known)
-				snprintf(path, sizeof(path), "; %s has been CoW-copied by them while "
-					 "watched", fmt_bytes(b[1], 16, cow));
+				snprintf(path, sizeof(path), "; %s has been CoW-copied by them %s",
+					 fmt_bytes(b[1], 16, cow), e->watched ? "while watched" :
+					 "since the memacct daemon attached");
 			else
 				snprintf(path, sizeof(path), "; how much they CoW-copied since fork "
 					 "is unknown (not watched)");
@@ -539,8 +543,15 @@ static void build_verdict(struct explain *e)
 			cow += e->procs[i].has_cow ? e->procs[i].cow : 0;
 		say(e, "%s was copied on write (CoW) during the %.1f s watch",
 		    fmt_bytes(b[0], 16, cow), e->watch_ns / 1e9);
+	} else if (e->daemon_cow) {
+		uint64_t cow = 0;
+
+		for (size_t i = 0; i < e->nprocs; i++)
+			cow += e->procs[i].has_cow ? e->procs[i].cow : 0;
+		say(e, "%s was copied on write (CoW) since the memacct daemon attached (its "
+		    "pinned maps; processes it has not seen fault: unknown)", fmt_bytes(b[0], 16, cow));
 	} else if (!e->cgroup_mode) {
-		say(e, "CoW copies since fork: unknown (memacct was not attached; "
+		say(e, "CoW copies since fork: unknown (no memacct daemon is attached; "
 		    "--watch DUR measures them)");
 	}
 }
@@ -978,10 +989,19 @@ static json_t *explain_json(const struct explain *e, const struct report *r, siz
 		json_object_set_new(t, "remote_numa_bytes", json_null());
 		json_object_set_new(t, "remote_numa_peak_bytes", json_null());
 	}
-	if (!e->watched) {
+	if (e->daemon_cow) {
+		uint64_t cow = 0;
+
+		for (size_t k = 0; k < e->nprocs; k++)
+			cow += e->procs[k].has_cow ? e->procs[k].cow : 0;
+		set_u64(t, "cow_copied_bytes", cow);
+		json_object_set_new(t, "cow_file_copied_bytes", json_null());
+	} else if (!e->watched) {
 		json_object_set_new(t, "cow_copied_bytes", json_null());
 		json_object_set_new(t, "cow_file_copied_bytes", json_null());
 	}
+	json_object_set_new(o, "cow_source", json_string(e->watched ? "watch" :
+			    e->daemon_cow ? "daemon" : "none"));
 	json_array_foreach(procs, i, p) {
 		const struct xproc *x = NULL;
 		json_int_t pid = json_integer_value(json_object_get(p, "pid"));
@@ -1131,6 +1151,12 @@ static void print_plain(const struct explain *e, const struct report *r, enum by
 		for (i = 0; i < e->nprocs; i++)
 			cow += e->procs[i].cow;
 		value_line("CoW-copied while watched (flow)", cow);
+	} else if (e->daemon_cow) {
+		uint64_t cow = 0;
+
+		for (i = 0; i < e->nprocs; i++)
+			cow += e->procs[i].has_cow ? e->procs[i].cow : 0;
+		value_line("CoW-copied since the daemon attached", cow);
 	} else {
 		printf("  %-36s %10s\n", "CoW-copied since fork", "unknown");
 	}
@@ -1388,6 +1414,54 @@ static int watch_cow(struct explain *e, const struct memcg *cg, uint64_t dur_ns)
 	return 0;
 }
 
+/*
+ * daemon_cow() - without --watch, the CoW flows of the processes explained
+ * from a running memacct daemon's pinned procs map (@dir/maps/procs, keyed by
+ * tgid and start_boottime: a reused PID never matches): pages copied since
+ * the daemon attached, or since fork for processes started after it. Sets
+ * has_cow/cow of each process found and e->daemon_cow. Read-only; nothing
+ * when no daemon has pinned there or the pins are of another build.
+ */
+static void daemon_cow(struct explain *e, const char *dir)
+{
+	struct memacct_proc_key key, next;
+	struct bpf_map_info info = { 0 };
+	__u32 len = sizeof(info);
+	struct memacct_proc v;
+	char path[PATH_MAX];
+	long page = sysconf(_SC_PAGESIZE);
+	void *prev = NULL;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/maps/procs", dir);
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return;
+	if (bpf_obj_get_info_by_fd(fd, &info, &len) ||
+	    info.key_size != sizeof(key) || info.value_size != sizeof(v)) {
+		p_info("%s: not the procs map of this build", path);
+		close(fd);
+		return;
+	}
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		for (size_t i = 0; i < e->nprocs; i++) {
+			struct xproc *x = &e->procs[i];
+			struct proc_stat st;
+
+			if ((pid_t)key.tgid != x->pid || x->has_cow || read_stat(x->pid, &st) ||
+			    !proc_start_matches(key.start_boottime_ns, st.starttime_ticks) ||
+			    bpf_map_lookup_elem(fd, &key, &v))
+				continue;
+			x->has_cow = true;
+			x->cow = v.f.cow_copied_pages * (uint64_t)page;
+			e->daemon_cow = true;
+		}
+	}
+	close(fd);
+}
+
 /* the CoW figures the watch measured for @x, if it saw it alive */
 static void watch_result(const struct explain *e, struct xproc *x)
 {
@@ -1408,10 +1482,11 @@ int do_explain(int argc, char **argv)
 		{ "top", required_argument, NULL, 't' },
 		{ "watch", required_argument, NULL, 'w' },
 		{ "numa-threshold", required_argument, NULL, 'n' },
+		{ "pin-path", required_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	const char *cgarg = NULL, *pidarg = NULL;
+	const char *cgarg = NULL, *pidarg = NULL, *pin_dir = PIN_DEFAULT_DIR;
 	struct explain e = { 0 };
 	struct report r = { 0 };
 	enum by by = BY_MAPPING;
@@ -1429,6 +1504,9 @@ int do_explain(int argc, char **argv)
 			break;
 		case 'p':	/* -p PID as bcc tools have it; same as the positional PID */
 			pidarg = optarg;
+			break;
+		case 'P':
+			pin_dir = optarg;
 			break;
 		case 'b':
 			if (!strcmp(optarg, "mapping"))
@@ -1572,6 +1650,8 @@ int do_explain(int argc, char **argv)
 	}
 	if (!e.nprocs && !e.cgroup_mode)
 		goto out_procs;
+	if (!watch_ns)
+		daemon_cow(&e, pin_dir);
 	e.has_stat = r.cg.path[0] && !memcg_read_stat(&r.cg, &e.cst);
 	if (e.cgroup_mode && e.has_topo)
 		e.has_cg_numa = !memcg_numa_usage(&e.topo, &r.cg, &e.cg_numa);

@@ -48,6 +48,8 @@ static const struct usage_opt explain_opts[] = {
 	  "(anon, file, shmem, heap, stack, device, other)." },
 	{ "-t, --top", "N", "Rows per table (default 10); with -j, entries of mappings and\nfiles (default: all)." },
 	{ "-w, --watch", "DUR", "Attach BPF for DUR and count the CoW copies made meanwhile\n(root, BTF)." },
+	{ "--pin-path", "DIR", "Without --watch, CoW since fork from a memacct daemon pinned\n"
+	  "under DIR (default " PIN_DEFAULT_DIR "), when one runs." },
 	{ "--numa-threshold", "PCT", "Name a process in the verdict when at least PCT percent (0 to\n"
 	  "100, default 10) and 16 MiB of its resident pages are off its\nhome NUMA node." },
 	OPT_HELP,
