@@ -635,6 +635,8 @@ int main(void)
 		srunner_add_suite(sr, daemon_suite());
 	if (numa_suite)
 		srunner_add_suite(sr, numa_suite());
+	if (dma_suite)
+		srunner_add_suite(sr, dma_suite());
 	srunner_set_fork_status(sr, CK_NOFORK);
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);

@@ -52,5 +52,6 @@ Suite *explain_suite(void) __attribute__((weak));
 Suite *audit_suite(void) __attribute__((weak));
 Suite *daemon_suite(void) __attribute__((weak));
 Suite *numa_suite(void) __attribute__((weak));
+Suite *dma_suite(void) __attribute__((weak));
 
 #endif
