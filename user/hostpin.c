@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "hostpin.h"
+#include "metrics.h"
 
 #pragma GCC poison u8 u16 u32 u64 s8 s16 s32 s64
 
@@ -143,4 +144,42 @@ int hostpin_read(struct hostpin *h, bool refresh)
 			h->nodes[j - 1] = t;
 		}
 	return 0;
+}
+
+void hostpin_metrics(struct mbuf *b, const struct hostpin *h, bool attributed_known,
+		     uint64_t attributed)
+{
+	struct mlabel l[1];
+	char node[16];
+
+	metrics_family(b, "memacct_host_foll_pin_counters", MT_GAUGE, NULL,
+		       "1 when the kernel counts FOLL_PIN pages (nr_foll_pin_* in /proc/vmstat)");
+	metrics_sample_u64(b, NULL, 0, h->known);
+	metrics_family(b, "memacct_host_mem_total_bytes", MT_GAUGE, "bytes",
+		       "MemTotal of the host and of each NUMA node");
+	metrics_sample_u64(b, NULL, 0, h->mem_total);
+	for (int i = 0; i < h->nnodes; i++) {
+		snprintf(node, sizeof(node), "%d", h->nodes[i].node);
+		l[0] = (struct mlabel){ "node", node };
+		metrics_sample_u64(b, l, 1, h->nodes[i].mem_total);
+	}
+	if (!h->known)
+		return;	/* unknown on this kernel: no samples, never 0 */
+	metrics_family(b, "memacct_host_foll_pinned_bytes", MT_GAUGE, "bytes",
+		       "Pages pinned by pin_user_pages (FOLL_PIN) now: nr_foll_pin_acquired - "
+		       "nr_foll_pin_released, host and per NUMA node");
+	metrics_sample_u64(b, NULL, 0, h->foll_pinned);
+	for (int i = 0; i < h->nnodes; i++) {
+		if (!h->nodes[i].known)
+			continue;
+		snprintf(node, sizeof(node), "%d", h->nodes[i].node);
+		l[0] = (struct mlabel){ "node", node };
+		metrics_sample_u64(b, l, 1, h->nodes[i].foll_pinned);
+	}
+	if (!attributed_known)
+		return;
+	metrics_family(b, "memacct_host_dma_pinned_unattributed_bytes", MT_GAUGE, "bytes",
+		       "FOLL_PIN bytes not attributed to a live process (dma_pinned or pinned_vm): "
+		       "exited owners, the kernel, paths memacct does not see");
+	metrics_sample_u64(b, NULL, 0, h->foll_pinned > attributed ? h->foll_pinned - attributed : 0);
 }

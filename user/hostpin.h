@@ -59,4 +59,15 @@ int parse_mem_total(const char *text, uint64_t *bytes);
  */
 int hostpin_read(struct hostpin *h, bool refresh);
 
+struct mbuf;
+/*
+ * hostpin_metrics() - the memacct_host_* gauges of @h into @b:
+ * foll_pinned_bytes (host and {node}), mem_total_bytes (host and {node}),
+ * dma_pinned_unattributed_bytes (foll_pinned less @attributed bytes, when
+ * @attributed_known) and foll_pin_counters (1/0). A figure the kernel does
+ * not give has no sample (unknown, never 0).
+ */
+void hostpin_metrics(struct mbuf *b, const struct hostpin *h, bool attributed_known,
+		     uint64_t attributed);
+
 #endif
