@@ -741,8 +741,8 @@ static __always_inline bool pinned_set(struct memacct_proc *p, __u64 locked, __u
 }
 
 /* A pinned-memory change event for audit --watch (struct memacct_pin_event). */
-static __always_inline void pin_event(struct task_struct *task, struct memacct_proc *p,
-				      long syscall_nr, long ret)
+static __always_inline void pin_event_key(const struct memacct_proc_key *key,
+					  struct memacct_proc *p, long syscall_nr, long ret)
 {
 	struct memacct_pin_event *ev;
 
@@ -751,7 +751,7 @@ static __always_inline void pin_event(struct task_struct *task, struct memacct_p
 		__sync_fetch_and_add(&pin_events_lost, 1);
 		return;
 	}
-	proc_key_of(task, &ev->key);
+	ev->key = *key;
 	ev->memcg_id = p->memcg_id;
 	ev->ts_ns = bpf_ktime_get_ns();
 	ev->locked_vm_pages = p->pin.locked_vm_pages;
@@ -759,7 +759,17 @@ static __always_inline void pin_event(struct task_struct *task, struct memacct_p
 	ev->syscall_nr = syscall_nr;
 	ev->syscall_ret = ret;
 	__builtin_memcpy(ev->comm, p->comm, sizeof(ev->comm));
+	ev->dma_pinned_pages = p->pin.dma_pinned_pages;
 	bpf_ringbuf_submit(ev, 0);
+}
+
+static __always_inline void pin_event(struct task_struct *task, struct memacct_proc *p,
+				      long syscall_nr, long ret)
+{
+	struct memacct_proc_key key;
+
+	proc_key_of(task, &key);
+	pin_event_key(&key, p, syscall_nr, ret);
 }
 
 /*
@@ -837,6 +847,7 @@ struct dma_window {
 	__u64 range_start, range_pages;	/* XDP_UMEM_REG's area */
 	__s32 fd;
 	__u32 estimate;		/* another window was open at entry */
+	__s64 nr;		/* syscall number (pin events) */
 };
 
 struct {
@@ -942,7 +953,7 @@ static __always_inline void cpu_off_learn(void)
 }
 
 /* Open a window for the current thread. */
-static __always_inline void dma_open(__s32 fd, __u64 range_start, __u64 range_pages)
+static __always_inline void dma_open(long nr, __s32 fd, __u64 range_start, __u64 range_pages)
 {
 	struct task_struct *task = current_task();
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
@@ -962,6 +973,7 @@ static __always_inline void dma_open(__s32 fd, __u64 range_start, __u64 range_pa
 	w.gen = dma_window_gen;
 	w.estimate = dma_windows_open > 1;
 	w.fd = fd;
+	w.nr = nr;
 	w.range_start = range_start;
 	w.range_pages = range_pages;
 	if (bpf_map_update_elem(&dma_windows, &tid, &w, BPF_ANY))
@@ -993,6 +1005,8 @@ static __always_inline void dma_release_queued(__u64 pages)
 		if (p)
 			p->dma_queued_pages -= take < p->dma_queued_pages ? take : p->dma_queued_pages;
 		dma_move(p, r->memcg_id, -(__s64)take, !exact);
+		if (p && pin_events_on)
+			pin_event_key(&r->key, p, MEMACCT_PIN_EV_KWORKER, 0);
 		if (exact)
 			break;
 	}
@@ -1056,6 +1070,8 @@ static __always_inline void dma_close(bool ok)
 				break;
 			}
 		}
+		if (pin_events_on)
+			pin_event_key(&fk.proc, p, w->nr, 0);
 	} else {
 		__u64 rel = -d;
 
@@ -1066,6 +1082,8 @@ static __always_inline void dma_close(bool ok)
 		dma_move(p, p->memcg_id, -(__s64)rel, est);
 		if (fdp)
 			*fdp = *fdp > rel ? *fdp - rel : 0;
+		if (pin_events_on)
+			pin_event_key(&fk.proc, p, w->nr, 0);
 	}
 out:
 	bpf_map_delete_elem(&dma_windows, &tid);
@@ -1088,7 +1106,7 @@ int sys_enter_setsockopt(struct syscall_trace_enter *ctx)
 		start = reg.addr;
 		pages = reg.len / page_size;
 	}
-	dma_open(ctx->args[0], start, pages);
+	dma_open(ctx->nr, ctx->args[0], start, pages);
 	return 0;
 }
 
@@ -1130,7 +1148,7 @@ int sys_enter_ioctl(struct syscall_trace_enter *ctx)
 	major = BPF_CORE_READ(f, f_inode, i_rdev) >> 20;	/* MAJOR() */
 	if (major == 4 || major == 5 || (major >= 136 && major <= 143))
 		return 0;	/* tty, console, ptmx, pts */
-	dma_open(ctx->args[0], 0, 0);
+	dma_open(ctx->nr, ctx->args[0], 0, 0);
 	return 0;
 }
 
@@ -1144,7 +1162,7 @@ int sys_exit_ioctl(struct syscall_trace_exit *ctx)
 SEC("tp/syscalls/sys_enter_io_uring_register")
 int sys_enter_io_uring_register(struct syscall_trace_enter *ctx)
 {
-	dma_open(ctx->args[0], 0, 0);
+	dma_open(ctx->nr, ctx->args[0], 0, 0);
 	return 0;
 }
 
@@ -1192,7 +1210,7 @@ SEC("tp_btf/workqueue_execute_start")
 int BPF_PROG(workqueue_execute_start, struct work_struct *work)
 {
 	if (dma_releasing_pages)
-		dma_open(-1, 0, 0);
+		dma_open(MEMACCT_PIN_EV_KWORKER, -1, 0, 0);
 	return 0;
 }
 

@@ -182,7 +182,8 @@ struct memacct_task_stock {
 /*
  * Ring buffer record (map pin_events) sent after a syscall that changed a
  * process's mm->locked_vm or mm->pinned_vm (mlock, mlock2, munlock,
- * mlockall, munlockall, mmap, munmap, mremap, brk, io_uring_register).
+ * mlockall, munlockall, mmap, munmap, mremap, brk, io_uring_register), or
+ * its DMA pins (setsockopt, ioctl, io_uring_register, a kworker's unpin).
  * Only when userspace sets the rodata flag pin_events_on before load:
  * memacct audit --watch; the daemon and run/attach leave it off.
  */
@@ -195,6 +196,13 @@ struct memacct_pin_event {
 	__s64 syscall_nr;		/* the syscall that returned (sys_exit id) */
 	__s64 syscall_ret;		/* its return value */
 	char comm[MEMACCT_COMM_LEN];	/* group leader's comm */
+	__u64 dma_pinned_pages;		/* memacct_pinned.dma_pinned_pages after it
+					 * (also sent when only this moved: the
+					 * syscalls of the DMA windows, or
+					 * MEMACCT_PIN_EV_KWORKER) */
 };
+
+/* memacct_pin_event.syscall_nr of a DMA release done later by a kworker */
+#define MEMACCT_PIN_EV_KWORKER	(-2)
 
 #endif /* MEMACCT_H */

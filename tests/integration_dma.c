@@ -352,6 +352,61 @@ END_TEST
 START_TEST(test_dma_xdp_mlocked) { dma_mixed(true); }
 END_TEST
 
+/*
+ * audit --watch --pinned-cap over a cap made of DMA pins: exit 1 naming the
+ * process; with the cap above them: exit 0.
+ */
+static void dma_audit(const char *cap, int want_status)
+{
+	char cg[256], cmd[3000], ready[64];
+	struct result *r;
+	const char *l;
+	long long pid;
+
+	snprintf(cg, sizeof(cg), "/sys/fs/cgroup/memory/memacct-dma-audit-%d", getpid());
+	if (access("/sys/fs/cgroup/memory", F_OK) != 0)
+		snprintf(cg, sizeof(cg), "/sys/fs/cgroup/memacct-dma-audit-%d", getpid());
+	ck_assert_msg(mkdir(cg, 0755) == 0, "mkdir %s: %s", cg, strerror(errno));
+	snprintf(cmd, sizeof(cmd),
+		 "A=/tmp/memacct-dma-audit-%d; "
+		 "%s audit --cgroup %s --pinned-cap %s --watch 1s > $A 2> $A.err & M=$!; "
+		 "i=0; while ! grep -q 'BPF events' $A.err && [ $i -lt 600 ]; do sleep 0.1; "
+		 "i=$((i+1)); done; "
+		 "sh -c 'echo $$ > %s/cgroup.procs; (echo pin; sleep 2; echo exit) | "
+		 "exec %s/dma_pin 64 0 0' > $A.wl; wl=$?; sleep 0.5; "
+		 "kill -INT $M; wait $M; rc=$?; cat $A $A.wl; cat $A.err >&2; rm -f $A $A.err $A.wl; "
+		 "[ $wl = 77 ] && exit 77; exit $rc",
+		 getpid(), memacct, cg, cap, cg, workloads);
+	r = run_cmd("%s", cmd);
+	snprintf(cmd, sizeof(cmd), "rmdir %s 2>/dev/null", cg);
+	if (system(cmd) < 0)
+		perror("system");
+	if (r->status == 77) {
+		printf("SKIP DMA audit test: dma_pin cannot pin here (its reason is on stderr)\n");
+		result_free(r);
+		return;
+	}
+	l = strstr(r->out, "ready ");
+	ck_assert_msg(l && sscanf(l, "ready %lld", &pid) == 1, "no workload: %s", r->out);
+	ck_assert_msg(r->status == want_status, "audit --pinned-cap %s exited %d, want %d:\n%s",
+		      cap, r->status, want_status, r->out);
+	snprintf(ready, sizeof(ready), "pid %lld (dma_pin)", pid);
+	if (want_status == 1)
+		ck_assert_msg(strstr(r->out, "EXCEEDED") && strstr(r->out, ready),
+			      "the violation must name %s:\n%s", ready, r->out);
+	else
+		ck_assert_msg(!strstr(r->out, "EXCEEDED"), "no violation expected:\n%s", r->out);
+	printf("  audit --pinned-cap %s over 64 MiB of DMA pins: exit %d%s\n", cap, r->status,
+	       want_status == 1 ? ", names the process" : "");
+	result_free(r);
+}
+
+START_TEST(test_dma_audit_over_cap) { dma_audit("32M", 1); }
+END_TEST
+
+START_TEST(test_dma_audit_under_cap) { dma_audit("128M", 0); }
+END_TEST
+
 Suite *dma_suite(void)
 {
 	Suite *s = suite_create("dma");
@@ -362,6 +417,8 @@ Suite *dma_suite(void)
 	tcase_add_test(tc, test_dma_af_xdp_exit);
 	tcase_add_test(tc, test_dma_io_uring_and_xdp);
 	tcase_add_test(tc, test_dma_xdp_mlocked);
+	tcase_add_test(tc, test_dma_audit_over_cap);
+	tcase_add_test(tc, test_dma_audit_under_cap);
 	suite_add_tcase(s, tc);
 	return s;
 }
