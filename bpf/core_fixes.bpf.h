@@ -333,8 +333,16 @@ static __always_inline bool foll_pin_now(struct task_struct *task, __s64 *out)
 			off = foll_pin_cpu_off[cpu];
 			if (!off)
 				continue;
-			bpf_probe_read_kernel(&da, 1, (void *)(pcp + off + diff_off + acq));
-			bpf_probe_read_kernel(&dr, 1, (void *)(pcp + off + diff_off + rel));
+			if (rel == acq + 1) {	/* adjacent (all kernels so far): one read */
+				__s8 d[2] = {};
+
+				bpf_probe_read_kernel(d, 2, (void *)(pcp + off + diff_off + acq));
+				da = d[0];
+				dr = d[1];
+			} else {
+				bpf_probe_read_kernel(&da, 1, (void *)(pcp + off + diff_off + acq));
+				bpf_probe_read_kernel(&dr, 1, (void *)(pcp + off + diff_off + rel));
+			}
 			sum += da - dr;
 		}
 	}
