@@ -907,7 +907,8 @@ static __always_inline void dma_move(struct memacct_proc *p, __u64 cgid, __s64 d
 		dma_flag(p, c);
 }
 
-static __always_inline void dma_queue(struct memacct_proc_key *key, __u64 cgid, __u64 pages)
+static __always_inline void dma_queue(struct memacct_proc_key *key, __u64 cgid, __u64 pages,
+				      __u32 pinned_vm)
 {
 	if (!pages)
 		return;
@@ -918,6 +919,7 @@ static __always_inline void dma_queue(struct memacct_proc_key *key, __u64 cgid, 
 			continue;
 		r->key = *key;
 		r->memcg_id = cgid;
+		r->pinned_vm = pinned_vm;
 		r->pages = pages;
 		__sync_fetch_and_add(&dma_releasing_pages, pages);
 		return;
@@ -994,14 +996,16 @@ static __always_inline void dma_release_queued(__u64 pages)
 	for (int j = 0; j < DMA_RELEASE_SLOTS && pages; j++) {
 		struct memacct_dma_release *r = &dma_release_q[exact ? i & (DMA_RELEASE_SLOTS - 1) : j];
 		__u64 take = r->pages < pages ? r->pages : pages;
+		struct memacct_proc *p;
 
-		if (!take)
-			continue;
-		struct memacct_proc *p = bpf_map_lookup_elem(&procs, &r->key);
-
+		if (!take || (r->pinned_vm && !exact))
+			continue;	/* a pinned_vm entry goes only by its size */
+		p = bpf_map_lookup_elem(&procs, &r->key);
 		r->pages -= take;
 		pages -= take;
 		__sync_fetch_and_add(&dma_releasing_pages, -(__s64)take);
+		if (r->pinned_vm)
+			break;	/* absorbed: no DMA gauge moves */
 		if (p)
 			p->dma_queued_pages -= take < p->dma_queued_pages ? take : p->dma_queued_pages;
 		dma_move(p, r->memcg_id, -(__s64)take, !exact);
@@ -1194,7 +1198,7 @@ int sys_enter_close(struct syscall_trace_enter *ctx)
 		return 0;
 	p = bpf_map_lookup_elem(&procs, &fk.proc);
 	if (p) {
-		dma_queue(&fk.proc, p->memcg_id, *fdp);
+		dma_queue(&fk.proc, p->memcg_id, *fdp, 0);
 		p->dma_queued_pages += *fdp;
 		for (int i = 0; i < MEMACCT_DMA_RANGES; i++)
 			if (p->dma_ranges[i].fd == fk.fd)
@@ -1463,7 +1467,12 @@ int BPF_PROG(sched_process_exit, struct task_struct *task)
 	/* its DMA pins outlive it until the kernel unpins them (fds closed
 	 * by exit_files(), then a kworker): the cgroup keeps them until then */
 	if (p->pin.dma_pinned_pages > p->dma_queued_pages)
-		dma_queue(&key, p->memcg_id, p->pin.dma_pinned_pages - p->dma_queued_pages);
+		dma_queue(&key, p->memcg_id, p->pin.dma_pinned_pages - p->dma_queued_pages, 0);
+	/* io_uring buffers (pinned_vm, FOLL_PIN too) are unpinned by a
+	 * kworker after exit as well: queued so that release is not taken for
+	 * a DMA one (only when DMA pins are pending, else nothing listens) */
+	if (p->pin.pinned_vm_pages && dma_releasing_pages)
+		dma_queue(&key, p->memcg_id, p->pin.pinned_vm_pages, 1);
 
 	ev = bpf_ringbuf_reserve(&exits, sizeof(*ev), 0);
 	if (!ev) {

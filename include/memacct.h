@@ -135,6 +135,10 @@ struct memacct_dma_release {
 	__u64 pages;			/* 0: slot free */
 	__u64 memcg_id;
 	struct memacct_proc_key key;
+	__u32 pinned_vm;		/* 1: an exited process's pinned_vm (io_uring
+					 * buffers unpinned by a kworker too): its
+					 * release is absorbed, no DMA gauge moves */
+	__u32 pad;
 };
 
 /* Value of the cgroups map, keyed by memory cgroup id (__u64). */

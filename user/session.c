@@ -47,6 +47,13 @@ struct numa_sample {
 
 #define NUMA_SAMPLE_NS 1000000000ULL
 
+struct dma_overlap {
+	pid_t pid;
+	uint64_t start_ns;
+	uint64_t bytes;		/* DMA-pinned bytes in VM_LOCKED mappings */
+	bool unknown;		/* pins without a known range too */
+};
+
 static uint64_t pages(const struct session *s, uint64_t n)
 {
 	return n * (uint64_t)s->page_size;
@@ -117,8 +124,62 @@ static uint64_t dma_locked_overlap(const struct session *s, pid_t pid,
 	return overlap;
 }
 
+static struct dma_overlap *dma_ov_find(const struct session *s, pid_t pid, uint64_t start_ns)
+{
+	for (size_t i = 0; i < s->ndma_ov; i++)
+		if (s->dma_ov[i].pid == pid && s->dma_ov[i].start_ns == start_ns)
+			return &s->dma_ov[i];
+	return NULL;
+}
+
+static void dma_ov_note(struct session *s, pid_t pid, uint64_t start_ns, uint64_t bytes,
+			bool unknown)
+{
+	struct dma_overlap *o = dma_ov_find(s, pid, start_ns);
+
+	if (!o) {
+		if (s->ndma_ov == s->cap_dma_ov) {
+			size_t cap = s->cap_dma_ov ? 2 * s->cap_dma_ov : 16;
+			struct dma_overlap *n = realloc(s->dma_ov, cap * sizeof(*n));
+
+			if (!n)
+				return;	/* the exit record is then flagged an estimate */
+			s->dma_ov = n;
+			s->cap_dma_ov = cap;
+		}
+		o = &s->dma_ov[s->ndma_ov++];
+		o->pid = pid;
+		o->start_ns = start_ns;
+	}
+	o->bytes = bytes;
+	o->unknown = unknown;
+}
+
+/* Live processes with DMA pins and mlocked memory: their overlap now. */
+static void sample_dma_overlap(struct session *s)
+{
+	int fd = bpf_map__fd(s->skel->maps.procs);
+	struct memacct_proc_key key, next, *prev = NULL;
+	struct memacct_proc p;
+
+	if (!__atomic_load_n(&s->skel->bss->dma_attributed_pages, __ATOMIC_RELAXED))
+		return;
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		bool unknown;
+		uint64_t ov;
+
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(fd, &key, &p) || (p.flags & MEMACCT_PROC_EXITED) ||
+		    !p.pin.dma_pinned_pages || !p.pin.locked_vm_pages)
+			continue;
+		ov = dma_locked_overlap(s, key.tgid, &p, &unknown);
+		dma_ov_note(s, key.tgid, key.start_boottime_ns, ov, unknown);
+	}
+}
+
 /* The DMA figures of a live row net of its mlocked part. */
-static void dma_net_of_mlock(const struct session *s, const struct memacct_proc *p,
+static void dma_net_of_mlock(struct session *s, const struct memacct_proc *p,
 			     struct proc_row *row)
 {
 	bool unknown;
@@ -127,6 +188,7 @@ static void dma_net_of_mlock(const struct session *s, const struct memacct_proc 
 	if (!p->pin.dma_pinned_pages || !row->m.mlocked)
 		return;
 	ov = dma_locked_overlap(s, row->pid, p, &unknown);
+	dma_ov_note(s, row->pid, row->start_boottime_ns, ov, unknown);
 	if (unknown)
 		row->m.dma_estimate = true;	/* may overlap mlocked memory */
 	if (ov > row->m.dma_pinned)
@@ -188,8 +250,18 @@ static void row_from_exit(const struct session *s, const struct memacct_proc_key
 	row->m.rss_peak = max_u64(pages(s, p->exit_maxrss_pages), row->m.rss);
 	row->m.mlocked = pages(s, p->pin.locked_vm_pages);
 	row->m.pinned_vm = pages(s, p->pin.pinned_vm_pages);
-	if (row->m.dma_pinned && row->m.mlocked)
-		row->m.dma_estimate = true;	/* its mappings are gone: may overlap */
+	if (row->m.dma_pinned && row->m.mlocked) {
+		/* its mappings are gone: the overlap last seen alive */
+		const struct dma_overlap *o = dma_ov_find(s, key->tgid, key->start_boottime_ns);
+		uint64_t ov = o ? o->bytes : 0;
+
+		if (!o || o->unknown)
+			row->m.dma_estimate = true;
+		if (ov > row->m.dma_pinned)
+			ov = row->m.dma_pinned;
+		row->m.dma_pinned -= ov;
+		row->m.dma_pinned_peak -= ov < row->m.dma_pinned_peak ? ov : row->m.dma_pinned_peak;
+	}
 	pinned_totals(&row->m);
 	row->m.page_faults = p->exit_min_flt + p->exit_maj_flt;
 	row->m.major_faults = p->exit_maj_flt;
@@ -435,6 +507,10 @@ int session_poll(struct session *s, int timeout_ms)
 		if (!memcg_read_stat(&s->cg, &st))
 			sample_peaks(s, &st);
 	}
+	if (now_ns() - s->dma_sampled_ns >= NUMA_SAMPLE_NS) {
+		s->dma_sampled_ns = now_ns();
+		sample_dma_overlap(s);
+	}
 	if (s->numa_multi && now_ns() - s->numa_sampled_ns >= NUMA_SAMPLE_NS) {
 		s->numa_sampled_ns = now_ns();
 		sample_numa(s);
@@ -677,6 +753,7 @@ void session_stop(struct session *s)
 	free(s->exited);
 	free(s->base);
 	free(s->numa);
+	free(s->dma_ov);
 	numa_topo_free(&s->topo);
 	memset(s, 0, sizeof(*s));
 }
