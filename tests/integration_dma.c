@@ -368,7 +368,7 @@ static void dma_audit(const char *cap, int want_status)
 		snprintf(cg, sizeof(cg), "/sys/fs/cgroup/memacct-dma-audit-%d", getpid());
 	ck_assert_msg(mkdir(cg, 0755) == 0, "mkdir %s: %s", cg, strerror(errno));
 	snprintf(cmd, sizeof(cmd),
-		 "A=/tmp/memacct-dma-audit-%d; "
+		 "A=/tmp/memacct-dma-audit-%d; : > $A.err; "
 		 "%s audit --cgroup %s --pinned-cap %s --watch 1s > $A 2> $A.err & M=$!; "
 		 "i=0; while ! grep -q 'BPF events' $A.err && [ $i -lt 600 ]; do sleep 0.1; "
 		 "i=$((i+1)); done; "
