@@ -407,6 +407,117 @@ END_TEST
 START_TEST(test_dma_audit_under_cap) { dma_audit("128M", 0); }
 END_TEST
 
+/* A sample "NAME VALUE" (no labels) of a metrics text; -1 when absent. */
+static long long om_sample(const char *text, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (const char *l = text; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : NULL)
+		if (!strncmp(l, name, n) && l[n] == ' ')
+			return strtoll(l + n + 1, NULL, 10);
+	return -1;
+}
+
+/*
+ * The daemon's memacct_host_* gauges: MemTotal as /proc/meminfo says, and
+ * memacct_host_foll_pinned_bytes moving by the workload's FOLL_PIN delta
+ * (the daemon does not fold the per-CPU diffs: the test does, with
+ * stat_refresh, before each scrape; 64 pages of slack for what other
+ * processes pin meanwhile).
+ */
+START_TEST(test_dma_daemon_host_gauges)
+{
+	int port = 40000 + getpid() % 20000, in[2], st;
+	char cmd[1024], pin[128], line[256];
+	long long before, after, delta, total;
+	struct result *r;
+	pid_t d, wl;
+	FILE *to, *from;
+
+	if (system("grep -q nr_foll_pin_acquired /proc/vmstat") != 0) {
+		printf("SKIP daemon host gauges: no nr_foll_pin_* in /proc/vmstat\n");
+		return;
+	}
+	snprintf(pin, sizeof(pin), "/sys/fs/bpf/memacct-dma-test-%d", getpid());
+	d = fork();
+	if (d == 0) {
+		snprintf(cmd, sizeof(cmd), "exec %s daemon --listen 127.0.0.1:%d --interval 300ms "
+			 "--pin-path %s > /dev/null 2>&1", memacct, port, pin);
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+#define SCRAPE "echo 1 > /proc/sys/vm/stat_refresh; sleep 1; curl -sf http://127.0.0.1:%d/metrics"
+	for (int i = 0; i < 100; i++) {
+		r = run_cmd(SCRAPE, port);
+		if (!r->status)
+			break;
+		result_free(r);
+		r = NULL;
+	}
+	ck_assert_msg(r, "the daemon did not answer on port %d", port);
+	total = om_sample(r->out, "memacct_host_mem_total_bytes");
+	before = om_sample(r->out, "memacct_host_foll_pinned_bytes");
+	ck_assert_int_eq(om_sample(r->out, "memacct_host_foll_pin_counters"), 1);
+	result_free(r);
+	r = run_cmd("awk '/^MemTotal:/ { print \"truth mem_total_kb\", $2 }' /proc/meminfo");
+	ck_assert_int_eq(total, truth(r, "mem_total_kb") * 1024);
+	result_free(r);
+
+	ck_assert(pipe(in) == 0);
+	{
+		int out[2];
+
+		ck_assert(pipe(out) == 0);
+		wl = fork();
+		if (wl == 0) {
+			dup2(in[0], 0);
+			dup2(out[1], 1);
+			close(in[1]);
+			close(out[0]);
+			snprintf(cmd, sizeof(cmd), "%s/dma_pin", workloads);
+			execl(cmd, cmd, "64", "0", "0", (char *)NULL);
+			_exit(127);
+		}
+		close(in[0]);
+		close(out[1]);
+		to = fdopen(in[1], "w");
+		from = fdopen(out[0], "r");
+	}
+	if (!fgets(line, sizeof(line), from) || strncmp(line, "ready ", 6)) {
+		fclose(to);
+		fclose(from);
+		waitpid(wl, &st, 0);
+		kill(d, SIGINT);
+		waitpid(d, NULL, 0);
+		result_free(run_cmd("%s detach --pin-path %s", memacct, pin));
+		ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 77, "dma_pin failed (%d)", st);
+		printf("SKIP daemon host gauges: dma_pin cannot pin here\n");
+		return;
+	}
+	fprintf(to, "pin\n");
+	fflush(to);
+	delta = -1;
+	while (fgets(line, sizeof(line), from) && strncmp(line, "pinned", 6))
+		sscanf(line, "truth foll_pin_delta_pages %lld", &delta);
+	r = run_cmd(SCRAPE, port);
+	after = om_sample(r->out, "memacct_host_foll_pinned_bytes");
+	result_free(r);
+	fprintf(to, "exit\n");
+	fclose(to);
+	fclose(from);
+	waitpid(wl, &st, 0);
+	kill(d, SIGINT);
+	waitpid(d, NULL, 0);
+	result_free(run_cmd("%s detach --pin-path %s", memacct, pin));
+	ck_assert_int_ge(delta, 0);
+	printf("  daemon: memacct_host_foll_pinned_bytes moved %lld, FOLL_PIN truth %lld; "
+	       "MemTotal %lld\n", after - before, delta * (long long)PAGE, total);
+	ck_assert_msg(llabs(after - before - delta * (long long)PAGE) <= 64 * (long long)PAGE,
+		      "host gauge moved %lld, truth %lld", after - before, delta * (long long)PAGE);
+#undef SCRAPE
+}
+END_TEST
+
 Suite *dma_suite(void)
 {
 	Suite *s = suite_create("dma");
@@ -419,6 +530,7 @@ Suite *dma_suite(void)
 	tcase_add_test(tc, test_dma_xdp_mlocked);
 	tcase_add_test(tc, test_dma_audit_over_cap);
 	tcase_add_test(tc, test_dma_audit_under_cap);
+	tcase_add_test(tc, test_dma_daemon_host_gauges);
 	suite_add_tcase(s, tc);
 	return s;
 }
