@@ -227,6 +227,129 @@ static __always_inline struct task_struct *current_task(void)
  * loads tp_btf/mark_victim or the classic tp/oom/mark_victim fallback.
  */
 
+/*
+ * FOLL_PIN page references outstanding now, host-wide: the node counters
+ * NR_FOLL_PIN_ACQUIRED - NR_FOLL_PIN_RELEASED (enum node_stat_item, since
+ * v5.7, commit 1970dc6f5226 ("mm/gup: /proc/vmstat: pin_user_pages
+ * (FOLL_PIN) reporting")) summed over the nodes, each node being
+ * pgdat->vm_stat[] plus every CPU's not yet folded pgdat->per_cpu_nodestats
+ * diff (v4.8, commit 75ef71840539 ("mm, vmstat: add infrastructure for
+ * per-node vmstats")) - what /proc/vmstat shows after stat_refresh, without
+ * its per-CPU lag. The globals vm_node_stat[] and node_data[] are neither in
+ * kallsyms (no CONFIG_KALLSYMS_ALL on Debian) nor in BTF (pahole emits only
+ * per-CPU variables), so:
+ * - a node's pglist_data is reached through any memcg:
+ *   mem_cgroup->nodeinfo[nid]->lruvec.pgdat (CONFIG_MEMCG; nodeinfo[] has an
+ *   entry per possible node);
+ * - a CPU's per-CPU offset (__per_cpu_offset[cpu], not in BTF either; nor
+ *   is this_cpu_off readable as a ksym without kallsyms of data) is learnt
+ *   by each CPU itself: a PERCPU_ARRAY lookup returns the element's
+ *   __percpu base plus this CPU's offset (memacct.bpf.c cpu_off_learn());
+ *   userspace runs a syscall on every CPU it may use after attach
+ *   (loader_learn_cpus()). A CPU never learnt (offline: its diffs were
+ *   folded when it went down) counts 0.
+ * Exact but for a fold in progress on another CPU (its diff and the node
+ * counter move in two steps). Cost: nodes x (1 + CPUs) kernel reads.
+ */
+#define FOLL_PIN_MAX_NODES	64
+#define FOLL_PIN_MAX_CPUS	1024
+
+extern const volatile __u32 foll_pin_nodes;	/* nr_node_ids (userspace) */
+extern const volatile __u32 foll_pin_cpus;	/* possible CPUs (userspace) */
+static __u64 foll_pin_pgdat[FOLL_PIN_MAX_NODES];	/* cached, never freed */
+__u64 foll_pin_cpu_off[FOLL_PIN_MAX_CPUS];	/* 0: not learnt */
+
+/* Can foll_pin_now() read the counters on this kernel? */
+static __always_inline bool foll_pin_readable(void)
+{
+	return bpf_core_enum_value_exists(enum node_stat_item, NR_FOLL_PIN_ACQUIRED) &&
+	       bpf_core_enum_value_exists(enum node_stat_item, NR_FOLL_PIN_RELEASED) &&
+	       bpf_core_field_exists(struct pglist_data, per_cpu_nodestats) &&
+	       bpf_core_field_exists(struct lruvec, pgdat);
+}
+
+/* pglist_data of node @nid through @task's memcg; 0 if unknown. */
+static __always_inline __u64 foll_pin_node(struct task_struct *task, __u32 nid)
+{
+	int id = bpf_core_enum_value(enum cgroup_subsys_id, memory_cgrp_id);
+	struct cgroup_subsys_state *css = NULL;
+	struct mem_cgroup_per_node *pn = NULL;
+	struct css_set *cset;
+	struct mem_cgroup *memcg;
+	__u64 pgdat;
+
+	if (nid >= FOLL_PIN_MAX_NODES)
+		return 0;
+	pgdat = foll_pin_pgdat[nid];
+	if (pgdat)
+		return pgdat;
+	cset = BPF_CORE_READ(task, cgroups);
+	if (!cset)
+		return 0;
+	bpf_core_read(&css, sizeof(css), &cset->subsys[id]);
+	if (!css)
+		return 0;
+	memcg = (void *)css - bpf_core_field_offset(struct mem_cgroup, css);
+	bpf_core_read(&pn, sizeof(pn), &memcg->nodeinfo[nid]);
+	if (!pn)
+		return 0;
+	pgdat = (__u64)BPF_CORE_READ(pn, lruvec.pgdat);
+	foll_pin_pgdat[nid] = pgdat;
+	return pgdat;
+}
+
+/* Outstanding FOLL_PIN references (pages) in *@out; false if unreadable. */
+static __always_inline bool foll_pin_now(struct task_struct *task, __s64 *out)
+{
+	int acq = bpf_core_enum_value(enum node_stat_item, NR_FOLL_PIN_ACQUIRED);
+	int rel = bpf_core_enum_value(enum node_stat_item, NR_FOLL_PIN_RELEASED);
+	__u32 diff_off = bpf_core_field_offset(struct per_cpu_nodestat, vm_node_stat_diff);
+	__s64 sum = 0;
+
+	if (!foll_pin_readable())
+		return false;
+	for (__u32 nid = 0; nid < FOLL_PIN_MAX_NODES; nid++) {
+		struct pglist_data *pgdat;
+		__u64 pcp = 0;
+		long a = 0, r = 0;
+
+		if (nid >= foll_pin_nodes)
+			break;
+		pgdat = (void *)foll_pin_node(task, nid);
+		if (!pgdat)
+			continue;	/* a possible node without memory */
+		bpf_core_read(&a, sizeof(a), &pgdat->vm_stat[acq]);
+		bpf_core_read(&r, sizeof(r), &pgdat->vm_stat[rel]);
+		sum += a - r;
+		bpf_core_read(&pcp, sizeof(pcp), &pgdat->per_cpu_nodestats);
+		if (!pcp)
+			continue;
+		for (__u32 cpu = 0; cpu < FOLL_PIN_MAX_CPUS; cpu++) {
+			__u64 off;
+			__s8 da = 0, dr = 0;
+
+			if (cpu >= foll_pin_cpus)
+				break;
+			off = foll_pin_cpu_off[cpu];
+			if (!off)
+				continue;
+			if (rel == acq + 1) {	/* adjacent (all kernels so far): one read */
+				__s8 d[2] = {};
+
+				bpf_probe_read_kernel(d, 2, (void *)(pcp + off + diff_off + acq));
+				da = d[0];
+				dr = d[1];
+			} else {
+				bpf_probe_read_kernel(&da, 1, (void *)(pcp + off + diff_off + acq));
+				bpf_probe_read_kernel(&dr, 1, (void *)(pcp + off + diff_off + rel));
+			}
+			sum += da - dr;
+		}
+	}
+	*out = sum;
+	return true;
+}
+
 /* x86 page fault error code bits (arch/x86/include/asm/trap_pf.h) */
 #define X86_PF_PROT	(1UL << 0)
 #define X86_PF_WRITE	(1UL << 1)

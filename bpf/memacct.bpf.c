@@ -27,6 +27,9 @@ const volatile __u32 gfp_comp;		/* __GFP_COMP */
 const volatile __u32 nr_node_ranges;	/* > 0 only with several NUMA nodes */
 const volatile __u64 vmemmap_start;	/* struct page array base (page_to_pfn) */
 const volatile struct memacct_node_range node_ranges[MEMACCT_MAX_NODE_RANGES];
+const volatile __u32 foll_pin_nodes = 1;	/* nr_node_ids */
+const volatile __u32 foll_pin_cpus = 1;		/* possible CPUs */
+const volatile __u64 page_size = 4096;
 
 /* Events that could not be recorded, by enum memacct_drop. */
 __u64 dropped[MEMACCT_DROP_NR];
@@ -743,8 +746,8 @@ static __always_inline bool pinned_set(struct memacct_proc *p, __u64 locked, __u
 }
 
 /* A pinned-memory change event for audit --watch (struct memacct_pin_event). */
-static __always_inline void pin_event(struct task_struct *task, struct memacct_proc *p,
-				      long syscall_nr, long ret)
+static __always_inline void pin_event_key(const struct memacct_proc_key *key,
+					  struct memacct_proc *p, long syscall_nr, long ret)
 {
 	struct memacct_pin_event *ev;
 
@@ -753,7 +756,7 @@ static __always_inline void pin_event(struct task_struct *task, struct memacct_p
 		__sync_fetch_and_add(&pin_events_lost, 1);
 		return;
 	}
-	proc_key_of(task, &ev->key);
+	ev->key = *key;
 	ev->memcg_id = p->memcg_id;
 	ev->ts_ns = bpf_ktime_get_ns();
 	ev->locked_vm_pages = p->pin.locked_vm_pages;
@@ -761,7 +764,17 @@ static __always_inline void pin_event(struct task_struct *task, struct memacct_p
 	ev->syscall_nr = syscall_nr;
 	ev->syscall_ret = ret;
 	__builtin_memcpy(ev->comm, p->comm, sizeof(ev->comm));
+	ev->dma_pinned_pages = p->pin.dma_pinned_pages;
 	bpf_ringbuf_submit(ev, 0);
+}
+
+static __always_inline void pin_event(struct task_struct *task, struct memacct_proc *p,
+				      long syscall_nr, long ret)
+{
+	struct memacct_proc_key key;
+
+	proc_key_of(task, &key);
+	pin_event_key(&key, p, syscall_nr, ret);
 }
 
 /*
@@ -801,7 +814,433 @@ PINNED_EXIT(mmap)
 PINNED_EXIT(munmap)
 PINNED_EXIT(mremap)
 PINNED_EXIT(brk)		/* heap growth under mlockall(MCL_FUTURE) */
-PINNED_EXIT(io_uring_register)
+
+/* ---- DMA pins: FOLL_PIN pages no mm counter shows ----------------------
+ *
+ * A window is the span of one syscall that may pin (setsockopt(SOL_XDP),
+ * ioctl on a character device other than a tty, io_uring_register): the
+ * host's outstanding FOLL_PIN references (foll_pin_now()) are read at
+ * sys_enter and at sys_exit; the difference, less what the syscall added to
+ * mm->pinned_vm (io_uring buffers, counted there already), is the process's.
+ * Exact when no other window was open meanwhile (flagged otherwise; pins by
+ * paths with no window, e.g. O_DIRECT I/O on another CPU, cannot be seen).
+ * Pins left when an fd is closed or the process exits go to a release queue;
+ * the kworker that unpins later (AF_XDP: ~100 ms after close(), from
+ * xdp_umem_release_deferred) is measured the same way around each work item
+ * while the queue is not empty, and its release is given back to the owner.
+ * Cost: the syscall tracepoints are already on (pinned memory above), so
+ * every task takes the slow syscall path already; added: a program on
+ * sys_enter/exit of setsockopt and ioctl (a few loads and a return unless
+ * the window applies), on close (one load unless a DMA pin is live), and on
+ * each work item (one load unless a release is pending).
+ */
+
+/* Outstanding DMA pages attributed and not yet released, all processes. */
+__u64 dma_attributed_pages;
+/* Of which left by closed fds or exited processes, awaiting the unpin. */
+__u64 dma_releasing_pages;
+/* 1 once foll_pin_now() failed (the counters cannot be read). */
+__u32 dma_unreadable;
+/* Windows open now and opened ever: overlap means an estimate. */
+__u64 dma_windows_open;
+__u64 dma_window_gen;
+
+struct dma_window {
+	__s64 foll_pin;		/* foll_pin_now() at entry */
+	__u64 pinned_vm;	/* mm->pinned_vm at entry */
+	__u64 gen;		/* dma_window_gen after this window's open */
+	__u64 range_start, range_pages;	/* XDP_UMEM_REG's area */
+	__s32 fd;
+	__u32 estimate;		/* another window was open at entry */
+	__s64 nr;		/* syscall number (pin events) */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);	/* thread id */
+	__type(value, struct dma_window);
+} dma_windows SEC(".maps");
+
+/* DMA pages per (process, fd), moved to the release queue at close(). */
+struct dma_fd_key {
+	struct memacct_proc_key proc;
+	__s32 fd;
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, struct dma_fd_key);
+	__type(value, __u64);
+} dma_fds SEC(".maps");
+__u64 dma_fds_live;
+
+/*
+ * Release queue: pages whose fd was closed or whose process exited, still
+ * pinned until the kernel unpins them. A slot is claimed by a plain store
+ * (5.10 has no BPF cmpxchg): two CPUs closing at the same instant may both
+ * take one slot, then one owner keeps its pages until it exits.
+ */
+#define DMA_RELEASE_SLOTS	16
+struct memacct_dma_release dma_release_q[DMA_RELEASE_SLOTS];
+
+static __always_inline void dma_flag(struct memacct_proc *p, struct memacct_cgroup *c)
+{
+	if (p)
+		p->pin.dma_flags |= MEMACCT_DMA_ESTIMATE;
+	if (c)
+		c->pin.dma_flags |= MEMACCT_DMA_ESTIMATE;
+}
+
+/* Move @p's (may be NULL: exited) and memcg @cgid's DMA gauges by @d pages. */
+static __always_inline void dma_move(struct memacct_proc *p, __u64 cgid, __s64 d, bool est)
+{
+	struct memacct_cgroup *c = cgroup_get(cgid);
+
+	if (p) {
+		p->pin.dma_pinned_pages += d;
+		peak(&p->pin.dma_pinned_peak_pages, p->pin.dma_pinned_pages);
+	}
+	__sync_fetch_and_add(&dma_attributed_pages, d);
+	if (c) {
+		__sync_fetch_and_add(&c->pin.dma_pinned_pages, d);
+		peak(&c->pin.dma_pinned_peak_pages, c->pin.dma_pinned_pages);
+	}
+	if (est)
+		dma_flag(p, c);
+}
+
+static __always_inline void dma_queue(struct memacct_proc_key *key, __u64 cgid, __u64 pages,
+				      __u32 pinned_vm)
+{
+	if (!pages)
+		return;
+	for (int i = 0; i < DMA_RELEASE_SLOTS; i++) {
+		struct memacct_dma_release *r = &dma_release_q[i];
+
+		if (r->pages)
+			continue;
+		r->key = *key;
+		r->memcg_id = cgid;
+		r->pinned_vm = pinned_vm;
+		r->pages = pages;
+		__sync_fetch_and_add(&dma_releasing_pages, pages);
+		return;
+	}
+	/* queue full: the owner keeps the pages (dma_releasing stays exact) */
+}
+
+/*
+ * This CPU's per-CPU offset, once (core_fixes.bpf.h foll_pin_now()): the
+ * PERCPU_ARRAY cpu_slots' element 0 is at pptrs[0] + offset. The map's and
+ * the element's addresses go through bpf_probe_read_kernel() to become
+ * plain numbers (the verifier forbids arithmetic on map pointers).
+ */
+static __always_inline void cpu_off_learn(void)
+{
+	__u32 cpu = bpf_get_smp_processor_id(), zero = 0;
+	__u64 map = (__u64)(void *)&cpu_slots, mine, base = 0;
+	struct bpf_array *arr;
+	void *slot;
+
+	if (cpu >= FOLL_PIN_MAX_CPUS || foll_pin_cpu_off[cpu])
+		return;
+	slot = bpf_map_lookup_elem(&cpu_slots, &zero);
+	if (!slot)
+		return;
+	mine = (__u64)slot;
+	bpf_probe_read_kernel(&mine, sizeof(mine), &mine);
+	bpf_probe_read_kernel(&map, sizeof(map), &map);
+	arr = (void *)map;
+	bpf_core_read(&base, sizeof(base), &arr->pptrs[0]);
+	if (base && mine > base)
+		foll_pin_cpu_off[cpu] = mine - base;
+}
+
+/* Open a window for the current thread. */
+static __always_inline void dma_open(long nr, __s32 fd, __u64 range_start, __u64 range_pages)
+{
+	struct task_struct *task = current_task();
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct dma_window w = {};
+	struct mm_struct *mm;
+
+	cpu_off_learn();
+	if (!foll_pin_now(task, &w.foll_pin)) {
+		dma_unreadable = 1;
+		return;
+	}
+	mm = BPF_CORE_READ(task, mm);
+	if (mm)
+		w.pinned_vm = BPF_CORE_READ(mm, pinned_vm.counter);
+	__sync_fetch_and_add(&dma_windows_open, 1);
+	__sync_fetch_and_add(&dma_window_gen, 1);
+	w.gen = dma_window_gen;
+	w.estimate = dma_windows_open > 1;
+	w.fd = fd;
+	w.nr = nr;
+	w.range_start = range_start;
+	w.range_pages = range_pages;
+	if (bpf_map_update_elem(&dma_windows, &tid, &w, BPF_ANY))
+		__sync_fetch_and_add(&dma_windows_open, -1);
+}
+
+/* Release @pages unpinned outside any owner's syscall against the queue. */
+static __always_inline void dma_release_queued(__u64 pages)
+{
+	bool exact = false;
+	int i;
+
+	for (i = 0; i < DMA_RELEASE_SLOTS; i++)
+		if (dma_release_q[i].pages == pages) {
+			exact = true;
+			break;
+		}
+	for (int j = 0; j < DMA_RELEASE_SLOTS && pages; j++) {
+		struct memacct_dma_release *r = &dma_release_q[exact ? i & (DMA_RELEASE_SLOTS - 1) : j];
+		__u64 take = r->pages < pages ? r->pages : pages;
+		struct memacct_proc *p;
+
+		if (!take || (r->pinned_vm && !exact))
+			continue;	/* a pinned_vm entry goes only by its size */
+		p = bpf_map_lookup_elem(&procs, &r->key);
+		r->pages -= take;
+		pages -= take;
+		__sync_fetch_and_add(&dma_releasing_pages, -(__s64)take);
+		if (r->pinned_vm)
+			break;	/* absorbed: no DMA gauge moves */
+		if (p)
+			p->dma_queued_pages -= take < p->dma_queued_pages ? take : p->dma_queued_pages;
+		dma_move(p, r->memcg_id, -(__s64)take, !exact);
+		if (p && pin_events_on)
+			pin_event_key(&r->key, p, MEMACCT_PIN_EV_KWORKER, 0);
+		if (exact)
+			break;
+	}
+}
+
+/*
+ * Close the current thread's window (@ok: the syscall succeeded). Net
+ * pins go to the process, its fd and, with a known range, its range list;
+ * net unpins come off the process (and its fd where it has one).
+ */
+static __always_inline void dma_close(bool ok)
+{
+	struct task_struct *task = current_task();
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct dma_fd_key fk = {};
+	struct memacct_proc *p;
+	struct dma_window *w;
+	struct mm_struct *mm;
+	__s64 now, d;
+	__u64 *fdp;
+	bool est;
+
+	w = bpf_map_lookup_elem(&dma_windows, &tid);
+	if (!w)
+		return;
+	__sync_fetch_and_add(&dma_windows_open, -1);
+	if (!foll_pin_now(task, &now))
+		goto out;
+	d = now - w->foll_pin;
+	mm = BPF_CORE_READ(task, mm);
+	if (mm)
+		d -= (__s64)BPF_CORE_READ(mm, pinned_vm.counter) - (__s64)w->pinned_vm;
+	est = w->estimate || dma_window_gen != w->gen;
+	if (w->range_pages && ok && d != (__s64)w->range_pages)
+		est = true;	/* the area's size says otherwise */
+	if (!d)
+		goto out;
+	p = proc_get(task, true);
+	if (!p)
+		goto out;
+	proc_key_of(task, &fk.proc);
+	fk.fd = w->fd;
+	fdp = bpf_map_lookup_elem(&dma_fds, &fk);
+	if (d > 0) {
+		dma_move(p, p->memcg_id, d, est);
+		if (fdp) {
+			__sync_fetch_and_add(fdp, d);
+		} else {
+			__u64 v = d;
+
+			if (!bpf_map_update_elem(&dma_fds, &fk, &v, BPF_NOEXIST))
+				__sync_fetch_and_add(&dma_fds_live, 1);
+		}
+		if (w->range_pages && ok) {
+			for (int i = 0; i < MEMACCT_DMA_RANGES; i++) {
+				if (p->dma_ranges[i].pages)
+					continue;
+				p->dma_ranges[i].start = w->range_start;
+				p->dma_ranges[i].pages = w->range_pages;
+				p->dma_ranges[i].fd = w->fd;
+				break;
+			}
+		}
+		if (pin_events_on)
+			pin_event_key(&fk.proc, p, w->nr, 0);
+	} else {
+		__u64 rel = -d;
+
+		if (rel > p->pin.dma_pinned_pages) {
+			rel = p->pin.dma_pinned_pages;	/* not its pins */
+			est = true;
+		}
+		dma_move(p, p->memcg_id, -(__s64)rel, est);
+		if (fdp)
+			*fdp = *fdp > rel ? *fdp - rel : 0;
+		if (pin_events_on)
+			pin_event_key(&fk.proc, p, w->nr, 0);
+	}
+out:
+	bpf_map_delete_elem(&dma_windows, &tid);
+}
+
+#define SOL_XDP_LEVEL	283	/* include/linux/socket.h SOL_XDP */
+#define XDP_UMEM_REG_OPT	4	/* include/uapi/linux/if_xdp.h */
+
+SEC("tp/syscalls/sys_enter_setsockopt")
+int sys_enter_setsockopt(struct syscall_trace_enter *ctx)
+{
+	struct xdp_umem_reg reg = {};
+	__u64 start = 0, pages = 0;
+
+	if (ctx->args[1] != SOL_XDP_LEVEL)
+		return 0;
+	if (ctx->args[2] == XDP_UMEM_REG_OPT &&
+	    !bpf_probe_read_user(&reg, 16, (void *)ctx->args[3]) &&
+	    !(reg.addr & (page_size - 1))) {
+		start = reg.addr;
+		pages = reg.len / page_size;
+	}
+	dma_open(ctx->nr, ctx->args[0], start, pages);
+	return 0;
+}
+
+SEC("tp/syscalls/sys_exit_setsockopt")
+int sys_exit_setsockopt(struct syscall_trace_exit *ctx)
+{
+	dma_close(ctx->ret == 0);
+	return 0;
+}
+
+/* The file behind @fd of the current task, or NULL. */
+static __always_inline struct file *fd_file(struct task_struct *task, unsigned int fd)
+{
+	struct file **fds = BPF_CORE_READ(task, files, fdt, fd);
+	struct file *f = NULL;
+
+	if (fd >= BPF_CORE_READ(task, files, fdt, max_fds))
+		return NULL;
+	bpf_core_read(&f, sizeof(f), &fds[fd]);
+	return f;
+}
+
+#define S_IFMT_BITS	00170000
+#define S_IFCHR_BITS	0020000
+
+/* ioctl: character devices only (GPU, RDMA, vfio, ...), not terminals. */
+SEC("tp/syscalls/sys_enter_ioctl")
+int sys_enter_ioctl(struct syscall_trace_enter *ctx)
+{
+	struct file *f = fd_file(current_task(), ctx->args[0]);
+	unsigned int major;
+	umode_t mode;
+
+	if (!f)
+		return 0;
+	mode = BPF_CORE_READ(f, f_inode, i_mode);
+	if ((mode & S_IFMT_BITS) != S_IFCHR_BITS)
+		return 0;
+	major = BPF_CORE_READ(f, f_inode, i_rdev) >> 20;	/* MAJOR() */
+	if (major == 4 || major == 5 || (major >= 136 && major <= 143))
+		return 0;	/* tty, console, ptmx, pts */
+	dma_open(ctx->nr, ctx->args[0], 0, 0);
+	return 0;
+}
+
+SEC("tp/syscalls/sys_exit_ioctl")
+int sys_exit_ioctl(struct syscall_trace_exit *ctx)
+{
+	dma_close(ctx->ret >= 0);
+	return 0;
+}
+
+SEC("tp/syscalls/sys_enter_io_uring_register")
+int sys_enter_io_uring_register(struct syscall_trace_enter *ctx)
+{
+	dma_open(ctx->nr, ctx->args[0], 0, 0);
+	return 0;
+}
+
+SEC("tp/syscalls/sys_exit_io_uring_register")
+int sys_exit_io_uring_register(struct syscall_trace_exit *ctx)
+{
+	pinned_update(ctx);
+	dma_close(ctx->ret >= 0);
+	return 0;
+}
+
+/* close(): the fd's DMA pins wait in the release queue for their unpin. */
+SEC("tp/syscalls/sys_enter_close")
+int sys_enter_close(struct syscall_trace_enter *ctx)
+{
+	struct task_struct *task;
+	struct memacct_proc *p;
+	struct dma_fd_key fk = {};
+	__u64 *fdp;
+
+	cpu_off_learn();	/* userspace closes on every CPU after attach */
+	if (!dma_fds_live)
+		return 0;
+	task = current_task();
+	proc_key_of(task, &fk.proc);
+	fk.fd = ctx->args[0];
+	fdp = bpf_map_lookup_elem(&dma_fds, &fk);
+	if (!fdp)
+		return 0;
+	p = bpf_map_lookup_elem(&procs, &fk.proc);
+	if (p) {
+		dma_queue(&fk.proc, p->memcg_id, *fdp, 0);
+		p->dma_queued_pages += *fdp;
+		for (int i = 0; i < MEMACCT_DMA_RANGES; i++)
+			if (p->dma_ranges[i].fd == fk.fd)
+				p->dma_ranges[i].pages = 0;
+	}
+	bpf_map_delete_elem(&dma_fds, &fk);
+	__sync_fetch_and_add(&dma_fds_live, -1);
+	return 0;
+}
+
+/* Work items while a release is pending: deferred unpins (AF_XDP UMEM). */
+SEC("tp_btf/workqueue_execute_start")
+int BPF_PROG(workqueue_execute_start, struct work_struct *work)
+{
+	if (dma_releasing_pages)
+		dma_open(MEMACCT_PIN_EV_KWORKER, -1, 0, 0);
+	return 0;
+}
+
+SEC("tp_btf/workqueue_execute_end")
+int BPF_PROG(workqueue_execute_end, struct work_struct *work)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct dma_window *w = bpf_map_lookup_elem(&dma_windows, &tid);
+	__s64 now, d;
+
+	if (!w)
+		return 0;
+	__sync_fetch_and_add(&dma_windows_open, -1);
+	if (foll_pin_now(current_task(), &now)) {
+		d = now - w->foll_pin;
+		if (d < 0)
+			dma_release_queued(-d);
+	}
+	bpf_map_delete_elem(&dma_windows, &tid);
+	return 0;
+}
 
 /* ---- NUMA migrations and balancing ----------------------------------- */
 
@@ -1006,6 +1445,7 @@ int BPF_PROG(sched_process_exit, struct task_struct *task)
 	p->exit_maj_flt = BPF_CORE_READ(sig, maj_flt) + BPF_CORE_READ(task, maj_flt);
 	p->exit_code = BPF_CORE_READ(task, exit_code);
 	p->flags |= MEMACCT_PROC_EXITED;
+	proc_key_of(task, &key);
 
 	/* fold into the cgroup so its counters outlive the process */
 	c = cgroup_get(p->memcg_id);
@@ -1029,8 +1469,16 @@ int BPF_PROG(sched_process_exit, struct task_struct *task)
 		__sync_fetch_and_add(&c->pin.pinned_vm_pages, -(__s64)p->pin.pinned_vm_pages);
 		__sync_fetch_and_add(&c->procs_exited, 1);
 	}
+	/* its DMA pins outlive it until the kernel unpins them (fds closed
+	 * by exit_files(), then a kworker): the cgroup keeps them until then */
+	if (p->pin.dma_pinned_pages > p->dma_queued_pages)
+		dma_queue(&key, p->memcg_id, p->pin.dma_pinned_pages - p->dma_queued_pages, 0);
+	/* io_uring buffers (pinned_vm, FOLL_PIN too) are unpinned by a
+	 * kworker after exit as well: queued so that release is not taken for
+	 * a DMA one (only when DMA pins are pending, else nothing listens) */
+	if (p->pin.pinned_vm_pages && dma_releasing_pages)
+		dma_queue(&key, p->memcg_id, p->pin.pinned_vm_pages, 1);
 
-	proc_key_of(task, &key);
 	ev = bpf_ringbuf_reserve(&exits, sizeof(*ev), 0);
 	if (!ev) {
 		/* left in the map with MEMACCT_PROC_EXITED: userspace harvests it */

@@ -68,13 +68,39 @@ struct memacct_flows {
 					 * the lockless walk): CoW or not, unknown */
 };
 
-/* Pinned memory gauges, read from mm->locked_vm / mm->pinned_vm. */
+#define MEMACCT_DMA_ESTIMATE	(1U << 0)	/* a dma figure is an estimate:
+						 * another pin window overlapped,
+						 * or a release was matched by size */
+
+/*
+ * Pinned memory gauges: mm->locked_vm / mm->pinned_vm, and dma_pinned: pages
+ * pinned by FOLL_PIN (pin_user_pages) inside the process's own syscalls
+ * (setsockopt SOL_XDP, ioctl on character devices, io_uring_register) net of
+ * what those syscalls added to pinned_vm: the FOLL_PIN counter delta across
+ * the syscall (bpf/core_fixes.bpf.h foll_pin_now()). Released by the
+ * process's syscalls or, after close()/exit, by the kworker that unpins.
+ * Not net of mlock: userspace subtracts pages of the ranges below that lie
+ * in VM_LOCKED mappings (counted in locked_vm already).
+ */
 struct memacct_pinned {
 	__u64 locked_vm_pages;
 	__u64 locked_vm_peak_pages;
 	__u64 pinned_vm_pages;
 	__u64 pinned_vm_peak_pages;
 	__u64 pinned_peak_pages;	/* peak of locked_vm + pinned_vm */
+	__u64 dma_pinned_pages;		/* FOLL_PIN pages not in pinned_vm */
+	__u64 dma_pinned_peak_pages;
+	__u32 dma_flags;		/* MEMACCT_DMA_* */
+	__u32 pad;
+};
+
+/* A range pinned by a syscall whose arguments name it (XDP_UMEM_REG). */
+#define MEMACCT_DMA_RANGES	4
+struct memacct_dma_range {
+	__u64 start;			/* user address */
+	__u64 pages;			/* 0: slot free */
+	__s32 fd;			/* the fd it was pinned through */
+	__u32 pad;
 };
 
 #define MEMACCT_PROC_EXITED	(1U << 0)	/* exit record (ring buffer or left in map) */
@@ -96,6 +122,22 @@ struct memacct_proc {
 	__u64 exit_min_flt;		/* signal->min_flt + task->min_flt */
 	__u64 exit_maj_flt;		/* signal->maj_flt + task->maj_flt */
 	__s32 exit_code;		/* task->exit_code (wait status) */
+	__u32 pad;
+	struct memacct_dma_range dma_ranges[MEMACCT_DMA_RANGES];
+	__u64 dma_queued_pages;		/* of dma_pinned: fd closed, unpin pending */
+};
+
+/*
+ * Release queue slot (BPF global dma_release_q[]): DMA pages of a closed fd
+ * or an exited process, pinned until the kernel unpins them.
+ */
+struct memacct_dma_release {
+	__u64 pages;			/* 0: slot free */
+	__u64 memcg_id;
+	struct memacct_proc_key key;
+	__u32 pinned_vm;		/* 1: an exited process's pinned_vm (io_uring
+					 * buffers unpinned by a kworker too): its
+					 * release is absorbed, no DMA gauge moves */
 	__u32 pad;
 };
 
@@ -144,7 +186,8 @@ struct memacct_task_stock {
 /*
  * Ring buffer record (map pin_events) sent after a syscall that changed a
  * process's mm->locked_vm or mm->pinned_vm (mlock, mlock2, munlock,
- * mlockall, munlockall, mmap, munmap, mremap, brk, io_uring_register).
+ * mlockall, munlockall, mmap, munmap, mremap, brk, io_uring_register), or
+ * its DMA pins (setsockopt, ioctl, io_uring_register, a kworker's unpin).
  * Only when userspace sets the rodata flag pin_events_on before load:
  * memacct audit --watch; the daemon and run/attach leave it off.
  */
@@ -157,6 +200,13 @@ struct memacct_pin_event {
 	__s64 syscall_nr;		/* the syscall that returned (sys_exit id) */
 	__s64 syscall_ret;		/* its return value */
 	char comm[MEMACCT_COMM_LEN];	/* group leader's comm */
+	__u64 dma_pinned_pages;		/* memacct_pinned.dma_pinned_pages after it
+					 * (also sent when only this moved: the
+					 * syscalls of the DMA windows, or
+					 * MEMACCT_PIN_EV_KWORKER) */
 };
+
+/* memacct_pin_event.syscall_nr of a DMA release done later by a kworker */
+#define MEMACCT_PIN_EV_KWORKER	(-2)
 
 #endif /* MEMACCT_H */

@@ -729,6 +729,8 @@ int main(void)
 		srunner_add_suite(sr, run_suite());
 	if (schema_suite)	/* last: it validates what the others printed */
 		srunner_add_suite(sr, schema_suite());
+	if (dma_suite)
+		srunner_add_suite(sr, dma_suite());
 	srunner_set_fork_status(sr, CK_NOFORK);
 	srunner_run_all(sr, CK_ENV);
 	failed = srunner_ntests_failed(sr);

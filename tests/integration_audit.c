@@ -321,7 +321,7 @@ END_TEST
 
 START_TEST(test_audit_watch_io_uring_spike)
 {
-	char wout[128], werr[128], line[1024], *out;
+	char wout[128], werr[128], line[8192], *out;
 	json_t *j, *t;
 	long long spike;
 	int pid, status;

@@ -2,6 +2,7 @@
 /* unit_report.c - report printers (JSON escaping, table width) and zoneinfo. */
 #define _GNU_SOURCE
 #include <check.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -287,6 +288,97 @@ START_TEST(test_verdicts)
 }
 END_TEST
 
+/* tests/data/vmstat_pinned: /proc/vmstat of the 6.18 host while dma_pin held
+ * a 64 MiB AF_XDP UMEM (after stat_refresh); vmstat_old: the same without
+ * the nr_foll_pin_* lines, as kernels before 5.7 print it. */
+START_TEST(test_foll_pin_vmstat)
+{
+	char *text = NULL;
+	uint64_t acq = 0, rel = 0;
+
+	ck_assert_int_ge(read_file("data/vmstat_pinned", &text, 1 << 20), 0);
+	ck_assert_int_eq(parse_foll_pin(text, &acq, &rel), 0);
+	ck_assert_uint_eq(acq, 598018);
+	ck_assert_uint_eq(rel, 581634);
+	ck_assert_uint_eq(acq - rel, 16384);	/* 64 MiB of 4 KiB pages */
+	free(text);
+	ck_assert_int_ge(read_file("data/vmstat_old", &text, 1 << 20), 0);
+	ck_assert_int_eq(parse_foll_pin(text, &acq, &rel), -ENOENT);
+	free(text);
+	/* a prefix of the key is not the key */
+	ck_assert_int_eq(parse_foll_pin("nr_foll_pin_acquired_x 5\nnr_foll_pin_released 3\n",
+					&acq, &rel), -ENOENT);
+}
+END_TEST
+
+START_TEST(test_mem_total)
+{
+	char *text = NULL;
+	uint64_t v = 0;
+
+	ck_assert_int_ge(read_file("data/meminfo", &text, 1 << 20), 0);
+	ck_assert_int_eq(parse_mem_total(text, &v), 0);
+	ck_assert_uint_eq(v, 24683656ULL * 1024);
+	free(text);
+	ck_assert_int_ge(read_file("data/node_meminfo", &text, 1 << 20), 0);
+	ck_assert_int_eq(parse_mem_total(text, &v), 0);
+	ck_assert_uint_eq(v, 7431968ULL * 1024);
+	free(text);
+	ck_assert_int_eq(parse_mem_total("MemFree: 1 kB\n", &v), -ENOENT);
+}
+END_TEST
+
+/* Unknown counters are null and said so, never 0. */
+START_TEST(test_host_unknown)
+{
+	struct report *r = sample_report("x");
+	json_t *h, *n;
+	char line[320];
+
+	r->has_host = true;
+	r->host.known = false;
+	r->host.mem_total = 8ULL << 30;
+	r->host.nnodes = 1;
+	r->host.nodes[0] = (struct hostpin_node){ .node = 0, .mem_total = 8ULL << 30 };
+	h = report_host_json(r);
+	ck_assert(json_is_null(json_object_get(h, "foll_pinned_bytes")));
+	ck_assert(json_is_null(json_object_get(h, "dma_pinned_unattributed_bytes")));
+	ck_assert(json_is_false(json_object_get(h, "foll_pin_counters")));
+	ck_assert_int_eq(json_integer_value(json_object_get(h, "mem_total_bytes")), 8LL << 30);
+	n = json_array_get(json_object_get(h, "nodes"), 0);
+	ck_assert(json_is_null(json_object_get(n, "foll_pinned_bytes")));
+	json_decref(h);
+	report_host_line(r, line, sizeof(line));
+	ck_assert_msg(strstr(line, "DMA pins: unknown on this kernel"), "%s", line);
+	ck_assert(!report_host_verdict(&r->host, line, sizeof(line)));
+}
+END_TEST
+
+START_TEST(test_host_known)
+{
+	struct report *r = sample_report("x");
+	json_t *h;
+	char line[320];
+
+	r->has_host = true;
+	r->host.known = true;
+	r->host.mem_total = 1000ULL << 20;
+	r->host.foll_pinned = 200ULL << 20;	/* 20% */
+	r->dma_attribution = true;
+	r->dma_attributed = 64ULL << 20;
+	h = report_host_json(r);
+	ck_assert_int_eq(json_integer_value(json_object_get(h, "foll_pinned_bytes")), 200LL << 20);
+	ck_assert_int_eq(json_integer_value(json_object_get(h, "dma_pinned_unattributed_bytes")),
+			 136LL << 20);
+	json_decref(h);
+	ck_assert(report_host_verdict(&r->host, line, sizeof(line)));
+	ck_assert_msg(strstr(line, "20.0%") && strstr(line, "over the 10-15%"), "%s", line);
+	r->host.foll_pinned = 50ULL << 20;
+	ck_assert(report_host_verdict(&r->host, line, sizeof(line)));
+	ck_assert_msg(strstr(line, "under the 10-15%"), "%s", line);
+}
+END_TEST
+
 Suite *report_suite(void)
 {
 	Suite *s = suite_create("report");
@@ -299,6 +391,10 @@ Suite *report_suite(void)
 	tcase_add_test(tc, test_verdicts);
 	tcase_add_test(tc, test_zoneinfo_one_node);
 	tcase_add_test(tc, test_zoneinfo_two_nodes);
+	tcase_add_test(tc, test_foll_pin_vmstat);
+	tcase_add_test(tc, test_mem_total);
+	tcase_add_test(tc, test_host_unknown);
+	tcase_add_test(tc, test_host_known);
 	suite_add_tcase(s, tc);
 	return s;
 }

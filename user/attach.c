@@ -79,7 +79,10 @@ static void tree_totals(struct report *r)
 			t->mlocked += m->mlocked;
 			t->pinned_vm += m->pinned_vm;
 			t->pinned += m->pinned;
+			t->dma_pinned += m->dma_pinned;
 		}
+		t->dma_pinned_peak += m->dma_pinned_peak;
+		t->dma_estimate |= m->dma_estimate;
 		t->rss_peak += m->rss_peak;
 		t->mlocked_peak += m->mlocked_peak;
 		t->pinned_vm_peak += m->pinned_vm_peak;

@@ -46,6 +46,7 @@ struct audit_proc {
 	pid_t pid;
 	char comm[64];
 	uint64_t locked, pinned_vm, driver_est;
+	uint64_t dma;		/* DMA pins (FOLL_PIN) seen by --watch's BPF side */
 	struct rlimit rl;
 	bool has_rl;
 	struct locked_map maps[MAX_EVIDENCE];
@@ -59,6 +60,7 @@ struct audit_cg {
 	struct audit_proc *procs;
 	size_t n;
 	uint64_t locked, pinned_vm, driver_est;
+	uint64_t dma;		/* sum of the processes' dma */
 	uint64_t limit;		/* memory limit; 0 = none */
 	uint64_t cap, proc_cap;	/* resolved caps; 0 = none */
 	bool over;
@@ -76,6 +78,7 @@ struct trigger {
 	pid_t pid;		/* 0: none */
 	char comm[64];
 	uint64_t locked, pinned_vm;	/* of that process, bytes */
+	uint64_t dma;			/* its DMA pins (bpf), bytes */
 	const char *syscall;	/* bpf: the syscall that changed them, or "exit" */
 };
 
@@ -215,16 +218,27 @@ static int resolve_cap(const struct audit_opts *o, const char *s, const struct a
 	return parse_size(s, base, out);
 }
 
+/* Pinned bytes: mlocked + pinned_vm + DMA pins (--watch only). */
+static uint64_t proc_pinned(const struct audit_proc *p)
+{
+	return p->locked + p->pinned_vm + p->dma;
+}
+
+static uint64_t cg_pinned(const struct audit_cg *a)
+{
+	return a->locked + a->pinned_vm + a->dma;
+}
+
 static void judge(const struct audit_opts *o, struct audit_cg *a)
 {
 	a->limit = cg_limit(&a->cg);
 	resolve_cap(o, o->pinned_cap, a, &a->cap);
 	resolve_cap(o, o->proc_cap, a, &a->proc_cap);
-	a->over = o->pinned_cap && a->locked + a->pinned_vm > a->cap;
+	a->over = o->pinned_cap && cg_pinned(a) > a->cap;
 	for (size_t i = 0; i < a->n; i++) {
 		struct audit_proc *p = &a->procs[i];
 
-		p->over = o->proc_cap && p->locked + p->pinned_vm > a->proc_cap;
+		p->over = o->proc_cap && proc_pinned(p) > a->proc_cap;
 		if (p->over)
 			a->over = true;
 	}
@@ -253,6 +267,27 @@ static const char *rl_str(char *b, size_t len, rlim_t v)
 	return b;
 }
 
+/*
+ * The host's pinned figures (stat_refresh first: audit runs as root) as a
+ * report's host part; attributed: the audited processes' pinned_vm and, with
+ * --watch, their DMA pins. 0 or negative errno.
+ */
+static int audit_host(const struct audit_cg *as, int n, const struct audit_opts *o,
+		      struct report *r)
+{
+	int err;
+
+	memset(r, 0, sizeof(*r));
+	err = hostpin_read(&r->host, true);
+	if (err)
+		return err;
+	r->has_host = true;
+	r->dma_attribution = o->watch_ns && r->host.known;
+	for (int i = 0; i < n; i++)
+		r->dma_attributed += as[i].pinned_vm + as[i].dma;
+	return 0;
+}
+
 static void print_plain(struct audit_cg *as, int n, const struct audit_opts *o)
 {
 	uint64_t acq, rel;
@@ -263,22 +298,26 @@ static void print_plain(struct audit_cg *as, int n, const struct audit_opts *o)
 
 		printf("cgroup %s (v%d)%s: pinned %s = mlocked %s + pinned_vm %s",
 		       a->cg.path, a->cg.version, a->recursive ? " and below" : "",
-		       fmt_bytes(b[0], 16, a->locked + a->pinned_vm), fmt_bytes(b[1], 16, a->locked),
+		       fmt_bytes(b[0], 16, cg_pinned(a)), fmt_bytes(b[1], 16, a->locked),
 		       fmt_bytes(b[2], 16, a->pinned_vm));
+		if (o->watch_ns)
+			printf(" + DMA %s", fmt_bytes(b[5], 16, a->dma));
 		if (o->pinned_cap)
 			printf(", cap %s: %s", fmt_bytes(b[3], 16, a->cap),
-			       a->locked + a->pinned_vm > a->cap ? "EXCEEDED" : "ok");
+			       cg_pinned(a) > a->cap ? "EXCEEDED" : "ok");
 		printf("\n  driver-pinned (estimate: Rss of GPU/RDMA device mappings + their "
 		       "shmem buffers) %s\n", fmt_bytes(b[4], 16, a->driver_est));
 		for (size_t j = 0; j < a->n; j++) {
 			struct audit_proc *p = &a->procs[j];
 
-			if (!p->locked && !p->pinned_vm && !p->driver_est && !a->over)
+			if (!proc_pinned(p) && !p->driver_est && !a->over)
 				continue;
-			printf("  %7d %-16s mlocked %10s pinned_vm %10s driver(est) %10s "
-			       "RLIMIT_MEMLOCK %s/%s%s\n", (int)p->pid, p->comm,
-			       fmt_bytes(b[0], 16, p->locked), fmt_bytes(b[1], 16, p->pinned_vm),
-			       fmt_bytes(b[2], 16, p->driver_est),
+			printf("  %7d %-16s mlocked %10s pinned_vm %10s driver(est) %10s ",
+			       (int)p->pid, p->comm, fmt_bytes(b[0], 16, p->locked),
+			       fmt_bytes(b[1], 16, p->pinned_vm), fmt_bytes(b[2], 16, p->driver_est));
+			if (p->dma)
+				printf("DMA %10s ", fmt_bytes(b[2], 16, p->dma));
+			printf("RLIMIT_MEMLOCK %s/%s%s\n",
 			       p->has_rl ? rl_str(b[3], 16, p->rl.rlim_cur) : "?",
 			       p->has_rl ? rl_str(b[4], 16, p->rl.rlim_max) : "?",
 			       p->over ? "  EXCEEDS per-process cap" : "");
@@ -293,6 +332,17 @@ static void print_plain(struct audit_cg *as, int n, const struct audit_opts *o)
 	foll_pin(&acq, &rel);
 	printf("system FOLL_PIN (/proc/vmstat): acquired %" PRIu64 " released %" PRIu64
 	       " in use %" PRIu64 " pages\n", acq, rel, acq - rel);
+	{
+		struct report r;
+		char hl[320];
+
+		if (!audit_host(as, n, o, &r)) {
+			report_host_line(&r, hl, sizeof(hl));
+			printf("%s\n", hl);
+			if (report_host_verdict(&r.host, hl, sizeof(hl)))
+				printf("Verdict: %s\n", hl);
+		}
+	}
 }
 
 static json_t *json_u(uint64_t v)
@@ -318,6 +368,7 @@ static void print_json(struct audit_cg *as, int n, const struct audit_opts *o, b
 			json_object_set_new(tj, "comm", json_string_sanitized(t->comm));
 			json_object_set_new(tj, "mlocked_bytes", json_u(t->locked));
 			json_object_set_new(tj, "pinned_vm_bytes", json_u(t->pinned_vm));
+			json_object_set_new(tj, "dma_pinned_bytes", json_u(t->dma));
 		}
 		if (t->syscall)
 			json_object_set_new(tj, "syscall", json_string(t->syscall));
@@ -333,7 +384,8 @@ static void print_json(struct audit_cg *as, int n, const struct audit_opts *o, b
 		json_object_set_new(c, "recursive", json_boolean(a->recursive));
 		json_object_set_new(c, "mlocked_bytes", json_u(a->locked));
 		json_object_set_new(c, "pinned_vm_bytes", json_u(a->pinned_vm));
-		json_object_set_new(c, "pinned_bytes", json_u(a->locked + a->pinned_vm));
+		json_object_set_new(c, "pinned_bytes", json_u(cg_pinned(a)));
+		json_object_set_new(c, "dma_pinned_bytes", o->watch_ns ? json_u(a->dma) : json_null());
 		json_object_set_new(c, "driver_pinned_estimate_bytes", json_u(a->driver_est));
 		json_object_set_new(c, "memory_limit_bytes", json_u(a->limit));
 		if (o->pinned_cap)
@@ -349,7 +401,9 @@ static void print_json(struct audit_cg *as, int n, const struct audit_opts *o, b
 			json_object_set_new(pj, "comm", json_string_sanitized(p->comm));
 			json_object_set_new(pj, "mlocked_bytes", json_u(p->locked));
 			json_object_set_new(pj, "pinned_vm_bytes", json_u(p->pinned_vm));
-			json_object_set_new(pj, "pinned_bytes", json_u(p->locked + p->pinned_vm));
+			json_object_set_new(pj, "pinned_bytes", json_u(proc_pinned(p)));
+			json_object_set_new(pj, "dma_pinned_bytes",
+					    o->watch_ns ? json_u(p->dma) : json_null());
 			json_object_set_new(pj, "driver_pinned_estimate_bytes",
 					    json_u(p->driver_est));
 			if (p->has_rl) {
@@ -380,6 +434,12 @@ static void print_json(struct audit_cg *as, int n, const struct audit_opts *o, b
 	json_object_set_new(fp, "nr_foll_pin_acquired", json_u(acq));
 	json_object_set_new(fp, "nr_foll_pin_released", json_u(rel));
 	json_object_set_new(root, "foll_pin_pages", fp);
+	{
+		struct report r;
+
+		if (!audit_host(as, n, o, &r))
+			json_object_set_new(root, "host", report_host_json(&r));
+	}
 	json_dumpf(root, stdout, JSON_COMPACT);
 	putchar('\n');
 	fflush(stdout);
@@ -530,6 +590,7 @@ static int audit_once(struct audit_cg *as, int n, const struct audit_opts *o, bo
 
 #define WATCH_GONE	256	/* recent exits remembered */
 #define WATCH_UNKNOWN	1024	/* ids of cgroups not audited, remembered */
+#define WATCH_DMA	256	/* processes with DMA pins followed */
 
 struct watch {
 	struct audit_cg *as;
@@ -549,7 +610,57 @@ struct watch {
 		uint64_t start;
 	} gone[WATCH_GONE];	/* exited processes: late change events ignored */
 	unsigned int ngone;
+	struct {
+		pid_t pid;
+		uint64_t bytes;
+	} dma[WATCH_DMA];	/* DMA pins by process, from BPF events only
+				 * (/proc has no such figure): kept across
+				 * the /proc passes */
+	unsigned int ndma;
 };
+
+/* Remember @ev's DMA figure for the /proc passes (watch_resync()). */
+static void watch_dma_note(struct watch *w, const struct pinwatch_event *ev)
+{
+	unsigned int i, freei = WATCH_DMA;
+
+	for (i = 0; i < w->ndma; i++) {
+		if (w->dma[i].pid == ev->pid) {
+			w->dma[i].bytes = ev->exited ? 0 : ev->dma_bytes;
+			return;
+		}
+		if (!w->dma[i].bytes && freei == WATCH_DMA)
+			freei = i;
+	}
+	if (ev->exited || !ev->dma_bytes)
+		return;
+	if (freei == WATCH_DMA && w->ndma < WATCH_DMA)
+		freei = w->ndma++;
+	if (freei == WATCH_DMA) {
+		p_warn("audit --watch: more than %d processes with DMA pins: pid %d not followed",
+		       WATCH_DMA, (int)ev->pid);
+		return;
+	}
+	w->dma[freei].pid = ev->pid;
+	w->dma[freei].bytes = ev->dma_bytes;
+}
+
+static void sum_procs(struct audit_cg *a);
+
+/* After a /proc pass: the DMA pins BPF reported, back on their processes. */
+static void watch_dma_apply(struct watch *w)
+{
+	for (int i = 0; i < w->n; i++) {
+		struct audit_cg *a = &w->as[i];
+
+		for (size_t k = 0; k < a->n; k++)
+			for (unsigned int j = 0; j < w->ndma; j++)
+				if (w->dma[j].pid == a->procs[k].pid)
+					a->procs[k].dma = w->dma[j].bytes;
+		sum_procs(a);
+		judge(w->o, a);
+	}
+}
 
 /* The ids of every audited cgroup (and, for --cgroup, of its descendants). */
 static void watch_map_ids(struct watch *w)
@@ -609,10 +720,11 @@ static int proc_find(const struct audit_cg *a, pid_t pid)
 
 static void sum_procs(struct audit_cg *a)
 {
-	a->locked = a->pinned_vm = a->driver_est = 0;
+	a->locked = a->pinned_vm = a->driver_est = a->dma = 0;
 	for (size_t i = 0; i < a->n; i++) {
 		a->locked += a->procs[i].locked;
 		a->pinned_vm += a->procs[i].pinned_vm;
+		a->dma += a->procs[i].dma;
 		a->driver_est += a->procs[i].driver_est;
 	}
 }
@@ -623,8 +735,7 @@ static void top_proc(const struct audit_cg *a, struct trigger *t)
 	const struct audit_proc *top = NULL;
 
 	for (size_t i = 0; i < a->n; i++)
-		if (!top || a->procs[i].locked + a->procs[i].pinned_vm >
-			    top->locked + top->pinned_vm)
+		if (!top || proc_pinned(&a->procs[i]) > proc_pinned(top))
 			top = &a->procs[i];
 	if (!top)
 		return;
@@ -632,6 +743,7 @@ static void top_proc(const struct audit_cg *a, struct trigger *t)
 	snprintf(t->comm, sizeof(t->comm), "%s", top->comm);
 	t->locked = top->locked;
 	t->pinned_vm = top->pinned_vm;
+	t->dma = top->dma;
 }
 
 /* Print a line (and with -j the cgroup's audit object) when as[i] crossed. */
@@ -653,15 +765,15 @@ static void watch_transition(struct watch *w, int i, const struct trigger *trig)
 	if (timestamps)
 		fprintf(out, "%s ", fmt_time_now(ts, sizeof(ts), false));
 	fprintf(out, "%s %s pinned %s", a->over ? "EXCEEDED" : "ok", a->cg.path,
-	       fmt_bytes(b1, 16, a->locked + a->pinned_vm));
+	       fmt_bytes(b1, 16, cg_pinned(a)));
 	if (w->o->pinned_cap)
 		fprintf(out, " cap %s", fmt_bytes(b2, 16, a->cap));
 	if (w->o->proc_cap)
 		fprintf(out, " per-process cap %s", fmt_bytes(b2, 16, a->proc_cap));
 	fprintf(out, ": %s", a->over ? "cap crossed" : "back within caps");
 	if (t.pid)
-		fprintf(out, "; pid %d (%s) mlocked %" PRIu64 " pinned_vm %" PRIu64 " bytes",
-		       (int)t.pid, t.comm, t.locked, t.pinned_vm);
+		fprintf(out, "; pid %d (%s) mlocked %" PRIu64 " pinned_vm %" PRIu64 " dma %" PRIu64
+			" bytes", (int)t.pid, t.comm, t.locked, t.pinned_vm, t.dma);
 	if (t.bpf)
 		fprintf(out, " after %s [bpf event]\n", t.syscall);
 	else
@@ -672,7 +784,7 @@ static void watch_transition(struct watch *w, int i, const struct trigger *trig)
 		for (size_t j = 0; j < a->n; j++) {
 			struct audit_proc *p = &a->procs[j];
 
-			if (!p->locked && !p->pinned_vm)
+			if (!proc_pinned(p))
 				continue;
 			p->nmaps = 0;
 			scan_smaps(p);
@@ -691,6 +803,7 @@ static void watch_resync(struct watch *w)
 	watch_map_ids(w);	/* cgroups made or removed since */
 	w->nunknown = 0;
 	audit_once(w->as, w->n, w->o, false);
+	watch_dma_apply(w);
 	for (int i = 0; i < w->n; i++)
 		watch_transition(w, i, &t);
 }
@@ -713,7 +826,7 @@ static int watch_on_event(void *ctx, const struct pinwatch_event *ev)
 {
 	struct watch *w = ctx;
 	struct trigger t = { .bpf = true, .pid = ev->pid, .locked = ev->locked_bytes,
-			     .pinned_vm = ev->pinned_vm_bytes,
+			     .pinned_vm = ev->pinned_vm_bytes, .dma = ev->dma_bytes,
 			     .syscall = pinwatch_syscall_name(ev->syscall_nr) };
 	struct audit_proc *p;
 	struct audit_cg *a;
@@ -732,6 +845,7 @@ static int watch_on_event(void *ctx, const struct pinwatch_event *ev)
 	if (ev->exited) {
 		unsigned int g = w->ngone++ % WATCH_GONE;
 
+		watch_dma_note(w, ev);
 		w->gone[g].pid = ev->pid;
 		w->gone[g].start = ev->start_boottime_ns;
 	}
@@ -759,6 +873,8 @@ static int watch_on_event(void *ctx, const struct pinwatch_event *ev)
 	p = &a->procs[k];
 	p->locked = ev->locked_bytes;
 	p->pinned_vm = ev->pinned_vm_bytes;
+	p->dma = ev->dma_bytes;
+	watch_dma_note(w, ev);
 	sum_procs(a);
 	judge(w->o, a);
 	watch_transition(w, i, &t);

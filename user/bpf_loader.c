@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause)
 /* bpf_loader.c - probe the kernel, configure, load and attach the skeleton. */
+#define _GNU_SOURCE	/* sched_setaffinity, CPU_SET */
 #include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -148,6 +151,60 @@ static bool tracefs_event_exists(const char *cat_name)
 	return false;
 }
 
+/*
+ * nr_node_ids: highest possible node + 1, from
+ * /sys/devices/system/node/possible ("0" or "0-3"); 1 if unreadable.
+ */
+static unsigned int possible_nodes(void)
+{
+	char buf[256], *p, *end;
+	unsigned long last = 0, v;
+	int fd = open("/sys/devices/system/node/possible", O_RDONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return 1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 1;
+	buf[n] = '\0';
+	for (p = buf; *p && *p != '\n';) {
+		errno = 0;
+		v = strtoul(p, &end, 10);
+		if (errno || end == p)
+			return 1;
+		if (v > last)
+			last = v;
+		p = end;
+		if (*p == '-' || *p == ',')
+			p++;
+	}
+	return last + 1 < 64 ? last + 1 : 64;	/* FOLL_PIN_MAX_NODES */
+}
+
+/*
+ * Run close(-1) once on every CPU this process may use: the BPF side
+ * (cpu_off_learn() on sys_enter_close) learns each CPU's per-CPU offset to
+ * read the FOLL_PIN counters' per-CPU diffs. The affinity is restored.
+ */
+static void learn_cpus(void)
+{
+	cpu_set_t old, one;
+
+	if (sched_getaffinity(0, sizeof(old), &old))
+		return;
+	for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
+		if (!CPU_ISSET(cpu, &old))
+			continue;
+		CPU_ZERO(&one);
+		CPU_SET(cpu, &one);
+		if (!sched_setaffinity(0, sizeof(one), &one))
+			close(-1);
+	}
+	sched_setaffinity(0, sizeof(old), &old);
+}
+
 /* Leave out programs whose tracepoint this kernel does not have. */
 static void choose_programs(struct memacct_bpf *skel, const struct btf *btf)
 {
@@ -268,7 +325,9 @@ static int pin_events_only(struct memacct_bpf *skel, const struct loader_opts *o
 		const char *name = bpf_program__name(prog);
 		bool sys = !strncmp(name, "sys_exit_", 9);
 
-		if (sys || !strcmp(name, "sched_process_exit") ||
+		if (sys || !strncmp(name, "sys_enter_", 10) ||
+		    !strncmp(name, "workqueue_execute_", 18) ||	/* DMA pins */
+		    !strcmp(name, "sched_process_exit") ||
 		    !strcmp(name, "sched_process_exec") || !strcmp(name, "cgroup_attach_task"))
 			nsys += sys && bpf_program__autoload(prog);
 		else
@@ -310,6 +369,10 @@ int loader_start(const struct loader_opts *o, struct memacct_bpf **out)
 		gfp_bit(btf, "___GFP_KSWAPD_RECLAIM_BIT", 11) |
 		gfp_bit(btf, "___GFP_IO_BIT", 6) | gfp_bit(btf, "___GFP_FS_BIT", 7) |
 		gfp_bit(btf, "___GFP_HARDWALL_BIT", 20);
+	skel->rodata->foll_pin_nodes = possible_nodes();
+	skel->rodata->foll_pin_cpus = libbpf_num_possible_cpus() > 0 ?
+				      libbpf_num_possible_cpus() : 1;
+	skel->rodata->page_size = sysconf(_SC_PAGESIZE);
 	skel->rodata->gfp_zero = gfp_bit(btf, "___GFP_ZERO_BIT", 8);
 	skel->rodata->gfp_comp = gfp_bit(btf, "___GFP_COMP_BIT", 18);
 
@@ -342,6 +405,7 @@ int loader_start(const struct loader_opts *o, struct memacct_bpf **out)
 		      strerror(-err));
 		goto out_destroy;
 	}
+	learn_cpus();
 	*out = skel;
 	return 0;
 

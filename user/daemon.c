@@ -37,6 +37,7 @@
 #include "cgroup.h"
 #include "commands.h"
 #include "daemon.h"
+#include "hostpin.h"
 #include "metrics.h"
 #include "numa.h"
 #include "pin.h"
@@ -1239,6 +1240,23 @@ static bool stats_on(struct dstate *d)
 	return d->stats_fd >= 0 || d->stats_sysctl;
 }
 
+/* memacct_host_* (hostpin.h): FOLL_PIN pages now, without stat_refresh (a
+ * work item on every CPU per scrape): may lag by the per-CPU diffs. */
+static void daemon_host_metrics(const struct dstate *d, const struct collection *col,
+				struct mbuf *b)
+{
+	uint64_t dma = 0, vm = 0;
+	struct hostpin h;
+	bool readable;
+
+	if (hostpin_read(&h, false))
+		return;
+	pin_dma(&d->pin, &dma, &readable);
+	for (long i = 0; i < col->nst; i++)
+		vm += col->st[i].pinned_vm_pages;
+	hostpin_metrics(b, &h, readable, (dma + vm) * d->page_size);
+}
+
 static void format_self(struct dstate *d, const struct collection *col, struct mbuf *b)
 {
 	struct mlabel l[1];
@@ -1298,6 +1316,7 @@ static void format_self(struct dstate *d, const struct collection *col, struct m
 	metrics_family(b, "memacct_processes", MT_GAUGE, NULL,
 		       "Processes with an mm seen by the task iterator");
 	metrics_sample_u64(b, NULL, 0, col->nst);
+	daemon_host_metrics(d, col, b);
 }
 
 static void format(struct dstate *d, const struct collection *col, struct mbuf *b)

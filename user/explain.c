@@ -61,6 +61,7 @@ struct xproc {
 	struct xsum sum;
 	bool has_cow;
 	uint64_t cow;
+	uint64_t dma;			/* dma_pinned from the watch (bytes) */
 	bool has_numa;			/* numa_maps read: nm and nu are valid */
 	struct numa_maps nm;		/* mappings kept, joined with sm by start */
 	struct numa_usage nu;
@@ -424,6 +425,26 @@ static void safe_path(char *dst, size_t len, const char *src)
 	dst[o] = '\0';
 }
 
+/* DMA-pinned bytes the watch attributed (0 without --watch). */
+static uint64_t dma_total(const struct explain *e)
+{
+	uint64_t n = 0;
+
+	for (size_t i = 0; i < e->nprocs; i++)
+		n += e->procs[i].dma;
+	return n;
+}
+
+/* Does a process explained map a device (/dev/... other than zero, shm)? */
+static bool maps_device(const struct explain *e)
+{
+	for (size_t i = 0; i < e->nprocs; i++)
+		for (size_t j = 0; j < e->procs[i].sm.n; j++)
+			if (e->procs[i].sm.maps[j].kind == SMAPS_DEVICE)
+				return true;
+	return false;
+}
+
 static void build_verdict(struct explain *e)
 {
 	const struct xsum *t = &e->total;
@@ -525,10 +546,17 @@ static void build_verdict(struct explain *e)
 			    nkids, par->pid, fmt_bytes(b[0], 16, shared), path);
 		}
 	}
+	if (dma_total(e))
+		say(e, "%s is pinned for DMA by a driver (CUDA host memory, pin_memory=True, "
+		    "AF_XDP UMEM, ...): never reclaimable, not even by swap",
+		    fmt_bytes(b[0], 16, dma_total(e)));
 	if (t->shmem)
 		say(e, "%s is shared memory (tmpfs, /dev/shm, memfd, SysV): not reclaimable "
-		    "without swap%s", fmt_bytes(b[0], 16, e->cgroup_mode ? t->shmem_pss : t->shmem),
-		    e->cgroup_mode ? ", counted once" : "");
+		    "without swap%s%s", fmt_bytes(b[0], 16, e->cgroup_mode ? t->shmem_pss : t->shmem),
+		    e->cgroup_mode ? ", counted once" : "",
+		    maps_device(e) ? "; a process here maps a device: what a driver pinned for "
+		    "DMA of it (CUDA host memory, pin_memory=True) is never reclaimable, not even "
+		    "by swap" : "");
 	if (t->locked)
 		say(e, "%s is mlocked: never reclaimed", fmt_bytes(b[0], 16, t->locked));
 	if (t->file_dirty && pct(t->file_dirty, rss) >= 1)
@@ -1165,6 +1193,14 @@ static void print_plain(const struct explain *e, const struct report *r, enum by
 	value_line("mlocked", t->locked);
 	value_line(e->cgroup_mode ? "reclaimable (memory.stat, once)" :
 		   "reclaimable (clean unlocked + LazyFree)", t->reclaimable);
+	if (e->watched)
+		value_line("pinned for DMA while watched", dma_total(e));
+	if (r->has_host) {
+		char hl[320];
+
+		report_host_line(r, hl, sizeof(hl));
+		printf("%s\n", hl);
+	}
 	if (e->has_stat) {
 		const struct memcg_stat *c = &e->cst;
 
@@ -1318,7 +1354,8 @@ static int fill_report(struct explain *e, struct report *r)
 		row->m.rss_peak = x->st.hwm;
 		row->m.mlocked = x->st.locked;
 		row->m.pinned_vm = x->st.pinned;
-		row->m.pinned = x->st.locked + x->st.pinned;
+		row->m.dma_pinned = x->dma;
+		row->m.pinned = x->st.locked + x->st.pinned + x->dma;
 		row->m.cow_copied = x->cow;
 		row->m.remote_numa = x->has_numa ? x->nu.remote : 0;
 		row->m.remote_numa_peak = row->m.remote_numa;
@@ -1328,6 +1365,8 @@ static int fill_report(struct explain *e, struct report *r)
 		r->totals.mlocked += row->m.mlocked;
 		r->totals.pinned_vm += row->m.pinned_vm;
 		r->totals.pinned += row->m.pinned;
+		r->totals.dma_pinned += row->m.dma_pinned;
+		r->dma_attributed += row->m.pinned_vm + row->m.dma_pinned;
 		r->totals.cow_copied += row->m.cow_copied;
 	}
 	if (e->has_stat)
@@ -1338,6 +1377,9 @@ static int fill_report(struct explain *e, struct report *r)
 				e->numa_remote;
 	r->totals.remote_numa_peak = r->totals.remote_numa;
 	r->numa_multi = e->topo.nnodes > 1;
+	/* the host's pins; attributed only as far as the watch saw */
+	r->has_host = !hostpin_read(&r->host, geteuid() == 0);
+	r->dma_attribution = e->watched && r->host.known;
 	return 0;
 }
 
@@ -1469,6 +1511,7 @@ static void watch_result(const struct explain *e, struct xproc *x)
 		if (e->watch_rows[j].pid == x->pid && !e->watch_rows[j].exited) {
 			x->has_cow = true;
 			x->cow = e->watch_rows[j].m.cow_copied;
+			x->dma = e->watch_rows[j].m.dma_pinned;
 		}
 }
 
@@ -1664,6 +1707,14 @@ int do_explain(int argc, char **argv)
 		goto out_procs;
 	}
 	build_verdict(&e);
+	if (r.has_host) {
+		char hv[sizeof(e.verdict[0])];
+
+		if (report_host_verdict(&r.host, hv, sizeof(hv)))
+			say(&e, "%s", hv);
+		else
+			say(&e, "DMA pins: unknown on this kernel (no nr_foll_pin_* in /proc/vmstat)");
+	}
 	if (e.has_topo)
 		numa_verdicts(&e);
 	if (json_output) {

@@ -453,6 +453,30 @@ int pin_dropped(const struct pinned *p, uint64_t out[MEMACCT_DROP_NR], uint64_t 
 	return 0;
 }
 
+int pin_dma(const struct pinned *p, uint64_t *attributed_pages, bool *readable)
+{
+	struct memacct_bpf__bss *bss;
+	__u32 key = 0;
+	char *buf;
+
+	*attributed_pages = 0;
+	*readable = false;
+	if (p->bss_size < sizeof(*bss))
+		return -EPROTO;
+	buf = calloc(1, p->bss_size);
+	if (!buf)
+		return -ENOMEM;
+	if (bpf_map_lookup_elem(p->bss_fd, &key, buf)) {
+		free(buf);
+		return -errno;
+	}
+	bss = (struct memacct_bpf__bss *)buf;
+	*attributed_pages = bss->dma_attributed_pages;
+	*readable = !bss->dma_unreadable;
+	free(buf);
+	return 0;
+}
+
 long pin_map_count(int fd, size_t key_size)
 {
 	char cur[64], next[64];

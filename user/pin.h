@@ -59,6 +59,12 @@ int pin_remove(const char *dir);
  * pinned .bss map. 0 or negative errno (-EPROTO: .bss of another build).
  */
 int pin_dropped(const struct pinned *p, uint64_t out[MEMACCT_DROP_NR], uint64_t *vma_lockless);
+/*
+ * pin_dma() - the BPF side's DMA attribution: pages attributed to processes
+ * and not yet unpinned (dma_attributed_pages) and whether it can read the
+ * FOLL_PIN counters (false once a read failed). 0 or negative errno.
+ */
+int pin_dma(const struct pinned *p, uint64_t *attributed_pages, bool *readable);
 /* pin_map_count() - entries now in a hash map (walks the keys). */
 long pin_map_count(int fd, size_t key_size);
 /*

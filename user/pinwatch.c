@@ -40,10 +40,14 @@ static const struct {
 	{ SYS_mremap, "mremap" },
 	{ SYS_brk, "brk" },
 	{ SYS_io_uring_register, "io_uring_register" },
+	{ SYS_setsockopt, "setsockopt" },
+	{ SYS_ioctl, "ioctl" },
 };
 
 const char *pinwatch_syscall_name(long nr)
 {
+	if (nr == MEMACCT_PIN_EV_KWORKER)
+		return "kworker unpin";
 	if (nr < 0)
 		return "exit";
 	for (size_t i = 0; i < sizeof(syscalls) / sizeof(syscalls[0]); i++)
@@ -66,6 +70,7 @@ static int on_pin_event(void *ctx, void *data, size_t len)
 	ev.ts_ns = e->ts_ns;
 	ev.locked_bytes = e->locked_vm_pages * w->page_size;
 	ev.pinned_vm_bytes = e->pinned_vm_pages * w->page_size;
+	ev.dma_bytes = e->dma_pinned_pages * w->page_size;
 	ev.syscall_nr = e->syscall_nr;
 	ev.syscall_ret = e->syscall_ret;
 	memcpy(ev.comm, e->comm, sizeof(ev.comm));

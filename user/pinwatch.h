@@ -25,7 +25,10 @@ struct pinwatch_event {
 	bool exited;			/* the process's last thread exited */
 	uint64_t locked_bytes;		/* mm->locked_vm (VmLck); 0 when exited */
 	uint64_t pinned_vm_bytes;	/* mm->pinned_vm (VmPin); 0 when exited */
-	long syscall_nr;		/* syscall that changed them; -1 for exits */
+	uint64_t dma_bytes;		/* DMA pins (FOLL_PIN, not in VmPin; not
+					 * net of mlock); 0 when exited */
+	long syscall_nr;		/* syscall that changed them; -1 for exits,
+					 * MEMACCT_PIN_EV_KWORKER for a later unpin */
 	long syscall_ret;
 	char comm[16];
 };

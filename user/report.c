@@ -127,6 +127,9 @@ void report_metrics_json(json_t *o, const struct metrics *m)
 	set_u64(o, "pinned_vm_peak_bytes", m->pinned_vm_peak);
 	set_u64(o, "pinned_bytes", m->pinned);
 	set_u64(o, "pinned_peak_bytes", m->pinned_peak);
+	set_u64(o, "dma_pinned_bytes", m->dma_pinned);
+	set_u64(o, "dma_pinned_peak_bytes", m->dma_pinned_peak);
+	json_object_set_new(o, "dma_pinned_estimate", json_boolean(m->dma_estimate));
 	set_u64(o, "remote_numa_bytes", m->remote_numa);
 	set_u64(o, "remote_numa_peak_bytes", m->remote_numa_peak);
 	set_u64(o, "cow_copied_bytes", m->cow_copied);
@@ -202,9 +205,12 @@ json_t *report_json(const struct report *r)
 		set_u64(drops, drop_names[i], r->dropped[i]);
 	json_object_set_new(o, "dropped_events_by_cause", drops);
 	set_u64(o, "vma_lockless_lookups", r->vma_lockless_lookups);
+	if (r->has_host)
+		json_object_set_new(o, "host", report_host_json(r));
 	if (r->final) {
 		struct verdict v[16];
 		int n = report_verdicts(r, v, 16);
+		char hv[320];
 		json_t *arr = json_array(), *det = json_array();
 
 		for (int i = 0; i < n; i++) {
@@ -227,10 +233,86 @@ json_t *report_json(const struct report *r)
 				json_object_set_new(d, "since_attach", json_true());
 			json_array_append_new(det, d);
 		}
+		/* the host's pinned share: a sentence in verdict only (no
+		 * process or cgroup figure to detail) */
+		if (r->has_host && report_host_verdict(&r->host, hv, sizeof(hv)))
+			json_array_append_new(arr, json_string_sanitized(hv));
 		json_object_set_new(o, "verdict", arr);
 		json_object_set_new(o, "verdict_details", det);
 	}
 	return o;
+}
+
+static json_t *u64_or_null(bool known, uint64_t v)
+{
+	return known ? json_integer((json_int_t)v) : json_null();
+}
+
+json_t *report_host_json(const struct report *r)
+{
+	const struct hostpin *h = &r->host;
+	json_t *o = json_object(), *nodes = json_array();
+	uint64_t un = h->foll_pinned > r->dma_attributed ? h->foll_pinned - r->dma_attributed : 0;
+
+	json_object_set_new(o, "foll_pin_counters", json_boolean(h->known));
+	json_object_set_new(o, "foll_pinned_bytes", u64_or_null(h->known, h->foll_pinned));
+	json_object_set_new(o, "dma_pinned_attributed_bytes",
+			    u64_or_null(r->dma_attribution, r->dma_attributed));
+	json_object_set_new(o, "dma_pinned_unattributed_bytes",
+			    u64_or_null(h->known && r->dma_attribution, un));
+	set_u64(o, "mem_total_bytes", h->mem_total);
+	json_object_set_new(o, "foll_pinned_pct_of_mem",
+			    h->known && h->mem_total ?
+			    json_real(100.0 * h->foll_pinned / h->mem_total) : json_null());
+	json_object_set_new(o, "refreshed", json_boolean(h->refreshed));
+	for (int i = 0; i < h->nnodes; i++) {
+		json_t *n = json_object();
+
+		json_object_set_new(n, "node", json_integer(h->nodes[i].node));
+		json_object_set_new(n, "foll_pinned_bytes",
+				    u64_or_null(h->nodes[i].known, h->nodes[i].foll_pinned));
+		set_u64(n, "mem_total_bytes", h->nodes[i].mem_total);
+		json_array_append_new(nodes, n);
+	}
+	json_object_set_new(o, "nodes", nodes);
+	return o;
+}
+
+void report_host_line(const struct report *r, char *buf, size_t len)
+{
+	const struct hostpin *h = &r->host;
+	char b[3][16];
+
+	if (!h->known) {
+		snprintf(buf, len, "host: DMA pins: unknown on this kernel (no nr_foll_pin_* in "
+			 "/proc/vmstat); RAM %s", fmt_bytes(b[0], 16, h->mem_total));
+		return;
+	}
+	snprintf(buf, len, "host: DMA pins (FOLL_PIN) %s = %.1f%% of RAM %s; not attributed "
+		 "to the processes here: %s", fmt_bytes(b[0], 16, h->foll_pinned),
+		 h->mem_total ? 100.0 * h->foll_pinned / h->mem_total : 0.0,
+		 fmt_bytes(b[1], 16, h->mem_total),
+		 r->dma_attribution ?
+		 fmt_bytes(b[2], 16, h->foll_pinned > r->dma_attributed ?
+			   h->foll_pinned - r->dma_attributed : 0) : "unknown");
+}
+
+bool report_host_verdict(const struct hostpin *h, char *buf, size_t len)
+{
+	double pct;
+	char b[2][16];
+
+	if (!h->known || !h->mem_total)
+		return false;
+	pct = 100.0 * h->foll_pinned / h->mem_total;
+	snprintf(buf, len, "host pins %s for DMA (FOLL_PIN), %.1f%% of its %s RAM: %s the "
+		 "%d-%d%% rule of thumb%s", fmt_bytes(b[0], 16, h->foll_pinned), pct,
+		 fmt_bytes(b[1], 16, h->mem_total),
+		 pct > HOSTPIN_RULE_HIGH_PCT ? "over" : pct > HOSTPIN_RULE_LOW_PCT ? "within" :
+		 "under", HOSTPIN_RULE_LOW_PCT, HOSTPIN_RULE_HIGH_PCT,
+		 pct > HOSTPIN_RULE_LOW_PCT ?
+		 " (pinned pages are never reclaimed, not even by swap)" : "");
+	return true;
 }
 
 void print_report_json(FILE *f, const struct report *r)
@@ -453,6 +535,14 @@ static void print_wrapped(FILE *f, const char *prefix, const char *text)
 	fputc('\n', f);
 }
 
+/* PINNED cell: "~" before an estimated figure (DMA pins under concurrency). */
+static const char *pinned_cell(char *buf, const struct metrics *m)
+{
+	buf[0] = '~';
+	fmt_bytes(buf + m->dma_estimate, 15, m->pinned);
+	return buf;
+}
+
 /*
  * One table row: 7 + 1 + 15 + 8 x 9 = 95 columns. With several NUMA nodes
  * the zero-fill column gives way to remote-NUMA allocations.
@@ -467,7 +557,7 @@ static void print_row(FILE *f, const char *pid, const char *comm, const struct m
 		fmt_bytes(b[2], 16, m->anon), fmt_bytes(b[3], 16, m->file),
 		fmt_bytes(b[4], 16, m->cow_copied), fmt_bytes(b[5], 16, m->cow_file_copied),
 		fmt_bytes(b[6], 16, numa ? m->remote_numa_alloc : m->zero_fill),
-		fmt_bytes(b[7], 16, m->pinned));
+		pinned_cell(b[7], m));
 }
 
 void print_report_plain(FILE *f, const struct report *r)
@@ -504,9 +594,17 @@ void print_report_plain(FILE *f, const struct report *r)
 		fmt_bytes(b[0], 16, t->usage), fmt_bytes(b[1], 16, t->rss_peak),
 		fmt_bytes(b[2], 16, t->reclaimable), fmt_bytes(b[3], 16, t->reclaimable_peak),
 		fmt_bytes(b[4], 16, t->anon_peak));
-	fprintf(f, "pinned: mlocked %s (peak %s), pinned_vm %s (peak %s)\n",
+	fprintf(f, "pinned: mlocked %s (peak %s), pinned_vm %s (peak %s), DMA %s%s (peak %s)\n",
 		fmt_bytes(b[0], 16, t->mlocked), fmt_bytes(b[1], 16, t->mlocked_peak),
-		fmt_bytes(b[2], 16, t->pinned_vm), fmt_bytes(b[3], 16, t->pinned_vm_peak));
+		fmt_bytes(b[2], 16, t->pinned_vm), fmt_bytes(b[3], 16, t->pinned_vm_peak),
+		t->dma_estimate ? "~" : "", fmt_bytes(b[4], 16, t->dma_pinned),
+		fmt_bytes(b[5], 16, t->dma_pinned_peak));
+	if (r->has_host) {
+		char hl[320];
+
+		report_host_line(r, hl, sizeof(hl));
+		fprintf(f, "%s\n", hl);
+	}
 	fprintf(f, "faults %llu (major %llu), OOM kills %llu, memcg reclaims %llu",
 		(unsigned long long)t->page_faults, (unsigned long long)t->major_faults,
 		(unsigned long long)t->oom_kills, (unsigned long long)t->memcg_reclaims);
@@ -560,12 +658,20 @@ void print_report_plain(FILE *f, const struct report *r)
 		fprintf(f, "COW, FILE COW, %s, faults: since attach (%.1f s); copies made before "
 			"attach are not seen\n", r->numa_multi ? "REMOTE" : "ZEROFILL",
 			r->elapsed_s);
+	if (t->dma_estimate)
+		fprintf(f, "~ = estimate: DMA pins measured while another pin was in progress\n");
 	if (r->final) {
 		struct verdict v[16];
 		int n = report_verdicts(r, v, 16);
 
 		for (int i = 0; i < n; i++)
 			print_wrapped(f, "Verdict: ", v[i].text);
+		if (r->has_host) {
+			char hv[320];
+
+			if (report_host_verdict(&r->host, hv, sizeof(hv)))
+				print_wrapped(f, "Verdict: ", hv);
+		}
 	}
 	fflush(f);
 }

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <jansson.h>
 #include "cgroup.h"
+#include "hostpin.h"
 #include "memacct.h"
 #include "numa.h"
 
@@ -22,6 +23,10 @@ struct metrics {
 	/* stocks: now (live) or at exit (exited processes) */
 	uint64_t rss, anon, file, shmem, rss_peak;
 	uint64_t mlocked, mlocked_peak, pinned_vm, pinned_vm_peak, pinned, pinned_peak;
+	/* FOLL_PIN pages neither mlocked nor pinned_vm shows (DMA by drivers,
+	 * AF_XDP UMEM, ...): part of pinned, never counted twice */
+	uint64_t dma_pinned, dma_pinned_peak;
+	bool dma_estimate;		/* either figure is an estimate */
 	/* resident bytes off the home node (numa.h): processes from numa_maps,
 	 * cgroups from memory.numa_stat; sampled only with several nodes */
 	uint64_t remote_numa, remote_numa_peak;
@@ -44,6 +49,8 @@ struct proc_row {
 	int exit_code;			/* wait status, exited rows only */
 	uint64_t start_boottime_ns;
 	bool bpf_seen;			/* flows come from a BPF record */
+	uint64_t dma_locked;		/* bytes of its DMA pins in mlocked mappings
+					 * (counted as mlocked, not as dma_pinned) */
 	struct metrics m;
 	bool has_numa_peak;		/* numa_peak was sampled (several nodes) */
 	struct numa_brief numa_peak;	/* the sample with the most remote bytes */
@@ -68,6 +75,13 @@ struct report {
 	uint64_t vma_lockless_lookups;	/* count: VMAs read by the lockless walk */
 	bool numa_multi;		/* several NUMA nodes: remote figures shown */
 	uint64_t mem_total;		/* MemTotal for the verdicts; 0: read /proc/meminfo */
+	/* the host's pinned memory (hostpin.h); has_host false: not read */
+	bool has_host;
+	struct hostpin host;
+	uint64_t dma_attributed;	/* bytes of FOLL_PIN attributed (dma_pinned
+					 * of every process seen, pinned_vm of
+					 * this report's live processes) */
+	bool dma_attribution;		/* the BPF side reads the FOLL_PIN counters */
 };
 
 /* One finding of a final run/attach report (JSON verdict_details). */
@@ -96,6 +110,23 @@ struct verdict {
  * number written; nothing is estimated.
  */
 int report_verdicts(const struct report *r, struct verdict *v, int max);
+
+/*
+ * report_host_json() - the "host" object of @r (new reference): FOLL_PIN
+ * bytes host-wide and per node, the part not attributed, MemTotal and the
+ * percentage; null figures where the kernel lacks the counters.
+ */
+json_t *report_host_json(const struct report *r);
+/*
+ * report_host_line() - one line for the tables: "host: DMA pins ..." or
+ * "host: DMA pins: unknown on this kernel ...", into @buf of @len bytes.
+ */
+void report_host_line(const struct report *r, char *buf, size_t len);
+/*
+ * report_host_verdict() - the verdict on the host's pinned share against the
+ * 10-15% of RAM rule, into @buf; false when the counters are unknown.
+ */
+bool report_host_verdict(const struct hostpin *h, char *buf, size_t len);
 
 /*
  * report_numa_verdicts() - for a final run/attach report, one sentence per

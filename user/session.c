@@ -22,8 +22,10 @@
 #include <bpf/libbpf.h>
 #include "bpf_loader.h"
 #include "memacct.skel.h"
+#include "hostpin.h"
 #include "proc.h"
 #include "session.h"
+#include "smaps.h"
 #include "util.h"
 
 #pragma GCC poison u8 u16 u32 u64 s8 s16 s32 s64
@@ -44,6 +46,13 @@ struct numa_sample {
 };
 
 #define NUMA_SAMPLE_NS 1000000000ULL
+
+struct dma_overlap {
+	pid_t pid;
+	uint64_t start_ns;
+	uint64_t bytes;		/* DMA-pinned bytes in VM_LOCKED mappings */
+	bool unknown;		/* pins without a known range too */
+};
 
 static uint64_t pages(const struct session *s, uint64_t n)
 {
@@ -72,6 +81,121 @@ static void flows_to_metrics(const struct session *s, const struct memacct_proc 
 	m->mlocked_peak = pages(s, p->pin.locked_vm_peak_pages);
 	m->pinned_vm_peak = pages(s, p->pin.pinned_vm_peak_pages);
 	m->pinned_peak = pages(s, p->pin.pinned_peak_pages);
+	m->dma_pinned = pages(s, p->pin.dma_pinned_pages);
+	m->dma_pinned_peak = pages(s, p->pin.dma_pinned_peak_pages);
+	m->dma_estimate = p->pin.dma_flags & MEMACCT_DMA_ESTIMATE;
+}
+
+/*
+ * Bytes of @p's DMA-pinned ranges that lie in VM_LOCKED mappings of @pid
+ * (smaps VmFlags "lo"): those pages are in VmLck already. Pins whose range
+ * is unknown (ioctl) cannot be told apart: *@unknown is set when the process
+ * has such pins and mlocked memory.
+ */
+static uint64_t dma_locked_overlap(const struct session *s, pid_t pid,
+				   const struct memacct_proc *p, bool *unknown)
+{
+	uint64_t ranged = 0, overlap = 0;
+	struct smaps sm;
+
+	*unknown = false;
+	for (int i = 0; i < MEMACCT_DMA_RANGES; i++)
+		ranged += pages(s, p->dma_ranges[i].pages);
+	if (ranged < pages(s, p->pin.dma_pinned_pages))
+		*unknown = true;
+	if (!ranged || read_smaps(pid, &sm) < 0)
+		return 0;
+	for (int i = 0; i < MEMACCT_DMA_RANGES; i++) {
+		uint64_t a = p->dma_ranges[i].start;
+		uint64_t b = a + pages(s, p->dma_ranges[i].pages);
+
+		if (!p->dma_ranges[i].pages)
+			continue;
+		for (size_t j = 0; j < sm.n; j++) {
+			const struct smaps_map *m = &sm.maps[j];
+			uint64_t lo = m->start > a ? m->start : a;
+			uint64_t hi = m->end < b ? m->end : b;
+
+			if (m->vm_locked && lo < hi)
+				overlap += hi - lo;
+		}
+	}
+	smaps_free(&sm);
+	return overlap;
+}
+
+static struct dma_overlap *dma_ov_find(const struct session *s, pid_t pid, uint64_t start_ns)
+{
+	for (size_t i = 0; i < s->ndma_ov; i++)
+		if (s->dma_ov[i].pid == pid && s->dma_ov[i].start_ns == start_ns)
+			return &s->dma_ov[i];
+	return NULL;
+}
+
+static void dma_ov_note(struct session *s, pid_t pid, uint64_t start_ns, uint64_t bytes,
+			bool unknown)
+{
+	struct dma_overlap *o = dma_ov_find(s, pid, start_ns);
+
+	if (!o) {
+		if (s->ndma_ov == s->cap_dma_ov) {
+			size_t cap = s->cap_dma_ov ? 2 * s->cap_dma_ov : 16;
+			struct dma_overlap *n = realloc(s->dma_ov, cap * sizeof(*n));
+
+			if (!n)
+				return;	/* the exit record is then flagged an estimate */
+			s->dma_ov = n;
+			s->cap_dma_ov = cap;
+		}
+		o = &s->dma_ov[s->ndma_ov++];
+		o->pid = pid;
+		o->start_ns = start_ns;
+	}
+	o->bytes = bytes;
+	o->unknown = unknown;
+}
+
+/* Live processes with DMA pins and mlocked memory: their overlap now. */
+static void sample_dma_overlap(struct session *s)
+{
+	int fd = bpf_map__fd(s->skel->maps.procs);
+	struct memacct_proc_key key, next, *prev = NULL;
+	struct memacct_proc p;
+
+	if (!__atomic_load_n(&s->skel->bss->dma_attributed_pages, __ATOMIC_RELAXED))
+		return;
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		bool unknown;
+		uint64_t ov;
+
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(fd, &key, &p) || (p.flags & MEMACCT_PROC_EXITED) ||
+		    !p.pin.dma_pinned_pages || !p.pin.locked_vm_pages)
+			continue;
+		ov = dma_locked_overlap(s, key.tgid, &p, &unknown);
+		dma_ov_note(s, key.tgid, key.start_boottime_ns, ov, unknown);
+	}
+}
+
+/* The DMA figures of a live row net of its mlocked part. */
+static void dma_net_of_mlock(struct session *s, const struct memacct_proc *p,
+			     struct proc_row *row)
+{
+	bool unknown;
+	uint64_t ov;
+
+	if (!p->pin.dma_pinned_pages || !row->m.mlocked)
+		return;
+	ov = dma_locked_overlap(s, row->pid, p, &unknown);
+	dma_ov_note(s, row->pid, row->start_boottime_ns, ov, unknown);
+	if (unknown)
+		row->m.dma_estimate = true;	/* may overlap mlocked memory */
+	if (ov > row->m.dma_pinned)
+		ov = row->m.dma_pinned;
+	row->dma_locked = ov;
+	row->m.dma_pinned -= ov;
+	row->m.dma_pinned_peak -= ov < row->m.dma_pinned_peak ? ov : row->m.dma_pinned_peak;
 }
 
 static uint64_t max_u64(uint64_t a, uint64_t b)
@@ -90,12 +214,18 @@ static const struct fault_base *base_of(const struct session *s, pid_t pid,
 	return NULL;
 }
 
+/*
+ * pinned = mlocked + pinned_vm + dma_pinned (dma_pinned is net of both).
+ * pinned_peak: the largest of BPF's peak of mlocked + pinned_vm, the DMA
+ * peak and now: a lower bound of the true peak, never a double count.
+ */
 static void pinned_totals(struct metrics *m)
 {
-	m->pinned = m->mlocked + m->pinned_vm;
+	m->pinned = m->mlocked + m->pinned_vm + m->dma_pinned;
 	m->mlocked_peak = max_u64(m->mlocked_peak, m->mlocked);
 	m->pinned_vm_peak = max_u64(m->pinned_vm_peak, m->pinned_vm);
-	m->pinned_peak = max_u64(m->pinned_peak, m->pinned);
+	m->dma_pinned_peak = max_u64(m->dma_pinned_peak, m->dma_pinned);
+	m->pinned_peak = max_u64(max_u64(m->pinned_peak, m->pinned), m->dma_pinned_peak);
 }
 
 static void row_from_exit(const struct session *s, const struct memacct_proc_key *key,
@@ -120,6 +250,18 @@ static void row_from_exit(const struct session *s, const struct memacct_proc_key
 	row->m.rss_peak = max_u64(pages(s, p->exit_maxrss_pages), row->m.rss);
 	row->m.mlocked = pages(s, p->pin.locked_vm_pages);
 	row->m.pinned_vm = pages(s, p->pin.pinned_vm_pages);
+	if (row->m.dma_pinned && row->m.mlocked) {
+		/* its mappings are gone: the overlap last seen alive */
+		const struct dma_overlap *o = dma_ov_find(s, key->tgid, key->start_boottime_ns);
+		uint64_t ov = o ? o->bytes : 0;
+
+		if (!o || o->unknown)
+			row->m.dma_estimate = true;
+		if (ov > row->m.dma_pinned)
+			ov = row->m.dma_pinned;
+		row->m.dma_pinned -= ov;
+		row->m.dma_pinned_peak -= ov < row->m.dma_pinned_peak ? ov : row->m.dma_pinned_peak;
+	}
 	pinned_totals(&row->m);
 	row->m.page_faults = p->exit_min_flt + p->exit_maj_flt;
 	row->m.major_faults = p->exit_maj_flt;
@@ -390,6 +532,10 @@ int session_poll(struct session *s, int timeout_ms)
 		if (!memcg_read_stat(&s->cg, &st))
 			sample_peaks(s, &st);
 	}
+	if (now_ns() - s->dma_sampled_ns >= NUMA_SAMPLE_NS) {
+		s->dma_sampled_ns = now_ns();
+		sample_dma_overlap(s);
+	}
 	if (s->numa_multi && now_ns() - s->numa_sampled_ns >= NUMA_SAMPLE_NS) {
 		s->numa_sampled_ns = now_ns();
 		sample_numa(s);
@@ -430,6 +576,8 @@ static void cgroup_totals(struct session *s, struct report *r, const uint64_t *i
 	struct memcg_stat st;
 	uint64_t bpf_oom = 0;
 
+	uint64_t dma_locked = 0;
+
 	memset(t, 0, sizeof(*t));
 	metrics_add_flows(t, &r->exited_folded);
 	for (size_t i = 0; i < r->nprocs; i++) {
@@ -437,6 +585,8 @@ static void cgroup_totals(struct session *s, struct report *r, const uint64_t *i
 		if (!r->procs[i].exited) {
 			t->mlocked += r->procs[i].m.mlocked;
 			t->pinned_vm += r->procs[i].m.pinned_vm;
+			dma_locked += r->procs[i].dma_locked;
+			t->dma_estimate |= r->procs[i].m.dma_estimate;
 		}
 	}
 	bpf_oom = t->oom_kills;
@@ -449,7 +599,14 @@ static void cgroup_totals(struct session *s, struct report *r, const uint64_t *i
 		t->mlocked_peak += pages(s, c.pin.locked_vm_peak_pages);
 		t->pinned_vm_peak += pages(s, c.pin.pinned_vm_peak_pages);
 		t->pinned_peak += pages(s, c.pin.pinned_peak_pages);
+		/* DMA pins of the cgroup: its live processes' and those of
+		 * exited ones the kernel has not unpinned yet */
+		t->dma_pinned += pages(s, c.pin.dma_pinned_pages);
+		t->dma_pinned_peak += pages(s, c.pin.dma_pinned_peak_pages);
+		t->dma_estimate |= c.pin.dma_flags & MEMACCT_DMA_ESTIMATE;
 	}
+	t->dma_pinned -= dma_locked < t->dma_pinned ? dma_locked : t->dma_pinned;
+	t->dma_pinned_peak -= dma_locked < t->dma_pinned_peak ? dma_locked : t->dma_pinned_peak;
 	pinned_totals(t);
 	if (s->numa_multi) {
 		struct numa_usage u;
@@ -552,6 +709,7 @@ static int scan_procs_map(struct session *s, struct report *r, size_t *cap,
 			continue;	/* exiting now: its record is on the way */
 		row.start_boottime_ns = key.start_boottime_ns;
 		row.bpf_seen = true;
+		dma_net_of_mlock(s, &p, &row);
 		pinned_totals(&row.m);
 		err = push_row(s, r, cap, &row);
 		if (err)
@@ -562,6 +720,27 @@ out_delete:	/* the records added to the report, even when failing */
 		bpf_map_delete_elem(fd, &dead[i]);
 	free(dead);
 	return err;
+}
+
+/*
+ * The host's pinned figures (per-CPU diffs folded first: run and attach run
+ * as root) and what this session attributes: DMA pins of every process it
+ * watched (BPF) plus pinned_vm of the report's live processes.
+ */
+static void session_host(struct session *s, struct report *r)
+{
+	uint64_t vm = 0;
+
+	if (hostpin_read(&r->host, true) < 0)
+		return;
+	r->has_host = true;
+	r->dma_attribution = r->host.known &&
+			     !__atomic_load_n(&s->skel->bss->dma_unreadable, __ATOMIC_RELAXED);
+	for (size_t i = 0; i < r->nprocs; i++)
+		if (!r->procs[i].exited)
+			vm += r->procs[i].m.pinned_vm;
+	r->dma_attributed = vm + pages(s, __atomic_load_n(&s->skel->bss->dma_attributed_pages,
+							  __ATOMIC_RELAXED));
 }
 
 int session_report(struct session *s, struct report *r)
@@ -612,6 +791,7 @@ int session_report(struct session *s, struct report *r)
 	r->nexited_folded = s->nexited_folded;
 	r->exited_folded = s->exited_folded;
 	cgroup_totals(s, r, ids, nids);
+	session_host(s, r);
 	loader_dropped(s->skel, r->dropped);
 	r->vma_lockless_lookups = __atomic_load_n(&s->skel->bss->vma_lockless_lookups,
 						  __ATOMIC_RELAXED);
@@ -630,6 +810,7 @@ void session_stop(struct session *s)
 	free(s->exited);
 	free(s->base);
 	free(s->numa);
+	free(s->dma_ov);
 	numa_topo_free(&s->topo);
 	memset(s, 0, sizeof(*s));
 }

@@ -49,6 +49,12 @@ struct session {
 	uint64_t numa_sampled_ns;	/* last sample, at most one a second */
 	uint64_t cg_remote_peak;
 	pid_t exclude_pid;		/* > 0: left out of every report (session_report()) */
+	/* processes with DMA pins in mlocked mappings, last seen alive: the
+	 * overlap subtracted from their exit records too (their mappings are
+	 * gone by then); sampled at most once a second */
+	struct dma_overlap *dma_ov;
+	size_t ndma_ov, cap_dma_ov;
+	uint64_t dma_sampled_ns;
 };
 
 /*

@@ -1,0 +1,536 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause)
+/*
+ * integration_dma.c - DMA pins (FOLL_PIN pages no mm counter shows) against
+ * the kernel's own figures: tests/workloads/dma_pin registers an AF_XDP UMEM
+ * (and io_uring buffers, an mlock) in a cgroup of our own while
+ * `memacct -j attach --interval` watches it; its truth is VmLck, VmPin and
+ * the nr_foll_pin_acquired - released delta of /proc/vmstat around the pins.
+ * Skipped, saying why, on kernels without AF_XDP sockets or the counters.
+ */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "integration.h"
+
+struct dma_watch {
+	char cg[256], name[64], out[128];
+	pid_t memacct, wl;
+	FILE *to, *from;
+	long long pid;
+	struct result truths;	/* "truth K V" lines of the workload */
+};
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+/* Complete lines of the attach output so far. */
+static int out_lines(const struct dma_watch *w)
+{
+	FILE *f = fopen(w->out, "r");
+	int n = 0, c;
+
+	if (!f)
+		return 0;
+	while ((c = fgetc(f)) != EOF)
+		n += c == '\n';
+	fclose(f);
+	return n;
+}
+
+/* The last complete report line (new reference), or NULL. */
+static json_t *last_report(const struct dma_watch *w)
+{
+	static char line[1 << 20];
+	json_t *j = NULL;
+	FILE *f = fopen(w->out, "r");
+
+	if (!f)
+		return NULL;
+	while (fgets(line, sizeof(line), f)) {
+		if (line[0] != '{' || !strchr(line, '\n'))
+			continue;
+		json_decref(j);
+		j = json_loads(line, 0, NULL);
+	}
+	fclose(f);
+	return j;
+}
+
+/* A report taken wholly after now: two more intervals. */
+static json_t *fresh_report(const struct dma_watch *w)
+{
+	int n0 = out_lines(w);
+
+	for (int i = 0; i < 200 && out_lines(w) < n0 + 2; i++)
+		sleep_ms(50);
+	ck_assert_msg(out_lines(w) >= n0 + 2, "memacct attach printed no report for 10 s");
+	return last_report(w);
+}
+
+static json_t *proc_of(json_t *rep, long long pid)
+{
+	json_t *procs = json_object_get(rep, "processes"), *p;
+	size_t i;
+
+	json_array_foreach(procs, i, p)
+		if (jint(p, "pid") == pid && json_is_false(json_object_get(p, "exited")))
+			return p;
+	return NULL;
+}
+
+static long long host_pinned(json_t *rep)
+{
+	json_t *h = json_object_get(rep, "host");
+
+	ck_assert_msg(h, "report without a host object");
+	return jint(h, "foll_pinned_bytes");
+}
+
+/* Send a command; read the workload's lines up to @until into truths. */
+static void wl_cmd(struct dma_watch *w, const char *cmd, const char *until)
+{
+	char line[256], k[64];
+	long long v;
+
+	fprintf(w->to, "%s\n", cmd);
+	fflush(w->to);
+	while (fgets(line, sizeof(line), w->from)) {
+		if (!strncmp(line, until, strlen(until)))
+			return;
+		if (sscanf(line, "truth %63s %lld", k, &v) == 2 && w->truths.nt < 4096) {
+			snprintf(w->truths.t[w->truths.nt].key, 64, "%s", k);
+			w->truths.t[w->truths.nt++].val = v;
+		}
+	}
+	ck_abort_msg("workload ended before '%s'", until);
+}
+
+static void dma_stop(struct dma_watch *w)
+{
+	char cmd[400];
+
+	if (w->to)
+		fclose(w->to);
+	if (w->from)
+		fclose(w->from);
+	if (w->wl > 0) {
+		kill(w->wl, SIGKILL);
+		waitpid(w->wl, NULL, 0);
+	}
+	if (w->memacct > 0) {
+		kill(w->memacct, SIGINT);
+		waitpid(w->memacct, NULL, 0);
+	}
+	unlink(w->out);
+	snprintf(cmd, sizeof(cmd), "rmdir %s 2>/dev/null", w->cg);
+	if (system(cmd) < 0)
+		perror("system");
+	w->to = w->from = NULL;
+	w->wl = w->memacct = 0;
+}
+
+/*
+ * Our cgroup, memacct attached to it, and dma_pin @args started in it.
+ * Returns false (test skipped, reason printed) when the workload cannot pin.
+ */
+static bool dma_start(struct dma_watch *w, const char *args)
+{
+	int in[2], out[2];
+	char line[256];
+
+	memset(w, 0, sizeof(*w));
+	snprintf(w->name, sizeof(w->name), "memacct-dma-%d", getpid());
+	snprintf(w->cg, sizeof(w->cg), "/sys/fs/cgroup/memory/%s", w->name);
+	if (access("/sys/fs/cgroup/memory", F_OK) != 0)
+		snprintf(w->cg, sizeof(w->cg), "/sys/fs/cgroup/%s", w->name);
+	ck_assert_msg(mkdir(w->cg, 0755) == 0, "mkdir %s: %s", w->cg, strerror(errno));
+	snprintf(w->out, sizeof(w->out), "/tmp/memacct-dma-%d.json", getpid());
+	w->memacct = fork();
+	if (w->memacct == 0) {
+		int fd = open(w->out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+		dup2(fd, 1);
+		execl(memacct, memacct, "-j", "attach", "--cgroup", w->name, "--interval",
+		      "300ms", "--duration", "120s", (char *)NULL);
+		_exit(127);
+	}
+	for (int i = 0; i < 600 && out_lines(w) < 1; i++)
+		sleep_ms(100);
+	ck_assert_msg(out_lines(w) >= 1, "memacct attach printed nothing in 60 s");
+	ck_assert(pipe(in) == 0 && pipe(out) == 0);
+	w->wl = fork();
+	if (w->wl == 0) {
+		char procs[300], cmd[512];
+		FILE *f;
+
+		snprintf(procs, sizeof(procs), "%s/cgroup.procs", w->cg);
+		f = fopen(procs, "w");
+		if (!f || fprintf(f, "%d\n", getpid()) < 0 || fclose(f))
+			_exit(126);
+		dup2(in[0], 0);
+		dup2(out[1], 1);
+		close(in[1]);
+		close(out[0]);
+		snprintf(cmd, sizeof(cmd), "exec %s/dma_pin %s", workloads, args);
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	close(in[0]);
+	close(out[1]);
+	w->to = fdopen(in[1], "w");
+	w->from = fdopen(out[0], "r");
+	if (!fgets(line, sizeof(line), w->from) || sscanf(line, "ready %lld", &w->pid) != 1) {
+		int st = 0;
+
+		waitpid(w->wl, &st, 0);
+		w->wl = 0;
+		dma_stop(w);
+		ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 77,
+			      "dma_pin failed to start (status %d)", st);
+		printf("SKIP DMA test: dma_pin cannot pin here (its reason is on stderr)\n");
+		return false;
+	}
+	return true;
+}
+
+/*
+ * AF_XDP UMEM of 64 MiB: dma_pinned 64 MiB (±1 page) for the process and its
+ * cgroup with VmLck = VmPin = 0; back to 0 after close() (the kworker's
+ * unpin) and after exit; the host figure moves by the same.
+ */
+START_TEST(test_dma_af_xdp_umem)
+{
+	struct dma_watch w;
+	long long want = 64 * MiB, h0, h1, delta;
+	json_t *rep, *p, *t;
+
+	if (!dma_start(&w, "64 0 0"))
+		return;
+	rep = fresh_report(&w);
+	h0 = host_pinned(rep);
+	json_decref(rep);
+	wl_cmd(&w, "pin", "pinned");
+	delta = truth(&w.truths, "foll_pin_delta_pages") * (long long)PAGE;
+	ck_assert_int_eq(truth(&w.truths, "locked_bytes"), 0);
+	ck_assert_int_eq(truth(&w.truths, "pinned_vm_bytes"), 0);
+	rep = fresh_report(&w);
+	p = proc_of(rep, w.pid);
+	ck_assert_msg(p, "dma_pin not in the report");
+	t = json_object_get(rep, "totals");
+	printf("  af_xdp: FOLL_PIN delta (truth) %lld, VmLck 0, VmPin 0\n", delta);
+	ck_assert_msg(llabs(jint(p, "dma_pinned_bytes") - want) <= (long long)PAGE,
+		      "process dma_pinned_bytes %lld, want %lld +-1 page",
+		      jint(p, "dma_pinned_bytes"), want);
+	ck_assert_msg(llabs(jint(t, "dma_pinned_bytes") - want) <= (long long)PAGE,
+		      "cgroup dma_pinned_bytes %lld, want %lld +-1 page",
+		      jint(t, "dma_pinned_bytes"), want);
+	assert_near("af_xdp: process dma_pinned_bytes", jint(p, "dma_pinned_bytes"), want);
+	assert_near("af_xdp: cgroup dma_pinned_bytes", jint(t, "dma_pinned_bytes"), want);
+	ck_assert_int_eq(jint(p, "pinned_bytes"), jint(p, "dma_pinned_bytes"));
+	ck_assert(json_is_false(json_object_get(p, "dma_pinned_estimate")));
+	h1 = host_pinned(rep);
+	assert_near("af_xdp: host foll_pinned moved", h1 - h0, delta);
+	json_decref(rep);
+
+	/* close(): the kernel unpins from a kworker ~100 ms later */
+	wl_cmd(&w, "close", "closed");
+	for (int i = 0; i < 40; i++) {
+		rep = fresh_report(&w);
+		p = proc_of(rep, w.pid);
+		ck_assert_msg(p, "dma_pin not in the report after close");
+		if (jint(p, "dma_pinned_bytes") == 0)
+			break;
+		json_decref(rep);
+		rep = NULL;
+	}
+	ck_assert_msg(rep, "dma_pinned_bytes still not 0 12 s after close()");
+	t = json_object_get(rep, "totals");
+	ck_assert_int_eq(jint(t, "dma_pinned_bytes"), 0);
+	ck_assert_int_eq(jint(p, "dma_pinned_peak_bytes"), want);
+	assert_near("af_xdp: host foll_pinned after close", host_pinned(rep) - h0, 0);
+	printf("  af_xdp: after close() process and cgroup dma_pinned 0\n");
+	json_decref(rep);
+	dma_stop(&w);
+}
+END_TEST
+
+/* The same, exit without close(): the cgroup's figure goes back to 0. */
+START_TEST(test_dma_af_xdp_exit)
+{
+	struct dma_watch w;
+	long long want = 64 * MiB, h0;
+	json_t *rep = NULL, *t;
+	int st;
+
+	if (!dma_start(&w, "64 0 0"))
+		return;
+	rep = fresh_report(&w);
+	h0 = host_pinned(rep);
+	json_decref(rep);
+	wl_cmd(&w, "pin", "pinned");
+	rep = fresh_report(&w);
+	t = json_object_get(rep, "totals");
+	assert_near("af_xdp exit: cgroup dma_pinned before", jint(t, "dma_pinned_bytes"), want);
+	json_decref(rep);
+	fprintf(w.to, "exit\n");
+	fflush(w.to);
+	waitpid(w.wl, &st, 0);
+	w.wl = 0;
+	ck_assert_int_eq(WEXITSTATUS(st), 0);
+	for (int i = 0; i < 40; i++) {
+		rep = fresh_report(&w);
+		t = json_object_get(rep, "totals");
+		if (jint(t, "dma_pinned_bytes") == 0)
+			break;
+		json_decref(rep);
+		rep = NULL;
+	}
+	ck_assert_msg(rep, "cgroup dma_pinned_bytes still not 0 12 s after exit");
+	assert_near("af_xdp exit: host foll_pinned after exit", host_pinned(rep) - h0, 0);
+	printf("  af_xdp exit: cgroup dma_pinned 0 after exit\n");
+	json_decref(rep);
+	dma_stop(&w);
+}
+END_TEST
+
+/*
+ * io_uring 16 MiB registered (FOLL_PIN and VmPin) + AF_XDP 64 MiB in one
+ * process: pinned_vm 16, dma_pinned 64, pinned 80 MiB. With @mlock the UMEM
+ * buffer is also mlocked: VmLck 64 MiB, and its pages are not counted again.
+ */
+static void dma_mixed(bool mlock)
+{
+	struct dma_watch w;
+	json_t *rep, *p, *t;
+
+	if (!dma_start(&w, mlock ? "64 16 1" : "64 16 0"))
+		return;
+	wl_cmd(&w, "pin", "pinned");
+	ck_assert_int_eq(truth(&w.truths, "pinned_vm_bytes"), 16 * MiB);
+	ck_assert_int_eq(truth(&w.truths, "locked_bytes"), mlock ? 64 * MiB : 0);
+	rep = fresh_report(&w);
+	p = proc_of(rep, w.pid);
+	ck_assert_msg(p, "dma_pin not in the report");
+	t = json_object_get(rep, "totals");
+	printf("  mixed%s: FOLL_PIN delta (truth) %lld pages\n", mlock ? "+mlock" : "",
+	       truth(&w.truths, "foll_pin_delta_pages"));
+	assert_near("mixed: pinned_vm_bytes = VmPin", jint(p, "pinned_vm_bytes"),
+		    truth(&w.truths, "pinned_vm_bytes"));
+	assert_near("mixed: mlocked_bytes = VmLck", jint(p, "mlocked_bytes"),
+		    truth(&w.truths, "locked_bytes"));
+	ck_assert_msg(llabs(jint(p, "dma_pinned_bytes") - (mlock ? 0 : 64 * (long long)MiB)) <=
+		      (long long)PAGE, "dma_pinned_bytes %lld", jint(p, "dma_pinned_bytes"));
+	ck_assert_msg(llabs(jint(p, "pinned_bytes") - 80 * (long long)MiB) <= (long long)PAGE,
+		      "pinned_bytes %lld, want 80 MiB (no page twice)", jint(p, "pinned_bytes"));
+	ck_assert_msg(llabs(jint(t, "pinned_bytes") - 80 * (long long)MiB) <= (long long)PAGE,
+		      "cgroup pinned_bytes %lld, want 80 MiB", jint(t, "pinned_bytes"));
+	printf("  mixed%s: pinned_vm %lld, mlocked %lld, dma_pinned %lld, pinned %lld\n",
+	       mlock ? "+mlock" : "", jint(p, "pinned_vm_bytes"), jint(p, "mlocked_bytes"),
+	       jint(p, "dma_pinned_bytes"), jint(p, "pinned_bytes"));
+	json_decref(rep);
+	dma_stop(&w);
+}
+
+START_TEST(test_dma_io_uring_and_xdp) { dma_mixed(false); }
+END_TEST
+
+START_TEST(test_dma_xdp_mlocked) { dma_mixed(true); }
+END_TEST
+
+/*
+ * audit --watch --pinned-cap over a cap made of DMA pins: exit 1 naming the
+ * process; with the cap above them: exit 0.
+ */
+static void dma_audit(const char *cap, int want_status)
+{
+	char cg[256], cmd[3000], ready[64];
+	struct result *r;
+	const char *l;
+	long long pid;
+
+	snprintf(cg, sizeof(cg), "/sys/fs/cgroup/memory/memacct-dma-audit-%d", getpid());
+	if (access("/sys/fs/cgroup/memory", F_OK) != 0)
+		snprintf(cg, sizeof(cg), "/sys/fs/cgroup/memacct-dma-audit-%d", getpid());
+	ck_assert_msg(mkdir(cg, 0755) == 0, "mkdir %s: %s", cg, strerror(errno));
+	snprintf(cmd, sizeof(cmd),
+		 "A=/tmp/memacct-dma-audit-%d; : > $A.err; "
+		 "%s audit --cgroup %s --pinned-cap %s --watch 1s > $A 2> $A.err & M=$!; "
+		 "i=0; while ! grep -q 'BPF events' $A.err && [ $i -lt 600 ]; do sleep 0.1; "
+		 "i=$((i+1)); done; "
+		 "sh -c 'echo $$ > %s/cgroup.procs; (echo pin; sleep 2; echo exit) | "
+		 "exec %s/dma_pin 64 0 0' > $A.wl; wl=$?; sleep 0.5; "
+		 "kill -INT $M; wait $M; rc=$?; cat $A $A.wl; cat $A.err >&2; rm -f $A $A.err $A.wl; "
+		 "[ $wl = 77 ] && exit 77; exit $rc",
+		 getpid(), memacct, cg, cap, cg, workloads);
+	r = run_cmd("%s", cmd);
+	snprintf(cmd, sizeof(cmd), "rmdir %s 2>/dev/null", cg);
+	if (system(cmd) < 0)
+		perror("system");
+	if (r->status == 77) {
+		printf("SKIP DMA audit test: dma_pin cannot pin here (its reason is on stderr)\n");
+		result_free(r);
+		return;
+	}
+	l = strstr(r->out, "ready ");
+	ck_assert_msg(l && sscanf(l, "ready %lld", &pid) == 1, "no workload: %s", r->out);
+	ck_assert_msg(r->status == want_status, "audit --pinned-cap %s exited %d, want %d:\n%s",
+		      cap, r->status, want_status, r->out);
+	snprintf(ready, sizeof(ready), "pid %lld (dma_pin)", pid);
+	if (want_status == 1)
+		ck_assert_msg(strstr(r->out, "EXCEEDED") && strstr(r->out, ready),
+			      "the violation must name %s:\n%s", ready, r->out);
+	else
+		ck_assert_msg(!strstr(r->out, "EXCEEDED"), "no violation expected:\n%s", r->out);
+	printf("  audit --pinned-cap %s over 64 MiB of DMA pins: exit %d%s\n", cap, r->status,
+	       want_status == 1 ? ", names the process" : "");
+	result_free(r);
+}
+
+START_TEST(test_dma_audit_over_cap) { dma_audit("32M", 1); }
+END_TEST
+
+START_TEST(test_dma_audit_under_cap) { dma_audit("128M", 0); }
+END_TEST
+
+/* A sample "NAME VALUE" (no labels) of a metrics text; -1 when absent. */
+static long long om_sample(const char *text, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (const char *l = text; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : NULL)
+		if (!strncmp(l, name, n) && l[n] == ' ')
+			return strtoll(l + n + 1, NULL, 10);
+	return -1;
+}
+
+/*
+ * The daemon's memacct_host_* gauges: MemTotal as /proc/meminfo says, and
+ * memacct_host_foll_pinned_bytes moving by the workload's FOLL_PIN delta
+ * (the daemon does not fold the per-CPU diffs: the test does, with
+ * stat_refresh, before each scrape; 64 pages of slack for what other
+ * processes pin meanwhile).
+ */
+START_TEST(test_dma_daemon_host_gauges)
+{
+	int port = 40000 + getpid() % 20000, in[2], st;
+	char cmd[1024], pin[128], line[256];
+	long long before, after, delta, total;
+	struct result *r;
+	pid_t d, wl;
+	FILE *to, *from;
+
+	if (system("grep -q nr_foll_pin_acquired /proc/vmstat") != 0) {
+		printf("SKIP daemon host gauges: no nr_foll_pin_* in /proc/vmstat\n");
+		return;
+	}
+	snprintf(pin, sizeof(pin), "/sys/fs/bpf/memacct-dma-test-%d", getpid());
+	d = fork();
+	if (d == 0) {
+		snprintf(cmd, sizeof(cmd), "exec %s daemon --listen 127.0.0.1:%d --interval 300ms "
+			 "--pin-path %s > /dev/null 2>&1", memacct, port, pin);
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+#define SCRAPE "echo 1 > /proc/sys/vm/stat_refresh; sleep 1; curl -sf http://127.0.0.1:%d/metrics"
+	for (int i = 0; i < 100; i++) {
+		r = run_cmd(SCRAPE, port);
+		if (!r->status)
+			break;
+		result_free(r);
+		r = NULL;
+	}
+	ck_assert_msg(r, "the daemon did not answer on port %d", port);
+	total = om_sample(r->out, "memacct_host_mem_total_bytes");
+	before = om_sample(r->out, "memacct_host_foll_pinned_bytes");
+	ck_assert_int_eq(om_sample(r->out, "memacct_host_foll_pin_counters"), 1);
+	result_free(r);
+	r = run_cmd("awk '/^MemTotal:/ { print \"truth mem_total_kb\", $2 }' /proc/meminfo");
+	ck_assert_int_eq(total, truth(r, "mem_total_kb") * 1024);
+	result_free(r);
+
+	ck_assert(pipe(in) == 0);
+	{
+		int out[2];
+
+		ck_assert(pipe(out) == 0);
+		wl = fork();
+		if (wl == 0) {
+			dup2(in[0], 0);
+			dup2(out[1], 1);
+			close(in[1]);
+			close(out[0]);
+			snprintf(cmd, sizeof(cmd), "%s/dma_pin", workloads);
+			execl(cmd, cmd, "64", "0", "0", (char *)NULL);
+			_exit(127);
+		}
+		close(in[0]);
+		close(out[1]);
+		to = fdopen(in[1], "w");
+		from = fdopen(out[0], "r");
+	}
+	if (!fgets(line, sizeof(line), from) || strncmp(line, "ready ", 6)) {
+		fclose(to);
+		fclose(from);
+		waitpid(wl, &st, 0);
+		kill(d, SIGINT);
+		waitpid(d, NULL, 0);
+		result_free(run_cmd("%s detach --pin-path %s", memacct, pin));
+		ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 77, "dma_pin failed (%d)", st);
+		printf("SKIP daemon host gauges: dma_pin cannot pin here\n");
+		return;
+	}
+	fprintf(to, "pin\n");
+	fflush(to);
+	delta = -1;
+	while (fgets(line, sizeof(line), from) && strncmp(line, "pinned", 6))
+		sscanf(line, "truth foll_pin_delta_pages %lld", &delta);
+	r = run_cmd(SCRAPE, port);
+	after = om_sample(r->out, "memacct_host_foll_pinned_bytes");
+	result_free(r);
+	fprintf(to, "exit\n");
+	fclose(to);
+	fclose(from);
+	waitpid(wl, &st, 0);
+	kill(d, SIGINT);
+	waitpid(d, NULL, 0);
+	result_free(run_cmd("%s detach --pin-path %s", memacct, pin));
+	ck_assert_int_ge(delta, 0);
+	printf("  daemon: memacct_host_foll_pinned_bytes moved %lld, FOLL_PIN truth %lld; "
+	       "MemTotal %lld\n", after - before, delta * (long long)PAGE, total);
+	ck_assert_msg(llabs(after - before - delta * (long long)PAGE) <= 64 * (long long)PAGE,
+		      "host gauge moved %lld, truth %lld", after - before, delta * (long long)PAGE);
+#undef SCRAPE
+}
+END_TEST
+
+Suite *dma_suite(void)
+{
+	Suite *s = suite_create("dma");
+	TCase *tc = tcase_create("root");
+
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_dma_af_xdp_umem);
+	tcase_add_test(tc, test_dma_af_xdp_exit);
+	tcase_add_test(tc, test_dma_io_uring_and_xdp);
+	tcase_add_test(tc, test_dma_xdp_mlocked);
+	tcase_add_test(tc, test_dma_audit_over_cap);
+	tcase_add_test(tc, test_dma_audit_under_cap);
+	tcase_add_test(tc, test_dma_daemon_host_gauges);
+	suite_add_tcase(s, tc);
+	return s;
+}

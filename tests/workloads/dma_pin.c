@@ -1,0 +1,180 @@
+/* SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause) */
+/*
+ * dma_pin: ground truth for DMA pins (FOLL_PIN pages no mm counter shows):
+ * an AF_XDP socket whose UMEM registers XDP_MiB (pin_user_pages(FOLL_LONGTERM)
+ * in net/xdp/xdp_umem.c, counted in neither VmLck nor VmPin), optionally an
+ * io_uring with URING_MiB of registered buffers (FOLL_PIN and VmPin) and an
+ * mlock of the UMEM buffer (VmLck too). Driven by lines on stdin:
+ *   pin    register (io_uring first, then XDP_UMEM_REG, then mlock), print
+ *          truth lines, then "pinned"
+ *   close  close the AF_XDP socket (the kernel unpins ~100 ms later, from a
+ *          kworker), print "closed"
+ *   exit   exit 0 (also on EOF)
+ *
+ * Usage: dma_pin XDP_MiB URING_MiB MLOCK(0|1)
+ * Output (stdout):
+ *   ready PID
+ *   truth foll_pin_delta_pages N   nr_foll_pin_acquired - released after the
+ *                                  pins minus before (stat_refresh first;
+ *                                  other processes' pins meanwhile included)
+ *   truth locked_bytes B           VmLck after the pins
+ *   truth pinned_vm_bytes B        VmPin after the pins
+ *   pinned | closed
+ * Exits 77 with "skip REASON" on stderr when the kernel has no AF_XDP
+ * sockets or no FOLL_PIN counters.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <linux/if_xdp.h>
+#include <linux/io_uring.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+
+#include "vm_status.h"
+
+#ifndef AF_XDP
+#define AF_XDP 44
+#endif
+#ifndef SOL_XDP
+#define SOL_XDP 283
+#endif
+
+#define MIB (1024 * 1024UL)
+
+static void die(const char *what)
+{
+	fprintf(stderr, "dma_pin: %s: %s\n", what, strerror(errno));
+	exit(1);
+}
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: dma_pin XDP_MiB URING_MiB MLOCK(0|1)\n");
+	exit(2);
+}
+
+static unsigned long arg(const char *s)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || *end || end == s)
+		usage();
+	return v;
+}
+
+/* Outstanding FOLL_PIN pages host-wide, per-CPU diffs folded; -1: none. */
+static long long foll_pinned(void)
+{
+	char line[128];
+	long long acq = -1, rel = -1;
+	FILE *f;
+	int fd = open("/proc/sys/vm/stat_refresh", O_WRONLY);
+
+	if (fd >= 0) {
+		if (write(fd, "1\n", 2) != 2)
+			fprintf(stderr, "dma_pin: stat_refresh: %s\n", strerror(errno));
+		close(fd);
+	}
+	f = fopen("/proc/vmstat", "r");
+	if (!f)
+		die("open /proc/vmstat");
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, "nr_foll_pin_acquired ", 21))
+			acq = strtoll(line + 21, NULL, 10);
+		else if (!strncmp(line, "nr_foll_pin_released ", 21))
+			rel = strtoll(line + 21, NULL, 10);
+	}
+	fclose(f);
+	return acq < 0 || rel < 0 ? -1 : acq - rel;
+}
+
+int main(int argc, char **argv)
+{
+	unsigned long xdp_len, uring_len;
+	long long before, after, lck, pin;
+	int xsk = -1, ring = -1, do_mlock;
+	char *xbuf, *ubuf = NULL, cmd[64];
+	struct rlimit rl = { RLIM_INFINITY, RLIM_INFINITY };
+
+	if (argc != 4)
+		usage();
+	xdp_len = arg(argv[1]) * MIB;
+	uring_len = arg(argv[2]) * MIB;
+	do_mlock = arg(argv[3]);
+	if (foll_pinned() < 0) {
+		fprintf(stderr, "skip: no nr_foll_pin_* in /proc/vmstat (kernel < 5.7)\n");
+		return 77;
+	}
+	xsk = socket(AF_XDP, SOCK_RAW, 0);
+	if (xsk < 0) {
+		fprintf(stderr, "skip: socket(AF_XDP): %s (no CONFIG_XDP_SOCKETS)\n",
+			strerror(errno));
+		return 77;
+	}
+	/* the UMEM charges user->locked_vm against RLIMIT_MEMLOCK (root may) */
+	if (setrlimit(RLIMIT_MEMLOCK, &rl) && errno != EPERM)
+		die("setrlimit(RLIMIT_MEMLOCK)");
+	xbuf = mmap(NULL, xdp_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (xbuf == MAP_FAILED)
+		die("mmap");
+	memset(xbuf, 1, xdp_len);
+	if (uring_len) {
+		struct io_uring_params params;
+
+		ubuf = mmap(NULL, uring_len, PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (ubuf == MAP_FAILED)
+			die("mmap");
+		memset(ubuf, 1, uring_len);
+		memset(&params, 0, sizeof(params));
+		ring = syscall(__NR_io_uring_setup, 4, &params);
+		if (ring < 0)
+			die("io_uring_setup");
+	}
+	printf("ready %d\n", (int)getpid());
+	fflush(stdout);
+	while (fgets(cmd, sizeof(cmd), stdin)) {
+		if (!strcmp(cmd, "pin\n")) {
+			struct xdp_umem_reg reg = {
+				.addr = (unsigned long)xbuf, .len = xdp_len,
+				.chunk_size = 4096, .headroom = 0,
+			};
+
+			before = foll_pinned();
+			if (ring >= 0) {
+				struct iovec iov = { ubuf, uring_len };
+
+				if (syscall(__NR_io_uring_register, ring,
+					    IORING_REGISTER_BUFFERS, &iov, 1) < 0)
+					die("io_uring_register(IORING_REGISTER_BUFFERS)");
+			}
+			if (setsockopt(xsk, SOL_XDP, XDP_UMEM_REG, &reg, sizeof(reg)))
+				die("setsockopt(XDP_UMEM_REG)");
+			if (do_mlock && mlock(xbuf, xdp_len))
+				die("mlock");
+			after = foll_pinned();
+			read_vm_status("dma_pin", &lck, &pin);
+			printf("truth foll_pin_delta_pages %lld\n", after - before);
+			printf("truth locked_bytes %lld\n", lck);
+			printf("truth pinned_vm_bytes %lld\n", pin);
+			printf("pinned\n");
+		} else if (!strcmp(cmd, "close\n")) {
+			close(xsk);
+			printf("closed\n");
+		} else if (!strcmp(cmd, "exit\n")) {
+			break;
+		}
+		fflush(stdout);
+	}
+	return 0;
+}
