@@ -150,6 +150,20 @@ void report_metrics_json(json_t *o, const struct metrics *m)
 	set_u64(o, "memcg_reclaims_total", m->memcg_reclaims);
 }
 
+/*
+ * The host's pinned-share verdict of a final run/attach report, into @buf:
+ * only at or over VERDICT_PIN_PCT of MemTotal, as every other verdict there
+ * is only said over its threshold (explain states it always).
+ */
+static bool host_verdict_due(const struct report *r, char *buf, size_t len)
+{
+	const struct hostpin *h = &r->host;
+
+	return r->has_host && h->known && h->mem_total &&
+	       h->foll_pinned * 100 >= (uint64_t)VERDICT_PIN_PCT * h->mem_total &&
+	       report_host_verdict(h, buf, len);
+}
+
 json_t *report_json(const struct report *r)
 {
 	json_t *o = json_object(), *cg = json_object(), *t = json_object();
@@ -235,7 +249,7 @@ json_t *report_json(const struct report *r)
 		}
 		/* the host's pinned share: a sentence in verdict only (no
 		 * process or cgroup figure to detail) */
-		if (r->has_host && report_host_verdict(&r->host, hv, sizeof(hv)))
+		if (host_verdict_due(r, hv, sizeof(hv)))
 			json_array_append_new(arr, json_string_sanitized(hv));
 		json_object_set_new(o, "verdict", arr);
 		json_object_set_new(o, "verdict_details", det);
@@ -666,10 +680,10 @@ void print_report_plain(FILE *f, const struct report *r)
 
 		for (int i = 0; i < n; i++)
 			print_wrapped(f, "Verdict: ", v[i].text);
-		if (r->has_host) {
+		{
 			char hv[320];
 
-			if (report_host_verdict(&r->host, hv, sizeof(hv)))
+			if (host_verdict_due(r, hv, sizeof(hv)))
 				print_wrapped(f, "Verdict: ", hv);
 		}
 	}
