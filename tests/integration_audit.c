@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -381,6 +382,7 @@ static long long soft_memlock(int pid)
 START_TEST(test_audit_enforce_rlimit)
 {
 	struct result *r;
+	struct rlimit own, eight = { 8 * MiB, 8 * MiB };
 	long long before, after, restored;
 	char line[256];
 	int pid, e = -1;
@@ -391,8 +393,15 @@ START_TEST(test_audit_enforce_rlimit)
 		return;
 	}
 	make_cg();
-	/* without CAP_IPC_LOCK, 4 MiB (below the 8 MiB default), then 1 MiB more after 3 s */
+	/*
+	 * without CAP_IPC_LOCK, 4 MiB, then 1 MiB more after 3 s; under an
+	 * RLIMIT_MEMLOCK of 8 MiB, the default since Linux 5.16 (9dcc38e2813e):
+	 * set here for the workload to inherit, as the default was 64 KiB before
+	 */
+	ck_assert_int_eq(getrlimit(RLIMIT_MEMLOCK, &own), 0);
+	ck_assert_int_eq(setrlimit(RLIMIT_MEMLOCK, &eight), 0);
 	pid = start_in_cg("capsh --drop=cap_ipc_lock --", "audit_mlock_more 4 3 10");
+	ck_assert_int_eq(setrlimit(RLIMIT_MEMLOCK, &own), 0);
 	before = soft_memlock(pid);
 	r = run_cmd("%s audit --cgroup %s --enforce-rlimit 2>&1", memacct, cg);
 	ck_assert_msg(strstr(r->out, "enforce: pid"), "action logged: %s", r->out);
