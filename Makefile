@@ -118,11 +118,14 @@ integration: $(OUTPUT)/memacct $(OUTPUT)/test_integration $(WORKLOADS)
 check: unit integration
 
 # Kernel matrix in qemu guests (2 NUMA nodes, cgroup v2): docs/vmtest.md.
-# VMTEST_KERNELS picks suites; suites in VMTEST_OPTIONAL may fail.
+# VMTEST_KERNELS picks suites; suites in VMTEST_OPTIONAL may fail; suites in
+# VMTEST_INTEGRATION also run the whole integration suite on pure cgroup v2.
 VMTEST_KERNELS  ?= bullseye bookworm bookworm-backports sid
 VMTEST_OPTIONAL ?= sid
+VMTEST_INTEGRATION ?= bookworm bookworm-backports
 vmtest: $(VMTEST_DIR)/bin/memacct $(STATIC_WORKLOADS) $(VMTEST_DIR)/test_integration
-	$(Q)VMTEST_OPTIONAL="$(VMTEST_OPTIONAL)" tests/vmtest/run.sh $(VMTEST_DIR) $(VMTEST_KERNELS)
+	$(Q)VMTEST_OPTIONAL="$(VMTEST_OPTIONAL)" VMTEST_INTEGRATION="$(VMTEST_INTEGRATION)" \
+		tests/vmtest/run.sh $(VMTEST_DIR) $(VMTEST_KERNELS)
 
 # Bench only: empty programs on memacct's hot tracepoints (the floor arm).
 $(OUTPUT)/bench/empty.bpf.o: tests/bench/empty.bpf.c $(VMLINUX)

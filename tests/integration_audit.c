@@ -38,6 +38,7 @@ static void remove_cg(void)
 	for (int i = 0; i < 100 && rmdir(cg) && errno == EBUSY; i++)
 		usleep(50000);
 	unlink(outf);
+	cg[0] = '\0';
 }
 
 /* start `PREFIX WORKLOAD ARGS` in the cgroup; returns its pid once it printed "ready" */
@@ -680,12 +681,32 @@ START_TEST(test_attach_refuses_below_usage)
 }
 END_TEST
 
+/* after a failed assertion too: the processes a test started in its cgroup
+ * (ours: make_cg() made it), then the cgroup */
+static void teardown(void)
+{
+	char path[300];
+	FILE *f;
+	int pid;
+
+	if (!cg[0])
+		return;
+	snprintf(path, sizeof(path), "%s/cgroup.procs", cg);
+	f = fopen(path, "r");
+	while (f && fscanf(f, "%d", &pid) == 1)
+		stop_pid(pid);
+	if (f)
+		fclose(f);
+	remove_cg();
+}
+
 Suite *audit_suite(void)
 {
 	Suite *s = suite_create("audit");
 	TCase *tc = tcase_create("root");
 
 	tcase_set_timeout(tc, 120);
+	tcase_add_checked_fixture(tc, NULL, teardown);
 	tcase_add_test(tc, test_audit_mlock_cap);
 	tcase_add_test(tc, test_audit_io_uring_cap);
 	tcase_add_test(tc, test_audit_watch_mlock_spike);

@@ -26,6 +26,7 @@
 
 static int port;
 static char pin_dir[128];
+static char cg[256];	/* a test's own cgroup; removed by teardown() too */
 
 static void sleep_ms(long ms)
 {
@@ -203,6 +204,9 @@ static void setup(void)
 static void teardown(void)
 {
 	detach_all();
+	if (cg[0])
+		rmdir(cg);
+	cg[0] = '\0';
 }
 
 /* Value of the sample whose line starts with @prefix ("name{labels}"), -1 if none. */
@@ -278,11 +282,11 @@ START_TEST(test_metrics_parse)
 }
 END_TEST
 
-/* Run cow_fork inside @cg; its truth (child + parent CoW bytes). */
-static long long cow_fork_in(const char *cg, const char *args)
+/* Run cow_fork inside @dir; its truth (child + parent CoW bytes). */
+static long long cow_fork_in(const char *dir, const char *args)
 {
 	struct result *r = run_cmd("sh -c 'echo $$ > %s/cgroup.procs && exec %s/cow_fork %s'",
-				   cg, workloads, args);
+				   dir, workloads, args);
 	long long v;
 
 	ck_assert_int_eq(r->status, 0);
@@ -293,7 +297,7 @@ static long long cow_fork_in(const char *cg, const char *args)
 
 START_TEST(test_kill9_restart_continues)
 {
-	char cg[256], label[320], *m;
+	char label[320], *m;
 	long long want = 0, got = -1;
 	pid_t d;
 
@@ -301,7 +305,6 @@ START_TEST(test_kill9_restart_continues)
 		return;
 
 	snprintf(cg, sizeof(cg), "%s/memacct-dtest-%d", cgroot, (int)getpid());
-	rmdir(cg);
 	ck_assert_int_eq(mkdir(cg, 0755), 0);
 	d = start_daemon(NULL);
 	ck_assert(d > 0);
@@ -347,6 +350,7 @@ START_TEST(test_kill9_restart_continues)
 	assert_near("cow_copied_bytes_total across kill -9 and restart", got, want);
 	stop_daemon(d, SIGTERM);
 	rmdir(cg);
+	cg[0] = '\0';
 }
 END_TEST
 
