@@ -157,7 +157,8 @@ clean:
 
 # Exactly what building, testing and the demo need (Debian 12 / Ubuntu 22.04+).
 DEPS := make clang llvm libbpf-dev libelf-dev zlib1g-dev pkg-config libjansson-dev \
-	libmicrohttpd-dev check python3-torch python3-numpy prometheus qemu-system-x86 busybox-static
+	libmicrohttpd-dev check python3-torch python3-numpy prometheus qemu-system-x86 busybox-static \
+	libcap2-bin
 DEPS += $(shell apt-cache show bpftool >/dev/null 2>&1 && echo bpftool || echo linux-tools-common linux-tools-generic)
 deps:
 	apt-get update
