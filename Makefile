@@ -171,11 +171,14 @@ fuzz: $(FUZZ_DIR)/fuzz_parsers
 		-rss_limit_mb=2048 -print_final_stats=1 corpus seeds ../tests/fuzz/regress
 
 # Kernel matrix in qemu guests (2 NUMA nodes, cgroup v2): docs/vmtest.md.
-# VMTEST_KERNELS picks suites; suites in VMTEST_OPTIONAL may fail.
+# VMTEST_KERNELS picks suites; suites in VMTEST_OPTIONAL may fail; suites in
+# VMTEST_INTEGRATION also run the whole integration suite on pure cgroup v2.
 VMTEST_KERNELS  ?= bullseye bookworm bookworm-backports sid
 VMTEST_OPTIONAL ?= sid
+VMTEST_INTEGRATION ?= bookworm bookworm-backports
 vmtest: $(VMTEST_DIR)/bin/memacct $(STATIC_WORKLOADS) $(VMTEST_DIR)/test_integration
-	$(Q)VMTEST_OPTIONAL="$(VMTEST_OPTIONAL)" tests/vmtest/run.sh $(VMTEST_DIR) $(VMTEST_KERNELS)
+	$(Q)VMTEST_OPTIONAL="$(VMTEST_OPTIONAL)" VMTEST_INTEGRATION="$(VMTEST_INTEGRATION)" \
+		tests/vmtest/run.sh $(VMTEST_DIR) $(VMTEST_KERNELS)
 
 # Bench only: empty programs on memacct's hot tracepoints (the floor arm).
 $(OUTPUT)/bench/%.bpf.o: tests/bench/%.bpf.c $(VMLINUX)
@@ -217,7 +220,7 @@ clean:
 # Exactly what building, testing and the demo need (Debian 12 / Ubuntu 22.04+).
 DEPS := make clang llvm libbpf-dev libelf-dev zlib1g-dev pkg-config libjansson-dev \
 	libmicrohttpd-dev check python3-jsonschema python3-torch python3-numpy prometheus \
-	qemu-system-x86 busybox-static bpftrace
+	qemu-system-x86 busybox-static bpftrace libcap2-bin
 DEPS += $(shell apt-cache show bpftool >/dev/null 2>&1 && echo bpftool || echo linux-tools-common linux-tools-generic)
 deps:
 	apt-get update

@@ -34,6 +34,7 @@ static char tmpfs_dir[64];	/* a small tmpfs of test_json_log_full_disk */
 static char live_cg[256];	/* a test's cgroup, removed by teardown */
 /* daemons started by the running test: teardown kills those still alive */
 static pid_t daemons[8];
+static char cg[256];	/* a test's own cgroup; removed by teardown() too */
 
 static void sleep_ms(long ms)
 {
@@ -196,10 +197,13 @@ static bool skip_no_http(const char *test)
 		if (d > 0) {
 			stop_daemon(d, SIGTERM);
 		} else if ((f = fopen(DAEMON_LOG, "r"))) {
+			/* what it said, for the test that will fail on it */
 			fseek(f, from, SEEK_SET);
-			while (fgets(line, sizeof(line), f))
+			while (fgets(line, sizeof(line), f)) {
 				if (strstr(line, "built without HTTP"))
 					state = -1;
+				printf("  daemon: %s", line);
+			}
 			fclose(f);
 		}
 		detach_all();
@@ -245,6 +249,9 @@ static void teardown(void)
 	if (live_cg[0])
 		rmdir(live_cg);
 	live_cg[0] = '\0';
+	if (cg[0])
+		rmdir(cg);
+	cg[0] = '\0';
 }
 
 /* Value of the sample whose line starts with @prefix ("name{labels}"), -1 if none. */
@@ -320,11 +327,11 @@ START_TEST(test_metrics_parse)
 }
 END_TEST
 
-/* Run cow_fork inside @cg; its truth (child + parent CoW bytes). */
-static long long cow_fork_in(const char *cg, const char *args)
+/* Run cow_fork inside @dir; its truth (child + parent CoW bytes). */
+static long long cow_fork_in(const char *dir, const char *args)
 {
 	struct result *r = run_cmd("sh -c 'echo $$ > %s/cgroup.procs && exec %s/cow_fork %s'",
-				   cg, workloads, args);
+				   dir, workloads, args);
 	long long v;
 
 	ck_assert_int_eq(r->status, 0);
@@ -335,7 +342,7 @@ static long long cow_fork_in(const char *cg, const char *args)
 
 START_TEST(test_kill9_restart_continues)
 {
-	char cg[256], label[320], *m;
+	char label[320], *m;
 	long long want = 0, got = -1;
 	pid_t d;
 
@@ -343,7 +350,6 @@ START_TEST(test_kill9_restart_continues)
 		return;
 
 	snprintf(cg, sizeof(cg), "%s/memacct-dtest-%d", cgroot, (int)getpid());
-	rmdir(cg);
 	ck_assert_int_eq(mkdir(cg, 0755), 0);
 	d = start_daemon(NULL);
 	ck_assert(d > 0);
@@ -389,6 +395,7 @@ START_TEST(test_kill9_restart_continues)
 	assert_near("cow_copied_bytes_total across kill -9 and restart", got, want);
 	stop_daemon(d, SIGTERM);
 	rmdir(cg);
+	cg[0] = '\0';
 }
 END_TEST
 

@@ -493,7 +493,10 @@ def check_integration(sec, uptime_before):
           'test_integration exit %s, libcheck: %s' % (
               s.rc.get('test_integration'), summ.group(0) if summ else 'no summary'))
     check('integration.cleanup', s.kernel.get('leftover_cgroups') == 0,
-          'cgroups left behind below /sys/fs/cgroup: %s' % s.kernel.get('leftover_cgroups'))
+          'cgroups left behind below /sys/fs/cgroup: %s%s' % (
+              s.kernel.get('leftover_cgroups'),
+              ' (' + ', '.join(s.plain['plain leftover']) + ')'
+              if 'plain leftover' in s.plain else ''))
     took = sec.get('uptime') - uptime_before if sec.get('uptime') and uptime_before else None
     print('     integration suite on pure cgroup v2: %d passed, %d skipped, %d failed of %d%s'
           % (counts['ok'], counts['skip'], counts['fail'], len(want),

@@ -288,6 +288,7 @@ t_integration() {
 	ln -sf busybox /bin/sh
 	rmdir $s $cg/user.slice/user-0.slice $cg/user.slice
 	echo "kernel leftover_cgroups $(find $cg -mindepth 1 -type d | wc -l)"
+	find $cg -mindepth 1 -type d | sed 's/^/plain leftover /'
 }
 
 env_info() {
