@@ -35,9 +35,9 @@
 #include <sys/mman.h>
 #include <sys/wait.h>
 
+#include "pagemap.h"
+
 #define PAGE 4096UL
-#define PM_PRESENT (1ULL << 63)
-#define PM_PFN_MASK ((1ULL << 55) - 1)
 
 static void die(const char *what)
 {
@@ -53,27 +53,13 @@ static unsigned long churn_ops;
 /* Frame numbers of the buffer's pages; exits if one is not present. */
 static void frames(uint64_t *pfn)
 {
-	size_t len = npages * sizeof(*pfn), got = 0;
-	int fd = open("/proc/self/pagemap", O_RDONLY);
-
-	if (fd < 0)
-		die("open /proc/self/pagemap");
-	while (got < len) {
-		ssize_t n = pread(fd, (char *)pfn + got, len - got,
-				  (off_t)((uintptr_t)buf / PAGE * sizeof(*pfn) + got));
-
-		if (n <= 0)
-			die("read /proc/self/pagemap");
-		got += (size_t)n;
-	}
-	close(fd);
+	pagemap_frames("cow_mmap_churn", buf, npages, pfn);
 	for (unsigned long i = 0; i < npages; i++) {
-		if (!(pfn[i] & PM_PRESENT) || !(pfn[i] & PM_PFN_MASK)) {
+		if (!pfn[i]) {
 			fprintf(stderr, "cow_mmap_churn: page %lu not present or no frame number "
 				"(root needed)\n", i);
 			exit(1);
 		}
-		pfn[i] &= PM_PFN_MASK;
 	}
 }
 

@@ -42,9 +42,9 @@
 #include <unistd.h>
 #include <sys/mman.h>
 
+#include "pagemap.h"
+
 #define PAGE 4096UL
-#define PM_PRESENT (1ULL << 63)
-#define PM_PFN_MASK ((1ULL << 55) - 1)
 
 static void die(const char *what)
 {
@@ -73,27 +73,6 @@ static long long status_bytes(const char *key)
 		exit(1);
 	}
 	return v;
-}
-
-/* Frame number of each page of @buf (0: not present). */
-static void frames(const volatile char *buf, unsigned long npages, uint64_t *pfn)
-{
-	size_t len = npages * sizeof(*pfn), got = 0;
-	int fd = open("/proc/self/pagemap", O_RDONLY);
-
-	if (fd < 0)
-		die("open /proc/self/pagemap");
-	while (got < len) {
-		ssize_t n = pread(fd, (char *)pfn + got, len - got,
-				  (off_t)((uintptr_t)buf / PAGE * sizeof(*pfn) + got));
-
-		if (n <= 0)
-			die("read /proc/self/pagemap");
-		got += (size_t)n;
-	}
-	close(fd);
-	for (unsigned long i = 0; i < npages; i++)
-		pfn[i] = pfn[i] & PM_PRESENT ? pfn[i] & PM_PFN_MASK : 0;
 }
 
 int main(int argc, char **argv)
@@ -137,12 +116,12 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	rss_read = status_bytes("RssAnon");
-	frames(buf, npages, after_read);
+	pagemap_frames("zero_fill", buf, npages, after_read);
 
 	for (unsigned long i = 0; i < npages; i++)	/* zero page -> new zeroed page */
 		buf[i * PAGE] = 1;
 	rss_write = status_bytes("RssAnon");
-	frames(buf, npages, after_write);
+	pagemap_frames("zero_fill", buf, npages, after_write);
 
 	/* the zero page: a frame that two buffer pages share after the read
 	 * (private anon pages never share one otherwise: no KSM here) */
