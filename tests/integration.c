@@ -8,6 +8,7 @@
  * Needs root and a kernel with BTF; otherwise every test is skipped with
  * the reason printed.
  */
+#define _GNU_SOURCE	/* memmem() */
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -153,6 +154,32 @@ void assert_near(const char *what, long long got, long long want)
 	ck_assert_msg(llabs(got - want) <= tol, "%s: memacct %lld, truth %lld (tolerance %lld)",
 		      what, got, want, tol);
 	printf("  %-40s memacct %12lld  truth %12lld\n", what, got, want);
+}
+
+bool memacct_without_http(void)
+{
+	static int state;	/* 0 unknown, 1 without, -1 with */
+	static const char mark[] = "built without HTTP";
+	char *buf;
+	long n;
+	FILE *f;
+
+	if (state)
+		return state > 0;
+	state = -1;
+	f = fopen(memacct, "rb");
+	if (!f)
+		return false;
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	rewind(f);
+	buf = n > 0 ? malloc(n) : NULL;
+	if (buf && fread(buf, 1, n, f) == (size_t)n &&
+	    memmem(buf, n, mark, sizeof(mark) - 1))
+		state = 1;
+	free(buf);
+	fclose(f);
+	return state > 0;
 }
 
 void skip_test(const char *func, const char *fmt, ...)

@@ -10,6 +10,7 @@
 
 #include <check.h>
 #include <jansson.h>
+#include <stdbool.h>
 
 #define MiB (1024ULL * 1024)
 #define PAGE 4096ULL
@@ -56,6 +57,13 @@ struct result *memacct_run(const char *workload_and_args);
  * tests/vmtest/check.py); the test then returns.
  */
 #define SKIP_TEST(...) skip_test(__func__, __VA_ARGS__)
+
+/*
+ * memacct_without_http() - true when $MEMACCT is the static build of the
+ * vmtest guests, whose daemon cannot serve (tests/vmtest/mhd_stub.c: its
+ * message is in the binary); tests that need the daemon skip then.
+ */
+bool memacct_without_http(void);
 void skip_test(const char *func, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Suites of other files; main() runs those that are linked in. */

@@ -347,7 +347,7 @@ START_TEST(test_audit_watch_io_uring_spike)
 	json_decref(j);
 	free(out);
 	/* stdout of audit -j --watch: nothing but schema-valid objects */
-	{
+	if (!access("/usr/bin/python3", X_OK)) {
 		struct result *v = run_cmd("/usr/bin/python3 %s/validate_json.py "
 					   "%s/../docs/memacct.report.v1.schema.json %s 2>&1",
 					   testsdir, testsdir, wout);

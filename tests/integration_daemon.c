@@ -838,8 +838,11 @@ END_TEST
 START_TEST(test_pid1_present)
 {
 	char *m;
-	pid_t d = start_daemon("--top-processes 10000");
+	pid_t d;
 
+	if (skip_no_http(__func__))
+		return;
+	d = start_daemon("--top-processes 10000");
 	ck_assert(d > 0);
 	m = http_get("/metrics", NULL);
 	ck_assert_ptr_nonnull(m);
@@ -864,6 +867,8 @@ START_TEST(test_json_log_full_disk)
 	FILE *f;
 	pid_t d;
 
+	if (skip_no_http(__func__))
+		return;
 	snprintf(tmpfs_dir, sizeof(tmpfs_dir), "/tmp/memacct-full-%d", (int)getpid());
 	mkdir(tmpfs_dir, 0700);
 	ck_assert_int_eq(mount("tmpfs", tmpfs_dir, "tmpfs", 0, "size=64k"), 0);

@@ -13,7 +13,7 @@ mkdir -p "$1"; dir=$(cd "$1" && pwd); shift
 suites=("$@")
 optional=" ${VMTEST_OPTIONAL:-} "
 timeout_s=${VMTEST_TIMEOUT:-150}
-integration=" ${VMTEST_INTEGRATION-bookworm bookworm-backports} "
+integration=" ${VMTEST_INTEGRATION-bookworm-backports} "
 integration_timeout_s=${VMTEST_INTEGRATION_TIMEOUT:-900}
 start=$(date +%s)
 
