@@ -64,6 +64,10 @@ struct result *memacct_run(const char *workload_and_args);
  * message is in the binary); tests that need the daemon skip then.
  */
 bool memacct_without_http(void);
+
+/* cpu_is_qemu_tcg() - the CPUs are emulated by qemu TCG (vmtest guests): the
+ * loader leaves the workqueue tracepoints out there (user/bpf_loader.c). */
+bool cpu_is_qemu_tcg(void);
 void skip_test(const char *func, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Suites of other files; main() runs those that are linked in. */
