@@ -182,20 +182,6 @@ bool memacct_without_http(void)
 	return state > 0;
 }
 
-bool cpu_is_qemu_tcg(void)
-{
-	char line[256];
-	bool tcg = false;
-	FILE *f = fopen("/proc/cpuinfo", "r");
-
-	if (!f)
-		return false;
-	while (!tcg && fgets(line, sizeof(line), f))
-		tcg = !strncmp(line, "model name", 10) && strstr(line, "QEMU TCG CPU");
-	fclose(f);
-	return tcg;
-}
-
 void skip_test(const char *func, const char *fmt, ...)
 {
 	size_t n = strlen(func);

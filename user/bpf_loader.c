@@ -323,7 +323,7 @@ static void choose_fallbacks(struct memacct_bpf *skel, const struct btf *btf)
  * with the other vCPU executing it (Oops: int3 in process_one_work, seen twice
  * on 6.12 under qemu 7.2). Real CPUs handle it.
  */
-static bool cpu_is_tcg(void)
+bool loader_cpu_is_tcg(void)
 {
 	char line[256];
 	bool tcg = false;
@@ -343,7 +343,7 @@ static void skip_workqueue_on_tcg(struct memacct_bpf *skel)
 {
 	struct bpf_program *prog;
 
-	if (!cpu_is_tcg())
+	if (!loader_cpu_is_tcg())
 		return;
 	bpf_object__for_each_program(prog, skel->obj)
 		if (!strncmp(bpf_program__name(prog), "workqueue_execute_", 18))
