@@ -98,11 +98,16 @@ static __always_inline __u64 cgroup_ancestor_id(struct cgroup *cg, int level)
  * only without KASLR of the memory layout; with CONFIG_RANDOMIZE_MEMORY
  * (Debian, most distributions) it is the variable vmemmap_base, since v4.9,
  * commit 25dfe4785332 ("x86/mm/64: Enable KASLR for vmemmap memory region").
- * Read it through a weak typeless ksym (resolved by libbpf from kallsyms);
- * absent, fall back to the constant userspace put in rodata.
+ * In order: the base userspace measured before attaching (vmemmap_measured,
+ * user/bpf_loader.c measure_vmemmap(): page addresses from mm_page_alloc
+ * against frame numbers from pagemap; it works where kallsyms has no data
+ * symbols, as on kernels without CONFIG_KALLSYMS_ALL), the variable through a
+ * weak typeless ksym (resolved by libbpf from kallsyms), the constant
+ * userspace put in rodata.
  */
 extern const void vmemmap_base __ksym __weak;
 extern const volatile __u64 vmemmap_start;
+extern __u64 vmemmap_measured;
 static __u64 vmemmap_base_cached;
 
 static __always_inline __u64 vmemmap_base_get(void)
@@ -111,7 +116,8 @@ static __always_inline __u64 vmemmap_base_get(void)
 
 	if (base)
 		return base;
-	if (&vmemmap_base)
+	base = vmemmap_measured;
+	if (!base && &vmemmap_base)
 		bpf_probe_read_kernel(&base, sizeof(base), &vmemmap_base);
 	if (!base)
 		base = vmemmap_start;

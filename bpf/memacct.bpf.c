@@ -654,6 +654,27 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev)
 }
 
 /*
+ * Measuring the struct page array base (user/bpf_loader.c measure_vmemmap()):
+ * attached only while userspace faults in pages of its own, before the other
+ * programs attach. vmemmap_page is the last order-0 page allocated by thread
+ * vmemmap_tid (the faulting page: its page table page, if any, comes first).
+ */
+__u32 vmemmap_tid;
+__u64 vmemmap_page;
+__u32 vmemmap_struct_size;	/* sizeof(struct page), bytes */
+__u64 vmemmap_measured;		/* the base it gave; 0: not measured */
+
+SEC("tp_btf/mm_page_alloc")
+int BPF_PROG(vmemmap_probe, struct page *page, unsigned int order)
+{
+	if (vmemmap_tid && (__u32)bpf_get_current_pid_tgid() == vmemmap_tid && !order) {
+		vmemmap_struct_size = bpf_core_type_size(struct page);
+		vmemmap_page = (__u64)page;
+	}
+	return 0;
+}
+
+/*
  * The same programs for kernels without task storage or bpf_find_vma()
  * (5.10 .. 5.16; user/bpf_loader.c loads one set): the current task through
  * probe reads (no bpf_get_current_task_btf() before v5.11), a fault moved out

@@ -19,8 +19,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <bpf/libbpf.h>
+#include "bpf_loader.h"
 #include "cgroup.h"
 #include "integration.h"
+#include "memacct.skel.h"
+#include "util.h"
 
 static struct memcg cg;
 static bool have_cg;
@@ -378,6 +382,46 @@ START_TEST(test_run_numa_keys)
 }
 END_TEST
 
+/*
+ * The struct page array base that page_node() turns page addresses into
+ * frame numbers with (remote-NUMA bytes on hosts with several nodes). The
+ * loader measures it on such hosts; here it is measured on this one. A base
+ * made from one page's struct page and another page's frame number would
+ * not repeat across measurements nor sit on the 1 GiB boundary that x86_64
+ * places the randomized vmemmap region on (arch/x86/mm/kaslr.c, PUD_SIZE).
+ */
+START_TEST(test_vmemmap_base)
+{
+	struct memacct_bpf *skel = memacct_bpf__open();
+	struct bpf_program *prog;
+	uint64_t base = 0, again = 0;
+	char *cmdline = NULL;
+
+	ck_assert_ptr_nonnull(skel);
+	bpf_object__for_each_program(prog, skel->obj)
+		bpf_program__set_autoload(prog, prog == skel->progs.vmemmap_probe);
+	ck_assert_int_eq(memacct_bpf__load(skel), 0);
+	ck_assert_int_eq(loader_measure_vmemmap(skel, &base), 0);
+	ck_assert_int_eq(loader_measure_vmemmap(skel, &again), 0);
+	ck_assert_msg(base == again, "base %#llx then %#llx", (unsigned long long)base,
+		      (unsigned long long)again);
+	ck_assert_msg(base >= 0xff00000000000000ULL, "base %#llx is no kernel address",
+		      (unsigned long long)base);
+#if defined(__x86_64__)
+	ck_assert_msg(!(base & ((1ULL << 30) - 1)), "base %#llx not 1 GiB aligned",
+		      (unsigned long long)base);
+	/* without memory-layout KASLR, VMEMMAP_START (pgtable_64_types.h) */
+	if (read_file("/proc/cmdline", &cmdline, 1 << 16) > 0 && strstr(cmdline, "nokaslr"))
+		ck_assert_msg(base == 0xffffea0000000000ULL, "base %#llx under nokaslr",
+			      (unsigned long long)base);
+#endif
+	free(cmdline);
+	printf("ok   vmemmap base %#llx, sizeof(struct page) %u\n", (unsigned long long)base,
+	       skel->bss->vmemmap_struct_size);
+	memacct_bpf__destroy(skel);
+}
+END_TEST
+
 Suite *numa_suite(void)
 {
 	Suite *s = suite_create("numa");
@@ -388,6 +432,10 @@ Suite *numa_suite(void)
 	tcase_add_test(tc, test_explain_numa_pid);
 	tcase_add_test(tc, test_explain_numa_cgroup);
 	tcase_add_test(tc, test_run_numa_keys);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("vmemmap");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_vmemmap_base);
 	suite_add_tcase(s, tc);
 	return s;
 }

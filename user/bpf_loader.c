@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
@@ -376,6 +377,78 @@ static int pin_events_only(struct memacct_bpf *skel, const struct loader_opts *o
 	return nsys;
 }
 
+/* Frame number of the page mapped at @addr, from /proc/self/pagemap (bit 63
+ * present, bits 0-54 the pfn; reads as 0 without CAP_SYS_ADMIN,
+ * Documentation/admin-guide/mm/pagemap.rst). */
+static int pagemap_pfn(int fd, const volatile void *addr, uint64_t *pfn)
+{
+	uint64_t e;
+	off_t off = (uintptr_t)addr / sysconf(_SC_PAGESIZE) * sizeof(e);
+	ssize_t n = pread(fd, &e, sizeof(e), off);
+
+	if (n != sizeof(e))
+		return n < 0 ? -errno : -EIO;
+	*pfn = e & ((1ULL << 55) - 1);
+	return (e >> 63) && *pfn ? 0 : -ENODATA;
+}
+
+int loader_measure_vmemmap(struct memacct_bpf *skel, uint64_t *base)
+{
+	enum { PAGES = 4 };
+	long ps = sysconf(_SC_PAGESIZE);
+	struct bpf_link *link;
+	volatile char *buf;
+	uint64_t got = 0;
+	int fd, err = 0;
+
+	if (bpf_program__fd(skel->progs.vmemmap_probe) < 0)
+		return -ENOENT;
+	buf = mmap(NULL, PAGES * ps, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (buf == MAP_FAILED)
+		return -errno;
+	/* order-0 pages: no THP or mTHP folio for these faults */
+	madvise((void *)buf, PAGES * ps, MADV_NOHUGEPAGE);
+	fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		err = -errno;
+		goto out_unmap;
+	}
+	link = bpf_program__attach(skel->progs.vmemmap_probe);
+	if (!link) {
+		err = -errno;
+		goto out_close;
+	}
+	__atomic_store_n(&skel->bss->vmemmap_tid, (uint32_t)gettid(), __ATOMIC_SEQ_CST);
+	for (int i = 0; i < PAGES && !err; i++) {
+		uint64_t page, pfn = 0, b;
+
+		__atomic_store_n(&skel->bss->vmemmap_page, 0, __ATOMIC_SEQ_CST);
+		buf[i * ps] = 1;	/* the write fault allocates the page */
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		page = __atomic_load_n(&skel->bss->vmemmap_page, __ATOMIC_SEQ_CST);
+		if (!page) {
+			err = -ESRCH;
+			break;
+		}
+		err = pagemap_pfn(fd, buf + i * ps, &pfn);
+		if (err)
+			break;
+		b = page - pfn * skel->bss->vmemmap_struct_size;
+		if (got && b != got)
+			err = -ERANGE;
+		got = b;
+	}
+	__atomic_store_n(&skel->bss->vmemmap_tid, 0, __ATOMIC_SEQ_CST);
+	bpf_link__destroy(link);
+	if (!err)
+		*base = got;
+out_close:
+	close(fd);
+out_unmap:
+	munmap((void *)buf, PAGES * ps);
+	return err;
+}
+
 int loader_start(const struct loader_opts *o, struct memacct_bpf **out)
 {
 	struct memacct_node_range ranges[MEMACCT_MAX_NODE_RANGES];
@@ -419,6 +492,8 @@ int loader_start(const struct loader_opts *o, struct memacct_bpf **out)
 		memcpy((void *)skel->rodata->node_ranges, ranges, n * sizeof(ranges[0]));
 		skel->rodata->nr_node_ranges = n;
 	}
+	/* attached by loader_measure_vmemmap() only, while it measures */
+	bpf_program__set_autoattach(skel->progs.vmemmap_probe, false);
 	choose_programs(skel, btf);
 	choose_fallbacks(skel, btf);
 	skip_workqueue_on_tcg(skel);
@@ -434,6 +509,16 @@ int loader_start(const struct loader_opts *o, struct memacct_bpf **out)
 		p_err("loading the BPF programs: %s (run with -v for the verifier log)",
 		      strerror(-err));
 		goto out_destroy;
+	}
+	if (skel->rodata->nr_node_ranges) {
+		uint64_t base;
+		int e = loader_measure_vmemmap(skel, &base);
+
+		if (e)
+			p_warn("cannot measure the struct page array base (%s): remote-NUMA bytes rely on kallsyms or the default base",
+			       strerror(-e));
+		else
+			skel->bss->vmemmap_measured = base;
 	}
 	err = memacct_bpf__attach(skel);
 	if (err) {

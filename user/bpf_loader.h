@@ -39,6 +39,21 @@ int loader_check_env(void);
 int loader_start(const struct loader_opts *o, struct memacct_bpf **skel);
 void loader_stop(struct memacct_bpf *skel);
 
+/*
+ * loader_measure_vmemmap() - the kernel address of the struct page array,
+ * page_to_pfn()'s base (vmemmap_base, randomized with CONFIG_RANDOMIZE_MEMORY
+ * and unreadable where kallsyms has no data symbols). Faults in 4 anonymous
+ * pages of the calling thread while the vmemmap_probe program
+ * (tp_btf/mm_page_alloc) records each one's struct page address; the frame
+ * number comes from /proc/self/pagemap; base = address - pfn *
+ * sizeof(struct page) (bytes, from BTF), and every page must agree. @skel is
+ * loaded; the probe is attached only during the call. Returns 0 with *@base
+ * set, or negative errno: -ENOENT (probe not loaded), -ENODATA (pagemap hides
+ * frame numbers: not CAP_SYS_ADMIN), -ESRCH (no allocation seen), -ERANGE
+ * (pages disagree).
+ */
+int loader_measure_vmemmap(struct memacct_bpf *skel, uint64_t *base);
+
 /* loader_numa_nodes() - number of NUMA nodes with memory (/proc/zoneinfo). */
 int loader_numa_nodes(void);
 /*
