@@ -175,7 +175,7 @@ fuzz: $(FUZZ_DIR)/fuzz_parsers
 # VMTEST_INTEGRATION also run the whole integration suite on pure cgroup v2.
 VMTEST_KERNELS  ?= bullseye bookworm bookworm-backports sid
 VMTEST_OPTIONAL ?= sid
-VMTEST_INTEGRATION ?= bookworm bookworm-backports
+VMTEST_INTEGRATION ?= bookworm-backports
 vmtest: $(VMTEST_DIR)/bin/memacct $(STATIC_WORKLOADS) $(VMTEST_DIR)/test_integration
 	$(Q)VMTEST_OPTIONAL="$(VMTEST_OPTIONAL)" VMTEST_INTEGRATION="$(VMTEST_INTEGRATION)" \
 		tests/vmtest/run.sh $(VMTEST_DIR) $(VMTEST_KERNELS)

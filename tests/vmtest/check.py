@@ -558,6 +558,12 @@ def main():
     check('boot', '@@VMTEST done' in text, 'guest ran its tests to the end')
     bad = re.findall(r'.*(?:Oops|BUG:|WARNING:|Kernel panic).*', console)
     check('console', not bad, bad[0].strip() if bad else 'no Oops/BUG/WARNING')
+    if bad:
+        # the report's own lines (registers, call trace) say where: the run's
+        # console tail comes much later and may be cut from a CI log
+        lines = console.splitlines()
+        first = next(i for i, l in enumerate(lines) if bad[0] in l)
+        print('\n'.join('     | ' + l for l in lines[first + 1:first + 40]))
     env = secs.get('env')
     if env:
         for line in env['out'][:3]:
