@@ -79,7 +79,7 @@ for s in "${suites[@]}"; do
 	fi
 	t0=$(date +%s)
 	rm -f "$log.results" "$log.console"
-	timeout "$limit" qemu-system-x86_64 -accel tcg -cpu "${VMTEST_CPU:-max,-cx16}" -m 2G \
+	timeout "$limit" qemu-system-x86_64 -accel "${VMTEST_ACCEL:-tcg,thread=single}" -cpu "${VMTEST_CPU:-max,-cx16}" -m 2G \
 		-smp 2,sockets=2,cores=1,threads=1 \
 		-object memory-backend-ram,id=m0,size=1G -object memory-backend-ram,id=m1,size=1G \
 		-numa node,nodeid=0,cpus=0,memdev=m0 -numa node,nodeid=1,cpus=1,memdev=m1 \
