@@ -65,8 +65,6 @@ struct result *memacct_run(const char *workload_and_args);
  */
 bool memacct_without_http(void);
 
-/* the CPUs are emulated by qemu TCG (vmtest guests): user/bpf_loader.c */
-bool loader_cpu_is_tcg(void);
 void skip_test(const char *func, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Suites of other files; main() runs those that are linked in. */

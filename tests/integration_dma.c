@@ -213,21 +213,8 @@ static bool dma_start(struct dma_watch *w, const char *args)
  * cgroup with VmLck = VmPin = 0; back to 0 after close() (the kworker's
  * unpin) and after exit; the host figure moves by the same.
  */
-/* Under qemu TCG the loader leaves out the workqueue tracepoints that
- * attribute kworker unpins: the AF_XDP tests skip there, saying why. */
-static bool skip_on_tcg(const char *func)
-{
-	if (!loader_cpu_is_tcg())
-		return false;
-	skip_test(func, "qemu TCG CPU: the loader leaves out the workqueue tracepoints that "
-		  "attribute kworker unpins (user/bpf_loader.c)");
-	return true;
-}
-
 START_TEST(test_dma_af_xdp_umem)
 {
-	if (skip_on_tcg(__func__))
-		return;
 	struct dma_watch w;
 	long long want = 64 * MiB, h0, h1, delta;
 	json_t *rep, *p, *t;
@@ -285,8 +272,6 @@ END_TEST
 /* The same, exit without close(): the cgroup's figure goes back to 0. */
 START_TEST(test_dma_af_xdp_exit)
 {
-	if (skip_on_tcg(__func__))
-		return;
 	struct dma_watch w;
 	long long want = 64 * MiB, h0;
 	json_t *rep = NULL, *t;
@@ -363,16 +348,12 @@ static void dma_mixed(bool mlock)
 
 START_TEST(test_dma_io_uring_and_xdp)
 {
-	if (skip_on_tcg(__func__))
-		return;
 	dma_mixed(false);
 }
 END_TEST
 
 START_TEST(test_dma_xdp_mlocked)
 {
-	if (skip_on_tcg(__func__))
-		return;
 	dma_mixed(true);
 }
 END_TEST

@@ -317,41 +317,6 @@ static void choose_fallbacks(struct memacct_bpf *skel, const struct btf *btf)
  * move locked_vm/pinned_vm, exec (comm), exit (the record leaves) and cgroup
  * moves (memcg_id follows). Returns how many syscall programs stay.
  */
-/*
- * Whether the CPUs are emulated by qemu TCG (model name "QEMU TCG CPU": the
- * vmtest guests). There, enabling or disabling the hot workqueue tracepoints
- * crashes the guest: the int3-based live patch of the tracepoint's nop races
- * with the other vCPU executing it (Oops: int3 in process_one_work, seen twice
- * on 6.12 under qemu 7.2). Real CPUs handle it.
- */
-bool loader_cpu_is_tcg(void)
-{
-	char line[256];
-	bool tcg = false;
-	FILE *f = fopen("/proc/cpuinfo", "r");
-
-	if (!f)
-		return false;
-	while (!tcg && fgets(line, sizeof(line), f))
-		tcg = !strncmp(line, "model name", 10) && strstr(line, "QEMU TCG CPU");
-	fclose(f);
-	return tcg;
-}
-
-/* Leave out the workqueue programs under TCG (above): a kworker's unpin of a
- * closed AF_XDP socket is then not credited back to its owner. */
-static void skip_workqueue_on_tcg(struct memacct_bpf *skel)
-{
-	struct bpf_program *prog;
-
-	if (!loader_cpu_is_tcg())
-		return;
-	bpf_object__for_each_program(prog, skel->obj)
-		if (!strncmp(bpf_program__name(prog), "workqueue_execute_", 18))
-			bpf_program__set_autoload(prog, false);
-	p_info("qemu TCG CPU: workqueue tracepoints left out (kworker unpins not attributed)");
-}
-
 static int pin_events_only(struct memacct_bpf *skel, const struct loader_opts *o)
 {
 	struct bpf_program *prog;
@@ -496,7 +461,6 @@ int loader_start(const struct loader_opts *o, struct memacct_bpf **out)
 	bpf_program__set_autoattach(skel->progs.vmemmap_probe, false);
 	choose_programs(skel, btf);
 	choose_fallbacks(skel, btf);
-	skip_workqueue_on_tcg(skel);
 	btf__free(btf);
 	if (o->pin_events && pin_events_only(skel, o) == 0) {
 		err = -ENOENT;

@@ -56,11 +56,6 @@ int loader_measure_vmemmap(struct memacct_bpf *skel, uint64_t *base);
 
 /* loader_numa_nodes() - number of NUMA nodes with memory (/proc/zoneinfo). */
 int loader_numa_nodes(void);
-/*
- * loader_cpu_is_tcg() - whether /proc/cpuinfo's model name is "QEMU TCG CPU"
- * (the vmtest guests): the loader then leaves the workqueue tracepoints out.
- */
-bool loader_cpu_is_tcg(void);
 
 
 /* loader_dropped() - the BPF side's drop counters (pages of nothing: counts). */
