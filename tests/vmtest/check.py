@@ -286,6 +286,26 @@ def check_audit(s):
         s.dump()
 
 
+def check_dma(s):
+    """dma: dma_pin 64 0 0 under memacct run (a 64 MiB AF_XDP UMEM)"""
+    if s.kernel.get('foll_pin_counters') != 1:
+        check('dma.counters', False, 'no nr_foll_pin_acquired in /proc/vmstat',
+              'kernel without FOLL_PIN counters')
+        return
+    if s.rc.get('run') == 77:
+        check('dma.umem', False, ' '.join(s.sec['err'][-1:]), 'no AF_XDP sockets')
+        return
+    rep = s.report or {}
+    p = next((p for p in rep.get('processes', []) if p.get('comm') == 'dma_pin'), {})
+    peak, want = p.get('dma_pinned_peak_bytes', -1), 64 << 20
+    check('dma.umem', s.rc.get('run') == 0 and abs(peak - want) <= 4096
+          and rep.get('host', {}).get('foll_pin_counters') is True,
+          'memacct run exit %s, dma_pinned_peak_bytes %s, truth %d (FOLL_PIN delta %s pages)'
+          % (s.rc.get('run'), peak, want, s.truth.get('foll_pin_delta_pages')))
+    if fails and fails[-1].startswith('dma.'):
+        s.dump()
+
+
 def numa_maps_nodes(lines):
     """/proc/PID/numa_maps: ({start: {node: bytes}}, {node: bytes} summed)"""
     maps, total = {}, {}
@@ -548,7 +568,7 @@ def check_cow_busy(s):
 V2_TESTS = [('zero_fill', check_zero_fill), ('cow_busy', check_cow_busy),
             ('numa_stock', check_numa_stock), ('oom', check_oom), ('attach', check_attach),
             ('limits', check_limits), ('explain', check_explain), ('audit', check_audit),
-            ('nomem', check_nomem)]
+            ('dma', check_dma), ('nomem', check_nomem)]
 
 
 def main():

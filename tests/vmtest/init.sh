@@ -266,6 +266,20 @@ t_audit() {
 	rmdir $d
 }
 
+# dma: a 64 MiB AF_XDP UMEM (FOLL_PIN pages no mm counter shows) under
+# memacct run, on every kernel of the matrix: which kernels have the FOLL_PIN
+# counters (nr_foll_pin_acquired/released in /proc/vmstat) and the process's
+# dma_pinned_peak_bytes against the workload's truth
+t_dma() {
+	if grep -q '^nr_foll_pin_acquired ' /proc/vmstat; then
+		echo "kernel foll_pin_counters 1"
+	else
+		echo "kernel foll_pin_counters 0"
+	fi
+	printf 'pin\nexit\n' | memacct -j run -- dma_pin 64 0 0
+	echo "rc run $?"
+}
+
 # the whole integration suite (tests/integration*.c) on this pure v2 layout,
 # from a session scope as a login shell on a systemd host runs it, the memory
 # controller enabled down to it; libcheck's verdict per test
@@ -310,6 +324,7 @@ section attach t_attach
 section limits t_limits
 section explain t_explain
 section audit t_audit
+section dma t_dma
 grep -q 'memacct.integration=1' /proc/cmdline && section integration t_integration
 section nomem t_nomem
 echo "@@VMTEST done" > $out

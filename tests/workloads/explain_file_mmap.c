@@ -33,6 +33,7 @@
 #include <unistd.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
+#include "deadline.h"
 
 #define PAGE 4096UL
 
@@ -59,9 +60,9 @@ static void die(const char *what)
 }
 
 /* sleep until a signal sets *@flag or stop, or until @deadline */
-static void wait_for(volatile sig_atomic_t *flag, time_t deadline)
+static void wait_for(volatile sig_atomic_t *flag, long long deadline)
 {
-	while (!*flag && !stop && time(NULL) < deadline)
+	while (!*flag && !stop && !past_deadline(deadline))
 		usleep(20000);
 }
 
@@ -73,7 +74,7 @@ int main(int argc, char **argv)
 	char *map, *buf;
 	volatile char sink = 0;
 	struct sigaction sa = { .sa_handler = on_signal };
-	time_t deadline;
+	long long deadline;
 	int i, pos = 0, mappers = 1, ready_pipe[2];
 
 	for (i = 1; i < argc; i++) {
@@ -130,7 +131,7 @@ int main(int argc, char **argv)
 			die("unlink");
 		unlinked = 1;
 	}
-	deadline = time(NULL) + seconds;
+	deadline = deadline_in(seconds);
 	fflush(stdout);
 	if (pipe(ready_pipe))
 		die("pipe");

@@ -37,6 +37,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
+#include "deadline.h"
 
 #define PAGE 4096UL
 
@@ -63,7 +64,7 @@ int main(int argc, char **argv)
 	long seconds = 60;
 	struct sigaction sa = { .sa_handler = on_signal };
 	pid_t pids[8];
-	time_t deadline;
+	long long deadline;
 	char *buf, c;
 
 	for (int i = 1; i < argc; i++) {
@@ -99,11 +100,11 @@ int main(int argc, char **argv)
 	printf("truth cow_bytes_per_worker %lu\n", eighth);
 	printf("truth parent_pid %d\n", (int)getpid());
 	fflush(stdout);
-	deadline = time(NULL) + seconds;
+	deadline = deadline_in(seconds);
 	if (wait_signal) {
 		printf("waiting %d\n", (int)getpid());
 		fflush(stdout);
-		while (!go && !stop && time(NULL) < deadline)
+		while (!go && !stop && !past_deadline(deadline))
 			usleep(10000);
 	}
 	if (pipe(pfd))
@@ -119,7 +120,7 @@ int main(int argc, char **argv)
 				buf[off] = 2;
 			if (write(pfd[1], "x", 1) != 1)
 				_exit(1);
-			while (!stop && time(NULL) < deadline)
+			while (!stop && !past_deadline(deadline))
 				usleep(20000);
 			_exit(0);
 		}
@@ -132,7 +133,7 @@ int main(int argc, char **argv)
 		printf("truth worker %d %d\n", i, (int)pids[i]);
 	printf("ready %d\n", (int)getpid());
 	fflush(stdout);
-	while (!stop && time(NULL) < deadline)
+	while (!stop && !past_deadline(deadline))
 		usleep(20000);
 	for (int i = 0; i < workers; i++)
 		kill(pids[i], SIGTERM);

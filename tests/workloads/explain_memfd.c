@@ -25,6 +25,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
+#include "deadline.h"
 
 #define PAGE 4096UL
 
@@ -49,7 +50,7 @@ int main(int argc, char **argv)
 	long seconds = 60;
 	struct sigaction sa = { .sa_handler = on_signal };
 	pid_t pids[16];
-	time_t deadline;
+	long long deadline;
 	volatile char sink = 0;
 	char *map, c;
 
@@ -79,7 +80,7 @@ int main(int argc, char **argv)
 	madvise(map, len, MADV_NOHUGEPAGE);
 	for (unsigned long off = 0; off < len; off += PAGE)
 		map[off] = 1;
-	deadline = time(NULL) + seconds;
+	deadline = deadline_in(seconds);
 	if (pipe(pfd))
 		die("pipe");
 	for (int i = 0; i < sharers - 1; i++) {
@@ -92,7 +93,7 @@ int main(int argc, char **argv)
 				sink += map[off];
 			if (write(pfd[1], "x", 1) != 1)
 				_exit(1);
-			while (!stop && time(NULL) < deadline)
+			while (!stop && !past_deadline(deadline))
 				usleep(20000);
 			_exit(0);
 		}
@@ -108,7 +109,7 @@ int main(int argc, char **argv)
 	printf("truth parent_pid %d\n", (int)getpid());
 	printf("ready %d\n", (int)getpid());
 	fflush(stdout);
-	while (!stop && time(NULL) < deadline)
+	while (!stop && !past_deadline(deadline))
 		usleep(20000);
 	for (int i = 0; i < sharers - 1; i++)
 		kill(pids[i], SIGTERM);
