@@ -692,6 +692,47 @@ START_TEST(test_explain_watch_cow)
 }
 END_TEST
 
+/*
+ * --watch carries file-backed CoW too (issue #12: it copied only cow_copied,
+ * cow_file_copied_bytes was 0): a process that starts during the watch and
+ * writes every page of a 16 MiB MAP_PRIVATE file copies 16 MiB.
+ */
+START_TEST(test_explain_watch_file_cow)
+{
+	static char line[1 << 22];
+	json_t *report = NULL, *p;
+	struct result fake = { 0 };
+	char cmd[8192];
+	struct bg *b;
+	FILE *ex;
+
+	make_cg();
+	snprintf(cmd, sizeof(cmd), "%s -j explain --cgroup '%s' --watch 3s 2>&1", memacct,
+		 test_cg.path);
+	ex = popen(cmd, "r");
+	ck_assert(ex);
+	while (fgets(line, sizeof(line), ex) && !strstr(line, "watching"))
+		;
+	b = bg_start(true, "file_private 16 --hold 60");
+	while (fgets(line, sizeof(line), ex))
+		if (line[0] == '{') {
+			json_decref(report);
+			report = json_loads(line, 0, NULL);
+		}
+	ck_assert_int_eq(pclose(ex), 0);
+	ck_assert_msg(report, "no JSON report from explain --watch");
+	fake.report = report;
+	p = proc_by_pid(&fake, b->pid);
+	assert_near("--watch: cow_file_copied_bytes", jint(p, "cow_file_copied_bytes"),
+		    bg_truth(b, "file_cow_bytes", NULL));
+	assert_near("--watch: cgroup cow_file_copied_bytes",
+		    jint(json_object_get(report, "totals"), "cow_file_copied_bytes"),
+		    bg_truth(b, "file_cow_bytes", NULL));
+	json_decref(report);
+	bg_stop(b);
+}
+END_TEST
+
 /* Start `sleep 30` as @uid (via setpriv when not 0); its pid. Dies with us. */
 static pid_t sleeper(int uid)
 {
@@ -777,6 +818,7 @@ Suite *explain_suite(void)
 	tcase_add_test(tc, test_explain_daemon_cow);
 	tcase_add_test(tc, test_explain_bad_input);
 	tcase_add_test(tc, test_explain_watch_cow);
+	tcase_add_test(tc, test_explain_watch_file_cow);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("explain-perms");
 	tcase_set_timeout(tc, 60);

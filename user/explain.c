@@ -60,7 +60,8 @@ struct xproc {
 	struct smaps sm;
 	struct xsum sum;
 	bool has_cow;
-	uint64_t cow;
+	uint64_t cow;			/* cow_copied (bytes) */
+	uint64_t cow_file;		/* cow_file_copied (bytes) */
 	uint64_t dma;			/* dma_pinned from the watch (bytes) */
 	bool has_numa;			/* numa_maps read: nm and nu are valid */
 	struct numa_maps nm;		/* mappings kept, joined with sm by start */
@@ -1018,12 +1019,14 @@ static json_t *explain_json(const struct explain *e, const struct report *r, siz
 		json_object_set_new(t, "remote_numa_peak_bytes", json_null());
 	}
 	if (e->daemon_cow) {
-		uint64_t cow = 0;
+		uint64_t cow = 0, cow_file = 0;
 
-		for (size_t k = 0; k < e->nprocs; k++)
+		for (size_t k = 0; k < e->nprocs; k++) {
 			cow += e->procs[k].has_cow ? e->procs[k].cow : 0;
+			cow_file += e->procs[k].has_cow ? e->procs[k].cow_file : 0;
+		}
 		set_u64(t, "cow_copied_bytes", cow);
-		json_object_set_new(t, "cow_file_copied_bytes", json_null());
+		set_u64(t, "cow_file_copied_bytes", cow_file);
 	} else if (!e->watched) {
 		json_object_set_new(t, "cow_copied_bytes", json_null());
 		json_object_set_new(t, "cow_file_copied_bytes", json_null());
@@ -1357,6 +1360,7 @@ static int fill_report(struct explain *e, struct report *r)
 		row->m.dma_pinned = x->dma;
 		row->m.pinned = x->st.locked + x->st.pinned + x->dma;
 		row->m.cow_copied = x->cow;
+		row->m.cow_file_copied = x->cow_file;
 		row->m.remote_numa = x->has_numa ? x->nu.remote : 0;
 		row->m.remote_numa_peak = row->m.remote_numa;
 		r->totals.rss += row->m.rss;
@@ -1368,6 +1372,7 @@ static int fill_report(struct explain *e, struct report *r)
 		r->totals.dma_pinned += row->m.dma_pinned;
 		r->dma_attributed += row->m.pinned_vm + row->m.dma_pinned;
 		r->totals.cow_copied += row->m.cow_copied;
+		r->totals.cow_file_copied += row->m.cow_file_copied;
 	}
 	if (e->has_stat)
 		r->totals.usage = e->cst.usage;
@@ -1498,6 +1503,7 @@ static void daemon_cow(struct explain *e, const char *dir)
 				continue;
 			x->has_cow = true;
 			x->cow = v.f.cow_copied_pages * (uint64_t)page;
+			x->cow_file = v.f.cow_file_copied_pages * (uint64_t)page;
 			e->daemon_cow = true;
 		}
 	}
@@ -1511,6 +1517,7 @@ static void watch_result(const struct explain *e, struct xproc *x)
 		if (e->watch_rows[j].pid == x->pid && !e->watch_rows[j].exited) {
 			x->has_cow = true;
 			x->cow = e->watch_rows[j].m.cow_copied;
+			x->cow_file = e->watch_rows[j].m.cow_file_copied;
 			x->dma = e->watch_rows[j].m.dma_pinned;
 		}
 }

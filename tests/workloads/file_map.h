@@ -9,12 +9,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/mman.h>
 #include <sys/vfs.h>
+#include "deadline.h"
 
 #define PAGE 4096UL
 #define TMPFS_MAGIC_ 0x01021994
@@ -22,6 +24,13 @@
 static char path[PATH_MAX];
 static const char *prog;
 static int shared;
+static volatile sig_atomic_t stop;
+
+static void on_stop(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
 
 static void cleanup(void)
 {
@@ -37,7 +46,7 @@ static void die(const char *what)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: %s [MiB=32] [--read-first] [DIR]\n", prog);
+	fprintf(stderr, "usage: %s [MiB=32] [--read-first] [--hold S] [DIR]\n", prog);
 	exit(2);
 }
 
@@ -72,6 +81,7 @@ static int file_map_main(const char *name, int map_shared, int argc, char **argv
 	unsigned long mib = 32, npages, sum = 0;
 	const char *dir = NULL;
 	int read_first = 0, have_mib = 0, fd, is_tmpfs;
+	long hold = 0;
 	volatile char *map;
 	struct statfs sfs;
 	char *chunk;
@@ -84,6 +94,10 @@ static int file_map_main(const char *name, int map_shared, int argc, char **argv
 
 		if (!strcmp(argv[i], "--read-first")) {
 			read_first = 1;
+		} else if (!strcmp(argv[i], "--hold") && i + 1 < argc) {
+			hold = strtol(argv[++i], &end, 10);
+			if (*end || hold <= 0)
+				usage();
 		} else if (!have_mib && argv[i][0] >= '0' && argv[i][0] <= '9') {
 			errno = 0;
 			mib = strtoul(argv[i], &end, 10);
@@ -149,8 +163,19 @@ static int file_map_main(const char *name, int map_shared, int argc, char **argv
 	if (shared)
 		printf("truth shared_dirty_bytes %lu\n", npages * PAGE);
 	printf("truth pid %d\n", (int)getpid());
+	if (hold)
+		printf("ready %d\n", (int)getpid());
 	if (fflush(stdout))
 		die("stdout");
+	if (hold) {	/* alive with its copies until SIGTERM/SIGINT or S seconds */
+		long long deadline = deadline_in(hold);
+		struct sigaction sa = { .sa_handler = on_stop };
+
+		sigaction(SIGTERM, &sa, NULL);
+		sigaction(SIGINT, &sa, NULL);
+		while (!stop && !past_deadline(deadline))
+			usleep(20000);
+	}
 
 	if (munmap((void *)map, npages * PAGE))
 		die("munmap");

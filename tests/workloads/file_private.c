@@ -17,13 +17,15 @@
  * filesystem is preferable to tmpfs, fs_is_tmpfs says which one it was.  The
  * file is removed before exit.
  *
- * Usage: file_private [MiB=32] [--read-first] [DIR]
+ * Usage: file_private [MiB=32] [--read-first] [--hold S] [DIR]
  * Output (stdout):
  *   truth file_bytes B
  *   truth fs_is_tmpfs 0|1
  *   truth file_cow_bytes B
  *   truth cow_bytes 0
  *   truth pid PID
+ *   ready PID                  (with --hold: then alive S seconds or until
+ *                              SIGTERM, its copies mapped)
  */
 #include "file_map.h"
 

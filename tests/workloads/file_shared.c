@@ -18,7 +18,7 @@
  * filesystem is preferable to tmpfs, fs_is_tmpfs says which one it was.  The
  * file is removed before exit.
  *
- * Usage: file_shared [MiB=32] [--read-first] [DIR]
+ * Usage: file_shared [MiB=32] [--read-first] [--hold S] [DIR]
  * Output (stdout):
  *   truth file_bytes B
  *   truth fs_is_tmpfs 0|1
@@ -26,6 +26,8 @@
  *   truth cow_bytes 0
  *   truth shared_dirty_bytes B
  *   truth pid PID
+ *   ready PID                  (with --hold: then alive S seconds or until
+ *                              SIGTERM, its copies mapped)
  */
 #include "file_map.h"
 
