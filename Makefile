@@ -26,6 +26,7 @@ endif
 WARNINGS   := -Wall -Wextra -Wno-unused-parameter -Werror -Wmissing-prototypes -Wshadow -Wundef
 INCLUDES   := -Iinclude -Iuser -I$(OUTPUT)
 LIBS       := $(shell $(PKG_CONFIG) --libs libbpf jansson 2>/dev/null || echo -lbpf -lelf -lz -ljansson)
+CURSES_LIBS := $(shell $(PKG_CONFIG) --libs ncursesw 2>/dev/null || echo -lncursesw -ltinfo)
 HTTP_LIBS  := $(shell $(PKG_CONFIG) --libs libmicrohttpd 2>/dev/null || echo -lmicrohttpd)
 CHECK_LIBS := $(shell $(PKG_CONFIG) --libs check 2>/dev/null || echo -lcheck -lsubunit -lm -lrt -lpthread)
 
@@ -70,13 +71,13 @@ $(OUTPUT)/%.o: user/%.c $(wildcard user/*.h) include/memacct.h $(OUTPUT)/memacct
 
 $(OUTPUT)/memacct: $(USER_OBJS)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) $^ $(LIBS) $(HTTP_LIBS) -o $@
+	$(Q)$(CC) $(CFLAGS) $^ $(LIBS) $(CURSES_LIBS) $(HTTP_LIBS) -o $@
 
 # Static binaries for qemu guests (tests/vmtest/): the guest has no libc or
 # libbpf of ours. libmicrohttpd.a cannot be linked statically on Debian 12
 # (gnutls needs p11-kit and libunistring, which ship no .a): the guest binary
 # gets tests/vmtest/mhd_stub.c instead, so its daemon fails cleanly.
-STATIC_LIBS := -lbpf -lelf -lz -ljansson -lpthread
+STATIC_LIBS := -lbpf -lelf -lz -ljansson -lncursesw -ltinfo -lpthread
 VMTEST_DIR  := $(OUTPUT)/vmtest
 STATIC_WORKLOADS := $(patsubst tests/workloads/%.c,$(VMTEST_DIR)/bin/%,$(sort $(wildcard tests/workloads/*.c)))
 
@@ -108,12 +109,12 @@ $(VMTEST_DIR)/bin/%: tests/workloads/%.c $(WORKLOAD_HDRS)
 $(OUTPUT)/test_unit: $(UNIT_SRCS) $(LIB_OBJS) tests/check_util.h
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $(WARNINGS) -Wno-missing-prototypes $(INCLUDES) -Itests \
-		$(UNIT_SRCS) $(LIB_OBJS) $(LIBS) $(HTTP_LIBS) $(CHECK_LIBS) -o $@
+		$(UNIT_SRCS) $(LIB_OBJS) $(LIBS) $(CURSES_LIBS) $(HTTP_LIBS) $(CHECK_LIBS) -o $@
 
 $(OUTPUT)/test_integration: $(INTEG_SRCS) tests/integration.h $(LIB_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $(WARNINGS) -Wno-missing-prototypes $(INCLUDES) -Itests \
-		$(INTEG_SRCS) $(LIB_OBJS) $(LIBS) $(HTTP_LIBS) $(CHECK_LIBS) -o $@
+		$(INTEG_SRCS) $(LIB_OBJS) $(LIBS) $(CURSES_LIBS) $(HTTP_LIBS) $(CHECK_LIBS) -o $@
 
 $(OUTPUT)/workloads/%: tests/workloads/%.c $(WORKLOAD_HDRS) | $(OUTPUT)/workloads
 	$(call msg,CC,$@)
@@ -220,7 +221,7 @@ clean:
 # Exactly what building, testing and the demo need (Debian 12 / Ubuntu 22.04+).
 DEPS := make clang llvm libbpf-dev libelf-dev zlib1g-dev pkg-config libjansson-dev \
 	libmicrohttpd-dev check python3-jsonschema python3-torch python3-numpy prometheus \
-	qemu-system-x86 busybox-static bpftrace libcap2-bin
+	qemu-system-x86 busybox-static bpftrace libcap2-bin libncurses-dev tmux
 DEPS += $(shell apt-cache show bpftool >/dev/null 2>&1 && echo bpftool || echo linux-tools-common linux-tools-generic)
 deps:
 	apt-get update

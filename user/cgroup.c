@@ -839,6 +839,62 @@ int memcg_descendant_ids(const struct memcg *cg, uint64_t **ids)
 	return (int)il.n;
 }
 
+struct subtree {
+	const struct memcg *top;
+	struct memcg *v;
+	size_t n, cap;
+};
+
+static int subtree_fn(const FTSENT *ent, void *ctx)
+{
+	struct subtree *t = ctx;
+	const char *rest = ent->fts_path + strlen(t->top->path);
+	struct memcg *c;
+
+	if (t->n == t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 16;
+		struct memcg *nv = realloc(t->v, cap * sizeof(*nv));
+
+		if (!nv)
+			return -ENOMEM;
+		t->v = nv;
+		t->cap = cap;
+	}
+	c = &t->v[t->n];
+	if (ent->fts_level == 0) {
+		*c = *t->top;
+	} else {
+		if (strlen(ent->fts_path) >= sizeof(c->path) ||
+		    strlen(t->top->rel) + strlen(rest) >= sizeof(c->rel))
+			return 0;	/* cannot be named: left out */
+		memset(c, 0, sizeof(*c));
+		strcpy(c->path, ent->fts_path);
+		/* below the root: "/a" + "/b"; the root's rel "/" is not doubled */
+		snprintf(c->rel, sizeof(c->rel), "%s%s",
+			 strcmp(t->top->rel, "/") ? t->top->rel : "", rest);
+		c->id = ent->fts_statp->st_ino;
+		c->version = t->top->version;
+		c->level = t->top->level + ent->fts_level;
+	}
+	t->n++;
+	return 0;
+}
+
+int memcg_subtree(const struct memcg *cg, struct memcg **out)
+{
+	struct subtree t = { .top = cg };
+	int err;
+
+	*out = NULL;
+	err = walk_cgroups(cg->path, subtree_fn, &t);
+	if (err) {
+		free(t.v);
+		return err;
+	}
+	*out = t.v;
+	return (int)t.n;
+}
+
 struct stat_key {
 	const char *key;
 	size_t off;

@@ -122,6 +122,15 @@ int memcg_pids(const struct memcg *cg, bool recursive, pid_t **pids);
 int memcg_descendant_ids(const struct memcg *cg, uint64_t **ids);
 
 /*
+ * memcg_subtree() - @cg (first) and every cgroup below it, in walk order:
+ * a parent before its children, and each cgroup's whole subtree before its
+ * next sibling (so the parent of entry i is the nearest entry before it one
+ * level up). malloc'd array in *@out (caller frees); the count, or negative
+ * errno (-ENOENT when @cg is gone). Cgroups removed meanwhile are skipped.
+ */
+int memcg_subtree(const struct memcg *cg, struct memcg **out);
+
+/*
  * Stocks and event counters of a memory cgroup, hierarchical (the cgroup and
  * its descendants), from memory.stat (v1 total_* keys; v2 keys) and the
  * usage/peak files. v1: memory.usage_in_bytes, memory.max_usage_in_bytes,

@@ -12,6 +12,7 @@ int do_explain(int argc, char **argv);
 int do_audit(int argc, char **argv);
 int do_daemon(int argc, char **argv);
 int do_detach(int argc, char **argv);
+int do_top(int argc, char **argv);
 
 /*
  * stop_requested - the signal (SIGINT, SIGTERM, SIGHUP) that asked memacct to

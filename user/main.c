@@ -22,6 +22,7 @@ static int do_help(int argc, char **argv);
 static const struct cmd cmds[] = {
 	{ "run", do_run },
 	{ "attach", do_attach },
+	{ "top", do_top },
 	{ "explain", do_explain },
 	{ "audit", do_audit },
 	{ "daemon", do_daemon },

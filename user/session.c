@@ -59,25 +59,32 @@ static uint64_t pages(const struct session *s, uint64_t n)
 	return n * (uint64_t)s->page_size;
 }
 
+/* The flows of a BPF record (a process's or a cgroup's), in bytes. */
+static void bpf_flows_to_metrics(const struct session *s, const struct memacct_flows *f,
+				 struct metrics *m)
+{
+	m->cow_copied = pages(s, f->cow_copied_pages);
+	m->cow_file_copied = pages(s, f->cow_file_copied_pages);
+	m->zero_fill = pages(s, f->zero_fill_pages);
+	m->fault_unclassified = pages(s, f->fault_unclassified_pages);
+	m->fault_alloc = pages(s, f->fault_alloc_pages);
+	m->remote_numa_alloc = pages(s, f->remote_numa_alloc_pages);
+	m->numa_migrated = 0;
+	for (int i = 0; i < MEMACCT_MR_NR; i++) {
+		m->numa_migrated_by_reason[i] = pages(s, f->numa_migrated_pages[i]);
+		m->numa_migrated += m->numa_migrated_by_reason[i];
+	}
+	m->numa_task_moves = f->numa_task_moves;
+	m->numa_task_swaps = f->numa_task_swaps;
+	m->oom_kills = f->oom_kills;
+	m->memcg_reclaims = f->memcg_reclaims;
+}
+
 /* Flows and pinned peaks of a BPF record, in bytes. */
 static void flows_to_metrics(const struct session *s, const struct memacct_proc *p,
 			     struct metrics *m)
 {
-	m->cow_copied = pages(s, p->f.cow_copied_pages);
-	m->cow_file_copied = pages(s, p->f.cow_file_copied_pages);
-	m->zero_fill = pages(s, p->f.zero_fill_pages);
-	m->fault_unclassified = pages(s, p->f.fault_unclassified_pages);
-	m->fault_alloc = pages(s, p->f.fault_alloc_pages);
-	m->remote_numa_alloc = pages(s, p->f.remote_numa_alloc_pages);
-	m->numa_migrated = 0;
-	for (int i = 0; i < MEMACCT_MR_NR; i++) {
-		m->numa_migrated_by_reason[i] = pages(s, p->f.numa_migrated_pages[i]);
-		m->numa_migrated += m->numa_migrated_by_reason[i];
-	}
-	m->numa_task_moves = p->f.numa_task_moves;
-	m->numa_task_swaps = p->f.numa_task_swaps;
-	m->oom_kills = p->f.oom_kills;
-	m->memcg_reclaims = p->f.memcg_reclaims;
+	bpf_flows_to_metrics(s, &p->f, m);
 	m->mlocked_peak = pages(s, p->pin.locked_vm_peak_pages);
 	m->pinned_vm_peak = pages(s, p->pin.pinned_vm_peak_pages);
 	m->pinned_peak = pages(s, p->pin.pinned_peak_pages);
@@ -365,6 +372,16 @@ static uint64_t memcg_reclaimable(const struct memcg_stat *st)
 	return busy < file ? file - busy : 0;
 }
 
+void session_memcg_stocks(const struct memcg_stat *st, struct metrics *m)
+{
+	m->usage = st->usage;
+	m->rss = st->usage;
+	m->anon = st->anon;
+	m->file = st->file;
+	m->shmem = st->shmem;
+	m->reclaimable = memcg_reclaimable(st);
+}
+
 static void sample_peaks(struct session *s, const struct memcg_stat *st)
 {
 	s->anon_peak = max_u64(s->anon_peak, st->anon);
@@ -625,14 +642,9 @@ static void cgroup_totals(struct session *s, struct report *r, const uint64_t *i
 	t->rss_peak = s->usage_peak;
 	if (memcg_read_stat(&s->cg, &st) < 0)
 		return;	/* the cgroup is gone: flows and the peaks seen */
-	t->usage = st.usage;
-	t->rss = st.usage;
-	t->anon = st.anon;
-	t->file = st.file;
-	t->shmem = st.shmem;
+	session_memcg_stocks(&st, t);
 	t->rss_peak = max_u64(s->usage_peak, st.has_peak ? st.peak : st.usage);
 	s->usage_peak = t->rss_peak;
-	t->reclaimable = memcg_reclaimable(&st);
 	sample_peaks(s, &st);
 	t->anon_peak = s->anon_peak;
 	t->file_peak = s->file_peak;
@@ -801,6 +813,17 @@ out:
 	free(pids);
 	free(ids);
 	return err;
+}
+
+int session_cgroup_exited(const struct session *s, uint64_t id, struct metrics *m)
+{
+	struct memacct_cgroup c;
+
+	memset(m, 0, sizeof(*m));
+	if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.cgroups), &id, &c))
+		return -ENOENT;
+	bpf_flows_to_metrics(s, &c.f, m);
+	return 0;
 }
 
 void session_stop(struct session *s)

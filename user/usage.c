@@ -40,6 +40,19 @@ static const struct usage_opt attach_opts[] = {
 	{ NULL },
 };
 
+static const struct usage_opt top_opts[] = {
+	{ "-c, --cgroup", "NAME|PATH", "The subtree to watch (as attach; default: the memory\n"
+	  "cgroup root, i.e. every process of the host)." },
+	{ "-s, --sort", "COL", "Sort by COL (default rss): pid, rss, anon, file, shmem,\n"
+	  "pinned, cow, zero, faults, remote, comm; in the cgroups view\n"
+	  "procs, usage (rss), reclaim, cgroup. Keys change it live." },
+	{ "-g, --cgroups", NULL, "Start in the cgroups view (Tab switches views)." },
+	{ "-i, --interval", "DUR", "Refresh every DUR (default 2s)." },
+	{ "-n, --iterations", "N", "Quit after N refreshes." },
+	OPT_HELP,
+	{ NULL },
+};
+
 static const struct usage_opt explain_opts[] = {
 	{ "-p, --pid", "PID", "The process to explain (same as the positional PID)." },
 	{ "-c, --cgroup", "NAME|PATH", "Explain every process of that cgroup (shared pages counted\nonce) instead of one PID." },
@@ -137,6 +150,19 @@ static const struct cmd_usage usages[] = {
 	  "3. On hosts with several NUMA nodes, run and attach also sample each\n"
 	  "process's resident bytes off its home node (/proc/PID/numa_maps, at most once\n"
 	  "a second)." },
+	{ "top", "top [--cgroup NAME|PATH] [--sort COL] [--cgroups] [OPTIONS]",
+	  "A live view for a terminal, refreshed in place: the processes (or, with\n"
+	  "--cgroups or Tab, the cgroups) of a subtree sorted by a column, with the\n"
+	  "figures of run and attach (one BPF session; flows count since top started).\n"
+	  "Keys: q or Ctrl-C quit; Tab processes/cgroups; < > previous/next column;\n"
+	  "r reverse; space refresh now; m RSS (usage), a anon, f file, s shmem,\n"
+	  "e reclaim, l pinned, c CoW, z zero fill, F faults, N remote, n name, p PID\n"
+	  "(procs). Needs a terminal; -j is refused (attach -j is for scripts).",
+	  top_opts,
+	  "A cgroup's row is for the cgroup and everything below it, as its memory.stat\n"
+	  "counts: USAGE, ANON, FILE, SHMEM and RECLAIM from memory.stat; PINNED and the\n"
+	  "flows of its live processes from their rows; flows of processes that exited\n"
+	  "in it from the BPF cgroups map. --bytes shows exact bytes." },
 	{ "explain", "explain PID | -p PID | --cgroup NAME|PATH [OPTIONS]",
 	  "Why RSS is what it is (docs/explain.md): /proc/PID/smaps split into private\n"
 	  "anon, shared, page cache (clean: reclaimable; dirty), shmem, mlocked and swap;\n"

@@ -1,0 +1,533 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause)
+/*
+ * top.c - memacct top [--cgroup NAME|PATH] [--sort COL] [--cgroups]
+ *         [-i DUR] [-n COUNT]
+ * A live view for a person at a terminal: the processes or the cgroups of a
+ * subtree (default: the whole host), sorted by a chosen column, refreshed
+ * in place. The figures are those of run and attach: one session
+ * (session.c) attached to the subtree; processes from session_report(),
+ * cgroups from memory.stat (stocks), their live processes' rows (pinned,
+ * flows) and the BPF cgroups map (flows of processes that exited there).
+ * ncurses draws; q or Ctrl-C quits and restores the terminal.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+#include <curses.h>
+#include "bpf_loader.h"
+#include "cgroup.h"
+#include "commands.h"
+#include "session.h"
+#include "usage.h"
+#include "util.h"
+
+#pragma GCC poison u8 u16 u32 u64 s8 s16 s32 s64
+
+#define DEFAULT_INTERVAL_NS (2ULL * 1000000000ULL)
+#define KEY_WAIT_MS 200
+
+enum view { VIEW_PROCS = 1, VIEW_CGROUPS = 2, VIEW_BOTH = 3 };
+
+enum col_kind { COL_PID, COL_COUNT, COL_BYTES, COL_NAME };
+
+/* One column: --sort name and header, its key, where its value is. */
+struct top_col {
+	const char *name;
+	char key;		/* sorts by this column; 0: only with < > */
+	int width;
+	enum col_kind kind;
+	size_t off;		/* offsetof(struct metrics, ...) for COL_BYTES/COUNT */
+	unsigned int views;
+	bool numa;		/* shown only on hosts with several NUMA nodes */
+};
+
+#define M(f) offsetof(struct metrics, f)
+
+/* The name comes last: it takes the rest of the line. */
+static const struct top_col cols[] = {
+	{ "PID", 'p', 8, COL_PID, 0, VIEW_PROCS, false },
+	{ "PROCS", 'p', 6, COL_PID, 0, VIEW_CGROUPS, false },
+	{ "RSS", 'm', 10, COL_BYTES, M(rss), VIEW_PROCS, false },
+	{ "USAGE", 'm', 10, COL_BYTES, M(usage), VIEW_CGROUPS, false },
+	{ "ANON", 'a', 10, COL_BYTES, M(anon), VIEW_BOTH, false },
+	{ "FILE", 'f', 10, COL_BYTES, M(file), VIEW_BOTH, false },
+	{ "SHMEM", 's', 10, COL_BYTES, M(shmem), VIEW_BOTH, false },
+	{ "RECLAIM", 'e', 10, COL_BYTES, M(reclaimable), VIEW_CGROUPS, false },
+	{ "PINNED", 'l', 10, COL_BYTES, M(pinned), VIEW_BOTH, false },
+	{ "COW", 'c', 10, COL_BYTES, M(cow_copied), VIEW_BOTH, false },
+	{ "ZERO", 'z', 10, COL_BYTES, M(zero_fill), VIEW_BOTH, false },
+	{ "FAULTS", 'F', 9, COL_COUNT, M(page_faults), VIEW_PROCS, false },
+	{ "REMOTE", 'N', 10, COL_BYTES, M(remote_numa), VIEW_BOTH, true },
+	{ "COMM", 'n', 0, COL_NAME, 0, VIEW_PROCS, false },
+	{ "CGROUP", 'n', 0, COL_NAME, 0, VIEW_CGROUPS, false },
+};
+
+#define NCOLS ((int)(sizeof(cols) / sizeof(cols[0])))
+
+/* One line of the table: a live process, or a cgroup with its subtree. */
+struct top_row {
+	int id;			/* pid, or the number of live processes */
+	char name[PATH_MAX];	/* comm, or the path below the memory root */
+	struct metrics m;
+};
+
+struct top {
+	struct session s;
+	enum view view;
+	int sort;		/* index in cols[] */
+	bool reverse;		/* the other way round from the column's default */
+	uint64_t interval_ns;
+	struct top_row *rows;
+	size_t nrows, cap;
+	size_t nprocs;		/* live processes in the subtree */
+	double elapsed_s;
+};
+
+static bool col_shown(const struct top *t, int i)
+{
+	return (cols[i].views & t->view) && (!cols[i].numa || t->s.numa_multi);
+}
+
+static uint64_t col_u64(const struct top_row *r, const struct top_col *c)
+{
+	if (c->kind == COL_PID)
+		return (uint64_t)r->id;
+	return *(const uint64_t *)((const char *)&r->m + c->off);
+}
+
+/* Numbers largest first, names and PIDs smallest first; @reverse flips. */
+static const struct top *sorting;
+
+static int cmp_rows(const void *a, const void *b)
+{
+	const struct top_row *x = a, *y = b;
+	const struct top_col *c = &cols[sorting->sort];
+	int d;
+
+	if (c->kind == COL_NAME) {
+		d = strcmp(x->name, y->name);
+	} else {
+		uint64_t u = col_u64(x, c), v = col_u64(y, c);
+
+		d = (u > v) - (u < v);
+		if (c->kind != COL_PID || c->views == VIEW_CGROUPS)
+			d = -d;	/* figures: largest first */
+	}
+	if (!d)	/* stable on screen between refreshes */
+		d = strcmp(x->name, y->name) ? strcmp(x->name, y->name) : x->id - y->id;
+	return sorting->reverse ? -d : d;
+}
+
+static void sort_rows(struct top *t)
+{
+	sorting = t;
+	if (t->nrows)
+		qsort(t->rows, t->nrows, sizeof(*t->rows), cmp_rows);
+}
+
+static struct top_row *row_add(struct top *t)
+{
+	if (t->nrows == t->cap) {
+		size_t cap = t->cap ? 2 * t->cap : 64;
+		struct top_row *n = realloc(t->rows, cap * sizeof(*n));
+
+		if (!n)
+			return NULL;
+		t->rows = n;
+		t->cap = cap;
+	}
+	memset(&t->rows[t->nrows], 0, sizeof(t->rows[0]));
+	return &t->rows[t->nrows++];
+}
+
+static int cmp_proc_pid(const void *key, const void *elem)
+{
+	int pid = *(const int *)key;
+	const struct proc_row *p = elem;
+
+	if (pid != p->pid)
+		return pid < p->pid ? -1 : 1;
+	return p->exited;	/* the live row of that pid */
+}
+
+/* The live row of @pid in @r (sorted by pid, live before exited), or NULL. */
+static const struct proc_row *live_row(const struct report *r, int pid)
+{
+	const struct proc_row *p = bsearch(&pid, r->procs, r->nprocs, sizeof(*r->procs),
+					   cmp_proc_pid);
+
+	return p && !p->exited ? p : NULL;
+}
+
+/* What a process adds to its cgroup's row: pinned stocks and flows. */
+static void add_proc(struct metrics *m, const struct metrics *p)
+{
+	m->mlocked += p->mlocked;
+	m->pinned_vm += p->pinned_vm;
+	m->dma_pinned += p->dma_pinned;
+	m->pinned += p->pinned;
+	m->remote_numa += p->remote_numa;
+	metrics_add_flows(m, p);
+}
+
+/*
+ * One row per cgroup of the subtree, each for itself and everything below
+ * it (as memory.stat counts): stocks from memory.stat; pinned and the flows
+ * of its live processes from their rows; flows of processes that exited in
+ * it from the BPF cgroups map.
+ */
+static int build_cgroup_rows(struct top *t, const struct report *r)
+{
+	struct memcg *cgs = NULL;
+	int *parent = NULL;
+	int n, base = (int)t->nrows;
+
+	n = memcg_subtree(&t->s.cg, &cgs);
+	if (n < 0)
+		return n;
+	parent = calloc(n ? n : 1, sizeof(*parent));
+	if (!parent) {
+		free(cgs);
+		return -ENOMEM;
+	}
+	for (int i = 0; i < n; i++) {
+		struct top_row *row = row_add(t);
+		struct metrics exited;
+		pid_t *pids = NULL;
+		int np;
+
+		if (!row) {
+			free(cgs);
+			free(parent);
+			return -ENOMEM;
+		}
+		/* walk order: the parent is the nearest earlier one a level up */
+		parent[i] = -1;
+		for (int j = i - 1; j >= 0; j--)
+			if (cgs[j].level == cgs[i].level - 1) {
+				parent[i] = j;
+				break;
+			}
+		snprintf(row->name, sizeof(row->name), "%s", cgs[i].rel);
+		np = memcg_pids(&cgs[i], false, &pids);
+		for (int k = 0; k < np; k++) {
+			const struct proc_row *p = live_row(r, pids[k]);
+
+			if (p) {
+				add_proc(&row->m, &p->m);
+				row->id++;
+			}
+		}
+		free(pids);
+		if (!session_cgroup_exited(&t->s, cgs[i].id, &exited))
+			metrics_add_flows(&row->m, &exited);
+	}
+	/* children come after their parent: fold each into it, deepest first */
+	for (int i = n - 1; i > 0; i--) {
+		struct top_row *row = &t->rows[base + i];
+
+		if (parent[i] < 0)
+			continue;
+		add_proc(&t->rows[base + parent[i]].m, &row->m);
+		t->rows[base + parent[i]].id += row->id;
+	}
+	for (int i = 0; i < n; i++) {
+		struct memcg_stat st;
+
+		if (!memcg_read_stat(&cgs[i], &st))
+			session_memcg_stocks(&st, &t->rows[base + i].m);
+	}
+	free(cgs);
+	free(parent);
+	return 0;
+}
+
+/* A fresh report of the session into t->rows, for the current view. */
+static int top_refresh(struct top *t)
+{
+	struct report r;
+	int err;
+
+	err = session_report(&t->s, &r);
+	if (err)
+		return err;
+	t->nrows = 0;
+	t->nprocs = 0;
+	t->elapsed_s = r.elapsed_s;
+	for (size_t i = 0; i < r.nprocs; i++) {
+		struct top_row *row;
+
+		if (r.procs[i].exited)
+			continue;
+		t->nprocs++;
+		if (t->view != VIEW_PROCS)
+			continue;
+		row = row_add(t);
+		if (!row) {
+			err = -ENOMEM;
+			goto out;
+		}
+		row->id = r.procs[i].pid;
+		snprintf(row->name, sizeof(row->name), "%s", r.procs[i].comm);
+		row->m = r.procs[i].m;
+	}
+	if (t->view == VIEW_CGROUPS)
+		err = build_cgroup_rows(t, &r);
+	sort_rows(t);
+out:
+	report_free(&r);
+	return err;
+}
+
+/* The column a key selects in the current view, or -1. */
+static int col_of_key(const struct top *t, int key)
+{
+	for (int i = 0; i < NCOLS; i++)
+		if (cols[i].key == key && col_shown(t, i))
+			return i;
+	return -1;
+}
+
+static int col_of_name(const char *name, enum view view)
+{
+	for (int i = 0; i < NCOLS; i++)
+		if ((cols[i].views & view) && !strcasecmp(cols[i].name, name))
+			return i;
+	return -1;
+}
+
+/* After a view switch: the same column, or the one of the same key, or RSS. */
+static void sort_follow_view(struct top *t)
+{
+	int c;
+
+	if (col_shown(t, t->sort))
+		return;
+	c = cols[t->sort].key ? col_of_key(t, cols[t->sort].key) : -1;
+	t->sort = c >= 0 ? c : col_of_key(t, 'm');
+}
+
+/* < and >: the previous or next shown column. */
+static void sort_step(struct top *t, int dir)
+{
+	int c = t->sort;
+
+	do
+		c = (c + dir + NCOLS) % NCOLS;
+	while (!col_shown(t, c));
+	t->sort = c;
+}
+
+static void put_cell(const struct top_row *row, const struct top_col *c)
+{
+	char buf[32];
+
+	switch (c->kind) {
+	case COL_PID:
+	case COL_COUNT:
+		printw("%*llu ", c->width, (unsigned long long)col_u64(row, c));
+		break;
+	case COL_BYTES:
+		printw("%*s ", c->width, fmt_bytes(buf, sizeof(buf), col_u64(row, c)));
+		break;
+	case COL_NAME:
+		printw("%s", row->name);
+		break;
+	}
+}
+
+static void draw(const struct top *t)
+{
+	const struct top_col *sc = &cols[t->sort];
+	int rows = LINES, y = 0;
+	char now[32];
+
+	erase();
+	mvprintw(y++, 0, "memacct top - cgroup %s (v%d) - %zu processes - every %.3gs - %s - "
+		 "%.0fs since start", t->s.cg.rel, t->s.cg.version, t->nprocs,
+		 t->interval_ns / 1e9, fmt_time_now(now, sizeof(now), false), t->elapsed_s);
+	mvprintw(y++, 0, "%s sorted by %s%s; %s count since start",
+		 t->view == VIEW_PROCS ? "processes" : "cgroups (each with those below it)",
+		 sc->name, t->reverse ? " (reversed)" : "",
+		 t->view == VIEW_PROCS ? "COW, ZERO and FAULTS" : "COW and ZERO");
+	y++;
+	move(y++, 0);
+	attron(A_REVERSE);
+	for (int i = 0; i < NCOLS; i++) {
+		if (!col_shown(t, i))
+			continue;
+		if (i == t->sort)
+			attron(A_BOLD | A_UNDERLINE);
+		if (cols[i].kind == COL_NAME)
+			printw("%-*s", COLS > getcurx(stdscr) ? COLS - getcurx(stdscr) : 0,
+			       cols[i].name);
+		else
+			printw("%*s ", cols[i].width, cols[i].name);
+		if (i == t->sort)
+			attroff(A_BOLD | A_UNDERLINE);
+	}
+	attroff(A_REVERSE);
+	for (size_t r = 0; r < t->nrows && y < rows - 1; r++) {
+		move(y++, 0);
+		for (int i = 0; i < NCOLS; i++)
+			if (col_shown(t, i))
+				put_cell(&t->rows[r], &cols[i]);
+	}
+	mvprintw(rows - 1, 0, "q quit  Tab processes/cgroups  < > column  r reverse  "
+		 "m RSS a anon f file s shmem e reclaim l pinned c CoW z zero F faults n name p PID");
+	refresh();
+}
+
+static void top_usage(FILE *f)
+{
+	usage_print(f, "top");	/* usage.c */
+}
+
+int do_top(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "cgroup", required_argument, NULL, 'c' },
+		{ "sort", required_argument, NULL, 's' },
+		{ "cgroups", no_argument, NULL, 'g' },
+		{ "interval", required_argument, NULL, 'i' },
+		{ "iterations", required_argument, NULL, 'n' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	struct top t = { .view = VIEW_PROCS, .interval_ns = DEFAULT_INTERVAL_NS };
+	const char *cgarg = "/", *sortarg = "rss";
+	uint64_t count = 0, shown = 0, next;
+	struct memcg cg;
+	int c, err, ret = EXIT_OK;
+
+	while ((c = getopt_long(argc, argv, "c:s:gi:n:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			cgarg = optarg;
+			break;
+		case 's':
+			sortarg = optarg;
+			break;
+		case 'g':
+			t.view = VIEW_CGROUPS;
+			break;
+		case 'i':
+			if (parse_duration(optarg, &t.interval_ns) || !t.interval_ns) {
+				p_err("bad --interval '%s' (examples: 500ms, 2s, 1m)", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'n':
+			if (parse_u64(optarg, &count) || !count) {
+				p_err("bad --iterations '%s' (a positive number)", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'h':
+			top_usage(stdout);
+			return EXIT_OK;
+		default:
+			top_usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind != argc) {
+		p_err("top: unexpected argument '%s'", argv[optind]);
+		return EXIT_USAGE;
+	}
+	t.sort = col_of_name(sortarg, t.view);
+	if (t.sort < 0 && !strcasecmp(sortarg, "rss"))	/* RSS of a cgroup: its charge */
+		t.sort = col_of_name("usage", t.view);
+	if (t.sort < 0) {
+		p_err("bad --sort '%s' (a column of the %s view: see memacct top --help)",
+		      sortarg, t.view == VIEW_PROCS ? "processes" : "cgroups");
+		return EXIT_USAGE;
+	}
+	if (json_output) {
+		p_err("top is for a terminal; -j reports come from attach");
+		return EXIT_USAGE;
+	}
+	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
+		p_err("top needs a terminal on stdin and stdout (attach prints reports "
+		      "for scripts)");
+		return EXIT_USAGE;
+	}
+	err = memcg_resolve(cgarg, &cg, stderr);
+	if (err) {
+		p_err("no memory cgroup '%s': %s", cgarg, strerror(-err));
+		return memcg_resolve_is_usage(err) ? EXIT_USAGE : EXIT_ENV;
+	}
+	if (loader_check_env())
+		return EXIT_ENV;
+	/* before initscr(): curses then leaves SIGINT and SIGTERM to us */
+	install_stop_handlers(0);
+	if (session_start(&t.s, &cg))
+		return EXIT_ENV;
+	if (!initscr()) {
+		session_stop(&t.s);
+		p_err("top: cannot set up the terminal (TERM=%s)", getenv("TERM"));
+		return EXIT_ENV;
+	}
+	cbreak();
+	noecho();
+	keypad(stdscr, TRUE);
+	curs_set(0);
+	timeout(KEY_WAIT_MS);
+	sort_follow_view(&t);
+	next = now_ns();
+	while (!stop_requested) {
+		bool redraw = false;
+		int ch;
+
+		if (now_ns() >= next) {
+			if (count && shown++ == count)
+				break;
+			err = top_refresh(&t);
+			if (err) {
+				ret = EXIT_RUNTIME;
+				break;
+			}
+			redraw = true;
+			next = ns_after(now_ns(), t.interval_ns);
+		}
+		if (redraw)
+			draw(&t);
+		session_poll(&t.s, 0);
+		ch = getch();
+		if (ch == ERR)
+			continue;
+		if (ch == 'q' || ch == 'Q')
+			break;
+		if (ch == '\t') {
+			t.view = t.view == VIEW_PROCS ? VIEW_CGROUPS : VIEW_PROCS;
+			sort_follow_view(&t);
+			next = 0;	/* rows of the other kind: refresh now */
+			if (count)
+				shown--;	/* not a new interval */
+			continue;
+		}
+		if (ch == '<' || ch == '>')
+			sort_step(&t, ch == '<' ? -1 : 1);
+		else if (ch == 'r')
+			t.reverse = !t.reverse;
+		else if (ch == ' ')
+			next = 0;
+		else if (col_of_key(&t, ch) >= 0)
+			t.sort = col_of_key(&t, ch);
+		else if (ch != KEY_RESIZE)
+			continue;
+		sort_rows(&t);
+		draw(&t);
+	}
+	endwin();
+	session_stop(&t.s);
+	free(t.rows);
+	if (ret)
+		p_err("top: building the report failed: %s", strerror(-err));
+	return ret;
+}
