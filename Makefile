@@ -47,7 +47,8 @@ msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
 .DELETE_ON_ERROR:
-.PHONY: all check unit integration bench install uninstall vmlinux clean deps vmtest man fuzz
+.PHONY: all check unit integration bench install uninstall vmlinux clean deps vmtest man fuzz \
+	completion
 
 all: $(OUTPUT)/memacct
 
@@ -205,12 +206,28 @@ $(OUTPUT)/gen_man: docs/gen_man.c $(OUTPUT)/usage.o
 man: $(OUTPUT)/gen_man
 	$(Q)$(OUTPUT)/gen_man > docs/memacct.1
 
+# docs/completion/ is generated from user/usage.c too (unit_usage.c: no drift)
+$(OUTPUT)/gen_completion: docs/gen_completion.c $(OUTPUT)/completion.o $(OUTPUT)/usage.o
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $(WARNINGS) $(INCLUDES) $^ -o $@
+
+completion: $(OUTPUT)/gen_completion
+	$(Q)mkdir -p docs/completion
+	$(Q)$(OUTPUT)/gen_completion bash > docs/completion/memacct.bash
+	$(Q)$(OUTPUT)/gen_completion zsh > docs/completion/_memacct
+
 install: $(OUTPUT)/memacct
 	install -D -m 0755 $(OUTPUT)/memacct $(DESTDIR)$(PREFIX)/sbin/memacct
 	install -D -m 0644 docs/memacct.1 $(DESTDIR)$(PREFIX)/share/man/man1/memacct.1
+	install -D -m 0644 docs/completion/memacct.bash \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/memacct
+	install -D -m 0644 docs/completion/_memacct \
+		$(DESTDIR)$(PREFIX)/share/zsh/vendor-completions/_memacct
 
 uninstall:
-	rm -f $(DESTDIR)$(PREFIX)/sbin/memacct $(DESTDIR)$(PREFIX)/share/man/man1/memacct.1
+	rm -f $(DESTDIR)$(PREFIX)/sbin/memacct $(DESTDIR)$(PREFIX)/share/man/man1/memacct.1 \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/memacct \
+		$(DESTDIR)$(PREFIX)/share/zsh/vendor-completions/_memacct
 
 vmlinux:
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $(VMLINUX)
@@ -221,7 +238,7 @@ clean:
 # Exactly what building, testing and the demo need (Debian 12 / Ubuntu 22.04+).
 DEPS := make clang llvm libbpf-dev libelf-dev zlib1g-dev pkg-config libjansson-dev \
 	libmicrohttpd-dev check python3-jsonschema python3-torch python3-numpy prometheus \
-	qemu-system-x86 busybox-static bpftrace libcap2-bin libncurses-dev tmux
+	qemu-system-x86 busybox-static bpftrace libcap2-bin libncurses-dev tmux zsh
 DEPS += $(shell apt-cache show bpftool >/dev/null 2>&1 && echo bpftool || echo linux-tools-common linux-tools-generic)
 deps:
 	apt-get update

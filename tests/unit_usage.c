@@ -4,17 +4,22 @@
  * committed man page: every long and short option a command accepts is in
  * its --help and in docs/memacct.1, and docs/memacct.1 is what `make man`
  * generates (no drift). The tables are read from the sources, so an option
- * added anywhere without documentation fails here.
+ * added anywhere without documentation fails here. The shell completion in
+ * docs/completion/ is what `make completion` generates from the same text,
+ * and bash completes every option of every command from it.
  */
 #define _GNU_SOURCE
 #include <ctype.h>
 #include <dirent.h>
 #include "check_util.h"
 #include <stdbool.h>
+#include "completion.h"
 #include "usage.h"
 
 #define USER_DIR "../user"
 #define MAN_PAGE "../docs/memacct.1"
+#define BASH_COMPLETION "../docs/completion/memacct.bash"
+#define ZSH_COMPLETION "../docs/completion/_memacct"
 
 static char *slurp(const char *path)
 {
@@ -295,6 +300,158 @@ START_TEST(test_checker_catches)
 }
 END_TEST
 
+static char *capture_completion(bool zsh)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	ck_assert_ptr_nonnull(f);
+	if (zsh)
+		completion_zsh(f);
+	else
+		completion_bash(f);
+	fclose(f);
+	return buf;
+}
+
+START_TEST(test_completion_generated)
+{
+	for (int zsh = 0; zsh < 2; zsh++) {
+		const char *path = zsh ? ZSH_COMPLETION : BASH_COMPLETION;
+		char *file = slurp(path), *gen = capture_completion(zsh);
+
+		ck_assert_msg(!strcmp(file, gen), "%s differs from user/usage.c: run `make completion`",
+			      path);
+		free(file);
+		free(gen);
+	}
+}
+END_TEST
+
+/* Each option name of @u's options, and its command, to @fn. */
+static int for_each_opt(const struct cmd_usage *u, void (*fn)(const char *cmd, const char *opt,
+							       void *ctx), void *ctx)
+{
+	int n = 0;
+
+	for (const struct usage_opt *o = u->opts; o->names; o++) {
+		for (const char *p = o->names; *p; ) {
+			size_t len = strcspn(p, ",");
+			char opt[64];
+
+			snprintf(opt, sizeof(opt), "%.*s", (int)len, p);
+			fn(u->name, opt, ctx);
+			n++;
+			p += len;
+			p += *p == ',' ? 1 + (p[1] == ' ') : 0;
+		}
+	}
+	return n;
+}
+
+/* one completion query per line: "memacct [CMD] OPT" completing OPT */
+static void bash_query(const char *cmd, const char *opt, void *ctx)
+{
+	fprintf(ctx, "q memacct %s %s\n", cmd ? cmd : "", opt);
+}
+
+/*
+ * bash, for real: with docs/completion/memacct.bash sourced, completing
+ * every option name of every command (and of memacct itself) as typed in
+ * full offers that option; a command's first letters offer the command.
+ */
+START_TEST(test_completion_bash_every_option)
+{
+	char script[] = "/tmp/memacct-unit-completion-XXXXXX", line[4096];
+	int n, fd = mkstemp(script), queries = 0, answered = 0;
+	const struct cmd_usage *all = usage_all(&n);
+	FILE *f = fdopen(fd, "w"), *p;
+	char cmdline[PATH_MAX + 64];
+
+	ck_assert_ptr_nonnull(f);
+	fputs("source " BASH_COMPLETION " || exit 1\n"
+	      "q() { COMP_WORDS=($*); COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); COMPREPLY=(); _memacct;\n"
+	      "      printf '%s| %s |\\n' \"$*\" \"${COMPREPLY[*]}\"; }\n", f);
+	for (int i = 0; i < n; i++) {
+		queries += for_each_opt(&all[i], bash_query, f);
+		if (all[i].name) {
+			fprintf(f, "q memacct %.2s\n", all[i].name);
+			queries++;
+		}
+	}
+	fclose(f);
+	xsnprintf(cmdline, sizeof(cmdline), "bash --norc --noprofile %s", script);
+	p = popen(cmdline, "r");
+	ck_assert_ptr_nonnull(p);
+	while (fgets(line, sizeof(line), p)) {
+		char *bar = strchr(line, '|'), *word = bar, want[80];
+
+		ck_assert_ptr_nonnull(bar);
+		*bar = '\0';
+		word = strrchr(line, ' ') + 1;
+		if (strlen(word) == 2 && word[0] != '-') {	/* a command's first letters */
+			for (int i = 0; i < n; i++)
+				if (all[i].name && !strncmp(all[i].name, word, 2))
+					snprintf(want, sizeof(want), " %s ", all[i].name);
+		} else {
+			snprintf(want, sizeof(want), " %.60s ", word);
+		}
+		ck_assert_msg(strstr(bar + 1, want), "bash: completing \"%s\" does not offer%s: %s",
+			      line, want, bar + 1);
+		answered++;
+	}
+	ck_assert_int_eq(pclose(p), 0);
+	unlink(script);
+	ck_assert_int_eq(answered, queries);
+	ck_assert_int_ge(answered, 70);
+}
+END_TEST
+
+struct zsh_check {
+	const char *text;
+};
+
+/* the option in the completion function of its command (globals: _memacct) */
+static void zsh_has(const char *cmd, const char *opt, void *ctx)
+{
+	const struct zsh_check *z = ctx;
+	char head[64], quoted[80], repeated[80], braced[80];
+	const char *fn, *end;
+
+	snprintf(head, sizeof(head), "\n_memacct%s%s() {\n", cmd ? "_" : "", cmd ? cmd : "");
+	fn = strstr(z->text, head);
+	ck_assert_msg(fn, "zsh: no function %s", head + 1);
+	end = strstr(fn + 1, "\n}\n");
+	/* --force'[  or  '*'--cgroup'[ (repeatable)  or  {-j,--json} */
+	snprintf(quoted, sizeof(quoted), "\t%s'[", opt);
+	snprintf(repeated, sizeof(repeated), "'*'%s'[", opt);
+	snprintf(braced, sizeof(braced), "%s%c", opt, opt[1] == '-' ? '}' : ',');
+	ck_assert_msg((strstr(fn, quoted) && strstr(fn, quoted) < end) ||
+		      (strstr(fn, repeated) && strstr(fn, repeated) < end) ||
+		      (strstr(fn, braced) && strstr(fn, braced) < end),
+		      "zsh: %s %s is not completed", cmd ? cmd : "memacct", opt);
+}
+
+/* zsh: every option in its command's _arguments, and the file parses */
+START_TEST(test_completion_zsh_every_option)
+{
+	struct zsh_check z = { slurp(ZSH_COMPLETION) };
+	int n, total = 0;
+	const struct cmd_usage *all = usage_all(&n);
+	struct stat st;
+
+	for (int i = 0; i < n; i++)
+		total += for_each_opt(&all[i], zsh_has, &z);
+	ck_assert_int_ge(total, 70);
+	if (stat("/usr/bin/zsh", &st) == 0)
+		ck_assert_msg(system("zsh -n " ZSH_COMPLETION) == 0, "zsh -n " ZSH_COMPLETION);
+	else
+		printf("SKIP zsh -n %s: zsh not installed (make deps)\n", ZSH_COMPLETION);
+	free((char *)z.text);
+}
+END_TEST
+
 Suite *usage_suite(void)
 {
 	Suite *s = suite_create("usage");
@@ -305,6 +462,9 @@ Suite *usage_suite(void)
 	tcase_add_test(tc, test_help_no_repeats);
 	tcase_add_test(tc, test_checker_catches);
 	tcase_add_test(tc, test_readme_synopses);
+	tcase_add_test(tc, test_completion_generated);
+	tcase_add_test(tc, test_completion_bash_every_option);
+	tcase_add_test(tc, test_completion_zsh_every_option);
 	suite_add_tcase(s, tc);
 	return s;
 }
