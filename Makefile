@@ -48,7 +48,7 @@ endif
 
 .DELETE_ON_ERROR:
 .PHONY: all check unit integration bench install uninstall vmlinux clean deps vmtest man fuzz \
-	completion
+	completion deb deb-check
 
 all: $(OUTPUT)/memacct
 
@@ -136,7 +136,7 @@ integration: $(OUTPUT)/memacct $(OUTPUT)/test_integration $(WORKLOADS)
 san_verdict = $(if $(SANITIZE),if ls $(SAN_LOGS)/* >/dev/null 2>&1; then \
 	cat $(SAN_LOGS)/*; echo "sanitizer reports in $(SAN_LOGS)"; exit 1; fi)
 
-check: unit integration
+check: unit integration $(if $(SANITIZE),,deb-check)
 
 # libFuzzer over the kernel-file parsers (tests/fuzz/fuzz_parsers.c), with
 # ASan+UBSan: a crash, leak or UB report fails. FUZZ_TIME seconds (CI: 60;
@@ -216,6 +216,13 @@ completion: $(OUTPUT)/gen_completion
 	$(Q)$(OUTPUT)/gen_completion bash > docs/completion/memacct.bash
 	$(Q)$(OUTPUT)/gen_completion zsh > docs/completion/_memacct
 
+# PREFIX/share/doc/memacct: the README and the docs a user reads; the unit
+# goes where systemd looks for it under PREFIX, its paths made PREFIX's
+DOC_FILES  := README.md docs/metrics.md docs/explain.md docs/audit.md docs/daemon.md \
+	docs/numa.md docs/overhead.md docs/memacct.report.v1.schema.json
+DEPLOY_FILES := docs/deploy/daemonset.yaml docs/deploy/grafana-dashboard.json
+UNIT_DIR   := $(PREFIX)/lib/systemd/system
+
 install: $(OUTPUT)/memacct
 	install -D -m 0755 $(OUTPUT)/memacct $(DESTDIR)$(PREFIX)/sbin/memacct
 	install -D -m 0644 docs/memacct.1 $(DESTDIR)$(PREFIX)/share/man/man1/memacct.1
@@ -223,11 +230,52 @@ install: $(OUTPUT)/memacct
 		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/memacct
 	install -D -m 0644 docs/completion/_memacct \
 		$(DESTDIR)$(PREFIX)/share/zsh/vendor-completions/_memacct
+	install -d $(DESTDIR)$(PREFIX)/share/doc/memacct/deploy $(DESTDIR)$(UNIT_DIR)
+	install -m 0644 $(DOC_FILES) $(DESTDIR)$(PREFIX)/share/doc/memacct/
+	install -m 0644 $(DEPLOY_FILES) $(DESTDIR)$(PREFIX)/share/doc/memacct/deploy/
+	sed 's|/usr/local/|$(PREFIX)/|g' docs/deploy/memacct.service \
+		> $(DESTDIR)$(UNIT_DIR)/memacct.service
+	chmod 0644 $(DESTDIR)$(UNIT_DIR)/memacct.service
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/sbin/memacct $(DESTDIR)$(PREFIX)/share/man/man1/memacct.1 \
 		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/memacct \
-		$(DESTDIR)$(PREFIX)/share/zsh/vendor-completions/_memacct
+		$(DESTDIR)$(PREFIX)/share/zsh/vendor-completions/_memacct \
+		$(DESTDIR)$(UNIT_DIR)/memacct.service
+	rm -rf $(DESTDIR)$(PREFIX)/share/doc/memacct
+
+# make deb: a Debian binary package (dpkg-deb) of `make install` under /usr,
+# man page gzipped and LICENSE as the copyright file (Debian policy 12.3,
+# 12.5); Depends from dpkg-shlibdeps on the binary. The unit is installed,
+# not enabled. make deb-check builds it and checks it (tests/deb_check.sh).
+DEB_VERSION := $(shell sed -n 's/^\#define MEMACCT_VERSION "\(.*\)"/\1/p' user/usage.h)
+DEB_ARCH   := $(shell dpkg --print-architecture 2>/dev/null || echo amd64)
+DEB_DIR    := $(OUTPUT)/deb
+DEB_ROOT   := $(DEB_DIR)/debian/memacct
+DEB        := $(OUTPUT)/memacct_$(DEB_VERSION)_$(DEB_ARCH).deb
+DEB_MAINTAINER ?= $(or $(shell git log -1 --format='%an <%ae>' 2>/dev/null),memacct maintainers <root@localhost>)
+
+deb: $(OUTPUT)/memacct
+	$(call msg,DEB,$(DEB))
+	$(Q)rm -rf $(DEB_DIR) && mkdir -p $(DEB_ROOT)/DEBIAN
+	$(Q)$(MAKE) --no-print-directory -s install DESTDIR=$(CURDIR)/$(DEB_ROOT) PREFIX=/usr >/dev/null
+	$(Q)gzip -9n $(DEB_ROOT)/usr/share/man/man1/memacct.1
+	$(Q)install -m 0644 LICENSE $(DEB_ROOT)/usr/share/doc/memacct/copyright
+	$(Q)printf 'Source: memacct\n\nPackage: memacct\nArchitecture: any\n' > $(DEB_DIR)/debian/control
+	$(Q)cd $(DEB_DIR) && dpkg-shlibdeps -O -e$(CURDIR)/$(DEB_ROOT)/usr/sbin/memacct \
+		| sed -n 's/^shlibs:Depends=//p' > depends
+	$(Q)test -s $(DEB_DIR)/depends
+	$(Q)sed -e 's|@VERSION@|$(DEB_VERSION)|' -e 's|@ARCH@|$(DEB_ARCH)|' \
+		-e 's|@MAINTAINER@|$(DEB_MAINTAINER)|' \
+		-e "s|@SIZE@|$$(du -sk --exclude=DEBIAN $(DEB_ROOT) | cut -f1)|" \
+		-e "s|@DEPENDS@|$$(cat $(DEB_DIR)/depends)|" docs/deb/control.in \
+		> $(DEB_ROOT)/DEBIAN/control
+	$(Q)cd $(DEB_ROOT) && find . -type f ! -path './DEBIAN/*' -printf '%P\n' | sort \
+		| xargs md5sum > DEBIAN/md5sums
+	$(Q)dpkg-deb --root-owner-group -Zxz --build $(DEB_ROOT) $(DEB) >/dev/null
+
+deb-check: deb
+	$(Q)tests/deb_check.sh $(DEB)
 
 vmlinux:
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $(VMLINUX)
@@ -238,7 +286,7 @@ clean:
 # Exactly what building, testing and the demo need (Debian 12 / Ubuntu 22.04+).
 DEPS := make clang llvm libbpf-dev libelf-dev zlib1g-dev pkg-config libjansson-dev \
 	libmicrohttpd-dev check python3-jsonschema python3-torch python3-numpy prometheus \
-	qemu-system-x86 busybox-static bpftrace libcap2-bin libncurses-dev tmux zsh
+	qemu-system-x86 busybox-static bpftrace libcap2-bin libncurses-dev tmux zsh dpkg-dev
 DEPS += $(shell apt-cache show bpftool >/dev/null 2>&1 && echo bpftool || echo linux-tools-common linux-tools-generic)
 deps:
 	apt-get update

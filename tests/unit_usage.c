@@ -218,7 +218,7 @@ START_TEST(test_man_page_generated)
 
 	ck_assert_msg(!strcmp(man, gen), "docs/memacct.1 differs from user/usage.c: run `make man`");
 	/* every command has its section */
-	for (const char *c = "run\0attach\0explain\0audit\0daemon\0detach\0help\0"; *c;
+	for (const char *c = "run\0attach\0top\0explain\0audit\0daemon\0detach\0help\0"; *c;
 	     c += strlen(c) + 1) {
 		char sec[32];
 

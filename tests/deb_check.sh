@@ -1,0 +1,50 @@
+#!/bin/sh
+# SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause)
+# deb_check.sh DEB - `make deb-check`: the package `make deb` built, inspected
+# with dpkg-deb -I / -c, unpacked with dpkg -x into a temporary root, and its
+# binary run from there (`memacct help`, `memacct top --help`). No root
+# needed; nothing is installed on the host.
+set -eu
+deb=$1
+fail() { echo "deb-check: FAIL: $*" >&2; exit 1; }
+
+info=$(dpkg-deb -I "$deb")
+for field in 'Package: memacct' 'Architecture: ' 'Maintainer: ' 'Installed-Size: ' \
+	'Section: admin' 'Description: '; do
+	echo "$info" | grep -q "^ $field" || fail "control has no '$field'"
+done
+version=$(sed -n 's/^#define MEMACCT_VERSION "\(.*\)"/\1/p' "$(dirname "$0")/../user/usage.h")
+echo "$info" | grep -q "^ Version: $version\$" || fail "Version is not $version (user/usage.h)"
+# Depends: every shared library the binary needs, by its Debian package
+depends=$(echo "$info" | sed -n 's/^ Depends: //p')
+for lib in libbpf1 libc6 libjansson4 libmicrohttpd12 libncursesw6 libtinfo6; do
+	echo "$depends" | grep -q "$lib" || fail "Depends lacks $lib: $depends"
+done
+
+list=$(dpkg-deb -c "$deb")
+for f in ./usr/sbin/memacct ./usr/share/man/man1/memacct.1.gz \
+	./usr/share/bash-completion/completions/memacct \
+	./usr/share/zsh/vendor-completions/_memacct \
+	./usr/lib/systemd/system/memacct.service \
+	./usr/share/doc/memacct/copyright ./usr/share/doc/memacct/README.md \
+	./usr/share/doc/memacct/daemon.md ./usr/share/doc/memacct/metrics.md \
+	./usr/share/doc/memacct/memacct.report.v1.schema.json; do
+	echo "$list" | grep -q " $f\$" || fail "$f is not in the package"
+done
+echo "$list" | grep -v ' root/root ' && fail "files not owned by root/root"
+echo "$list" | grep -q '^-rwxr-xr-x .* ./usr/sbin/memacct$' || fail "memacct is not 0755"
+
+root=$(mktemp -d /tmp/memacct-deb-check.XXXXXX)
+trap 'rm -rf "$root"' EXIT
+dpkg -x "$deb" "$root"
+"$root/usr/sbin/memacct" help > "$root/help.txt" || fail "memacct help exited $?"
+grep -q '^  memacct top ' "$root/help.txt" || fail "memacct help lists no top"
+"$root/usr/sbin/memacct" top --help > /dev/null || fail "memacct top --help exited $?"
+# the unit runs the packaged binary and points at the packaged docs
+unit=$root/usr/lib/systemd/system/memacct.service
+grep -q '^ExecStart=/usr/sbin/memacct daemon ' "$unit" || fail "unit ExecStart: $(grep ExecStart "$unit")"
+doc=$(sed -n 's|^Documentation=file://||p' "$unit")
+[ -f "$root$doc" ] || fail "unit Documentation=$doc is not in the package"
+zcat "$root/usr/share/man/man1/memacct.1.gz" | grep -q '^\.SS top' || fail "man page has no top"
+bash -n "$root/usr/share/bash-completion/completions/memacct" || fail "bash completion"
+echo "deb-check: $deb ok: $(echo "$list" | grep -c '^-') files; Depends: $depends"
