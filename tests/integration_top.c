@@ -221,36 +221,88 @@ static void teardown(void)
 	cleanup();
 }
 
+/* false (and the test skipped) where tmux is missing */
+static bool have_tmux(const char *func)
+{
+	struct result *r = run_cmd("command -v tmux");
+	bool ok = !r->status;
+
+	result_free(r);
+	if (!ok)
+		skip_test(func, "tmux is not installed (the qemu guests have none)");
+	return ok;
+}
+
+/* The test cgroup and its child w (v2: memory enabled for w). */
+static void make_cgroups(void)
+{
+	ck_assert_msg(!mkdir(cgtop, 0755), "mkdir %s", cgtop);
+	if (cgversion == 2) {
+		struct result *r = run_cmd("echo +memory > '%s/cgroup.subtree_control'", cgtop);
+
+		ck_assert_int_eq(r->status, 0);
+		result_free(r);
+	}
+	ck_assert_msg(!mkdir(cgw, 0755), "mkdir %s", cgw);
+}
+
+static char rcfile[128];
+
+/*
+ * `memacct --bytes top --cgroup TESTCG ARGS` in a tmux pane of 160 x 40;
+ * its exit status goes to rcfile, then the pane stays (showing "top
+ * exited") so that the terminal's state after top can be read.
+ */
+static void start_top(const char *args)
+{
+	struct result *r;
+
+	snprintf(rcfile, sizeof(rcfile), "/tmp/%s.rc", sock);
+	unlink(rcfile);
+	r = run_cmd("tmux -L %s new-session -d -s top -x 160 -y 40 "
+		    "\"%s --bytes top --cgroup '%s' %s; echo \\$? > %s; "
+		    "echo top exited; sleep 120\"", sock, memacct, cgtop + strlen(cgroot), args,
+		    rcfile);
+	ck_assert_int_eq(r->status, 0);
+	result_free(r);
+}
+
+/* Send @keys; top must exit 0, off the alternate screen, cursor shown. */
+static void quit_top(const char *keys)
+{
+	const char *exited[] = { "top exited", NULL };
+	struct result *r = run_cmd("tmux -L %s send-keys -t top %s", sock, keys);
+	char *s;
+
+	result_free(r);
+	s = wait_screen(exited);
+	ck_assert_msg(!strstr(s, "sorted by"), "top's screen left behind:\n%s", s);
+	free(s);
+	r = run_cmd("cat %s", rcfile);
+	ck_assert_msg(!strcmp(r->out, "0\n"), "top exit status '%s' after %s", r->out, keys);
+	result_free(r);
+	r = run_cmd("tmux -L %s display -p -t top '#{alternate_on} #{cursor_flag}'", sock);
+	ck_assert_msg(!strcmp(r->out, "0 1\n"), "terminal not restored after %s: "
+		      "alternate_on cursor_flag %s", keys, r->out);
+	result_free(r);
+	unlink(rcfile);
+}
+
 START_TEST(test_top_tmux)
 {
 	const char *procs_cow[] = { "processes sorted by COW", NULL, NULL };
 	const char *procs_pid[] = { "processes sorted by PID", NULL };
 	const char *cgroups[] = { "cgroups (each with those below it) sorted by COW", NULL };
-	char rcfile[128], wname[CGROOT_MAX + 96], *bpf_before, *cg_before, *s, *rc;
+	char wname[CGROOT_MAX + 96], *bpf_before, *cg_before, *s, *rc;
 	long long eighth = 0, workers[2] = { 0, 0 }, keys[16], want_cow;
 	struct result *r;
 	int n;
 
-	r = run_cmd("command -v tmux");
-	if (r->status) {
-		result_free(r);
-		SKIP_TEST("tmux is not installed (the qemu guests have none)");
+	if (!have_tmux(__func__))
 		return;
-	}
-	result_free(r);
 	bpf_before = dir_names("/sys/fs/bpf", "");
 	cg_before = dir_names(cgroot, "memacct-");
-	ck_assert_msg(!mkdir(cgtop, 0755), "mkdir %s", cgtop);
-	if (cgversion == 2) {
-		char ctl[CGROOT_MAX + 96];
-
-		snprintf(ctl, sizeof(ctl), "%s/cgroup.subtree_control", cgtop);
-		r = run_cmd("echo +memory > '%s'", ctl);
-		ck_assert_int_eq(r->status, 0);
-		result_free(r);
-	}
-	ck_assert_msg(!mkdir(cgw, 0755), "mkdir %s", cgw);
-
+	make_cgroups();
 	{
 		char cmd[1024];
 
@@ -261,15 +313,7 @@ START_TEST(test_top_tmux)
 	}
 	wl_pid = wl_line("waiting ", &eighth, "cow_bytes_per_worker", 0);
 
-	/* a pane of 160 x 40; top's exit status to rcfile, then the pane
-	 * stays (the alternate screen must be gone by then) */
-	snprintf(rcfile, sizeof(rcfile), "/tmp/%s.rc", sock);
-	unlink(rcfile);
-	r = run_cmd("tmux -L %s new-session -d -s top -x 160 -y 40 "
-		    "\"%s --bytes top --cgroup '%s' --sort cow -i 500ms; echo \\$? > %s; "
-		    "echo top exited; sleep 120\"", sock, memacct, cgtop + strlen(cgroot), rcfile);
-	ck_assert_int_eq(r->status, 0);
-	result_free(r);
+	start_top("--sort cow -i 500ms");
 	{
 		char pid[32];
 
@@ -347,23 +391,7 @@ START_TEST(test_top_tmux)
 	free(s);
 
 	/* q: exit 0, the terminal back from the alternate screen */
-	r = run_cmd("tmux -L %s send-keys -t top q", sock);
-	result_free(r);
-	{
-		const char *exited[] = { "top exited", NULL };
-
-		s = wait_screen(exited);
-		ck_assert_msg(!strstr(s, "sorted by"), "top's screen left behind:\n%s", s);
-		free(s);
-	}
-	r = run_cmd("cat %s", rcfile);
-	ck_assert_msg(!strcmp(r->out, "0\n"), "top exit status '%s'", r->out);
-	result_free(r);
-	r = run_cmd("tmux -L %s display -p -t top '#{alternate_on} #{cursor_flag}'", sock);
-	ck_assert_msg(!strcmp(r->out, "0 1\n"), "terminal not restored: alternate_on cursor_flag %s",
-		      r->out);
-	result_free(r);
-	unlink(rcfile);
+	quit_top("q");
 
 	/* nothing left: bpffs pins as before, no memacct cgroup but ours */
 	rc = dir_names("/sys/fs/bpf", "");
@@ -376,6 +404,23 @@ START_TEST(test_top_tmux)
 	free(rc);
 	free(bpf_before);
 	free(cg_before);
+}
+END_TEST
+
+/* Ctrl-C in the cgroups view (--cgroups) quits as q does. */
+START_TEST(test_top_ctrl_c)
+{
+	const char *cgroups[] = { "cgroups (each with those below it) sorted by USAGE", NULL, NULL };
+	char wname[CGROOT_MAX + 96];
+
+	if (!have_tmux(__func__))
+		return;
+	make_cgroups();
+	start_top("--cgroups");
+	snprintf(wname, sizeof(wname), "%s", cgw + strlen(cgroot));
+	cgroups[1] = wname;
+	free(wait_screen(cgroups));
+	quit_top("C-c");
 }
 END_TEST
 
@@ -402,6 +447,7 @@ Suite *top_suite(void)
 	tcase_set_timeout(tc, 180);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_top_tmux);
+	tcase_add_test(tc, test_top_ctrl_c);
 	tcase_add_test(tc, test_top_needs_terminal);
 	suite_add_tcase(s, tc);
 	return s;
