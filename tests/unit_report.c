@@ -288,6 +288,94 @@ START_TEST(test_verdicts)
 }
 END_TEST
 
+/*
+ * The run/attach table as scripts parse it: tests/data/report_table is the
+ * default output of four reports (run; attach on two NUMA nodes with a
+ * folded and an estimated row; --bytes; a final run with a verdict) as the
+ * hand-formatted printf tables wrote it before libsmartcols. The first
+ * report, whose figures fit their columns, must come out byte for byte;
+ * in the others a wider figure now widens its whole column (printf pushed
+ * the rest of its line right), so every line must split on blanks into the
+ * same fields. On failure the text is in /tmp/memacct-report_table.actual.
+ */
+static void golden_reports(FILE *f)
+{
+	struct report *r = sample_report("worker");
+
+	r->procs[0].exited = false;	/* every figure fits its column */
+	print_report_plain(f, r);
+	r->procs[0].exited = true;	/* from here on, some do not */
+	r->procs[0].m.rss_peak = 99ULL << 40;	/* 15 digits: the printf tables cut 16 */
+	r->command = "attach";
+	r->numa_multi = true;
+	r->elapsed_s = 12.25;
+	r->procs[0].has_numa_peak = true;
+	r->procs[0].numa_peak.home = 1;
+	r->procs[0].m.remote_numa = 3ULL << 20;
+	r->procs[0].m.remote_numa_alloc = 5ULL << 20;
+	r->procs[1].m.numa_migrated = 4096;
+	r->nexited_folded = 37;
+	r->exited_folded.rss = 777;
+	r->exited_folded.cow_copied = 1ULL << 30;
+	r->totals.remote_numa_alloc = 5ULL << 20;
+	r->totals.fault_unclassified = 8192;
+	r->totals.dma_estimate = true;
+	r->totals.dma_pinned = 64ULL << 20;
+	r->procs[1].m.dma_estimate = true;
+	r->procs[1].m.pinned = 64ULL << 20;
+	print_report_plain(f, r);
+	bytes_output = true;
+	print_report_plain(f, r);
+	bytes_output = false;
+	r->command = "run";
+	r->final = true;
+	r->mem_total = 1ULL << 30;
+	r->totals.pinned_peak = 512ULL << 20;
+	r->procs[1].m.pinned_peak = 512ULL << 20;
+	print_report_plain(f, r);
+}
+
+START_TEST(test_table_golden)
+{
+	char *text, *want = load_data("report_table");
+	char *tl, *wl, *ts, *ws, *first;
+	size_t len;
+	FILE *f = open_memstream(&text, &len);
+
+	golden_reports(f);
+	fclose(f);
+	f = fopen("/tmp/memacct-report_table.actual", "w");
+	if (f) {
+		fputs(text, f);
+		fclose(f);
+	}
+	/* the first report: up to the second "memacct " line */
+	first = strstr(want + 1, "\nmemacct ");
+	ck_assert_ptr_nonnull(first);
+	ck_assert_msg(!strncmp(text, want, first - want), "the default table changed: diff -u "
+		      "tests/data/report_table /tmp/memacct-report_table.actual");
+	for (tl = strtok_r(text, "\n", &ts), wl = strtok_r(want, "\n", &ws); tl && wl;
+	     tl = strtok_r(NULL, "\n", &ts), wl = strtok_r(NULL, "\n", &ws)) {
+		char *a = tl, *b = wl;
+
+		for (;;) {
+			a += strspn(a, " ");
+			b += strspn(b, " ");
+			ck_assert_msg(strcspn(a, " ") == strcspn(b, " ") &&
+				      !strncmp(a, b, strcspn(a, " ")),
+				      "fields differ:\n%s\n%s", tl, wl);
+			if (!*a)
+				break;
+			a += strcspn(a, " ");
+			b += strcspn(b, " ");
+		}
+	}
+	ck_assert_msg(!tl && !wl, "not the same lines");
+	free(text);
+	free(want);
+}
+END_TEST
+
 /* tests/data/vmstat_pinned: /proc/vmstat of the 6.18 host while dma_pin held
  * a 64 MiB AF_XDP UMEM (after stat_refresh); vmstat_old: the same without
  * the nr_foll_pin_* lines, as kernels before 5.7 print it. */
@@ -387,6 +475,7 @@ Suite *report_suite(void)
 	tcase_add_test(tc, test_json_hostile_comm);
 	tcase_add_test(tc, test_json_sanitized_utf8);
 	tcase_add_test(tc, test_table_width);
+	tcase_add_test(tc, test_table_golden);
 	tcase_add_test(tc, test_long_labels_distinct);
 	tcase_add_test(tc, test_verdicts);
 	tcase_add_test(tc, test_zoneinfo_one_node);
