@@ -403,6 +403,7 @@ int do_top(int argc, char **argv)
 	const char *cgarg = "/", *sortarg = "rss";
 	uint64_t count = 0, shown = 0, next;
 	struct memcg cg;
+	SCREEN *scr;
 	int c, err, ret = EXIT_OK;
 
 	while ((c = getopt_long(argc, argv, "c:s:gi:n:h", opts, NULL)) != -1) {
@@ -468,9 +469,12 @@ int do_top(int argc, char **argv)
 	install_stop_handlers(0);
 	if (session_start(&t.s, &cg))
 		return EXIT_ENV;
-	if (!initscr()) {
+	/* not initscr(): on a TERM terminfo lacks it prints and exit()s */
+	scr = newterm(NULL, stdout, stdin);
+	if (!scr) {
 		session_stop(&t.s);
-		p_err("top: cannot set up the terminal (TERM=%s)", getenv("TERM"));
+		p_err("top: cannot set up the terminal: no terminfo entry for TERM=%s",
+		      getenv("TERM") ? getenv("TERM") : "(unset)");
 		return EXIT_ENV;
 	}
 	cbreak();
@@ -525,6 +529,7 @@ int do_top(int argc, char **argv)
 		draw(&t);
 	}
 	endwin();
+	delscreen(scr);
 	session_stop(&t.s);
 	free(t.rows);
 	if (ret)
