@@ -27,6 +27,7 @@ WARNINGS   := -Wall -Wextra -Wno-unused-parameter -Werror -Wmissing-prototypes -
 INCLUDES   := -Iinclude -Iuser -I$(OUTPUT)
 LIBS       := $(shell $(PKG_CONFIG) --libs libbpf jansson 2>/dev/null || echo -lbpf -lelf -lz -ljansson)
 CURSES_LIBS := $(shell $(PKG_CONFIG) --libs ncursesw 2>/dev/null || echo -lncursesw -ltinfo)
+SCOLS_LIBS := $(shell $(PKG_CONFIG) --libs smartcols 2>/dev/null || echo -lsmartcols)
 HTTP_LIBS  := $(shell $(PKG_CONFIG) --libs libmicrohttpd 2>/dev/null || echo -lmicrohttpd)
 CHECK_LIBS := $(shell $(PKG_CONFIG) --libs check 2>/dev/null || echo -lcheck -lsubunit -lm -lrt -lpthread)
 
@@ -72,14 +73,17 @@ $(OUTPUT)/%.o: user/%.c $(wildcard user/*.h) include/memacct.h $(OUTPUT)/memacct
 
 $(OUTPUT)/memacct: $(USER_OBJS)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) $^ $(LIBS) $(CURSES_LIBS) $(HTTP_LIBS) -o $@
+	$(Q)$(CC) $(CFLAGS) $^ $(LIBS) $(SCOLS_LIBS) $(CURSES_LIBS) $(HTTP_LIBS) -o $@
 
 # Static binaries for qemu guests (tests/vmtest/): the guest has no libc or
 # libbpf of ours. libmicrohttpd.a cannot be linked statically on Debian 12
 # (gnutls needs p11-kit and libunistring, which ship no .a): the guest binary
 # gets tests/vmtest/mhd_stub.c instead, so its daemon fails cleanly.
+# Debian ships no libsmartcols.a either: tests/vmtest/build-smartcols.sh
+# builds one from the util-linux source of the host's libsmartcols-dev.
 STATIC_LIBS := -lbpf -lelf -lz -ljansson -lncursesw -ltinfo -lpthread
 VMTEST_DIR  := $(OUTPUT)/vmtest
+SCOLS_STATIC := $(VMTEST_DIR)/libsmartcols.a
 STATIC_WORKLOADS := $(patsubst tests/workloads/%.c,$(VMTEST_DIR)/bin/%,$(sort $(wildcard tests/workloads/*.c)))
 
 $(VMTEST_DIR)/mhd_stub.o: tests/vmtest/mhd_stub.c
@@ -87,18 +91,23 @@ $(VMTEST_DIR)/mhd_stub.o: tests/vmtest/mhd_stub.c
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(WARNINGS) -c $< -o $@
 
-$(VMTEST_DIR)/bin/memacct: $(USER_OBJS) $(VMTEST_DIR)/mhd_stub.o
+$(SCOLS_STATIC): tests/vmtest/build-smartcols.sh tests/vmtest/apt-private.sh
+	$(call msg,SCOLS,$@)
+	$(Q)rm -f $@ && tests/vmtest/build-smartcols.sh $(VMTEST_DIR)
+
+$(VMTEST_DIR)/bin/memacct: $(USER_OBJS) $(VMTEST_DIR)/mhd_stub.o $(SCOLS_STATIC)
 	$(Q)mkdir -p $(@D)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) -static $^ $(STATIC_LIBS) -o $@
 
 # the whole integration suite, run in the guest on pure cgroup v2 (its
 # daemon tests skip themselves: this binary's memacct cannot serve HTTP)
-$(VMTEST_DIR)/test_integration: $(INTEG_SRCS) tests/integration.h $(LIB_OBJS) $(VMTEST_DIR)/mhd_stub.o
+$(VMTEST_DIR)/test_integration: $(INTEG_SRCS) tests/integration.h $(LIB_OBJS) $(VMTEST_DIR)/mhd_stub.o \
+	$(SCOLS_STATIC)
 	$(Q)mkdir -p $(@D)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $(WARNINGS) -Wno-missing-prototypes $(INCLUDES) -Itests -static \
-		$(INTEG_SRCS) $(LIB_OBJS) $(VMTEST_DIR)/mhd_stub.o $(STATIC_LIBS) \
+		$(INTEG_SRCS) $(LIB_OBJS) $(VMTEST_DIR)/mhd_stub.o $(SCOLS_STATIC) $(STATIC_LIBS) \
 		-lcheck -lsubunit -lm -lrt -o $@
 
 $(VMTEST_DIR)/bin/%: tests/workloads/%.c $(WORKLOAD_HDRS)
@@ -110,12 +119,12 @@ $(VMTEST_DIR)/bin/%: tests/workloads/%.c $(WORKLOAD_HDRS)
 $(OUTPUT)/test_unit: $(UNIT_SRCS) $(LIB_OBJS) tests/check_util.h
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $(WARNINGS) -Wno-missing-prototypes $(INCLUDES) -Itests \
-		$(UNIT_SRCS) $(LIB_OBJS) $(LIBS) $(CURSES_LIBS) $(HTTP_LIBS) $(CHECK_LIBS) -o $@
+		$(UNIT_SRCS) $(LIB_OBJS) $(LIBS) $(SCOLS_LIBS) $(CURSES_LIBS) $(HTTP_LIBS) $(CHECK_LIBS) -o $@
 
 $(OUTPUT)/test_integration: $(INTEG_SRCS) tests/integration.h $(LIB_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $(WARNINGS) -Wno-missing-prototypes $(INCLUDES) -Itests \
-		$(INTEG_SRCS) $(LIB_OBJS) $(LIBS) $(CURSES_LIBS) $(HTTP_LIBS) $(CHECK_LIBS) -o $@
+		$(INTEG_SRCS) $(LIB_OBJS) $(LIBS) $(SCOLS_LIBS) $(CURSES_LIBS) $(HTTP_LIBS) $(CHECK_LIBS) -o $@
 
 $(OUTPUT)/workloads/%: tests/workloads/%.c $(WORKLOAD_HDRS) | $(OUTPUT)/workloads
 	$(call msg,CC,$@)
@@ -286,7 +295,7 @@ clean:
 # Exactly what building, testing and the demo need (Debian 12 / Ubuntu 22.04+).
 DEPS := make clang llvm libbpf-dev libelf-dev zlib1g-dev pkg-config libjansson-dev \
 	libmicrohttpd-dev check python3-jsonschema python3-torch python3-numpy prometheus \
-	qemu-system-x86 busybox-static bpftrace libcap2-bin libncurses-dev tmux zsh dpkg-dev
+	qemu-system-x86 busybox-static bpftrace libcap2-bin libncurses-dev libsmartcols-dev tmux zsh dpkg-dev
 DEPS += $(shell apt-cache show bpftool >/dev/null 2>&1 && echo bpftool || echo linux-tools-common linux-tools-generic)
 deps:
 	apt-get update

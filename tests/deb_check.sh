@@ -17,7 +17,7 @@ version=$(sed -n 's/^#define MEMACCT_VERSION "\(.*\)"/\1/p' "$(dirname "$0")/../
 echo "$info" | grep -q "^ Version: $version\$" || fail "Version is not $version (user/usage.h)"
 # Depends: every shared library the binary needs, by its Debian package
 depends=$(echo "$info" | sed -n 's/^ Depends: //p')
-for lib in libbpf1 libc6 libjansson4 libmicrohttpd12 libncursesw6 libtinfo6; do
+for lib in libbpf1 libc6 libjansson4 libmicrohttpd12 libncursesw6 libsmartcols1 libtinfo6; do
 	echo "$depends" | grep -q "$lib" || fail "Depends lacks $lib: $depends"
 done
 

@@ -336,6 +336,70 @@ START_TEST(test_conventions)
 }
 END_TEST
 
+/*
+ * run --columns --raw --bytes (libsmartcols, as lsblk -o/--raw): the rows
+ * hold the chosen columns only, one field each, and the figures are the
+ * kernel's: cow_fork's child copied child_cow_bytes (its truth, 16 pages
+ * of slack), its PPID is the parent. A bad column name runs nothing.
+ */
+START_TEST(test_table_columns)
+{
+	long long child, parent, want, cow = -1, total = -1;
+	char *save, *line, f[300];
+	bool header = false;
+	struct result *r;
+	int rows = 0;
+
+	r = run_cmd("%s --bytes run --raw --columns pid,ppid,comm,cow,rss_peak -- %s/cow_fork 16 2",
+		    memacct, workloads);
+	ck_assert_int_eq(r->status, 0);
+	child = truth(r, "child_pid");
+	parent = truth(r, "parent_pid");
+	want = truth(r, "child_cow_bytes");
+	for (line = strtok_r(r->out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char pid[32], ppid[32], comm[64], extra[8];
+		long long c, peak;
+
+		if (!strcmp(line, "PID PPID COMM COW RSS_PEAK")) {
+			header = true;
+			continue;
+		}
+		if (!header || !strncmp(line, "cgroup: ", 8))
+			header = false;
+		if (!header)
+			continue;
+		ck_assert_msg(sscanf(line, "%31s %31s %63s %lld %lld %7s", pid, ppid, comm, &c,
+				     &peak, extra) == 5, "not 5 fields: %s", line);
+		rows++;
+		if (atoll(pid) == child) {
+			ck_assert_int_eq(atoll(ppid), parent);
+			ck_assert_str_eq(comm, "cow_fork");
+			ck_assert_int_gt(peak, 16LL << 20);	/* the 16 MiB buffer */
+			cow = c;
+		}
+		if (!strcmp(pid, "TOTAL")) {
+			ck_assert_str_eq(comm, "(cgroup)");
+			ck_assert_str_eq(ppid, "-");
+			total = c;
+		}
+	}
+	ck_assert_msg(rows >= 3 && cow >= 0 && total >= 0, "no table:\n%s", r->out);
+	ck_assert_msg(cow >= want && cow <= want + (long long)SLACK,
+		      "child COW %lld, truth %lld", cow, want);
+	printf("  %-40s memacct %12lld  truth %12lld\n", "run --raw --columns: child COW", cow, want);
+	ck_assert_msg(total >= cow, "TOTAL COW %lld < the child's %lld", total, cow);
+	result_free(r);
+
+	snprintf(f, sizeof(f), "%s/ran", dir);
+	r = run_cmd("%s run --columns pid,nope -- touch %s 2>&1", memacct, f);
+	ck_assert_int_eq(r->status, 2);
+	ck_assert_msg(strstr(r->out, "no column 'nope'") && strstr(r->out, "FILE_COW"), "%s",
+		      r->out);
+	ck_assert_msg(access(f, F_OK), "CMD ran despite a bad --columns");
+	result_free(r);
+}
+END_TEST
+
 /* help: exit 0 on stdout; a bad command or option: 2 on stderr */
 START_TEST(test_help_exit_codes)
 {
@@ -374,6 +438,7 @@ Suite *schema_suite(void)
 	tcase_add_test(tc, test_help_exit_codes);
 	tcase_add_test(tc, test_run_verdicts);
 	tcase_add_test(tc, test_conventions);
+	tcase_add_test(tc, test_table_columns);
 	tcase_add_test(tc, test_schema_all_reports);
 	suite_add_tcase(s, tc);
 	return s;

@@ -10,6 +10,7 @@
 #include "check_util.h"
 #include "metrics.h"
 #include "report.h"
+#include "table.h"
 #include "util.h"
 
 static struct report *sample_report(const char *comm)
@@ -376,6 +377,62 @@ START_TEST(test_table_golden)
 }
 END_TEST
 
+/*
+ * --columns and --raw: names as lsblk -o takes them (any case, '-' for '_'),
+ * a bad list refused whole; raw fields unpadded, a blank as \x20, headers
+ * by name, and --bytes figures exact.
+ */
+START_TEST(test_table_columns_raw)
+{
+	static const struct table_col cols[] = {
+		{ "PID", "PID", 7, false, "" }, { "RSS_PEAK", "RSS PEAK", 8, false, "" },
+	};
+	struct report *r = sample_report("my worker");
+	struct table_opts o = { 0 };
+	char *text;
+	size_t len;
+	FILE *f;
+
+	ck_assert_int_eq(table_getopt(OPT_TABLE_COLUMNS, "rss-peak,Pid", cols, 2, &o), 0);
+	ck_assert_int_eq(o.nsel, 2);
+	ck_assert_int_eq(o.sel[0], 1);
+	ck_assert_int_eq(o.sel[1], 0);
+	ck_assert_int_eq(table_getopt(OPT_TABLE_COLUMNS, "pid,rss", cols, 2, &o), -EINVAL);
+	ck_assert_int_eq(table_getopt(OPT_TABLE_COLUMNS, "pid,PID", cols, 2, &o), -EINVAL);
+	ck_assert_int_eq(table_getopt(OPT_TABLE_COLUMNS, "", cols, 2, &o), -EINVAL);
+	ck_assert_int_eq(table_getopt(OPT_TABLE_COLUMNS, "pid,", cols, 2, &o), -EINVAL);
+	ck_assert_int_eq(table_getopt(OPT_TABLE_COLUMNS, "rss_peakx", cols, 2, &o), -EINVAL);
+	ck_assert(!o.raw);
+	ck_assert_int_eq(table_getopt(OPT_TABLE_RAW, NULL, cols, 2, &o), 0);
+	ck_assert(o.raw);
+
+	/* the report's own table: a bad name keeps the default */
+	ck_assert_int_eq(report_table_getopt(OPT_TABLE_COLUMNS, "pid,nope"), -EINVAL);
+	ck_assert_int_eq(report_table_getopt(OPT_TABLE_COLUMNS, "pid,comm,cow,faults,ppid"), 0);
+	r->procs[1].m.page_faults = 12;
+	r->procs[1].ppid = 3;
+	f = open_memstream(&text, &len);
+	print_report_plain(f, r);
+	fclose(f);
+	ck_assert_msg(strstr(text, "\n     PID COMM                 COW   FAULTS    PPID\n"
+				"4194304x my worker       25.0 MiB        0       1\n"
+				"       7 python3              0 B       12       3\n"
+				"   TOTAL (cgroup)        25.0 MiB        0       -\n"), "%s", text);
+	free(text);
+	ck_assert_int_eq(report_table_getopt(OPT_TABLE_RAW, NULL), 0);
+	bytes_output = true;
+	f = open_memstream(&text, &len);
+	print_report_plain(f, r);
+	fclose(f);
+	bytes_output = false;
+	ck_assert_msg(strstr(text, "\nPID COMM COW FAULTS PPID\n"
+				"4194304x my\\x20worker 26214400 0 1\n"
+				"7 python3 0 12 3\n"
+				"TOTAL (cgroup) 26214400 0 -\n"), "%s", text);
+	free(text);
+}
+END_TEST
+
 /* tests/data/vmstat_pinned: /proc/vmstat of the 6.18 host while dma_pin held
  * a 64 MiB AF_XDP UMEM (after stat_refresh); vmstat_old: the same without
  * the nr_foll_pin_* lines, as kernels before 5.7 print it. */
@@ -476,6 +533,7 @@ Suite *report_suite(void)
 	tcase_add_test(tc, test_json_sanitized_utf8);
 	tcase_add_test(tc, test_table_width);
 	tcase_add_test(tc, test_table_golden);
+	tcase_add_test(tc, test_table_columns_raw);
 	tcase_add_test(tc, test_long_labels_distinct);
 	tcase_add_test(tc, test_verdicts);
 	tcase_add_test(tc, test_zoneinfo_one_node);

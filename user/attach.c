@@ -18,6 +18,7 @@
 #include "memlimits.h"
 #include "proc.h"
 #include "session.h"
+#include "table.h"
 #include "usage.h"
 #include "util.h"
 
@@ -103,6 +104,7 @@ int do_attach(int argc, char **argv)
 		{ "duration", required_argument, NULL, 'd' },
 		{ "help", no_argument, NULL, 'h' },
 		LIMITS_LONG_OPTIONS,
+		TABLE_LONG_OPTIONS,
 		{ 0 },
 	};
 	struct limits_req lim = { 0 };
@@ -144,6 +146,11 @@ int do_attach(int argc, char **argv)
 		case 'h':
 			attach_usage(stdout);
 			return EXIT_OK;
+		case OPT_TABLE_COLUMNS:
+		case OPT_TABLE_RAW:
+			if (report_table_getopt(c, optarg))
+				return EXIT_USAGE;
+			break;
 		case OPT_MEMORY_MAX:
 		case OPT_MEMORY_HIGH:
 		case OPT_MEMORY_SWAP_MAX:

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause)
 /* report.c - printers of the report model: JSON (memacct.report/v1) and tables. */
+#include <errno.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include "proc.h"
 #include "report.h"
+#include "table.h"
 #include "util.h"
 
 #pragma GCC poison u8 u16 u32 u64 s8 s16 s32 s64
@@ -549,34 +551,190 @@ static void print_wrapped(FILE *f, const char *prefix, const char *text)
 	fputc('\n', f);
 }
 
-/* PINNED cell: "~" before an estimated figure (DMA pins under concurrency). */
-static const char *pinned_cell(char *buf, const struct metrics *m)
+/*
+ * The process table of run and attach (docs/metrics.md names each figure):
+ * by default PID .. PINNED, 7 + 1 + 15 + 8 x 9 = 95 columns while the
+ * figures fit, with REMOTE (remote-NUMA allocations) in ZEROFILL's place on
+ * hosts with several NUMA nodes; --columns picks any of them.
+ */
+enum {
+	RC_PID, RC_COMM, RC_RSS, RC_RSS_PEAK, RC_ANON, RC_FILE, RC_COW, RC_FILE_COW,
+	RC_ZEROFILL, RC_REMOTE, RC_PINNED,
+	RC_PPID, RC_SHMEM, RC_MLOCKED, RC_PINNED_VM, RC_DMA, RC_PINNED_PEAK, RC_REMOTE_RSS,
+	RC_MIGRATED, RC_FAULTS, RC_MAJFLT,
+	RC_NR
+};
+
+static const struct table_col report_cols[RC_NR] = {
+	[RC_PID]	= { "PID", "PID", 7, false, "process ID; x: exited (sizes at exit); TOTAL: the cgroup" },
+	[RC_COMM]	= { "COMM", "COMM", 15, true, "command name" },
+	[RC_RSS]	= { "RSS", "RSS", 8, false, "resident bytes (TOTAL: the cgroup's charge)" },
+	[RC_RSS_PEAK]	= { "RSS_PEAK", "RSS PEAK", 8, false, "the kernel's RSS high-water mark" },
+	[RC_ANON]	= { "ANON", "ANON", 8, false, "resident anonymous memory" },
+	[RC_FILE]	= { "FILE", "FILE", 8, false, "resident file pages" },
+	[RC_COW]	= { "COW", "COW", 8, false, "anon pages copied on write" },
+	[RC_FILE_COW]	= { "FILE_COW", "FILE COW", 8, false, "MAP_PRIVATE file pages copied on write" },
+	[RC_ZEROFILL]	= { "ZEROFILL", "ZEROFILL", 8, false, "anon pages zero-filled by a fault" },
+	[RC_REMOTE]	= { "REMOTE", "REMOTE", 8, false, "pages allocated on a remote NUMA node" },
+	[RC_PINNED]	= { "PINNED", "PINNED", 8, false, "mlocked + pinned_vm + DMA (~: estimate)" },
+	[RC_PPID]	= { "PPID", "PPID", 7, false, "parent process ID (-: TOTAL, folded rows)" },
+	[RC_SHMEM]	= { "SHMEM", "SHMEM", 8, false, "resident shmem" },
+	[RC_MLOCKED]	= { "MLOCKED", "MLOCKED", 8, false, "mlocked (VmLck)" },
+	[RC_PINNED_VM]	= { "PINNED_VM", "PINNED VM", 9, false, "pinned_vm (VmPin)" },
+	[RC_DMA]	= { "DMA", "DMA", 8, false, "FOLL_PIN pages neither VmLck nor VmPin shows (~: estimate)" },
+	[RC_PINNED_PEAK] = { "PINNED_PEAK", "PINNED PEAK", 11, false, "the peak of PINNED" },
+	[RC_REMOTE_RSS]	= { "REMOTE_RSS", "REMOTE RSS", 10, false, "resident off the home NUMA node, sampled" },
+	[RC_MIGRATED]	= { "MIGRATED", "MIGRATED", 8, false, "pages migrated between NUMA nodes" },
+	[RC_FAULTS]	= { "FAULTS", "FAULTS", 8, false, "page faults, minor and major (a count)" },
+	[RC_MAJFLT]	= { "MAJFLT", "MAJFLT", 8, false, "major page faults (a count)" },
+};
+
+static struct table_opts report_table;
+
+int report_table_getopt(int opt, const char *arg)
 {
-	buf[0] = '~';
-	fmt_bytes(buf + m->dma_estimate, 15, m->pinned);
-	return buf;
+	return table_getopt(opt, arg, report_cols, RC_NR, &report_table);
+}
+
+/* the cells of one row: PID, PPID and COMM given, figures formatted into @b */
+static void report_row_cells(const char **cells, char (*b)[24], const char *pid, const char *ppid,
+			     const char *comm, const struct metrics *m)
+{
+	static const struct { int col; size_t off; } flows[] = {
+		{ RC_RSS, offsetof(struct metrics, rss) },
+		{ RC_RSS_PEAK, offsetof(struct metrics, rss_peak) },
+		{ RC_ANON, offsetof(struct metrics, anon) },
+		{ RC_FILE, offsetof(struct metrics, file) },
+		{ RC_COW, offsetof(struct metrics, cow_copied) },
+		{ RC_FILE_COW, offsetof(struct metrics, cow_file_copied) },
+		{ RC_ZEROFILL, offsetof(struct metrics, zero_fill) },
+		{ RC_REMOTE, offsetof(struct metrics, remote_numa_alloc) },
+		{ RC_SHMEM, offsetof(struct metrics, shmem) },
+		{ RC_MLOCKED, offsetof(struct metrics, mlocked) },
+		{ RC_PINNED_VM, offsetof(struct metrics, pinned_vm) },
+		{ RC_PINNED_PEAK, offsetof(struct metrics, pinned_peak) },
+		{ RC_REMOTE_RSS, offsetof(struct metrics, remote_numa) },
+		{ RC_MIGRATED, offsetof(struct metrics, numa_migrated) },
+	};
+	/* "~" before an estimated figure (DMA pins under concurrency) */
+	const char *est = m->dma_estimate ? "~" : "";
+	char v[24];
+
+	cells[RC_PID] = pid;
+	cells[RC_PPID] = ppid;
+	cells[RC_COMM] = comm;
+	for (size_t i = 0; i < sizeof(flows) / sizeof(flows[0]); i++)
+		cells[flows[i].col] = fmt_bytes(b[flows[i].col], sizeof(b[0]),
+						*(const uint64_t *)((const char *)m + flows[i].off));
+	snprintf(b[RC_PINNED], sizeof(b[0]), "%s%s", est, fmt_bytes(v, sizeof(v), m->pinned));
+	cells[RC_PINNED] = b[RC_PINNED];
+	snprintf(b[RC_DMA], sizeof(b[0]), "%s%s", est, fmt_bytes(v, sizeof(v), m->dma_pinned));
+	cells[RC_DMA] = b[RC_DMA];
+	snprintf(b[RC_FAULTS], sizeof(b[0]), "%llu", (unsigned long long)m->page_faults);
+	cells[RC_FAULTS] = b[RC_FAULTS];
+	snprintf(b[RC_MAJFLT], sizeof(b[0]), "%llu", (unsigned long long)m->major_faults);
+	cells[RC_MAJFLT] = b[RC_MAJFLT];
+}
+
+/* The process table: a row per process, the folded exited ones, TOTAL. */
+static void print_report_table(FILE *f, const struct report *r)
+{
+	static const int def[] = { RC_PID, RC_COMM, RC_RSS, RC_RSS_PEAK, RC_ANON, RC_FILE,
+				   RC_COW, RC_FILE_COW, RC_ZEROFILL, RC_PINNED };
+	struct row_ids { char pid[24], ppid[16], comm[16]; } *ids;
+	size_t nrows = r->nprocs + !!r->nexited_folded + 1, row = 0;
+	const char **cells = calloc(nrows * RC_NR, sizeof(*cells));
+	char (*b)[24] = calloc(nrows * RC_NR, sizeof(*b));
+	int sel[TABLE_MAX_COLS], nsel = report_table.nsel;
+	int err = -ENOMEM;
+
+	ids = calloc(nrows, sizeof(*ids));
+	if (!cells || !b || !ids)
+		goto out_free;
+	if (nsel) {
+		memcpy(sel, report_table.sel, nsel * sizeof(sel[0]));
+	} else {
+		nsel = sizeof(def) / sizeof(def[0]);
+		memcpy(sel, def, sizeof(def));
+		if (r->numa_multi)
+			sel[8] = RC_REMOTE;
+	}
+	for (; row < r->nprocs; row++) {
+		const struct proc_row *p = &r->procs[row];
+		struct row_ids *id = &ids[row];
+
+		snprintf(id->pid, sizeof(id->pid), "%d%s", p->pid, p->exited ? "x" : "");
+		snprintf(id->ppid, sizeof(id->ppid), "%d", p->ppid);
+		table_comm(id->comm, sizeof(id->comm), p->comm);
+		report_row_cells(cells + row * RC_NR, b + row * RC_NR, id->pid, id->ppid,
+				 id->comm, &p->m);
+	}
+	if (r->nexited_folded) {
+		snprintf(ids[row].pid, sizeof(ids[row].pid), "+%zux", r->nexited_folded);
+		report_row_cells(cells + row * RC_NR, b + row * RC_NR, ids[row].pid, "-",
+				 "(more exited)", &r->exited_folded);
+		row++;
+	}
+	report_row_cells(cells + row * RC_NR, b + row * RC_NR, "TOTAL", "-", "(cgroup)",
+			 &r->totals);
+	err = table_print(f, report_cols, RC_NR, sel, nsel, report_table.raw, cells, nrows);
+out_free:
+	if (err)
+		p_err("the process table cannot be printed: %s", strerror(-err));
+	free(ids);
+	free(cells);
+	free(b);
 }
 
 /*
- * One table row: 7 + 1 + 15 + 8 x 9 = 95 columns. With several NUMA nodes
- * the zero-fill column gives way to remote-NUMA allocations.
+ * The NUMA table under it on hosts with several nodes: per process its home
+ * node, resident bytes off it (sampled), allocations on a remote node and
+ * migrations (flows); --raw applies, --columns is the process table's.
  */
-static void print_row(FILE *f, const char *pid, const char *comm, const struct metrics *m,
-		      bool numa)
+static void print_numa_table(FILE *f, const struct report *r)
 {
-	char b[8][16];
+	static const struct table_col cols[] = {
+		{ "PID", "PID", 7, false, "" }, { "COMM", "COMM", 15, true, "" },
+		{ "HOME", "HOME", 5, false, "" }, { "REMOTE_RSS", "REMOTE RSS", 11, false, "" },
+		{ "REMOTE_PEAK", "REMOTE PEAK", 11, false, "" },
+		{ "ALLOC_REM", "ALLOC REM", 11, false, "" }, { "MIGRATED", "MIGRATED", 11, false, "" },
+	};
+	enum { NC = sizeof(cols) / sizeof(cols[0]) };
+	static const int sel[NC] = { 0, 1, 2, 3, 4, 5, 6 };
+	char (*b)[24] = calloc(r->nprocs * NC, sizeof(*b));
+	const char **cells = calloc(r->nprocs * NC, sizeof(*cells));
+	int err = -ENOMEM;
 
-	fprintf(f, "%7s %-15.15s %8s %8s %8s %8s %8s %8s %8s %8s\n", pid, comm,
-		fmt_bytes(b[0], 16, m->rss), fmt_bytes(b[1], 16, m->rss_peak),
-		fmt_bytes(b[2], 16, m->anon), fmt_bytes(b[3], 16, m->file),
-		fmt_bytes(b[4], 16, m->cow_copied), fmt_bytes(b[5], 16, m->cow_file_copied),
-		fmt_bytes(b[6], 16, numa ? m->remote_numa_alloc : m->zero_fill),
-		pinned_cell(b[7], m));
+	if (!b || !cells)
+		goto out_free;
+	for (size_t i = 0; i < r->nprocs; i++) {
+		const struct proc_row *p = &r->procs[i];
+		char (*c)[24] = b + i * NC;
+
+		snprintf(c[0], sizeof(c[0]), "%d%s", p->pid, p->exited ? "x" : "");
+		table_comm(c[1], 16, p->comm);
+		if (p->has_numa_peak && p->numa_peak.home >= 0)
+			snprintf(c[2], sizeof(c[2]), "%d", p->numa_peak.home);
+		else
+			snprintf(c[2], sizeof(c[2]), "?");
+		fmt_bytes(c[3], sizeof(c[3]), p->m.remote_numa);
+		fmt_bytes(c[4], sizeof(c[4]), p->m.remote_numa_peak);
+		fmt_bytes(c[5], sizeof(c[5]), p->m.remote_numa_alloc);
+		fmt_bytes(c[6], sizeof(c[6]), p->m.numa_migrated);
+		for (int k = 0; k < NC; k++)
+			cells[i * NC + k] = c[k];
+	}
+	err = table_print(f, cols, NC, sel, NC, report_table.raw, cells, r->nprocs);
+out_free:
+	if (err)
+		p_err("the NUMA table cannot be printed: %s", strerror(-err));
+	free(cells);
+	free(b);
 }
 
 void print_report_plain(FILE *f, const struct report *r)
 {
-	char b[6][16], pid[16], comm[16];
+	char b[6][16];
 	const struct metrics *t = &r->totals;
 
 	if (timestamps) {
@@ -586,23 +744,7 @@ void print_report_plain(FILE *f, const struct report *r)
 	}
 	fprintf(f, "memacct %s: cgroup %s (v%d), %.1f s%s\n", r->command, r->cg.rel,
 		r->cg.version, r->elapsed_s, r->final ? ", final" : "");
-	fprintf(f, "%7s %-15s %8s %8s %8s %8s %8s %8s %8s %8s\n", "PID", "COMM", "RSS",
-		"RSS PEAK", "ANON", "FILE", "COW", "FILE COW",
-		r->numa_multi ? "REMOTE" : "ZEROFILL", "PINNED");
-	for (size_t i = 0; i < r->nprocs; i++) {
-		const struct proc_row *p = &r->procs[i];
-
-		snprintf(pid, sizeof(pid), "%d%s", p->pid, p->exited ? "x" : "");
-		table_comm(comm, sizeof(comm), p->comm);
-		print_row(f, pid, comm, &p->m, r->numa_multi);
-	}
-	if (r->nexited_folded) {
-		char more[32];
-
-		snprintf(more, sizeof(more), "+%zux", r->nexited_folded);
-		print_row(f, more, "(more exited)", &r->exited_folded, r->numa_multi);
-	}
-	print_row(f, "TOTAL", "(cgroup)", t, r->numa_multi);
+	print_report_table(f, r);
 	fprintf(f, "cgroup: charged %s (peak %s); reclaimable page cache %s (peak %s); "
 		"anon peak %s\n",
 		fmt_bytes(b[0], 16, t->usage), fmt_bytes(b[1], 16, t->rss_peak),
@@ -631,22 +773,7 @@ void print_report_plain(FILE *f, const struct report *r)
 			fmt_bytes(b[4], 16, t->remote_numa_alloc),
 			fmt_bytes(b[5], 16, t->numa_migrated), fmt_bytes(b[0], 16, t->remote_numa),
 			fmt_bytes(b[1], 16, t->remote_numa_peak));
-		fprintf(f, "%7s %-15s %5s %11s %11s %11s %11s\n", "PID", "COMM", "HOME",
-			"REMOTE RSS", "REMOTE PEAK", "ALLOC REM", "MIGRATED");
-		for (size_t i = 0; i < r->nprocs; i++) {
-			const struct proc_row *p = &r->procs[i];
-			char home[16] = "?";
-
-			if (p->has_numa_peak && p->numa_peak.home >= 0)
-				snprintf(home, sizeof(home), "%d", p->numa_peak.home);
-			snprintf(pid, sizeof(pid), "%d%s", p->pid, p->exited ? "x" : "");
-			table_comm(comm, sizeof(comm), p->comm);
-			fprintf(f, "%7s %-15.15s %5s %11s %11s %11s %11s\n", pid, comm, home,
-				fmt_bytes(b[0], 16, p->m.remote_numa),
-				fmt_bytes(b[1], 16, p->m.remote_numa_peak),
-				fmt_bytes(b[2], 16, p->m.remote_numa_alloc),
-				fmt_bytes(b[3], 16, p->m.numa_migrated));
-		}
+		print_numa_table(f, r);
 		fprintf(f, "REMOTE RSS: resident off the home node, sampled (exited: last sample); "
 			"ALLOC REM: flow\n");
 	}

@@ -152,8 +152,18 @@ void report_metrics_json(json_t *obj, const struct metrics *m);
 json_t *report_json(const struct report *r);
 /* print_report_json() - one compact line of JSON on @f. */
 void print_report_json(FILE *f, const struct report *r);
-/* print_report_plain() - tables that fit 100 columns, human units. */
+/*
+ * print_report_plain() - the process table (libsmartcols: the columns and
+ * --raw of report_table_getopt()) and the lines after it, in human units
+ * (exact bytes with --bytes); 100 columns by default while figures fit.
+ */
 void print_report_plain(FILE *f, const struct report *r);
+/*
+ * report_table_getopt() - run's and attach's --columns LIST / --raw
+ * (OPT_TABLE_*, table.h) for print_report_plain(). Prints the error, with
+ * the columns there are, and returns -EINVAL on a bad list; else 0.
+ */
+int report_table_getopt(int opt, const char *arg);
 /* print_report() - JSON or plain by -j; @f stdout means report_stream() (-o FILE). */
 void print_report(FILE *f, const struct report *r);
 

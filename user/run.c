@@ -25,6 +25,7 @@
 #include "commands.h"
 #include "memlimits.h"
 #include "session.h"
+#include "table.h"
 #include "usage.h"
 #include "util.h"
 
@@ -228,6 +229,7 @@ int do_run(int argc, char **argv)
 		{ "keep-cgroup", no_argument, NULL, 'k' },
 		{ "help", no_argument, NULL, 'h' },
 		LIMITS_LONG_OPTIONS,
+		TABLE_LONG_OPTIONS,
 		{ 0 },
 	};
 	struct limits_req lim = { 0 };
@@ -258,6 +260,11 @@ int do_run(int argc, char **argv)
 		case 'h':
 			run_usage(stdout);
 			return EXIT_OK;
+		case OPT_TABLE_COLUMNS:
+		case OPT_TABLE_RAW:
+			if (report_table_getopt(c, optarg))
+				return EXIT_USAGE;
+			break;
 		case OPT_MEMORY_MAX:
 		case OPT_MEMORY_HIGH:
 		case OPT_MEMORY_SWAP_MAX:

@@ -19,10 +19,21 @@
 	{ "--force", NULL, "Allow a limit below the cgroup's current usage (the kernel\n" \
 	  "reclaims or OOM-kills at once)." }
 
+#define OPT_TABLE \
+	{ "--columns", "LIST", "The process table's columns, comma-separated as lsblk -o takes\n" \
+	  "them (default PID,COMM,RSS,RSS_PEAK,ANON,FILE,COW,FILE_COW,ZEROFILL\n" \
+	  "or on several NUMA nodes REMOTE,PINNED); also PPID, SHMEM,\n" \
+	  "MLOCKED, PINNED_VM, DMA, PINNED_PEAK, REMOTE_RSS, MIGRATED, FAULTS,\n" \
+	  "MAJFLT (docs/metrics.md). A bad name lists them all." }, \
+	{ "--raw", NULL, "The process (and NUMA) table for scripts, as lsblk --raw: one\n" \
+	  "space between unpadded fields, a blank inside a field as \\x20,\n" \
+	  "headers by column name; with --bytes every figure an integer." }
+
 static const struct usage_opt run_opts[] = {
 	OPT_JSON,
 	{ "-i, --interval", "DUR", "Also print a report every DUR (500ms, 2s, 1m) while CMD runs." },
 	{ "--keep-cgroup", NULL, "Leave the cgroup memacct-run-PID in place at the end." },
+	OPT_TABLE,
 	OPT_LIMITS,
 	OPT_HELP,
 	{ NULL },
@@ -35,6 +46,7 @@ static const struct usage_opt attach_opts[] = {
 	OPT_JSON,
 	{ "-i, --interval", "DUR", "One report per DUR (default 5s)." },
 	{ "-d, --duration", "DUR", "Stop after DUR (default: at SIGINT or SIGTERM)." },
+	OPT_TABLE,
 	OPT_LIMITS,
 	OPT_HELP,
 	{ NULL },

@@ -58,6 +58,10 @@ _memacct()
 			# DUR: nothing to offer
 			return
 			;;
+		--columns)
+			# LIST: nothing to offer
+			return
+			;;
 		--memory-max)
 			# SIZE: nothing to offer
 			return
@@ -72,7 +76,7 @@ _memacct()
 			;;
 		esac
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "-j --json -i --interval --keep-cgroup --memory-max --memory-high --memory-swap-max --force -h --help" -- "$cur"))
+			COMPREPLY=($(compgen -W "-j --json -i --interval --keep-cgroup --columns --raw --memory-max --memory-high --memory-swap-max --force -h --help" -- "$cur"))
 		fi
 		;;
 	attach)
@@ -93,6 +97,10 @@ _memacct()
 			# DUR: nothing to offer
 			return
 			;;
+		--columns)
+			# LIST: nothing to offer
+			return
+			;;
 		--memory-max)
 			# SIZE: nothing to offer
 			return
@@ -107,7 +115,7 @@ _memacct()
 			;;
 		esac
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "-c --cgroup -p --pid -j --json -i --interval -d --duration --memory-max --memory-high --memory-swap-max --force -h --help" -- "$cur"))
+			COMPREPLY=($(compgen -W "-c --cgroup -p --pid -j --json -i --interval -d --duration --columns --raw --memory-max --memory-high --memory-swap-max --force -h --help" -- "$cur"))
 		fi
 		;;
 	top)

@@ -8,31 +8,12 @@
 # DIR/vmlinuz-SUITE. Kernels already present are kept (the cache).
 set -euo pipefail
 mkdir -p "$1"; dir=$(cd "$1" && pwd); shift
-apt=$dir/apt
-mkdir -p "$apt/etc/sources.list.d" "$apt/state/lists/partial" "$apt/cache/archives/partial" "$apt/etc/preferences.d" \
-	"$apt/etc/apt.conf.d" "$dir/debs"
+. "$(dirname "$0")/apt-private.sh"
+mkdir -p "$dir/debs"
 keyring=/usr/share/keyrings/debian-archive-keyring.gpg
-src=$apt/etc/sources.list
-: > "$src"
-for s in "$@"; do
-	echo "deb [arch=amd64 signed-by=$keyring] http://deb.debian.org/debian $s main" >> "$src"
-done
-cat > "$apt/apt.conf" <<CONF
-Dir::State "$apt/state";
-Dir::State::status "$apt/state/status";
-Dir::Cache "$apt/cache";
-Dir::Etc::sourcelist "$src";
-Dir::Etc::sourceparts "$apt/etc/sources.list.d";
-Dir::Etc::preferencesparts "$apt/etc/preferences.d";
-Dir::Etc::parts "$apt/etc/apt.conf.d";
-APT::Architecture "amd64";
-APT::Architectures { "amd64"; };
-Acquire::Languages "none";
-Acquire::Check-Valid-Until "false";
-APT::Sandbox::User "root";
-CONF
-touch "$apt/state/status"
-export APT_CONFIG=$apt/apt.conf
+apt_private "$dir/apt" < <(for s in "$@"; do
+	echo "deb [arch=amd64 signed-by=$keyring] http://deb.debian.org/debian $s main"
+done)
 
 need=0
 for s in "$@"; do [ -s "$dir/vmlinuz-$s" ] || need=1; done

@@ -1,0 +1,28 @@
+# SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause)
+# apt-private.sh - sourced by fetch-kernels.sh and build-smartcols.sh:
+# apt_private DIR writes an APT configuration of its own under DIR (state,
+# cache, the sources.list read from stdin) and exports APT_CONFIG, so that
+# apt-get download / apt-get source reach Debian without touching the host's
+# apt state. Release files are not checked for expiry (snapshot mirrors).
+apt_private() {
+	local apt=$1
+	mkdir -p "$apt/etc/sources.list.d" "$apt/state/lists/partial" \
+		"$apt/cache/archives/partial" "$apt/etc/preferences.d" "$apt/etc/apt.conf.d"
+	cat > "$apt/etc/sources.list"
+	cat > "$apt/apt.conf" <<CONF
+Dir::State "$apt/state";
+Dir::State::status "$apt/state/status";
+Dir::Cache "$apt/cache";
+Dir::Etc::sourcelist "$apt/etc/sources.list";
+Dir::Etc::sourceparts "$apt/etc/sources.list.d";
+Dir::Etc::preferencesparts "$apt/etc/preferences.d";
+Dir::Etc::parts "$apt/etc/apt.conf.d";
+APT::Architecture "amd64";
+APT::Architectures { "amd64"; };
+Acquire::Languages "none";
+Acquire::Check-Valid-Until "false";
+APT::Sandbox::User "root";
+CONF
+	touch "$apt/state/status"
+	export APT_CONFIG=$apt/apt.conf
+}

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause)
+# build-smartcols.sh DIR - DIR/libsmartcols.a for the static guest binaries:
+# Debian ships libsmartcols-dev without a .a, so the util-linux source of
+# the very version whose header the host has (libsmartcols-dev) is fetched
+# with `apt-get source` (private APT_CONFIG, apt-private.sh) and only
+# libsmartcols is configured and built, static (about 20 s). Kept once built.
+set -euo pipefail
+mkdir -p "$1"; dir=$(cd "$1" && pwd)
+[ -s "$dir/libsmartcols.a" ] && exit 0
+. "$(dirname "$0")/apt-private.sh"
+ver=$(dpkg-query -W -f '${source:Version}' libsmartcols-dev)
+codename=$(. /etc/os-release && echo "$VERSION_CODENAME")
+keyring=/usr/share/keyrings/debian-archive-keyring.gpg
+src=$dir/smartcols-src
+rm -rf "$src"; mkdir -p "$src"
+apt_private "$dir/apt-src" <<LIST
+deb-src [signed-by=$keyring] http://deb.debian.org/debian $codename main
+deb-src [signed-by=$keyring] http://deb.debian.org/debian-security $codename-security main
+deb-src [signed-by=$keyring] http://deb.debian.org/debian $codename-updates main
+LIST
+apt-get -qq update || echo "build-smartcols: apt-get update reported errors (continuing)" >&2
+# the upstream tarball: no Debian patch of 2.38.1 touches libsmartcols/,
+# and one patches configure.ac (make would then want automake)
+(cd "$src" && apt-get -qq source --download-only "util-linux=$ver")
+tar -xf "$src"/util-linux_*.orig.tar.* -C "$src"
+cd "$src"/util-linux-*/
+./configure -q --disable-all-programs --enable-libsmartcols --disable-shared --enable-static \
+	--disable-nls --without-python --without-systemd --without-udev --disable-asciidoc \
+	--disable-poman --disable-bash-completion > configure.log 2>&1 ||
+	{ tail -20 configure.log >&2; exit 1; }
+make -s libsmartcols.la > make.log 2>&1 || { tail -20 make.log >&2; exit 1; }
+cp .libs/libsmartcols.a "$dir/libsmartcols.a.tmp"
+mv "$dir/libsmartcols.a.tmp" "$dir/libsmartcols.a"
+rm -rf "$src"
+echo "build-smartcols: $dir/libsmartcols.a from util-linux $ver"

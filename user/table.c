@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause)
+/* table.c - tables through libsmartcols: --columns, --raw (table.h). */
+#include <ctype.h>
+#include <errno.h>
+#include <libsmartcols/libsmartcols.h>
+#include <string.h>
+#include "table.h"
+#include "util.h"
+
+#pragma GCC poison u8 u16 u32 u64 s8 s16 s32 s64
+
+/* @len bytes of @s name @name: case-insensitive, '-' standing for '_' */
+static bool col_name_is(const char *s, size_t len, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < len && name[i]; i++) {
+		char c = s[i] == '-' ? '_' : s[i];
+
+		if (toupper((unsigned char)c) != toupper((unsigned char)name[i]))
+			return false;
+	}
+	return i == len && !name[i];
+}
+
+static void print_col_list(FILE *f, const struct table_col *cols, int ncols)
+{
+	fprintf(f, "Columns:\n");
+	for (int i = 0; i < ncols; i++)
+		fprintf(f, "  %-12s %s\n", cols[i].name, cols[i].help);
+}
+
+int table_getopt(int opt, const char *arg, const struct table_col *cols, int ncols,
+		 struct table_opts *o)
+{
+	const char *p = arg;
+
+	if (opt == OPT_TABLE_RAW) {
+		o->raw = true;
+		return 0;
+	}
+	o->nsel = 0;
+	for (;;) {
+		size_t len = strcspn(p, ",");
+		int c;
+
+		for (c = 0; c < ncols; c++)
+			if (col_name_is(p, len, cols[c].name))
+				break;
+		for (int i = 0; c < ncols && i < o->nsel; i++)
+			if (o->sel[i] == c) {
+				p_err("bad --columns '%s': %s given twice", arg, cols[c].name);
+				return -EINVAL;
+			}
+		if (c == ncols || o->nsel == TABLE_MAX_COLS) {
+			p_err("bad --columns '%s': no column '%.*s' (a comma-separated list)",
+			      arg, (int)len, p);
+			print_col_list(stderr, cols, ncols);
+			return -EINVAL;
+		}
+		o->sel[o->nsel++] = c;
+		if (!p[len])
+			return 0;
+		p += len + 1;
+	}
+}
+
+int table_print(FILE *f, const struct table_col *cols, int ncols, const int *sel, int nsel,
+		bool raw, const char *const *cells, int nrows)
+{
+	struct libscols_table *tb = scols_new_table();
+	int err = -ENOMEM;
+
+	if (!tb)
+		return -ENOMEM;
+	/* the same layout on a terminal as in a pipe: never cut to its width */
+	scols_table_set_termforce(tb, SCOLS_TERMFORCE_NEVER);
+	scols_table_enable_raw(tb, raw);
+	for (int i = 0; i < nsel; i++) {
+		const struct table_col *c = &cols[sel[i]];
+		char head[64];
+
+		/*
+		 * A width hint is no least width to libsmartcols 2.38 off a
+		 * terminal: the header, padded to it, is (the layout of the
+		 * printf tables this replaced, which scripts split on blanks).
+		 */
+		snprintf(head, sizeof(head), c->left ? "%-*s" : "%*s", raw ? 0 : c->width,
+			 raw ? c->name : c->header);
+		if (!scols_table_new_column(tb, head, 0, c->left ? 0 : SCOLS_FL_RIGHT))
+			goto out_unref;
+	}
+	for (int r = 0; r < nrows; r++) {
+		struct libscols_line *ln = scols_table_new_line(tb, NULL);
+
+		if (!ln)
+			goto out_unref;
+		for (int i = 0; i < nsel; i++) {
+			const char *v = cells[(size_t)r * ncols + sel[i]];
+
+			if (v && scols_line_set_data(ln, i, v))
+				goto out_unref;
+		}
+	}
+	scols_table_set_stream(tb, f);
+	err = scols_print_table(tb) ? -EIO : 0;
+out_unref:
+	scols_unref_table(tb);
+	return err;
+}

@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause) */
+/*
+ * table.h - tables for a person or a script through util-linux's
+ * libsmartcols (as lsblk and findmnt print theirs): column choice
+ * (--columns), --raw, and widths that grow with their figures.
+ */
+#ifndef MEMACCT_TABLE_H
+#define MEMACCT_TABLE_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#define TABLE_MAX_COLS	32
+
+/* One column a table can show. */
+struct table_col {
+	const char *name;	/* for --columns and the --raw header: "RSS_PEAK" */
+	const char *header;	/* the default header: "RSS PEAK" */
+	int width;		/* least width in the default layout */
+	bool left;		/* left-aligned (names); figures are right-aligned */
+	const char *help;	/* what the column holds, for the error listing them */
+};
+
+/* --columns and --raw of one command's table (set by table_getopt()) */
+struct table_opts {
+	int sel[TABLE_MAX_COLS];	/* indexes into the command's columns */
+	int nsel;			/* 0: the command's default columns */
+	bool raw;
+};
+
+enum {
+	OPT_TABLE_COLUMNS = 0x300,
+	OPT_TABLE_RAW,
+};
+
+#define TABLE_LONG_OPTIONS \
+	{ "columns", required_argument, NULL, OPT_TABLE_COLUMNS }, \
+	{ "raw", no_argument, NULL, OPT_TABLE_RAW }
+
+/*
+ * table_getopt() - handle OPT_TABLE_COLUMNS (@arg: comma-separated names of
+ * @cols, case-insensitive; '-' may stand for '_') or OPT_TABLE_RAW into @o.
+ * Prints the error, naming every column, and returns -EINVAL on an unknown
+ * or repeated name or an empty list; 0 on success.
+ */
+int table_getopt(int opt, const char *arg, const struct table_col *cols, int ncols,
+		 struct table_opts *o);
+
+/*
+ * table_print() - print @nrows rows of @ncols cells each (@cells, row after
+ * row, one cell per column of @cols; NULL prints as empty), the columns @sel
+ * of @cols (@nsel of them) in that order, to @f: the
+ * default layout (a header line, columns at least their width apart by one
+ * space, never shrunk to the terminal), or with @raw one space between
+ * unpadded fields and blanks inside a field as \x20, headers by name.
+ * Returns 0, or a negative errno (-ENOMEM) with nothing printed.
+ */
+int table_print(FILE *f, const struct table_col *cols, int ncols, const int *sel, int nsel,
+		bool raw, const char *const *cells, int nrows);
+
+#endif /* MEMACCT_TABLE_H */
