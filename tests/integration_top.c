@@ -249,22 +249,27 @@ static void make_cgroups(void)
 static char rcfile[128];
 
 /*
- * `memacct --bytes top --cgroup TESTCG ARGS` in a tmux pane of 160 x 40;
+ * `ENV memacct --bytes top --cgroup TESTCG ARGS` in a tmux pane of 160 x 40;
  * its exit status goes to rcfile, then the pane stays (showing "top
  * exited") so that the terminal's state after top can be read.
  */
-static void start_top(const char *args)
+static void start_top_env(const char *env, const char *args)
 {
 	struct result *r;
 
 	snprintf(rcfile, sizeof(rcfile), "/tmp/%s.rc", sock);
 	unlink(rcfile);
 	r = run_cmd("tmux -L %s new-session -d -s top -x 160 -y 40 "
-		    "\"%s --bytes top --cgroup '%s' %s; echo \\$? > %s; "
-		    "echo top exited; sleep 120\"", sock, memacct, cgtop + strlen(cgroot), args,
-		    rcfile);
+		    "\"%s %s --bytes top --cgroup '%s' %s; echo \\$? > %s; "
+		    "echo top exited; sleep 120\"", sock, env, memacct, cgtop + strlen(cgroot),
+		    args, rcfile);
 	ck_assert_int_eq(r->status, 0);
 	result_free(r);
+}
+
+static void start_top(const char *args)
+{
+	start_top_env("", args);
 }
 
 /* Send @keys; top must exit 0, off the alternate screen, cursor shown. */
@@ -424,6 +429,36 @@ START_TEST(test_top_ctrl_c)
 }
 END_TEST
 
+/*
+ * A TERM that terminfo lacks: exit 3 naming it, after stopping the BPF
+ * session (initscr() printed and exit()ed with it up), no pin left.
+ */
+START_TEST(test_top_unknown_term)
+{
+	const char *exited[] = { "top exited", NULL };
+	char *bpf_before, *bpf_after, *s;
+	struct result *r;
+
+	if (!have_tmux(__func__))
+		return;
+	bpf_before = dir_names("/sys/fs/bpf", "");
+	make_cgroups();
+	start_top_env("TERM=memacct-no-such-term", "");
+	s = wait_screen(exited);
+	ck_assert_msg(strstr(s, "no terminfo entry for TERM=memacct-no-such-term"), "%s", s);
+	free(s);
+	r = run_cmd("cat %s", rcfile);
+	ck_assert_msg(!strcmp(r->out, "3\n"), "top exit status '%s'", r->out);
+	result_free(r);
+	unlink(rcfile);
+	bpf_after = dir_names("/sys/fs/bpf", "");
+	ck_assert_msg(!strcmp(bpf_after, bpf_before), "bpffs before:\n%s\nafter:\n%s",
+		      bpf_before, bpf_after);
+	free(bpf_before);
+	free(bpf_after);
+}
+END_TEST
+
 /* Without a terminal top refuses with a usage error instead of drawing. */
 START_TEST(test_top_needs_terminal)
 {
@@ -448,6 +483,7 @@ Suite *top_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_top_tmux);
 	tcase_add_test(tc, test_top_ctrl_c);
+	tcase_add_test(tc, test_top_unknown_term);
 	tcase_add_test(tc, test_top_needs_terminal);
 	suite_add_tcase(s, tc);
 	return s;
