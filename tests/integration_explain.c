@@ -338,7 +338,13 @@ static void file_mmap_case(const char *name, const char *flags, bool locked)
 	assert_near("file size_bytes", jint(f, "size_bytes"), size);
 	ck_assert_msg(jint(t, "private_anon_bytes") < (long long)(4 * MiB),
 		      "anon not small: %lld", jint(t, "private_anon_bytes"));
+	/* no watch, no daemon: every flow unknown, null, never 0 */
 	ck_assert(json_is_null(json_object_get(t, "cow_copied_bytes")));
+	ck_assert(json_is_null(json_object_get(t, "zero_fill_bytes")));
+	ck_assert(json_is_null(json_object_get(t, "numa_migrated_bytes_by_reason")));
+	ck_assert(json_is_null(json_object_get(t, "page_faults_total")));
+	ck_assert(json_is_null(json_object_get(json_array_get(json_object_get(r->report,
+			"processes"), 0), "oom_kills_total")));
 	if (strstr(flags, "--unlink"))
 		ck_assert(json_is_true(json_object_get(f, "deleted")));
 	result_free(r);
@@ -531,6 +537,10 @@ START_TEST(test_explain_daemon_cow)
 	p = json_array_get(json_object_get(r->report, "processes"), 0);
 	assert_near("explain from the daemon: worker cow_copied_bytes",
 		    jint(p, "cow_copied_bytes"), eighth);
+	/* the daemon's record has every flow but the fault counts */
+	ck_assert(json_is_integer(json_object_get(p, "zero_fill_bytes")));
+	ck_assert(json_is_object(json_object_get(p, "numa_migrated_bytes_by_reason")));
+	ck_assert(json_is_null(json_object_get(p, "page_faults_total")));
 	result_free(r);
 	/* without a daemon there: unknown, never estimated */
 	r = explain("--pin-path %s/none %lld", pin, bg_truth(b, "worker", "0"));
@@ -728,6 +738,9 @@ START_TEST(test_explain_watch_file_cow)
 	assert_near("--watch: cgroup cow_file_copied_bytes",
 		    jint(json_object_get(report, "totals"), "cow_file_copied_bytes"),
 		    bg_truth(b, "file_cow_bytes", NULL));
+	/* the 4,096 write faults of the copies, measured by the watch */
+	ck_assert_msg(jint(p, "page_faults_total") >= 4096, "page_faults_total %lld",
+		      jint(p, "page_faults_total"));
 	json_decref(report);
 	bg_stop(b);
 }

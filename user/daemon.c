@@ -1505,13 +1505,8 @@ static void write_json_log(struct dstate *d, const struct collection *col)
 		p->m.pinned = p->m.mlocked + p->m.pinned_vm;
 		p->m.page_faults = t->min_flt + t->maj_flt;
 		p->m.major_faults = t->maj_flt;
-		if (f) {
-			p->m.cow_copied = pg(d, f->cow_copied_pages);
-			p->m.cow_file_copied = pg(d, f->cow_file_copied_pages);
-			p->m.fault_unclassified = pg(d, f->fault_unclassified_pages);
-			p->m.remote_numa_alloc = pg(d, f->remote_numa_alloc_pages);
-			p->m.oom_kills = f->oom_kills;
-		}
+		if (f)	/* every flow (zero_fill and migrations were left at 0) */
+			metrics_from_bpf_flows(&p->m, f, d->page_size);
 	}
 	memcpy(r.dropped, col->dropped, sizeof(r.dropped));
 	r.vma_lockless_lookups = col->vma_lockless;

@@ -59,9 +59,9 @@ struct xproc {
 	struct proc_status st;
 	struct smaps sm;
 	struct xsum sum;
-	bool has_cow;
-	uint64_t cow;			/* cow_copied (bytes) */
-	uint64_t cow_file;		/* cow_file_copied (bytes) */
+	bool has_flows;			/* flows is valid: watched, or a daemon's record */
+	struct metrics flows;		/* flows (CoW, zero fill, faults, migrations...):
+					 * bytes and counts; stocks unused */
 	uint64_t dma;			/* dma_pinned from the watch (bytes) */
 	bool has_numa;			/* numa_maps read: nm and nu are valid */
 	struct numa_maps nm;		/* mappings kept, joined with sm by start */
@@ -530,8 +530,8 @@ static void build_verdict(struct explain *e)
 					hi = c->pid;
 				nkids++;
 				shared += c->sum.pss - c->sum.uss;
-				cow_known &= c->has_cow;
-				cow += c->cow;
+				cow_known &= c->has_flows;
+				cow += c->flows.cow_copied;
 			}
 			if (!nkids || !par->sum.shared)
 				continue;
@@ -569,14 +569,14 @@ static void build_verdict(struct explain *e)
 		uint64_t cow = 0;
 
 		for (size_t i = 0; i < e->nprocs; i++)
-			cow += e->procs[i].has_cow ? e->procs[i].cow : 0;
+			cow += e->procs[i].flows.cow_copied;
 		say(e, "%s was copied on write (CoW) during the %.1f s watch",
 		    fmt_bytes(b[0], 16, cow), e->watch_ns / 1e9);
 	} else if (e->daemon_cow) {
 		uint64_t cow = 0;
 
 		for (size_t i = 0; i < e->nprocs; i++)
-			cow += e->procs[i].has_cow ? e->procs[i].cow : 0;
+			cow += e->procs[i].flows.cow_copied;
 		say(e, "%s was copied on write (CoW) since the memacct daemon attached (its "
 		    "pinned maps; processes it has not seen fault: unknown)", fmt_bytes(b[0], 16, cow));
 	} else if (!e->cgroup_mode) {
@@ -999,6 +999,26 @@ static void kind_sums(const struct explain *e, struct xsum k[SMAPS_KIND_NR])
 		}
 }
 
+/*
+ * The flows explain did not measure are null, not 0 (docs/explain.md): all
+ * of them, or without @all the page-fault counts alone (a daemon's record
+ * has no fault counts, and /proc/PID/stat's are since exec, not attach).
+ */
+static void null_flows(json_t *o, bool all)
+{
+	static const char *const flows[] = {
+		"cow_copied_bytes", "cow_file_copied_bytes", "zero_fill_bytes",
+		"fault_unclassified_bytes", "fault_alloc_bytes", "remote_numa_alloc_bytes",
+		"numa_migrated_bytes", "numa_migrated_bytes_by_reason", "numa_task_moves_total",
+		"numa_task_swaps_total", "oom_kills_total", "memcg_reclaims_total",
+	};
+
+	json_object_set_new(o, "page_faults_total", json_null());
+	json_object_set_new(o, "major_faults_total", json_null());
+	for (size_t i = 0; all && i < sizeof(flows) / sizeof(flows[0]); i++)
+		json_object_set_new(o, flows[i], json_null());
+}
+
 static json_t *explain_json(const struct explain *e, const struct report *r, size_t top)
 {
 	json_t *o = report_json(r), *t = json_object_get(o, "totals");
@@ -1018,19 +1038,11 @@ static json_t *explain_json(const struct explain *e, const struct report *r, siz
 		json_object_set_new(t, "remote_numa_bytes", json_null());
 		json_object_set_new(t, "remote_numa_peak_bytes", json_null());
 	}
-	if (e->daemon_cow) {
-		uint64_t cow = 0, cow_file = 0;
-
-		for (size_t k = 0; k < e->nprocs; k++) {
-			cow += e->procs[k].has_cow ? e->procs[k].cow : 0;
-			cow_file += e->procs[k].has_cow ? e->procs[k].cow_file : 0;
-		}
-		set_u64(t, "cow_copied_bytes", cow);
-		set_u64(t, "cow_file_copied_bytes", cow_file);
-	} else if (!e->watched) {
-		json_object_set_new(t, "cow_copied_bytes", json_null());
-		json_object_set_new(t, "cow_file_copied_bytes", json_null());
-	}
+	/* flows are summed over the processes whose flows are known */
+	if (!e->watched && !e->daemon_cow)
+		null_flows(t, true);
+	else if (!e->watched)
+		null_flows(t, false);
 	json_object_set_new(o, "cow_source", json_string(e->watched ? "watch" :
 			    e->daemon_cow ? "daemon" : "none"));
 	json_array_foreach(procs, i, p) {
@@ -1047,10 +1059,10 @@ static json_t *explain_json(const struct explain *e, const struct report *r, siz
 			json_object_set_new(p, "remote_numa_bytes", json_null());
 			json_object_set_new(p, "remote_numa_peak_bytes", json_null());
 		}
-		if (!x->has_cow) {
-			json_object_set_new(p, "cow_copied_bytes", json_null());
-			json_object_set_new(p, "cow_file_copied_bytes", json_null());
-		}
+		if (!x->has_flows)
+			null_flows(p, true);
+		else if (!e->watched)
+			null_flows(p, false);
 	}
 	arr = json_array();
 	for (i = 0; i < e->nfiles && (!top || i < top); i++) {
@@ -1180,13 +1192,13 @@ static void print_plain(const struct explain *e, const struct report *r, enum by
 		uint64_t cow = 0;
 
 		for (i = 0; i < e->nprocs; i++)
-			cow += e->procs[i].cow;
+			cow += e->procs[i].flows.cow_copied;
 		value_line("CoW-copied while watched (flow)", cow);
 	} else if (e->daemon_cow) {
 		uint64_t cow = 0;
 
 		for (i = 0; i < e->nprocs; i++)
-			cow += e->procs[i].has_cow ? e->procs[i].cow : 0;
+			cow += e->procs[i].flows.cow_copied;
 		value_line("CoW-copied since the daemon attached", cow);
 	} else {
 		printf("  %-36s %10s\n", "CoW-copied since fork", "unknown");
@@ -1359,8 +1371,9 @@ static int fill_report(struct explain *e, struct report *r)
 		row->m.pinned_vm = x->st.pinned;
 		row->m.dma_pinned = x->dma;
 		row->m.pinned = x->st.locked + x->st.pinned + x->dma;
-		row->m.cow_copied = x->cow;
-		row->m.cow_file_copied = x->cow_file;
+		metrics_add_flows(&row->m, &x->flows);
+		row->m.page_faults = x->flows.page_faults;
+		row->m.major_faults = x->flows.major_faults;
 		row->m.remote_numa = x->has_numa ? x->nu.remote : 0;
 		row->m.remote_numa_peak = row->m.remote_numa;
 		r->totals.rss += row->m.rss;
@@ -1371,8 +1384,9 @@ static int fill_report(struct explain *e, struct report *r)
 		r->totals.pinned += row->m.pinned;
 		r->totals.dma_pinned += row->m.dma_pinned;
 		r->dma_attributed += row->m.pinned_vm + row->m.dma_pinned;
-		r->totals.cow_copied += row->m.cow_copied;
-		r->totals.cow_file_copied += row->m.cow_file_copied;
+		metrics_add_flows(&r->totals, &row->m);
+		r->totals.page_faults += row->m.page_faults;
+		r->totals.major_faults += row->m.major_faults;
 	}
 	if (e->has_stat)
 		r->totals.usage = e->cst.usage;
@@ -1466,7 +1480,8 @@ static int watch_cow(struct explain *e, const struct memcg *cg, uint64_t dur_ns)
  * from a running memacct daemon's pinned procs map (@dir/maps/procs, keyed by
  * tgid and start_boottime: a reused PID never matches): pages copied since
  * the daemon attached, or since fork for processes started after it. Sets
- * has_cow/cow of each process found and e->daemon_cow. Read-only; nothing
+ * has_flows/flows of each process found (the daemon's record has every flow
+ * but the page-fault counts) and e->daemon_cow. Read-only; nothing
  * when no daemon has pinned there or the pins are of another build.
  */
 static void daemon_cow(struct explain *e, const char *dir)
@@ -1497,27 +1512,25 @@ static void daemon_cow(struct explain *e, const char *dir)
 			struct xproc *x = &e->procs[i];
 			struct proc_stat st;
 
-			if ((pid_t)key.tgid != x->pid || x->has_cow || read_stat(x->pid, &st) ||
+			if ((pid_t)key.tgid != x->pid || x->has_flows || read_stat(x->pid, &st) ||
 			    !proc_start_matches(key.start_boottime_ns, st.starttime_ticks) ||
 			    bpf_map_lookup_elem(fd, &key, &v))
 				continue;
-			x->has_cow = true;
-			x->cow = v.f.cow_copied_pages * (uint64_t)page;
-			x->cow_file = v.f.cow_file_copied_pages * (uint64_t)page;
+			x->has_flows = true;
+			metrics_from_bpf_flows(&x->flows, &v.f, page);
 			e->daemon_cow = true;
 		}
 	}
 	close(fd);
 }
 
-/* the CoW figures the watch measured for @x, if it saw it alive */
+/* the flows the watch measured for @x, if it saw it alive */
 static void watch_result(const struct explain *e, struct xproc *x)
 {
 	for (size_t j = 0; j < e->nwatch_rows; j++)
 		if (e->watch_rows[j].pid == x->pid && !e->watch_rows[j].exited) {
-			x->has_cow = true;
-			x->cow = e->watch_rows[j].m.cow_copied;
-			x->cow_file = e->watch_rows[j].m.cow_file_copied;
+			x->has_flows = true;
+			x->flows = e->watch_rows[j].m;
 			x->dma = e->watch_rows[j].m.dma_pinned;
 		}
 }

@@ -11,6 +11,25 @@
 
 #pragma GCC poison u8 u16 u32 u64 s8 s16 s32 s64
 
+void metrics_from_bpf_flows(struct metrics *m, const struct memacct_flows *f, uint64_t page_size)
+{
+	m->cow_copied = f->cow_copied_pages * page_size;
+	m->cow_file_copied = f->cow_file_copied_pages * page_size;
+	m->zero_fill = f->zero_fill_pages * page_size;
+	m->fault_unclassified = f->fault_unclassified_pages * page_size;
+	m->fault_alloc = f->fault_alloc_pages * page_size;
+	m->remote_numa_alloc = f->remote_numa_alloc_pages * page_size;
+	m->numa_migrated = 0;
+	for (int i = 0; i < MEMACCT_MR_NR; i++) {
+		m->numa_migrated_by_reason[i] = f->numa_migrated_pages[i] * page_size;
+		m->numa_migrated += m->numa_migrated_by_reason[i];
+	}
+	m->numa_task_moves = f->numa_task_moves;
+	m->numa_task_swaps = f->numa_task_swaps;
+	m->oom_kills = f->oom_kills;
+	m->memcg_reclaims = f->memcg_reclaims;
+}
+
 void metrics_add_flows(struct metrics *t, const struct metrics *m)
 {
 	t->cow_copied += m->cow_copied;

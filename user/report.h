@@ -143,6 +143,13 @@ extern const char *const drop_names[MEMACCT_DROP_NR];
 
 void report_free(struct report *r);
 
+/*
+ * metrics_from_bpf_flows() - @m's flows from a BPF record's (include/memacct.h,
+ * bpf/memacct.bpf.c: pages and counts) in bytes and counts; @page_size in
+ * bytes. Stocks of @m untouched.
+ */
+void metrics_from_bpf_flows(struct metrics *m, const struct memacct_flows *f, uint64_t page_size);
+
 /* metrics_add_flows() - add @m's flows (counts since attach) to @t. */
 void metrics_add_flows(struct metrics *t, const struct metrics *m);
 

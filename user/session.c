@@ -59,32 +59,11 @@ static uint64_t pages(const struct session *s, uint64_t n)
 	return n * (uint64_t)s->page_size;
 }
 
-/* The flows of a BPF record (a process's or a cgroup's), in bytes. */
-static void bpf_flows_to_metrics(const struct session *s, const struct memacct_flows *f,
-				 struct metrics *m)
-{
-	m->cow_copied = pages(s, f->cow_copied_pages);
-	m->cow_file_copied = pages(s, f->cow_file_copied_pages);
-	m->zero_fill = pages(s, f->zero_fill_pages);
-	m->fault_unclassified = pages(s, f->fault_unclassified_pages);
-	m->fault_alloc = pages(s, f->fault_alloc_pages);
-	m->remote_numa_alloc = pages(s, f->remote_numa_alloc_pages);
-	m->numa_migrated = 0;
-	for (int i = 0; i < MEMACCT_MR_NR; i++) {
-		m->numa_migrated_by_reason[i] = pages(s, f->numa_migrated_pages[i]);
-		m->numa_migrated += m->numa_migrated_by_reason[i];
-	}
-	m->numa_task_moves = f->numa_task_moves;
-	m->numa_task_swaps = f->numa_task_swaps;
-	m->oom_kills = f->oom_kills;
-	m->memcg_reclaims = f->memcg_reclaims;
-}
-
 /* Flows and pinned peaks of a BPF record, in bytes. */
 static void flows_to_metrics(const struct session *s, const struct memacct_proc *p,
 			     struct metrics *m)
 {
-	bpf_flows_to_metrics(s, &p->f, m);
+	metrics_from_bpf_flows(m, &p->f, s->page_size);
 	m->mlocked_peak = pages(s, p->pin.locked_vm_peak_pages);
 	m->pinned_vm_peak = pages(s, p->pin.pinned_vm_peak_pages);
 	m->pinned_peak = pages(s, p->pin.pinned_peak_pages);
@@ -822,7 +801,7 @@ int session_cgroup_exited(const struct session *s, uint64_t id, struct metrics *
 	memset(m, 0, sizeof(*m));
 	if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.cgroups), &id, &c))
 		return -ENOENT;
-	bpf_flows_to_metrics(s, &c.f, m);
+	metrics_from_bpf_flows(m, &c.f, s->page_size);
 	return 0;
 }
 
