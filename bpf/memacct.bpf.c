@@ -843,8 +843,10 @@ PINNED_EXIT(brk)		/* heap growth under mlockall(MCL_FUTURE) */
  * host's outstanding FOLL_PIN references (foll_pin_now()) are read at
  * sys_enter and at sys_exit; the difference, less what the syscall added to
  * mm->pinned_vm (io_uring buffers, counted there already), is the process's.
- * Exact when no other window was open meanwhile (flagged otherwise; pins by
- * paths with no window, e.g. O_DIRECT I/O on another CPU, cannot be seen).
+ * Exact when no other window was open meanwhile; overlapping windows share
+ * the counter (the pool below) so that nothing is counted twice or lost,
+ * and are flagged estimates (pins by paths with no window, e.g. O_DIRECT
+ * I/O on another CPU, cannot be seen).
  * Pins left when an fd is closed or the process exits go to a release queue;
  * the kworker that unpins later (AF_XDP: ~100 ms after close(), from
  * xdp_umem_release_deferred) is measured the same way around each work item
@@ -874,7 +876,91 @@ struct dma_window {
 	__s32 fd;
 	__u32 estimate;		/* another window was open at entry */
 	__s64 nr;		/* syscall number (pin events) */
+	__s64 pool_s;		/* dma_pool.s at entry (pooled windows) */
+	__u32 pooled;		/* entered the pool (its lock was taken) */
+	__u32 pad;
 };
+
+/*
+ * The pool: windows of processes' syscalls share the host counter so that
+ * overlapping windows count every page once. Between two pool events (a
+ * window opens or closes, a kworker gives back a release) the counter's
+ * change is divided equally among the windows open then: s is the running
+ * sum of those per-window shares (pages << DMA_POOL_SHIFT) and a window
+ * gets s at its close minus s at its open. A busy period (from the first
+ * window open to none open) is closed exactly: its last window gets the
+ * counter's change over the period minus what the others got, so the sum
+ * over the windows equals the host counter's change while any was open.
+ * A window whose size the kernel fixes (XDP_UMEM_REG: exactly npgs pages
+ * pinned on success, net/xdp/xdp_umem.c xdp_umem_pin_pages()) takes that
+ * size; the difference stays with the period's last window. Kworker
+ * releases are taken out of the pool's counter (x) so they are not shared
+ * again. The pool's state changes under a lock: a hash map element added
+ * with BPF_NOEXIST (one CPU wins: the bucket lock), since bpf_spin_lock is
+ * refused in tracepoint programs (kernel/bpf/verifier.c
+ * check_map_prog_compatibility()) and 5.10 has no BPF cmpxchg. A window
+ * that cannot take the lock (its holder preempted) keeps its own raw
+ * delta, flagged as an estimate.
+ */
+#define DMA_POOL_SHIFT	16
+#define DMA_POOL_TRIES	64
+struct dma_pool_state {
+	__s64 last;		/* pool counter (foll_pin_now() - x) at the last event */
+	__s64 s;		/* sum of per-window shares, << DMA_POOL_SHIFT */
+	__s64 x;		/* kworker releases taken out of the pool */
+	__s64 bp_start;		/* pool counter when the busy period began */
+	__s64 bp_given;		/* pages given to windows closed in it */
+	__u64 open;		/* pooled windows open now */
+	__u64 lock_missed;	/* windows that kept their raw delta */
+};
+static struct dma_pool_state dma_pool;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} dma_pool_lock SEC(".maps");
+
+static __always_inline bool pool_lock(void)
+{
+	__u32 k = 0, v = 0;
+
+	for (int i = 0; i < DMA_POOL_TRIES; i++)
+		if (!bpf_map_update_elem(&dma_pool_lock, &k, &v, BPF_NOEXIST))
+			return true;
+	__sync_fetch_and_add(&dma_pool.lock_missed, 1);
+	return false;
+}
+
+static __always_inline void pool_unlock(void)
+{
+	__u32 k = 0;
+
+	bpf_map_delete_elem(&dma_pool_lock, &k);
+}
+
+/* Share the pool counter's change since the last event (lock held). */
+static __always_inline void pool_tick(__s64 now)
+{
+	__s64 d = now - dma_pool.last;
+	__u64 n = dma_pool.open, q;
+
+	dma_pool.last = now;
+	if (!n || !d)
+		return;
+	/* unsigned division only (signed needs BPF v4, Linux 6.6) */
+	q = ((__u64)(d < 0 ? -d : d) << DMA_POOL_SHIFT) / n;
+	dma_pool.s += d < 0 ? -(__s64)q : (__s64)q;
+}
+
+/* Round a share in pool units to pages, to nearest. */
+static __always_inline __s64 pool_pages(__s64 v)
+{
+	__u64 a = ((__u64)(v < 0 ? -v : v) + (1ULL << (DMA_POOL_SHIFT - 1))) >> DMA_POOL_SHIFT;
+
+	return v < 0 ? -(__s64)a : (__s64)a;
+}
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -985,7 +1071,7 @@ static __always_inline void dma_open(long nr, __s32 fd, __u64 range_start, __u64
 {
 	struct task_struct *task = current_task();
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
-	struct dma_window w = {};
+	struct dma_window w = {}, *wp;
 	struct mm_struct *mm;
 
 	cpu_off_learn();
@@ -1004,13 +1090,60 @@ static __always_inline void dma_open(long nr, __s32 fd, __u64 range_start, __u64
 	w.nr = nr;
 	w.range_start = range_start;
 	w.range_pages = range_pages;
-	if (bpf_map_update_elem(&dma_windows, &tid, &w, BPF_ANY))
+	if (bpf_map_update_elem(&dma_windows, &tid, &w, BPF_ANY)) {
 		__sync_fetch_and_add(&dma_windows_open, -1);
+		return;
+	}
+	wp = bpf_map_lookup_elem(&dma_windows, &tid);
+	if (!wp || nr == MEMACCT_PIN_EV_KWORKER || !pool_lock())
+		return;
+	/* read again under the lock: the pool's events are ordered */
+	if (foll_pin_now(task, &wp->foll_pin)) {
+		__s64 c = wp->foll_pin - dma_pool.x;
+
+		pool_tick(c);
+		if (!dma_pool.open) {
+			dma_pool.bp_start = c;
+			dma_pool.bp_given = 0;
+		}
+		dma_pool.open++;
+		wp->pool_s = dma_pool.s;
+		wp->pooled = 1;
+	}
+	pool_unlock();
 }
 
-/* Release @pages unpinned outside any owner's syscall against the queue. */
-static __always_inline void dma_release_queued(__u64 pages)
+/*
+ * Leave the pool (lock held by the caller): @now the host counter, @known
+ * the pages the kernel fixed for this window (0: none). Returns the
+ * window's share of the pool counter.
+ */
+static __always_inline __s64 pool_leave(struct dma_window *w, __s64 now, __s64 known)
 {
+	__s64 c = now - dma_pool.x, share;
+
+	pool_tick(c);
+	if (dma_pool.open)
+		dma_pool.open--;
+	if (!dma_pool.open) {
+		/* the busy period's last window: what the others left */
+		share = c - dma_pool.bp_start - dma_pool.bp_given;
+	} else if (known) {
+		share = known;	/* the rest of its share stays in the pool */
+	} else {
+		share = pool_pages(dma_pool.s - w->pool_s);
+	}
+	dma_pool.bp_given += share;
+	return share;
+}
+
+/*
+ * Release @pages unpinned outside any owner's syscall against the queue;
+ * returns the pages taken from it.
+ */
+static __always_inline __u64 dma_release_queued(__u64 pages)
+{
+	__u64 asked = pages;
 	bool exact = false;
 	int i;
 
@@ -1040,6 +1173,7 @@ static __always_inline void dma_release_queued(__u64 pages)
 		if (exact)
 			break;
 	}
+	return asked - pages;
 }
 
 /*
@@ -1063,15 +1197,31 @@ static __always_inline void dma_close(bool ok)
 	if (!w)
 		return;
 	__sync_fetch_and_add(&dma_windows_open, -1);
-	if (!foll_pin_now(task, &now))
-		goto out;
-	d = now - w->foll_pin;
+	est = w->estimate || dma_window_gen != w->gen;
+	if (w->pooled && pool_lock()) {
+		__s64 known = w->range_pages && ok ? (__s64)w->range_pages : 0;
+		bool got = foll_pin_now(task, &now);
+
+		if (!got)	/* leave anyway: the pool's count stays right */
+			now = dma_pool.last + dma_pool.x;
+		d = pool_leave(w, now, known);
+		pool_unlock();
+		if (!got)
+			goto out;
+		if (known)	/* the kernel fixed it: exact even when shared */
+			est = d != known;
+	} else {
+		if (w->pooled)	/* pool lock missed: raw delta, an estimate */
+			est = true;
+		if (!foll_pin_now(task, &now))
+			goto out;
+		d = now - w->foll_pin;
+		if (w->range_pages && ok && d != (__s64)w->range_pages)
+			est = true;	/* the area's size says otherwise */
+	}
 	mm = BPF_CORE_READ(task, mm);
 	if (mm)
 		d -= (__s64)BPF_CORE_READ(mm, pinned_vm.counter) - (__s64)w->pinned_vm;
-	est = w->estimate || dma_window_gen != w->gen;
-	if (w->range_pages && ok && d != (__s64)w->range_pages)
-		est = true;	/* the area's size says otherwise */
 	if (!d)
 		goto out;
 	p = proc_get(task, true);
@@ -1257,7 +1407,14 @@ int BPF_PROG(workqueue_execute_end, struct work_struct *work)
 	if (foll_pin_now(current_task(), &now)) {
 		d = now - w->foll_pin;
 		if (d < 0)
-			dma_release_queued(-d);
+			d = dma_release_queued(-d);
+		/* what it gave back leaves the pool's counter: not shared again */
+		if (d > 0 && pool_lock()) {
+			dma_pool.x -= d;
+			pool_unlock();
+		} else if (d > 0) {
+			__sync_fetch_and_add(&dma_pool.x, -d);
+		}
 	}
 	bpf_map_delete_elem(&dma_windows, &tid);
 	return 0;

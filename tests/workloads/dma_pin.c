@@ -10,6 +10,15 @@
  *   close  close the AF_XDP socket (the kernel unpins ~100 ms later, from a
  *          kworker), print "closed"
  *   exit   exit 0 (also on EOF)
+ *   many N CPU HIDE
+ *          on CPU CPU, N new AF_XDP sockets, each registering its own
+ *          XDP_MiB UMEM right after the other (two of these at once on two
+ *          CPUs: overlapping pins), print "truth many_pages P" (N times the
+ *          UMEM's pages), then "done". HIDE 1: each xdp_umem_reg is read
+ *          by the kernel from a page this process has never touched (a
+ *          fresh MAP_SHARED mapping of a memfd), which a tracepoint cannot
+ *          read (no page fault there): memacct cannot learn the size and
+ *          measures the pins as for any driver.
  *
  * Usage: dma_pin XDP_MiB URING_MiB MLOCK(0|1)
  * Output (stdout):
@@ -24,6 +33,7 @@
  * sockets or no FOLL_PIN counters.
  */
 #include <errno.h>
+#include <sched.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -96,6 +106,45 @@ static long long foll_pinned(void)
 	}
 	fclose(f);
 	return acq < 0 || rel < 0 ? -1 : acq - rel;
+}
+
+/* The "many" command: @n sockets with their own @len UMEM each, on @cpu. */
+static void pin_many(unsigned long n, int cpu, int hide, unsigned long len)
+{
+	struct xdp_umem_reg reg = { .len = len, .chunk_size = 4096 };
+	int mfd = hide ? memfd_create("dma_pin_reg", 0) : -1;
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set))
+		die("sched_setaffinity");
+	if (hide && mfd < 0)
+		die("memfd_create");
+	for (unsigned long i = 0; i < n; i++) {
+		void *buf = mmap(NULL, len, PROT_READ | PROT_WRITE,
+				 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		struct xdp_umem_reg *arg = &reg;
+		int s = socket(AF_XDP, SOCK_RAW, 0);
+
+		if (buf == MAP_FAILED || s < 0)
+			die("mmap or socket");
+		memset(buf, 1, len);
+		reg.addr = (unsigned long)buf;
+		if (hide) {
+			if (pwrite(mfd, &reg, sizeof(reg), 0) != sizeof(reg))
+				die("pwrite");
+			arg = mmap(NULL, 4096, PROT_READ, MAP_SHARED, mfd, 0);
+			if (arg == MAP_FAILED)
+				die("mmap memfd");
+		}
+		if (setsockopt(s, SOL_XDP, XDP_UMEM_REG, arg, sizeof(reg)))
+			die("setsockopt(XDP_UMEM_REG)");
+		if (hide)
+			munmap(arg, 4096);
+	}
+	printf("truth many_pages %lu\n", n * (len / 4096));
+	printf("done\n");
 }
 
 int main(int argc, char **argv)
@@ -171,6 +220,13 @@ int main(int argc, char **argv)
 		} else if (!strcmp(cmd, "close\n")) {
 			close(xsk);
 			printf("closed\n");
+		} else if (!strncmp(cmd, "many ", 5)) {
+			unsigned long n;
+			int cpu, hide;
+
+			if (sscanf(cmd, "many %lu %d %d", &n, &cpu, &hide) != 3)
+				usage();
+			pin_many(n, cpu, hide, xdp_len);
 		} else if (!strcmp(cmd, "exit\n")) {
 			break;
 		}
