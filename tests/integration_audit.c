@@ -436,6 +436,16 @@ START_TEST(test_audit_enforce_rlimit)
 	r = run_cmd("%s audit --restore-rlimit 2>&1", memacct);
 	ck_assert_int_eq(r->status, 0);
 	result_free(r);
+	/* a per-process cap above what it holds: the line gives both, each once
+	 * (it printed the cap twice: "8.00 MiB -> 6.00 MiB (holds 6.00 MiB)") */
+	r = run_cmd("%s audit --cgroup %s --enforce-rlimit --per-process-cap 6M 2>&1", memacct, cg);
+	line_of(r->out, "memacct: enforce: pid", line, sizeof(line));
+	printf("  enforce with a 6 MiB cap: %s\n", line);
+	ck_assert_msg(strstr(line, "-> 6.00 MiB (holds 4.00 MiB)"), "cap and holding: %s", r->out);
+	result_free(r);
+	r = run_cmd("%s audit --restore-rlimit 2>&1", memacct);
+	ck_assert_int_eq(r->status, 0);
+	result_free(r);
 	restored = soft_memlock(pid);
 	printf("  enforce: restored soft %lld\n", restored);
 	ck_assert_int_eq(restored, before);
@@ -693,6 +703,56 @@ START_TEST(test_attach_refuses_below_usage)
 }
 END_TEST
 
+/*
+ * audit without --cgroup walks every memory cgroup that has processes: it
+ * stopped at 64 without a word. 70 cgroups of ours, one sleeping process
+ * each: all 70 are audited.
+ */
+START_TEST(test_audit_all_cgroups_unbounded)
+{
+	char path[400];
+	struct result *r;
+	json_t *c;
+	size_t i, ours = 0, all;
+	int pids[70];
+
+	make_cg();
+	for (int k = 0; k < 70; k++) {
+		snprintf(path, sizeof(path), "%s/c%d", cg, k);
+		ck_assert_int_eq(mkdir(path, 0755), 0);
+		pids[k] = fork();
+		if (pids[k] == 0) {
+			FILE *f;
+
+			snprintf(path, sizeof(path), "%s/c%d/cgroup.procs", cg, k);
+			f = fopen(path, "w");
+			if (!f || fprintf(f, "%d\n", getpid()) < 0 || fclose(f))
+				_exit(126);
+			execl("/bin/sleep", "sleep", "60", (char *)NULL);
+			_exit(127);
+		}
+	}
+	usleep(300000);
+	r = run_cmd("%s -j audit", memacct);
+	all = json_array_size(json_object_get(r->report, "cgroups"));
+	json_array_foreach(json_object_get(r->report, "cgroups"), i, c)
+		if (!strncmp(json_string_value(json_object_get(c, "path")), cg, strlen(cg)))
+			ours++;
+	for (int k = 0; k < 70; k++) {
+		kill(pids[k], SIGKILL);
+		waitpid(pids[k], NULL, 0);
+		snprintf(path, sizeof(path), "%s/c%d", cg, k);
+		for (int t = 0; t < 100 && rmdir(path) && errno == EBUSY; t++)
+			usleep(20000);
+	}
+	printf("  audit without --cgroup: %zu cgroups with processes, %zu of our 70\n", all, ours);
+	ck_assert_int_eq(r->status, 0);
+	ck_assert_int_eq(ours, 70);
+	result_free(r);
+	remove_cg();
+}
+END_TEST
+
 /* after a failed assertion too: the processes a test started in its cgroup
  * (ours: make_cg() made it), then the cgroup */
 static void teardown(void)
@@ -725,6 +785,7 @@ Suite *audit_suite(void)
 	tcase_add_test(tc, test_audit_watch_io_uring_spike);
 	tcase_add_test(tc, test_audit_usage_errors);
 	tcase_add_test(tc, test_audit_enforce_rlimit);
+	tcase_add_test(tc, test_audit_all_cgroups_unbounded);
 	tcase_add_test(tc, test_run_memory_max_oom);
 	tcase_add_test(tc, test_run_exec_failure);
 	tcase_add_test(tc, test_attach_memory_high_restore);

@@ -82,6 +82,23 @@ static json_t *fresh_report(const struct dma_watch *w)
 	return last_report(w);
 }
 
+/*
+ * The first report whose cgroup dma_pinned_bytes is 0 again (the kworker's
+ * unpin after exit), within 40 reports; fails the test otherwise.
+ */
+static json_t *cgroup_dma_drained(const struct dma_watch *w)
+{
+	for (int i = 0; i < 40; i++) {
+		json_t *rep = fresh_report(w);
+
+		if (jint(json_object_get(rep, "totals"), "dma_pinned_bytes") == 0)
+			return rep;
+		json_decref(rep);
+	}
+	ck_abort_msg("cgroup dma_pinned_bytes still not 0 12 s after exit");
+	return NULL;
+}
+
 static json_t *proc_of(json_t *rep, long long pid)
 {
 	json_t *procs = json_object_get(rep, "processes"), *p;
@@ -300,15 +317,7 @@ START_TEST(test_dma_af_xdp_exit)
 	waitpid(w.wl, &st, 0);
 	w.wl = 0;
 	ck_assert_int_eq(WEXITSTATUS(st), 0);
-	for (int i = 0; i < 40; i++) {
-		rep = fresh_report(&w);
-		t = json_object_get(rep, "totals");
-		if (jint(t, "dma_pinned_bytes") == 0)
-			break;
-		json_decref(rep);
-		rep = NULL;
-	}
-	ck_assert_msg(rep, "cgroup dma_pinned_bytes still not 0 12 s after exit");
+	rep = cgroup_dma_drained(&w);
 	assert_near("af_xdp exit: host foll_pinned after exit", host_pinned(rep) - h0, 0);
 	printf("  af_xdp exit: cgroup dma_pinned 0 after exit\n");
 	json_decref(rep);
@@ -439,6 +448,25 @@ static long long om_sample(const char *text, const char *name)
  * stat_refresh, before each scrape; 64 pages of slack for what other
  * processes pin meanwhile).
  */
+/*
+ * `memacct daemon` on loopback @port, pinned under @pin, collecting every
+ * 300 ms, with per-process series for every process (a busy host's larger
+ * ones would push the workload out of the default top 20).
+ */
+static pid_t daemon_spawn(const char *pin, int port)
+{
+	char cmd[1024];
+	pid_t d = fork();
+
+	if (d == 0) {
+		snprintf(cmd, sizeof(cmd), "exec %s daemon --listen 127.0.0.1:%d --interval 300ms "
+			 "--top-processes 10000 --pin-path %s > /dev/null 2>&1", memacct, port, pin);
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	return d;
+}
+
 START_TEST(test_dma_daemon_host_gauges)
 {
 	int port = 40000 + getpid() % 20000, in[2], st;
@@ -458,13 +486,7 @@ START_TEST(test_dma_daemon_host_gauges)
 		return;
 	}
 	snprintf(pin, sizeof(pin), "/sys/fs/bpf/memacct-dma-test-%d", getpid());
-	d = fork();
-	if (d == 0) {
-		snprintf(cmd, sizeof(cmd), "exec %s daemon --listen 127.0.0.1:%d --interval 300ms "
-			 "--pin-path %s > /dev/null 2>&1", memacct, port, pin);
-		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
-		_exit(127);
-	}
+	d = daemon_spawn(pin, port);
 #define SCRAPE "echo 1 > /proc/sys/vm/stat_refresh; sleep 1; curl -sf http://127.0.0.1:%d/metrics"
 	for (int i = 0; i < 100; i++) {
 		r = run_cmd(SCRAPE, port);
@@ -534,6 +556,300 @@ START_TEST(test_dma_daemon_host_gauges)
 	ck_assert_msg(llabs(after - before - delta * (long long)PAGE) <= 64 * (long long)PAGE,
 		      "host gauge moved %lld, truth %lld", after - before, delta * (long long)PAGE);
 #undef SCRAPE
+}
+END_TEST
+
+/* The audit JSON's entry of process @pid in its first cgroup, or NULL. */
+static json_t *audit_proc_of(json_t *rep, long long pid)
+{
+	json_t *cg = json_array_get(json_object_get(rep, "cgroups"), 0), *p;
+	size_t i;
+
+	json_array_foreach(json_object_get(cg, "processes"), i, p)
+		if (jint(p, "pid") == pid)
+			return p;
+	return NULL;
+}
+
+/* The daemon a test started (pinned under live_pin): teardown stops it. */
+static pid_t live_daemon;
+static char live_pin[128];
+static struct dma_watch *live_w;
+
+/*
+ * A memacct daemon pinned under live_pin, listening on loopback @port, up
+ * (its links pinned) when this returns; @w: a cgroup of ours named after
+ * @tag, limited to @limit bytes when nonzero.
+ */
+static void daemon_cg_start(struct dma_watch *w, const char *tag, int port, long long limit)
+{
+	char cmd[1024], lim[400];
+	FILE *f;
+
+	memset(w, 0, sizeof(*w));
+	live_w = w;
+	snprintf(w->cg, sizeof(w->cg), "/sys/fs/cgroup/memory/memacct-test-%s-%d", tag, getpid());
+	if (access("/sys/fs/cgroup/memory", F_OK) != 0)
+		snprintf(w->cg, sizeof(w->cg), "/sys/fs/cgroup/memacct-test-%s-%d", tag, getpid());
+	ck_assert_msg(mkdir(w->cg, 0755) == 0, "mkdir %s: %s", w->cg, strerror(errno));
+	if (limit) {
+		snprintf(lim, sizeof(lim), "%s/%s", w->cg, strstr(w->cg, "/memory/") ?
+			 "memory.limit_in_bytes" : "memory.max");
+		f = fopen(lim, "w");
+		ck_assert_msg(f && fprintf(f, "%lld\n", limit) > 0 && !fclose(f), "write %s", lim);
+	}
+	snprintf(live_pin, sizeof(live_pin), "/sys/fs/bpf/memacct-test-%s-%d", tag, getpid());
+	live_daemon = daemon_spawn(live_pin, port);
+	snprintf(cmd, sizeof(cmd), "%s/links", live_pin);
+	for (int i = 0; i < 600 && access(cmd, F_OK); i++)
+		sleep_ms(100);
+	ck_assert_msg(!access(cmd, F_OK), "the daemon pinned nothing under %s in 60 s", live_pin);
+	sleep_ms(500);
+}
+
+/* The daemon stopped and detached, the workload and the cgroup gone. */
+static void daemon_cg_stop(void)
+{
+	if (live_w && live_w->to) {
+		fprintf(live_w->to, "exit\n");
+		fflush(live_w->to);
+	}
+	if (live_daemon > 0) {
+		kill(live_daemon, SIGINT);
+		waitpid(live_daemon, NULL, 0);
+		result_free(run_cmd("%s detach --pin-path %s", memacct, live_pin));
+	}
+	live_daemon = 0;
+	if (live_w)
+		dma_stop(live_w);
+	live_w = NULL;
+}
+
+/* after a failed assertion too */
+static void teardown(void)
+{
+	daemon_cg_stop();
+}
+
+/*
+ * The daemon's memacct_dma_pinned_bytes{cgroup} (and peak, and
+ * memacct_pinned_bytes) for a 64 MiB AF_XDP UMEM in our cgroup; then
+ * audit without --watch: DMA pins from a running daemon's pinned maps
+ * (64 MiB AF_XDP UMEM), so --pinned-cap covers them; --host PCT over the
+ * host's FOLL_PIN pages names the process; pinned near the cgroup's limit
+ * warns; with no daemon the DMA figure is unknown (null), never 0.
+ */
+START_TEST(test_dma_audit_oneshot)
+{
+	struct dma_watch w;
+	long long want = 64 * MiB;
+	int port = 40000 + getpid() % 20000;
+	const char *pin = live_pin;
+	struct result *r;
+	json_t *cg, *p, *hc;
+
+	if (memacct_without_http()) {
+		SKIP_TEST("this memacct was built without HTTP (vmtest guest): no daemon");
+		return;
+	}
+	/* 80 MiB: the 64 MiB UMEM buffer (charged anon) fits, pinned is 80% */
+	daemon_cg_start(&w, "dma-oneshot", port, 80 * MiB);
+	if (!wl_start(&w, "64 0 0")) {
+		daemon_cg_stop();
+		return;
+	}
+	wl_cmd(&w, "pin", "pinned");
+
+	/* the daemon's per-cgroup series (its next collection: 300 ms) */
+	sleep_ms(1000);
+	r = run_cmd("curl -sf http://127.0.0.1:%d/metrics | awk '"
+		    "/^memacct_dma_pinned_bytes\\{cgroup=\"\\/%s\"/ { print \"truth dma\", $NF } "
+		    "/^memacct_dma_pinned_peak_bytes\\{cgroup=\"\\/%s\"/ { print \"truth peak\", $NF } "
+		    "/^memacct_pinned_bytes\\{cgroup=\"\\/%s\"/ { print \"truth pinned\", $NF } "
+		    "/^memacct_process_pinned_bytes\\{pid=\"%lld\"/ { print \"truth proc\", $NF }'",
+		    port, strrchr(w.cg, '/') + 1, strrchr(w.cg, '/') + 1,
+		    strrchr(w.cg, '/') + 1, w.pid);
+	ck_assert_msg(r->nt == 4, "the daemon's series of our cgroup and process: '%s'", r->out);
+	printf("  daemon: memacct_dma_pinned_bytes{cgroup} %lld, peak %lld, pinned %lld; "
+	       "memacct_process_pinned_bytes{pid} %lld; truth (FOLL_PIN delta) %lld\n",
+	       truth(r, "dma"), truth(r, "peak"), truth(r, "pinned"), truth(r, "proc"),
+	       truth(&w.truths, "foll_pin_delta_pages") * PAGE);
+	ck_assert_int_eq(truth(r, "proc"), want);
+	ck_assert_int_eq(truth(r, "dma"), want);
+	ck_assert_int_eq(truth(r, "peak"), want);
+	ck_assert_int_eq(truth(r, "pinned"), want);
+	result_free(r);
+
+	r = run_cmd("%s -j audit --cgroup %s --pin-path %s --pinned-cap 32M --host 0.1%%",
+		    memacct, w.cg, pin);
+	ck_assert_msg(r->report, "no JSON: %s", r->out);
+	cg = json_array_get(json_object_get(r->report, "cgroups"), 0);
+	p = audit_proc_of(r->report, w.pid);
+	ck_assert_msg(p, "dma_pin not in the audit: %s", r->out);
+	hc = json_object_get(r->report, "host_check");
+	printf("  audit (daemon's pins): process dma_pinned %lld (truth %lld), cgroup %lld, "
+	       "exit %d; host check %lld > cap %lld: %s, top pid %lld; near %s\n",
+	       jint(p, "dma_pinned_bytes"), truth(&w.truths, "foll_pin_delta_pages") * PAGE,
+	       jint(cg, "dma_pinned_bytes"), r->status, jint(hc, "foll_pinned_bytes"),
+	       jint(hc, "cap_bytes"), json_is_true(json_object_get(hc, "exceeded")) ?
+	       "exceeded" : "ok", jint(json_array_get(json_object_get(hc, "top"), 0), "pid"),
+	       json_string_value(json_object_get(json_object_get(cg, "pinned_near_limit"),
+						  "limit")));
+	ck_assert_int_eq(jint(p, "dma_pinned_bytes"), want);
+	ck_assert_int_eq(jint(cg, "dma_pinned_bytes"), want);
+	ck_assert_str_eq(json_string_value(json_object_get(cg, "dma_pinned_source")), "daemon");
+	ck_assert_int_eq(r->status, 1);
+	ck_assert(json_is_true(json_object_get(cg, "exceeded")));
+	ck_assert(json_is_true(json_object_get(hc, "exceeded")));
+	ck_assert_int_eq(jint(json_array_get(json_object_get(hc, "top"), 0), "pid"), w.pid);
+	ck_assert_msg(json_is_object(json_object_get(cg, "pinned_near_limit")),
+		      "64 MiB pinned under an 80 MiB limit: warned");
+	result_free(r);
+
+	/* under both caps: exit 0; the plain text names the limit it is near */
+	r = run_cmd("%s audit --cgroup %s --pin-path %s --pinned-cap 128M --host 50%%",
+		    memacct, w.cg, pin);
+	ck_assert_msg(r->status == 0, "exit %d: %s", r->status, r->out);
+	ck_assert_msg(strstr(r->out, "WARNING: pinned 64.0 MiB") && strstr(r->out, "host check"),
+		      "near-limit warning and host check: %s", r->out);
+	result_free(r);
+
+	/* no daemon pinned there: DMA unknown, null, never 0 */
+	r = run_cmd("%s -j audit --cgroup %s --pin-path /nonexistent-memacct --pinned-cap 32M",
+		    memacct, w.cg);
+	cg = json_array_get(json_object_get(r->report, "cgroups"), 0);
+	p = audit_proc_of(r->report, w.pid);
+	ck_assert_msg(p && json_is_null(json_object_get(p, "dma_pinned_bytes")), "null: %s", r->out);
+	ck_assert_str_eq(json_string_value(json_object_get(cg, "dma_pinned_source")), "none");
+	result_free(r);
+	r = run_cmd("%s audit --cgroup %s --pin-path /nonexistent-memacct", memacct, w.cg);
+	ck_assert_msg(strstr(r->out, "DMA unknown"), "says unknown: %s", r->out);
+	result_free(r);
+	daemon_cg_stop();
+}
+END_TEST
+
+/*
+ * The daemon's per-cgroup series with the UMEM buffer mlocked too: its pages
+ * are in VmLck, so memacct_dma_pinned_bytes{cgroup} is 0 and
+ * memacct_pinned_bytes 64 MiB, not 128 (no page counted twice).
+ */
+START_TEST(test_dma_daemon_mlocked)
+{
+	struct dma_watch w;
+	int port = 40000 + getpid() % 20000;
+	struct result *r;
+	const char *name;
+
+	if (memacct_without_http()) {
+		SKIP_TEST("this memacct was built without HTTP (vmtest guest): no daemon");
+		return;
+	}
+	daemon_cg_start(&w, "dma-mlock", port, 0);
+	if (!wl_start(&w, "64 0 1")) {
+		daemon_cg_stop();
+		return;
+	}
+	wl_cmd(&w, "pin", "pinned");
+	sleep_ms(1000);
+	name = strrchr(w.cg, '/') + 1;
+	r = run_cmd("curl -sf http://127.0.0.1:%d/metrics | awk '"
+		    "/^memacct_dma_pinned_bytes\\{cgroup=\"\\/%s\"/ { print \"truth dma\", $NF } "
+		    "/^memacct_mlocked_bytes\\{cgroup=\"\\/%s\"/ { print \"truth mlocked\", $NF } "
+		    "/^memacct_pinned_bytes\\{cgroup=\"\\/%s\"/ { print \"truth pinned\", $NF } "
+		    "/^memacct_process_pinned_bytes\\{pid=\"%lld\"/ { print \"truth proc\", $NF }'",
+		    port, name, name, name, w.pid);
+	ck_assert_msg(r->nt == 4, "the daemon's series of our cgroup and process: '%s'", r->out);
+	printf("  daemon, UMEM mlocked: memacct_dma_pinned_bytes{cgroup} %lld, mlocked %lld, "
+	       "pinned %lld, process pinned %lld; truth: VmLck %lld, FOLL_PIN delta %lld\n",
+	       truth(r, "dma"), truth(r, "mlocked"), truth(r, "pinned"), truth(r, "proc"),
+	       truth(&w.truths, "locked_bytes"), truth(&w.truths, "foll_pin_delta_pages") * PAGE);
+	ck_assert_int_eq(truth(r, "proc"), 64 * MiB);
+	ck_assert_int_eq(truth(r, "mlocked"), truth(&w.truths, "locked_bytes"));
+	ck_assert_int_eq(truth(r, "dma"), 0);
+	ck_assert_int_eq(truth(r, "pinned"), 64 * MiB);
+	result_free(r);
+	daemon_cg_stop();
+}
+END_TEST
+
+/* The explain JSON's mapping of @pid named @path, or NULL. */
+static json_t *mapping_of(json_t *rep, long long pid, const char *path)
+{
+	json_t *m;
+	size_t i;
+
+	json_array_foreach(json_object_get(rep, "mappings"), i, m)
+		if (jint(m, "pid") == pid && json_is_string(json_object_get(m, "path")) &&
+		    !strcmp(json_string_value(json_object_get(m, "path")), path))
+			return m;
+	return NULL;
+}
+
+/*
+ * A 64 MiB UMEM in a MAP_SHARED|MAP_ANONYMOUS buffer: the "/dev/zero
+ * (deleted)" rw-s shmem mapping CUDA's pin_memory=True buffers are. explain
+ * with a daemon's pins: dma_pinned 64 MiB (the FOLL_PIN delta), the verdict
+ * names that mapping and says pinned, never "not reclaimable without swap"
+ * shared memory; the mapping's dma_pinned_bytes is 64 MiB. With no daemon:
+ * DMA unknown (null), never 0.
+ */
+START_TEST(test_dma_explain_shared)
+{
+	struct dma_watch w;
+	long long want = 64 * MiB;
+	struct result *r;
+	json_t *p, *m;
+	char v[4096] = "";
+	size_t i;
+	json_t *line;
+
+	if (memacct_without_http()) {
+		SKIP_TEST("this memacct was built without HTTP (vmtest guest): no daemon");
+		return;
+	}
+	daemon_cg_start(&w, "dma-explain", 40000 + getpid() % 20000, 0);
+	if (!wl_start(&w, "64 0 0 1")) {
+		daemon_cg_stop();
+		return;
+	}
+	wl_cmd(&w, "pin", "pinned");
+	r = run_cmd("%s -j explain --pid %lld --pin-path %s", memacct, w.pid, live_pin);
+	ck_assert_msg(r->report, "no JSON: %s", r->out);
+	p = json_array_get(json_object_get(r->report, "processes"), 0);
+	m = mapping_of(r->report, w.pid, "/dev/zero");
+	ck_assert_msg(m, "no /dev/zero mapping: %s", r->out);
+	json_array_foreach(json_object_get(r->report, "verdict"), i, line)
+		snprintf(v + strlen(v), sizeof(v) - strlen(v), "%s | ", json_string_value(line));
+	printf("  explain (daemon's pins): dma_pinned %lld, mapping %s %s %s dma_pinned %lld, "
+	       "rss %lld; truth (FOLL_PIN delta) %lld\n  verdict: %s\n",
+	       jint(p, "dma_pinned_bytes"), json_string_value(json_object_get(m, "perms")),
+	       json_string_value(json_object_get(m, "kind")),
+	       json_is_true(json_object_get(m, "deleted")) ? "(deleted)" : "",
+	       jint(m, "dma_pinned_bytes"), jint(m, "rss_bytes"),
+	       truth(&w.truths, "foll_pin_delta_pages") * PAGE, v);
+	ck_assert_int_eq(jint(p, "dma_pinned_bytes"), want);
+	ck_assert_int_eq(jint(m, "dma_pinned_bytes"), want);
+	ck_assert_str_eq(json_string_value(json_object_get(m, "perms")), "rw-s");
+	ck_assert_str_eq(json_string_value(json_object_get(m, "kind")), "shmem");
+	ck_assert(json_is_true(json_object_get(m, "deleted")));
+	ck_assert_msg(strstr(v, "64.0 MiB is pinned for DMA") && strstr(v, "/dev/zero (deleted)") &&
+		      strstr(v, "rw-s"), "the verdict names the pinned mapping: %s", v);
+	ck_assert_msg(!strstr(v, "without swap"), "pinned shmem called swappable: %s", v);
+	result_free(r);
+
+	/* no daemon pinned there: unknown, never 0 */
+	r = run_cmd("%s -j explain --pid %lld --pin-path /nonexistent-memacct", memacct, w.pid);
+	p = json_array_get(json_object_get(r->report, "processes"), 0);
+	m = mapping_of(r->report, w.pid, "/dev/zero");
+	ck_assert_msg(json_is_null(json_object_get(p, "dma_pinned_bytes")) && m &&
+		      json_is_null(json_object_get(m, "dma_pinned_bytes")), "null: %s", r->out);
+	result_free(r);
+	r = run_cmd("%s explain --pid %lld --pin-path /nonexistent-memacct", memacct, w.pid);
+	ck_assert_msg(strstr(r->out, "pinned for DMA") && strstr(r->out, "unknown"),
+		      "says unknown: %s", r->out);
+	result_free(r);
+	daemon_cg_stop();
 }
 END_TEST
 
@@ -613,15 +929,7 @@ static void dma_two_pinners(bool hide)
 	fflush(b.to);
 	waitpid(b.wl, NULL, 0);
 	b.wl = 0;
-	for (int i = 0; i < 40; i++) {
-		rep = fresh_report(&a);
-		t = json_object_get(rep, "totals");
-		if (jint(t, "dma_pinned_bytes") == 0)
-			break;
-		json_decref(rep);
-		rep = NULL;
-	}
-	ck_assert_msg(rep, "cgroup dma_pinned_bytes still not 0 12 s after exit");
+	rep = cgroup_dma_drained(&a);
 	printf("  two pinners%s: cgroup dma_pinned 0 after both exited\n", hide ? " (sizes hidden)" : "");
 	json_decref(rep);
 	b.cg[0] = 0;	/* a's stop removes it */
@@ -647,6 +955,7 @@ Suite *dma_suite(void)
 	TCase *tc = tcase_create("root");
 
 	tcase_set_timeout(tc, 120);
+	tcase_add_checked_fixture(tc, NULL, teardown);
 	tcase_add_test(tc, test_dma_af_xdp_umem);
 	tcase_add_test(tc, test_dma_af_xdp_exit);
 	tcase_add_test(tc, test_dma_io_uring_and_xdp);
@@ -656,6 +965,9 @@ Suite *dma_suite(void)
 	tcase_add_test(tc, test_dma_daemon_host_gauges);
 	tcase_add_test(tc, test_dma_two_pinners);
 	tcase_add_test(tc, test_dma_two_pinners_hidden);
+	tcase_add_test(tc, test_dma_audit_oneshot);
+	tcase_add_test(tc, test_dma_explain_shared);
+	tcase_add_test(tc, test_dma_daemon_mlocked);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -10,7 +10,6 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fts.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <jansson.h>
@@ -24,15 +23,20 @@
 #include "cgroup.h"
 #include "commands.h"
 #include "memlimits.h"
+#include "pin.h"
 #include "pinwatch.h"
 #include "proc.h"
 #include "report.h"
+#include "session.h"
+#include "smaps.h"
 #include "usage.h"
 #include "util.h"
 
 #pragma GCC poison u8 u16 u32 u64 s8 s16 s32 s64
 
-#define MAX_CGROUPS	64
+#define MAX_CGROUPS	64	/* --cgroup arguments; the walk of all has no bound */
+#define NEAR_LIMIT_PCT	80	/* pinned this close to memory.high/max: warned */
+#define HOST_TOP	3	/* processes named by the host check */
 #define MAX_EVIDENCE	16	/* locked mappings listed per process */
 #define RLIMIT_LOG	LIMITS_STATE_DIR "/rlimit.log"
 
@@ -46,7 +50,9 @@ struct audit_proc {
 	pid_t pid;
 	char comm[64];
 	uint64_t locked, pinned_vm, driver_est;
-	uint64_t dma;		/* DMA pins (FOLL_PIN) seen by --watch's BPF side */
+	uint64_t dma;		/* DMA pins (FOLL_PIN): --watch's BPF side or a daemon */
+	bool dma_est;		/* the daemon flagged its DMA figure an estimate */
+	bool dma_known;		/* dma measured: its cgroup's dma_known */
 	struct rlimit rl;
 	bool has_rl;
 	struct locked_map maps[MAX_EVIDENCE];
@@ -61,13 +67,17 @@ struct audit_cg {
 	size_t n;
 	uint64_t locked, pinned_vm, driver_est;
 	uint64_t dma;		/* sum of the processes' dma */
+	bool dma_known;		/* dma measured (--watch, or a daemon's pins) */
 	uint64_t limit;		/* memory limit; 0 = none */
+	uint64_t high;		/* memory.high (v2); 0 = none */
 	uint64_t cap, proc_cap;	/* resolved caps; 0 = none */
 	bool over;
 };
 
 struct audit_opts {
 	const char *pinned_cap, *proc_cap;
+	const char *host_cap;	/* --host PCT: the host's FOLL_PIN pages vs MemTotal */
+	const char *pin_dir;	/* a daemon's pins: DMA figures without --watch */
 	bool of_limit, enforce, restore;
 	uint64_t watch_ns;
 };
@@ -81,6 +91,8 @@ struct trigger {
 	uint64_t dma;			/* its DMA pins (bpf), bytes */
 	const char *syscall;	/* bpf: the syscall that changed them, or "exit" */
 };
+
+static void sum_procs(struct audit_cg *a);
 
 static void audit_usage(FILE *f)
 {
@@ -101,60 +113,41 @@ static bool pinning_device(const char *name)
 	return false;
 }
 
-static bool shmem_name(const char *name)
-{
-	return !strncmp(name, "/dev/shm/", 9) || !strncmp(name, "/memfd:", 7) ||
-	       !strncmp(name, "/SYSV", 5);
-}
-
 /*
- * From /proc/PID/smaps: the mappings with Locked > 0 (evidence), and the
- * estimate of driver-pinned memory: Rss of device mappings, plus Rss of
- * shmem mappings when the process maps such a device.
+ * From /proc/PID/smaps (smaps.c): the mappings with Locked > 0 (evidence),
+ * and the estimate of driver-pinned memory: Rss of device mappings, plus
+ * Rss of shmem mappings (tmpfs, memfd, SysV, shared anonymous such as
+ * CUDA's "/dev/zero (deleted)" host buffers) when the process maps such a
+ * device.
  */
 static void scan_smaps(struct audit_proc *p)
 {
-	char path[64], *buf, *line, *save;
-	uint64_t dev_rss = 0, shm_rss = 0, rss = 0;
-	char name[128] = "", range[40] = "";
+	uint64_t dev_rss = 0, shm_rss = 0;
 	bool has_dev = false;
-	long n;
+	struct smaps sm;
 
-	snprintf(path, sizeof(path), "/proc/%d/smaps", (int)p->pid);
-	n = read_file(path, &buf, 256 << 20);
-	if (n < 0)
+	if (read_smaps(p->pid, &sm) < 0)
 		return;
-	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		unsigned long long a, b, v;
-		char key[32];
-		int off = 0;
+	for (size_t i = 0; i < sm.n; i++) {
+		const struct smaps_map *m = &sm.maps[i];
 
-		if (sscanf(line, "%llx-%llx %*s %*s %*s %*s %n", &a, &b, &off) == 2 && off) {
-			snprintf(range, sizeof(range), "%llx-%llx", a, b);
-			snprintf(name, sizeof(name), "%s", line + off);
-			if (!name[0])
-				snprintf(name, sizeof(name), "[anon]");
-			continue;
+		if (m->path && pinning_device(m->path)) {
+			has_dev = true;
+			dev_rss += m->rss;
+		} else if (m->kind == SMAPS_SHMEM) {
+			shm_rss += m->rss;
 		}
-		if (sscanf(line, "%31[^:]: %llu kB", key, &v) != 2)
-			continue;
-		if (!strcmp(key, "Rss")) {
-			rss = v * 1024;
-			if (pinning_device(name)) {
-				has_dev = true;
-				dev_rss += rss;
-			} else if (shmem_name(name)) {
-				shm_rss += rss;
-			}
-		} else if (!strcmp(key, "Locked") && v && p->nmaps < MAX_EVIDENCE) {
-			struct locked_map *m = &p->maps[p->nmaps++];
+		if (m->locked && p->nmaps < MAX_EVIDENCE) {
+			struct locked_map *l = &p->maps[p->nmaps++];
 
-			snprintf(m->range, sizeof(m->range), "%s", range);
-			snprintf(m->name, sizeof(m->name), "%s", name);
-			m->locked = v * 1024;
+			snprintf(l->range, sizeof(l->range), "%" PRIx64 "-%" PRIx64, m->start,
+				 m->end);
+			snprintf(l->name, sizeof(l->name), "%s%s", m->path ? m->path : "[anon]",
+				 m->deleted ? " (deleted)" : "");
+			l->locked = m->locked;
 		}
 	}
-	free(buf);
+	smaps_free(&sm);
 	p->driver_est = dev_rss + (has_dev ? shm_rss : 0);
 }
 
@@ -191,13 +184,16 @@ static int collect(struct audit_cg *a)
 	return 0;
 }
 
-static uint64_t cg_limit(const struct memcg *cg)
+static uint64_t cg_limit(const struct memcg *cg, enum limit_kind k)
 {
 	char path[PATH_MAX + 64], *buf;
+	const char *f = limit_file(cg->version, k);
 	uint64_t v = 0;
 	bool unl = true;
 
-	snprintf(path, sizeof(path), "%s/%s", cg->path, limit_file(cg->version, LIMIT_MAX));
+	if (!f)
+		return 0;
+	snprintf(path, sizeof(path), "%s/%s", cg->path, f);
 	if (read_file(path, &buf, 4096) < 0)
 		return 0;
 	if (parse_limit_value(buf, &v, &unl))
@@ -218,7 +214,7 @@ static int resolve_cap(const struct audit_opts *o, const char *s, const struct a
 	return parse_size(s, base, out);
 }
 
-/* Pinned bytes: mlocked + pinned_vm + DMA pins (--watch only). */
+/* Pinned bytes: mlocked + pinned_vm + DMA pins (when known). */
 static uint64_t proc_pinned(const struct audit_proc *p)
 {
 	return p->locked + p->pinned_vm + p->dma;
@@ -231,7 +227,8 @@ static uint64_t cg_pinned(const struct audit_cg *a)
 
 static void judge(const struct audit_opts *o, struct audit_cg *a)
 {
-	a->limit = cg_limit(&a->cg);
+	a->limit = cg_limit(&a->cg, LIMIT_MAX);
+	a->high = a->cg.version == 2 ? cg_limit(&a->cg, LIMIT_HIGH) : 0;
 	resolve_cap(o, o->pinned_cap, a, &a->cap);
 	resolve_cap(o, o->proc_cap, a, &a->proc_cap);
 	a->over = o->pinned_cap && cg_pinned(a) > a->cap;
@@ -282,10 +279,96 @@ static int audit_host(const struct audit_cg *as, int n, const struct audit_opts 
 	if (err)
 		return err;
 	r->has_host = true;
-	r->dma_attribution = o->watch_ns && r->host.known;
-	for (int i = 0; i < n; i++)
+	r->dma_attribution = r->host.known;
+	for (int i = 0; i < n; i++) {
 		r->dma_attributed += as[i].pinned_vm + as[i].dma;
+		if (!as[i].dma_known)
+			r->dma_attribution = false;
+	}
 	return 0;
+}
+
+/* The processes that pin the most, at most HOST_TOP, largest first. */
+static int top_pinners(const struct audit_cg *as, int n, const struct audit_proc **top)
+{
+	int k = 0;
+
+	for (int i = 0; i < n; i++)
+		for (size_t j = 0; j < as[i].n; j++) {
+			const struct audit_proc *p = &as[i].procs[j];
+			int at = k < HOST_TOP ? k : HOST_TOP - 1;
+
+			if (!proc_pinned(p) || (k == HOST_TOP && proc_pinned(p) <= proc_pinned(top[at])))
+				continue;
+			while (at > 0 && proc_pinned(top[at - 1]) < proc_pinned(p)) {
+				top[at] = top[at - 1];
+				at--;
+			}
+			top[at] = p;
+			if (k < HOST_TOP)
+				k++;
+		}
+	return k;
+}
+
+/*
+ * --host PCT: the host's FOLL_PIN pages (every DMA pin, io_uring and RDMA
+ * buffers included) against PCT of MemTotal. True when over; the figures
+ * in *@h (may be NULL) and *@cap.
+ */
+static bool host_check(const struct audit_opts *o, struct hostpin *h, uint64_t *cap)
+{
+	*cap = 0;
+	if (!o->host_cap || hostpin_read(h, true) || !h->known)
+		return false;
+	if (parse_size(o->host_cap, h->mem_total, cap))
+		return false;
+	return h->foll_pinned > *cap;
+}
+
+/* The limit @a's pinned bytes come near (>= NEAR_LIMIT_PCT), or NULL. */
+static const char *near_limit(const struct audit_cg *a, uint64_t *limit)
+{
+	uint64_t pinned = cg_pinned(a);
+
+	*limit = 0;
+	if (a->high && pinned * 100 >= a->high * NEAR_LIMIT_PCT) {
+		*limit = a->high;
+		return "memory.high";
+	}
+	if (a->limit && pinned * 100 >= a->limit * NEAR_LIMIT_PCT) {
+		*limit = a->limit;
+		return a->cg.version == 2 ? "memory.max" : "memory.limit_in_bytes";
+	}
+	return NULL;
+}
+
+static void print_host_check(const struct audit_cg *as, int n, const struct audit_opts *o)
+{
+	const struct audit_proc *top[HOST_TOP];
+	struct hostpin h = { 0 };
+	uint64_t cap;
+	bool over = host_check(o, &h, &cap);
+	char b[3][16];
+	int k;
+
+	if (!o->host_cap)
+		return;
+	if (!h.known) {
+		printf("host check (--host %s): DMA pins: unknown on this kernel (no "
+		       "nr_foll_pin_* counters)\n", o->host_cap);
+		return;
+	}
+	printf("host check (--host %s): FOLL_PIN pinned %s = %.1f%% of MemTotal %s, cap %s: %s\n",
+	       o->host_cap, fmt_bytes(b[0], 16, h.foll_pinned),
+	       h.mem_total ? 100.0 * h.foll_pinned / h.mem_total : 0.0,
+	       fmt_bytes(b[1], 16, h.mem_total), fmt_bytes(b[2], 16, cap),
+	       over ? "EXCEEDED" : "ok");
+	k = top_pinners(as, n, top);
+	for (int i = 0; i < k; i++)
+		printf("  pins most: pid %d (%s) pinned %s (DMA %s)\n", (int)top[i]->pid,
+		       top[i]->comm, fmt_bytes(b[0], 16, proc_pinned(top[i])),
+		       top[i]->dma_known ? fmt_bytes(b[1], 16, top[i]->dma) : "unknown");
 }
 
 static void print_plain(struct audit_cg *as, int n, const struct audit_opts *o)
@@ -300,11 +383,26 @@ static void print_plain(struct audit_cg *as, int n, const struct audit_opts *o)
 		       a->cg.path, a->cg.version, a->recursive ? " and below" : "",
 		       fmt_bytes(b[0], 16, cg_pinned(a)), fmt_bytes(b[1], 16, a->locked),
 		       fmt_bytes(b[2], 16, a->pinned_vm));
-		if (o->watch_ns)
-			printf(" + DMA %s", fmt_bytes(b[5], 16, a->dma));
+		if (a->dma_known)
+			printf(" + DMA %s%s", fmt_bytes(b[5], 16, a->dma), o->watch_ns ? "" :
+			       " (memacct daemon)");
+		else
+			printf(" + DMA unknown (no memacct daemon pinned under %s; --watch "
+			       "measures it)", o->pin_dir);
 		if (o->pinned_cap)
 			printf(", cap %s: %s", fmt_bytes(b[3], 16, a->cap),
 			       cg_pinned(a) > a->cap ? "EXCEEDED" : "ok");
+		{
+			uint64_t lim;
+			const char *lf = near_limit(a, &lim);
+
+			if (lf)
+				printf("\n  WARNING: pinned %s is %.0f%% of %s %s: pinned pages "
+				       "cannot be reclaimed nor swapped, so the cgroup stalls "
+				       "(memory.high) or is OOM-killed (memory.max) before they go",
+				       fmt_bytes(b[3], 16, cg_pinned(a)), 100.0 * cg_pinned(a) / lim,
+				       lf, fmt_bytes(b[4], 16, lim));
+		}
 		printf("\n  driver-pinned (estimate: Rss of GPU/RDMA device mappings + their "
 		       "shmem buffers) %s\n", fmt_bytes(b[4], 16, a->driver_est));
 		for (size_t j = 0; j < a->n; j++) {
@@ -316,7 +414,8 @@ static void print_plain(struct audit_cg *as, int n, const struct audit_opts *o)
 			       (int)p->pid, p->comm, fmt_bytes(b[0], 16, p->locked),
 			       fmt_bytes(b[1], 16, p->pinned_vm), fmt_bytes(b[2], 16, p->driver_est));
 			if (p->dma)
-				printf("DMA %10s ", fmt_bytes(b[2], 16, p->dma));
+				printf("DMA %10s%s ", fmt_bytes(b[2], 16, p->dma),
+				       p->dma_est ? " (estimate)" : "");
 			printf("RLIMIT_MEMLOCK %s/%s%s\n",
 			       p->has_rl ? rl_str(b[3], 16, p->rl.rlim_cur) : "?",
 			       p->has_rl ? rl_str(b[4], 16, p->rl.rlim_max) : "?",
@@ -343,6 +442,7 @@ static void print_plain(struct audit_cg *as, int n, const struct audit_opts *o)
 				printf("Verdict: %s\n", hl);
 		}
 	}
+	print_host_check(as, n, o);
 }
 
 static json_t *json_u(uint64_t v)
@@ -385,7 +485,23 @@ static void print_json(struct audit_cg *as, int n, const struct audit_opts *o, b
 		json_object_set_new(c, "mlocked_bytes", json_u(a->locked));
 		json_object_set_new(c, "pinned_vm_bytes", json_u(a->pinned_vm));
 		json_object_set_new(c, "pinned_bytes", json_u(cg_pinned(a)));
-		json_object_set_new(c, "dma_pinned_bytes", o->watch_ns ? json_u(a->dma) : json_null());
+		json_object_set_new(c, "dma_pinned_bytes", a->dma_known ? json_u(a->dma) : json_null());
+		json_object_set_new(c, "dma_pinned_source", json_string(o->watch_ns ? "watch" :
+				    a->dma_known ? "daemon" : "none"));
+		json_object_set_new(c, "memory_high_bytes", json_u(a->high));
+		{
+			uint64_t lim;
+			const char *lf = near_limit(a, &lim);
+			json_t *nl = json_null();
+
+			if (lf) {
+				nl = json_object();
+				json_object_set_new(nl, "limit", json_string(lf));
+				json_object_set_new(nl, "limit_bytes", json_u(lim));
+				json_object_set_new(nl, "pinned_bytes", json_u(cg_pinned(a)));
+			}
+			json_object_set_new(c, "pinned_near_limit", nl);
+		}
 		json_object_set_new(c, "driver_pinned_estimate_bytes", json_u(a->driver_est));
 		json_object_set_new(c, "memory_limit_bytes", json_u(a->limit));
 		if (o->pinned_cap)
@@ -403,7 +519,8 @@ static void print_json(struct audit_cg *as, int n, const struct audit_opts *o, b
 			json_object_set_new(pj, "pinned_vm_bytes", json_u(p->pinned_vm));
 			json_object_set_new(pj, "pinned_bytes", json_u(proc_pinned(p)));
 			json_object_set_new(pj, "dma_pinned_bytes",
-					    o->watch_ns ? json_u(p->dma) : json_null());
+					    a->dma_known ? json_u(p->dma) : json_null());
+			json_object_set_new(pj, "dma_pinned_estimate", json_boolean(p->dma_est));
 			json_object_set_new(pj, "driver_pinned_estimate_bytes",
 					    json_u(p->driver_est));
 			if (p->has_rl) {
@@ -440,6 +557,31 @@ static void print_json(struct audit_cg *as, int n, const struct audit_opts *o, b
 		if (!audit_host(as, n, o, &r))
 			json_object_set_new(root, "host", report_host_json(&r));
 	}
+	if (o->host_cap) {
+		const struct audit_proc *top[HOST_TOP];
+		json_t *hc = json_object(), *tj = json_array();
+		struct hostpin h = { 0 };
+		uint64_t cap;
+		bool hover = host_check(o, &h, &cap);
+		int k = top_pinners(as, n, top);
+
+		json_object_set_new(hc, "cap_bytes", h.known ? json_u(cap) : json_null());
+		json_object_set_new(hc, "foll_pinned_bytes", h.known ? json_u(h.foll_pinned) :
+				    json_null());
+		json_object_set_new(hc, "exceeded", json_boolean(hover));
+		for (int i = 0; i < k; i++) {
+			json_t *pj = json_object();
+
+			json_object_set_new(pj, "pid", json_integer(top[i]->pid));
+			json_object_set_new(pj, "comm", json_string_sanitized(top[i]->comm));
+			json_object_set_new(pj, "pinned_bytes", json_u(proc_pinned(top[i])));
+			json_object_set_new(pj, "dma_pinned_bytes", top[i]->dma_known ?
+					    json_u(top[i]->dma) : json_null());
+			json_array_append_new(tj, pj);
+		}
+		json_object_set_new(hc, "top", tj);
+		json_object_set_new(root, "host_check", hc);
+	}
 	json_dumpf(root, stdout, JSON_COMPACT);
 	putchar('\n');
 	fflush(stdout);
@@ -461,7 +603,7 @@ static void enforce(struct audit_cg *as, int n)
 			uint64_t want = p->locked + p->pinned_vm;	/* never below what it holds */
 			struct rlimit nl;
 			struct proc_stat ps;
-			char b1[16], b2[16];
+			char b1[16], b2[16], b3[16];
 
 			if (as[i].proc_cap && as[i].proc_cap > want)
 				want = as[i].proc_cap;
@@ -477,7 +619,7 @@ static void enforce(struct audit_cg *as, int n)
 			fprintf(stderr, "memacct: enforce: pid %d (%s) RLIMIT_MEMLOCK soft %s -> %s "
 				"(holds %s); undo: memacct audit --restore-rlimit\n", (int)p->pid,
 				p->comm, rl_str(b1, 16, p->rl.rlim_cur), fmt_bytes(b2, 16, want),
-				fmt_bytes(b2, 16, p->locked + p->pinned_vm));
+				fmt_bytes(b3, 16, p->locked + p->pinned_vm));
 			if (log)
 				fprintf(log, "%d %" PRIu64 " %llu %llu\n", (int)p->pid,
 					ps.starttime_ticks, (unsigned long long)p->rl.rlim_cur,
@@ -527,40 +669,75 @@ static int restore_rlimits(void)
 
 /* ---- cgroup selection ---------------------------------------------- */
 
-/* every memory cgroup that has processes of its own */
-static int all_cgroups(struct audit_cg *as, int max)
+struct cg_list {
+	struct audit_cg *as;
+	int n, cap;
+};
+
+static int add_if_procs(const struct memcg *cg, void *ctx)
 {
-	char root[PATH_MAX], *paths[] = { root, NULL };
-	int version, n = 0, err;
-	FTSENT *e;
-	FTS *fts;
+	struct cg_list *l = ctx;
+	pid_t *pids;
+	int np = memcg_pids(cg, false, &pids);
 
-	err = memcg_root(root, &version);
-	if (err)
-		return err;
-	fts = fts_open(paths, FTS_PHYSICAL | FTS_NOCHDIR, NULL);
-	if (!fts)
-		return -errno;
-	while ((e = fts_read(fts)) && n < max) {
-		struct memcg cg;
-		pid_t *pids;
-		int np;
+	if (np >= 0)
+		free(pids);	/* also the empty array of an empty cgroup (D18) */
+	if (np <= 0)
+		return 0;
+	if (l->n == l->cap) {
+		int cap = l->cap * 2;
+		struct audit_cg *n = realloc(l->as, cap * sizeof(*n));
 
-		if (e->fts_info != FTS_D)
-			continue;
-		if (memcg_of_path(root, version, e->fts_path, &cg))
-			continue;
-		np = memcg_pids(&cg, false, &pids);
-		if (np >= 0)
-			free(pids);	/* also the empty array of an empty cgroup (D18) */
-		if (np <= 0)
-			continue;
-		memset(&as[n], 0, sizeof(as[n]));
-		as[n].cg = cg;
-		n++;
+		if (!n)
+			return -ENOMEM;
+		memset(n + l->cap, 0, (cap - l->cap) * sizeof(*n));
+		l->as = n;
+		l->cap = cap;
 	}
-	fts_close(fts);
-	return n;
+	memset(&l->as[l->n], 0, sizeof(l->as[0]));
+	l->as[l->n++].cg = *cg;
+	return 0;
+}
+
+/*
+ * Every memory cgroup that has processes of its own, through cgroup.c's
+ * walker, into *@as (grown as needed, *@cap its entries). Count or -errno.
+ */
+static int all_cgroups(struct audit_cg **as, int *cap)
+{
+	struct cg_list l = { .as = *as, .cap = *cap };
+	int err = memcg_walk(add_if_procs, &l);
+
+	*as = l.as;
+	*cap = l.cap;
+	return err ? err : l.n;
+}
+
+/*
+ * DMA pins of one-shot audits from a memacct daemon's pinned procs map
+ * (the same figures its /metrics gives), net of the mlocked part of their
+ * ranges as run/attach/explain show them.
+ */
+static void daemon_dma_one(size_t i, const struct memacct_proc *v, void *ctx)
+{
+	struct audit_proc *p = &((struct audit_cg *)ctx)->procs[i];
+
+	p->dma = dma_pinned_net(p->pid, v, p->locked, &p->dma_est);
+}
+
+static void daemon_dma(struct audit_cg *a, const char *dir)
+{
+	pid_t *pids = calloc(a->n ? a->n : 1, sizeof(*pids));
+	int n;
+
+	if (!pids)
+		return;
+	for (size_t i = 0; i < a->n; i++)
+		pids[i] = a->procs[i].pid;
+	n = pin_procs_of(dir, pids, a->n, daemon_dma_one, a);
+	free(pids);
+	a->dma_known = n >= 0;
+	sum_procs(a);
 }
 
 static int audit_once(struct audit_cg *as, int n, const struct audit_opts *o, bool print)
@@ -571,11 +748,24 @@ static int audit_once(struct audit_cg *as, int n, const struct audit_opts *o, bo
 		free(as[i].procs);
 		as[i].procs = NULL;
 		as[i].n = 0;
-		as[i].locked = as[i].pinned_vm = as[i].driver_est = 0;
+		as[i].locked = as[i].pinned_vm = as[i].driver_est = as[i].dma = 0;
 		if (collect(&as[i]))
 			continue;	/* removed meanwhile */
+		if (o->watch_ns)
+			as[i].dma_known = true;	/* watch_dma_apply() fills it */
+		else
+			daemon_dma(&as[i], o->pin_dir);
+		for (size_t j = 0; j < as[i].n; j++)
+			as[i].procs[j].dma_known = as[i].dma_known;
 		judge(o, &as[i]);
 		over |= as[i].over;
+	}
+	{
+		struct hostpin h;
+		uint64_t cap;
+
+		if (host_check(o, &h, &cap))
+			over = true;
 	}
 	if (print) {
 		if (json_output)
@@ -644,8 +834,6 @@ static void watch_dma_note(struct watch *w, const struct pinwatch_event *ev)
 	w->dma[freei].pid = ev->pid;
 	w->dma[freei].bytes = ev->dma_bytes;
 }
-
-static void sum_procs(struct audit_cg *a);
 
 /* After a /proc pass: the DMA pins BPF reported, back on their processes. */
 static void watch_dma_apply(struct watch *w)
@@ -970,7 +1158,7 @@ static int watch(struct audit_cg *as, int n, const struct audit_opts *o)
 
 int do_audit(int argc, char **argv)
 {
-	enum { O_PCAP = 0x300, O_PPCAP, O_OFLIM, O_WATCH, O_ENF, O_REST };
+	enum { O_PCAP = 0x300, O_PPCAP, O_OFLIM, O_WATCH, O_ENF, O_REST, O_HOST, O_PIN };
 	static const struct option opts[] = {
 		{ "cgroup", required_argument, NULL, 'c' },
 		{ "pinned-cap", required_argument, NULL, O_PCAP },
@@ -979,12 +1167,15 @@ int do_audit(int argc, char **argv)
 		{ "watch", required_argument, NULL, O_WATCH },
 		{ "enforce-rlimit", no_argument, NULL, O_ENF },
 		{ "restore-rlimit", no_argument, NULL, O_REST },
+		{ "host", required_argument, NULL, O_HOST },
+		{ "pin-path", required_argument, NULL, O_PIN },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	struct audit_cg *as = calloc(MAX_CGROUPS, sizeof(*as));
-	struct audit_opts o = { 0 };
+	int cap = MAX_CGROUPS;
+	struct audit_cg *as = calloc(cap, sizeof(*as));
+	struct audit_opts o = { .pin_dir = PIN_DEFAULT_DIR };
 	int c, n = 0, err, ret = EXIT_USAGE;
 	uint64_t tmp;
 
@@ -1021,6 +1212,17 @@ int do_audit(int argc, char **argv)
 			break;
 		case O_OFLIM:
 			o.of_limit = true;
+			break;
+		case O_HOST:
+			if (!strchr(optarg, '%') || parse_size(optarg, mem_total_bytes(), &tmp)) {
+				p_err("bad --host '%s': a percentage of MemTotal (examples: 10%%, "
+				      "12.5%%)", optarg);
+				goto out;
+			}
+			o.host_cap = optarg;
+			break;
+		case O_PIN:
+			o.pin_dir = optarg;
 			break;
 		case O_WATCH:
 			if (parse_duration(optarg, &o.watch_ns) || !o.watch_ns) {
@@ -1059,7 +1261,7 @@ int do_audit(int argc, char **argv)
 		goto out;
 	}
 	if (!n) {
-		n = all_cgroups(as, MAX_CGROUPS);
+		n = all_cgroups(&as, &cap);
 		if (n < 0) {
 			p_err("no memory cgroup hierarchy: %s", strerror(-n));
 			ret = EXIT_ENV;
@@ -1074,7 +1276,7 @@ int do_audit(int argc, char **argv)
 	if (o.enforce)
 		enforce(as, n);
 out:
-	for (int i = 0; i < MAX_CGROUPS; i++)
+	for (int i = 0; i < cap && as; i++)
 		free(as[i].procs);
 	free(as);
 	return ret;

@@ -357,6 +357,35 @@ static int walk_cgroups(const char *top,
 	return err;
 }
 
+struct memcg_walk_ctx {
+	const char *root;
+	int version;
+	int (*fn)(const struct memcg *cg, void *ctx);
+	void *ctx;
+};
+
+static int memcg_walk_fn(const FTSENT *ent, void *ctx)
+{
+	struct memcg_walk_ctx *w = ctx;
+	struct memcg cg;
+
+	if (memcg_of_path(w->root, w->version, ent->fts_path, &cg))
+		return 0;	/* removed meanwhile */
+	return w->fn(&cg, w->ctx);
+}
+
+int memcg_walk(int (*fn)(const struct memcg *cg, void *ctx), void *ctx)
+{
+	struct memcg_walk_ctx w = { .fn = fn, .ctx = ctx };
+	char root[PATH_MAX];
+	int err = memcg_root(root, &w.version);
+
+	if (err)
+		return err;
+	w.root = root;
+	return walk_cgroups(root, memcg_walk_fn, &w);
+}
+
 struct name_search {
 	const char *root;
 	const char *tail;	/* normalized relative argument */

@@ -109,6 +109,15 @@ int memcg_remove(const struct memcg *cg);
 int memcg_add_pid(const struct memcg *cg, pid_t pid);
 
 /*
+ * memcg_walk() - call @fn for every memory cgroup of the hierarchy, the
+ * root first, parents before children, without a bound on their number;
+ * cgroups removed during the walk are skipped. Stops at @fn's first nonzero
+ * return and returns it; 0, or negative errno (no memory cgroup hierarchy:
+ * memcg_root()'s error).
+ */
+int memcg_walk(int (*fn)(const struct memcg *cg, void *ctx), void *ctx);
+
+/*
  * memcg_pids() - the thread group ids in @cg and, if @recursive, in its
  * descendants (cgroup.procs). malloc'd array in @pids (caller frees);
  * returns the count or negative errno.

@@ -19,6 +19,7 @@
 #include <inttypes.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +43,7 @@
 #include "numa.h"
 #include "pin.h"
 #include "report.h"
+#include "session.h"
 #include "usage.h"
 #include "util.h"
 
@@ -73,6 +75,7 @@ struct cgi {
 	uint64_t cow, cow_file, unclassified, remote, migrated, oom_bpf;
 	uint64_t migrated_by[MEMACCT_MR_NR];	/* pages, by enum memacct_migrate_reason */
 	uint64_t rss, mlocked, pinned_vm;
+	uint64_t dma, dma_peak;	/* DMA pins (pages): the BPF cgroups map */
 	struct memcg_stat st;
 	bool st_ok;
 	uint64_t remote_numa;	/* bytes off the home node (memory.numa_stat) */
@@ -88,6 +91,9 @@ struct prev {
 struct proc_flow {
 	struct memacct_proc_key key;
 	struct memacct_flows f;
+	uint64_t dma;		/* DMA pins (pages), net of mlocked ranges */
+	uint64_t dma_peak;
+	bool dma_est;		/* MEMACCT_DMA_ESTIMATE, or maybe mlocked */
 };
 
 /* Text of one collection, shared with HTTP responses (reference counted). */
@@ -717,6 +723,13 @@ static void aggregate(struct cgi *v, size_t n)
 		p->rss += c->rss;
 		p->mlocked += c->mlocked;
 		p->pinned_vm += c->pinned_vm;
+		p->dma += c->dma;
+		/* a parent's peak: a lower bound (its children's peaks were
+		 * not reached at one instant) */
+		if (c->dma_peak > p->dma_peak)
+			p->dma_peak = c->dma_peak;
+		if (p->dma > p->dma_peak)
+			p->dma_peak = p->dma;
 	}
 	free(order);
 }
@@ -738,7 +751,8 @@ struct top_key {
 };
 
 static int push_flow(struct proc_flow **pf, size_t *cnt, size_t *cap,
-		     const struct memacct_proc_key *key, const struct memacct_flows *f)
+		     const struct memacct_proc_key *key, const struct memacct_flows *f,
+		     const struct memacct_pinned *pin, uint64_t dma_locked, bool est)
 {
 	if (*cnt == *cap) {
 		struct proc_flow *n = realloc(*pf, 2 * *cap * sizeof(**pf));
@@ -749,6 +763,11 @@ static int push_flow(struct proc_flow **pf, size_t *cnt, size_t *cap,
 		*cap *= 2;
 	}
 	(*pf)[*cnt].key = *key;
+	(*pf)[*cnt].dma = pin->dma_pinned_pages - dma_locked;
+	(*pf)[*cnt].dma_peak = pin->dma_pinned_peak_pages -
+			       (dma_locked < pin->dma_pinned_peak_pages ? dma_locked :
+				pin->dma_pinned_peak_pages);
+	(*pf)[*cnt].dma_est = est || (pin->dma_flags & MEMACCT_DMA_ESTIMATE);
 	(*pf)[(*cnt)++].f = *f;
 	return 0;
 }
@@ -763,6 +782,8 @@ static void take_proc(struct dead_keys *dead, struct cgi *v, size_t n, struct pr
 		      size_t *cnt, size_t *cap, const struct memacct_proc_key *key,
 		      const struct memacct_proc *p)
 {
+	uint64_t ov = 0;
+	bool unknown = false;
 	struct cgi *c;
 
 	if (p->flags & MEMACCT_PROC_EXITED) {
@@ -779,9 +800,19 @@ static void take_proc(struct dead_keys *dead, struct cgi *v, size_t n, struct pr
 		dead->k[dead->n++] = *key;
 		return;
 	}
-	if ((c = cgi_find(v, n, p->memcg_id)))
+	/* DMA pins in mlocked memory are in VmLck already: net of them, as
+	 * run/attach show them (session.c), never counted twice */
+	if (p->pin.dma_pinned_pages && p->pin.locked_vm_pages) {
+		ov = dma_locked_overlap(key->tgid, p, &unknown) / (uint64_t)sysconf(_SC_PAGESIZE);
+		if (ov > p->pin.dma_pinned_pages)
+			ov = p->pin.dma_pinned_pages;
+	}
+	if ((c = cgi_find(v, n, p->memcg_id))) {
 		flows_add(c, &p->f);
-	push_flow(pf, cnt, cap, key, &p->f);
+		c->dma -= ov < c->dma ? ov : c->dma;
+		c->dma_peak -= ov < c->dma_peak ? ov : c->dma_peak;
+	}
+	push_flow(pf, cnt, cap, key, &p->f, &p->pin, ov, unknown);
 }
 
 #define BATCH_N 1024
@@ -882,6 +913,8 @@ static long read_cgroups_map(struct dstate *d, struct cgi *v, size_t n)
 		cnt++;
 		if ((ci = cgi_find(v, n, key))) {
 			flows_add(ci, &c.f);
+			ci->dma = c.pin.dma_pinned_pages;
+			ci->dma_peak = c.pin.dma_pinned_peak_pages;
 			continue;
 		}
 		if (d->unknown && bsearch(&key, d->unknown, d->nunknown, sizeof(key), cmp_u64)) {
@@ -1152,6 +1185,12 @@ static int collect(struct dstate *d, struct collection *col)
 }
 
 /* Flows of a top process (t is one of the first col->ntop records). */
+/* The proc_flow whose flows @f are (col->topf points into col->pf). */
+static const struct proc_flow *pflow_of(const struct memacct_flows *f)
+{
+	return (const struct proc_flow *)((const char *)f - offsetof(struct proc_flow, f));
+}
+
 static const struct memacct_flows *flow_of(const struct collection *col,
 					   const struct memacct_task_stock *t)
 {
@@ -1171,14 +1210,14 @@ struct cg_metric {
 
 enum { F_RSS, F_ANON, F_FILE, F_SHMEM, F_PINNED, F_MLOCKED, F_PINNED_VM, F_RECLAIMABLE,
        F_USAGE, F_COW, F_COW_FILE, F_UNCLASSIFIED, F_REMOTE, F_MIGRATED, F_PGFAULT, F_PGMAJFAULT, F_OOM,
-       F_REMOTE_NUMA };
+       F_REMOTE_NUMA, F_DMA, F_DMA_PEAK };
 
 static const struct cg_metric cg_metrics[] = {
 	{ "memacct_rss_bytes", "bytes", "Resident set size of the cgroup's processes (sum of RssAnon+RssFile+RssShmem, iter/task)", MT_GAUGE, true, F_RSS },
 	{ "memacct_anon_bytes", "bytes", "Anonymous memory charged to the cgroup (memory.stat)", MT_GAUGE, true, F_ANON },
 	{ "memacct_file_bytes", "bytes", "Page cache charged to the cgroup (memory.stat)", MT_GAUGE, true, F_FILE },
 	{ "memacct_shmem_bytes", "bytes", "Shared memory and tmpfs charged to the cgroup (memory.stat)", MT_GAUGE, true, F_SHMEM },
-	{ "memacct_pinned_bytes", "bytes", "mlocked plus pinned_vm of the cgroup's processes", MT_GAUGE, true, F_PINNED },
+	{ "memacct_pinned_bytes", "bytes", "mlocked plus pinned_vm plus DMA pins of the cgroup's processes", MT_GAUGE, true, F_PINNED },
 	{ "memacct_mlocked_bytes", "bytes", "mm->locked_vm (VmLck) of the cgroup's processes", MT_GAUGE, true, F_MLOCKED },
 	{ "memacct_pinned_vm_bytes", "bytes", "mm->pinned_vm (VmPin) of the cgroup's processes", MT_GAUGE, true, F_PINNED_VM },
 	{ "memacct_reclaimable_bytes", "bytes", "Clean page cache: active_file+inactive_file-dirty-writeback (memory.stat)", MT_GAUGE, true, F_RECLAIMABLE },
@@ -1192,6 +1231,8 @@ static const struct cg_metric cg_metrics[] = {
 	{ "memacct_major_faults", NULL, "Major page faults (memory.stat pgmajfault)", MT_COUNTER, false, F_PGMAJFAULT },
 	{ "memacct_oom_kills", NULL, "OOM kills in the cgroup (memory.oom_control / memory.events, BPF mark_victim)", MT_COUNTER, false, F_OOM },
 	{ "memacct_remote_numa_bytes", "bytes", "Resident bytes on NUMA nodes other than the cgroup's home node (memory.numa_stat; 0 on one node)", MT_GAUGE, true, F_REMOTE_NUMA },
+	{ "memacct_dma_pinned_bytes", "bytes", "Pages pinned with FOLL_PIN (pin_user_pages: CUDA host memory, AF_XDP UMEM, ...) by the cgroup's processes that VmLck and VmPin do not show, until the kernel unpins them", MT_GAUGE, true, F_DMA },
+	{ "memacct_dma_pinned_peak_bytes", "bytes", "High-water mark of memacct_dma_pinned_bytes since attach (a lower bound above leaf cgroups)", MT_GAUGE, true, F_DMA_PEAK },
 };
 
 static uint64_t cg_value(const struct dstate *d, const struct cgi *c, int field)
@@ -1203,7 +1244,7 @@ static uint64_t cg_value(const struct dstate *d, const struct cgi *c, int field)
 	case F_ANON: return c->st.anon;
 	case F_FILE: return c->st.file;
 	case F_SHMEM: return c->st.shmem;
-	case F_PINNED: return pg(d, c->mlocked + c->pinned_vm);
+	case F_PINNED: return pg(d, c->mlocked + c->pinned_vm + c->dma);
 	case F_MLOCKED: return pg(d, c->mlocked);
 	case F_PINNED_VM: return pg(d, c->pinned_vm);
 	case F_RECLAIMABLE:
@@ -1220,6 +1261,8 @@ static uint64_t cg_value(const struct dstate *d, const struct cgi *c, int field)
 	case F_PGMAJFAULT: return c->st.pgmajfault;
 	case F_OOM: return c->oom_bpf;
 	case F_REMOTE_NUMA: return c->remote_numa;
+	case F_DMA: return pg(d, c->dma);
+	case F_DMA_PEAK: return pg(d, c->dma_peak);
 	}
 	return 0;
 }
@@ -1367,7 +1410,7 @@ static void format(struct dstate *d, const struct collection *col, struct mbuf *
 		{ "memacct_process_anon_bytes", "RssAnon of the top processes", MT_GAUGE },
 		{ "memacct_process_file_bytes", "RssFile of the top processes", MT_GAUGE },
 		{ "memacct_process_shmem_bytes", "RssShmem of the top processes", MT_GAUGE },
-		{ "memacct_process_pinned_bytes", "VmLck+VmPin of the top processes", MT_GAUGE },
+		{ "memacct_process_pinned_bytes", "VmLck+VmPin+DMA pins of the top processes", MT_GAUGE },
 		{ "memacct_process_cow_copied_bytes", "CoW copies of the top processes since attach", MT_COUNTER },
 	};
 	for (size_t m = 0; m < sizeof(pm) / sizeof(pm[0]); m++) {
@@ -1390,7 +1433,8 @@ static void format(struct dstate *d, const struct collection *col, struct mbuf *
 			case 1: v = t->rss_anon_pages; break;
 			case 2: v = t->rss_file_pages; break;
 			case 3: v = t->rss_shmem_pages; break;
-			case 4: v = t->locked_vm_pages + t->pinned_vm_pages; break;
+			case 4: v = t->locked_vm_pages + t->pinned_vm_pages +
+				    ((f = flow_of(col, t)) ? pflow_of(f)->dma : 0); break;
 			case 5: v = (f = flow_of(col, t)) ? f->cow_copied_pages : 0; break;
 			}
 			metrics_sample_u64(b, l, 3, pg(d, v));
@@ -1410,7 +1454,9 @@ static void metrics_of_cgi(const struct dstate *d, const struct cgi *c, struct m
 	m->shmem = c->st.shmem;
 	m->mlocked = pg(d, c->mlocked);
 	m->pinned_vm = pg(d, c->pinned_vm);
-	m->pinned = m->mlocked + m->pinned_vm;
+	m->dma_pinned = pg(d, c->dma);
+	m->dma_pinned_peak = pg(d, c->dma_peak);
+	m->pinned = m->mlocked + m->pinned_vm + m->dma_pinned;
 	m->cow_copied = pg(d, c->cow);
 	m->cow_file_copied = pg(d, c->cow_file);
 	m->fault_unclassified = pg(d, c->unclassified);
@@ -1502,7 +1548,12 @@ static void write_json_log(struct dstate *d, const struct collection *col)
 				pg(d, t->hiwater_rss_pages) : p->m.rss;
 		p->m.mlocked = pg(d, t->locked_vm_pages);
 		p->m.pinned_vm = pg(d, t->pinned_vm_pages);
-		p->m.pinned = p->m.mlocked + p->m.pinned_vm;
+		if (f) {
+			p->m.dma_pinned = pg(d, pflow_of(f)->dma);
+			p->m.dma_pinned_peak = pg(d, pflow_of(f)->dma_peak);
+			p->m.dma_estimate = pflow_of(f)->dma_est;
+		}
+		p->m.pinned = p->m.mlocked + p->m.pinned_vm + p->m.dma_pinned;
 		p->m.page_faults = t->min_flt + t->maj_flt;
 		p->m.major_faults = t->maj_flt;
 		if (f)	/* every flow (zero_fill and migrations were left at 0) */

@@ -11,6 +11,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
@@ -62,7 +63,11 @@ struct xproc {
 	bool has_flows;			/* flows is valid: watched, or a daemon's record */
 	struct metrics flows;		/* flows (CoW, zero fill, faults, migrations...):
 					 * bytes and counts; stocks unused */
-	uint64_t dma;			/* dma_pinned from the watch (bytes) */
+	uint64_t dma;			/* dma_pinned: the watch, or a daemon's pins (bytes) */
+	bool dma_est;			/* that figure is an estimate */
+	bool has_ranges;		/* dma_ranges from a daemon's pins */
+	bool ranges_all;		/* ... and they cover every DMA pin */
+	struct memacct_dma_range dma_ranges[MEMACCT_DMA_RANGES];
 	bool has_numa;			/* numa_maps read: nm and nu are valid */
 	struct numa_maps nm;		/* mappings kept, joined with sm by start */
 	struct numa_usage nu;
@@ -113,6 +118,7 @@ struct explain {
 	struct xsum total;
 	bool watched;
 	bool daemon_cow;		/* CoW of some processes from a daemon's pins */
+	bool daemon_dma;		/* DMA pins of the processes from a daemon's pins */
 	uint64_t watch_ns;
 	struct proc_row *watch_rows;	/* the BPF session's report (--watch) */
 	size_t nwatch_rows;
@@ -426,7 +432,7 @@ static void safe_path(char *dst, size_t len, const char *src)
 	dst[o] = '\0';
 }
 
-/* DMA-pinned bytes the watch attributed (0 without --watch). */
+/* DMA-pinned bytes attributed (0 without --watch or a daemon's pins). */
 static uint64_t dma_total(const struct explain *e)
 {
 	uint64_t n = 0;
@@ -434,6 +440,77 @@ static uint64_t dma_total(const struct explain *e)
 	for (size_t i = 0; i < e->nprocs; i++)
 		n += e->procs[i].dma;
 	return n;
+}
+
+/*
+ * Bytes of mapping @m of @x pinned for DMA where the pinned ranges are known
+ * (XDP_UMEM_REG areas in a daemon's pins): the ranges' overlap with it, at
+ * most its resident bytes (pinned pages are resident); 0 in mlocked
+ * mappings, whose pages VmLck counts (the DMA figure is net of them).
+ */
+static uint64_t dma_in_map(const struct xproc *x, const struct smaps_map *m)
+{
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE), n = 0;
+
+	if (!x->has_ranges || m->vm_locked)
+		return 0;	/* mlocked: in VmLck, not in the process's DMA figure */
+	for (int i = 0; i < MEMACCT_DMA_RANGES; i++) {
+		uint64_t a = x->dma_ranges[i].start, b = a + x->dma_ranges[i].pages * page;
+		uint64_t lo = m->start > a ? m->start : a, hi = m->end < b ? m->end : b;
+
+		if (x->dma_ranges[i].pages && lo < hi)
+			n += hi - lo;
+	}
+	return n < m->rss ? n : m->rss;
+}
+
+/*
+ * The verdict's naming of where DMA pins lie: the mapping holding most of
+ * them (pid, range, path, perms, kind) and how many more, into @dst; *@shm
+ * gets the pinned bytes that lie in shmem mappings (smaps kind shmem: tmpfs,
+ * memfd, SysV, "/dev/zero (deleted)" shared anonymous), *@unranged those in
+ * no known mapping (ioctl pins: CUDA; pins seen by --watch). Empty when no
+ * range is known.
+ */
+static void dma_mappings(const struct explain *e, char *dst, size_t len, uint64_t *shm,
+			 uint64_t *unranged)
+{
+	const struct smaps_map *best = NULL;
+	const struct xproc *bx = NULL;
+	uint64_t bn = 0;
+	int more = 0;
+	char b[16];
+
+	*shm = *unranged = 0;
+	dst[0] = '\0';
+	for (size_t i = 0; i < e->nprocs; i++) {
+		uint64_t in_maps = 0;
+
+		for (size_t j = 0; j < e->procs[i].sm.n; j++) {
+			const struct smaps_map *m = &e->procs[i].sm.maps[j];
+			uint64_t n = dma_in_map(&e->procs[i], m);
+
+			if (!n)
+				continue;
+			in_maps += n;
+			if (m->kind == SMAPS_SHMEM)
+				*shm += n;
+			more += best != NULL;
+			if (n > bn) {
+				best = m;
+				bx = &e->procs[i];
+				bn = n;
+			}
+		}
+		if (e->procs[i].dma > in_maps)
+			*unranged += e->procs[i].dma - in_maps;
+	}
+	if (best)
+		snprintf(dst, len, "; %s of it in pid %d's %s mapping %" PRIx64 "-%" PRIx64 " %s%s"
+			 "%s%s", fmt_bytes(b, sizeof(b), bn), (int)bx->pid, best->perms, best->start,
+			 best->end, best->path ? best->path : "[anon]",
+			 best->deleted ? " (deleted)" : "", best->kind == SMAPS_SHMEM ?
+			 " (shared memory)" : "", more ? " and more mappings" : "");
 }
 
 /* Does a process explained map a device (/dev/... other than zero, shm)? */
@@ -547,17 +624,34 @@ static void build_verdict(struct explain *e)
 			    nkids, par->pid, fmt_bytes(b[0], 16, shared), path);
 		}
 	}
-	if (dma_total(e))
-		say(e, "%s is pinned for DMA by a driver (CUDA host memory, pin_memory=True, "
-		    "AF_XDP UMEM, ...): never reclaimable, not even by swap",
-		    fmt_bytes(b[0], 16, dma_total(e)));
-	if (t->shmem)
-		say(e, "%s is shared memory (tmpfs, /dev/shm, memfd, SysV): not reclaimable "
-		    "without swap%s%s", fmt_bytes(b[0], 16, e->cgroup_mode ? t->shmem_pss : t->shmem),
-		    e->cgroup_mode ? ", counted once" : "",
-		    maps_device(e) ? "; a process here maps a device: what a driver pinned for "
-		    "DMA of it (CUDA host memory, pin_memory=True) is never reclaimable, not even "
-		    "by swap" : "");
+	{
+		uint64_t shown = e->cgroup_mode ? t->shmem_pss : t->shmem, shm_dma, unr, maybe;
+		char where[200], may[160] = "";
+
+		dma_mappings(e, where, sizeof(where), &shm_dma, &unr);
+		if (dma_total(e))
+			say(e, "%s is pinned for DMA by a driver (CUDA host memory, pin_memory=True, "
+			    "AF_XDP UMEM, ...): never reclaimable, not even by swap%s",
+			    fmt_bytes(b[0], 16, dma_total(e)), where);
+		/* the pinned part of shmem is not "reclaimable with swap" */
+		shm_dma = shm_dma < shown ? shm_dma : shown;
+		/* pins of unknown range may be any of it (cudaHostAlloc's
+		 * "/dev/zero (deleted)" buffers): said, never called swappable */
+		maybe = unr < shown - shm_dma ? unr : shown - shm_dma;
+		if (maybe)
+			snprintf(may, sizeof(may), ": up to %s of it may be the DMA pins above "
+				 "(pinned through a driver's ioctl: which mapping is unknown), the "
+				 "rest is", fmt_bytes(b[1], 16, maybe));
+		if (shown - shm_dma)
+			say(e, "%s is shared memory (tmpfs, /dev/shm, memfd, SysV, shared "
+			    "anonymous)%s%s not reclaimable without swap%s%s",
+			    fmt_bytes(b[0], 16, shown - shm_dma),
+			    shm_dma ? " besides the DMA pins above" : "", maybe ? may : ":",
+			    e->cgroup_mode ? ", counted once" : "",
+			    !maybe && maps_device(e) ? "; a process here maps a device: what a driver pinned "
+			    "for DMA of it (CUDA host memory, pin_memory=True) is never reclaimable, "
+			    "not even by swap" : "");
+	}
 	if (t->locked)
 		say(e, "%s is mlocked: never reclaimed", fmt_bytes(b[0], 16, t->locked));
 	if (t->file_dirty && pct(t->file_dirty, rss) >= 1)
@@ -644,6 +738,21 @@ static char *json_text(const char *str)
 }
 
 /*
+ * A mapping's "dma_pinned_bytes": exact where the process's pinned ranges
+ * are all known (a daemon's pins), else null (unknown), into @buf.
+ */
+static const char *dma_json(const struct explain *e, pid_t pid, const struct smaps_map *m,
+			    char *buf, size_t len)
+{
+	for (size_t i = 0; i < e->nprocs; i++)
+		if (e->procs[i].pid == pid && e->procs[i].ranges_all) {
+			snprintf(buf, len, "%" PRIu64, dma_in_map(&e->procs[i], m));
+			return buf;
+		}
+	return "null";
+}
+
+/*
  * The mappings array written directly: with 10,000 mappings, building and
  * freeing 200,000 jansson nodes took longer than reading smaps itself.
  * Paths are encoded by jansson (json_string_sanitized()), once per run of
@@ -652,7 +761,7 @@ static char *json_text(const char *str)
 static void print_mappings_json(FILE *f, const struct explain *e, size_t top)
 {
 	const char *last = NULL;
-	char *enc = NULL;
+	char *enc = NULL, dma[24];
 	struct mref *refs;
 	size_t n, i;
 
@@ -672,7 +781,8 @@ static void print_mappings_json(FILE *f, const struct explain *e, size_t top)
 			"\"private_clean_bytes\":%llu,\"private_dirty_bytes\":%llu,"
 			"\"shared_clean_bytes\":%llu,\"shared_dirty_bytes\":%llu,"
 			"\"reclaimable_bytes\":%llu,\"locked_bytes\":%llu,\"swap_bytes\":%llu,"
-			"\"anonymous_bytes\":%llu}", i ? "," : "", (int)refs[i].pid,
+			"\"anonymous_bytes\":%llu,\"dma_pinned_bytes\":%s}", i ? "," : "",
+			(int)refs[i].pid,
 			(unsigned long long)m->start, (unsigned long long)m->end,
 			m->path && enc ? enc : "null", m->deleted ? "true" : "false",
 			smaps_kind_name(m->kind), m->perms, smaps_private(m) ? "true" : "false",
@@ -682,7 +792,7 @@ static void print_mappings_json(FILE *f, const struct explain *e, size_t top)
 			(unsigned long long)m->shared_dirty,
 			(unsigned long long)smaps_reclaimable(m),
 			(unsigned long long)smaps_locked(m), (unsigned long long)m->swap,
-			(unsigned long long)m->anonymous);
+			(unsigned long long)m->anonymous, dma_json(e, refs[i].pid, m, dma, sizeof(dma)));
 	}
 	fputc(']', f);
 	free(enc);
@@ -1043,6 +1153,10 @@ static json_t *explain_json(const struct explain *e, const struct report *r, siz
 		null_flows(t, true);
 	else if (!e->watched)
 		null_flows(t, false);
+	if (!e->watched && !e->daemon_dma) {	/* DMA pins unknown, never 0 */
+		json_object_set_new(t, "dma_pinned_bytes", json_null());
+		json_object_set_new(t, "dma_pinned_peak_bytes", json_null());
+	}
 	json_object_set_new(o, "cow_source", json_string(e->watched ? "watch" :
 			    e->daemon_cow ? "daemon" : "none"));
 	json_array_foreach(procs, i, p) {
@@ -1059,10 +1173,13 @@ static json_t *explain_json(const struct explain *e, const struct report *r, siz
 			json_object_set_new(p, "remote_numa_bytes", json_null());
 			json_object_set_new(p, "remote_numa_peak_bytes", json_null());
 		}
-		if (!x->has_flows)
+		if (!x->has_flows) {	/* neither watched alive nor in a daemon's pins */
 			null_flows(p, true);
-		else if (!e->watched)
+			json_object_set_new(p, "dma_pinned_bytes", json_null());
+			json_object_set_new(p, "dma_pinned_peak_bytes", json_null());
+		} else if (!e->watched) {
 			null_flows(p, false);
+		}
 	}
 	arr = json_array();
 	for (i = 0; i < e->nfiles && (!top || i < top); i++) {
@@ -1210,6 +1327,10 @@ static void print_plain(const struct explain *e, const struct report *r, enum by
 		   "reclaimable (clean unlocked + LazyFree)", t->reclaimable);
 	if (e->watched)
 		value_line("pinned for DMA while watched", dma_total(e));
+	else if (e->daemon_dma)
+		value_line("pinned for DMA (daemon's pins)", dma_total(e));
+	else
+		printf("  %-36s %10s\n", "pinned for DMA", "unknown");
 	if (r->has_host) {
 		char hl[320];
 
@@ -1370,6 +1491,7 @@ static int fill_report(struct explain *e, struct report *r)
 		row->m.mlocked = x->st.locked;
 		row->m.pinned_vm = x->st.pinned;
 		row->m.dma_pinned = x->dma;
+		row->m.dma_estimate = x->dma_est;
 		row->m.pinned = x->st.locked + x->st.pinned + x->dma;
 		metrics_add_flows(&row->m, &x->flows);
 		row->m.page_faults = x->flows.page_faults;
@@ -1398,7 +1520,7 @@ static int fill_report(struct explain *e, struct report *r)
 	r->numa_multi = e->topo.nnodes > 1;
 	/* the host's pins; attributed only as far as the watch saw */
 	r->has_host = !hostpin_read(&r->host, geteuid() == 0);
-	r->dma_attribution = e->watched && r->host.known;
+	r->dma_attribution = (e->watched || e->daemon_dma) && r->host.known;
 	return 0;
 }
 
@@ -1475,53 +1597,46 @@ static int watch_cow(struct explain *e, const struct memcg *cg, uint64_t dur_ns)
 	return 0;
 }
 
-/*
- * daemon_cow() - without --watch, the CoW flows of the processes explained
- * from a running memacct daemon's pinned procs map (@dir/maps/procs, keyed by
- * tgid and start_boottime: a reused PID never matches): pages copied since
- * the daemon attached, or since fork for processes started after it. Sets
- * has_flows/flows of each process found (the daemon's record has every flow
- * but the page-fault counts) and e->daemon_cow. Read-only; nothing
- * when no daemon has pinned there or the pins are of another build.
- */
-static void daemon_cow(struct explain *e, const char *dir)
+static void daemon_one(size_t i, const struct memacct_proc *v, void *ctx)
 {
-	struct memacct_proc_key key, next;
-	struct bpf_map_info info = { 0 };
-	__u32 len = sizeof(info);
-	struct memacct_proc v;
-	char path[PATH_MAX];
-	long page = sysconf(_SC_PAGESIZE);
-	void *prev = NULL;
-	int fd;
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE), ranged = 0;
+	struct explain *e = ctx;
+	struct xproc *x = &e->procs[i];
 
-	snprintf(path, sizeof(path), "%s/maps/procs", dir);
-	fd = bpf_obj_get(path);
-	if (fd < 0)
+	if (x->has_flows)
 		return;
-	if (bpf_obj_get_info_by_fd(fd, &info, &len) ||
-	    info.key_size != sizeof(key) || info.value_size != sizeof(v)) {
-		p_info("%s: not the procs map of this build", path);
-		close(fd);
-		return;
-	}
-	while (!bpf_map_get_next_key(fd, prev, &next)) {
-		key = next;
-		prev = &key;
-		for (size_t i = 0; i < e->nprocs; i++) {
-			struct xproc *x = &e->procs[i];
-			struct proc_stat st;
+	x->has_flows = true;
+	metrics_from_bpf_flows(&x->flows, &v->f, page);
+	e->daemon_cow = true;
+	x->dma = dma_pinned_net(x->pid, v, x->st.locked, &x->dma_est);
+	memcpy(x->dma_ranges, v->dma_ranges, sizeof(x->dma_ranges));
+	for (int k = 0; k < MEMACCT_DMA_RANGES; k++)
+		ranged += v->dma_ranges[k].pages;
+	x->has_ranges = ranged;
+	x->ranges_all = ranged >= v->pin.dma_pinned_pages;
+	e->daemon_dma = true;
+}
 
-			if ((pid_t)key.tgid != x->pid || x->has_flows || read_stat(x->pid, &st) ||
-			    !proc_start_matches(key.start_boottime_ns, st.starttime_ticks) ||
-			    bpf_map_lookup_elem(fd, &key, &v))
-				continue;
-			x->has_flows = true;
-			metrics_from_bpf_flows(&x->flows, &v.f, page);
-			e->daemon_cow = true;
-		}
-	}
-	close(fd);
+/*
+ * daemon_pins() - without --watch, from a running memacct daemon's pinned
+ * procs map (@dir/maps/procs, pin_procs_of(): a reused PID never matches):
+ * the CoW copies (since the daemon attached, or since fork for processes
+ * started after it) and the DMA pins (net of mlocked memory, with their
+ * known ranges) of each process explained. Sets has_flows/flows (every flow
+ * but the page-fault counts)/dma of each process found, e->daemon_cow and
+ * e->daemon_dma. Read-only; nothing when
+ * no daemon has pinned there or the pins are of another build.
+ */
+static void daemon_pins(struct explain *e, const char *dir)
+{
+	pid_t *pids = calloc(e->nprocs ? e->nprocs : 1, sizeof(*pids));
+
+	if (!pids)
+		return;
+	for (size_t i = 0; i < e->nprocs; i++)
+		pids[i] = e->procs[i].pid;
+	pin_procs_of(dir, pids, e->nprocs, daemon_one, e);
+	free(pids);
 }
 
 /* the flows the watch measured for @x, if it saw it alive */
@@ -1714,7 +1829,7 @@ int do_explain(int argc, char **argv)
 	if (!e.nprocs && !e.cgroup_mode)
 		goto out_procs;
 	if (!watch_ns)
-		daemon_cow(&e, pin_dir);
+		daemon_pins(&e, pin_dir);
 	e.has_stat = r.cg.path[0] && !memcg_read_stat(&r.cg, &e.cst);
 	if (e.cgroup_mode && e.has_topo)
 		e.has_cg_numa = !memcg_numa_usage(&e.topo, &r.cg, &e.cg_numa);

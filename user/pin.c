@@ -590,3 +590,42 @@ out_err:
 	free(v);
 	return err;
 }
+
+int pin_procs_of(const char *dir, const pid_t *pids, size_t n,
+		 void (*fn)(size_t i, const struct memacct_proc *v, void *ctx), void *ctx)
+{
+	struct memacct_proc_key key, next;
+	struct bpf_map_info info = { 0 };
+	__u32 len = sizeof(info);
+	struct memacct_proc v;
+	char path[PATH_MAX];
+	void *prev = NULL;
+	int fd, found = 0;
+
+	snprintf(path, sizeof(path), "%s/maps/procs", dir);
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return -errno;
+	if (bpf_obj_get_info_by_fd(fd, &info, &len) ||
+	    info.key_size != sizeof(key) || info.value_size != sizeof(v)) {
+		p_info("%s: not the procs map of this build", path);
+		close(fd);
+		return -EPROTO;
+	}
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		for (size_t i = 0; i < n; i++) {
+			struct proc_stat st;
+
+			if ((pid_t)key.tgid != pids[i] || read_stat(pids[i], &st) ||
+			    !proc_start_matches(key.start_boottime_ns, st.starttime_ticks) ||
+			    bpf_map_lookup_elem(fd, &key, &v))
+				continue;
+			fn(i, &v, ctx);
+			found++;
+		}
+	}
+	close(fd);
+	return found;
+}

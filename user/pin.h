@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include "memacct.h"
 
 #define PIN_DEFAULT_DIR "/sys/fs/bpf/memacct"
@@ -65,6 +66,18 @@ int pin_dropped(const struct pinned *p, uint64_t out[MEMACCT_DROP_NR], uint64_t 
  * FOLL_PIN counters (false once a read failed). 0 or negative errno.
  */
 int pin_dma(const struct pinned *p, uint64_t *attributed_pages, bool *readable);
+/*
+ * pin_procs_of() - read-only lookup in a running daemon's pinned procs map
+ * (@dir/maps/procs, keyed by tgid and start_boottime: a reused PID never
+ * matches). For each of the @n processes @pids whose record is there, @fn
+ * is called with its index and the record (the BPF side's per-process
+ * flows since the daemon attached, and its pinned gauges: mm->locked_vm,
+ * mm->pinned_vm, DMA pins, in pages). Returns the number of processes
+ * found, -ENOENT when nothing is pinned under @dir, -EPROTO when the pins
+ * are of another build (printed with p_info), or another negative errno.
+ */
+int pin_procs_of(const char *dir, const pid_t *pids, size_t n,
+		 void (*fn)(size_t i, const struct memacct_proc *v, void *ctx), void *ctx);
 /* pin_map_count() - entries now in a hash map (walks the keys). */
 long pin_map_count(int fd, size_t key_size);
 /*

@@ -72,28 +72,21 @@ static void flows_to_metrics(const struct session *s, const struct memacct_proc 
 	m->dma_estimate = p->pin.dma_flags & MEMACCT_DMA_ESTIMATE;
 }
 
-/*
- * Bytes of @p's DMA-pinned ranges that lie in VM_LOCKED mappings of @pid
- * (smaps VmFlags "lo"): those pages are in VmLck already. Pins whose range
- * is unknown (ioctl) cannot be told apart: *@unknown is set when the process
- * has such pins and mlocked memory.
- */
-static uint64_t dma_locked_overlap(const struct session *s, pid_t pid,
-				   const struct memacct_proc *p, bool *unknown)
+uint64_t dma_locked_overlap(pid_t pid, const struct memacct_proc *p, bool *unknown)
 {
-	uint64_t ranged = 0, overlap = 0;
+	uint64_t ranged = 0, overlap = 0, page = (uint64_t)sysconf(_SC_PAGESIZE);
 	struct smaps sm;
 
 	*unknown = false;
 	for (int i = 0; i < MEMACCT_DMA_RANGES; i++)
-		ranged += pages(s, p->dma_ranges[i].pages);
-	if (ranged < pages(s, p->pin.dma_pinned_pages))
+		ranged += p->dma_ranges[i].pages * page;
+	if (ranged < p->pin.dma_pinned_pages * page)
 		*unknown = true;
 	if (!ranged || read_smaps(pid, &sm) < 0)
 		return 0;
 	for (int i = 0; i < MEMACCT_DMA_RANGES; i++) {
 		uint64_t a = p->dma_ranges[i].start;
-		uint64_t b = a + pages(s, p->dma_ranges[i].pages);
+		uint64_t b = a + p->dma_ranges[i].pages * page;
 
 		if (!p->dma_ranges[i].pages)
 			continue;
@@ -108,6 +101,20 @@ static uint64_t dma_locked_overlap(const struct session *s, pid_t pid,
 	}
 	smaps_free(&sm);
 	return overlap;
+}
+
+uint64_t dma_pinned_net(pid_t pid, const struct memacct_proc *p, uint64_t mlocked,
+			bool *estimate)
+{
+	uint64_t dma = p->pin.dma_pinned_pages * (uint64_t)sysconf(_SC_PAGESIZE), ov = 0;
+	bool unknown = false;
+
+	*estimate = p->pin.dma_flags & MEMACCT_DMA_ESTIMATE;
+	if (dma && mlocked)
+		ov = dma_locked_overlap(pid, p, &unknown);
+	if (unknown)
+		*estimate = true;	/* may overlap mlocked memory */
+	return dma - (ov < dma ? ov : dma);
 }
 
 static struct dma_overlap *dma_ov_find(const struct session *s, pid_t pid, uint64_t start_ns)
@@ -159,7 +166,7 @@ static void sample_dma_overlap(struct session *s)
 		if (bpf_map_lookup_elem(fd, &key, &p) || (p.flags & MEMACCT_PROC_EXITED) ||
 		    !p.pin.dma_pinned_pages || !p.pin.locked_vm_pages)
 			continue;
-		ov = dma_locked_overlap(s, key.tgid, &p, &unknown);
+		ov = dma_locked_overlap(key.tgid, &p, &unknown);
 		dma_ov_note(s, key.tgid, key.start_boottime_ns, ov, unknown);
 	}
 }
@@ -173,7 +180,7 @@ static void dma_net_of_mlock(struct session *s, const struct memacct_proc *p,
 
 	if (!p->pin.dma_pinned_pages || !row->m.mlocked)
 		return;
-	ov = dma_locked_overlap(s, row->pid, p, &unknown);
+	ov = dma_locked_overlap(row->pid, p, &unknown);
 	dma_ov_note(s, row->pid, row->start_boottime_ns, ov, unknown);
 	if (unknown)
 		row->m.dma_estimate = true;	/* may overlap mlocked memory */

@@ -84,12 +84,16 @@ static const struct usage_opt explain_opts[] = {
 static const struct usage_opt audit_opts[] = {
 	{ "-c, --cgroup", "NAME|PATH", "Audit that cgroup and everything below it (repeatable);\n"
 	  "default: every memory cgroup with processes of its own." },
-	{ "--pinned-cap", "SIZE|PCT%", "Cap on a cgroup's pinned memory (mlocked + pinned_vm);\n"
-	  "PCT% of MemTotal, or of the cgroup's limit with --of-limit." },
+	{ "--pinned-cap", "SIZE|PCT%", "Cap on a cgroup's pinned memory (mlocked + pinned_vm + DMA\n"
+	  "pins); PCT% of MemTotal, or of the cgroup's limit with --of-limit." },
 	{ "--per-process-cap", "SIZE|PCT%", "Cap on one process's pinned memory." },
 	{ "--of-limit", NULL, "Percentages are of the cgroup's memory limit." },
 	{ "--watch", "DUR", "Keep auditing: a line the moment a cap is crossed or back\n"
 	  "within (BPF events), /proc re-read every DUR." },
+	{ "--host", "PCT%", "Host check: exit 1 when the host's FOLL_PIN pinned pages\n"
+	  "exceed PCT% of MemTotal, naming the processes that pin most." },
+	{ "--pin-path", "DIR", "Without --watch, DMA pins from a memacct daemon pinned under\n"
+	  "DIR (default " PIN_DEFAULT_DIR "); none there: DMA unknown." },
 	{ "--enforce-rlimit", NULL, "Lower the soft RLIMIT_MEMLOCK of the audited processes to\n"
 	  "the cap (needs --cgroup; logged in /run/memacct/rlimit.log)." },
 	{ "--restore-rlimit", NULL, "Put back every soft RLIMIT_MEMLOCK that --enforce-rlimit\nlowered." },

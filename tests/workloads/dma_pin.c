@@ -20,7 +20,10 @@
  *          read (no page fault there): memacct cannot learn the size and
  *          measures the pins as for any driver.
  *
- * Usage: dma_pin XDP_MiB URING_MiB MLOCK(0|1)
+ * Usage: dma_pin XDP_MiB URING_MiB MLOCK(0|1) [SHARED(0|1)]
+ *   SHARED 1: the UMEM buffer is MAP_SHARED|MAP_ANONYMOUS, the mapping
+ *   /proc/PID/maps names "/dev/zero (deleted)" rw-s (shmem), as CUDA's
+ *   cudaHostAlloc buffers (pin_memory=True) are.
  * Output (stdout):
  *   ready PID
  *   truth foll_pin_delta_pages N   nr_foll_pin_acquired - released after the
@@ -66,7 +69,7 @@ static void die(const char *what)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: dma_pin XDP_MiB URING_MiB MLOCK(0|1)\n");
+	fprintf(stderr, "usage: dma_pin XDP_MiB URING_MiB MLOCK(0|1) [SHARED(0|1)]\n");
 	exit(2);
 }
 
@@ -151,12 +154,14 @@ int main(int argc, char **argv)
 {
 	unsigned long xdp_len, uring_len;
 	long long before, after, lck, pin;
-	int xsk = -1, ring = -1, do_mlock;
+	int xsk = -1, ring = -1, do_mlock, shared = 0;
 	char *xbuf, *ubuf = NULL, cmd[64];
 	struct rlimit rl = { RLIM_INFINITY, RLIM_INFINITY };
 
-	if (argc != 4)
+	if (argc != 4 && argc != 5)
 		usage();
+	if (argc == 5)
+		shared = arg(argv[4]);
 	xdp_len = arg(argv[1]) * MIB;
 	uring_len = arg(argv[2]) * MIB;
 	do_mlock = arg(argv[3]);
@@ -173,7 +178,8 @@ int main(int argc, char **argv)
 	/* the UMEM charges user->locked_vm against RLIMIT_MEMLOCK (root may) */
 	if (setrlimit(RLIMIT_MEMLOCK, &rl) && errno != EPERM)
 		die("setrlimit(RLIMIT_MEMLOCK)");
-	xbuf = mmap(NULL, xdp_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	xbuf = mmap(NULL, xdp_len, PROT_READ | PROT_WRITE,
+		    (shared ? MAP_SHARED : MAP_PRIVATE) | MAP_ANONYMOUS, -1, 0);
 	if (xbuf == MAP_FAILED)
 		die("mmap");
 	memset(xbuf, 1, xdp_len);
