@@ -17,7 +17,7 @@ Run with /usr/bin/python3 (Debian's torch and numpy).  Needs no network.
 
 Usage: dataloader_demo.py [--objects N] [--memmap-mib M] [--workers W]
          [--batch-size B] [--hold SECONDS] [--memmap PATH] [--keep]
-         [--seed S] [--freeze] [--no-shuffle]
+         [--seed S] [--freeze] [--no-shuffle] [--pin-memory [--sample-kib K]]
 
 The memmap file is PATH (default $TMPDIR or /tmp /memacct-demo-<M>MiB-<seed>.bin);
 it is created (fixed seed) if missing and removed at the end if this run
@@ -29,6 +29,23 @@ workers round-robin, so the last W batches reach W different workers, after
 everything else they were given); with --hold it then prints
 "holding PID SECONDS" on stdout and sleeps, still alive, so that an external
 tool can read /proc/PID/smaps_rollup.
+
+--pin-memory (needs CUDA; exits 77 with "skip: ..." on stderr without it):
+DataLoader(pin_memory=True) as training jobs run it.  Each sample is also a
+uint8 tensor of K KiB (default 4096: the issue's 4 MiB samples), batches are
+stacked tensors, and the loader's pin thread copies each into pinned host
+memory (PyTorch's CachingHostAllocator: cudaHostAlloc, pages pinned by
+FOLL_PIN and kept cached after the batch is freed).  With --hold, half-way
+through the epoch the parent prints its truth lines so far and
+"holding-pinned PID SECONDS", then sleeps holding the batch.  Extra lines:
+  truth pin_memory 1
+  truth sample_bytes B
+  truth pinned_batches N           batches that arrived pinned (is_pinned())
+  truth pinned_batch_bytes B       one pinned batch (the largest)
+  kernel foll_pin_delta_pages N    host nr_foll_pin_acquired - released now
+                                   minus before CUDA init (per-CPU diffs
+                                   folded when root: /proc/sys/vm/stat_refresh)
+  kernel foll_pin_delta_peak_pages N  the largest such delta seen per batch
 
 Output (stdout), at the end:
   truth list_objects N             samples in the list
@@ -62,6 +79,24 @@ REPORT = -1  # index of the "report and hold" pseudo-sample
 SLICE = 64   # bytes read from the memmap per sample
 
 
+def foll_pinned_pages():
+    """Host FOLL_PIN pages now (nr_foll_pin_acquired - released), or None."""
+    try:
+        with open("/proc/sys/vm/stat_refresh", "w") as f:
+            f.write("1\n")
+    except OSError:
+        pass  # not root: per-CPU diffs not folded (off by a few pages)
+    v = {}
+    with open("/proc/vmstat") as f:
+        for line in f:
+            k, _, n = line.partition(" ")
+            if k in ("nr_foll_pin_acquired", "nr_foll_pin_released"):
+                v[k] = int(n)
+    if len(v) != 2:
+        return None
+    return v["nr_foll_pin_acquired"] - v["nr_foll_pin_released"]
+
+
 def smaps_rollup():
     vals = {}
     with open("/proc/self/smaps_rollup") as f:
@@ -73,8 +108,9 @@ def smaps_rollup():
 
 
 class SampleDataset(Dataset):
-    def __init__(self, samples, memmap_path, memmap_bytes, hold):
+    def __init__(self, samples, memmap_path, memmap_bytes, hold, sample_bytes=0):
         self.samples = samples
+        self.sample_bytes = sample_bytes  # --pin-memory: a tensor per sample
         self.path = memmap_path
         self.nbytes = memmap_bytes
         self.stride = max(1, (memmap_bytes - SLICE) // max(1, len(samples)))
@@ -91,7 +127,12 @@ class SampleDataset(Dataset):
             self.arr = np.asarray(np.memmap(self.path, dtype=np.uint8, mode="r"))
         label, weight = self.samples[i]          # refcounts: tuple, int, float
         off = i * self.stride
-        return label + weight + zlib.crc32(self.arr[off:off + SLICE])
+        value = label + weight + zlib.crc32(self.arr[off:off + SLICE])
+        if not self.sample_bytes:
+            return value
+        t = torch.empty(self.sample_bytes, dtype=torch.uint8)
+        t.fill_(int(value) & 0xff)
+        return t
 
     def report(self):
         pid = os.getpid()
@@ -132,6 +173,14 @@ def summarize(items):
     return ("batch", os.getpid(), len(items), float(sum(items)))
 
 
+def stack(items):
+    """collate_fn of --pin-memory: one uint8 tensor per batch (pinned by the
+    loader's pin thread); report requests pass as they are."""
+    if len(items) == 1 and isinstance(items[0], tuple):
+        return items[0]
+    return torch.stack(items)
+
+
 def make_memmap(path, nbytes, seed):
     rng = np.random.default_rng(seed)
     tmp = path + ".tmp%d" % os.getpid()
@@ -160,9 +209,25 @@ def main():
     ap.add_argument("--freeze", action="store_true",
                     help="gc.freeze() before forking (does not stop refcount CoW)")
     ap.add_argument("--no-shuffle", action="store_true")
+    ap.add_argument("--pin-memory", action="store_true",
+                    help="DataLoader(pin_memory=True) with tensor samples (needs CUDA)")
+    ap.add_argument("--sample-kib", type=int, default=4096,
+                    help="--pin-memory: KiB of tensor per sample")
     args = ap.parse_args()
-    if args.objects < 1 or args.memmap_mib < 1 or args.workers < 1 or args.batch_size < 1:
+    if args.objects < 1 or args.memmap_mib < 1 or args.workers < 1 or args.batch_size < 1 \
+            or args.sample_kib < 1:
         ap.error("sizes must be positive")
+    foll0 = None
+    if args.pin_memory:
+        if not torch.cuda.is_available():
+            print("skip: --pin-memory needs CUDA (pin_memory=True pins nothing without it)",
+                  file=sys.stderr)
+            return 77
+        foll0 = foll_pinned_pages()
+        if foll0 is None:
+            print("skip: no nr_foll_pin_* in /proc/vmstat (kernel < 5.7)", file=sys.stderr)
+            return 77
+        torch.zeros(1, device="cuda")  # CUDA init: its own pinned pages count too
 
     t0 = time.monotonic()
     warnings.filterwarnings("ignore", message="This DataLoader will create")
@@ -183,16 +248,35 @@ def main():
         if args.freeze:
             gc.freeze()
 
-        ds = SampleDataset(samples, path, memmap_bytes, args.hold)
+        sample_bytes = args.sample_kib << 10 if args.pin_memory else 0
+        ds = SampleDataset(samples, path, memmap_bytes, args.hold, sample_bytes)
         batches = EpochBatches(len(ds), args.batch_size, args.workers, args.seed,
                                not args.no_shuffle)
-        loader = DataLoader(ds, batch_sampler=batches, collate_fn=summarize,
-                            num_workers=args.workers, persistent_workers=False)
+        loader = DataLoader(ds, batch_sampler=batches,
+                            collate_fn=stack if args.pin_memory else summarize,
+                            num_workers=args.workers, persistent_workers=False,
+                            pin_memory=args.pin_memory)
 
         fetched = 0
         batch_pids, reports = set(), {}
+        pinned_batches = pinned_batch_bytes = foll_peak = nbatch = 0
+        half = (len(ds) + args.batch_size - 1) // args.batch_size // 2
         for out in loader:
-            if out[0] == "batch":
+            if isinstance(out, torch.Tensor):
+                fetched += out.shape[0]
+                nbatch += 1
+                if out.is_pinned():
+                    pinned_batches += 1
+                    pinned_batch_bytes = max(pinned_batch_bytes, out.nbytes)
+                foll_peak = max(foll_peak, foll_pinned_pages() - foll0)
+                if nbatch == half and args.hold > 0:
+                    print("truth pinned_batches %d" % pinned_batches)
+                    print("truth pinned_batch_bytes %d" % pinned_batch_bytes)
+                    print("kernel foll_pin_delta_pages %d" % (foll_pinned_pages() - foll0))
+                    print("holding-pinned %d %d" % (os.getpid(), args.hold))
+                    sys.stdout.flush()
+                    time.sleep(args.hold)
+            elif out[0] == "batch":
                 batch_pids.add(out[1])
                 fetched += out[2]
             else:
@@ -213,7 +297,7 @@ def main():
         print("dataloader_demo: fetched %d samples, expected %d" % (fetched, args.objects),
               file=sys.stderr)
         return 1
-    if set(reports) != batch_pids or len(reports) != args.workers:
+    if (not args.pin_memory and set(reports) != batch_pids) or len(reports) != args.workers:
         print("dataloader_demo: worker reports %s != batch workers %s"
               % (sorted(reports), sorted(batch_pids)), file=sys.stderr)
         return 1
@@ -224,6 +308,13 @@ def main():
     print("truth num_workers %d" % args.workers)
     print("truth samples_fetched %d" % fetched)
     print("truth parent_pid %d" % os.getpid())
+    if args.pin_memory:
+        print("truth pin_memory 1")
+        print("truth sample_bytes %d" % sample_bytes)
+        print("truth pinned_batches %d" % pinned_batches)
+        print("truth pinned_batch_bytes %d" % pinned_batch_bytes)
+        print("kernel foll_pin_delta_pages %d" % (foll_pinned_pages() - foll0))
+        print("kernel foll_pin_delta_peak_pages %d" % foll_peak)
     for pid in sorted(reports):
         print("truth worker_pid %d" % pid)
     for pid in sorted(reports):
