@@ -196,9 +196,17 @@ _memacct()
 			# DUR: nothing to offer
 			return
 			;;
+		--host)
+			# PCT%: nothing to offer
+			return
+			;;
+		--pin-path)
+			COMPREPLY=($(compgen -d -- "$cur"))
+			return
+			;;
 		esac
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "-c --cgroup --pinned-cap --per-process-cap --of-limit --watch --enforce-rlimit --restore-rlimit -j --json -h --help" -- "$cur"))
+			COMPREPLY=($(compgen -W "-c --cgroup --pinned-cap --per-process-cap --of-limit --watch --host --pin-path --enforce-rlimit --restore-rlimit -j --json -h --help" -- "$cur"))
 		fi
 		;;
 	daemon)
