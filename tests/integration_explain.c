@@ -630,6 +630,15 @@ START_TEST(test_explain_bad_input)
 	r = run_cmd("%s -j explain 2147483646 2>&1 >/dev/null", memacct);
 	ck_assert_msg(r->report && json_object_get(r->report, "error"), "stderr: %s", r->out);
 	result_free(r);
+	/* a report that cannot be written fails (exit 4), plain and -j: never 0 */
+	r = run_cmd("%s -j explain $$ 2>&1 >/dev/full", memacct);
+	ck_assert_msg(r->status == 4 && strstr(r->out, "writing the standard output"),
+		      "-j to /dev/full: status %d: %s", r->status, r->out);
+	result_free(r);
+	r = run_cmd("%s explain $$ 2>&1 >/dev/full", memacct);
+	ck_assert_msg(r->status == 4 && strstr(r->out, "No space left on device"),
+		      "to /dev/full: status %d: %s", r->status, r->out);
+	result_free(r);
 	/* processes that exit while being read: 0 (read in time) or 4, nothing else */
 	for (int i = 0; i < 30; i++) {
 		r = run_cmd("%s/many_maps 3000 0 >/dev/null & p=$!; sleep 0.0%d; "

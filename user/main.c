@@ -46,6 +46,25 @@ static int do_help(int argc, char **argv)
 	return EXIT_OK;
 }
 
+/*
+ * A report that could not be written (a full disk, -o on a full file
+ * system, a closed pipe) fails the command with EXIT_RUNTIME instead of
+ * exit 0 with a truncated or empty report; @ret is the command's status.
+ */
+static int output_written(int ret)
+{
+	FILE *f[] = { report_stream(), stdout };
+
+	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++) {
+		if (!fflush(f[i]) && !ferror(f[i]))
+			continue;
+		p_err("writing the %s: %s", f[i] == stdout ? "standard output" : "-o file",
+		      ferror(f[i]) && !errno ? "I/O error" : strerror(errno));
+		return ret == EXIT_OK || ret == EXIT_VIOLATION ? EXIT_RUNTIME : ret;
+	}
+	return ret;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -114,7 +133,7 @@ int main(int argc, char **argv)
 		argc -= optind;
 		argv += optind;
 		optind = 0;	/* let the command's getopt_long start afresh */
-		return cmds[i].fn(argc, argv);
+		return output_written(cmds[i].fn(argc, argv));
 	}
 	p_err("unknown command '%s' (memacct --help lists them)", argv[optind]);
 	return EXIT_USAGE;
