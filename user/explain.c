@@ -1870,6 +1870,11 @@ int do_explain(int argc, char **argv)
 		}
 		free(text);
 		json_decref(o);
+		if (len <= 2) {	/* jansson could not build or encode it */
+			p_err("encoding the JSON report: %s", strerror(ENOMEM));
+			ret = EXIT_RUNTIME;
+			goto out_procs;
+		}
 	} else {
 		print_plain(&e, &r, by, top);
 	}
