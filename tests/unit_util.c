@@ -482,7 +482,7 @@ START_TEST(test_p_err_json)
 	json_decref(obj);
 	free(out);
 
-	/* invalid UTF-8 still gives valid JSON */
+	/* invalid UTF-8 still gives valid JSON: U+FFFD, as report JSON has it */
 	json_output = true;
 	capture_start(&c, STDERR_FILENO);
 	p_err("bad %s", "x\xff\xfe");
@@ -490,9 +490,30 @@ START_TEST(test_p_err_json)
 	json_output = false;
 	obj = json_loads(out, 0, &jerr);
 	ck_assert_msg(obj, "not JSON (%s): %s", jerr.text, out);
-	ck_assert_str_eq(json_string_value(json_object_get(obj, "error")), "bad x??");
+	ck_assert_str_eq(json_string_value(json_object_get(obj, "error")),
+			 "bad x\xef\xbf\xbd\xef\xbf\xbd");
 	json_decref(obj);
 	free(out);
+}
+END_TEST
+
+/* the one UTF-8 check (JSON strings, OpenMetrics label values) */
+START_TEST(test_utf8_len)
+{
+	static const struct { const char *s; size_t len; } cases[] = {
+		{ "a", 1 }, { "\xc3\xa9", 2 }, { "\xe2\x82\xac", 3 }, { "\xf0\x9f\x98\x80", 4 },
+		{ "\xf4\x8f\xbf\xbf", 4 },	/* U+10FFFF */
+		{ "\xc0\xaf", 0 }, { "\xe0\x80\xaf", 0 },	/* overlong '/' */
+		{ "\xed\xa0\x80", 0 },		/* surrogate U+D800 */
+		{ "\xf4\x90\x80\x80", 0 },	/* U+110000 */
+		{ "\xc3", 0 }, { "\xe2\x82", 0 },	/* truncated */
+		{ "\xff", 0 }, { "\x80", 0 },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		ck_assert_msg(utf8_len((const unsigned char *)cases[i].s) == cases[i].len,
+			      "case %zu: %zu, want %zu", i,
+			      utf8_len((const unsigned char *)cases[i].s), cases[i].len);
 }
 END_TEST
 
@@ -562,6 +583,7 @@ Suite *util_suite(void)
 	tcase_add_test(tc, test_fmt_bytes);
 	tcase_add_test(tc, test_pct_partition);
 	tcase_add_test(tc, test_p_err_json);
+	tcase_add_test(tc, test_utf8_len);
 	tcase_add_test(tc, test_p_err_plain);
 	suite_add_tcase(s, tc);
 

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "metrics.h"
+#include "util.h"
 
 #pragma GCC poison u8 u16 u32 u64 s8 s16 s32 s64
 
@@ -69,27 +70,6 @@ static void putf(struct mbuf *b, const char *fmt, ...)
 	va_end(ap);
 	if (n > 0)
 		put(b, tmp, (size_t)n < sizeof(tmp) ? (size_t)n : sizeof(tmp) - 1);
-}
-
-/* Length of the valid UTF-8 sequence at @s, 0 if invalid. */
-static size_t utf8_len(const unsigned char *s)
-{
-	size_t n, i;
-
-	if (s[0] < 0x80)
-		return 1;
-	if ((s[0] & 0xe0) == 0xc0 && s[0] >= 0xc2)
-		n = 2;
-	else if ((s[0] & 0xf0) == 0xe0)
-		n = 3;
-	else if ((s[0] & 0xf8) == 0xf0 && s[0] <= 0xf4)
-		n = 4;
-	else
-		return 0;
-	for (i = 1; i < n; i++)
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-	return n;
 }
 
 size_t metrics_escape_label(char *out, size_t n, const char *v)

@@ -54,61 +54,6 @@ void report_free(struct report *r)
 	r->nprocs = 0;
 }
 
-/* Length of the valid UTF-8 sequence at @s, 0 if invalid. */
-static size_t utf8_len(const unsigned char *s)
-{
-	size_t n, i;
-	unsigned int cp;
-
-	if (s[0] < 0x80)
-		return 1;
-	if ((s[0] & 0xe0) == 0xc0)
-		n = 2, cp = s[0] & 0x1f;
-	else if ((s[0] & 0xf0) == 0xe0)
-		n = 3, cp = s[0] & 0x0f;
-	else if ((s[0] & 0xf8) == 0xf0)
-		n = 4, cp = s[0] & 0x07;
-	else
-		return 0;
-	for (i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3f);
-	}
-	/* overlong, surrogates, beyond U+10FFFF */
-	if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
-	    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
-		return 0;
-	return n;
-}
-
-json_t *json_string_sanitized(const char *s)
-{
-	size_t len = strlen(s), o = 0;
-	char *buf = malloc(3 * len + 1);
-	json_t *j;
-
-	if (!buf)
-		return json_string("");
-	for (size_t i = 0; i < len;) {
-		size_t n = utf8_len((const unsigned char *)s + i);
-
-		if (n) {
-			memcpy(buf + o, s + i, n);
-			o += n;
-			i += n;
-		} else {
-			memcpy(buf + o, "\xef\xbf\xbd", 3);	/* U+FFFD */
-			o += 3;
-			i++;
-		}
-	}
-	buf[o] = '\0';
-	j = json_stringn(buf, o);
-	free(buf);
-	return j;
-}
-
 const char *const migrate_reason_names[MEMACCT_MR_NR] = {
 	[MEMACCT_MR_COMPACTION] = "compaction",
 	[MEMACCT_MR_MEMORY_FAILURE] = "memory_failure",

@@ -174,11 +174,5 @@ int report_table_getopt(int opt, const char *arg);
 /* print_report() - JSON or plain by -j; @f stdout means report_stream() (-o FILE). */
 void print_report(FILE *f, const struct report *r);
 
-/*
- * json_string_sanitized() - a JSON string from bytes that may be hostile
- * (a comm set by prctl): invalid UTF-8 becomes U+FFFD; control bytes are
- * escaped by the writer. Never NULL for non-NULL @s (new reference).
- */
-json_t *json_string_sanitized(const char *s);
 
 #endif

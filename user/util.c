@@ -72,27 +72,65 @@ static char *vfmt_msg(const char *fmt, va_list ap)
 	return msg;
 }
 
-/*
- * JSON strings must be valid UTF-8 or jansson refuses them; a hostile comm or
- * path is not, so then every non-ASCII byte becomes '?'. jansson escapes
- * quotes, backslashes and all control bytes.
- */
-static void print_err_json(const char *msg)
+size_t utf8_len(const unsigned char *s)
 {
-	json_t *obj;
-	char *copy, *p;
+	size_t n, i;
+	unsigned int cp;
 
-	obj = json_pack("{s:s}", "error", msg);
-	if (!obj) {
-		copy = strdup(msg);
-		if (copy) {
-			for (p = copy; *p; p++)
-				if ((unsigned char)*p >= 0x80)
-					*p = '?';
-			obj = json_pack("{s:s}", "error", copy);
-			free(copy);
+	if (s[0] < 0x80)
+		return 1;
+	if ((s[0] & 0xe0) == 0xc0)
+		n = 2, cp = s[0] & 0x1f;
+	else if ((s[0] & 0xf0) == 0xe0)
+		n = 3, cp = s[0] & 0x0f;
+	else if ((s[0] & 0xf8) == 0xf0)
+		n = 4, cp = s[0] & 0x07;
+	else
+		return 0;
+	for (i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	/* overlong, surrogates, beyond U+10FFFF */
+	if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
+	    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
+		return 0;
+	return n;
+}
+
+json_t *json_string_sanitized(const char *s)
+{
+	size_t len = strlen(s), o = 0;
+	char *buf = malloc(3 * len + 1);
+	json_t *j;
+
+	if (!buf)
+		return json_string("");
+	for (size_t i = 0; i < len;) {
+		size_t n = utf8_len((const unsigned char *)s + i);
+
+		if (n) {
+			memcpy(buf + o, s + i, n);
+			o += n;
+			i += n;
+		} else {
+			memcpy(buf + o, "\xef\xbf\xbd", 3);	/* U+FFFD */
+			o += 3;
+			i++;
 		}
 	}
+	buf[o] = '\0';
+	j = json_stringn(buf, o);
+	free(buf);
+	return j;
+}
+
+/* {"error": msg} on stderr; a hostile comm or path in @msg made valid UTF-8 */
+static void print_err_json(const char *msg)
+{
+	json_t *obj = json_pack("{s:o}", "error", json_string_sanitized(msg));
+
 	if (obj) {
 		json_dumpf(obj, stderr, 0);
 		fputc('\n', stderr);

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <jansson.h>
 
 /* Exit codes (docs/memacct.1.md): */
 enum {
@@ -102,5 +103,19 @@ uint64_t now_ns(void);
  * the past (a busy loop; reliability audit D5).
  */
 uint64_t ns_after(uint64_t t, uint64_t d);
+
+
+/*
+ * utf8_len() - bytes of the valid UTF-8 sequence at @s (1-4), 0 if invalid
+ * (overlong forms, surrogates and code points past U+10FFFF included): the
+ * one UTF-8 check of JSON strings and OpenMetrics label values.
+ */
+size_t utf8_len(const unsigned char *s);
+/*
+ * json_string_sanitized() - a JSON string from bytes that may be hostile
+ * (a comm set by prctl): invalid UTF-8 becomes U+FFFD; control bytes are
+ * escaped by the writer. Never NULL for non-NULL @s (new reference).
+ */
+json_t *json_string_sanitized(const char *s);
 
 #endif
