@@ -28,10 +28,16 @@
 	ck_assert_msg(snprintf(buf, size, __VA_ARGS__) < (int)(size), \
 		      "%s:%d: buffer too small", __FILE__, __LINE__)
 
-Suite *util_suite(void);
-Suite *proc_suite(void);
-Suite *cgroup_suite(void);
-/* Suites of other files, run when linked in (tests/unit_*.c wildcard). */
+/*
+ * Suites, one per tests/unit_NAME.c (NAME_suite()). Declared weak so that
+ * the runner (unit_util.c main()) can say which one is missing instead of a
+ * link error: a declared suite that no file defines, or a unit_NAME.c whose
+ * suite is not in the runner's table, FAILS the run (nothing is skipped
+ * silently).
+ */
+Suite *util_suite(void) __attribute__((weak));
+Suite *proc_suite(void) __attribute__((weak));
+Suite *cgroup_suite(void) __attribute__((weak));
 Suite *report_suite(void) __attribute__((weak));
 Suite *smaps_suite(void) __attribute__((weak));
 Suite *limits_suite(void) __attribute__((weak));

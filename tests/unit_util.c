@@ -13,6 +13,7 @@
  *   cd tests && /tmp/ut/test_unit
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <jansson.h>
 
 #include "check_util.h"
@@ -595,28 +596,83 @@ Suite *util_suite(void)
 	return s;
 }
 
+/* Every suite the runner runs; the NAME of tests/unit_NAME.c. */
+static const struct {
+	const char *name;
+	Suite *(*fn)(void);
+} suites[] = {
+	{ "util", util_suite },
+	{ "proc", proc_suite },
+	{ "cgroup", cgroup_suite },
+	{ "report", report_suite },
+	{ "smaps", smaps_suite },
+	{ "limits", limits_suite },
+	{ "metrics", metrics_suite },
+	{ "numa", numa_suite },
+	{ "usage", usage_suite },
+};
+
+/*
+ * Missing suites: a table entry no file defines (a weak symbol left NULL),
+ * or a unit_NAME.c here (cwd = tests/) with no table entry. Each is said;
+ * returns their count.
+ */
+static int missing_suites(void)
+{
+	const size_t n = sizeof(suites) / sizeof(suites[0]);
+	struct dirent *de;
+	int missing = 0;
+	DIR *d;
+
+	for (size_t i = 0; i < n; i++)
+		if (!suites[i].fn) {
+			fprintf(stderr, "unit: %s_suite() is declared but defined nowhere "
+				"(tests/unit_%s.c missing?)\n", suites[i].name, suites[i].name);
+			missing++;
+		}
+	d = opendir(".");
+	if (!d) {
+		fprintf(stderr, "unit: cannot list tests/: %s\n", strerror(errno));
+		return missing + 1;
+	}
+	while ((de = readdir(d))) {
+		size_t l = strlen(de->d_name), i;
+
+		if (l < 8 || strncmp(de->d_name, "unit_", 5) || strcmp(de->d_name + l - 2, ".c"))
+			continue;
+		for (i = 0; i < n; i++)
+			if (strlen(suites[i].name) == l - 7 &&
+			    !strncmp(de->d_name + 5, suites[i].name, l - 7))
+				break;
+		if (i == n) {
+			fprintf(stderr, "unit: tests/%s has no suite in the runner's table "
+				"(tests/unit_util.c)\n", de->d_name);
+			missing++;
+		}
+	}
+	closedir(d);
+	return missing;
+}
+
 int main(void)
 {
-	SRunner *sr;
-	int failed;
+	SRunner *sr = NULL;
+	int failed, missing = missing_suites();
 
-	sr = srunner_create(util_suite());
-	srunner_add_suite(sr, proc_suite());
-	srunner_add_suite(sr, cgroup_suite());
-	if (report_suite)
-		srunner_add_suite(sr, report_suite());
-	if (smaps_suite)
-		srunner_add_suite(sr, smaps_suite());
-	if (limits_suite)
-		srunner_add_suite(sr, limits_suite());
-	if (metrics_suite)
-		srunner_add_suite(sr, metrics_suite());
-	if (numa_suite)
-		srunner_add_suite(sr, numa_suite());
-	if (usage_suite)
-		srunner_add_suite(sr, usage_suite());
+	for (size_t i = 0; i < sizeof(suites) / sizeof(suites[0]); i++) {
+		if (!suites[i].fn)
+			continue;
+		if (!sr)
+			sr = srunner_create(suites[i].fn());
+		else
+			srunner_add_suite(sr, suites[i].fn());
+	}
+	if (!sr)
+		return 1;
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);
-	return failed ? 1 : 0;
+	if (missing)
+		fprintf(stderr, "unit: FAILED: %d suite(s) missing\n", missing);
+	return failed || missing ? 1 : 0;
 }

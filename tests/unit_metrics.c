@@ -1,0 +1,206 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause)
+/*
+ * unit_metrics.c - the Prometheus 0.0.4 / OpenMetrics 1.0 writer
+ * (user/metrics.c) against captured fixtures (data/metrics_fixture.prom,
+ * data/metrics_fixture.om), its label escaping, promtool on what it writes,
+ * and the labels the daemon derives from cgroup paths (cgroup_path_labels()).
+ */
+#define _GNU_SOURCE
+#include "check_util.h"
+#include "daemon.h"
+#include "metrics.h"
+
+/* Hostile label values: quote, backslash, newline, braces, bad UTF-8. */
+static const char *const hostile[] = {
+	"/eco-q\"x\\y{a=\"b\"}",
+	"/sp ace/line\nbreak",
+	"/\xc3\xbcn\xc3\xaf",		/* valid UTF-8, kept */
+	"/bad\xff\xc3(\xe2\x82",	/* invalid bytes become '?' */
+};
+
+/* The same calls for both formats: what the daemon does for each scrape. */
+static char *write_fixture(bool om)
+{
+	struct mlabel l[3];
+	struct mbuf b;
+	char *out;
+
+	mbuf_init(&b, om);
+	metrics_family(&b, "memacct_rss_bytes", MT_GAUGE, "bytes", "Resident set size");
+	for (size_t i = 0; i < sizeof(hostile) / sizeof(hostile[0]); i++) {
+		l[0] = (struct mlabel){ "cgroup", hostile[i] };
+		l[1] = (struct mlabel){ "pod_uid", i == 0 ? "1234abcd-5678-90ab-cdef-1234567890ab" : NULL };
+		metrics_sample_u64(&b, l, 2, 4096 * (i + 1));
+	}
+	metrics_family(&b, "memacct_cow_copied_bytes", MT_COUNTER, "bytes", "CoW copies");
+	l[0] = (struct mlabel){ "cgroup", "/" };
+	metrics_sample_u64(&b, l, 1, UINT64_MAX);
+	metrics_family(&b, "memacct_page_faults", MT_COUNTER, NULL, "Page faults");
+	metrics_sample_u64(&b, NULL, 0, 0);
+	metrics_family(&b, "memacct_scrape_duration_seconds", MT_GAUGE, "seconds", "Wall time");
+	metrics_sample(&b, NULL, 0, 0.0123456789);
+	out = strdup(metrics_end(&b));
+	ck_assert_msg(!b.oom, "writer ran out of memory");
+	mbuf_free(&b);
+	ck_assert_ptr_nonnull(out);
+	return out;
+}
+
+START_TEST(test_writer_prom_fixture)
+{
+	char *want = load_data("metrics_fixture.prom"), *got = write_fixture(false);
+
+	ck_assert_str_eq(got, want);
+	free(got);
+	free(want);
+}
+END_TEST
+
+START_TEST(test_writer_om_fixture)
+{
+	char *want = load_data("metrics_fixture.om"), *got = write_fixture(true);
+
+	ck_assert_str_eq(got, want);
+	/* OpenMetrics framing: counters typed without _total, samples with it */
+	ck_assert_ptr_nonnull(strstr(got, "# TYPE memacct_cow_copied_bytes counter\n"));
+	ck_assert_ptr_nonnull(strstr(got, "# UNIT memacct_cow_copied_bytes bytes\n"));
+	ck_assert_ptr_nonnull(strstr(got, "\nmemacct_cow_copied_bytes_total{cgroup=\"/\"} "));
+	ck_assert_str_eq(got + strlen(got) - 6, "# EOF\n");
+	free(got);
+	free(want);
+}
+END_TEST
+
+/* promtool parses the 0.0.4 text (make deps installs it: prometheus). */
+START_TEST(test_writer_promtool)
+{
+	char path[] = "/tmp/memacct-unit-metrics-XXXXXX", cmd[128];
+	char *got = write_fixture(false);
+	int fd = mkstemp(path), st;
+
+	ck_assert_msg(system("command -v promtool >/dev/null") == 0,
+		      "promtool missing: make deps installs Debian's prometheus package");
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, got, strlen(got)), (ssize_t)strlen(got));
+	close(fd);
+	xsnprintf(cmd, sizeof(cmd), "promtool check metrics < %s", path);
+	st = system(cmd);
+	unlink(path);
+	free(got);
+	ck_assert_msg(st == 0, "promtool check metrics failed on the writer's output");
+}
+END_TEST
+
+START_TEST(test_escape_label)
+{
+	static const struct { const char *in, *out; } cases[] = {
+		{ "plain", "plain" },
+		{ "a\"b", "a\\\"b" },
+		{ "a\\b", "a\\\\b" },
+		{ "a\nb", "a\\nb" },
+		{ "tab\there", "tab\there" },			/* only \\, \" and \n are escaped */
+		{ "\xc3\xbc", "\xc3\xbc" },			/* 2-byte UTF-8 */
+		{ "\xe2\x82\xac", "\xe2\x82\xac" },		/* 3-byte */
+		{ "\xf0\x9f\x98\x80", "\xf0\x9f\x98\x80" },	/* 4-byte */
+		{ "\xc0\xaf", "??" },				/* overlong */
+		{ "\xe2\x82", "??" },				/* cut sequence */
+		{ "\xff", "?" },
+		{ "", "" },
+	};
+	char out[64];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		size_t n = metrics_escape_label(out, sizeof(out), cases[i].in);
+
+		ck_assert_msg(!strcmp(out, cases[i].out), "case %zu: got '%s' want '%s'",
+			      i, out, cases[i].out);
+		ck_assert_uint_eq(n, strlen(cases[i].out));
+	}
+	/* a value longer than any fixed buffer is written whole by the writer */
+	{
+		char *big = malloc(5001), *want;
+		struct mlabel l = { "cgroup", big };
+		struct mbuf b;
+		const char *t;
+
+		ck_assert_ptr_nonnull(big);
+		memset(big, 'x', 5000);
+		big[5000] = '\0';
+		mbuf_init(&b, false);
+		metrics_family(&b, "m", MT_GAUGE, NULL, "h");
+		metrics_sample_u64(&b, &l, 1, 1);
+		t = metrics_end(&b);
+		want = malloc(5100);
+		ck_assert_ptr_nonnull(want);
+		snprintf(want, 5100, "m{cgroup=\"%s\"} 1\n", big);
+		ck_assert_ptr_nonnull(strstr(t, want));
+		mbuf_free(&b);
+		free(want);
+		free(big);
+	}
+}
+END_TEST
+
+START_TEST(test_path_labels)
+{
+	static const struct {
+		const char *path, *pod, *ctr, *job;
+	} cases[] = {
+		/* systemd driver */
+		{ "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod1234abcd_5678_90ab_cdef_1234567890ab.slice/cri-containerd-0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef.scope",
+		  "1234abcd-5678-90ab-cdef-1234567890ab",
+		  "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", "" },
+		/* cgroupfs driver */
+		{ "/kubepods/besteffort/pod1234abcd-5678-90ab-cdef-1234567890ab/0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+		  "1234abcd-5678-90ab-cdef-1234567890ab",
+		  "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", "" },
+		/* a pod without container */
+		{ "/kubepods.slice/kubepods-pod1234abcd_5678_90ab_cdef_1234567890ab.slice",
+		  "1234abcd-5678-90ab-cdef-1234567890ab", "", "" },
+		/* docker, crio */
+		{ "/system.slice/docker-0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef.scope",
+		  "", "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", "" },
+		{ "/crio-0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+		  "", "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", "" },
+		/* Slurm */
+		{ "/slurm/uid_0/job_4242/step_0", "", "", "4242" },
+		{ "/slurm/uid_0/job_4242", "", "", "4242" },
+		/* look-alikes: nothing */
+		{ "/", "", "", "" },
+		{ "/pod-not-a-uid/job_x12", "", "", "" },
+		{ "/podcast.slice/ABCDEF0123456789abcdef0123456789abcdef0123456789abcdef0123456789", "", "", "" },
+		{ "/job_", "", "", "" },
+		{ "/job_123456789012345678901234567890", "", "", "" },	/* too long for the label */
+		{ "/docker-0123456789abcdef.scope", "", "", "" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct cg_labels l;
+
+		memset(&l, 0x55, sizeof(l));
+		cgroup_path_labels(cases[i].path, &l);
+		ck_assert_msg(!strcmp(l.pod_uid, cases[i].pod), "%zu pod_uid '%s'", i, l.pod_uid);
+		ck_assert_msg(!strcmp(l.container_id, cases[i].ctr), "%zu container_id '%s'", i,
+			      l.container_id);
+		ck_assert_msg(!strcmp(l.job_id, cases[i].job), "%zu job_id '%s'", i, l.job_id);
+	}
+}
+END_TEST
+
+Suite *metrics_suite(void)
+{
+	Suite *s = suite_create("metrics");
+	TCase *tc;
+
+	tc = tcase_create("writer");
+	tcase_add_test(tc, test_writer_prom_fixture);
+	tcase_add_test(tc, test_writer_om_fixture);
+	tcase_add_test(tc, test_writer_promtool);
+	tcase_add_test(tc, test_escape_label);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("labels");
+	tcase_add_test(tc, test_path_labels);
+	suite_add_tcase(s, tc);
+	return s;
+}
