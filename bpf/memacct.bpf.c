@@ -250,6 +250,42 @@ static __always_inline struct memacct_cgroup *cgroup_get(__u64 cgid)
 	return bpf_map_lookup_elem(&cgroups, &cgid);
 }
 
+/*
+ * Moves of flows into or between records of the cgroups map (a process's
+ * flows folded at its exit, a process changing cgroup, a cgroup removed),
+ * counted before and after each move so that a reader of the procs and
+ * cgroups maps can tell that none overlapped its reading: it reads
+ * flow_moves_end, the maps, then flow_moves_begin, and reads again when the
+ * two differ (user/daemon.c read_flows()). Without it a process exiting
+ * between the reads of the two maps is in neither for one collection.
+ */
+__u64 flow_moves_begin;
+__u64 flow_moves_end;
+
+#define FLOW_WORDS	(sizeof(struct memacct_flows) / sizeof(__u64))
+
+/*
+ * Add @f to @to and take it from @from (u64 arithmetic wraps: @from may hold
+ * a negative offset, see cgroup_attach_task). Every field of struct
+ * memacct_flows is a __u64.
+ */
+static __always_inline void flows_move(struct memacct_flows *to, struct memacct_flows *from,
+				       const struct memacct_flows *f)
+{
+	__u64 *t = (__u64 *)to, *fr = (__u64 *)from;
+	const __u64 *v = (const __u64 *)f;
+
+	__sync_fetch_and_add(&flow_moves_begin, 1);
+#pragma unroll
+	for (int i = 0; i < FLOW_WORDS; i++) {
+		__u64 x = v[i];
+
+		__sync_fetch_and_add(&t[i], x);
+		__sync_fetch_and_add(&fr[i], -x);
+	}
+	__sync_fetch_and_add(&flow_moves_end, 1);
+}
+
 /* ---- page faults and the CoW classifier ------------------------------- */
 
 /*
@@ -1542,16 +1578,68 @@ int BPF_PROG(sched_process_exec, struct task_struct *task)
 	return 0;
 }
 
-/* A task moved between cgroups: its process's flows follow it. */
+/*
+ * A task moved between memory cgroups: its process's flows from now on are
+ * counted in the new one (memcg_id follows), and what it did so far stays
+ * with the old one, as the kernel's own memory.stat events do: added to the
+ * old cgroup's record and taken from the new one's (a negative offset that
+ * the process's flows make up), so that neither cgroup's total goes down
+ * nor counts what was done in the other (issue #15).
+ */
 SEC("tp_btf/cgroup_attach_task")
 int BPF_PROG(cgroup_attach_task, struct cgroup *dst, const char *path,
 	     struct task_struct *task)
 {
 	struct memacct_proc *p = proc_get(task, true);
+	struct memacct_cgroup *old_cg, *new_cg;
+	struct memacct_flows f;
 	struct cgroup *cg;
+	__u64 id;
 
-	if (p && (cg = task_memcg(task)))
-		p->memcg_id = BPF_CORE_READ(cg, kn, id);
+	if (!p || !(cg = task_memcg(task)))
+		return 0;
+	id = BPF_CORE_READ(cg, kn, id);
+	if (id == p->memcg_id)
+		return 0;	/* another hierarchy (cgroup v1), or no change */
+	f = p->f;
+	old_cg = cgroup_get(p->memcg_id);
+	new_cg = old_cg ? cgroup_get(id) : NULL;
+	if (new_cg)	/* else (map full, counted) the flows go with the process */
+		flows_move(&old_cg->f, &new_cg->f, &f);
+	p->memcg_id = id;
+	return 0;
+}
+
+/*
+ * A memory cgroup is removed: the flows of its exited processes go to its
+ * parent's record, so that the parent's counters keep what its removed
+ * descendants did (the kernel's hierarchical memory.stat and memory.events
+ * keep them too). It has no live process left (rmdir fails otherwise); its
+ * record, now zero, is dropped by userspace. Cgroups of other v1
+ * hierarchies (their ids are numbered apart) are told by their root.
+ */
+SEC("tp_btf/cgroup_rmdir")
+int BPF_PROG(cgroup_rmdir, struct cgroup *cgrp, const char *path)
+{
+	struct cgroup *mine = task_memcg(current_task());
+	struct memacct_cgroup *c, *parent;
+	struct memacct_flows f;
+	int level = BPF_CORE_READ(cgrp, level);
+	__u64 id, parent_id;
+
+	if (!mine || level <= 0 || level > 4096 ||
+	    BPF_CORE_READ(cgrp, root) != BPF_CORE_READ(mine, root))
+		return 0;
+	id = BPF_CORE_READ(cgrp, kn, id);
+	parent_id = cgroup_ancestor_id(cgrp, level - 1);
+	c = bpf_map_lookup_elem(&cgroups, &id);
+	if (!c || !parent_id)
+		return 0;
+	parent = cgroup_get(parent_id);
+	if (!parent)
+		return 0;
+	f = c->f;
+	flows_move(&parent->f, &c->f, &f);
 	return 0;
 }
 
@@ -1622,8 +1710,11 @@ int BPF_PROG(sched_process_exit, struct task_struct *task)
 	p->exit_min_flt = BPF_CORE_READ(sig, min_flt) + BPF_CORE_READ(task, min_flt);
 	p->exit_maj_flt = BPF_CORE_READ(sig, maj_flt) + BPF_CORE_READ(task, maj_flt);
 	p->exit_code = BPF_CORE_READ(task, exit_code);
-	p->flags |= MEMACCT_PROC_EXITED;
 	proc_key_of(task, &key);
+
+	/* from here a reader skips the record: the fold is a move (above) */
+	__sync_fetch_and_add(&flow_moves_begin, 1);
+	p->flags |= MEMACCT_PROC_EXITED;
 
 	/* fold into the cgroup so its counters outlive the process */
 	c = cgroup_get(p->memcg_id);
@@ -1647,6 +1738,7 @@ int BPF_PROG(sched_process_exit, struct task_struct *task)
 		__sync_fetch_and_add(&c->pin.pinned_vm_pages, -(__s64)p->pin.pinned_vm_pages);
 		__sync_fetch_and_add(&c->procs_exited, 1);
 	}
+	__sync_fetch_and_add(&flow_moves_end, 1);
 	/* its DMA pins outlive it until the kernel unpins them (fds closed
 	 * by exit_files(), then a kworker): the cgroup keeps them until then */
 	if (p->pin.dma_pinned_pages > p->dma_queued_pages)

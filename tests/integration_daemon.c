@@ -6,6 +6,7 @@
  * churn. Every daemon binds 127.0.0.1 on a port derived from our pid and
  * pins under its own bpffs directory; nothing leaves the machine.
  */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -35,6 +36,11 @@ static char live_cg[256];	/* a test's cgroup, removed by teardown */
 /* daemons started by the running test: teardown kills those still alive */
 static pid_t daemons[8];
 static char cg[256];	/* a test's own cgroup; removed by teardown() too */
+/* a test's other cgroups (children of cg first), removed by teardown() */
+static char extra_cg[4][512];
+static pid_t held;		/* a test's workload held open, killed by teardown() */
+static pid_t prom_pid;		/* a test's Prometheus, killed by teardown() */
+static char prom_dir[64];	/* its config and TSDB, removed by teardown() */
 
 static void sleep_ms(long ms)
 {
@@ -245,6 +251,27 @@ static void teardown(void)
 		umount2(tmpfs_dir, MNT_DETACH);
 		rmdir(tmpfs_dir);
 		tmpfs_dir[0] = '\0';
+	}
+	if (prom_pid > 0) {
+		kill(prom_pid, SIGKILL);
+		waitpid(prom_pid, NULL, 0);
+		prom_pid = 0;
+	}
+	if (prom_dir[0]) {
+		struct result *r = run_cmd("rm -rf %s", prom_dir);
+
+		result_free(r);
+		prom_dir[0] = '\0';
+	}
+	if (held > 0) {
+		kill(held, SIGKILL);
+		waitpid(held, NULL, 0);
+		held = 0;
+	}
+	for (size_t i = 0; i < sizeof(extra_cg) / sizeof(extra_cg[0]); i++) {
+		if (extra_cg[i][0])
+			rmdir(extra_cg[i]);
+		extra_cg[i][0] = '\0';
 	}
 	if (live_cg[0])
 		rmdir(live_cg);
@@ -920,6 +947,350 @@ START_TEST(test_two_daemons_refused)
 }
 END_TEST
 
+/* Counter of family @name for cgroup path @rel in a fresh scrape; -1 if none. */
+static long long scrape_cg(const char *name, const char *rel)
+{
+	char label[400], *m = http_get("/metrics", NULL);
+	long long v;
+
+	ck_assert_ptr_nonnull(m);
+	snprintf(label, sizeof(label), "%s{cgroup=\"%s\"}", name, rel);
+	v = sample(m, label);
+	free(m);
+	return v;
+}
+
+/* A published counter read again: never lower than @before. */
+static long long scrape_not_lower(const char *name, const char *rel, long long before,
+				  const char *when)
+{
+	long long v = scrape_cg(name, rel);
+
+	ck_assert_msg(v >= before, "%s{cgroup=\"%s\"} went down %s: %lld -> %lld", name, rel,
+		      when, before, v);
+	return v;
+}
+
+/*
+ * The test's cgroup @rel (/memacct-test-@tag-PID, in cg) with two children
+ * child1 and child2 (@c1, @c2: absolute paths), all removed by teardown().
+ */
+static void make_family(const char *tag, char rel[64], char c1[512], char c2[512])
+{
+	snprintf(rel, 64, "/memacct-test-%s-%d", tag, (int)getpid());
+	snprintf(cg, sizeof(cg), "%s%s", cgroot, rel);
+	snprintf(c1, 512, "%s/child1", cg);
+	snprintf(c2, 512, "%s/child2", cg);
+	snprintf(extra_cg[0], sizeof(extra_cg[0]), "%s", c1);
+	snprintf(extra_cg[1], sizeof(extra_cg[1]), "%s", c2);
+	ck_assert_int_eq(mkdir(cg, 0755), 0);
+	ck_assert_int_eq(mkdir(c1, 0755), 0);
+	ck_assert_int_eq(mkdir(c2, 0755), 0);
+}
+
+/*
+ * Issue #15: a parent cgroup's counters keep what its removed children did,
+ * as the kernel's hierarchical memory.stat does (CoW 64 MiB in child1, rmdir
+ * child1 at once, CoW 32 MiB in child2: the parent shows 96 MiB), across a
+ * daemon restart, and across a child removed while no daemon runs. Before:
+ * the parent stayed at 64 MiB (max of what it had and its live children).
+ */
+START_TEST(test_parent_keeps_removed_children)
+{
+	char rel[64], c2rel[96], c1[512], c2[512];
+	long long w1, w2, p, v;
+	pid_t d;
+
+	if (skip_no_http(__func__))
+		return;
+	make_family("par", rel, c1, c2);
+	d = start_daemon(NULL);
+	ck_assert(d > 0);
+	w1 = cow_fork_in(c1, "64 1");
+	ck_assert_int_eq(rmdir(c1), 0);	/* at once: before any collection saw it */
+	w2 = cow_fork_in(c2, "32 1");
+	sleep_ms(1200);
+	p = scrape_cg("memacct_cow_copied_bytes_total", rel);
+	assert_near("parent cow_copied_bytes_total after child1 removed, child2 copied", p, w1 + w2);
+	snprintf(c2rel, sizeof(c2rel), "%s/child2", rel);
+	v = scrape_cg("memacct_cow_copied_bytes_total", c2rel);
+	assert_near("child2 cow_copied_bytes_total", v, w2);
+	/* restart */
+	ck_assert_int_eq(WEXITSTATUS(stop_daemon(d, SIGTERM)), 0);
+	d = start_daemon(NULL);
+	ck_assert(d > 0);
+	p = scrape_not_lower("memacct_cow_copied_bytes_total", rel, p, "across a restart");
+	assert_near("parent cow_copied_bytes_total after a restart", p, w1 + w2);
+	/* child2 removed while no daemon runs */
+	stop_daemon(d, SIGKILL);
+	ck_assert_int_eq(rmdir(c2), 0);
+	d = start_daemon(NULL);
+	ck_assert(d > 0);
+	p = scrape_not_lower("memacct_cow_copied_bytes_total", rel, p,
+			     "across child2 removed while no daemon ran");
+	assert_near("parent cow_copied_bytes_total after child2 removed during a restart", p,
+		    w1 + w2);
+	stop_daemon(d, SIGTERM);
+}
+END_TEST
+
+/*
+ * Issue #15: a live process that copied pages in cgroup A, then moves to B:
+ * A keeps its copies (it did them there), B counts none of them, during the
+ * move, across a restart and after the process exits in B. Before: A went
+ * down by them (held by the clamp, but lost at a restart) and B gained them.
+ */
+START_TEST(test_moved_process_keeps_flows)
+{
+	char a_rel[64], b_rel[64], line[256], procs[600];
+	long long truth_bytes = -1, pid = -1, a, b;
+	int in[2], out[2];
+	pid_t d, w;
+	FILE *f;
+
+	if (skip_no_http(__func__))
+		return;
+	snprintf(a_rel, sizeof(a_rel), "/memacct-test-mva-%d", (int)getpid());
+	snprintf(b_rel, sizeof(b_rel), "/memacct-test-mvb-%d", (int)getpid());
+	snprintf(extra_cg[0], sizeof(extra_cg[0]), "%s%s", cgroot, a_rel);
+	snprintf(extra_cg[1], sizeof(extra_cg[1]), "%s%s", cgroot, b_rel);
+	ck_assert_int_eq(mkdir(extra_cg[0], 0755), 0);
+	ck_assert_int_eq(mkdir(extra_cg[1], 0755), 0);
+	d = start_daemon(NULL);
+	ck_assert(d > 0);
+	/* close-on-exec: a daemon started later must not hold the stdin of
+	 * cow_fork open (its EOF ends the workload) */
+	ck_assert_int_eq(pipe2(in, O_CLOEXEC), 0);
+	ck_assert_int_eq(pipe2(out, O_CLOEXEC), 0);
+	w = fork();
+	if (w == 0) {
+		char cmd[600];
+
+		dup2(in[0], 0);
+		dup2(out[1], 1);
+		close(in[1]);
+		close(out[0]);
+		snprintf(cmd, sizeof(cmd), "echo $$ > %s/cgroup.procs && exec %s/cow_fork 32 1 "
+			 "--parent-writes --hold", extra_cg[0], workloads);
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	held = w;
+	close(in[0]);
+	close(out[1]);
+	f = fdopen(out[0], "r");
+	ck_assert_ptr_nonnull(f);
+	while (fgets(line, sizeof(line), f)) {
+		sscanf(line, "truth parent_cow_bytes %lld", &truth_bytes);
+		if (sscanf(line, "truth parent_pid %lld", &pid) == 1)
+			break;
+	}
+	ck_assert_msg(truth_bytes > 0 && pid > 0, "cow_fork --hold printed no truth");
+	sleep_ms(1200);
+	a = scrape_cg("memacct_cow_copied_bytes_total", a_rel);
+	assert_near("A cow_copied_bytes_total, process live in A", a, truth_bytes);
+	snprintf(procs, sizeof(procs), "%s/cgroup.procs", extra_cg[1]);
+	{
+		FILE *pf = fopen(procs, "w");
+
+		ck_assert_ptr_nonnull(pf);
+		fprintf(pf, "%lld\n", pid);
+		ck_assert_int_eq(fclose(pf), 0);
+	}
+	sleep_ms(1200);
+	a = scrape_not_lower("memacct_cow_copied_bytes_total", a_rel, a, "after the move");
+	assert_near("A cow_copied_bytes_total, process moved to B", a, truth_bytes);
+	b = scrape_cg("memacct_cow_copied_bytes_total", b_rel);
+	assert_near("B cow_copied_bytes_total, process moved in", b, 0);
+	ck_assert_int_eq(WEXITSTATUS(stop_daemon(d, SIGTERM)), 0);
+	d = start_daemon(NULL);
+	ck_assert(d > 0);
+	a = scrape_not_lower("memacct_cow_copied_bytes_total", a_rel, a, "across a restart");
+	assert_near("A cow_copied_bytes_total after a restart", a, truth_bytes);
+	b = scrape_not_lower("memacct_cow_copied_bytes_total", b_rel, b, "across a restart");
+	assert_near("B cow_copied_bytes_total after a restart", b, 0);
+	close(in[1]);	/* the process exits, in B */
+	fclose(f);
+	waitpid(w, NULL, 0);
+	held = 0;
+	sleep_ms(1200);
+	a = scrape_not_lower("memacct_cow_copied_bytes_total", a_rel, a, "after the exit");
+	assert_near("A cow_copied_bytes_total after the exit in B", a, truth_bytes);
+	b = scrape_not_lower("memacct_cow_copied_bytes_total", b_rel, b, "after the exit");
+	assert_near("B cow_copied_bytes_total after the exit in B", b, 0);
+	stop_daemon(d, SIGTERM);
+}
+END_TEST
+
+/*
+ * GET @path_and_query from the Prometheus of test_prometheus_no_reset (port
+ * @pport): the JSON body, or NULL.
+ */
+static json_t *prom_get(int pport, const char *path_and_query)
+{
+	int daemon_port = port;
+	json_error_t e;
+	char *body;
+	json_t *j;
+
+	port = pport;
+	body = http_get(path_and_query, NULL);
+	port = daemon_port;
+	if (!body)
+		return NULL;
+	j = json_loads(body, 0, &e);
+	free(body);
+	return j;
+}
+
+/* An instant PromQL query (@q URL-encoded): the value of its one sample, or
+ * -1 when the result is empty; fails on an error. */
+static double prom_value(int pport, const char *q)
+{
+	char url[1024];
+	json_t *j, *res;
+	double v = -1;
+
+	snprintf(url, sizeof(url), "/api/v1/query?query=%s", q);
+	j = prom_get(pport, url);
+	ck_assert_msg(j && !strcmp(json_string_value(json_object_get(j, "status")) ?: "",
+				   "success"), "Prometheus query %s failed", q);
+	res = json_object_get(json_object_get(j, "data"), "result");
+	ck_assert_msg(json_array_size(res) <= 1, "%s: %zu samples", q, json_array_size(res));
+	if (json_array_size(res))
+		v = strtod(json_string_value(json_array_get(json_object_get(
+				   json_array_get(res, 0), "value"), 1)) ?: "-1", NULL);
+	json_decref(j);
+	return v;
+}
+
+/*
+ * Issue #15: a real Prometheus (Debian's prometheus, on loopback) scrapes the
+ * daemon every second while child cgroups copy pages and are removed and
+ * while the daemon restarts: no counter of the daemon sees a reset, and the
+ * parent's counter ends at the workloads' own count of copied pages. Before:
+ * resets() flagged every parent and root counter after a child was removed.
+ */
+START_TEST(test_prometheus_no_reset)
+{
+	char rel[64], c1[512], c2[512], path[128], q[512];
+	long long want = 0;
+	struct result *r;
+	int pport = 40000 + getpid() % 20000;
+	double v;
+	FILE *f;
+	pid_t d;
+
+	if (skip_no_http(__func__))
+		return;
+	r = run_cmd("command -v prometheus");
+	if (r->status) {
+		result_free(r);
+		ck_abort_msg("prometheus missing: make deps installs Debian's prometheus package");
+	}
+	result_free(r);
+	make_family("prom", rel, c1, c2);
+	snprintf(prom_dir, sizeof(prom_dir), "/tmp/memacct-prom-%d", (int)getpid());
+	ck_assert_int_eq(mkdir(prom_dir, 0700), 0);
+	snprintf(path, sizeof(path), "%s/prometheus.yml", prom_dir);
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fprintf(f, "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n"
+		"scrape_configs:\n  - job_name: memacct\n    static_configs:\n"
+		"      - targets: ['127.0.0.1:%d']\n", port);
+	ck_assert_int_eq(fclose(f), 0);
+	d = start_daemon(NULL);
+	ck_assert(d > 0);
+	prom_pid = fork();
+	if (prom_pid == 0) {
+		char cfg[160], tsdb[160], listen[64];
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		snprintf(cfg, sizeof(cfg), "--config.file=%s", path);
+		snprintf(tsdb, sizeof(tsdb), "--storage.tsdb.path=%s/data", prom_dir);
+		snprintf(listen, sizeof(listen), "--web.listen-address=127.0.0.1:%d", pport);
+		if (!freopen("/tmp/memacct-prometheus-test.log", "w", stderr) ||
+		    !freopen("/dev/null", "w", stdout))
+			_exit(127);
+		execlp("prometheus", "prometheus", cfg, tsdb, listen, "--log.level=warn",
+		       (char *)NULL);
+		_exit(127);
+	}
+	ck_assert(prom_pid > 0);
+	for (int i = 0;; i++) {	/* ready, and scraped the daemon once */
+		ck_assert_msg(i < 120, "Prometheus did not scrape the daemon in 30 s "
+			      "(see /tmp/memacct-prometheus-test.log)");
+		json_t *j = prom_get(pport, "/api/v1/query?query=up");
+		json_t *res = json_object_get(json_object_get(j, "data"), "result");
+		const char *up = json_string_value(json_array_get(json_object_get(
+						json_array_get(res, 0), "value"), 1));
+		bool scraped = up && !strcmp(up, "1");
+
+		json_decref(j);
+		if (scraped)
+			break;
+		sleep_ms(250);
+	}
+	want += cow_fork_in(c1, "32 1");
+	ck_assert_int_eq(rmdir(c1), 0);
+	sleep_ms(2500);
+	want += cow_fork_in(c2, "16 1");
+	sleep_ms(2500);
+	ck_assert_int_eq(WEXITSTATUS(stop_daemon(d, SIGTERM)), 0);
+	d = start_daemon(NULL);
+	ck_assert(d > 0);
+	ck_assert_int_eq(rmdir(c2), 0);
+	want += cow_fork_in(cg, "16 1");
+	sleep_ms(3500);
+	/* every memacct counter family, over the whole test (process_* are the
+	 * daemon process's own: they restart with it, as they should). One
+	 * query per family: resets() drops the name, and series of two
+	 * families with the same labels would collide in one query. */
+	{
+		json_t *j = prom_get(pport, "/api/v1/label/__name__/values");
+		json_t *names = json_object_get(j, "data"), *n;
+		size_t i, families = 0;
+
+		ck_assert_msg(json_array_size(names) > 0, "Prometheus lists no metric names");
+		json_array_foreach(names, i, n) {
+			const char *name = json_string_value(n);
+			size_t len = name ? strlen(name) : 0;
+
+			if (len < 14 || strncmp(name, "memacct_", 8) ||
+			    strcmp(name + len - 6, "_total"))
+				continue;
+			families++;
+			snprintf(q, sizeof(q), "sum(resets(%s%%5B10m%%5D))", name);
+			v = prom_value(pport, q);
+			if (v != 0) {
+				json_t *rj;
+				char *txt;
+
+				snprintf(q, sizeof(q), "/api/v1/query?query=resets(%s%%5B10m%%5D)"
+					 "%%20%%3E%%200", name);
+				rj = prom_get(pport, q);
+				txt = rj ? json_dumps(rj, JSON_COMPACT) : NULL;
+				ck_abort_msg("Prometheus saw %g resets of %s: %s", v, name,
+					     txt ? txt : "?");
+			}
+		}
+		json_decref(j);
+		printf("  Prometheus: %zu memacct counter families, 0 resets\n", families);
+		ck_assert_msg(families >= 6, "only %zu memacct counter families scraped", families);
+	}
+	snprintf(q, sizeof(q), "memacct_cow_copied_bytes_total%%7Bcgroup%%3D%%22%s%%22%%7D", rel);
+	v = prom_value(pport, q);
+	assert_near("parent cow_copied_bytes_total in Prometheus after children removed and a "
+		    "restart", (long long)v, want);
+	/* never higher on the way: the largest sample is the last */
+	snprintf(q, sizeof(q), "max_over_time(memacct_cow_copied_bytes_total%%7Bcgroup%%3D%%22%s"
+		 "%%22%%7D%%5B10m%%5D)", rel);
+	assert_near("largest parent cow_copied_bytes_total sample", (long long)prom_value(pport, q),
+		    want);
+	stop_daemon(d, SIGTERM);
+}
+END_TEST
+
 Suite *daemon_suite(void)
 {
 	Suite *s = suite_create("daemon");
@@ -937,6 +1308,13 @@ Suite *daemon_suite(void)
 	tcase_set_timeout(tc, 180);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_churn_keeps_truth);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("counters");
+	tcase_set_timeout(tc, 120);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_parent_keeps_removed_children);
+	tcase_add_test(tc, test_moved_process_keeps_flows);
+	tcase_add_test(tc, test_prometheus_no_reset);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("http-limits");
 	tcase_set_timeout(tc, 120);

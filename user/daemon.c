@@ -1073,6 +1073,76 @@ static uint64_t pg(const struct dstate *d, uint64_t pages)
 	return pages * (uint64_t)d->page_size;
 }
 
+/* The flows of a cgroup's records (reset before a read is done again). */
+static void flows_zero(struct cgi *c)
+{
+	c->cow = c->cow_file = c->unclassified = c->remote = c->migrated = c->oom_bpf = 0;
+	memset(c->migrated_by, 0, sizeof(c->migrated_by));
+}
+
+/*
+ * Flows of every cgroup: the cgroups map first, then live processes. Read
+ * again, up to 3 times, while the BPF side moved flows into or between
+ * records meanwhile (a process's exit, a process changing cgroup, a cgroup
+ * removed: pin_flow_moves()), so that a move is seen whole or not at all: a
+ * process exiting between the two reads would be in neither (a counter
+ * lower for one collection, held by the clamp, but not across a restart).
+ */
+static void read_flows(struct dstate *d, struct collection *col)
+{
+	uint64_t *unknown0 = NULL, begin, end;
+	size_t nunknown0 = d->nunknown;
+
+	if (d->unknown && (unknown0 = malloc(nunknown0 * sizeof(*unknown0))))
+		memcpy(unknown0, d->unknown, nunknown0 * sizeof(*unknown0));
+	for (int try = 0;; try++) {
+		if (pin_flow_moves(&d->pin, &begin, &end))
+			begin = end = 0;
+		col->cgroups_used = read_cgroups_map(d, col->cg, col->ncg);
+		col->npf = read_procs(d, col->cg, col->ncg, &col->pf);
+		if (col->npf < 0)
+			col->npf = 0;
+		if (pin_flow_moves(&d->pin, &begin, &(uint64_t){ 0 }) || begin == end ||
+		    try == 3 || (d->unknown && !unknown0))
+			break;
+		/* again, as if the first read had not been: same unknown keys */
+		for (size_t i = 0; i < col->ncg; i++)
+			flows_zero(&col->cg[i]);
+		free(col->pf);
+		col->pf = NULL;
+		free(d->unknown);
+		d->unknown = unknown0 ? malloc(nunknown0 * sizeof(*unknown0)) : NULL;
+		if (d->unknown)
+			memcpy(d->unknown, unknown0, nunknown0 * sizeof(*unknown0));
+		d->nunknown = d->unknown ? nunknown0 : 0;
+	}
+	free(unknown0);
+}
+
+/*
+ * A flow summed over records: a cgroup a process moved into holds a
+ * negative offset (u64 arithmetic wrapping below 0) that the process's own
+ * flows make up; a read that still overlapped a move after the retries of
+ * read_flows() can see the offset without them. That reads as 0 here, and
+ * the clamp keeps what was published.
+ */
+static uint64_t nonneg(uint64_t v)
+{
+	return (int64_t)v < 0 ? 0 : v;
+}
+
+static void flows_nonneg(struct cgi *c)
+{
+	c->cow = nonneg(c->cow);
+	c->cow_file = nonneg(c->cow_file);
+	c->unclassified = nonneg(c->unclassified);
+	c->remote = nonneg(c->remote);
+	c->migrated = nonneg(c->migrated);
+	c->oom_bpf = nonneg(c->oom_bpf);
+	for (int r = 0; r < MEMACCT_MR_NR; r++)
+		c->migrated_by[r] = nonneg(c->migrated_by[r]);
+}
+
 static int collect(struct dstate *d, struct collection *col)
 {
 	struct walk w = { .o = &d->o };
@@ -1090,12 +1160,7 @@ static int collect(struct dstate *d, struct collection *col)
 	qsort(w.v, w.n, sizeof(*w.v), cmp_cgi);
 	col->cg = w.v;
 	col->ncg = w.n;
-	/* the cgroups map first, then live processes: a process exiting in
-	 * between is missed for one collection, never counted twice */
-	col->cgroups_used = read_cgroups_map(d, col->cg, col->ncg);
-	col->npf = read_procs(d, col->cg, col->ncg, &col->pf);
-	if (col->npf < 0)
-		col->npf = 0;
+	read_flows(d, col);
 	col->nst = pin_read_stocks(&d->pin, &col->st);
 	if (col->nst < 0) {
 		p_warn("reading the task iterator: %s", strerror(-col->nst));
@@ -1129,6 +1194,7 @@ static int collect(struct dstate *d, struct collection *col)
 			if (!memcg_numa_usage(&d->topo, &m, &u))
 				c->remote_numa = u.remote;
 		}
+		flows_nonneg(c);
 		old = d->prev ? bsearch(&k, d->prev, d->nprev, sizeof(k), cmp_prev) : NULL;
 		if (old) {
 			for (int r = 0; r < MEMACCT_MR_NR; r++)

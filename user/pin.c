@@ -428,52 +428,73 @@ int pin_remove(const char *dir)
 	return err;
 }
 
-int pin_dropped(const struct pinned *p, uint64_t out[MEMACCT_DROP_NR], uint64_t *vma_lockless)
+/*
+ * A copy of the pinned .bss (malloc'd, the size the pin has, which is at
+ * least this build's), or NULL with *@err set to a negative errno.
+ */
+static struct memacct_bpf__bss *bss_read(const struct pinned *p, int *err)
 {
-	struct memacct_bpf__bss *bss;
 	__u32 key = 0;
 	char *buf;
 
-	memset(out, 0, MEMACCT_DROP_NR * sizeof(out[0]));
-	*vma_lockless = 0;
-	if (p->bss_size < sizeof(*bss))
-		return -EPROTO;
+	*err = -EPROTO;
+	if (p->bss_size < sizeof(struct memacct_bpf__bss))
+		return NULL;
+	*err = -ENOMEM;
 	buf = calloc(1, p->bss_size);
 	if (!buf)
-		return -ENOMEM;
+		return NULL;
 	if (bpf_map_lookup_elem(p->bss_fd, &key, buf)) {
+		*err = -errno;
 		free(buf);
-		return -errno;
+		return NULL;
 	}
-	bss = (struct memacct_bpf__bss *)buf;
+	*err = 0;
+	return (struct memacct_bpf__bss *)buf;
+}
+
+int pin_dropped(const struct pinned *p, uint64_t out[MEMACCT_DROP_NR], uint64_t *vma_lockless)
+{
+	int err;
+	struct memacct_bpf__bss *bss = bss_read(p, &err);
+
+	memset(out, 0, MEMACCT_DROP_NR * sizeof(out[0]));
+	*vma_lockless = 0;
+	if (!bss)
+		return err;
 	for (int i = 0; i < MEMACCT_DROP_NR; i++)
 		out[i] = bss->dropped[i];
 	*vma_lockless = bss->vma_lockless_lookups;
-	free(buf);
+	free(bss);
 	return 0;
 }
 
 int pin_dma(const struct pinned *p, uint64_t *attributed_pages, bool *readable)
 {
-	struct memacct_bpf__bss *bss;
-	__u32 key = 0;
-	char *buf;
+	int err;
+	struct memacct_bpf__bss *bss = bss_read(p, &err);
 
 	*attributed_pages = 0;
 	*readable = false;
-	if (p->bss_size < sizeof(*bss))
-		return -EPROTO;
-	buf = calloc(1, p->bss_size);
-	if (!buf)
-		return -ENOMEM;
-	if (bpf_map_lookup_elem(p->bss_fd, &key, buf)) {
-		free(buf);
-		return -errno;
-	}
-	bss = (struct memacct_bpf__bss *)buf;
+	if (!bss)
+		return err;
 	*attributed_pages = bss->dma_attributed_pages;
 	*readable = !bss->dma_unreadable;
-	free(buf);
+	free(bss);
+	return 0;
+}
+
+int pin_flow_moves(const struct pinned *p, uint64_t *begin, uint64_t *end)
+{
+	int err;
+	struct memacct_bpf__bss *bss = bss_read(p, &err);
+
+	*begin = *end = 0;
+	if (!bss)
+		return err;
+	*begin = bss->flow_moves_begin;
+	*end = bss->flow_moves_end;
+	free(bss);
 	return 0;
 }
 

@@ -78,6 +78,13 @@ int pin_dma(const struct pinned *p, uint64_t *attributed_pages, bool *readable);
  */
 int pin_procs_of(const char *dir, const pid_t *pids, size_t n,
 		 void (*fn)(size_t i, const struct memacct_proc *v, void *ctx), void *ctx);
+/*
+ * pin_flow_moves() - the BPF side's counts of moves of flows between cgroups
+ * records begun and ended (bpf/memacct.bpf.c flows_move()): a reader of the
+ * cgroups and procs maps that reads @end before and @begin after saw no move
+ * half done when the two are equal. 0 or negative errno.
+ */
+int pin_flow_moves(const struct pinned *p, uint64_t *begin, uint64_t *end);
 /* pin_map_count() - entries now in a hash map (walks the keys). */
 long pin_map_count(int fd, size_t key_size);
 /*

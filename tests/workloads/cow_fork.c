@@ -26,7 +26,10 @@
  * In every case the dynamic loader's relocation writes add about ten
  * file-CoW pages (private file mappings), which are not anonymous CoW.
  *
- * Usage: cow_fork [MiB=100] [den=4] [--parent-writes]
+ * --hold: after printing the truth, the process stays until its stdin ends
+ * (a test moves it to another cgroup meanwhile).
+ *
+ * Usage: cow_fork [MiB=100] [den=4] [--parent-writes] [--hold]
  * Output (stdout):
  *   truth buffer_bytes B
  *   truth child_cow_bytes B
@@ -51,7 +54,7 @@ static void die(const char *what)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: cow_fork [MiB=100] [den=4] [--parent-writes]\n");
+	fprintf(stderr, "usage: cow_fork [MiB=100] [den=4] [--parent-writes] [--hold]\n");
 	exit(2);
 }
 
@@ -81,7 +84,7 @@ static int child_fn(void *arg)
 int main(int argc, char **argv)
 {
 	unsigned long mib = 100, den = 4, npages, ncow;
-	int parent_writes = 0, npos = 0, pfd[2] = { -1, -1 };
+	int parent_writes = 0, hold = 0, npos = 0, pfd[2] = { -1, -1 };
 	struct child_args ca;
 	char *buf, *stack, *scratch;
 	int *status;
@@ -93,6 +96,10 @@ int main(int argc, char **argv)
 
 		if (!strcmp(argv[i], "--parent-writes")) {
 			parent_writes = 1;
+			continue;
+		}
+		if (!strcmp(argv[i], "--hold")) {
+			hold = 1;
 			continue;
 		}
 		errno = 0;
@@ -157,5 +164,12 @@ int main(int argc, char **argv)
 	printf("truth child_pid %ld\n", pid);
 	if (fflush(stdout))
 		die("stdout");
+	while (hold) {
+		char c;
+		ssize_t n = read(0, &c, 1);
+
+		if (n == 0 || (n < 0 && errno != EINTR))
+			break;
+	}
 	return 0;
 }
