@@ -26,7 +26,11 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <jansson.h>
+#include <dirent.h>
+#include <math.h>
 #include "integration.h"
+#include "proc.h"
+#include "util.h"
 
 static int port;
 static int http_timeout_s = 10;	/* receive timeout of one request */
@@ -38,6 +42,7 @@ static pid_t daemons[8];
 static char cg[256];	/* a test's own cgroup; removed by teardown() too */
 /* a test's other cgroups (children of cg first), removed by teardown() */
 static char extra_cg[4][512];
+static char ws_file[64];	/* a test's page-cache file, removed by teardown() */
 static pid_t held;		/* a test's workload held open, killed by teardown() */
 static pid_t prom_pid;		/* a test's Prometheus, killed by teardown() */
 static char prom_dir[64];	/* its config and TSDB, removed by teardown() */
@@ -252,10 +257,16 @@ static void teardown(void)
 		rmdir(tmpfs_dir);
 		tmpfs_dir[0] = '\0';
 	}
-	if (prom_pid > 0) {
-		kill(prom_pid, SIGKILL);
-		waitpid(prom_pid, NULL, 0);
-		prom_pid = 0;
+	{
+		pid_t *kids[] = { &prom_pid, &held };	/* Prometheus, a held workload */
+
+		for (size_t i = 0; i < sizeof(kids) / sizeof(kids[0]); i++) {
+			if (*kids[i] > 0) {
+				kill(*kids[i], SIGKILL);
+				waitpid(*kids[i], NULL, 0);
+			}
+			*kids[i] = 0;
+		}
 	}
 	if (prom_dir[0]) {
 		struct result *r = run_cmd("rm -rf %s", prom_dir);
@@ -263,11 +274,9 @@ static void teardown(void)
 		result_free(r);
 		prom_dir[0] = '\0';
 	}
-	if (held > 0) {
-		kill(held, SIGKILL);
-		waitpid(held, NULL, 0);
-		held = 0;
-	}
+	if (ws_file[0])
+		unlink(ws_file);
+	ws_file[0] = '\0';
 	for (size_t i = 0; i < sizeof(extra_cg) / sizeof(extra_cg[0]); i++) {
 		if (extra_cg[i][0])
 			rmdir(extra_cg[i]);
@@ -1122,6 +1131,153 @@ START_TEST(test_moved_process_keeps_flows)
 }
 END_TEST
 
+/* Value of "KEY N" in a memory.stat-like file; -1 if absent. */
+static long long stat_key(const char *path, const char *key)
+{
+	char line[256];
+	long long v = -1;
+	size_t n = strlen(key);
+	FILE *f = fopen(path, "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, n) && line[n] == ' ')
+			v = strtoll(line + n + 1, NULL, 10);
+	if (f)
+		fclose(f);
+	return v;
+}
+
+/*
+ * Issue #15: memacct_build_info, the daemon's process_* self metrics against
+ * its /proc/PID/stat and /proc/PID/fd, memacct_working_set_bytes against
+ * memory.stat (usage - inactive_file), memacct_cgroup_info with the pod_uid
+ * of a pod-like path, and no NUMA samples on a one-node host.
+ */
+START_TEST(test_standard_families)
+{
+	char rel[96], path[600], line[256], *m, *p;
+	long long v, usage, inactive, ws, btime = -1;
+	struct result *r;
+	int nodes = 0;
+	pid_t d;
+
+	if (skip_no_http(__func__))
+		return;
+	snprintf(rel, sizeof(rel), "/memacct-test-pod1234abcd-5678-90ab-cdef-%012d",
+		 (int)getpid());
+	snprintf(cg, sizeof(cg), "%s%s", cgroot, rel);
+	ck_assert_int_eq(mkdir(cg, 0755), 0);
+	d = start_daemon(NULL);
+	ck_assert(d > 0);
+	/* 32 MiB of page cache charged to the cgroup, written once: on the
+	 * inactive list, so the working set is well below the usage */
+	snprintf(ws_file, sizeof(ws_file), "/tmp/memacct-ws-%d", (int)getpid());
+	r = run_cmd("sh -c 'echo $$ > %s/cgroup.procs && dd if=/dev/zero of=%s bs=1M count=32 "
+		    "2>/dev/null && sync'", cg, ws_file);
+	ck_assert_int_eq(r->status, 0);
+	result_free(r);
+	sleep_ms(1200);
+	m = http_get("/metrics", NULL);
+	ck_assert_ptr_nonnull(m);
+	snprintf(line, sizeof(line), "memacct_build_info{version=\"");
+	ck_assert_msg(strstr(m, line), "no memacct_build_info");
+	snprintf(line, sizeof(line), "memacct_cgroup_info{cgroup=\"%s\",pod_uid=\"1234abcd-5678-"
+		 "90ab-cdef-%012d\"}", rel, (int)getpid());
+	ck_assert_int_eq(sample(m, line), 1);
+	/* working set: memory.stat read just after the scrape */
+	snprintf(line, sizeof(line), "memacct_working_set_bytes{cgroup=\"%s\",pod_uid=\"1234abcd-"
+		 "5678-90ab-cdef-%012d\"}", rel, (int)getpid());
+	ws = sample(m, line);
+	snprintf(path, sizeof(path), "%s/memory.usage_in_bytes", cg);
+	if (access(path, F_OK) == 0) {
+		FILE *f = fopen(path, "r");
+
+		ck_assert(f && fscanf(f, "%lld", &usage) == 1);
+		fclose(f);
+		snprintf(path, sizeof(path), "%s/memory.stat", cg);
+		inactive = stat_key(path, "total_inactive_file");
+	} else {
+		FILE *f;
+
+		snprintf(path, sizeof(path), "%s/memory.current", cg);
+		f = fopen(path, "r");
+		ck_assert(f && fscanf(f, "%lld", &usage) == 1);
+		fclose(f);
+		snprintf(path, sizeof(path), "%s/memory.stat", cg);
+		inactive = stat_key(path, "inactive_file");
+	}
+	ck_assert_msg(inactive > 8 << 20, "inactive_file %lld: the test shows nothing", inactive);
+	assert_near("working_set_bytes vs memory.stat usage - inactive_file", ws,
+		    usage > inactive ? usage - inactive : 0);
+	/* the daemon's own process */
+	{
+		struct proc_stat ps;
+		char *text = NULL;
+		long tck = sysconf(_SC_CLK_TCK), fds = 0;
+		DIR *dir;
+		struct dirent *de;
+
+		ck_assert_int_eq(read_stat(d, &ps), 0);	/* sh exec'd memacct: same pid */
+		ck_assert(read_file("/proc/stat", &text, 1 << 20) > 0);
+		p = strstr(text, "\nbtime ");
+		ck_assert_ptr_nonnull(p);
+		btime = strtoll(p + 7, NULL, 10);
+		free(text);
+		p = strstr(m, "\nprocess_start_time_seconds ");
+		ck_assert_ptr_nonnull(p);
+		p += strlen("\nprocess_start_time_seconds ");
+		ck_assert_msg(fabs(strtod(p, NULL) - (btime + (double)ps.starttime_ticks / tck))
+			      < 0.02, "process_start_time_seconds %.2f vs /proc: %.2f",
+			      strtod(p, NULL), btime + (double)ps.starttime_ticks / tck);
+		v = sample(m, "process_resident_memory_bytes");
+		ck_assert_msg(v > 0 && llabs(v - (long long)ps.rss_pages * 4096) <
+			      (long long)ps.rss_pages * 4096 / 4,
+			      "process_resident_memory_bytes %lld vs /proc rss %llu pages", v,
+			      (unsigned long long)ps.rss_pages);
+		p = strstr(m, "\nprocess_cpu_seconds_total ");
+		ck_assert_ptr_nonnull(p);
+		p += strlen("\nprocess_cpu_seconds_total ");
+		/* read before the scrape was answered: not above /proc's now,
+		 * and the daemon has run for a while */
+		ck_assert_msg(strtod(p, NULL) > 0 &&
+			      strtod(p, NULL) <= (ps.utime_ticks + ps.stime_ticks) / (double)tck,
+			      "process_cpu_seconds_total %s vs /proc %.2f", p,
+			      (ps.utime_ticks + ps.stime_ticks) / (double)tck);
+		snprintf(path, sizeof(path), "/proc/%d/fd", (int)d);
+		dir = opendir(path);
+		ck_assert_ptr_nonnull(dir);
+		while ((de = readdir(dir)))
+			fds += de->d_name[0] != '.';
+		closedir(dir);
+		v = sample(m, "process_open_fds");
+		ck_assert_msg(v > 0 && llabs(v - fds) <= 4, "process_open_fds %lld vs /proc %ld", v,
+			      fds);
+	}
+	/* NUMA families: samples only where there are several nodes */
+	{
+		DIR *dir = opendir("/sys/devices/system/node");
+		struct dirent *de;
+
+		while (dir && (de = readdir(dir)))
+			nodes += !strncmp(de->d_name, "node", 4) && de->d_name[4] >= '0' &&
+				 de->d_name[4] <= '9';
+		if (dir)
+			closedir(dir);
+		if (nodes <= 1)
+			ck_assert_msg(!strstr(m, "\nmemacct_remote_numa_alloc_bytes_total{") &&
+				      !strstr(m, "\nmemacct_remote_numa_bytes{"),
+				      "always-zero remote-NUMA samples on a one-node host");
+		else
+			ck_assert(strstr(m, "\nmemacct_remote_numa_alloc_bytes_total{") &&
+				  strstr(m, "\nmemacct_remote_numa_bytes{"));
+		/* migrations are counted on one node too (compaction) */
+		ck_assert(strstr(m, "\nmemacct_numa_migrated_bytes_total{"));
+	}
+	free(m);
+	stop_daemon(d, SIGTERM);
+}
+END_TEST
+
 /*
  * GET @path_and_query from the Prometheus of test_prometheus_no_reset (port
  * @pport): the JSON body, or NULL.
@@ -1314,6 +1470,7 @@ Suite *daemon_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_parent_keeps_removed_children);
 	tcase_add_test(tc, test_moved_process_keeps_flows);
+	tcase_add_test(tc, test_standard_families);
 	tcase_add_test(tc, test_prometheus_no_reset);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("http-limits");

@@ -3,12 +3,20 @@
  * unit_metrics.c - the Prometheus 0.0.4 / OpenMetrics 1.0 writer
  * (user/metrics.c) against captured fixtures (data/metrics_fixture.prom,
  * data/metrics_fixture.om), its label escaping, promtool on what it writes,
- * and the labels the daemon derives from cgroup paths (cgroup_path_labels()).
+ * the labels the daemon derives from cgroup paths (cgroup_path_labels()),
+ * and the families of user/output_om.c (build and cgroup info, the daemon's
+ * process_* self metrics from captured /proc/self/stat and /proc/stat).
  */
 #define _GNU_SOURCE
+#include <dirent.h>
+#include <fcntl.h>
+#include <unistd.h>
 #include "check_util.h"
 #include "daemon.h"
 #include "metrics.h"
+#include "output_om.h"
+#include "proc.h"
+#include "usage.h"
 
 /* Hostile label values: quote, backslash, newline, braces, bad UTF-8. */
 static const char *const hostile[] = {
@@ -187,6 +195,110 @@ START_TEST(test_path_labels)
 }
 END_TEST
 
+/* Self metrics from the captured /proc/self/stat and /proc/stat. */
+START_TEST(test_self_metrics)
+{
+	char *stat = load_data("stat_self"), *pstat = load_data("proc_stat");
+	struct om_self self = { .clk_tck = 100, .page_size = 4096, .open_fds = 7,
+				.max_fds = 8192 };
+	struct mbuf b;
+	const char *t;
+
+	ck_assert_int_eq(parse_stat(stat, &self.st), 0);
+	ck_assert_uint_eq(self.st.utime_ticks, 6);
+	ck_assert_uint_eq(self.st.stime_ticks, 1);
+	ck_assert_uint_eq(self.st.vsize, 20480000);
+	ck_assert_uint_eq(self.st.rss_pages, 4239);
+	ck_assert_int_eq(om_parse_btime(pstat, &self.btime_s), 0);
+	ck_assert_uint_eq(self.btime_s, 1795536112);
+	ck_assert_int_eq(om_parse_btime("cpu 1 2 3\nbtime x\n", &self.btime_s), -EINVAL);
+	ck_assert_int_eq(om_parse_btime("cpu 1 2 3\n", &self.btime_s), -EINVAL);
+	self.btime_s = 1795536112;
+	mbuf_init(&b, false);
+	om_self_metrics(&b, &self);
+	t = metrics_end(&b);
+	ck_assert_ptr_nonnull(strstr(t, "\nprocess_cpu_seconds_total 0.07\n"));
+	ck_assert_ptr_nonnull(strstr(t, "\nprocess_resident_memory_bytes 17362944\n"));
+	ck_assert_ptr_nonnull(strstr(t, "\nprocess_virtual_memory_bytes 20480000\n"));
+	/* btime + starttime 40961 ticks / 100 */
+	ck_assert_ptr_nonnull(strstr(t, "\nprocess_start_time_seconds 1795536521.61\n"));
+	ck_assert_ptr_nonnull(strstr(t, "\nprocess_open_fds 7\n"));
+	ck_assert_ptr_nonnull(strstr(t, "\nprocess_max_fds 8192\n"));
+	mbuf_free(&b);
+	/* unknown fds and boot time: those families are left out, not 0 */
+	self.open_fds = -1;
+	self.max_fds = 0;
+	self.btime_s = 0;
+	mbuf_init(&b, true);
+	om_self_metrics(&b, &self);
+	t = metrics_end(&b);
+	ck_assert_ptr_null(strstr(t, "process_open_fds"));
+	ck_assert_ptr_null(strstr(t, "process_max_fds"));
+	ck_assert_ptr_null(strstr(t, "process_start_time_seconds"));
+	ck_assert_ptr_nonnull(strstr(t, "# TYPE process_cpu_seconds counter\n"));
+	mbuf_free(&b);
+	free(stat);
+	free(pstat);
+}
+END_TEST
+
+/* The daemon's own process read live: what /proc/self says. */
+START_TEST(test_self_read)
+{
+	struct om_self s;
+	struct proc_stat ps;
+
+	ck_assert_int_eq(om_self_read(&s), 0);
+	ck_assert_int_eq(read_stat(getpid(), &ps), 0);
+	ck_assert_uint_gt(s.st.rss_pages, 0);
+	ck_assert_uint_eq(s.st.starttime_ticks, ps.starttime_ticks);
+	ck_assert_uint_gt(s.btime_s, 1000000000);
+	/* this process's fds, as counted from outside the function: a
+	 * directory stream of /proc/self/fd (its own fd left out) */
+	{
+		int before = open("/dev/null", O_RDONLY), n = 0;
+		struct dirent *de;
+		DIR *d;
+
+		ck_assert_int_ge(before, 0);
+		ck_assert_int_eq(om_self_read(&s), 0);
+		d = opendir("/proc/self/fd");
+		ck_assert_ptr_nonnull(d);
+		while ((de = readdir(d)))
+			n += de->d_name[0] != '.';
+		closedir(d);
+		ck_assert_int_eq(s.open_fds, n - 1);
+		close(before);
+	}
+	ck_assert_uint_gt(s.max_fds, 0);
+}
+END_TEST
+
+START_TEST(test_info_families)
+{
+	struct mbuf b;
+	const char *t;
+	char want[256];
+
+	mbuf_init(&b, false);
+	om_build_info(&b);
+	om_cgroup_info_family(&b);
+	om_cgroup_info(&b, "/");
+	om_cgroup_info(&b, "/kubepods/besteffort/pod1234abcd-5678-90ab-cdef-1234567890ab");
+	om_cgroup_info(&b, "/slurm/uid_0/job_42/step_0");
+	t = metrics_end(&b);
+	snprintf(want, sizeof(want), "memacct_build_info{version=\"%s\",libbpf=\"", MEMACCT_VERSION);
+	ck_assert_ptr_nonnull(strstr(t, want));
+	ck_assert_ptr_nonnull(strstr(t, "\nmemacct_cgroup_info{cgroup=\"/\"} 1\n"));
+	ck_assert_ptr_nonnull(strstr(t, "\nmemacct_cgroup_info{cgroup=\"/kubepods/besteffort/"
+				     "pod1234abcd-5678-90ab-cdef-1234567890ab\",pod_uid=\""
+				     "1234abcd-5678-90ab-cdef-1234567890ab\"} 1\n"));
+	ck_assert_ptr_nonnull(strstr(t, "\nmemacct_cgroup_info{cgroup=\"/slurm/uid_0/job_42/"
+				     "step_0\",job_id=\"42\"} 1\n"));
+	mbuf_free(&b);
+}
+END_TEST
+
 Suite *metrics_suite(void)
 {
 	Suite *s = suite_create("metrics");
@@ -201,6 +313,12 @@ Suite *metrics_suite(void)
 
 	tc = tcase_create("labels");
 	tcase_add_test(tc, test_path_labels);
+	tcase_add_test(tc, test_info_families);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("self");
+	tcase_add_test(tc, test_self_metrics);
+	tcase_add_test(tc, test_self_read);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -41,6 +41,7 @@
 #include "hostpin.h"
 #include "metrics.h"
 #include "numa.h"
+#include "output_om.h"
 #include "pin.h"
 #include "report.h"
 #include "session.h"
@@ -126,6 +127,7 @@ struct dstate {
 	uint64_t exits_seen;
 	double last_wall_s, last_cpu_s;
 	bool numa_multi;	/* several nodes: memory.numa_stat read per cgroup */
+	bool one_node;		/* one NUMA node: the remote-NUMA families have no samples */
 	struct numa_topo topo;
 	bool stats_sysctl;	/* kernel.bpf_stats_enabled = 1 (set by someone) */
 };
@@ -1276,7 +1278,7 @@ struct cg_metric {
 
 enum { F_RSS, F_ANON, F_FILE, F_SHMEM, F_PINNED, F_MLOCKED, F_PINNED_VM, F_RECLAIMABLE,
        F_USAGE, F_COW, F_COW_FILE, F_UNCLASSIFIED, F_REMOTE, F_MIGRATED, F_PGFAULT, F_PGMAJFAULT, F_OOM,
-       F_REMOTE_NUMA, F_DMA, F_DMA_PEAK };
+       F_REMOTE_NUMA, F_DMA, F_DMA_PEAK, F_WORKING_SET };
 
 static const struct cg_metric cg_metrics[] = {
 	{ "memacct_rss_bytes", "bytes", "Resident set size of the cgroup's processes (sum of RssAnon+RssFile+RssShmem, iter/task)", MT_GAUGE, true, F_RSS },
@@ -1296,9 +1298,10 @@ static const struct cg_metric cg_metrics[] = {
 	{ "memacct_page_faults", NULL, "Page faults (memory.stat pgfault)", MT_COUNTER, false, F_PGFAULT },
 	{ "memacct_major_faults", NULL, "Major page faults (memory.stat pgmajfault)", MT_COUNTER, false, F_PGMAJFAULT },
 	{ "memacct_oom_kills", NULL, "OOM kills in the cgroup (memory.oom_control / memory.events, BPF mark_victim)", MT_COUNTER, false, F_OOM },
-	{ "memacct_remote_numa_bytes", "bytes", "Resident bytes on NUMA nodes other than the cgroup's home node (memory.numa_stat; 0 on one node)", MT_GAUGE, true, F_REMOTE_NUMA },
+	{ "memacct_remote_numa_bytes", "bytes", "Resident bytes on NUMA nodes other than the cgroup's home node (memory.numa_stat; no samples on one node)", MT_GAUGE, true, F_REMOTE_NUMA },
 	{ "memacct_dma_pinned_bytes", "bytes", "Pages pinned with FOLL_PIN (pin_user_pages: CUDA host memory, AF_XDP UMEM, ...) by the cgroup's processes that VmLck and VmPin do not show, until the kernel unpins them", MT_GAUGE, true, F_DMA },
 	{ "memacct_dma_pinned_peak_bytes", "bytes", "High-water mark of memacct_dma_pinned_bytes since attach (a lower bound above leaf cgroups)", MT_GAUGE, true, F_DMA_PEAK },
+	{ "memacct_working_set_bytes", "bytes", "usage - inactive_file (memory.stat): what the kubelet evicts on, cAdvisor's container_memory_working_set_bytes", MT_GAUGE, true, F_WORKING_SET },
 };
 
 static uint64_t cg_value(const struct dstate *d, const struct cgi *c, int field)
@@ -1329,6 +1332,8 @@ static uint64_t cg_value(const struct dstate *d, const struct cgi *c, int field)
 	case F_REMOTE_NUMA: return c->remote_numa;
 	case F_DMA: return pg(d, c->dma);
 	case F_DMA_PEAK: return pg(d, c->dma_peak);
+	case F_WORKING_SET:
+		return c->st.usage > c->st.inactive_file ? c->st.usage - c->st.inactive_file : 0;
 	}
 	return 0;
 }
@@ -1368,6 +1373,7 @@ static void daemon_host_metrics(const struct dstate *d, const struct collection 
 
 static void format_self(struct dstate *d, const struct collection *col, struct mbuf *b)
 {
+	struct om_self self;
 	struct mlabel l[1];
 
 	struct bpf_prog_info info[d->pin.nprogs > 0 ? d->pin.nprogs : 1];
@@ -1426,6 +1432,9 @@ static void format_self(struct dstate *d, const struct collection *col, struct m
 		       "Processes with an mm seen by the task iterator");
 	metrics_sample_u64(b, NULL, 0, col->nst);
 	daemon_host_metrics(d, col, b);
+	om_build_info(b);
+	if (!om_self_read(&self))
+		om_self_metrics(b, &self);
 }
 
 static void format(struct dstate *d, const struct collection *col, struct mbuf *b)
@@ -1434,11 +1443,18 @@ static void format(struct dstate *d, const struct collection *col, struct mbuf *
 	struct cg_labels cl;
 	struct mlabel l[4];
 
+	om_cgroup_info_family(b);
+	for (size_t i = 0; i < col->ncg; i++)
+		if (col->cg[i].wanted)
+			om_cgroup_info(b, col->cg[i].rel);
 	for (size_t m = 0; m < sizeof(cg_metrics) / sizeof(cg_metrics[0]); m++) {
 		const struct cg_metric *cm = &cg_metrics[m];
+		/* on one node no page is remote: no samples (migrations stay:
+		 * compaction migrates pages within a node) */
+		bool remote = cm->field == F_REMOTE || cm->field == F_REMOTE_NUMA;
 
 		metrics_family(b, cm->name, cm->type, cm->unit, cm->help);
-		for (size_t i = 0; i < col->ncg; i++) {
+		for (size_t i = 0; i < col->ncg && !(remote && d->one_node); i++) {
 			const struct cgi *c = &col->cg[i];
 
 			if (!c->wanted || (!c->st_ok && cm->field != F_RSS &&
@@ -1446,7 +1462,7 @@ static void format(struct dstate *d, const struct collection *col, struct mbuf *
 					   cm->field != F_MLOCKED && cm->field != F_PINNED_VM))
 				continue;
 			if (!c->st_ok && (cm->field == F_PGFAULT || cm->field == F_PGMAJFAULT ||
-					  cm->field == F_REMOTE_NUMA))
+					  cm->field == F_REMOTE_NUMA || cm->field == F_WORKING_SET))
 				continue;
 			metrics_sample_u64(b, l, cg_labels_of(c, &cl, l), cg_value(d, c, cm->field));
 		}
@@ -1926,7 +1942,8 @@ int do_daemon(int argc, char **argv)
 	if (normalize_filters(&d))
 		return EXIT_USAGE;
 	d.page_size = sysconf(_SC_PAGESIZE);
-	d.numa_multi = loader_numa_nodes() > 1 && !numa_topo_read(&d.topo);
+	d.one_node = loader_numa_nodes() <= 1;
+	d.numa_multi = !d.one_node && !numa_topo_read(&d.topo);
 	d.t0_ns = now_ns();
 	setrlimit(RLIMIT_NOFILE, &rl);	/* many HTTP clients; best effort */
 	install_daemon_signals();

@@ -153,7 +153,7 @@ static void sample_head(struct mbuf *b, const struct mlabel *l, int nl)
 void metrics_sample(struct mbuf *b, const struct mlabel *l, int nl, double v)
 {
 	sample_head(b, l, nl);
-	putf(b, " %.9g\n", v);
+	putf(b, " %.15g\n", v);	/* 15 digits: epoch seconds keep their fraction */
 }
 
 void metrics_sample_u64(struct mbuf *b, const struct mlabel *l, int nl, uint64_t v)

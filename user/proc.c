@@ -196,9 +196,10 @@ int read_status(pid_t pid, struct proc_status *st)
 /*
  * parse_stat() - /proc/PID/stat (fs/proc/array.c do_task_stat()):
  * "pid (comm) state ppid pgrp session tty_nr tpgid flags minflt cminflt
- * majflt ... starttime(22) ...". The comm is not escaped there and may hold
- * blanks, parentheses and newlines, so it ends at the LAST ')'.
- * minflt/majflt are counts, starttime is in clock ticks since boot.
+ * majflt ... utime(14) stime(15) ... starttime(22) vsize(23) rss(24) ...".
+ * The comm is not escaped there and may hold blanks, parentheses and
+ * newlines, so it ends at the LAST ')'. minflt/majflt are counts, utime,
+ * stime and starttime clock ticks, vsize bytes, rss pages.
  * Returns 0 or -EINVAL / -ERANGE.
  */
 int parse_stat(const char *text, struct proc_stat *st)
@@ -230,13 +231,17 @@ int parse_stat(const char *text, struct proc_stat *st)
 		return -EINVAL;
 	st->state = p[1];
 	p += 2;
-	for (field = 4; field <= 22; field++) {
-		if (*p != ' ')
+	for (field = 4; field <= 24; field++) {
+		if (*p != ' ') {
+			if (field > 22)
+				break;	/* vsize, rss: optional */
 			return -EINVAL;
+		}
 		tok = ++p;
 		while (*p && *p != ' ' && *p != '\n')
 			p++;
-		if (field != 4 && field != 10 && field != 12 && field != 22)
+		if (field != 4 && field != 10 && field != 12 && field != 14 && field != 15 &&
+		    field < 22)
 			continue;
 		err = parse_uint_range(tok, p, &v);
 		if (err)
@@ -253,8 +258,20 @@ int parse_stat(const char *text, struct proc_stat *st)
 		case 12:
 			st->majflt = v;
 			break;
+		case 14:
+			st->utime_ticks = v;
+			break;
+		case 15:
+			st->stime_ticks = v;
+			break;
 		case 22:
 			st->starttime_ticks = v;
+			break;
+		case 23:
+			st->vsize = v;
+			break;
+		case 24:
+			st->rss_pages = v;
 			break;
 		}
 	}

@@ -38,6 +38,10 @@ struct proc_stat {
 	uint64_t minflt;	/* whole thread group, incl. dead threads */
 	uint64_t majflt;
 	uint64_t starttime_ticks;	/* start_boottime in clock ticks */
+	uint64_t utime_ticks;	/* user CPU of the thread group, clock ticks */
+	uint64_t stime_ticks;	/* system CPU, clock ticks */
+	uint64_t vsize;		/* bytes of address space (0 when the line ends before) */
+	uint64_t rss_pages;	/* resident pages, get_mm_rss() (0 when the line ends before) */
 };
 int parse_stat(const char *text, struct proc_stat *st);
 int read_stat(pid_t pid, struct proc_stat *st);

@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause) */
+/*
+ * output_om.h - families of `memacct daemon`'s /metrics that describe the
+ * daemon and the cgroups rather than count memory: memacct_build_info,
+ * memacct_cgroup_info (the identity labels of a cgroup, once) and the
+ * daemon's own process metrics under Prometheus' standard names
+ * (process_cpu_seconds_total, process_resident_memory_bytes, ...), written
+ * through metrics.h in either text format.
+ */
+#ifndef MEMACCT_OUTPUT_OM_H
+#define MEMACCT_OUTPUT_OM_H
+
+#include <stdint.h>
+#include "metrics.h"
+#include "proc.h"
+
+/* The daemon's own process, as read by om_self_read(). */
+struct om_self {
+	struct proc_stat st;	/* /proc/self/stat */
+	long clk_tck;		/* sysconf(_SC_CLK_TCK) */
+	long page_size;
+	uint64_t btime_s;	/* /proc/stat btime: boot, seconds since the epoch */
+	long open_fds;		/* entries of /proc/self/fd, -1 unknown */
+	uint64_t max_fds;	/* RLIMIT_NOFILE soft limit, 0 unknown */
+};
+
+/*
+ * om_self_read() - fill @s from /proc/self/stat, /proc/stat, /proc/self/fd
+ * and getrlimit(). 0 or negative errno (/proc/self/stat unreadable).
+ */
+int om_self_read(struct om_self *s);
+/*
+ * om_self_metrics() - process_cpu_seconds_total (utime + stime),
+ * process_resident_memory_bytes (rss pages), process_virtual_memory_bytes,
+ * process_start_time_seconds (btime + starttime), process_open_fds and
+ * process_max_fds (left out when unknown), the names client_golang gives
+ * them (prometheus/procfs); from @s.
+ */
+void om_self_metrics(struct mbuf *b, const struct om_self *s);
+/* om_build_info() - memacct_build_info{version,libbpf} 1. */
+void om_build_info(struct mbuf *b);
+/*
+ * om_cgroup_info_family() then om_cgroup_info() per cgroup:
+ * memacct_cgroup_info{cgroup,pod_uid,container_id,job_id} 1, the labels
+ * that cgroup_path_labels() finds in @rel (absent ones left out), so that
+ * a query joins them on `cgroup` instead of every series carrying them.
+ */
+void om_cgroup_info_family(struct mbuf *b);
+void om_cgroup_info(struct mbuf *b, const char *rel);
+/*
+ * om_parse_btime() - the "btime N" line of /proc/stat text: seconds since
+ * the epoch at boot. 0 or -EINVAL.
+ */
+int om_parse_btime(const char *text, uint64_t *btime_s);
+
+#endif
