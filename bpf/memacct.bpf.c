@@ -263,6 +263,8 @@ __u64 flow_moves_begin;
 __u64 flow_moves_end;
 
 #define FLOW_WORDS	(sizeof(struct memacct_flows) / sizeof(__u64))
+_Static_assert(sizeof(struct memacct_flows) == FLOW_WORDS * sizeof(__u64),
+	       "flows_move() adds struct memacct_flows as an array of __u64");
 
 /*
  * Add @f to @to and take it from @from (u64 arithmetic wraps: @from may hold
