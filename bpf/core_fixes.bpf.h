@@ -31,27 +31,13 @@ struct mm_struct___old {
 	struct mm_rss_stat___old rss_stat;
 };
 
-static __always_inline __u64 mm_counter_pages(struct mm_struct *mm, int member)
-{
-	long v = 0;
-
-	struct mm_struct___old *old = (void *)mm;
-
-	/* not bpf_core_type_exists(struct percpu_counter): that type is
-	 * older than the change (seen failing on 5.10 and 6.1) */
-	if (bpf_core_field_exists(old->rss_stat.count)) {
-		v = BPF_CORE_READ(old, rss_stat.count[member].counter);
-	} else {
-		v = BPF_CORE_READ(mm, rss_stat[member].count);
-	}
-	return v < 0 ? 0 : v;
-}
-
 /*
- * The same for programs with a BTF pointer to the mm: a direct load on >= 6.2.
- * The old layout stays a bpf_probe_read_kernel(): a direct load through the
+ * For programs with a BTF pointer to the mm (all callers): a direct load on
+ * >= 6.2. The old layout stays a bpf_probe_read_kernel(): a direct load through the
  * ___old flavor was refused by the 6.1 verifier ("access beyond struct (anon)",
- * mm_struct's fields sit in an anonymous struct there).
+ * mm_struct's fields sit in an anonymous struct there). Not
+ * bpf_core_type_exists(struct percpu_counter): that type is older than the
+ * change (seen failing on 5.10 and 6.1).
  */
 static __always_inline __u64 mm_counter_pages_direct(struct mm_struct *mm, int member)
 {
@@ -223,6 +209,18 @@ static __always_inline struct task_struct *current_task(void)
 	if (bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_get_current_task_btf))
 		return bpf_get_current_task_btf();
 	return (struct task_struct *)bpf_get_current_task();
+}
+
+/*
+ * Whether every task pointer the programs hold is a BTF pointer: from v5.11
+ * current_task() gives one, and tracepoint arguments are ones. Then fields
+ * are direct loads (a few ns each) instead of bpf_probe_read_kernel() calls
+ * (a helper call each, ~20 ns here); before, task pointers from
+ * bpf_get_current_task() are plain numbers and need the probe reads.
+ */
+static __always_inline bool task_btf(void)
+{
+	return bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_get_current_task_btf);
 }
 
 /*

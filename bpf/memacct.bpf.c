@@ -30,6 +30,8 @@ const volatile struct memacct_node_range node_ranges[MEMACCT_MAX_NODE_RANGES];
 const volatile __u32 foll_pin_nodes = 1;	/* nr_node_ids */
 const volatile __u32 foll_pin_cpus = 1;		/* possible CPUs */
 const volatile __u64 page_size = 4096;
+const volatile bool oom_by_pid;	/* mark_victim_pid is loaded (oom_victims used) */
+const volatile bool fault_old;	/* the *_old fault programs are loaded (fault_spill used) */
 
 /* Events that could not be recorded, by enum memacct_drop. */
 __u64 dropped[MEMACCT_DROP_NR];
@@ -162,13 +164,26 @@ static __always_inline void drop(int why)
 	__sync_fetch_and_add(&dropped[why], 1);
 }
 
+/* Atomic add, skipped when there is nothing to add. */
+static __always_inline void add_nz(__u64 *dst, __u64 v)
+{
+	if (v)
+		__sync_fetch_and_add(dst, v);
+}
+
 /* The memory cgroup a task is charged to (task->cgroups->subsys[memory]). */
 static __always_inline struct cgroup *task_memcg(struct task_struct *task)
 {
 	int id = bpf_core_enum_value(enum cgroup_subsys_id, memory_cgrp_id);
 	struct cgroup_subsys_state *css = NULL;
-	struct css_set *cset = BPF_CORE_READ(task, cgroups);
+	struct css_set *cset;
 
+	if (task_btf()) {
+		cset = task->cgroups;
+		css = cset ? cset->subsys[id] : NULL;
+		return css ? css->cgroup : NULL;
+	}
+	cset = BPF_CORE_READ(task, cgroups);
 	if (!cset)
 		return NULL;
 	bpf_core_read(&css, sizeof(css), &cset->subsys[id]);
@@ -183,7 +198,7 @@ static __always_inline bool memcg_wanted(struct task_struct *task, __u64 *cgid)
 
 	if (!cg)
 		return false;
-	*cgid = BPF_CORE_READ(cg, kn, id);
+	*cgid = task_btf() ? cg->kn->id : BPF_CORE_READ(cg, kn, id);
 	if (!filter_cgid)
 		return true;
 	level = BPF_CORE_READ(cg, level);
@@ -195,9 +210,49 @@ static __always_inline bool memcg_wanted(struct task_struct *task, __u64 *cgid)
 static __always_inline void proc_key_of(struct task_struct *task,
 					struct memacct_proc_key *key)
 {
-	key->tgid = BPF_CORE_READ(task, tgid);
 	key->pad = 0;
+	if (task_btf()) {
+		key->tgid = task->tgid;
+		key->start_boottime_ns = task->group_leader->start_boottime;
+		return;
+	}
+	key->tgid = BPF_CORE_READ(task, tgid);
 	key->start_boottime_ns = BPF_CORE_READ(task, group_leader, start_boottime);
+}
+
+/*
+ * Make the record of @task's process under @key (proc_get()'s second half,
+ * and sched_process_fork's whole: a new process has none yet). NULL when the
+ * filter does not want it or the map is full (counted).
+ */
+static __always_inline struct memacct_proc *proc_make(struct task_struct *task,
+						      struct memacct_proc_key *key)
+{
+	struct memacct_proc *p;
+	struct task_struct *leader;
+	__u64 cgid = 0;
+	long err;
+
+	if (!memcg_wanted(task, &cgid))
+		return NULL;
+	err = bpf_map_update_elem(&procs, key, &zero_proc, BPF_NOEXIST);
+	if (err && err != -EEXIST) {
+		drop(MEMACCT_DROP_PROC_MAP_FULL);
+		return NULL;
+	}
+	p = bpf_map_lookup_elem(&procs, key);
+	if (!p)
+		return NULL;
+	p->memcg_id = cgid;
+	if (task_btf()) {
+		leader = task->group_leader;
+		p->ppid = leader->real_parent->tgid;
+	} else {
+		leader = BPF_CORE_READ(task, group_leader);
+		p->ppid = BPF_CORE_READ(leader, real_parent, tgid);
+	}
+	bpf_probe_read_kernel_str(p->comm, sizeof(p->comm), leader->comm);
+	return p;
 }
 
 /*
@@ -209,29 +264,12 @@ static __always_inline struct memacct_proc *proc_get(struct task_struct *task,
 {
 	struct memacct_proc_key key;
 	struct memacct_proc *p;
-	struct task_struct *leader;
-	__u64 cgid = 0;
-	long err;
 
 	proc_key_of(task, &key);
 	p = bpf_map_lookup_elem(&procs, &key);
 	if (p || !create)
 		return p;
-	if (!memcg_wanted(task, &cgid))
-		return NULL;
-	err = bpf_map_update_elem(&procs, &key, &zero_proc, BPF_NOEXIST);
-	if (err && err != -EEXIST) {
-		drop(MEMACCT_DROP_PROC_MAP_FULL);
-		return NULL;
-	}
-	p = bpf_map_lookup_elem(&procs, &key);
-	if (!p)
-		return NULL;
-	leader = BPF_CORE_READ(task, group_leader);
-	p->memcg_id = cgid;
-	p->ppid = BPF_CORE_READ(leader, real_parent, tgid);
-	bpf_probe_read_kernel_str(p->comm, sizeof(p->comm), leader->comm);
-	return p;
+	return proc_make(task, &key);
 }
 
 static __always_inline struct memacct_cgroup *cgroup_get(__u64 cgid)
@@ -307,11 +345,11 @@ static __always_inline __u64 task_flt_old(struct task_struct *task)
 	return BPF_CORE_READ(task, min_flt) + BPF_CORE_READ(task, maj_flt);
 }
 
-/* The current task: a BTF pointer, or for the *_old programs (no
- * bpf_get_current_task_btf() before v5.11) a number for probe reads. */
+/* The current task: a BTF pointer, or for the *_old programs
+ * current_task() (a number for probe reads before v5.11). */
 static __always_inline struct task_struct *cur_task(bool old)
 {
-	return old ? (struct task_struct *)bpf_get_current_task() : bpf_get_current_task_btf();
+	return old ? current_task() : bpf_get_current_task_btf();
 }
 
 /* The CPU slot, claimed for the current thread (see struct cpu_slot). */
@@ -650,9 +688,8 @@ int BPF_PROG(mm_page_alloc, struct page *page, unsigned int order, gfp_t gfp_fla
  * preempted) moves to its task storage; the slot is freed. A thread that did
  * not fault since it last ran costs one array lookup.
  */
-static __always_inline int switch_out(bool old)
+static __always_inline int switch_out(struct task_struct *task, bool old)
 {
-	struct task_struct *task = cur_task(old);
 	struct fault_state *st;
 	struct cpu_slot *sl;
 	__u32 zero = 0, tid;
@@ -685,10 +722,11 @@ static __always_inline int switch_out(bool old)
 	return 0;
 }
 
+/* prev is current: the argument costs one load, the helper a call */
 SEC("tp_btf/sched_switch")
 int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev)
 {
-	return switch_out(false);
+	return switch_out(prev, false);
 }
 
 /*
@@ -745,7 +783,7 @@ int BPF_PROG(mm_page_alloc_old, struct page *page, unsigned int order, gfp_t gfp
 SEC("tp_btf/sched_switch")
 int BPF_PROG(sched_switch_old, bool preempt, struct task_struct *prev)
 {
-	return switch_out(true);
+	return switch_out(prev, true);
 }
 
 /* ---- pinned memory: locked_vm and pinned_vm after each syscall that moves them */
@@ -845,14 +883,25 @@ static __always_inline void pin_event(struct task_struct *task, struct memacct_p
 static __always_inline void pinned_update(struct syscall_trace_exit *ctx)
 {
 	struct task_struct *task = current_task();
-	struct mm_struct *mm = BPF_CORE_READ(task, mm);
 	struct memacct_proc *p;
+	struct mm_struct *mm;
+	__u64 locked, pinned;
 
-	if (!mm)
-		return;
+	if (task_btf()) {
+		mm = task->mm;
+		if (!mm)
+			return;
+		locked = mm->locked_vm;
+		pinned = mm->pinned_vm.counter;
+	} else {
+		mm = BPF_CORE_READ(task, mm);
+		if (!mm)
+			return;
+		locked = BPF_CORE_READ(mm, locked_vm);
+		pinned = BPF_CORE_READ(mm, pinned_vm.counter);
+	}
 	p = proc_get(task, true);
-	if (p && pinned_set(p, BPF_CORE_READ(mm, locked_vm),
-			    BPF_CORE_READ(mm, pinned_vm.counter)) && pin_events_on)
+	if (p && pinned_set(p, locked, pinned) && pin_events_on)
 		pin_event(task, p, ctx->nr, ctx->ret);
 }
 
@@ -1555,9 +1604,13 @@ int BPF_PROG(memcg_reclaim_begin)
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(sched_process_fork, struct task_struct *parent, struct task_struct *child)
 {
-	if (BPF_CORE_READ(child, pid) != BPF_CORE_READ(child, tgid))
+	struct memacct_proc_key key;
+
+	if (child->pid != child->tgid)	/* direct loads: a tp_btf argument */
 		return 0;	/* a thread, not a process */
-	proc_get(child, true);
+	/* not yet running, so nothing made its record: no lookup first */
+	proc_key_of(child, &key);
+	proc_make(child, &key);
 	return 0;
 }
 
@@ -1654,64 +1707,64 @@ int BPF_PROG(cgroup_rmdir, struct cgroup *cgrp, const char *path)
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(sched_process_exit, struct task_struct *task)
 {
-	struct signal_struct *sig = BPF_CORE_READ(task, signal);
+	struct signal_struct *sig = task->signal;	/* direct loads: a tp_btf argument */
 	struct memacct_exit_event *ev;
 	struct memacct_proc_key key;
 	struct memacct_cgroup *c;
 	struct memacct_proc *p;
 	struct mm_struct *mm;
 	__u64 hiwater, rss;
-	__u32 tid = BPF_CORE_READ(task, pid);
+	__u32 tid = task->pid;
 
-	if (bpf_map_delete_elem(&oom_victims, &tid) == 0) {
+	if (oom_by_pid && bpf_map_delete_elem(&oom_victims, &tid) == 0) {
 		p = proc_get(task, true);	/* old kernels: see mark_victim_pid */
 		if (p)
 			__sync_fetch_and_add(&p->f.oom_kills, 1);
 	}
 	/* every thread folds its pending flows (task is current here) and
-	 * frees its CPU slot; bpf_get_current_task_btf() came in v5.11 */
+	 * frees its CPU slot */
 	{
-		__u32 zero = 0, ctid = (__u32)bpf_get_current_pid_tgid();
+		__u32 zero = 0, ctid = tid;
 		struct cpu_slot *sl = bpf_map_lookup_elem(&cpu_slots, &zero);
 
-		if (sl && sl->task == bpf_get_current_task()) {
-			if (bpf_core_enum_value_exists(enum bpf_func_id,
-						       BPF_FUNC_get_current_task_btf))
-				fold(bpf_get_current_task_btf(), &sl->pend);
+		if (sl && sl->task == (__u64)task) {
+			if (task_btf())
+				fold(task, &sl->pend);
 			else
-				fold_old(current_task(), &sl->pend);
+				fold_old(task, &sl->pend);
 			sl->f.state = FAULT_NONE;
 			sl->task = 0;
 		}
-		bpf_map_delete_elem(&fault_spill, &ctid);
+		if (fault_old)
+			bpf_map_delete_elem(&fault_spill, &ctid);
 	}
-	if (BPF_CORE_READ(sig, live.counter) != 0)
+	if (sig->live.counter != 0)
 		return 0;	/* other threads still run */
 	p = proc_get(task, true);
 	if (!p)
 		return 0;
-	mm = BPF_CORE_READ(task, mm);
-	p->exit_maxrss_pages = BPF_CORE_READ(sig, maxrss);
+	/* direct loads, as task_stocks (iter/task) does on every kernel */
+	mm = task->mm;
+	p->exit_maxrss_pages = sig->maxrss;
 	if (mm) {
-		p->exit_rss_file_pages = mm_counter_pages(mm, MM_FILEPAGES);
-		p->exit_rss_anon_pages = mm_counter_pages(mm, MM_ANONPAGES);
-		p->exit_rss_shmem_pages = mm_counter_pages(mm, MM_SHMEMPAGES);
+		p->exit_rss_file_pages = mm_counter_pages_direct(mm, MM_FILEPAGES);
+		p->exit_rss_anon_pages = mm_counter_pages_direct(mm, MM_ANONPAGES);
+		p->exit_rss_shmem_pages = mm_counter_pages_direct(mm, MM_SHMEMPAGES);
 		rss = p->exit_rss_file_pages + p->exit_rss_anon_pages +
 		      p->exit_rss_shmem_pages;
-		hiwater = BPF_CORE_READ(mm, hiwater_rss);
+		hiwater = mm->hiwater_rss;
 		if (hiwater < rss)
 			hiwater = rss;
 		if (hiwater > p->exit_maxrss_pages)
 			p->exit_maxrss_pages = hiwater;
 		/* last word on pinned memory: peaks see growth no syscall
 		 * hook saw (stack growth under MCL_FUTURE, ...) */
-		pinned_set(p, BPF_CORE_READ(mm, locked_vm),
-			   BPF_CORE_READ(mm, pinned_vm.counter));
+		pinned_set(p, mm->locked_vm, mm->pinned_vm.counter);
 		p->flags |= MEMACCT_PROC_EXIT_MM;
 	}
-	p->exit_min_flt = BPF_CORE_READ(sig, min_flt) + BPF_CORE_READ(task, min_flt);
-	p->exit_maj_flt = BPF_CORE_READ(sig, maj_flt) + BPF_CORE_READ(task, maj_flt);
-	p->exit_code = BPF_CORE_READ(task, exit_code);
+	p->exit_min_flt = sig->min_flt + task->min_flt;
+	p->exit_maj_flt = sig->maj_flt + task->maj_flt;
+	p->exit_code = task->exit_code;
 	proc_key_of(task, &key);
 
 	/* from here a reader skips the record: the fold is a move (above) */
@@ -1721,23 +1774,24 @@ int BPF_PROG(sched_process_exit, struct task_struct *task)
 	/* fold into the cgroup so its counters outlive the process */
 	c = cgroup_get(p->memcg_id);
 	if (c) {
-		__sync_fetch_and_add(&c->f.cow_copied_pages, p->f.cow_copied_pages);
-		__sync_fetch_and_add(&c->f.cow_file_copied_pages, p->f.cow_file_copied_pages);
-		__sync_fetch_and_add(&c->f.zero_fill_pages, p->f.zero_fill_pages);
-		__sync_fetch_and_add(&c->f.fault_alloc_pages, p->f.fault_alloc_pages);
-		__sync_fetch_and_add(&c->f.remote_numa_alloc_pages, p->f.remote_numa_alloc_pages);
-		__sync_fetch_and_add(&c->f.fault_unclassified_pages, p->f.fault_unclassified_pages);
+		/* most of these are 0 for most processes: a test is cheaper
+		 * than a locked add */
+		add_nz(&c->f.cow_copied_pages, p->f.cow_copied_pages);
+		add_nz(&c->f.cow_file_copied_pages, p->f.cow_file_copied_pages);
+		add_nz(&c->f.zero_fill_pages, p->f.zero_fill_pages);
+		add_nz(&c->f.fault_alloc_pages, p->f.fault_alloc_pages);
+		add_nz(&c->f.remote_numa_alloc_pages, p->f.remote_numa_alloc_pages);
+		add_nz(&c->f.fault_unclassified_pages, p->f.fault_unclassified_pages);
 		for (int i = 0; i < MEMACCT_MR_NR; i++)
-			__sync_fetch_and_add(&c->f.numa_migrated_pages[i],
-					     p->f.numa_migrated_pages[i]);
-		__sync_fetch_and_add(&c->f.numa_task_moves, p->f.numa_task_moves);
-		__sync_fetch_and_add(&c->f.numa_task_swaps, p->f.numa_task_swaps);
-		__sync_fetch_and_add(&c->f.oom_kills, p->f.oom_kills);
-		__sync_fetch_and_add(&c->f.memcg_reclaims, p->f.memcg_reclaims);
+			add_nz(&c->f.numa_migrated_pages[i], p->f.numa_migrated_pages[i]);
+		add_nz(&c->f.numa_task_moves, p->f.numa_task_moves);
+		add_nz(&c->f.numa_task_swaps, p->f.numa_task_swaps);
+		add_nz(&c->f.oom_kills, p->f.oom_kills);
+		add_nz(&c->f.memcg_reclaims, p->f.memcg_reclaims);
 		/* its pinned memory goes with its mm: take it out of the
 		 * cgroup's sums (the record keeps the at-exit values) */
-		__sync_fetch_and_add(&c->pin.locked_vm_pages, -(__s64)p->pin.locked_vm_pages);
-		__sync_fetch_and_add(&c->pin.pinned_vm_pages, -(__s64)p->pin.pinned_vm_pages);
+		add_nz(&c->pin.locked_vm_pages, -(__s64)p->pin.locked_vm_pages);
+		add_nz(&c->pin.pinned_vm_pages, -(__s64)p->pin.pinned_vm_pages);
 		__sync_fetch_and_add(&c->procs_exited, 1);
 	}
 	__sync_fetch_and_add(&flow_moves_end, 1);

@@ -468,6 +468,11 @@ int loader_start(const struct loader_opts *o, struct memacct_bpf **out)
 		goto out_destroy;
 	}
 
+	/* what sched_process_exit must clean up after (bpf/memacct.bpf.c) */
+	skel->rodata->oom_by_pid = bpf_program__autoload(skel->progs.mark_victim_pid);
+	skel->rodata->fault_old = bpf_program__autoload(skel->progs.page_fault_user_old) ||
+				  bpf_program__autoload(skel->progs.mm_page_alloc_old) ||
+				  bpf_program__autoload(skel->progs.sched_switch_old);
 	err = memacct_bpf__load(skel);
 	if (err) {
 		p_err("loading the BPF programs: %s (run with -v for the verifier log)",
