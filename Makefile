@@ -38,6 +38,9 @@ UNIT_SRCS  := $(sort $(wildcard tests/unit_*.c))
 INTEG_SRCS := $(sort $(wildcard tests/integration*.c))
 WORKLOAD_HDRS := $(wildcard tests/workloads/*.h)
 WORKLOADS  := $(patsubst tests/workloads/%.c,$(OUTPUT)/workloads/%,$(sort $(wildcard tests/workloads/*.c)))
+# make bench's programs (tests/bench/): built by `make` too, so they never rot
+BENCH_BINS := $(patsubst tests/bench/%.c,$(OUTPUT)/bench/%,$(filter-out %.bpf.c,$(sort $(wildcard tests/bench/*.c))))
+BENCH_OBJS := $(patsubst tests/bench/%.bpf.c,$(OUTPUT)/bench/%.bpf.o,$(sort $(wildcard tests/bench/*.bpf.c)))
 
 ifeq ($(V),1)
 Q :=
@@ -51,7 +54,7 @@ endif
 .PHONY: all check unit integration bench install uninstall vmlinux clean deps vmtest man fuzz \
 	completion deb deb-check
 
-all: $(OUTPUT)/memacct
+all: $(OUTPUT)/memacct $(BENCH_BINS) $(BENCH_OBJS)
 
 $(OUTPUT) $(OUTPUT)/workloads:
 	$(Q)mkdir -p $@
@@ -198,13 +201,14 @@ $(OUTPUT)/bench/%.bpf.o: tests/bench/%.bpf.c $(VMLINUX)
 	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
 		-Ivmlinux/$(ARCH) -c $< -o $@
 
-$(OUTPUT)/bench/empty_attach: tests/bench/empty_attach.c
+# The workloads (fault, cow, switch, syscall, fork, loader, spawn) and
+# empty_attach (the floor arm's loader, the only one that needs libbpf).
+$(OUTPUT)/bench/%: tests/bench/%.c
 	$(Q)mkdir -p $(@D)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) $(WARNINGS) $< $(LIBS) -o $@
+	$(Q)$(CC) $(CFLAGS) $(WARNINGS) -D_GNU_SOURCE $< $(if $(filter empty_attach,$*),$(LIBS)) -o $@
 
-bench: $(OUTPUT)/memacct $(WORKLOADS) $(OUTPUT)/bench/empty.bpf.o $(OUTPUT)/bench/empty_sys.bpf.o \
-	$(OUTPUT)/bench/empty_attach
+bench: $(OUTPUT)/memacct $(WORKLOADS) $(BENCH_BINS) $(BENCH_OBJS)
 	$(Q)tests/bench.sh $(CURDIR)/$(OUTPUT)
 
 # docs/memacct.1 is generated from user/usage.c (tests/unit_usage.c fails on drift)

@@ -11,8 +11,9 @@
 #    daemon with --bpf-stats.
 # 3. The daemon's own CPU per collection and RSS with 1,000 and 10,000
 #    processes; explain on 10,000 mappings.
-# Needs root. SIZES ("1000 10000"), SKIP_AB=1 (skips 1 and 2), PAIRED_ARMS
-# ("off,floor,on,bpftrace"). Other memacct instances (other users' tests)
+# Needs root. SIZES ("1000 10000"), SKIP_AB=1 (skips 1 and 2), PAIRED_WORKLOADS
+# ("fault,cow,switch,syscall,fork,loader"), PAIRED_ARMS
+# ("off,floor_hot,floor,on,bpftrace"). Other memacct instances (other users' tests)
 # attached to the same tracepoints would make any arm slower: before each part
 # the bench waits (up to QUIET_WAIT seconds, default 60) until no foreign
 # mm_page_alloc program is loaded.
@@ -23,14 +24,11 @@ PIN=/sys/fs/bpf/memacct-bench-$$
 PORT=${PORT:-29464}
 B=$OUT/bench
 EMPTY_OBJ=$B/empty.bpf.o
-EMPTY_ATTACH=$B/empty_attach
-mkdir -p "$B"
-for f in fault cow switch loader spawn; do
-	cc -O2 -Wall -Werror -D_GNU_SOURCE "$(dirname "$0")/bench/$f.c" -o "$B/$f"
-done
 [ "$(id -u)" = 0 ] || { echo "bench: needs root" >&2; exit 3; }
-[ -x "$EMPTY_ATTACH" ] && [ -f "$EMPTY_OBJ" ] ||
-	{ echo "bench: $EMPTY_ATTACH or $EMPTY_OBJ missing (make bench builds them)" >&2; exit 4; }
+for f in fault cow switch syscall fork loader spawn empty_attach; do
+	[ -x "$B/$f" ] || { echo "bench: $B/$f missing (make bench builds it)" >&2; exit 4; }
+done
+[ -f "$EMPTY_OBJ" ] || { echo "bench: $EMPTY_OBJ missing (make bench builds it)" >&2; exit 4; }
 
 DPID=
 cleanup() {
@@ -88,8 +86,8 @@ if [ "${SKIP_AB:-0}" != 1 ]; then
 		${BLOCKS:+--blocks "$BLOCKS"}
 fi
 
-# Per-program cost from kernel bpf_stats: one fault and one cow run under the
-# daemon with --bpf-stats; run_time_ns / run_cnt and runs per event.
+# Per-program cost from kernel bpf_stats: one fault, cow, switch and fork run
+# under the daemon with --bpf-stats; run_time_ns / run_cnt and runs per event.
 progstats() {	# id name run_time_ns run_cnt of the programs loaded since $B/ids0
 	bpftool -j prog show | python3 -c '
 import json, sys
@@ -119,6 +117,8 @@ if [ "${SKIP_AB:-0}" != 1 ]; then
 	start_daemon 10s --bpf-stats
 	perprog "page fault bench" $((256 * 256 * 8)) "$B/fault" 256 8
 	perprog "fork+CoW bench" $((256 * 256 * 4)) "$B/cow" 256 4
+	perprog "context switch bench" 400000 "$B/switch" 200000
+	perprog "fork+exit bench" 5000 "$B/fork" 5000
 	stop_daemon
 fi
 

@@ -20,6 +20,8 @@ Arms:
   floor_hot the same without the syscall tracepoints: floor - floor_hot is
             what putting every syscall on the slow path costs
   on        memacct's daemon kernel side (bpf_stats off, the default)
+  base      the same with another memacct binary (--base PATH, e.g. a build
+            of main): on - base is what a change to memacct did
   bpftrace  Debian's bpftrace running the one-line per-process fault counter
             tracepoint:exceptions:page_fault_user { @[pid] = count(); }
             (what a user would write instead; skipped if bpftrace is missing)
@@ -27,9 +29,13 @@ Workloads (CPU time of the workload, the figure the kernel charges it):
   fault     bench/fault: write faults on fresh anon memory (zero fills)
   cow       bench/cow: fork, then the child writes every page (CoW copies)
   switch    bench/switch: pipe ping-pong of two processes on one CPU
+  syscall   bench/syscall: getppid() in a loop (no program on it): the slow
+            syscall path that any syscalls:* tracepoint imposes on every task
+  fork      bench/fork: fork a child that exits at once, wait (fork + exit)
   loader    bench/loader: a DataLoader-like fork/read/copy workload (seconds)
 
-Usage: paired.py OUTPUT_DIR [--blocks N] [--quick] [--arms a,b,c] [--boot N]
+Usage: paired.py OUTPUT_DIR [--blocks N] [--quick] [--arms a,b,c] [--workloads w,x]
+                 [--base MEMACCT] [--boot N]
 Needs root. Exit 0; 4 when an arm cannot start.
 """
 import argparse
@@ -47,15 +53,24 @@ WORKLOADS = [  # name, argv (below OUTPUT/bench), output key, unit
     ('fault', ['fault', '64', '4'], 'cpu_ns_per_fault', 'ns'),
     ('cow', ['cow', '64', '2'], 'cpu_ns_per_cow', 'ns'),
     ('switch', ['switch', '50000'], 'cpu_ns_per_switch', 'ns'),
+    ('syscall', ['syscall', '500000'], 'cpu_ns_per_syscall', 'ns'),
+    ('fork', ['fork', '2000'], 'cpu_ns_per_fork', 'ns'),
     ('loader', ['loader', '4'], 'cpu_seconds', 's'),
 ]
 BPFTRACE_PROG = 'tracepoint:exceptions:page_fault_user { @[pid] = count(); }'
 PORT = int(os.environ.get('PORT', '29465'))
 
 
+def fail(why):
+    """an arm cannot start: exit 4 (its process is stopped by the caller)"""
+    print('paired: ' + why, file=sys.stderr)
+    raise SystemExit(4)
+
+
 class Arm:
-    def __init__(self, name, out):
+    def __init__(self, name, out, base=None):
         self.name, self.out, self.proc = name, out, None
+        self.memacct = base if name == 'base' else os.path.join(out, 'memacct')
         self.pin = '/sys/fs/bpf/memacct-paired-%d' % os.getpid()
 
     def start(self):
@@ -66,9 +81,9 @@ class Arm:
                                          [os.path.join(b, o) for o in objs],
                                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
             if self.proc.stdout.readline().strip() != 'ready':
-                sys.exit('paired: empty_attach did not attach')
-        elif self.name == 'on':
-            self.proc = subprocess.Popen([os.path.join(self.out, 'memacct'), 'daemon',
+                fail('empty_attach did not attach')
+        elif self.name in ('on', 'base'):
+            self.proc = subprocess.Popen([self.memacct, 'daemon',
                                           '--listen', '127.0.0.1:%d' % PORT,
                                           '--pin-path', self.pin, '--interval', '60s'],
                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -80,14 +95,14 @@ class Arm:
                     if self.proc.poll() is not None:
                         break
                     time.sleep(0.05)
-            sys.exit('paired: memacct daemon did not start')
+            fail('memacct daemon did not start')
         elif self.name == 'bpftrace':
             self.proc = subprocess.Popen(['bpftrace', '-e', BPFTRACE_PROG],
                                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                          text=True)
             line = self.proc.stdout.readline()
             if not line.startswith('Attaching'):
-                sys.exit('paired: bpftrace did not attach')
+                fail('bpftrace did not attach')
             time.sleep(0.2)
 
     def stop(self):
@@ -103,8 +118,8 @@ class Arm:
             self.proc.kill()
             self.proc.wait()
         self.proc = None
-        if self.name == 'on':
-            subprocess.run([os.path.join(self.out, 'memacct'), 'detach', '--pin-path', self.pin],
+        if self.name in ('on', 'base'):
+            subprocess.run([self.memacct, 'detach', '--pin-path', self.pin],
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
@@ -129,16 +144,27 @@ def main():
     ap.add_argument('--arms', default=os.environ.get('PAIRED_ARMS',
                                                      'off,floor_hot,floor,on,bpftrace'))
     ap.add_argument('--boot', type=int, default=2000)
+    ap.add_argument('--base', default=os.environ.get('BASE_MEMACCT'),
+                    help='memacct binary of the base arm')
+    ap.add_argument('--workloads', default=os.environ.get('PAIRED_WORKLOADS',
+                                                          ','.join(w[0] for w in WORKLOADS)))
     a = ap.parse_args()
     if os.geteuid():
         sys.exit('paired: needs root')
     blocks = 5 if a.quick else a.blocks
     arms = a.arms.split(',')
+    want = a.workloads.split(',')
+    unknown = set(want) - set(w[0] for w in WORKLOADS)
+    if unknown:
+        sys.exit('paired: unknown workload(s) %s' % ','.join(sorted(unknown)))
+    WORKLOADS[:] = [w for w in WORKLOADS if w[0] in want]
     if 'bpftrace' in arms and not shutil.which('bpftrace'):
         print('paired: bpftrace not installed: its arm is left out', file=sys.stderr)
         arms.remove('bpftrace')
     if 'off' not in arms:
         sys.exit('paired: the off arm is needed')
+    if 'base' in arms and not (a.base and os.access(a.base, os.X_OK)):
+        sys.exit('paired: the base arm needs --base MEMACCT (an executable)')
     rng = random.Random(20261123)
     val = {(arm, w[0]): [] for arm in arms for w in WORKLOADS}
     t0 = time.time()
@@ -146,9 +172,9 @@ def main():
         order = arms[:]
         rng.shuffle(order)
         for name in order:
-            arm = Arm(name, a.out)
-            arm.start()
+            arm = Arm(name, a.out, a.base)
             try:
+                arm.start()
                 for w, argv, key, _ in WORKLOADS:
                     val[(name, w)].append(run_workload(a.out, argv, key))
             finally:
@@ -167,6 +193,8 @@ def main():
         pairs.append(('on', 'floor'))
     if 'on' in arms and 'bpftrace' in arms:
         pairs.append(('on', 'bpftrace'))
+    if 'on' in arms and 'base' in arms:
+        pairs.append(('on', 'base'))
     for w, _, _, unit in WORKLOADS:
         base = statistics.median(val[('off', w)])
         fmt = (lambda v: '%+.1f ns' % v) if unit == 'ns' else \
