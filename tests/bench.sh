@@ -103,7 +103,7 @@ perprog() {	# LABEL EVENTS CMD...
 	"$@" >/dev/null
 	progstats >"$B/ps1"
 	echo "-- $label ($events events): per program, ns/run and runs/event --"
-	awk -v ev="$events" 'NR == FNR {t[$1] = $3; c[$1] = $4; next}
+	awk -v ev="$events" 'FILENAME == ARGV[1] {t[$1] = $3; c[$1] = $4; next}
 		$4 > c[$1] + 0 {
 			dt = $3 - t[$1]; dc = $4 - c[$1];
 			printf "   %-22s %7.1f ns/run %7.3f runs/event %7.1f ns/event\n", $2, dt/dc, dc/ev, dt/ev;
