@@ -7,7 +7,11 @@ Design: BLOCKS blocks; in each, every arm is visited once in a random order,
 and each visit runs every workload once. An arm's cost in a block is its value
 minus the value of "off" in the same block (or of another arm: memacct over
 the floor, memacct against bpftrace), so drift of the machine over minutes
-(other work, frequency, caches) cancels within a block. Reported: the median
+(other work, frequency, caches) cancels within a block. Each arm settles
+SETTLE seconds (default 1) after its start before its first workload: in the
+first second after the daemon started, CoW copies measured ~300 ns cheaper
+than later, and every arm's start and the previous arm's stop (detach, map
+frees) have transients of their own. Reported: the median
 of the paired differences and its 95% interval by a percentile bootstrap of
 the median (BOOT resamples, seeded), beside the median of "off" itself.
 
@@ -35,7 +39,7 @@ Workloads (CPU time of the workload, the figure the kernel charges it):
   loader    bench/loader: a DataLoader-like fork/read/copy workload (seconds)
 
 Usage: paired.py OUTPUT_DIR [--blocks N] [--quick] [--arms a,b,c] [--workloads w,x]
-                 [--base MEMACCT] [--boot N]
+                 [--base MEMACCT] [--settle S] [--boot N]
 Needs root. Exit 0; 4 when an arm cannot start.
 """
 import argparse
@@ -144,6 +148,8 @@ def main():
     ap.add_argument('--arms', default=os.environ.get('PAIRED_ARMS',
                                                      'off,floor_hot,floor,on,bpftrace'))
     ap.add_argument('--boot', type=int, default=2000)
+    ap.add_argument('--settle', type=float, default=float(os.environ.get('SETTLE', '1')),
+                    help='seconds between an arm\'s start and its first workload')
     ap.add_argument('--base', default=os.environ.get('BASE_MEMACCT'),
                     help='memacct binary of the base arm')
     ap.add_argument('--workloads', default=os.environ.get('PAIRED_WORKLOADS',
@@ -175,6 +181,7 @@ def main():
             arm = Arm(name, a.out, a.base)
             try:
                 arm.start()
+                time.sleep(a.settle)
                 for w, argv, key, _ in WORKLOADS:
                     val[(name, w)].append(run_workload(a.out, argv, key))
             finally:
