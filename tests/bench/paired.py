@@ -40,7 +40,7 @@ Workloads (CPU time of the workload, the figure the kernel charges it):
 
 Usage: paired.py OUTPUT_DIR [--blocks N] [--quick] [--arms a,b,c] [--workloads w,x]
                  [--base MEMACCT] [--settle S] [--boot N]
-Needs root. Exit 0; 4 when an arm cannot start.
+Needs root. Exit 0; 2 on bad arguments; 4 when an arm cannot start.
 """
 import argparse
 import os
@@ -162,15 +162,15 @@ def main():
     want = a.workloads.split(',')
     unknown = set(want) - set(w[0] for w in WORKLOADS)
     if unknown:
-        sys.exit('paired: unknown workload(s) %s' % ','.join(sorted(unknown)))
+        ap.error('unknown workload(s) %s' % ','.join(sorted(unknown)))
     WORKLOADS[:] = [w for w in WORKLOADS if w[0] in want]
     if 'bpftrace' in arms and not shutil.which('bpftrace'):
         print('paired: bpftrace not installed: its arm is left out', file=sys.stderr)
         arms.remove('bpftrace')
     if 'off' not in arms:
-        sys.exit('paired: the off arm is needed')
+        ap.error('the off arm is needed')
     if 'base' in arms and not (a.base and os.access(a.base, os.X_OK)):
-        sys.exit('paired: the base arm needs --base MEMACCT (an executable)')
+        ap.error('the base arm needs --base MEMACCT (an executable)')
     rng = random.Random(20261123)
     val = {(arm, w[0]): [] for arm in arms for w in WORKLOADS}
     t0 = time.time()
