@@ -117,7 +117,7 @@ int do_attach(int argc, char **argv)
 	int c, err, ret = EXIT_OK;
 	bool gone = false;
 
-	while ((c = getopt_long(argc, argv, "c:p:ji:d:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":c:p:ji:d:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
 			cgarg = optarg;
@@ -159,8 +159,7 @@ int do_attach(int argc, char **argv)
 				return EXIT_USAGE;
 			break;
 		default:
-			attach_usage(stderr);
-			return EXIT_USAGE;
+			return opt_error("attach", c, argv);
 		}
 	}
 	/* positional INTERVAL [COUNT] as vmstat and bcc tools: COUNT reports in all */

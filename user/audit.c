@@ -1181,7 +1181,7 @@ int do_audit(int argc, char **argv)
 
 	if (!as)
 		return EXIT_RUNTIME;
-	while ((c = getopt_long(argc, argv, "c:jh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":c:jh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
 			if (n >= MAX_CGROUPS) {
@@ -1244,7 +1244,7 @@ int do_audit(int argc, char **argv)
 			ret = EXIT_OK;
 			goto out;
 		default:
-			audit_usage(stderr);
+			opt_error("audit", c, argv);
 			goto out;
 		}
 	}

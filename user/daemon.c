@@ -1802,7 +1802,7 @@ static int parse_daemon_args(int argc, char **argv, struct dopts *o, bool *stop_
 	o->interval_ns = 10000000000ULL;
 	o->pin_path = PIN_DEFAULT_DIR;
 	o->top_n = 20;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'l':
 			if (parse_listen(optarg, &o->listen)) {
@@ -1847,7 +1847,7 @@ static int parse_daemon_args(int argc, char **argv, struct dopts *o, bool *stop_
 			daemon_help(stdout);
 			return 1;
 		default:
-			daemon_help(stderr);
+			opt_error("daemon", c, argv);
 			return -EINVAL;
 		}
 	}
@@ -2045,20 +2045,18 @@ int do_detach(int argc, char **argv)
 	const char *dir = PIN_DEFAULT_DIR;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
 		if (c == 'h') {
 			usage_print(stdout, "detach");
 			return EXIT_OK;
 		}
-		if (c != 'p') {
-			usage_print(stderr, "detach");
-			return EXIT_USAGE;
-		}
+		if (c != 'p')
+			return opt_error("detach", c, argv);
 		dir = optarg;
 	}
 	if (optind < argc) {
-		p_err("detach: unexpected argument '%s'", argv[optind]);
-		fprintf(stderr, "Usage: memacct detach [--pin-path DIR]\n");
+		p_err("detach: unexpected argument '%s' (memacct detach [--pin-path DIR])",
+		      argv[optind]);
 		return EXIT_USAGE;
 	}
 	if (geteuid() != 0) {

@@ -1433,7 +1433,11 @@ static void print_plain(const struct explain *e, const struct report *r, enum by
 
 /* ---- collection ---------------------------------------------------- */
 
-/* 0, or the exit code after printing why @pid cannot be explained. */
+/*
+ * 0, or the exit code after printing why @pid cannot be explained: 2 for a
+ * kernel thread or zombie (bad input, as attach --pid says), 4 when it
+ * exited while being read.
+ */
 static int load_proc(struct xproc *x, pid_t pid, bool quiet_if_gone)
 {
 	int err;
@@ -1442,8 +1446,9 @@ static int load_proc(struct xproc *x, pid_t pid, bool quiet_if_gone)
 	err = read_status(pid, &x->st);
 	if (!err && !x->st.has_mm) {
 		if (!quiet_if_gone)
-			p_err("process %d has no address space (kernel thread or zombie)", pid);
-		return EXIT_RUNTIME;
+			p_err("process %d has no address space (kernel thread or zombie): "
+			      "nothing to explain", pid);
+		return EXIT_USAGE;
 	}
 	if (!err)
 		err = read_smaps(pid, &x->sm);
@@ -1672,7 +1677,7 @@ int do_explain(int argc, char **argv)
 	pid_t *pids = NULL;
 	int c, err, npids, ret = EXIT_RUNTIME;
 
-	while ((c = getopt_long(argc, argv, "jc:p:b:t:w:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":jc:p:b:t:w:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'j':
 			json_output = true;
@@ -1721,15 +1726,13 @@ int do_explain(int argc, char **argv)
 			explain_usage(stdout);
 			return EXIT_OK;
 		default:
-			explain_usage(stderr);
-			return EXIT_USAGE;
+			return opt_error("explain", c, argv);
 		}
 	}
 	if (!pidarg && optind < argc)
 		pidarg = argv[optind++];
 	if (!!cgarg == !!pidarg || optind < argc) {
-		p_err("explain: give one PID or --cgroup NAME|PATH");
-		explain_usage(stderr);
+		p_err("explain: give one PID or --cgroup NAME|PATH (memacct help explain)");
 		return EXIT_USAGE;
 	}
 	r.command = "explain";
@@ -1741,9 +1744,8 @@ int do_explain(int argc, char **argv)
 		if (err) {
 			p_err("cgroup '%s': %s", cgarg, err == -ENOTUNIQ ?
 			      "ambiguous (candidates above)" : strerror(-err));
-			/* no such cgroup: 4 as docs/explain.md says; other bad names 2 (D12) */
-			ret = err == -ENOENT ? EXIT_RUNTIME :
-			      memcg_resolve_is_usage(err) ? EXIT_USAGE : EXIT_ENV;
+			/* no such cgroup: 2, as in attach and audit (README; D12) */
+			ret = memcg_resolve_is_usage(err) ? EXIT_USAGE : EXIT_ENV;
 			goto out_free;
 		}
 		if (watch_ns) {
@@ -1773,6 +1775,7 @@ int do_explain(int argc, char **argv)
 		npids = 1;
 		if (kill(pids[0], 0) && errno == ESRCH) {
 			p_err("process %d: no such process", pids[0]);
+			ret = EXIT_USAGE;	/* bad input, as attach --pid (D12) */
 			goto out_free;
 		}
 		err = memcg_of_pid(pids[0], &r.cg);
@@ -1799,7 +1802,7 @@ int do_explain(int argc, char **argv)
 
 		memset(x, 0, sizeof(*x));
 		rc = load_proc(x, pids[i], e.cgroup_mode);
-		if (rc == EXIT_RUNTIME && e.cgroup_mode) {
+		if ((rc == EXIT_RUNTIME || rc == EXIT_USAGE) && e.cgroup_mode) {
 			p_info("process %d left while being read: skipped", pids[i]);
 			smaps_free(&x->sm);
 			continue;

@@ -38,7 +38,11 @@ static void usage(FILE *f)
 /* memacct help [COMMAND]: the list of commands, or COMMAND's --help. */
 static int do_help(int argc, char **argv)
 {
-	if (argc > 2 || (argc == 2 && !usage_find(argv[1]))) {
+	if (argc > 2) {
+		p_err("help: unexpected argument '%s' (memacct help [COMMAND])", argv[2]);
+		return EXIT_USAGE;
+	}
+	if (argc == 2 && !usage_find(argv[1])) {
 		p_err("help: unknown command '%s' (memacct help lists them)", argv[1]);
 		return EXIT_USAGE;
 	}
@@ -80,7 +84,8 @@ int main(int argc, char **argv)
 	const char *out = NULL;
 	int c, err;
 
-	while ((c = getopt_long(argc, argv, "+jvhVTo:", opts, NULL)) != -1) {
+	opterr = 0;	/* getopt errors: one opt_error() line each */
+	while ((c = getopt_long(argc, argv, "+:jvhVTo:", opts, NULL)) != -1) {
 		switch (c) {
 		case 'j':
 			json_output = true;
@@ -104,12 +109,11 @@ int main(int argc, char **argv)
 			out = optarg;
 			break;
 		default:
-			usage(stderr);
-			return EXIT_USAGE;
+			return opt_error(NULL, c, argv);
 		}
 	}
 	if (optind >= argc) {
-		usage(stderr);
+		p_err("no command given (memacct --help lists them)");
 		return EXIT_USAGE;
 	}
 	if (out) {

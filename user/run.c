@@ -243,7 +243,7 @@ int do_run(int argc, char **argv)
 	bool keep = false, cmd_done = false;
 	pid_t pid;
 
-	while ((c = getopt_long(argc, argv, "+ji:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:ji:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'j':
 			json_output = true;
@@ -273,8 +273,7 @@ int do_run(int argc, char **argv)
 				return EXIT_USAGE;
 			break;
 		default:
-			run_usage(stderr);
-			return EXIT_USAGE;
+			return opt_error("run", c, argv);
 		}
 	}
 	if (optind >= argc) {

@@ -4,6 +4,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -188,6 +189,33 @@ void p_info(const char *fmt, ...)
 	va_end(ap);
 	fprintf(stderr, "%s\n", msg ? msg : "out of memory");
 	free(msg);
+}
+
+int opt_error(const char *cmd, int c, char *const argv[])
+{
+	char shortopt[3] = { '-', (char)optopt, '\0' };
+	const char *last = optind > 0 ? argv[optind - 1] : "?";
+	const char *opt = shortopt, *what = "unknown or ambiguous option";
+
+	/*
+	 * A value is missing only after the last argument, which holds the
+	 * option; an unknown long option (optopt 0) is the argument consumed;
+	 * "--flag=value" of a flag gives the flag's optopt.
+	 */
+	if (c == ':') {
+		what = "option needs a value";
+		opt = last;
+	} else if (!optopt) {
+		opt = last;
+	} else if (!strncmp(last, "--", 2) && strchr(last, '=')) {
+		what = "option takes no value";
+		opt = last;
+	}
+	if (cmd)
+		p_err("%s: %s: '%s' (memacct help %s lists the options)", cmd, what, opt, cmd);
+	else
+		p_err("%s: '%s' (memacct --help lists the options)", what, opt);
+	return EXIT_USAGE;
 }
 
 /* parse_u64() - whole decimal string; 0, -EINVAL (empty, sign, blanks, trailing bytes), -ERANGE */

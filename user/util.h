@@ -45,6 +45,14 @@ char *fmt_time_now(char *buf, size_t len, bool iso);
 void p_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void p_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void p_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/*
+ * opt_error() - one p_err() line for what getopt_long() returned: @c '?'
+ * (unknown or ambiguous option) or ':' (option without its value; the
+ * option string starts with ':' and opterr is 0, set by main()), in command
+ * @cmd (NULL: memacct's global options). Reads optopt/optind and @argv.
+ * Returns EXIT_USAGE.
+ */
+int opt_error(const char *cmd, int c, char *const argv[]);
 
 /*
  * parse_u64() - parse a whole decimal number. Returns 0, or -EINVAL when
