@@ -760,6 +760,8 @@ int main(void)
 		srunner_add_suite(sr, dma_suite());
 	if (top_suite)
 		srunner_add_suite(sr, top_suite());
+	if (matrix_suite)
+		srunner_add_suite(sr, matrix_suite());
 	srunner_set_fork_status(sr, CK_NOFORK);
 	srunner_run_all(sr, CK_ENV);
 	failed = srunner_ntests_failed(sr);

@@ -80,5 +80,6 @@ Suite *schema_suite(void) __attribute__((weak));
 extern char json_log_path[4096];
 Suite *dma_suite(void) __attribute__((weak));
 Suite *top_suite(void) __attribute__((weak));
+Suite *matrix_suite(void) __attribute__((weak));
 
 #endif

@@ -1754,8 +1754,11 @@ static int collect_and_publish(struct dstate *d)
 
 static int stop_kernel_side(const char *dir)
 {
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), err;
+	int fd, err;
 
+	if (pin_check_dir(dir))	/* printed; D4: nothing removed off a bpffs */
+		return EXIT_USAGE;
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0) {
 		if (errno == ENOENT) {
 			p_info("nothing pinned at %s", dir);
@@ -1947,8 +1950,8 @@ int do_daemon(int argc, char **argv)
 	d.t0_ns = now_ns();
 	setrlimit(RLIMIT_NOFILE, &rl);	/* many HTTP clients; best effort */
 	install_daemon_signals();
-	if (open_log(&d))
-		return EXIT_RUNTIME;
+	if (open_log(&d))	/* a --json-log that cannot be opened: bad input, as -o */
+		return EXIT_USAGE;
 	/*
 	 * Listen before loading: a daemon that cannot serve leaves no kernel
 	 * side attached (reliability audit D7). /metrics answers 503 until the
@@ -1967,7 +1970,9 @@ int do_daemon(int argc, char **argv)
 	}
 	err = pin_open(d.o.pin_path, &d.pin);
 	if (err) {
-		ret = err == -EBUSY || err == -EPROTO ? EXIT_RUNTIME : EXIT_ENV;
+		/* not a bpffs: bad --pin-path, as detach says */
+		ret = err == -ENOTSUP ? EXIT_USAGE :
+		      err == -EBUSY || err == -EPROTO ? EXIT_RUNTIME : EXIT_ENV;
 		goto out_log;
 	}
 	p_info("%s kernel side at %s", d.pin.reattached ? "re-attached to the" : "pinned the",

@@ -1575,17 +1575,20 @@ static int watch_cow(struct explain *e, const struct memcg *cg, uint64_t dur_ns)
 {
 	struct session s;
 	struct report r;
-	uint64_t end;
+	uint64_t start, end;
 	int err;
 
 	if (loader_check_env())
 		return EXIT_ENV;
+	/* SIGINT/SIGTERM end the watch early: explained with what it counted */
+	install_stop_handlers(0);
 	err = session_start(&s, cg);
 	if (err)
 		return EXIT_ENV;
 	/* stderr, also with -j: a caller can start the workload once attached */
 	fprintf(stderr, "memacct explain: watching %s for %.1f s\n", cg->rel, dur_ns / 1e9);
-	end = ns_after(now_ns(), dur_ns);
+	start = now_ns();
+	end = ns_after(start, dur_ns);
 	while (!stop_requested && now_ns() < end)
 		session_poll(&s, (int)((end - now_ns()) / 1000000 > 100 ? 100 :
 				       (end - now_ns()) / 1000000 + 1));
@@ -1596,7 +1599,7 @@ static int watch_cow(struct explain *e, const struct memcg *cg, uint64_t dur_ns)
 		return EXIT_RUNTIME;
 	}
 	e->watched = true;
-	e->watch_ns = dur_ns;
+	e->watch_ns = now_ns() - start;	/* shorter than DUR when stopped */
 	e->watch_rows = r.procs;	/* taken over: freed with e */
 	e->nwatch_rows = r.nprocs;
 	return 0;

@@ -56,11 +56,15 @@ static int mkdir_p(const char *path)
 	return 0;
 }
 
-static int check_bpffs(const char *dir)
+int pin_check_dir(const char *dir)
 {
 	char parent[256], *slash;
 	struct statfs fs;
 
+	if (!dir[0]) {
+		p_err("--pin-path: an empty path");
+		return -ENOTSUP;
+	}
 	snprintf(parent, sizeof(parent), "%s", dir);
 	slash = strrchr(parent, '/');
 	if (slash && slash != parent)
@@ -254,7 +258,7 @@ int pin_open(const char *dir, struct pinned *p)
 	p->procs_fd = p->cgroups_fd = p->exits_fd = p->bss_fd = p->iter_link_fd = -1;
 	p->lock_fd = -1;
 	snprintf(p->dir, sizeof(p->dir), "%s", dir);
-	err = check_bpffs(dir);
+	err = pin_check_dir(dir);
 	if (err)
 		return err;
 	if ((err = mkdir_p(dir))) {

@@ -43,6 +43,12 @@ struct pinned {
  * incompatible build) or another negative errno; the error is printed.
  */
 int pin_open(const char *dir, struct pinned *p);
+/*
+ * pin_check_dir() - whether @dir can hold pins: on a bpffs (DIR itself or its
+ * parent; the standard /sys/fs/bpf is mounted when nobody did) and not
+ * empty. 0, or -ENOTSUP with the reason printed (a usage error).
+ */
+int pin_check_dir(const char *dir);
 /* pin_close() - close fds, keep the pins (the kernel side keeps counting). */
 void pin_close(struct pinned *p);
 /*

@@ -73,6 +73,23 @@ static char *vfmt_msg(const char *fmt, va_list ap)
 	return msg;
 }
 
+/*
+ * "PREFIXmsg\n" on stderr with every control byte of @msg as \ooo: a
+ * message stays one line whatever a cgroup name or argument holds (a
+ * newline, an escape sequence). JSON mode needs none: jansson escapes.
+ */
+static void put_line(const char *prefix, const char *msg)
+{
+	fputs(prefix, stderr);
+	for (const unsigned char *p = (const unsigned char *)msg; *p; p++) {
+		if (*p < 0x20 || *p == 0x7f)
+			fprintf(stderr, "\\%03o", *p);
+		else
+			fputc(*p, stderr);
+	}
+	fputc('\n', stderr);
+}
+
 size_t utf8_len(const unsigned char *s)
 {
 	size_t n, i;
@@ -159,7 +176,7 @@ void p_err(const char *fmt, ...)
 	if (json_output)
 		print_err_json(msg ? msg : "out of memory");
 	else
-		fprintf(stderr, "Error: %s\n", msg ? msg : "out of memory");
+		put_line("Error: ", msg ? msg : "out of memory");
 	free(msg);
 }
 
@@ -172,7 +189,7 @@ void p_warn(const char *fmt, ...)
 	va_start(ap, fmt);
 	msg = vfmt_msg(fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "Warning: %s\n", msg ? msg : "out of memory");
+	put_line("Warning: ", msg ? msg : "out of memory");
 	free(msg);
 }
 
@@ -187,7 +204,7 @@ void p_info(const char *fmt, ...)
 	va_start(ap, fmt);
 	msg = vfmt_msg(fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "%s\n", msg ? msg : "out of memory");
+	put_line("", msg ? msg : "out of memory");
 	free(msg);
 }
 
