@@ -343,6 +343,10 @@ START_TEST(test_metrics_parse)
 	ck_assert_ptr_nonnull(strstr(prom, "# TYPE memacct_cow_copied_bytes_total counter"));
 	ck_assert_ptr_nonnull(strstr(prom, "memacct_rss_bytes{cgroup=\"/\"}"));
 	ck_assert_ptr_nonnull(strstr(prom, "memacct_bpf_runs_total{program=\"page_fault_user\"}"));
+	/* D20: an exit record that found the ring buffer full is read from the
+	 * procs map, not lost: its own counter, not a reason of the drops */
+	ck_assert_ptr_nonnull(strstr(prom, "\nmemacct_ringbuf_full_total "));
+	ck_assert_ptr_null(strstr(prom, "reason=\"ringbuf_full\""));
 	ck_assert_ptr_null(strstr(prom, "# EOF"));
 	om = http_get("/metrics", "application/openmetrics-text; version=1.0.0");
 	ck_assert_ptr_nonnull(om);
@@ -1451,6 +1455,75 @@ START_TEST(test_prometheus_no_reset)
 }
 END_TEST
 
+/*
+ * D7: a daemon on another --pin-path while a kernel side is attached runs,
+ * but says so (docs/daemon.md "Several kernel sides"); alone it says nothing.
+ */
+START_TEST(test_second_kernel_side_warned)
+{
+	struct result *r;
+	pid_t d;
+
+	if (skip_no_http(__func__))
+		return;
+	/* alone: no warning (SIGINT after 6 s: rc 0) */
+	r = run_cmd("timeout --preserve-status -s INT 6 %s daemon --listen 127.0.0.1:%d --interval 500ms "
+		    "--pin-path %s-second 2>&1", memacct, port + 1, pin_dir);
+	ck_assert_msg(r->status == 0, "rc %d: %s", r->status, r->out);
+	ck_assert_msg(!strstr(r->out, "other memacct kernel side"), "a daemon alone warned: %s", r->out);
+	ck_assert_msg(strstr(r->out, "serving on port"), "never served: %s", r->out);
+	result_free(r);
+	detach_all();
+	d = start_daemon(NULL);
+	ck_assert(d > 0);
+	r = run_cmd("timeout --preserve-status -s INT 6 %s daemon --listen 127.0.0.1:%d --interval 500ms "
+		    "--pin-path %s-second 2>&1", memacct, port + 1, pin_dir);
+	printf("  second daemon said: %.300s\n", r->out);
+	ck_assert_msg(r->status == 0, "rc %d: %s", r->status, r->out);
+	ck_assert_msg(strstr(r->out, "Warning: 1 other memacct kernel side is loaded"),
+		      "no warning of the first kernel side: %s", r->out);
+	result_free(r);
+	ck_assert_int_eq(WEXITSTATUS(stop_daemon(d, SIGTERM)), 0);
+}
+END_TEST
+
+/*
+ * D20: HTTP/1.1 without Host is a bad request (RFC 9112 3.2: 400, was 200);
+ * an absolute-form target (RFC 9112 3.2.2) is served (was 404); HTTP/1.0
+ * needs no Host.
+ */
+START_TEST(test_http_host_and_absolute_form)
+{
+	char req[256], *resp;
+	pid_t d;
+
+	if (skip_no_http(__func__))
+		return;
+	d = start_daemon(NULL);
+	ck_assert(d > 0);
+	resp = http_raw("GET /metrics HTTP/1.1\r\n\r\n", NULL);
+	ck_assert_ptr_nonnull(resp);
+	ck_assert_msg(!strncmp(resp, "HTTP/1.1 400", 12), "no Host: %.40s", resp);
+	free(resp);
+	snprintf(req, sizeof(req), "GET http://127.0.0.1:%d/metrics HTTP/1.1\r\n"
+		 "Host: 127.0.0.1:%d\r\nConnection: close\r\n\r\n", port, port);
+	resp = http_raw(req, NULL);
+	ck_assert_ptr_nonnull(resp);
+	ck_assert_msg(!strncmp(resp, "HTTP/1.1 200", 12) && strstr(resp, "\nmemacct_usage_bytes{"),
+		      "absolute-form: %.80s", resp);
+	free(resp);
+	resp = http_raw("GET HTTP://LOCALHOST/healthz HTTP/1.1\r\nHost: localhost\r\n"
+			"Connection: close\r\n\r\n", NULL);
+	ck_assert_msg(resp && !strncmp(resp, "HTTP/1.1 200", 12), "absolute-form healthz: %.40s",
+		      resp);
+	free(resp);
+	resp = http_raw("GET /healthz HTTP/1.0\r\n\r\n", NULL);
+	ck_assert_msg(resp && !strncmp(resp + 9, "200", 3), "HTTP/1.0 without Host: %.40s", resp);
+	free(resp);
+	ck_assert_int_eq(WEXITSTATUS(stop_daemon(d, SIGTERM)), 0);
+}
+END_TEST
+
 Suite *daemon_suite(void)
 {
 	Suite *s = suite_create("daemon");
@@ -1482,6 +1555,8 @@ Suite *daemon_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_slowloris);
 	tcase_add_test(tc, test_listen_failure_leaves_nothing);
+	tcase_add_test(tc, test_second_kernel_side_warned);
+	tcase_add_test(tc, test_http_host_and_absolute_form);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("pins");
 	tcase_set_timeout(tc, 60);

@@ -296,6 +296,19 @@ static const char *expand(const char *a)
 	return a;
 }
 
+/* memacct [-j] ARGS... of case @c, placeholders expanded, NULL-terminated */
+static void build_argv(const struct mcase *c, bool json, char *argv[MAXARGS + 2])
+{
+	int n = 0;
+
+	argv[n++] = (char *)memacct;
+	if (json)
+		argv[n++] = "-j";
+	for (int i = 0; c->argv[i]; i++)
+		argv[n++] = (char *)expand(c->argv[i]);
+	argv[n] = NULL;
+}
+
 /* What must be the same before and after a case: names and counts. */
 struct snapshot {
 	char *cgroups;		/* top-level names under the memory cgroup root */
@@ -381,7 +394,7 @@ static const char *run_case(const struct mcase *c, bool json, bool as_nobody, co
 {
 	static char why[16384];
 	char *argv[MAXARGS + 2], *out = NULL, *err = NULL;
-	int fo = memfd_create("out", 0), fe = memfd_create("err", 0), st = 0, n = 0, want;
+	int fo = memfd_create("out", 0), fe = memfd_create("err", 0), st = 0, want;
 	int errlines = 0, otherlines = 0;
 	bool stopped = false, alive_at_stop = false;
 	struct snapshot before, after;
@@ -389,12 +402,7 @@ static const char *run_case(const struct mcase *c, bool json, bool as_nobody, co
 	pid_t p;
 
 	ck_assert(fo >= 0 && fe >= 0);
-	argv[n++] = (char *)memacct;
-	if (json)
-		argv[n++] = "-j";
-	for (int i = 0; c->argv[i]; i++)
-		argv[n++] = (char *)expand(c->argv[i]);
-	argv[n] = NULL;
+	build_argv(c, json, argv);
 	snap(&before);
 	p = fork();
 	if (p == 0) {
@@ -601,16 +609,11 @@ START_TEST(test_hostile_matrix)
 			for (int json = 0; json < 2; json++) {
 				char *argv[MAXARGS + 2];
 				const char *why;
-				int n = 0, want = nobody ? c->rc_nobody : c->rc;
+				int want = nobody ? c->rc_nobody : c->rc;
 
 				if (json && ((c->flags & M_NOJSON) || want == 0 || want == 127))
 					continue;
-				argv[n++] = (char *)memacct;
-				if (json)
-					argv[n++] = "-j";
-				for (int k = 0; c->argv[k]; k++)
-					argv[n++] = (char *)expand(c->argv[k]);
-				argv[n] = NULL;
+				build_argv(c, json, argv);
 				describe(what, sizeof(what), json, nobody, argv);
 				why = run_case(c, json, nobody, what);
 				runs++;

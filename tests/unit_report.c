@@ -40,8 +40,9 @@ static struct report *sample_report(const char *comm)
 	r.procs = rows;
 	r.nprocs = 2;
 	r.totals.cow_copied = 25ULL << 20;
-	r.dropped_events = 3;
 	r.dropped[MEMACCT_DROP_RINGBUF_FULL] = 3;
+	r.dropped[MEMACCT_DROP_TASK_STORAGE] = 2;
+	r.dropped_events = report_dropped_total(r.dropped);
 	return &r;
 }
 
@@ -70,7 +71,10 @@ START_TEST(test_json_hostile_comm)
 	/* valid bytes kept, invalid UTF-8 (0xff, truncated 0xc3) as U+FFFD */
 	ck_assert_str_eq(comm, "a\"b\\c\n\t\x01\x1f\x7f\xef\xbf\xbd\xef\xbf\xbd(");
 	ck_assert_int_eq(json_integer_value(json_object_get(p, "cow_copied_bytes")), 25 << 20);
-	ck_assert_int_eq(json_integer_value(json_object_get(j, "dropped_events")), 3);
+	/* ringbuf_full kept its record: by cause, never in the events lost (D20) */
+	ck_assert_int_eq(json_integer_value(json_object_get(j, "dropped_events")), 2);
+	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(j,
+			 "dropped_events_by_cause"), "ringbuf_full")), 3);
 	ck_assert_str_eq(json_string_value(json_object_get(j, "schema")), "memacct.report/v1");
 	json_decref(j);
 	free(text);
@@ -149,9 +153,12 @@ START_TEST(test_table_width)
 		ck_assert_ptr_nonnull(strstr(text, "25.0 MiB"));
 		ck_assert_ptr_nonnull(strstr(text, "4194304x"));
 		ck_assert_ptr_nonnull(strstr(text, numa ? "REMOTE" : "ZEROFILL"));
-		ck_assert_ptr_nonnull(strstr(text, "WARNING: 3 events"));
+		ck_assert_ptr_nonnull(strstr(text, "WARNING: 2 events"));
 		/* the cause is named, and where it is explained */
-		ck_assert_ptr_nonnull(strstr(text, "ringbuf_full 3 (causes: memacct(1)"));
+		ck_assert_ptr_nonnull(strstr(text, "task_storage 2 (causes: memacct(1)"));
+		/* ringbuf_full lost nothing: a note, not among the warnings (D20) */
+		ck_assert_ptr_null(strstr(text, "ringbuf_full 3"));
+		ck_assert_ptr_nonnull(strstr(text, "NOTE: 3 exit records read from the process map"));
 		for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 			ck_assert_msg(strlen(line) <= 100, "%zu columns: %s", strlen(line), line);
 			for (const char *c = line; *c; c++)

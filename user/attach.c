@@ -178,7 +178,8 @@ int do_attach(int argc, char **argv)
 			      argv[optind]);
 			return EXIT_USAGE;
 		}
-		duration_ns = interval_ns * count;	/* the last report is the summary */
+		/* the last report is the summary; saturated like ns_after() (D5) */
+		duration_ns = count > UINT64_MAX / interval_ns ? UINT64_MAX : interval_ns * count;
 		optind++;
 	}
 	if (!cgarg == !pid64 || optind != argc) {

@@ -511,6 +511,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 
 	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
 		return reply_text(c, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed\n");
+	/* absolute-form (RFC 9112 3.2.2, proxies send it): the path after the authority (D20) */
+	if (!strncasecmp(url, "http://", 7))
+		url = strchr(url + 7, '/') ? strchr(url + 7, '/') : "/";
 	if (!*con_cls) {
 		*con_cls = &seen;	/* headers only so far */
 		hconn_mark(c, true);
@@ -580,6 +583,8 @@ static struct MHD_Daemon *http_start(int fd)
 				MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int)0,
 				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)10,
 				MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)16384,
+				/* HTTP/1.1 without Host: 400, as RFC 9112 3.2 requires (D20) */
+				MHD_OPTION_STRICT_FOR_CLIENT, (int)1,
 				MHD_OPTION_NOTIFY_CONNECTION, on_connection, NULL,
 				MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
 				MHD_OPTION_END);
@@ -1409,9 +1414,15 @@ static void format_self(struct dstate *d, const struct collection *col, struct m
 	metrics_family(b, "memacct_events_dropped", MT_COUNTER, NULL,
 		       "Events the BPF side could not record, by reason");
 	for (int i = 0; i < MEMACCT_DROP_NR; i++) {
+		if (i == MEMACCT_DROP_RINGBUF_FULL)	/* not a loss (D20): below */
+			continue;
 		l[0] = (struct mlabel){ "reason", drop_names[i] };
 		metrics_sample_u64(b, l, 1, col->dropped[i]);
 	}
+	metrics_family(b, "memacct_ringbuf_full", MT_COUNTER, NULL,
+		       "Exit records that found the ring buffer full and were read from the "
+		       "procs map instead (nothing lost)");
+	metrics_sample_u64(b, NULL, 0, col->dropped[MEMACCT_DROP_RINGBUF_FULL]);
 	metrics_family(b, "memacct_map_fill_ratio", MT_GAUGE, "ratio",
 		       "Entries in use over max_entries of the BPF hash maps");
 	l[0] = (struct mlabel){ "map", "procs" };
@@ -1643,8 +1654,7 @@ static void write_json_log(struct dstate *d, const struct collection *col)
 	}
 	memcpy(r.dropped, col->dropped, sizeof(r.dropped));
 	r.vma_lockless_lookups = col->vma_lockless;
-	for (int i = 0; i < MEMACCT_DROP_NR; i++)
-		r.dropped_events += col->dropped[i];
+	r.dropped_events = report_dropped_total(col->dropped);
 	o = report_json(&r);
 	arr = json_array();
 	for (size_t i = 0; o && arr && i < col->ncg; i++) {
@@ -1977,6 +1987,17 @@ int do_daemon(int argc, char **argv)
 	}
 	p_info("%s kernel side at %s", d.pin.reattached ? "re-attached to the" : "pinned the",
 	       d.o.pin_path);
+	/*
+	 * D7: a second kernel side is allowed (run and attach sessions load one
+	 * for their lifetime; a move between pin paths needs two for a while),
+	 * but never silently: docs/daemon.md "Several kernel sides".
+	 */
+	err = pin_other_kernel_sides(&d.pin);
+	if (err > 0)
+		p_warn("%d other memacct kernel side%s loaded beside this one (another daemon's pins "
+		       "elsewhere, or a run/attach/--watch session): every event now runs memacct's "
+		       "programs %d times, each side counting apart; `memacct detach --pin-path DIR` "
+		       "removes a daemon's", err, err > 1 ? "s are" : " is", err + 1);
 	if (d.o.bpf_stats) {
 		d.stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
 		if (d.stats_fd < 0)

@@ -502,6 +502,55 @@ int pin_flow_moves(const struct pinned *p, uint64_t *begin, uint64_t *end)
 	return 0;
 }
 
+static int cmp_int_desc(const void *a, const void *b)
+{
+	return *(const int *)b - *(const int *)a;
+}
+
+static bool is_ours(const uint32_t *ours, int n, uint32_t id)
+{
+	for (int i = 0; i < n; i++)
+		if (ours[i] == id)
+			return true;
+	return false;
+}
+
+int pin_other_kernel_sides(const struct pinned *p)
+{
+	uint32_t ours[PIN_MAX_PROGS] = { 0 }, id = 0;
+	int copies[PIN_MAX_PROGS] = { 0 };
+
+	if (!p->nprogs)
+		return 0;
+	for (int i = 0; i < p->nprogs; i++) {
+		struct bpf_prog_info info = { 0 };
+		uint32_t len = sizeof(info);
+
+		if (!bpf_obj_get_info_by_fd(p->progs[i].fd, &info, &len))
+			ours[i] = info.id;
+	}
+	while (!bpf_prog_get_next_id(id, &id)) {
+		struct bpf_prog_info info = { 0 };
+		uint32_t len = sizeof(info);
+		int fd = bpf_prog_get_fd_by_id(id);
+
+		if (fd < 0)
+			continue;	/* gone meanwhile */
+		if (!bpf_obj_get_info_by_fd(fd, &info, &len) && !is_ours(ours, p->nprogs, info.id))
+			for (int i = 0; i < p->nprogs; i++)
+				/* the kernel keeps BPF_OBJ_NAME_LEN - 1 bytes of a name, so
+				 * sys_exit_munlock and sys_exit_munlockall look alike: an
+				 * own program is never another side's copy */
+				if (!strncmp(info.name, p->progs[i].name, sizeof(info.name) - 1))
+					copies[i]++;
+		close(fd);
+	}
+	if (errno != ENOENT)
+		return -errno;
+	qsort(copies, p->nprogs, sizeof(copies[0]), cmp_int_desc);
+	return copies[p->nprogs / 2];
+}
+
 long pin_map_count(int fd, size_t key_size)
 {
 	char cur[64], next[64];

@@ -91,6 +91,15 @@ int pin_procs_of(const char *dir, const pid_t *pids, size_t n,
  * half done when the two are equal. 0 or negative errno.
  */
 int pin_flow_moves(const struct pinned *p, uint64_t *begin, uint64_t *end);
+/*
+ * pin_other_kernel_sides() - how many other memacct kernel sides are loaded
+ * beside @p's: the kernel's programs (BPF_PROG_GET_NEXT_ID) named as ours
+ * but not ours, from another daemon's pins elsewhere or a run, attach,
+ * explain --watch or audit --watch session. The median over our programs
+ * of their copies, so that one name another tool also uses counts for
+ * nothing. 0 when none, negative errno when the walk failed.
+ */
+int pin_other_kernel_sides(const struct pinned *p);
 /* pin_map_count() - entries now in a hash map (walks the keys). */
 long pin_map_count(int fd, size_t key_size);
 /*

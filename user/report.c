@@ -73,6 +73,16 @@ const char *const drop_names[MEMACCT_DROP_NR] = {
 	[MEMACCT_DROP_VMA_BUSY] = "vma_busy",
 };
 
+uint64_t report_dropped_total(const uint64_t dropped[MEMACCT_DROP_NR])
+{
+	uint64_t n = 0;
+
+	for (int i = 0; i < MEMACCT_DROP_NR; i++)
+		if (i != MEMACCT_DROP_RINGBUF_FULL)
+			n += dropped[i];
+	return n;
+}
+
 static void set_u64(json_t *o, const char *k, uint64_t v)
 {
 	json_object_set_new(o, k, json_integer((json_int_t)v));
@@ -752,11 +762,15 @@ void print_report_plain(FILE *f, const struct report *r)
 		fprintf(f, "WARNING: %llu events could not be recorded:",
 			(unsigned long long)r->dropped_events);
 		for (int i = 0; i < MEMACCT_DROP_NR; i++)
-			if (r->dropped[i])
+			if (r->dropped[i] && i != MEMACCT_DROP_RINGBUF_FULL)
 				fprintf(f, " %s %llu", drop_names[i],
 					(unsigned long long)r->dropped[i]);
 		fprintf(f, " (causes: memacct(1) DROPPED EVENTS)\n");
 	}
+	if (r->dropped[MEMACCT_DROP_RINGBUF_FULL])
+		fprintf(f, "NOTE: %llu exit records read from the process map (ring buffer "
+			"full: ringbuf_full, nothing lost)\n",
+			(unsigned long long)r->dropped[MEMACCT_DROP_RINGBUF_FULL]);
 	fprintf(f, "x = exited (sizes at exit); RSS PEAK: the kernel's high-water mark; "
 		"TOTAL RSS: cgroup charge\n");
 	if (r->command && !strcmp(r->command, "attach"))

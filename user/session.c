@@ -793,8 +793,7 @@ int session_report(struct session *s, struct report *r)
 	loader_dropped(s->skel, r->dropped);
 	r->vma_lockless_lookups = __atomic_load_n(&s->skel->bss->vma_lockless_lookups,
 						  __ATOMIC_RELAXED);
-	for (int i = 0; i < MEMACCT_DROP_NR; i++)
-		r->dropped_events += r->dropped[i];
+	r->dropped_events = report_dropped_total(r->dropped);
 out:
 	free(pids);
 	free(ids);
