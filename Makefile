@@ -52,7 +52,7 @@ endif
 
 .DELETE_ON_ERROR:
 .PHONY: all check unit integration bench install uninstall vmlinux clean deps vmtest man fuzz \
-	completion deb deb-check
+	completion deb deb-check soak
 
 all: $(OUTPUT)/memacct $(BENCH_BINS) $(BENCH_OBJS)
 
@@ -174,6 +174,13 @@ $(FUZZ_DIR)/fuzz_parsers: tests/fuzz/fuzz_parsers.c $(FUZZ_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CLANG) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 		$(INCLUDES) $^ $(LIBS) -o $@
+
+# soak (docs/daemon.md "Soak"; not in CI): the daemon under SOAK_CLIENTS (1000)
+# concurrent loopback scrapes plus cgroup and process churn for SOAK_SECONDS
+# (600), then its counters against the workloads' truth and its RSS; root
+soak: $(OUTPUT)/memacct $(WORKLOADS)
+	$(Q)MEMACCT=$(CURDIR)/$(OUTPUT)/memacct WORKLOADS=$(CURDIR)/$(OUTPUT)/workloads \
+		SOAK_OUT=$(CURDIR)/$(OUTPUT)/soak.json /usr/bin/python3 tests/soak.py
 
 fuzz: $(FUZZ_DIR)/fuzz_parsers
 	$(Q)rm -rf $(FUZZ_DIR)/seeds && mkdir -p $(FUZZ_DIR)/seeds $(FUZZ_DIR)/corpus
