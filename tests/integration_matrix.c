@@ -250,6 +250,23 @@ static const struct mcase cases[] = {
 	{ { "detach", "--pin-path", "/tmp" }, 2, 3, 0 },
 	{ { "detach", "--pin-path", "" }, 2, 3, 0 },
 	{ { "detach", "--pin-path", "@PIN@" }, 0, 3, M_OK | M_NOJSON },
+	/* top (stdin and stdout are not a terminal here: refused before any BPF) */
+	{ { "top", "--bogus" }, 2, 2, 0 },
+	{ { "top", "extra" }, 2, 2, 0 },
+	{ { "top", "-s" }, 2, 2, 0 },
+	{ { "top", "--cgroups=1" }, 2, 2, 0 },
+	{ { "top", "--sort", "bogus" }, 2, 2, 0 },
+	{ { "top", "--sort", "" }, 2, 2, 0 },
+	{ { "top", "-g", "--sort", "pid" }, 2, 2, 0 },
+	{ { "top", "-i", "0" }, 2, 2, 0 },
+	{ { "top", "-i", "-1s" }, 2, 2, 0 },
+	{ { "top", "-i", DUR_OVER }, 2, 2, 0 },
+	{ { "top", "-n", "0" }, 2, 2, 0 },
+	{ { "top", "-n", "-1" }, 2, 2, 0 },
+	{ { "top", "-n", "1e99" }, 2, 2, 0 },
+	{ { "top", "--cgroup", "@HUGE@" }, 2, 2, 0 },
+	{ { "top", "--cgroup", "@NL@", "-i", DUR_MAX }, 2, 2, 0 },
+	{ { "top" }, 2, 2, 0 },
 };
 
 #define NCASES ((int)(sizeof(cases) / sizeof(cases[0])))

@@ -406,7 +406,7 @@ int do_top(int argc, char **argv)
 	SCREEN *scr;
 	int c, err, ret = EXIT_OK;
 
-	while ((c = getopt_long(argc, argv, "c:s:gi:n:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":c:s:gi:n:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
 			cgarg = optarg;
@@ -433,8 +433,7 @@ int do_top(int argc, char **argv)
 			top_usage(stdout);
 			return EXIT_OK;
 		default:
-			top_usage(stderr);
-			return EXIT_USAGE;
+			return opt_error("top", c, argv);
 		}
 	}
 	if (optind != argc) {
