@@ -124,7 +124,6 @@ struct dstate {
 	size_t nprev;
 	uint64_t *unknown;	/* cgroups map keys missing from the last walk */
 	size_t nunknown;
-	uint64_t exits_seen;
 	double last_wall_s, last_cpu_s;
 	bool numa_multi;	/* several nodes: memory.numa_stat read per cgroup */
 	bool one_node;		/* one NUMA node: the remote-NUMA families have no samples */
@@ -1069,9 +1068,7 @@ static void collection_free(struct collection *c)
 
 static int on_exit_record(void *ctx, void *data, size_t len)
 {
-	struct dstate *d = ctx;
-
-	d->exits_seen++;	/* flows are in the cgroups map already */
+	/* drained only: flows are in the cgroups map already */
 	return 0;
 }
 
@@ -1632,7 +1629,6 @@ static void write_json_log(struct dstate *d, const struct collection *col)
 		p->ppid = t->ppid;
 		memcpy(p->comm, t->comm, MEMACCT_COMM_LEN);
 		p->start_boottime_ns = t->start_boottime_ns;
-		p->bpf_seen = f != NULL;
 		p->m.anon = pg(d, t->rss_anon_pages);
 		p->m.file = pg(d, t->rss_file_pages);
 		p->m.shmem = pg(d, t->rss_shmem_pages);

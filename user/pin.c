@@ -551,22 +551,6 @@ int pin_other_kernel_sides(const struct pinned *p)
 	return copies[p->nprogs / 2];
 }
 
-long pin_map_count(int fd, size_t key_size)
-{
-	char cur[64], next[64];
-	void *prev = NULL;
-	long n = 0;
-
-	if (key_size > sizeof(cur))
-		return -EINVAL;
-	while (bpf_map_get_next_key(fd, prev, next) == 0) {
-		memcpy(cur, next, key_size);
-		prev = cur;
-		n++;
-	}
-	return n;
-}
-
 /*
  * The record of PID 1 from /proc, for an iterator that skipped it: on the
  * 6.18 kernel here iter/task began at PID 2 (reliability audit D16). Same

@@ -100,8 +100,6 @@ int pin_flow_moves(const struct pinned *p, uint64_t *begin, uint64_t *end);
  * nothing. 0 when none, negative errno when the walk failed.
  */
 int pin_other_kernel_sides(const struct pinned *p);
-/* pin_map_count() - entries now in a hash map (walks the keys). */
-long pin_map_count(int fd, size_t key_size);
 /*
  * pin_read_stocks() - one pass of the iter/task program: malloc'd array of
  * records in @out; returns the count or negative errno. PID 1, when the

@@ -48,7 +48,6 @@ struct proc_row {
 	bool exited;
 	int exit_code;			/* wait status, exited rows only */
 	uint64_t start_boottime_ns;
-	bool bpf_seen;			/* flows come from a BPF record */
 	uint64_t dma_locked;		/* bytes of its DMA pins in mlocked mappings
 					 * (counted as mlocked, not as dma_pinned) */
 	struct metrics m;

@@ -234,7 +234,6 @@ static void row_from_exit(const struct session *s, const struct memacct_proc_key
 	row->exited = true;
 	row->exit_code = p->exit_code;
 	row->start_boottime_ns = key->start_boottime_ns;
-	row->bpf_seen = true;
 	flows_to_metrics(s, p, &row->m);
 	row->m.file = pages(s, p->exit_rss_file_pages);
 	row->m.anon = pages(s, p->exit_rss_anon_pages);
@@ -706,7 +705,6 @@ static int scan_procs_map(struct session *s, struct report *r, size_t *cap,
 		if (!row_from_proc(s, key.tgid, key.start_boottime_ns, &row))
 			continue;	/* exiting now: its record is on the way */
 		row.start_boottime_ns = key.start_boottime_ns;
-		row.bpf_seen = true;
 		dma_net_of_mlock(s, &p, &row);
 		pinned_totals(&row.m);
 		err = push_row(s, r, cap, &row);
