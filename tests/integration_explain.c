@@ -666,13 +666,44 @@ END_TEST
 
 /* ---- --watch: CoW copies measured by BPF while the workers write ------ */
 
-START_TEST(test_explain_watch_cow)
+/* explain --watch DUR of the test cgroup, started: its output once it watches */
+static FILE *watch_start(const char *dur)
+{
+	static char line[4096];
+	char cmd[8192];
+	FILE *ex;
+
+	snprintf(cmd, sizeof(cmd), "%s -j explain --cgroup '%s' --watch %s 2>&1", memacct,
+		 test_cg.path, dur);
+	ex = popen(cmd, "r");
+	ck_assert(ex);
+	while (fgets(line, sizeof(line), ex) && !strstr(line, "watching"))
+		;
+	return ex;
+}
+
+/* the report explain --watch ends with (exit 0; new reference) */
+static json_t *watch_report(FILE *ex)
 {
 	/* one JSON line: every mapping twice (mappings, numa.mappings) */
 	static char line[1 << 22];
+	json_t *report = NULL;
+
+	while (fgets(line, sizeof(line), ex))
+		if (line[0] == '{') {
+			json_decref(report);
+			report = json_loads(line, 0, NULL);
+		}
+	ck_assert_int_eq(pclose(ex), 0);
+	ck_assert_msg(report, "no JSON report from explain --watch");
+	return report;
+}
+
+START_TEST(test_explain_watch_cow)
+{
 	char cmd[8192], idx[16];
 	long long eighth, workers, parent;
-	json_t *report = NULL, *p;
+	json_t *report, *p;
 	struct bg *b;
 	FILE *ex;
 
@@ -686,21 +717,10 @@ START_TEST(test_explain_watch_cow)
 	live = b;
 	parent = bg_wait(b, "waiting");
 	b->pid = parent;
-	snprintf(cmd, sizeof(cmd), "%s -j explain --cgroup '%s' --watch 4s 2>&1", memacct,
-		 test_cg.path);
-	ex = popen(cmd, "r");
-	ck_assert(ex);
-	while (fgets(line, sizeof(line), ex) && !strstr(line, "watching"))
-		;
+	ex = watch_start("4s");
 	kill((pid_t)parent, SIGUSR1);
 	bg_wait(b, "ready");
-	while (fgets(line, sizeof(line), ex))
-		if (line[0] == '{') {
-			json_decref(report);
-			report = json_loads(line, 0, NULL);
-		}
-	ck_assert_int_eq(pclose(ex), 0);
-	ck_assert_msg(report, "no JSON report from explain --watch");
+	report = watch_report(ex);
 	eighth = bg_truth(b, "cow_bytes_per_worker", NULL);
 	workers = bg_truth(b, "workers", NULL);
 	for (int i = 0; i < workers; i++) {
@@ -722,28 +742,15 @@ END_TEST
  */
 START_TEST(test_explain_watch_file_cow)
 {
-	static char line[1 << 22];
-	json_t *report = NULL, *p;
 	struct result fake = { 0 };
-	char cmd[8192];
+	json_t *report, *p;
 	struct bg *b;
 	FILE *ex;
 
 	make_cg();
-	snprintf(cmd, sizeof(cmd), "%s -j explain --cgroup '%s' --watch 3s 2>&1", memacct,
-		 test_cg.path);
-	ex = popen(cmd, "r");
-	ck_assert(ex);
-	while (fgets(line, sizeof(line), ex) && !strstr(line, "watching"))
-		;
+	ex = watch_start("3s");
 	b = bg_start(true, "file_private 16 --hold 60");
-	while (fgets(line, sizeof(line), ex))
-		if (line[0] == '{') {
-			json_decref(report);
-			report = json_loads(line, 0, NULL);
-		}
-	ck_assert_int_eq(pclose(ex), 0);
-	ck_assert_msg(report, "no JSON report from explain --watch");
+	report = watch_report(ex);
 	fake.report = report;
 	p = proc_by_pid(&fake, b->pid);
 	assert_near("--watch: cow_file_copied_bytes", jint(p, "cow_file_copied_bytes"),
