@@ -427,7 +427,9 @@ int pin_remove(const char *dir)
 	e = unpin_ours(dir, "maps", &kept);
 	if (!err)
 		err = e;
-	if (!kept && rmdir(dir) && errno != ENOENT && errno != ENOTEMPTY && !err)
+	/* EBUSY: DIR is the bpffs mount point itself (--pin-path /sys/fs/bpf) */
+	if (!kept && rmdir(dir) && errno != ENOENT && errno != ENOTEMPTY && errno != EBUSY &&
+	    !err)
 		err = -errno;
 	return err;
 }
