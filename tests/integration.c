@@ -754,14 +754,14 @@ int main(void)
 		srunner_add_suite(sr, numa_suite());
 	if (run_suite)
 		srunner_add_suite(sr, run_suite());
-	if (schema_suite)	/* last: it validates what the others printed */
-		srunner_add_suite(sr, schema_suite());
 	if (dma_suite)
 		srunner_add_suite(sr, dma_suite());
 	if (top_suite)
 		srunner_add_suite(sr, top_suite());
 	if (matrix_suite)
 		srunner_add_suite(sr, matrix_suite());
+	if (schema_suite)	/* last: it validates what the others printed */
+		srunner_add_suite(sr, schema_suite());
 	srunner_set_fork_status(sr, CK_NOFORK);
 	srunner_run_all(sr, CK_ENV);
 	failed = srunner_ntests_failed(sr);

@@ -298,7 +298,7 @@ START_TEST(test_top_tmux)
 	const char *procs_cow[] = { "processes sorted by COW", NULL, NULL };
 	const char *procs_pid[] = { "processes sorted by PID", NULL };
 	const char *cgroups[] = { "cgroups (each with those below it) sorted by COW", NULL };
-	char wname[CGROOT_MAX + 96], *bpf_before, *cg_before, *s, *rc;
+	char wname[CGROOT_MAX + 96], wl_pid_s[32], *bpf_before, *cg_before, *s, *rc;
 	long long eighth = 0, workers[2] = { 0, 0 }, keys[16], want_cow;
 	struct result *r;
 	int n;
@@ -319,13 +319,9 @@ START_TEST(test_top_tmux)
 	wl_pid = wl_line("waiting ", &eighth, "cow_bytes_per_worker", 0);
 
 	start_top("--sort cow -i 500ms");
-	{
-		char pid[32];
-
-		snprintf(pid, sizeof(pid), "%lld", wl_pid);
-		procs_cow[1] = pid;
-		free(wait_screen(procs_cow));
-	}
+	snprintf(wl_pid_s, sizeof(wl_pid_s), "%lld", wl_pid);
+	procs_cow[1] = wl_pid_s;	/* used below as well: in scope to the end */
+	free(wait_screen(procs_cow));
 	r = run_cmd("tmux -L %s display -p -t top '#{alternate_on}'", sock);
 	ck_assert_msg(!strcmp(r->out, "1\n"), "top runs on the alternate screen");
 	result_free(r);

@@ -297,6 +297,7 @@ t_integration() {
 	[ -x /usr/bin/dash ] && ln -sf /usr/bin/dash /bin/sh
 	sh -c 'echo $$ > '$s'/cgroup.procs && cd /tmp && exec env PATH=/usr/sbin:/usr/bin:/bin \
 		MEMACCT=/mnt/bin/memacct WORKLOADS=/mnt/bin TESTS=/tests CK_VERBOSITY=verbose \
+		MEMACCT_VMTEST=1 \
 		/mnt/bin/test_integration 2>&1'
 	echo "rc test_integration $?"
 	ln -sf busybox /bin/sh
