@@ -1073,9 +1073,12 @@ __u64 dma_fds_live;
 
 /*
  * Release queue: pages whose fd was closed or whose process exited, still
- * pinned until the kernel unpins them. A slot is claimed by a plain store
- * (5.10 has no BPF cmpxchg): two CPUs closing at the same instant may both
- * take one slot, then one owner keeps its pages until it exits.
+ * pinned until the kernel unpins them. Its slots change under the pool's
+ * lock (dma_pool_lock below; 5.10 has no BPF cmpxchg): two processes
+ * exiting at once on two CPUs took one slot with plain stores, and the
+ * overwritten owner's pages stayed on its cgroup's gauge for good; two
+ * kworkers releasing at once lost one's update of a slot. A caller that
+ * misses the lock (its holder preempted) goes on unlocked, as before.
  */
 #define DMA_RELEASE_SLOTS	16
 struct memacct_dma_release dma_release_q[DMA_RELEASE_SLOTS];
@@ -1109,8 +1112,11 @@ static __always_inline void dma_move(struct memacct_proc *p, __u64 cgid, __s64 d
 static __always_inline void dma_queue(struct memacct_proc_key *key, __u64 cgid, __u64 pages,
 				      __u32 pinned_vm)
 {
+	bool locked;
+
 	if (!pages)
 		return;
+	locked = pool_lock();
 	for (int i = 0; i < DMA_RELEASE_SLOTS; i++) {
 		struct memacct_dma_release *r = &dma_release_q[i];
 
@@ -1121,9 +1127,11 @@ static __always_inline void dma_queue(struct memacct_proc_key *key, __u64 cgid, 
 		r->pinned_vm = pinned_vm;
 		r->pages = pages;
 		__sync_fetch_and_add(&dma_releasing_pages, pages);
-		return;
+		break;
 	}
 	/* queue full: the owner keeps the pages (dma_releasing stays exact) */
+	if (locked)
+		pool_unlock();
 }
 
 /*
@@ -1492,16 +1500,18 @@ int BPF_PROG(workqueue_execute_end, struct work_struct *work)
 		return 0;
 	__sync_fetch_and_add(&dma_windows_open, -1);
 	if (foll_pin_now(current_task(), &now)) {
+		bool locked = pool_lock();	/* the queue's slots and the pool */
+
 		d = now - w->foll_pin;
 		if (d < 0)
 			d = dma_release_queued(-d);
 		/* what it gave back leaves the pool's counter: not shared again */
-		if (d > 0 && pool_lock()) {
+		if (d > 0 && locked)
 			dma_pool.x -= d;
-			pool_unlock();
-		} else if (d > 0) {
+		else if (d > 0)
 			__sync_fetch_and_add(&dma_pool.x, -d);
-		}
+		if (locked)
+			pool_unlock();
 	}
 	bpf_map_delete_elem(&dma_windows, &tid);
 	return 0;

@@ -156,6 +156,25 @@ void assert_near(const char *what, long long got, long long want)
 	printf("  %-40s memacct %12lld  truth %12lld\n", what, got, want);
 }
 
+/* tests/sweep.sh over our cgroup root and bpffs; its lines go to our log */
+static void sweep_leftovers(void)
+{
+	char cmd[PATH_MAX * 3 + 64];
+
+	snprintf(cmd, sizeof(cmd), "sh %s/sweep.sh %s %s", testsdir, memacct, cgroot);
+	fflush(stdout);
+	if (system(cmd) != 0)
+		printf("sweep: %s failed\n", cmd);
+}
+
+TCase *tcase_swept(const char *name)
+{
+	TCase *tc = tcase_create(name);
+
+	tcase_add_unchecked_fixture(tc, NULL, sweep_leftovers);
+	return tc;
+}
+
 bool memacct_without_http(void)
 {
 	static int state;	/* 0 unknown, 1 without, -1 with */
@@ -670,7 +689,7 @@ END_TEST
 Suite *integration_suite(void)
 {
 	Suite *s = suite_create("integration");
-	TCase *tc = tcase_create("root");
+	TCase *tc = tcase_swept("root");
 
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, test_schema_and_exit_status);
@@ -743,6 +762,7 @@ int main(void)
 	 * test's result too with CK_VERBOSITY=verbose (tests/vmtest/) */
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	printf("memory cgroup hierarchy: %s (v%d)\n", cgroot, cgversion);
+	sweep_leftovers();	/* an earlier run that died */
 	sr = srunner_create(integration_suite());
 	if (explain_suite)
 		srunner_add_suite(sr, explain_suite());

@@ -65,6 +65,15 @@ struct result *memacct_run(const char *workload_and_args);
  */
 bool memacct_without_http(void);
 
+/*
+ * tcase_swept() - tcase_create() whose test case ends with tests/sweep.sh:
+ * a test that fails an assertion is _exit()ed by Check before its checked
+ * teardown, leaving its cgroup, daemon and pins to fail later tests; the
+ * sweep (in the runner's process, once the case's tests ran) removes what
+ * tests whose process is gone left.
+ */
+TCase *tcase_swept(const char *name);
+
 void skip_test(const char *func, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Suites of other files; main() runs those that are linked in. */

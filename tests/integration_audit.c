@@ -775,7 +775,7 @@ static void teardown(void)
 Suite *audit_suite(void)
 {
 	Suite *s = suite_create("audit");
-	TCase *tc = tcase_create("root");
+	TCase *tc = tcase_swept("root");
 
 	tcase_set_timeout(tc, 120);
 	tcase_add_checked_fixture(tc, NULL, teardown);

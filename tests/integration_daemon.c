@@ -1527,7 +1527,7 @@ END_TEST
 Suite *daemon_suite(void)
 {
 	Suite *s = suite_create("daemon");
-	TCase *tc = tcase_create("daemon");
+	TCase *tc = tcase_swept("daemon");
 
 	tcase_set_timeout(tc, 180);
 	tcase_add_checked_fixture(tc, setup, teardown);
@@ -1537,12 +1537,12 @@ Suite *daemon_suite(void)
 	tcase_add_test(tc, test_cgroup_churn);
 	tcase_add_test(tc, test_two_daemons_refused);
 	suite_add_tcase(s, tc);
-	tc = tcase_create("churn");
+	tc = tcase_swept("churn");
 	tcase_set_timeout(tc, 180);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_churn_keeps_truth);
 	suite_add_tcase(s, tc);
-	tc = tcase_create("counters");
+	tc = tcase_swept("counters");
 	tcase_set_timeout(tc, 120);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_parent_keeps_removed_children);
@@ -1550,7 +1550,7 @@ Suite *daemon_suite(void)
 	tcase_add_test(tc, test_standard_families);
 	tcase_add_test(tc, test_prometheus_no_reset);
 	suite_add_tcase(s, tc);
-	tc = tcase_create("http-limits");
+	tc = tcase_swept("http-limits");
 	tcase_set_timeout(tc, 120);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_slowloris);
@@ -1558,7 +1558,7 @@ Suite *daemon_suite(void)
 	tcase_add_test(tc, test_second_kernel_side_warned);
 	tcase_add_test(tc, test_http_host_and_absolute_form);
 	suite_add_tcase(s, tc);
-	tc = tcase_create("pins");
+	tc = tcase_swept("pins");
 	tcase_set_timeout(tc, 60);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_detach_spares_foreign_pins);

@@ -88,14 +88,19 @@ static json_t *fresh_report(const struct dma_watch *w)
  */
 static json_t *cgroup_dma_drained(const struct dma_watch *w)
 {
+	long long left = 0, host = 0;
+
 	for (int i = 0; i < 40; i++) {
 		json_t *rep = fresh_report(w);
 
-		if (jint(json_object_get(rep, "totals"), "dma_pinned_bytes") == 0)
+		left = jint(json_object_get(rep, "totals"), "dma_pinned_bytes");
+		host = jint(json_object_get(rep, "host"), "foll_pinned_bytes");
+		if (left == 0)
 			return rep;
 		json_decref(rep);
 	}
-	ck_abort_msg("cgroup dma_pinned_bytes still not 0 12 s after exit");
+	ck_abort_msg("cgroup dma_pinned_bytes still %lld 12 s after exit (host FOLL_PIN %lld)",
+		     left, host);
 	return NULL;
 }
 
@@ -600,11 +605,19 @@ static void daemon_cg_start(struct dma_watch *w, const char *tag, int port, long
 	}
 	snprintf(live_pin, sizeof(live_pin), "/sys/fs/bpf/memacct-test-%s-%d", tag, getpid());
 	live_daemon = daemon_spawn(live_pin, port);
-	snprintf(cmd, sizeof(cmd), "%s/links", live_pin);
-	for (int i = 0; i < 600 && access(cmd, F_OK); i++)
+	/*
+	 * Ready when /metrics answers: 503 until its first collection, which
+	 * follows the pinning. Not when DIR/links appears: the daemon makes
+	 * that directory before loading, seconds before its programs attach
+	 * (a workload started then was never seen, and explain found no pins).
+	 */
+	snprintf(cmd, sizeof(cmd), "curl -sf -o /dev/null http://127.0.0.1:%d/metrics", port);
+	for (int i = 0; i < 600 && system(cmd) != 0; i++) {
+		ck_assert_msg(waitpid(live_daemon, NULL, WNOHANG) == 0,
+			      "the daemon on port %d exited before serving", port);
 		sleep_ms(100);
-	ck_assert_msg(!access(cmd, F_OK), "the daemon pinned nothing under %s in 60 s", live_pin);
-	sleep_ms(500);
+	}
+	ck_assert_msg(system(cmd) == 0, "the daemon on port %d did not serve in 60 s", port);
 }
 
 /* The daemon stopped and detached, the workload and the cgroup gone. */
@@ -662,7 +675,8 @@ START_TEST(test_dma_audit_oneshot)
 
 	/* the daemon's per-cgroup series (its next collection: 300 ms) */
 	sleep_ms(1000);
-	r = run_cmd("curl -sf http://127.0.0.1:%d/metrics | awk '"
+	r = run_cmd("curl -s -w 'http_code %%{http_code}\\n' http://127.0.0.1:%d/metrics | awk '"
+		    "/^http_code / || /^memacct_build_info/ || /^memacct_up/ { print } "
 		    "/^memacct_dma_pinned_bytes\\{cgroup=\"\\/%s\"/ { print \"truth dma\", $NF } "
 		    "/^memacct_dma_pinned_peak_bytes\\{cgroup=\"\\/%s\"/ { print \"truth peak\", $NF } "
 		    "/^memacct_pinned_bytes\\{cgroup=\"\\/%s\"/ { print \"truth pinned\", $NF } "
@@ -753,7 +767,8 @@ START_TEST(test_dma_daemon_mlocked)
 	wl_cmd(&w, "pin", "pinned");
 	sleep_ms(1000);
 	name = strrchr(w.cg, '/') + 1;
-	r = run_cmd("curl -sf http://127.0.0.1:%d/metrics | awk '"
+	r = run_cmd("curl -s -w 'http_code %%{http_code}\\n' http://127.0.0.1:%d/metrics | awk '"
+		    "/^http_code / || /^memacct_build_info/ || /^memacct_up/ { print } "
 		    "/^memacct_dma_pinned_bytes\\{cgroup=\"\\/%s\"/ { print \"truth dma\", $NF } "
 		    "/^memacct_mlocked_bytes\\{cgroup=\"\\/%s\"/ { print \"truth mlocked\", $NF } "
 		    "/^memacct_pinned_bytes\\{cgroup=\"\\/%s\"/ { print \"truth pinned\", $NF } "
@@ -821,6 +836,13 @@ START_TEST(test_dma_explain_shared)
 	ck_assert_msg(m, "no /dev/zero mapping: %s", r->out);
 	json_array_foreach(json_object_get(r->report, "verdict"), i, line)
 		snprintf(v + strlen(v), sizeof(v) - strlen(v), "%s | ", json_string_value(line));
+	if (!json_is_integer(json_object_get(p, "dma_pinned_bytes")) ||
+	    !json_is_integer(json_object_get(m, "dma_pinned_bytes"))) {
+		char *ps = json_dumps(p, JSON_COMPACT), *ms = json_dumps(m, JSON_COMPACT);
+
+		ck_abort_msg("DMA pins unknown (null) with the daemon's pins: process %s, "
+			     "mapping %s; verdict %s", ps, ms, v);
+	}
 	printf("  explain (daemon's pins): dma_pinned %lld, mapping %s %s %s dma_pinned %lld, "
 	       "rss %lld; truth (FOLL_PIN delta) %lld\n  verdict: %s\n",
 	       jint(p, "dma_pinned_bytes"), json_string_value(json_object_get(m, "perms")),
@@ -966,7 +988,7 @@ END_TEST
 Suite *dma_suite(void)
 {
 	Suite *s = suite_create("dma");
-	TCase *tc = tcase_create("root");
+	TCase *tc = tcase_swept("root");
 
 	tcase_set_timeout(tc, 120);
 	tcase_add_checked_fixture(tc, NULL, teardown);

@@ -838,7 +838,7 @@ END_TEST
 Suite *explain_suite(void)
 {
 	Suite *s = suite_create("explain");
-	TCase *tc = tcase_create("root");
+	TCase *tc = tcase_swept("root");
 
 	tcase_set_timeout(tc, 300);
 	tcase_add_checked_fixture(tc, setup, teardown);
@@ -853,7 +853,7 @@ Suite *explain_suite(void)
 	tcase_add_test(tc, test_explain_watch_cow);
 	tcase_add_test(tc, test_explain_watch_file_cow);
 	suite_add_tcase(s, tc);
-	tc = tcase_create("explain-perms");
+	tc = tcase_swept("explain-perms");
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_explain_cgroup_skips_unreadable);
 	suite_add_tcase(s, tc);

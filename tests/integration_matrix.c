@@ -651,7 +651,7 @@ END_TEST
 Suite *matrix_suite(void)
 {
 	Suite *s = suite_create("matrix");
-	TCase *tc = tcase_create("matrix");
+	TCase *tc = tcase_swept("matrix");
 
 	tcase_set_timeout(tc, 600);
 	tcase_add_checked_fixture(tc, setup, teardown);

@@ -425,7 +425,7 @@ END_TEST
 Suite *numa_suite(void)
 {
 	Suite *s = suite_create("numa");
-	TCase *tc = tcase_create("stock");
+	TCase *tc = tcase_swept("stock");
 
 	tcase_set_timeout(tc, 120);
 	tcase_add_checked_fixture(tc, setup, teardown);
@@ -433,7 +433,7 @@ Suite *numa_suite(void)
 	tcase_add_test(tc, test_explain_numa_cgroup);
 	tcase_add_test(tc, test_run_numa_keys);
 	suite_add_tcase(s, tc);
-	tc = tcase_create("vmemmap");
+	tc = tcase_swept("vmemmap");
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_vmemmap_base);
 	suite_add_tcase(s, tc);

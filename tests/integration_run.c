@@ -548,7 +548,7 @@ END_TEST
 Suite *run_suite(void)
 {
 	Suite *s = suite_create("run");
-	TCase *tc = tcase_create("run-signals");
+	TCase *tc = tcase_swept("run-signals");
 
 	tcase_set_timeout(tc, 60);
 	tcase_add_checked_fixture(tc, NULL, teardown);
@@ -556,18 +556,18 @@ Suite *run_suite(void)
 	tcase_add_test(tc, test_run_sigkill_cleaned);
 	tcase_add_test(tc, test_run_early_sigint);
 	suite_add_tcase(s, tc);
-	tc = tcase_create("durations");
+	tc = tcase_swept("durations");
 	tcase_set_timeout(tc, 60);
 	tcase_add_checked_fixture(tc, NULL, teardown);
 	tcase_add_test(tc, test_huge_durations);
 	suite_add_tcase(s, tc);
-	tc = tcase_create("attach-input");
+	tc = tcase_swept("attach-input");
 	tcase_set_timeout(tc, 60);
 	tcase_add_checked_fixture(tc, NULL, teardown);
 	tcase_add_test(tc, test_attach_pid_without_mm);
 	tcase_add_test(tc, test_bad_cgroup_names_rc2);
 	suite_add_tcase(s, tc);
-	tc = tcase_create("report-bounds");
+	tc = tcase_swept("report-bounds");
 	tcase_set_timeout(tc, 120);
 	tcase_add_checked_fixture(tc, NULL, teardown);
 	tcase_add_test(tc, test_exited_rows_bounded);

@@ -429,7 +429,7 @@ END_TEST
 Suite *schema_suite(void)
 {
 	Suite *s = suite_create("schema");
-	TCase *tc = tcase_create("schema");
+	TCase *tc = tcase_swept("schema");
 
 	tcase_set_timeout(tc, 120);
 	tcase_add_checked_fixture(tc, setup, teardown);

@@ -473,7 +473,7 @@ END_TEST
 Suite *top_suite(void)
 {
 	Suite *s = suite_create("top");
-	TCase *tc = tcase_create("top");
+	TCase *tc = tcase_swept("top");
 
 	tcase_set_timeout(tc, 180);
 	tcase_add_checked_fixture(tc, setup, teardown);

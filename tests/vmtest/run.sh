@@ -38,6 +38,7 @@ cp "$here/init.sh" "$root/init"
 ln -s busybox "$root/bin/sh"
 [ -x "$dir/test_integration" ] && cp "$dir/test_integration" "$root/bin/"
 cp "$here"/../workloads/*.py "$root/tests/workloads/"
+cp "$here"/../sweep.sh "$root/tests/"
 for t in /usr/sbin/capsh /usr/bin/setpriv /usr/bin/bash:/bin/bash /usr/bin/dash; do
 	src=${t%%:*} dst=${t#*:}
 	[ -x "$src" ] || { echo "vmtest: $src missing: tests that need it fail or skip in the guest" >&2; continue; }
