@@ -986,8 +986,10 @@ struct dma_window {
  * with BPF_NOEXIST (one CPU wins: the bucket lock), since bpf_spin_lock is
  * refused in tracepoint programs (kernel/bpf/verifier.c
  * check_map_prog_compatibility()) and 5.10 has no BPF cmpxchg. A window
- * that cannot take the lock (its holder preempted) keeps its own raw
- * delta, flagged as an estimate.
+ * that cannot take the lock (its holder preempted) leaves the pool anyway
+ * (open is counted atomically) and keeps its own raw delta, flagged as an
+ * estimate, or its fixed size; either is taken out of the pool's counter
+ * (x), as a kworker's release is.
  */
 #define DMA_POOL_SHIFT	16
 #define DMA_POOL_TRIES	64
@@ -1201,7 +1203,7 @@ static __always_inline void dma_open(long nr, __s32 fd, __u64 range_start, __u64
 			dma_pool.bp_start = c;
 			dma_pool.bp_given = 0;
 		}
-		dma_pool.open++;
+		__sync_fetch_and_add(&dma_pool.open, 1);	/* atomic: see dma_close() */
 		wp->pool_s = dma_pool.s;
 		wp->pooled = 1;
 	}
@@ -1219,7 +1221,7 @@ static __always_inline __s64 pool_leave(struct dma_window *w, __s64 now, __s64 k
 
 	pool_tick(c);
 	if (dma_pool.open)
-		dma_pool.open--;
+		__sync_fetch_and_add(&dma_pool.open, -1);
 	if (!dma_pool.open) {
 		/* the busy period's last window: what the others left */
 		share = c - dma_pool.bp_start - dma_pool.bp_given;
@@ -1306,13 +1308,30 @@ static __always_inline void dma_close(bool ok)
 		if (known)	/* the kernel fixed it: exact even when shared */
 			est = d != known;
 	} else {
-		if (w->pooled)	/* pool lock missed: raw delta, an estimate */
+		/*
+		 * Pool lock missed (its holder preempted: a vCPU descheduled),
+		 * at open or now. A pooled window leaves all the same: one
+		 * left open ended no busy period again, and every later
+		 * window was an estimate. It keeps its raw delta (an
+		 * estimate) or the size the kernel fixed (exact), taken out
+		 * of the pool's counter as kworker releases are, so that the
+		 * period's last window does not get those pages a second
+		 * time (the TCG guest's 1 MiB over the host delta in
+		 * test_dma_two_pinners).
+		 */
+		if (w->pooled) {
+			__sync_fetch_and_add(&dma_pool.open, -1);
 			est = true;
+		}
 		if (!foll_pin_now(task, &now))
 			goto out;
 		d = now - w->foll_pin;
-		if (w->range_pages && ok && d != (__s64)w->range_pages)
-			est = true;	/* the area's size says otherwise */
+		if (w->range_pages && ok) {
+			d = w->range_pages;
+			est = false;
+		}
+		if (d)	/* also a window that never got in (lock missed at open) */
+			__sync_fetch_and_add(&dma_pool.x, d);
 	}
 	mm = BPF_CORE_READ(task, mm);
 	if (mm)
