@@ -391,6 +391,41 @@ START_TEST(test_table_columns)
 	ck_assert_msg(total >= cow, "TOTAL COW %lld < the child's %lld", total, cow);
 	result_free(r);
 
+	/* --csv: the table alone, CRLF lines, figures in bytes without --bytes */
+	r = run_cmd("%s run --csv --columns pid,comm,cow -- %s/cow_fork 16 2", memacct, workloads);
+	ck_assert_int_eq(r->status, 0);
+	child = truth(r, "child_pid");
+	want = truth(r, "child_cow_bytes");
+	cow = -1;
+	header = false;
+	rows = 0;
+	for (line = strtok_r(r->out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		long long pid, c;
+		char comm[64];
+
+		if (!strncmp(line, "truth ", 6))
+			continue;
+		ck_assert_msg(line[strlen(line) - 1] == '\r', "not a CRLF line: %s", line);
+		if (!header) {
+			ck_assert_str_eq(line, "PID,COMM,COW\r");
+			header = true;
+			continue;
+		}
+		rows++;
+		if (!strncmp(line, "TOTAL,(cgroup),", 15))
+			continue;
+		ck_assert_msg(sscanf(line, "%lld%*[x],%63[^,],%lld\r", &pid, comm, &c) == 3 ||
+			      sscanf(line, "%lld,%63[^,],%lld\r", &pid, comm, &c) == 3,
+			      "not a CSV row of 3 fields: %s", line);
+		if (pid == child)
+			cow = c;
+	}
+	ck_assert_msg(rows >= 3 && cow >= 0, "no CSV table:\n%s", r->out);
+	ck_assert_msg(cow >= want && cow <= want + (long long)SLACK,
+		      "child COW %lld, truth %lld", cow, want);
+	printf("  %-40s memacct %12lld  truth %12lld\n", "run --csv: child COW", cow, want);
+	result_free(r);
+
 	snprintf(f, sizeof(f), "%s/ran", dir);
 	r = run_cmd("%s run --columns pid,nope -- touch %s 2>&1", memacct, f);
 	ck_assert_int_eq(r->status, 2);

@@ -79,6 +79,46 @@ START_TEST(test_json_hostile_comm)
 	json_decref(j);
 	free(text);
 }
+
+/*
+ * CSV as RFC 4180 has it: a header of names, CRLF line ends, a field with a
+ * comma, a quote, a line break or a blank at an end quoted (quotes doubled),
+ * NULL as an empty field; --raw with --csv refused.
+ */
+START_TEST(test_table_csv)
+{
+	static const struct table_col cols[] = {
+		{ "PID", "PID", 7, false, "" }, { "COMM", "COMM", 15, true, "" },
+		{ "RSS", "RSS", 8, false, "" },
+	};
+	static const int sel[] = { 0, 1, 2 };
+	const char *cells[] = {
+		"7", "a,b", "4096",
+		"8", "say \"hi\"", NULL,
+		"9", " lead", "1",
+		"10", "two\nlines", "2",
+	};
+	struct table_opts o = { 0 };
+	char *text;
+	size_t len;
+	FILE *f;
+
+	f = open_memstream(&text, &len);
+	ck_assert_int_eq(table_print_csv(f, cols, 3, sel, 3, cells, 4, true), 0);
+	fclose(f);
+	ck_assert_str_eq(text, "PID,COMM,RSS\r\n7,\"a,b\",4096\r\n8,\"say \"\"hi\"\"\",\r\n"
+			       "9,\" lead\",1\r\n10,\"two\nlines\",2\r\n");
+	free(text);
+	f = open_memstream(&text, &len);
+	ck_assert_int_eq(table_print_csv(f, cols, 3, sel + 1, 1, cells, 1, false), 0);
+	fclose(f);
+	ck_assert_str_eq(text, "\"a,b\"\r\n");
+	free(text);
+	ck_assert_int_eq(table_getopt(OPT_TABLE_CSV, NULL, cols, 3, &o), 0);
+	ck_assert(o.csv);
+	ck_assert_int_eq(table_getopt(OPT_TABLE_RAW, NULL, cols, 3, &o), -EINVAL);
+}
+END_TEST
 END_TEST
 
 START_TEST(test_json_sanitized_utf8)
@@ -541,6 +581,7 @@ Suite *report_suite(void)
 	tcase_add_test(tc, test_table_width);
 	tcase_add_test(tc, test_table_golden);
 	tcase_add_test(tc, test_table_columns_raw);
+	tcase_add_test(tc, test_table_csv);
 	tcase_add_test(tc, test_long_labels_distinct);
 	tcase_add_test(tc, test_verdicts);
 	tcase_add_test(tc, test_zoneinfo_one_node);

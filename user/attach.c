@@ -148,6 +148,7 @@ int do_attach(int argc, char **argv)
 			return EXIT_OK;
 		case OPT_TABLE_COLUMNS:
 		case OPT_TABLE_RAW:
+		case OPT_TABLE_CSV:
 			if (report_table_getopt(c, optarg))
 				return EXIT_USAGE;
 			break;

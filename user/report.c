@@ -567,6 +567,8 @@ static struct table_opts report_table;
 
 int report_table_getopt(int opt, const char *arg)
 {
+	if (opt == OPT_TABLE_CSV)
+		bytes_output = true;	/* CSV is for scripts: figures in bytes */
 	return table_getopt(opt, arg, report_cols, RC_NR, &report_table);
 }
 
@@ -590,8 +592,9 @@ static void report_row_cells(const char **cells, char (*b)[24], const char *pid,
 		{ RC_REMOTE_RSS, offsetof(struct metrics, remote_numa) },
 		{ RC_MIGRATED, offsetof(struct metrics, numa_migrated) },
 	};
-	/* "~" before an estimated figure (DMA pins under concurrency) */
-	const char *est = m->dma_estimate ? "~" : "";
+	/* "~" before an estimated figure (DMA pins under concurrency); not
+	 * in CSV, whose figures are numbers (-j has dma_pinned_estimate) */
+	const char *est = m->dma_estimate && !report_table.csv ? "~" : "";
 	char v[24];
 
 	cells[RC_PID] = pid;
@@ -610,9 +613,13 @@ static void report_row_cells(const char **cells, char (*b)[24], const char *pid,
 	cells[RC_MAJFLT] = b[RC_MAJFLT];
 }
 
-/* The process table: a row per process, the folded exited ones, TOTAL. */
+/*
+ * The process table: a row per process, the folded exited ones, TOTAL. As
+ * CSV with --csv, its header line before the first report's rows only.
+ */
 static void print_report_table(FILE *f, const struct report *r)
 {
+	static bool csv_header_done;
 	static const int def[] = { RC_PID, RC_COMM, RC_RSS, RC_RSS_PEAK, RC_ANON, RC_FILE,
 				   RC_COW, RC_FILE_COW, RC_ZEROFILL, RC_PINNED };
 	struct row_ids { char pid[24], ppid[16], comm[16]; } *ids;
@@ -651,7 +658,14 @@ static void print_report_table(FILE *f, const struct report *r)
 	}
 	report_row_cells(cells + row * RC_NR, b + row * RC_NR, "TOTAL", "-", "(cgroup)",
 			 &r->totals);
-	err = table_print(f, report_cols, RC_NR, sel, nsel, report_table.raw, cells, nrows);
+	if (report_table.csv) {
+		err = table_print_csv(f, report_cols, RC_NR, sel, nsel, cells, nrows,
+				      !csv_header_done);
+		csv_header_done = true;
+	} else {
+		err = table_print(f, report_cols, RC_NR, sel, nsel, report_table.raw, cells,
+				  nrows);
+	}
 out_free:
 	if (err)
 		p_err("the process table cannot be printed: %s", strerror(-err));
@@ -711,6 +725,10 @@ void print_report_plain(FILE *f, const struct report *r)
 	char b[6][16];
 	const struct metrics *t = &r->totals;
 
+	if (report_table.csv) {	/* the table only: lines for a person are not CSV */
+		print_report_table(f, r);
+		return;
+	}
 	if (timestamps) {
 		char ts[16];
 

@@ -170,12 +170,15 @@ void print_report_json(FILE *f, const struct report *r);
  * print_report_plain() - the process table (libsmartcols: the columns and
  * --raw of report_table_getopt()) and the lines after it, in human units
  * (exact bytes with --bytes); 100 columns by default while figures fit.
+ * With --csv only the table, as CSV in bytes (table_print_csv()), its
+ * header line once per run of the program.
  */
 void print_report_plain(FILE *f, const struct report *r);
 /*
- * report_table_getopt() - run's and attach's --columns LIST / --raw
- * (OPT_TABLE_*, table.h) for print_report_plain(). Prints the error, with
- * the columns there are, and returns -EINVAL on a bad list; else 0.
+ * report_table_getopt() - run's and attach's --columns LIST / --raw / --csv
+ * (OPT_TABLE_*, table.h) for print_report_plain(); --csv also sets
+ * bytes_output. Prints the error, with the columns there are, and returns
+ * -EINVAL on a bad list or --raw with --csv; else 0.
  */
 int report_table_getopt(int opt, const char *arg);
 /* print_report() - JSON or plain by -j; @f stdout means report_stream() (-o FILE). */

@@ -262,6 +262,7 @@ int do_run(int argc, char **argv)
 			return EXIT_OK;
 		case OPT_TABLE_COLUMNS:
 		case OPT_TABLE_RAW:
+		case OPT_TABLE_CSV:
 			if (report_table_getopt(c, optarg))
 				return EXIT_USAGE;
 			break;

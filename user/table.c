@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause)
-/* table.c - tables through libsmartcols: --columns, --raw (table.h). */
+/* table.c - tables through libsmartcols: --columns, --raw; CSV (table.h). */
 #include <ctype.h>
 #include <errno.h>
 #include <libsmartcols/libsmartcols.h>
@@ -35,8 +35,15 @@ int table_getopt(int opt, const char *arg, const struct table_col *cols, int nco
 {
 	const char *p = arg;
 
-	if (opt == OPT_TABLE_RAW) {
-		o->raw = true;
+	if (opt == OPT_TABLE_RAW || opt == OPT_TABLE_CSV) {
+		if (opt == OPT_TABLE_RAW)
+			o->raw = true;
+		else
+			o->csv = true;
+		if (o->raw && o->csv) {
+			p_err("--raw and --csv: give one table format");
+			return -EINVAL;
+		}
 		return 0;
 	}
 	o->nsel = 0;
@@ -107,4 +114,40 @@ int table_print(FILE *f, const struct table_col *cols, int ncols, const int *sel
 out_unref:
 	scols_unref_table(tb);
 	return err;
+}
+
+/* One CSV field (table_print_csv()). */
+static void csv_field(FILE *f, const char *v)
+{
+	size_t n = strlen(v);
+
+	if (!strpbrk(v, ",\"\r\n") && !(n && (isblank((unsigned char)v[0]) ||
+						isblank((unsigned char)v[n - 1])))) {
+		fputs(v, f);
+		return;
+	}
+	fputc('"', f);
+	for (; *v; v++) {
+		if (*v == '"')
+			fputc('"', f);
+		fputc(*v, f);
+	}
+	fputc('"', f);
+}
+
+int table_print_csv(FILE *f, const struct table_col *cols, int ncols, const int *sel, int nsel,
+		    const char *const *cells, int nrows, bool header)
+{
+	for (int i = 0; header && i < nsel; i++) {
+		csv_field(f, cols[sel[i]].name);
+		fputs(i + 1 < nsel ? "," : "\r\n", f);
+	}
+	for (int r = 0; r < nrows; r++)
+		for (int i = 0; i < nsel; i++) {
+			const char *v = cells[(size_t)r * ncols + sel[i]];
+
+			csv_field(f, v ? v : "");
+			fputs(i + 1 < nsel ? "," : "\r\n", f);
+		}
+	return ferror(f) ? -EIO : 0;
 }

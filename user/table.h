@@ -2,7 +2,8 @@
 /*
  * table.h - tables for a person or a script through util-linux's
  * libsmartcols (as lsblk and findmnt print theirs): column choice
- * (--columns), --raw, and widths that grow with their figures.
+ * (--columns), --raw, and widths that grow with their figures; CSV
+ * (--csv), which libsmartcols 2.38 does not write.
  */
 #ifndef MEMACCT_TABLE_H
 #define MEMACCT_TABLE_H
@@ -26,22 +27,26 @@ struct table_opts {
 	int sel[TABLE_MAX_COLS];	/* indexes into the command's columns */
 	int nsel;			/* 0: the command's default columns */
 	bool raw;
+	bool csv;
 };
 
 enum {
 	OPT_TABLE_COLUMNS = 0x300,
 	OPT_TABLE_RAW,
+	OPT_TABLE_CSV,
 };
 
 #define TABLE_LONG_OPTIONS \
 	{ "columns", required_argument, NULL, OPT_TABLE_COLUMNS }, \
-	{ "raw", no_argument, NULL, OPT_TABLE_RAW }
+	{ "raw", no_argument, NULL, OPT_TABLE_RAW }, \
+	{ "csv", no_argument, NULL, OPT_TABLE_CSV }
 
 /*
  * table_getopt() - handle OPT_TABLE_COLUMNS (@arg: comma-separated names of
- * @cols, case-insensitive; '-' may stand for '_') or OPT_TABLE_RAW into @o.
- * Prints the error, naming every column, and returns -EINVAL on an unknown
- * or repeated name or an empty list; 0 on success.
+ * @cols, case-insensitive; '-' may stand for '_'), OPT_TABLE_RAW or
+ * OPT_TABLE_CSV into @o. Prints the error, naming every column, and returns
+ * -EINVAL on an unknown or repeated name or an empty list, or on --raw with
+ * --csv; 0 on success.
  */
 int table_getopt(int opt, const char *arg, const struct table_col *cols, int ncols,
 		 struct table_opts *o);
@@ -57,5 +62,15 @@ int table_getopt(int opt, const char *arg, const struct table_col *cols, int nco
  */
 int table_print(FILE *f, const struct table_col *cols, int ncols, const int *sel, int nsel,
 		bool raw, const char *const *cells, int nrows);
+
+/*
+ * table_print_csv() - the same cells as CSV (RFC 4180) on @f: with @header
+ * first a line of the columns' names, then a line per row, fields separated
+ * by commas and lines ended by CRLF; a field holding a comma, a double
+ * quote, CR or LF, or a blank at either end is quoted, its quotes doubled.
+ * NULL cells are empty fields. Returns 0, or -EIO when @f has an error.
+ */
+int table_print_csv(FILE *f, const struct table_col *cols, int ncols, const int *sel, int nsel,
+		    const char *const *cells, int nrows, bool header);
 
 #endif /* MEMACCT_TABLE_H */

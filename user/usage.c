@@ -27,7 +27,11 @@
 	  "MAJFLT (docs/metrics.md). A bad name lists them all." }, \
 	{ "--raw", NULL, "The process (and NUMA) table for scripts, as lsblk --raw: one\n" \
 	  "space between unpadded fields, a blank inside a field as \\x20,\n" \
-	  "headers by column name; with --bytes every figure an integer." }
+	  "headers by column name; with --bytes every figure an integer." }, \
+	{ "--csv", NULL, "The process table alone as CSV (RFC 4180) for scripts: a header\n" \
+	  "line of column names, then a line per process and TOTAL, figures\n" \
+	  "in bytes (no ~ mark: -j has dma_pinned_estimate). With --interval\n" \
+	  "the header once, each report's rows ending with its TOTAL." }
 
 static const struct usage_opt run_opts[] = {
 	OPT_JSON,
