@@ -874,6 +874,53 @@ START_TEST(test_filter_spellings)
 }
 END_TEST
 
+/*
+ * /healthz: 200 "ok" while collections are published and every program is
+ * linked; one link pin removed from under the daemon (a re-attached
+ * daemon's programs hang on nothing else) is a 503 naming it, from the next
+ * collection (500 ms).
+ */
+START_TEST(test_healthz_kernel_side)
+{
+	char path[512], *b, *resp = NULL;
+	struct dirent *de;
+	DIR *dir;
+	pid_t d;
+
+	if (skip_no_http(__func__))
+		return;
+	d = start_daemon(NULL);
+	ck_assert_msg(d > 0, "the daemon did not start (" DAEMON_LOG ")");
+	b = http_get("/healthz", NULL);
+	ck_assert_msg(b && !strcmp(b, "ok\n"), "/healthz: %s", b ? b : "(not 200)");
+	free(b);
+	snprintf(path, sizeof(path), "%s/links", pin_dir);
+	dir = opendir(path);
+	ck_assert_msg(dir, "opendir %s: %s", path, strerror(errno));
+	while ((de = readdir(dir)) && de->d_name[0] == '.')
+		;
+	ck_assert_msg(de, "no link pinned in %s", path);
+	snprintf(path + strlen(path), sizeof(path) - strlen(path), "/%s", de->d_name);
+	closedir(dir);
+	ck_assert_msg(!unlink(path), "unlink %s: %s", path, strerror(errno));
+	for (int i = 0; i < 50; i++) {
+		resp = http_raw("GET /healthz HTTP/1.0\r\nHost: localhost\r\n\r\n", NULL);
+		if (resp && strstr(resp, "kernel side incomplete"))
+			break;
+		free(resp);
+		resp = NULL;
+		sleep_ms(100);
+	}
+	ck_assert_msg(resp && !strncmp(resp + 9, "503", 3) &&
+		      strstr(resp, "kernel side incomplete: 1 of its"),
+		      "/healthz 5 s after unpinning %s: %s", path, resp ? resp : "(no answer)");
+	printf("  /healthz after unpinning %s: %s", strrchr(path, '/') + 1,
+	       strstr(resp, "kernel side"));
+	free(resp);
+	ck_assert_int_eq(WEXITSTATUS(stop_daemon(d, SIGTERM)), 0);
+}
+END_TEST
+
 /* D16: PID 1 is one of the daemon's processes (the task iterator skipped it). */
 START_TEST(test_pid1_present)
 {
@@ -1564,6 +1611,7 @@ Suite *daemon_suite(void)
 	tcase_add_test(tc, test_detach_spares_foreign_pins);
 	tcase_add_test(tc, test_filter_spellings);
 	tcase_add_test(tc, test_pid1_present);
+	tcase_add_test(tc, test_healthz_kernel_side);
 	tcase_add_test(tc, test_json_log_full_disk);
 	suite_add_tcase(s, tc);
 	return s;

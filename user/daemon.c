@@ -106,6 +106,13 @@ struct snap {
 
 static pthread_mutex_t snap_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct snap *snap_prom, *snap_om;
+/*
+ * /healthz's inputs, under snap_lock: when the last collection was published
+ * (CLOCK_MONOTONIC ns), the age past which collections have stalled (3
+ * intervals and 5 s), and the kernel side's links found gone at it.
+ */
+static uint64_t health_published_ns, health_stall_ns;
+static int health_links_gone, health_links;
 static volatile sig_atomic_t d_stop, d_hup;
 
 struct dstate {
@@ -479,11 +486,11 @@ static void snap_free_cb(void *cls)
 	snap_put(cls);
 }
 
-static enum MHD_Result reply_text(struct MHD_Connection *c, unsigned int status,
-				  const char *text)
+static enum MHD_Result reply_with(struct MHD_Connection *c, unsigned int status,
+				  const char *text, enum MHD_ResponseMemoryMode mode)
 {
 	struct MHD_Response *r = MHD_create_response_from_buffer(strlen(text), (void *)text,
-								 MHD_RESPMEM_PERSISTENT);
+								 mode);
 	enum MHD_Result ret;
 
 	if (!r)
@@ -494,6 +501,53 @@ static enum MHD_Result reply_text(struct MHD_Connection *c, unsigned int status,
 	ret = MHD_queue_response(c, status, r);
 	MHD_destroy_response(r);
 	return ret;
+}
+
+/* a constant text */
+static enum MHD_Result reply_text(struct MHD_Connection *c, unsigned int status,
+				  const char *text)
+{
+	return reply_with(c, status, text, MHD_RESPMEM_PERSISTENT);
+}
+
+/* a text on the caller's stack (MHD copies it) */
+static enum MHD_Result reply_text_copy(struct MHD_Connection *c, unsigned int status,
+				       const char *text)
+{
+	return reply_with(c, status, text, MHD_RESPMEM_MUST_COPY);
+}
+
+/*
+ * /healthz: 200 "ok" while collections are published on time and every
+ * program of the kernel side is still linked; else 503 saying which:
+ * "starting" (no collection yet), "stalled" (none for 3 intervals + 5 s),
+ * "kernel side incomplete" (links unpinned from under the daemon).
+ */
+static enum MHD_Result reply_health(struct MHD_Connection *c)
+{
+	uint64_t published, stall, now = now_ns();
+	int gone, links;
+	char text[256];
+
+	pthread_mutex_lock(&snap_lock);
+	published = health_published_ns;
+	stall = health_stall_ns;
+	gone = health_links_gone;
+	links = health_links;
+	pthread_mutex_unlock(&snap_lock);
+	if (!published)
+		return reply_text_copy(c, MHD_HTTP_SERVICE_UNAVAILABLE, "starting\n");
+	if (now - published > stall) {
+		snprintf(text, sizeof(text), "stalled: the last collection was published %.1f s "
+			 "ago\n", (now - published) / 1e9);
+		return reply_text_copy(c, MHD_HTTP_SERVICE_UNAVAILABLE, text);
+	}
+	if (gone) {
+		snprintf(text, sizeof(text), "kernel side incomplete: %d of its %d programs' links "
+			 "are no longer pinned; restart the daemon\n", gone, links);
+		return reply_text_copy(c, MHD_HTTP_SERVICE_UNAVAILABLE, text);
+	}
+	return reply_text_copy(c, MHD_HTTP_OK, "ok\n");
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
@@ -522,13 +576,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		*upload_data_size = 0;	/* a GET body: ignored */
 		return MHD_YES;
 	}
-	if (!strcmp(url, "/healthz")) {	/* healthy: a collection is published */
-		s = snap_get(false);
-		if (!s)
-			return reply_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "starting\n");
-		snap_put(s);
-		return reply_text(c, MHD_HTTP_OK, "ok\n");
-	}
+	if (!strcmp(url, "/healthz"))
+		return reply_health(c);
 	if (!strcmp(url, "/"))
 		return reply_text(c, MHD_HTTP_OK, "memacct daemon: /metrics /healthz\n");
 	if (strcmp(url, "/metrics"))
@@ -1746,7 +1795,14 @@ static int collect_and_publish(struct dstate *d)
 	mbuf_free(&prom);
 	mbuf_free(&om);
 	if (sp && so) {
+		int gone = pin_links_gone(&d->pin);
+
 		snap_publish(sp, so);
+		pthread_mutex_lock(&snap_lock);
+		health_published_ns = now_ns();
+		health_links_gone = gone;
+		health_links = d->pin.nprogs;
+		pthread_mutex_unlock(&snap_lock);
 	} else {
 		snap_put(sp);
 		snap_put(so);
@@ -1963,6 +2019,8 @@ int do_daemon(int argc, char **argv)
 	 * side attached (reliability audit D7). /metrics answers 503 until the
 	 * first collection.
 	 */
+	health_stall_ns = d.o.interval_ns < (UINT64_MAX - 5000000000ULL) / 3 ?
+			  3 * d.o.interval_ns + 5000000000ULL : UINT64_MAX;
 	lfd = http_listen(&d.o.listen);
 	if (lfd < 0 || !(http = http_start(lfd))) {
 		char a[32];

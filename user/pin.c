@@ -297,6 +297,18 @@ out_close:
 	return err;
 }
 
+int pin_links_gone(const struct pinned *p)
+{
+	char path[512];
+	int gone = 0;
+
+	for (int i = 0; i < p->nprogs; i++) {
+		path_of(path, sizeof(path), p->dir, "links", p->progs[i].name);
+		gone += access(path, F_OK) != 0;
+	}
+	return gone;
+}
+
 void pin_close(struct pinned *p)
 {
 	int *fds[] = { &p->procs_fd, &p->cgroups_fd, &p->exits_fd, &p->bss_fd,

@@ -49,6 +49,13 @@ int pin_open(const char *dir, struct pinned *p);
  * empty. 0, or -ENOTSUP with the reason printed (a usage error).
  */
 int pin_check_dir(const char *dir);
+/*
+ * pin_links_gone() - how many of the @p->nprogs programs' links are no
+ * longer pinned at DIR/links/NAME (removed by hand, or by a tool that is
+ * not memacct): a re-attached daemon holds no link fds, so those programs
+ * are detached; a fresh one's would be at its restart. 0 when all are.
+ */
+int pin_links_gone(const struct pinned *p);
 /* pin_close() - close fds, keep the pins (the kernel side keeps counting). */
 void pin_close(struct pinned *p);
 /*
