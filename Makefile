@@ -28,7 +28,7 @@ INCLUDES   := -Iinclude -Iuser -I$(OUTPUT)
 LIBS       := $(shell $(PKG_CONFIG) --libs libbpf jansson 2>/dev/null || echo -lbpf -lelf -lz -ljansson)
 CURSES_LIBS := $(shell $(PKG_CONFIG) --libs ncursesw 2>/dev/null || echo -lncursesw -ltinfo)
 SCOLS_LIBS := $(shell $(PKG_CONFIG) --libs smartcols 2>/dev/null || echo -lsmartcols)
-HTTP_LIBS  := $(shell $(PKG_CONFIG) --libs libmicrohttpd 2>/dev/null || echo -lmicrohttpd)
+HTTP_LIBS  := $(shell $(PKG_CONFIG) --libs libmicrohttpd zlib 2>/dev/null || echo -lmicrohttpd -lz)
 CHECK_LIBS := $(shell $(PKG_CONFIG) --libs check 2>/dev/null || echo -lcheck -lsubunit -lm -lrt -lpthread)
 
 USER_SRCS  := $(sort $(wildcard user/*.c))

@@ -18,6 +18,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
@@ -154,6 +157,21 @@ void assert_near(const char *what, long long got, long long want)
 	ck_assert_msg(llabs(got - want) <= tol, "%s: memacct %lld, truth %lld (tolerance %lld)",
 		      what, got, want, tol);
 	printf("  %-40s memacct %12lld  truth %12lld\n", what, got, want);
+}
+
+int free_port(void)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	socklen_t len = sizeof(sa);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), port;
+
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ck_assert_msg(fd >= 0 && !bind(fd, (struct sockaddr *)&sa, sizeof(sa)) &&
+		      !getsockname(fd, (struct sockaddr *)&sa, &len),
+		      "a free port of 127.0.0.1: %s", strerror(errno));
+	port = ntohs(sa.sin_port);
+	close(fd);
+	return port;
 }
 
 /* tests/sweep.sh over our cgroup root and bpffs; its lines go to our log */

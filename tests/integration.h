@@ -74,6 +74,13 @@ bool memacct_without_http(void);
  */
 TCase *tcase_swept(const char *name);
 
+/*
+ * free_port() - a TCP port of 127.0.0.1 free now (the kernel's pick for a
+ * bind to port 0), for a daemon a test starts: a port derived from the PID
+ * fell in the ephemeral range, where a client's connection may hold it.
+ */
+int free_port(void);
+
 void skip_test(const char *func, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Suites of other files; main() runs those that are linked in. */

@@ -229,7 +229,7 @@ static bool skip_no_http(const char *test)
 static void setup(void)
 {
 	http_timeout_s = 10;
-	port = 20000 + getpid() % 20000;
+	port = free_port();
 	snprintf(pin_dir, sizeof(pin_dir), "/sys/fs/bpf/memacct-test-%d", (int)getpid());
 	detach_all();
 }
@@ -1384,7 +1384,7 @@ START_TEST(test_prometheus_no_reset)
 	char rel[64], c1[512], c2[512], path[128], q[512];
 	long long want = 0;
 	struct result *r;
-	int pport = 40000 + getpid() % 20000;
+	int pport = free_port();
 	double v;
 	FILE *f;
 	pid_t d;
@@ -1539,6 +1539,50 @@ END_TEST
  * an absolute-form target (RFC 9112 3.2.2) is served (was 404); HTTP/1.0
  * needs no Host.
  */
+/*
+ * gzip when the scraper accepts it (Prometheus sends Accept-Encoding:
+ * gzip): Content-Encoding gzip, a body gzip -t passes that inflates to the
+ * exposition; not for "gzip;q=0" nor without the header; Vary always.
+ */
+START_TEST(test_metrics_gzip)
+{
+	struct result *r;
+	pid_t d;
+
+	if (skip_no_http(__func__))
+		return;
+	d = start_daemon(NULL);
+	ck_assert(d > 0);
+	r = run_cmd("F=/tmp/memacct-gz-%d; U=http://127.0.0.1:%d/metrics; "
+		    "curl -sf -H 'Accept-Encoding: deflate, GZip;q=0.5' -D $F.h -o $F.gz $U && "
+		    "curl -sf -D $F.hp -o $F.txt $U && "
+		    "curl -sf -H 'Accept-Encoding: gzip;q=0' -D $F.h0 -o /dev/null $U || exit 1; "
+		    "grep -ci '^content-encoding: gzip' $F.h | sed 's/^/truth gz_header /'; "
+		    "grep -ci '^vary: accept-encoding' $F.h $F.hp | awk -F: '{ n += $NF } "
+		    "END { print \"truth vary\", n }'; "
+		    "grep -ci '^content-encoding' $F.hp $F.h0 | awk -F: '{ n += $NF } "
+		    "END { print \"truth plain_encoded\", n }'; "
+		    "gzip -t $F.gz && echo 'truth gz_valid 1'; "
+		    "echo \"truth gz_bytes $(stat -c %%s $F.gz)\"; "
+		    "echo \"truth text_bytes $(stat -c %%s $F.txt)\"; "
+		    "echo \"truth families $(gzip -dc $F.gz | grep -c '^# TYPE memacct_')\"; "
+		    "echo \"truth plain_families $(grep -c '^# TYPE memacct_' $F.txt)\"; "
+		    "rm -f $F.h $F.hp $F.h0 $F.gz $F.txt", (int)getpid(), port);
+	ck_assert_msg(r->status == 0, "curl failed: %s", r->out);
+	ck_assert_int_eq(truth(r, "gz_header"), 1);
+	ck_assert_int_eq(truth(r, "vary"), 2);
+	ck_assert_int_eq(truth(r, "plain_encoded"), 0);
+	ck_assert_int_eq(truth(r, "gz_valid"), 1);
+	ck_assert_int_gt(truth(r, "families"), 20);
+	ck_assert_int_eq(truth(r, "families"), truth(r, "plain_families"));
+	ck_assert_int_lt(truth(r, "gz_bytes") * 3, truth(r, "text_bytes"));
+	printf("  /metrics gzip: %lld bytes for %lld of text, %lld families in both\n",
+	       truth(r, "gz_bytes"), truth(r, "text_bytes"), truth(r, "families"));
+	result_free(r);
+	ck_assert_int_eq(WEXITSTATUS(stop_daemon(d, SIGTERM)), 0);
+}
+END_TEST
+
 START_TEST(test_http_host_and_absolute_form)
 {
 	char req[256], *resp;
@@ -1604,6 +1648,7 @@ Suite *daemon_suite(void)
 	tcase_add_test(tc, test_listen_failure_leaves_nothing);
 	tcase_add_test(tc, test_second_kernel_side_warned);
 	tcase_add_test(tc, test_http_host_and_absolute_form);
+	tcase_add_test(tc, test_metrics_gzip);
 	suite_add_tcase(s, tc);
 	tc = tcase_swept("pins");
 	tcase_set_timeout(tc, 60);

@@ -547,7 +547,7 @@ static void setup(void)
 	snprintf(cg_name, sizeof(cg_name), "memacct-test-mx-%d", (int)getpid());
 	snprintf(cg_path, sizeof(cg_path), "%s/%s", cgroot, cg_name);
 	snprintf(pin, sizeof(pin), "/sys/fs/bpf/memacct-test-mx-%d", (int)getpid());
-	snprintf(listen_at, sizeof(listen_at), "127.0.0.1:%d", 40000 + getpid() % 20000);
+	snprintf(listen_at, sizeof(listen_at), "127.0.0.1:%d", free_port());
 	memset(huge, 'a', sizeof(huge) - 1);
 	/* @DUP@: the same name in two places */
 	mkcg(cg_path);

@@ -34,6 +34,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <microhttpd.h>
+#include <zlib.h>
 #include "bpf_loader.h"
 #include "cgroup.h"
 #include "commands.h"
@@ -102,6 +103,9 @@ struct snap {
 	char *text;
 	size_t len;
 	int refs;
+	char *gz;		/* text gzip-compressed (snap_gzip()), or NULL */
+	size_t gzlen;
+	bool gz_done;		/* compressed once, or tried to */
 };
 
 static pthread_mutex_t snap_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -283,6 +287,7 @@ static void snap_put(struct snap *s)
 	last = --s->refs == 0;
 	pthread_mutex_unlock(&snap_lock);
 	if (last) {
+		free(s->gz);
 		free(s->text);
 		free(s);
 	}
@@ -298,6 +303,44 @@ static struct snap *snap_get(bool om)
 		s->refs++;
 	pthread_mutex_unlock(&snap_lock);
 	return s;
+}
+
+/*
+ * @s's text gzip-compressed (RFC 1952, zlib level 1), made at the first
+ * request that accepts it and kept with the snapshot: one compression per
+ * collection, none while no scraper asks. NULL (*@len 0) when zlib failed:
+ * the text is served then.
+ */
+static const char *snap_gzip(struct snap *s, size_t *len)
+{
+	static pthread_mutex_t gz_lock = PTHREAD_MUTEX_INITIALIZER;
+
+	pthread_mutex_lock(&gz_lock);
+	if (!s->gz_done) {
+		z_stream z = { 0 };
+
+		s->gz_done = true;
+		if (deflateInit2(&z, Z_BEST_SPEED, Z_DEFLATED, 15 + 16, 8,
+				 Z_DEFAULT_STRATEGY) == Z_OK) {
+			uLong cap = deflateBound(&z, s->len);
+			char *out = malloc(cap);
+
+			z.next_in = (Bytef *)s->text;
+			z.avail_in = s->len;
+			z.next_out = (Bytef *)out;
+			z.avail_out = cap;
+			if (out && deflate(&z, Z_FINISH) == Z_STREAM_END) {
+				s->gz = out;
+				s->gzlen = z.total_out;
+			} else {
+				free(out);
+			}
+			deflateEnd(&z);
+		}
+	}
+	pthread_mutex_unlock(&gz_lock);
+	*len = s->gzlen;
+	return s->gz;
 }
 
 static void snap_publish(struct snap *prom, struct snap *om)
@@ -481,6 +524,47 @@ static ssize_t snap_reader(void *cls, uint64_t pos, char *buf, size_t max)
 	return n;
 }
 
+static ssize_t snap_gz_reader(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	struct snap *s = cls;
+	size_t n;
+
+	if (pos >= s->gzlen)
+		return MHD_CONTENT_READER_END_OF_STREAM;
+	n = s->gzlen - pos < max ? s->gzlen - pos : max;
+	memcpy(buf, s->gz + pos, n);
+	return n;
+}
+
+/*
+ * Whether an Accept-Encoding value takes gzip (RFC 9110 12.5.3): a "gzip"
+ * or "x-gzip" coding, any case, whose weight is not q=0.
+ */
+static bool accepts_gzip(const char *ae)
+{
+	char el[64], *name, *param, *save;
+
+	while (ae && *ae) {
+		size_t len = strcspn(ae, ",");
+
+		if (len < sizeof(el)) {
+			memcpy(el, ae, len);
+			el[len] = '\0';
+			name = strtok_r(el, " \t;", &save);
+			if (name && (!strcasecmp(name, "gzip") || !strcasecmp(name, "x-gzip"))) {
+				bool zero = false;
+
+				while ((param = strtok_r(NULL, " \t;", &save)))
+					if ((param[0] == 'q' || param[0] == 'Q') && param[1] == '=')
+						zero = strtod(param + 2, NULL) == 0;
+				return !zero;
+			}
+		}
+		ae += len + (ae[len] == ',');
+	}
+	return false;
+}
+
 static void snap_free_cb(void *cls)
 {
 	snap_put(cls);
@@ -558,8 +642,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	static int seen;
 	struct MHD_Response *r;
 	enum MHD_Result ret;
-	const char *accept;
+	const char *accept, *gz = NULL;
 	struct snap *s;
+	size_t gzlen = 0;
 	bool om;
 
 	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
@@ -587,11 +672,19 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	s = snap_get(om);
 	if (!s)
 		return reply_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "no collection yet\n");
-	r = MHD_create_response_from_callback(s->len, 32 * 1024, snap_reader, s, snap_free_cb);
+	if (accepts_gzip(MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+						     MHD_HTTP_HEADER_ACCEPT_ENCODING)))
+		gz = snap_gzip(s, &gzlen);
+	r = gz ? MHD_create_response_from_callback(gzlen, 32 * 1024, snap_gz_reader, s,
+						   snap_free_cb) :
+		 MHD_create_response_from_callback(s->len, 32 * 1024, snap_reader, s, snap_free_cb);
 	if (!r) {
 		snap_put(s);
 		return MHD_NO;
 	}
+	MHD_add_response_header(r, "Vary", "Accept-Encoding");
+	if (gz)
+		MHD_add_response_header(r, "Content-Encoding", "gzip");
 	MHD_add_response_header(r, "Content-Type", om ?
 		"application/openmetrics-text; version=1.0.0; charset=utf-8" :
 		"text/plain; version=0.0.4; charset=utf-8");
