@@ -1583,6 +1583,39 @@ START_TEST(test_metrics_gzip)
 }
 END_TEST
 
+/*
+ * --listen [::1]:PORT: served over IPv6 loopback (curl -g), not over IPv4,
+ * and said at start; the daemon exits 0 on SIGINT.
+ */
+START_TEST(test_listen_ipv6)
+{
+	struct result *r;
+
+	if (skip_no_http(__func__))
+		return;
+	if (system("grep -qi '^0\\{31\\}1 ' /proc/net/if_inet6 2>/dev/null") != 0) {
+		SKIP_TEST("no IPv6 loopback (::1) on this host");
+		return;
+	}
+	r = run_cmd("P=%d; L=/tmp/memacct-v6-%d; "
+		    "%s daemon --listen \"[::1]:$P\" --interval 500ms --pin-path %s > $L.log 2>&1 & "
+		    "D=$!; for i in $(seq 100); do "
+		    "curl -gsf -o $L.m \"http://[::1]:$P/metrics\" && break; sleep 0.1; done; "
+		    "echo \"truth build_info $(grep -c '^memacct_build_info' $L.m)\"; "
+		    "curl -sf -o /dev/null --max-time 2 http://127.0.0.1:$P/metrics; "
+		    "echo \"truth v4_rc $?\"; kill -INT $D; wait $D; echo \"truth exit $?\"; "
+		    "echo \"truth said $(grep -c \"serving on port $P (::1)\" $L.log)\"; "
+		    "cat $L.log; rm -f $L.m $L.log", free_port(), (int)getpid(), memacct, pin_dir);
+	ck_assert_int_eq(truth(r, "build_info"), 1);
+	ck_assert_msg(truth(r, "v4_rc") != 0, "served on 127.0.0.1 too: %s", r->out);
+	ck_assert_int_eq(truth(r, "exit"), 0);
+	ck_assert_msg(truth(r, "said") == 1, "start line: %s", r->out);
+	printf("  --listen [::1]:PORT: /metrics over IPv6, curl over IPv4 refused (rc %lld)\n",
+	       truth(r, "v4_rc"));
+	result_free(r);
+}
+END_TEST
+
 START_TEST(test_http_host_and_absolute_form)
 {
 	char req[256], *resp;
@@ -1649,6 +1682,7 @@ Suite *daemon_suite(void)
 	tcase_add_test(tc, test_second_kernel_side_warned);
 	tcase_add_test(tc, test_http_host_and_absolute_form);
 	tcase_add_test(tc, test_metrics_gzip);
+	tcase_add_test(tc, test_listen_ipv6);
 	suite_add_tcase(s, tc);
 	tc = tcase_swept("pins");
 	tcase_set_timeout(tc, 60);

@@ -474,7 +474,7 @@ static pid_t daemon_spawn(const char *pin, int port)
 
 START_TEST(test_dma_daemon_host_gauges)
 {
-	int port = 40000 + getpid() % 20000, in[2], st;
+	int port = free_port(), in[2], st;
 	char cmd[1024], pin[128], line[256];
 	long long before, after, delta, total;
 	struct result *r;
@@ -656,7 +656,7 @@ START_TEST(test_dma_audit_oneshot)
 {
 	struct dma_watch w;
 	long long want = 64 * MiB;
-	int port = 40000 + getpid() % 20000;
+	int port = free_port();
 	const char *pin = live_pin;
 	struct result *r;
 	json_t *cg, *p, *hc;
@@ -751,7 +751,7 @@ END_TEST
 START_TEST(test_dma_daemon_mlocked)
 {
 	struct dma_watch w;
-	int port = 40000 + getpid() % 20000;
+	int port = free_port();
 	struct result *r;
 	const char *name;
 
@@ -823,7 +823,7 @@ START_TEST(test_dma_explain_shared)
 		SKIP_TEST("this memacct was built without HTTP (vmtest guest): no daemon");
 		return;
 	}
-	daemon_cg_start(&w, "dma-explain", 40000 + getpid() % 20000, 0);
+	daemon_cg_start(&w, "dma-explain", free_port(), 0);
 	if (!wl_start(&w, "64 0 0 1")) {
 		daemon_cg_stop();
 		return;
@@ -903,9 +903,6 @@ static long long host_foll_pin_pages(void)
  * TCG, 2 vCPUs): the two estimates summed to 1 MiB over the host delta
  * (104,857,600 + 105,906,176 vs 209,715,200), once; exact on real hosts.
  */
-#define TWO_PINNERS_TCG "the sum of overlapping estimates is 1 MiB over the host FOLL_PIN " \
-	"delta under qemu TCG (open defect, docs/vmtest.md)"
-
 static void dma_two_pinners(bool hide)
 {
 	struct dma_watch a, b;
@@ -969,19 +966,13 @@ static void dma_two_pinners(bool hide)
 
 START_TEST(test_dma_two_pinners)
 {
-	if (getenv("MEMACCT_VMTEST"))
-		SKIP_TEST(TWO_PINNERS_TCG);
-	else
-		dma_two_pinners(false);
+	dma_two_pinners(false);
 }
 END_TEST
 
 START_TEST(test_dma_two_pinners_hidden)
 {
-	if (getenv("MEMACCT_VMTEST"))
-		SKIP_TEST(TWO_PINNERS_TCG);
-	else
-		dma_two_pinners(true);
+	dma_two_pinners(true);
 }
 END_TEST
 

@@ -56,7 +56,7 @@
 #define MAX_DEPTH	64
 
 struct dopts {
-	struct sockaddr_in listen;
+	struct sockaddr_storage listen;	/* AF_INET or AF_INET6 */
 	uint64_t interval_ns;
 	const char *pin_path;
 	const char *json_log;
@@ -219,23 +219,74 @@ static void daemon_help(FILE *f)
 	usage_print(f, "daemon");	/* usage.c */
 }
 
-static int parse_listen(const char *s, struct sockaddr_in *sa)
+/*
+ * --listen ADDR:PORT into @ss: ADDR an IPv4 address, an IPv6 one in
+ * brackets ([::1], [::] also takes IPv4 unless the host's bindv6only says
+ * otherwise), "localhost" or nothing (127.0.0.1). 0 or -EINVAL.
+ */
+static int parse_listen(const char *s, struct sockaddr_storage *ss)
 {
-	char host[64];
+	struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)ss;
+	struct sockaddr_in *s4 = (struct sockaddr_in *)ss;
 	const char *colon = strrchr(s, ':');
+	size_t hl = colon ? (size_t)(colon - s) : 0;
+	char host[64];
 	uint64_t port;
 
-	if (!colon || (size_t)(colon - s) >= sizeof(host) || parse_u64(colon + 1, &port) ||
-	    port == 0 || port > 65535)
+	if (!colon || hl >= sizeof(host) || parse_u64(colon + 1, &port) || port == 0 ||
+	    port > 65535)
 		return -EINVAL;
-	memcpy(host, s, colon - s);
-	host[colon - s] = '\0';
-	memset(sa, 0, sizeof(*sa));
-	sa->sin_family = AF_INET;
-	sa->sin_port = htons(port);
+	memcpy(host, s, hl);
+	host[hl] = '\0';
+	memset(ss, 0, sizeof(*ss));
+	if (host[0] == '[') {
+		if (hl < 3 || host[hl - 1] != ']')
+			return -EINVAL;
+		host[hl - 1] = '\0';
+		s6->sin6_family = AF_INET6;
+		s6->sin6_port = htons(port);
+		return inet_pton(AF_INET6, host + 1, &s6->sin6_addr) == 1 ? 0 : -EINVAL;
+	}
+	s4->sin_family = AF_INET;
+	s4->sin_port = htons(port);
 	if (!strcmp(host, "localhost") || !*host)
 		strcpy(host, "127.0.0.1");
-	return inet_pton(AF_INET, host, &sa->sin_addr) == 1 ? 0 : -EINVAL;
+	return inet_pton(AF_INET, host, &s4->sin_addr) == 1 ? 0 : -EINVAL;
+}
+
+/* @ss as ADDR:PORT or [ADDR]:PORT into @buf */
+static const char *listen_str(const struct sockaddr_storage *ss, char *buf, size_t len)
+{
+	const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)ss;
+	const struct sockaddr_in *s4 = (const struct sockaddr_in *)ss;
+	char a[INET6_ADDRSTRLEN] = "?";
+
+	if (ss->ss_family == AF_INET6) {
+		inet_ntop(AF_INET6, &s6->sin6_addr, a, sizeof(a));
+		snprintf(buf, len, "[%s]:%u", a, ntohs(s6->sin6_port));
+	} else {
+		inet_ntop(AF_INET, &s4->sin_addr, a, sizeof(a));
+		snprintf(buf, len, "%s:%u", a, ntohs(s4->sin_port));
+	}
+	return buf;
+}
+
+static unsigned int listen_port(const struct sockaddr_storage *ss)
+{
+	return ntohs(ss->ss_family == AF_INET6 ? ((const struct sockaddr_in6 *)ss)->sin6_port :
+						 ((const struct sockaddr_in *)ss)->sin_port);
+}
+
+/* whether @ss is a loopback address (127/8, ::1, ::ffff:127/104) */
+static bool listen_loopback(const struct sockaddr_storage *ss)
+{
+	const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)ss;
+	const struct sockaddr_in *s4 = (const struct sockaddr_in *)ss;
+
+	if (ss->ss_family == AF_INET6)
+		return IN6_IS_ADDR_LOOPBACK(&s6->sin6_addr) ||
+		       (IN6_IS_ADDR_V4MAPPED(&s6->sin6_addr) && s6->sin6_addr.s6_addr[12] == 127);
+	return (ntohl(s4->sin_addr.s_addr) >> 24) == 127;
 }
 
 /* ---------------------------------------------------------------- signals */
@@ -697,14 +748,16 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
  * The listening socket, bound here so that a failure says why (EADDRINUSE,
  * EADDRNOTAVAIL, EACCES): an fd, or negative errno.
  */
-static int http_listen(const struct sockaddr_in *sa)
+static int http_listen(const struct sockaddr_storage *ss)
 {
-	int one = 1, fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	int one = 1, fd = socket(ss->ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	socklen_t len = ss->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6) :
+						      sizeof(struct sockaddr_in);
 
 	if (fd < 0)
 		return -errno;
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(fd, (const struct sockaddr *)sa, sizeof(*sa)) || listen(fd, 1024)) {
+	if (bind(fd, (const struct sockaddr *)ss, len) || listen(fd, 1024)) {
 		int e = -errno;
 
 		close(fd);
@@ -1964,7 +2017,8 @@ static int parse_daemon_args(int argc, char **argv, struct dopts *o, bool *stop_
 		switch (c) {
 		case 'l':
 			if (parse_listen(optarg, &o->listen)) {
-				p_err("--listen: expected IPv4ADDR:PORT, got '%s'", optarg);
+				p_err("--listen: expected ADDR:PORT (127.0.0.1:9464, [::1]:9464), "
+				      "got '%s'", optarg);
 				return -EINVAL;
 			}
 			break;
@@ -2116,10 +2170,9 @@ int do_daemon(int argc, char **argv)
 			  3 * d.o.interval_ns + 5000000000ULL : UINT64_MAX;
 	lfd = http_listen(&d.o.listen);
 	if (lfd < 0 || !(http = http_start(lfd))) {
-		char a[32];
+		char a[INET6_ADDRSTRLEN + 8];
 
-		inet_ntop(AF_INET, &d.o.listen.sin_addr, a, sizeof(a));
-		p_err("cannot listen on %s:%u: %s", a, ntohs(d.o.listen.sin_port),
+		p_err("cannot listen on %s: %s", listen_str(&d.o.listen, a, sizeof(a)),
 		      lfd < 0 ? strerror(-lfd) : "libmicrohttpd failed to start");
 		if (lfd >= 0)
 			close(lfd);
@@ -2159,15 +2212,19 @@ int do_daemon(int argc, char **argv)
 		goto out_pin;
 	}
 	{
-		char a[32];
+		char a[INET6_ADDRSTRLEN + 8];
 
-		inet_ntop(AF_INET, &d.o.listen.sin_addr, a, sizeof(a));
+		listen_str(&d.o.listen, a, sizeof(a));
 		/* D20: pids, comms and cgroup names go to whoever can connect */
-		if ((ntohl(d.o.listen.sin_addr.s_addr) >> 24) != 127)
+		if (!listen_loopback(&d.o.listen))
 			p_warn("listening on %s, not loopback: process ids, names and cgroup paths "
 			       "are served to every host that can reach it", a);
+		/* "serving on port P (ADDR)": as before IPv6, scripts wait for it */
+		*strrchr(a, ':') = '\0';
+		if (a[0] == '[')
+			a[strlen(a) - 1] = '\0';	/* the ']' */
 		fprintf(stderr, "memacct daemon: serving on port %u (%s), kernel side %s %s\n",
-			ntohs(d.o.listen.sin_port), a,
+			listen_port(&d.o.listen), a[0] == '[' ? a + 1 : a,
 			d.pin.reattached ? "re-attached at" : "pinned at", d.o.pin_path);
 	}
 	while (!d_stop) {

@@ -107,7 +107,8 @@ static const struct usage_opt audit_opts[] = {
 };
 
 static const struct usage_opt daemon_opts[] = {
-	{ "--listen", "ADDR:PORT", "Serve /metrics and /healthz there (default 127.0.0.1:9464)." },
+	{ "--listen", "ADDR:PORT", "Serve /metrics and /healthz there (default 127.0.0.1:9464); IPv6\n" \
+	  "in brackets: [::1]:9464." },
 	{ "--interval", "DUR", "Collect every DUR (default 10s)." },
 	{ "--pin-path", "DIR", "Pin the kernel side under DIR (default " PIN_DEFAULT_DIR ")\n"
 	  "so counters survive a restart." },
