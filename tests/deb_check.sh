@@ -45,6 +45,11 @@ unit=$root/usr/lib/systemd/system/memacct.service
 grep -q '^ExecStart=/usr/sbin/memacct daemon ' "$unit" || fail "unit ExecStart: $(grep ExecStart "$unit")"
 doc=$(sed -n 's|^Documentation=file://||p' "$unit")
 [ -f "$root$doc" ] || fail "unit Documentation=$doc is not in the package"
+# the unit's sandboxing, as systemd rates it (7.0 MEDIUM before its hardening)
+if command -v systemd-analyze > /dev/null; then
+	systemd-analyze security --offline=yes --threshold=50 "$unit" > "$root/security.txt" 2>&1 ||
+		fail "unit exposure over 5.0: $(tail -1 "$root/security.txt")"
+fi
 zcat "$root/usr/share/man/man1/memacct.1.gz" | grep -q '^\.SS top' || fail "man page has no top"
 bash -n "$root/usr/share/bash-completion/completions/memacct" || fail "bash completion"
 echo "deb-check: $deb ok: $(echo "$list" | grep -c '^-') files; Depends: $depends"
