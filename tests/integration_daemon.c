@@ -1616,6 +1616,43 @@ START_TEST(test_listen_ipv6)
 }
 END_TEST
 
+/*
+ * --metrics-deny 'memacct_process_.*': no per-process family, the cgroup
+ * ones still there; --metrics-allow 'memacct_(rss|cow_copied)_bytes': those
+ * two families only, with their samples.
+ */
+START_TEST(test_metrics_allow_deny)
+{
+	int types = 0;
+	char *m, *p;
+	pid_t d;
+
+	if (skip_no_http(__func__))
+		return;
+	d = start_daemon("--metrics-deny 'memacct_process_.*'");
+	ck_assert(d > 0);
+	m = http_get("/metrics", NULL);
+	ck_assert_ptr_nonnull(m);
+	ck_assert_msg(!strstr(m, "memacct_process_") && strstr(m, "\nmemacct_rss_bytes{") &&
+		      strstr(m, "\nprocess_resident_memory_bytes "), "denied: %.300s", m);
+	free(m);
+	ck_assert_int_eq(WEXITSTATUS(stop_daemon(d, SIGTERM)), 0);
+	d = start_daemon("--metrics-allow 'memacct_(rss|cow_copied)_bytes'");
+	ck_assert(d > 0);
+	m = http_get("/metrics", NULL);
+	ck_assert_ptr_nonnull(m);
+	for (p = m; (p = strstr(p, "# TYPE ")); p++)
+		types++;
+	ck_assert_msg(types == 2 && strstr(m, "# TYPE memacct_rss_bytes gauge\n") &&
+		      strstr(m, "# TYPE memacct_cow_copied_bytes_total counter\n") &&
+		      strstr(m, "\nmemacct_rss_bytes{cgroup=\"/\""), "allowed: %s", m);
+	printf("  --metrics-allow: %d families served; --metrics-deny: no memacct_process_*\n",
+	       types);
+	free(m);
+	ck_assert_int_eq(WEXITSTATUS(stop_daemon(d, SIGTERM)), 0);
+}
+END_TEST
+
 START_TEST(test_http_host_and_absolute_form)
 {
 	char req[256], *resp;
@@ -1683,6 +1720,7 @@ Suite *daemon_suite(void)
 	tcase_add_test(tc, test_http_host_and_absolute_form);
 	tcase_add_test(tc, test_metrics_gzip);
 	tcase_add_test(tc, test_listen_ipv6);
+	tcase_add_test(tc, test_metrics_allow_deny);
 	suite_add_tcase(s, tc);
 	tc = tcase_swept("pins");
 	tcase_set_timeout(tc, 60);

@@ -224,6 +224,8 @@ static const struct mcase cases[] = {
 	{ { "daemon", "--listen", "127.0.0.1:-1" }, 2, 2, 0 },
 	{ { "daemon", "--listen", "256.0.0.1:9464" }, 2, 2, 0 },
 	{ { "daemon", "--listen", "[::1]" }, 2, 2, 0 },
+	{ { "daemon", "--metrics-deny", "(" }, 2, 2, 0 },
+	{ { "daemon", "--metrics-allow", "a", "--metrics-allow", "b" }, 2, 2, 0 },
 	{ { "daemon", "--listen", "[zz::1]:9464" }, 2, 2, 0 },
 	{ { "daemon", "--listen", "::1:9464" }, 2, 2, 0 },
 	{ { "daemon", "--listen", "127.0.0.1:99999999999999999999" }, 2, 2, 0 },

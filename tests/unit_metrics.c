@@ -9,6 +9,7 @@
  */
 #define _GNU_SOURCE
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <unistd.h>
 #include "check_util.h"
@@ -299,6 +300,51 @@ START_TEST(test_info_families)
 }
 END_TEST
 
+/*
+ * --metrics-allow / --metrics-deny: a family left out goes with its samples,
+ * the regex matches the whole name without _total (not a prefix), and a bad
+ * regex is refused.
+ */
+START_TEST(test_family_filter)
+{
+	static const struct mlabel l[] = { { "cgroup", "/a" } };
+	static const char *const fam[] = {
+		"memacct_rss_bytes", "memacct_rss_bytes_max", "memacct_cow_copied_bytes",
+		"memacct_process_rss_bytes",
+	};
+	regex_t allow, deny, bad;
+	struct mbuf b;
+	const char *t;
+
+	ck_assert_int_eq(metrics_compile_filter("--metrics-allow", "memacct_(rss|cow_copied)_bytes",
+						&allow), 0);
+	ck_assert_int_eq(metrics_compile_filter("--metrics-deny", "memacct_process_.*", &deny), 0);
+	ck_assert_int_eq(metrics_compile_filter("--metrics-deny", "(", &bad), -EINVAL);
+	for (int pass = 0; pass < 2; pass++) {
+		metrics_set_filter(pass ? NULL : &allow, pass ? &deny : NULL);
+		mbuf_init(&b, false);
+		for (size_t i = 0; i < sizeof(fam) / sizeof(fam[0]); i++) {
+			metrics_family(&b, fam[i], i == 2 ? MT_COUNTER : MT_GAUGE, "bytes", "h");
+			metrics_sample_u64(&b, l, 1, 4096 * (i + 1));
+		}
+		t = metrics_end(&b);
+		if (!pass)	/* allowed: rss and cow_copied, not rss_bytes_max */
+			ck_assert_str_eq(t, "# HELP memacct_rss_bytes h\n# TYPE memacct_rss_bytes gauge\n"
+					 "memacct_rss_bytes{cgroup=\"/a\"} 4096\n"
+					 "# HELP memacct_cow_copied_bytes_total h\n"
+					 "# TYPE memacct_cow_copied_bytes_total counter\n"
+					 "memacct_cow_copied_bytes_total{cgroup=\"/a\"} 12288\n");
+		else	/* denied: the process family only */
+			ck_assert_msg(strstr(t, "memacct_rss_bytes_max{") && !strstr(t, "process"),
+				      "%s", t);
+		mbuf_free(&b);
+	}
+	metrics_set_filter(NULL, NULL);
+	regfree(&allow);
+	regfree(&deny);
+}
+END_TEST
+
 Suite *metrics_suite(void)
 {
 	Suite *s = suite_create("metrics");
@@ -309,6 +355,7 @@ Suite *metrics_suite(void)
 	tcase_add_test(tc, test_writer_om_fixture);
 	tcase_add_test(tc, test_writer_promtool);
 	tcase_add_test(tc, test_escape_label);
+	tcase_add_test(tc, test_family_filter);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("labels");

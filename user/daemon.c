@@ -64,7 +64,11 @@ struct dopts {
 	int nfilters;
 	int top_n;
 	bool bpf_stats;		/* --bpf-stats: kernel bpf_stats on while running */
+	bool has_allow, has_deny;	/* --metrics-allow/--metrics-deny given */
 };
+
+/* their regexes: static, reachable until exit (no regfree() on every path) */
+static regex_t metrics_allow, metrics_deny;
 
 /* A memory cgroup seen in this collection. */
 struct cgi {
@@ -2002,6 +2006,8 @@ static int parse_daemon_args(int argc, char **argv, struct dopts *o, bool *stop_
 		{ "top-processes", required_argument, NULL, 'n' },
 		{ "stop-kernel-side", no_argument, NULL, 'S' },
 		{ "bpf-stats", no_argument, NULL, 'B' },
+		{ "metrics-allow", required_argument, NULL, 'A' },
+		{ "metrics-deny", required_argument, NULL, 'D' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -2054,6 +2060,21 @@ static int parse_daemon_args(int argc, char **argv, struct dopts *o, bool *stop_
 			break;
 		case 'B':
 			o->bpf_stats = true;
+			break;
+		case 'A':
+		case 'D':
+			if ((c == 'A' && o->has_allow) || (c == 'D' && o->has_deny)) {
+				p_err("--metrics-%s given twice (one regex: a|b)",
+				      c == 'A' ? "allow" : "deny");
+				return -EINVAL;
+			}
+			if (metrics_compile_filter(c == 'A' ? "--metrics-allow" : "--metrics-deny",
+						   optarg, c == 'A' ? &metrics_allow : &metrics_deny))
+				return -EINVAL;
+			if (c == 'A')
+				o->has_allow = true;
+			else
+				o->has_deny = true;
 			break;
 		case 'h':
 			daemon_help(stdout);
@@ -2143,6 +2164,8 @@ int do_daemon(int argc, char **argv)
 	err = parse_daemon_args(argc, argv, &d.o, &stop_ks);
 	if (err)
 		return err > 0 ? EXIT_OK : EXIT_USAGE;
+	metrics_set_filter(d.o.has_allow ? &metrics_allow : NULL,
+			   d.o.has_deny ? &metrics_deny : NULL);
 	if (loader_check_env())
 		return EXIT_ENV;
 	if (stop_ks)

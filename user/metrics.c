@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause)
 /* metrics.c - Prometheus 0.0.4 / OpenMetrics 1.0 text writer (metrics.h). */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -9,6 +10,33 @@
 #include "util.h"
 
 #pragma GCC poison u8 u16 u32 u64 s8 s16 s32 s64
+
+static const regex_t *filter_allow, *filter_deny;
+
+void metrics_set_filter(const regex_t *allow, const regex_t *deny)
+{
+	filter_allow = allow;
+	filter_deny = deny;
+}
+
+int metrics_compile_filter(const char *opt, const char *re, regex_t *out)
+{
+	size_t n = strlen(re) + 5;
+	char *anchored = malloc(n), msg[128];
+	int err;
+
+	if (!anchored)
+		return -ENOMEM;
+	snprintf(anchored, n, "^(%s)$", re);
+	err = regcomp(out, anchored, REG_EXTENDED | REG_NOSUB);
+	free(anchored);
+	if (err) {
+		regerror(err, out, msg, sizeof(msg));
+		p_err("%s: bad regular expression '%s': %s", opt, re, msg);
+		return -EINVAL;
+	}
+	return 0;
+}
 
 void mbuf_init(struct mbuf *b, bool openmetrics)
 {
@@ -108,6 +136,10 @@ void metrics_family(struct mbuf *b, const char *name, enum mtype type,
 	const char *t = type == MT_COUNTER ? "counter" : "gauge";
 	const char *suffix = type == MT_COUNTER && !b->om ? "_total" : "";
 
+	b->skip = (filter_allow && regexec(filter_allow, name, 0, NULL, 0)) ||
+		  (filter_deny && !regexec(filter_deny, name, 0, NULL, 0));
+	if (b->skip)
+		return;
 	snprintf(b->family, sizeof(b->family), "%s", name);
 	b->type = type;
 	putf(b, "# HELP %s%s %s\n", name, suffix, help);
@@ -152,12 +184,16 @@ static void sample_head(struct mbuf *b, const struct mlabel *l, int nl)
 
 void metrics_sample(struct mbuf *b, const struct mlabel *l, int nl, double v)
 {
+	if (b->skip)
+		return;
 	sample_head(b, l, nl);
 	putf(b, " %.15g\n", v);	/* 15 digits: epoch seconds keep their fraction */
 }
 
 void metrics_sample_u64(struct mbuf *b, const struct mlabel *l, int nl, uint64_t v)
 {
+	if (b->skip)
+		return;
 	sample_head(b, l, nl);
 	putf(b, " %" PRIu64 "\n", v);
 }

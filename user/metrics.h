@@ -7,6 +7,7 @@
 #ifndef MEMACCT_METRICS_H
 #define MEMACCT_METRICS_H
 
+#include <regex.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -20,6 +21,7 @@ struct mbuf {
 	bool oom;		/* an allocation failed: the text is incomplete */
 	enum mtype type;	/* of the current family */
 	char family[128];
+	bool skip;		/* the current family is filtered out */
 };
 
 /* A label: name and raw value (escaped by the writer). */
@@ -41,6 +43,19 @@ void metrics_family(struct mbuf *b, const char *name, enum mtype type,
  * are left out. */
 void metrics_sample(struct mbuf *b, const struct mlabel *l, int nl, double v);
 void metrics_sample_u64(struct mbuf *b, const struct mlabel *l, int nl, uint64_t v);
+/*
+ * metrics_set_filter() - families written from now on: those whose name
+ * (without _total) @allow matches whole, if given, and @deny does not, if
+ * given (POSIX extended regexes, compiled by the caller and kept alive by
+ * it); the others are left out with their samples. NULL, NULL: all.
+ */
+void metrics_set_filter(const regex_t *allow, const regex_t *deny);
+/*
+ * metrics_compile_filter() - compile @re for metrics_set_filter(), anchored
+ * (^(...)$, as Prometheus' relabelling anchors); 0, or -EINVAL with the
+ * error printed under @opt's name.
+ */
+int metrics_compile_filter(const char *opt, const char *re, regex_t *out);
 /* metrics_end() - "# EOF" for OpenMetrics; returns the text (owned by @b). */
 const char *metrics_end(struct mbuf *b);
 

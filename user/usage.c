@@ -118,6 +118,10 @@ static const struct usage_opt daemon_opts[] = {
 	{ "--stop-kernel-side", NULL, "Remove the pinned kernel side and exit (as detach)." },
 	{ "--bpf-stats", NULL, "Turn on kernel bpf_stats for the memacct_bpf_* self-metrics\n"
 	  "(two clock reads per program run)." },
+	{ "--metrics-allow", "REGEX", "Only the families whose name (without _total) REGEX matches\n"
+	  "whole (POSIX extended: 'memacct_(rss|cow_copied)_bytes')." },
+	{ "--metrics-deny", "REGEX", "Leave out the families REGEX matches whole\n"
+	  "('memacct_process_.*': no per-process series)." },
 	OPT_HELP,
 	{ NULL },
 };

@@ -235,9 +235,17 @@ _memacct()
 			# N: nothing to offer
 			return
 			;;
+		--metrics-allow)
+			# REGEX: nothing to offer
+			return
+			;;
+		--metrics-deny)
+			# REGEX: nothing to offer
+			return
+			;;
 		esac
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "--listen --interval --pin-path --json-log --cgroup-filter --top-processes --stop-kernel-side --bpf-stats -h --help" -- "$cur"))
+			COMPREPLY=($(compgen -W "--listen --interval --pin-path --json-log --cgroup-filter --top-processes --stop-kernel-side --bpf-stats --metrics-allow --metrics-deny -h --help" -- "$cur"))
 		fi
 		;;
 	detach)
