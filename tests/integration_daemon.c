@@ -995,7 +995,7 @@ START_TEST(test_two_daemons_refused)
 	d = start_daemon(NULL);
 
 	ck_assert(d > 0);
-	r = run_cmd("%s daemon --listen 127.0.0.1:%d --pin-path %s 2>&1", memacct, port + 1, pin_dir);
+	r = run_cmd("%s daemon --listen 127.0.0.1:%d --pin-path %s 2>&1", memacct, free_port(), pin_dir);
 	ck_assert_int_ne(r->status, 0);
 	ck_assert_ptr_nonnull(strstr(r->out, "another memacct daemon"));
 	result_free(r);
@@ -1515,7 +1515,7 @@ START_TEST(test_second_kernel_side_warned)
 		return;
 	/* alone: no warning (SIGINT after 6 s: rc 0) */
 	r = run_cmd("timeout --preserve-status -s INT 6 %s daemon --listen 127.0.0.1:%d --interval 500ms "
-		    "--pin-path %s-second 2>&1", memacct, port + 1, pin_dir);
+		    "--pin-path %s-second 2>&1", memacct, free_port(), pin_dir);
 	ck_assert_msg(r->status == 0, "rc %d: %s", r->status, r->out);
 	ck_assert_msg(!strstr(r->out, "other memacct kernel side"), "a daemon alone warned: %s", r->out);
 	ck_assert_msg(strstr(r->out, "serving on port"), "never served: %s", r->out);
@@ -1524,7 +1524,7 @@ START_TEST(test_second_kernel_side_warned)
 	d = start_daemon(NULL);
 	ck_assert(d > 0);
 	r = run_cmd("timeout --preserve-status -s INT 6 %s daemon --listen 127.0.0.1:%d --interval 500ms "
-		    "--pin-path %s-second 2>&1", memacct, port + 1, pin_dir);
+		    "--pin-path %s-second 2>&1", memacct, free_port(), pin_dir);
 	printf("  second daemon said: %.300s\n", r->out);
 	ck_assert_msg(r->status == 0, "rc %d: %s", r->status, r->out);
 	ck_assert_msg(strstr(r->out, "Warning: 1 other memacct kernel side is loaded"),
