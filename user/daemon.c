@@ -1387,37 +1387,6 @@ static int collect_and_publish(struct dstate *d)
 	return 0;
 }
 
-static int stop_kernel_side(const char *dir)
-{
-	int fd, err;
-
-	if (pin_check_dir(dir))	/* printed; D4: nothing removed off a bpffs */
-		return EXIT_USAGE;
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0) {
-		if (errno == ENOENT) {
-			p_info("nothing pinned at %s", dir);
-			return EXIT_OK;
-		}
-		p_err("%s: %s", dir, strerror(errno));
-		return EXIT_RUNTIME;
-	}
-	if (flock(fd, LOCK_EX | LOCK_NB)) {
-		p_err("a memacct daemon runs on %s: stop it first", dir);
-		close(fd);
-		return EXIT_RUNTIME;
-	}
-	err = pin_remove(dir);
-	close(fd);
-	if (err == -ENOTSUP)	/* not a bpffs directory: printed */
-		return EXIT_USAGE;
-	if (err) {
-		p_err("unpinning %s: %s", dir, strerror(-err));
-		return EXIT_RUNTIME;
-	}
-	return EXIT_OK;
-}
-
 static int parse_daemon_args(int argc, char **argv, struct dopts *o, bool *stop_ks)
 {
 	static const struct option opts[] = {
@@ -1592,7 +1561,7 @@ int do_daemon(int argc, char **argv)
 	if (loader_check_env())
 		return EXIT_ENV;
 	if (stop_ks)
-		return stop_kernel_side(d.o.pin_path);
+		return detach_kernel_side(d.o.pin_path);
 	if (memcg_root(d.root, &d.version)) {
 		p_err("no memory cgroup hierarchy mounted");
 		return EXIT_ENV;
@@ -1702,35 +1671,4 @@ out_log:
 	free(d.unknown);
 	numa_topo_free(&d.topo);
 	return ret;
-}
-
-int do_detach(int argc, char **argv)
-{
-	static const struct option opts[] = {
-		{ "pin-path", required_argument, NULL, 'p' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
-	const char *dir = PIN_DEFAULT_DIR;
-	int c;
-
-	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-		if (c == 'h') {
-			usage_print(stdout, "detach");
-			return EXIT_OK;
-		}
-		if (c != 'p')
-			return opt_error("detach", c, argv);
-		dir = optarg;
-	}
-	if (optind < argc) {
-		p_err("detach: unexpected argument '%s' (memacct detach [--pin-path DIR])",
-		      argv[optind]);
-		return EXIT_USAGE;
-	}
-	if (geteuid() != 0) {
-		p_err("memacct detach needs root");
-		return EXIT_ENV;
-	}
-	return stop_kernel_side(dir);
 }
