@@ -370,30 +370,6 @@ void http_reap_slow(void)
 	pthread_mutex_unlock(&hconn_lock);
 }
 
-static ssize_t snap_reader(void *cls, uint64_t pos, char *buf, size_t max)
-{
-	struct snap *s = cls;
-	size_t n;
-
-	if (pos >= s->len)
-		return MHD_CONTENT_READER_END_OF_STREAM;
-	n = s->len - pos < max ? s->len - pos : max;
-	memcpy(buf, s->text + pos, n);
-	return n;
-}
-
-static ssize_t snap_gz_reader(void *cls, uint64_t pos, char *buf, size_t max)
-{
-	struct snap *s = cls;
-	size_t n;
-
-	if (pos >= s->gzlen)
-		return MHD_CONTENT_READER_END_OF_STREAM;
-	n = s->gzlen - pos < max ? s->gzlen - pos : max;
-	memcpy(buf, s->gz + pos, n);
-	return n;
-}
-
 /*
  * Whether an Accept-Encoding value takes gzip (RFC 9110 12.5.3): a "gzip"
  * or "x-gzip" coding, any case, whose weight is not q=0.
@@ -533,9 +509,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	if (accepts_gzip(MHD_lookup_connection_value(c, MHD_HEADER_KIND,
 						     MHD_HTTP_HEADER_ACCEPT_ENCODING)))
 		gz = snap_gzip(s, &gzlen);
-	r = gz ? MHD_create_response_from_callback(gzlen, 32 * 1024, snap_gz_reader, s,
-						   snap_free_cb) :
-		 MHD_create_response_from_callback(s->len, 32 * 1024, snap_reader, s, snap_free_cb);
+	/* served from the snapshot itself; the reference goes with the response */
+	r = MHD_create_response_from_buffer_with_free_callback_cls(gz ? gzlen : s->len,
+								   gz ? (void *)gz : s->text,
+								   snap_free_cb, s);
 	if (!r) {
 		snap_put(s);
 		return MHD_NO;
