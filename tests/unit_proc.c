@@ -269,53 +269,6 @@ START_TEST(test_stat_bad)
 }
 END_TEST
 
-START_TEST(test_smaps_rollup)
-{
-	struct smaps_rollup r;
-	char *text;
-
-	text = load_data("smaps_rollup_self");
-	ck_assert_int_eq(parse_smaps_rollup(text, &r), 0);
-	ck_assert_uint_eq(r.rss, KB(17052));
-	ck_assert_uint_eq(r.pss, KB(15304));
-	ck_assert_uint_eq(r.pss_anon, KB(9136));
-	ck_assert_uint_eq(r.pss_file, KB(5144));
-	ck_assert_uint_eq(r.pss_shmem, KB(1024));
-	ck_assert_uint_eq(r.shared_clean, KB(2192));
-	ck_assert_uint_eq(r.shared_dirty, 0);
-	ck_assert_uint_eq(r.private_clean, KB(4700));
-	ck_assert_uint_eq(r.private_dirty, KB(10160));
-	ck_assert_uint_eq(r.anonymous, KB(9136));
-	ck_assert_uint_eq(r.lazyfree, 0);
-	ck_assert_uint_eq(r.anon_huge, 0);
-	ck_assert_uint_eq(r.swap, 0);
-	ck_assert_uint_eq(r.swap_pss, 0);
-	ck_assert_uint_eq(r.locked, KB(2048));
-	/* Pss = Pss_Anon + Pss_File + Pss_Shmem (fs/proc/task_mmu.c) */
-	ck_assert_uint_eq(r.pss, r.pss_anon + r.pss_file + r.pss_shmem);
-	free(text);
-
-	/* 4.14..5.8: no Pss_Anon/Pss_File/Pss_Shmem */
-	text = load_data("smaps_rollup_old");
-	ck_assert_int_eq(parse_smaps_rollup(text, &r), 0);
-	ck_assert_uint_eq(r.rss, KB(17052));
-	ck_assert_uint_eq(r.pss, KB(15304));
-	ck_assert_uint_eq(r.pss_anon, 0);
-	ck_assert_uint_eq(r.pss_file, 0);
-	ck_assert_uint_eq(r.pss_shmem, 0);
-	ck_assert_uint_eq(r.private_dirty, KB(10160));
-	ck_assert_uint_eq(r.locked, KB(2048));
-	free(text);
-
-	ck_assert_int_eq(parse_smaps_rollup("", &r), -EINVAL);
-	ck_assert_int_eq(parse_smaps_rollup("00400000-7fff0000 ---p 00000000 00:00 0 "
-					    "[rollup]\n", &r), -EINVAL);
-	ck_assert_int_eq(parse_smaps_rollup("Rss:  12 kB\nPss:  1O kB\n", &r), -EINVAL);
-	ck_assert_int_eq(parse_smaps_rollup("Rss:  12\n", &r), -EINVAL);
-	ck_assert_int_eq(parse_smaps_rollup(NULL, &r), -EINVAL);
-}
-END_TEST
-
 START_TEST(test_start_matches)
 {
 	long hz = sysconf(_SC_CLK_TCK);
@@ -354,7 +307,6 @@ START_TEST(test_read_live)
 {
 	struct proc_status st;
 	struct proc_stat ps;
-	struct smaps_rollup r;
 
 	ck_assert_int_eq(read_status(getpid(), &st), 0);
 	ck_assert_int_eq(st.tgid, getpid());
@@ -368,10 +320,6 @@ START_TEST(test_read_live)
 	ck_assert_int_eq(ps.state, 'R');
 	ck_assert_uint_gt(ps.minflt, 0);
 
-	ck_assert_int_eq(read_smaps_rollup(getpid(), &r), 0);
-	ck_assert_uint_gt(r.rss, 0);
-	ck_assert_uint_ge(r.rss, r.anonymous);
-
 	ck_assert_int_eq(read_status(0, &st), -EINVAL);
 	ck_assert_int_eq(read_status(-1, &st), -EINVAL);
 }
@@ -382,7 +330,6 @@ START_TEST(test_read_exited)
 {
 	struct proc_status st;
 	struct proc_stat ps;
-	struct smaps_rollup r;
 	siginfo_t si;
 	pid_t pid;
 	int err;
@@ -399,16 +346,12 @@ START_TEST(test_read_exited)
 	ck_assert(!st.has_mm);
 	ck_assert_int_eq(read_stat(pid, &ps), 0);
 	ck_assert_int_eq(ps.state, 'Z');
-	err = read_smaps_rollup(pid, &r);
-	ck_assert_msg(err == -ESRCH || err == -ENOENT, "smaps_rollup of a zombie: %d", err);
 
 	ck_assert_int_eq(waitpid(pid, NULL, 0), pid);
 	err = read_status(pid, &st);
 	ck_assert_msg(err == -ESRCH || err == -ENOENT, "status of a reaped pid: %d", err);
 	err = read_stat(pid, &ps);
 	ck_assert_msg(err == -ESRCH || err == -ENOENT, "stat of a reaped pid: %d", err);
-	err = read_smaps_rollup(pid, &r);
-	ck_assert_msg(err == -ESRCH || err == -ENOENT, "smaps_rollup of a reaped pid: %d", err);
 }
 END_TEST
 
@@ -435,7 +378,6 @@ Suite *proc_suite(void)
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("smaps_rollup");
-	tcase_add_test(tc, test_smaps_rollup);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("live");

@@ -13,6 +13,14 @@ int do_audit(int argc, char **argv);
 int do_daemon(int argc, char **argv);
 int do_detach(int argc, char **argv);
 int do_top(int argc, char **argv);
+/*
+ * detach_kernel_side() - unpin memacct's maps and links under @dir (pin.c
+ * pin_remove(); another tool's pins are kept), refused while a daemon
+ * holds @dir's lock. Exit status: 0 (also when nothing is pinned there), 2
+ * (@dir not on a bpffs), 4 (a daemon runs there, or unpinning failed).
+ * In detach.c.
+ */
+int detach_kernel_side(const char *dir);
 
 /*
  * stop_requested - the signal (SIGINT, SIGTERM, SIGHUP) that asked memacct to

@@ -33,13 +33,12 @@
 #include <sys/stat.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include <microhttpd.h>
-#include <zlib.h>
 #include "bpf_loader.h"
 #include "cgroup.h"
 #include "commands.h"
 #include "daemon.h"
 #include "hostpin.h"
+#include "http.h"
 #include "metrics.h"
 #include "numa.h"
 #include "output_om.h"
@@ -102,25 +101,6 @@ struct proc_flow {
 	bool dma_est;		/* MEMACCT_DMA_ESTIMATE, or maybe mlocked */
 };
 
-/* Text of one collection, shared with HTTP responses (reference counted). */
-struct snap {
-	char *text;
-	size_t len;
-	int refs;
-	char *gz;		/* text gzip-compressed (snap_gzip()), or NULL */
-	size_t gzlen;
-	bool gz_done;		/* compressed once, or tried to */
-};
-
-static pthread_mutex_t snap_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct snap *snap_prom, *snap_om;
-/*
- * /healthz's inputs, under snap_lock: when the last collection was published
- * (CLOCK_MONOTONIC ns), the age past which collections have stalled (3
- * intervals and 5 s), and the kernel side's links found gone at it.
- */
-static uint64_t health_published_ns, health_stall_ns;
-static int health_links_gone, health_links;
 static volatile sig_atomic_t d_stop, d_hup;
 
 struct dstate {
@@ -223,76 +203,6 @@ static void daemon_help(FILE *f)
 	usage_print(f, "daemon");	/* usage.c */
 }
 
-/*
- * --listen ADDR:PORT into @ss: ADDR an IPv4 address, an IPv6 one in
- * brackets ([::1], [::] also takes IPv4 unless the host's bindv6only says
- * otherwise), "localhost" or nothing (127.0.0.1). 0 or -EINVAL.
- */
-static int parse_listen(const char *s, struct sockaddr_storage *ss)
-{
-	struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)ss;
-	struct sockaddr_in *s4 = (struct sockaddr_in *)ss;
-	const char *colon = strrchr(s, ':');
-	size_t hl = colon ? (size_t)(colon - s) : 0;
-	char host[64];
-	uint64_t port;
-
-	if (!colon || hl >= sizeof(host) || parse_u64(colon + 1, &port) || port == 0 ||
-	    port > 65535)
-		return -EINVAL;
-	memcpy(host, s, hl);
-	host[hl] = '\0';
-	memset(ss, 0, sizeof(*ss));
-	if (host[0] == '[') {
-		if (hl < 3 || host[hl - 1] != ']')
-			return -EINVAL;
-		host[hl - 1] = '\0';
-		s6->sin6_family = AF_INET6;
-		s6->sin6_port = htons(port);
-		return inet_pton(AF_INET6, host + 1, &s6->sin6_addr) == 1 ? 0 : -EINVAL;
-	}
-	s4->sin_family = AF_INET;
-	s4->sin_port = htons(port);
-	if (!strcmp(host, "localhost") || !*host)
-		strcpy(host, "127.0.0.1");
-	return inet_pton(AF_INET, host, &s4->sin_addr) == 1 ? 0 : -EINVAL;
-}
-
-/* @ss as ADDR:PORT or [ADDR]:PORT into @buf */
-static const char *listen_str(const struct sockaddr_storage *ss, char *buf, size_t len)
-{
-	const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)ss;
-	const struct sockaddr_in *s4 = (const struct sockaddr_in *)ss;
-	char a[INET6_ADDRSTRLEN] = "?";
-
-	if (ss->ss_family == AF_INET6) {
-		inet_ntop(AF_INET6, &s6->sin6_addr, a, sizeof(a));
-		snprintf(buf, len, "[%s]:%u", a, ntohs(s6->sin6_port));
-	} else {
-		inet_ntop(AF_INET, &s4->sin_addr, a, sizeof(a));
-		snprintf(buf, len, "%s:%u", a, ntohs(s4->sin_port));
-	}
-	return buf;
-}
-
-static unsigned int listen_port(const struct sockaddr_storage *ss)
-{
-	return ntohs(ss->ss_family == AF_INET6 ? ((const struct sockaddr_in6 *)ss)->sin6_port :
-						 ((const struct sockaddr_in *)ss)->sin_port);
-}
-
-/* whether @ss is a loopback address (127/8, ::1, ::ffff:127/104) */
-static bool listen_loopback(const struct sockaddr_storage *ss)
-{
-	const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)ss;
-	const struct sockaddr_in *s4 = (const struct sockaddr_in *)ss;
-
-	if (ss->ss_family == AF_INET6)
-		return IN6_IS_ADDR_LOOPBACK(&s6->sin6_addr) ||
-		       (IN6_IS_ADDR_V4MAPPED(&s6->sin6_addr) && s6->sin6_addr.s6_addr[12] == 127);
-	return (ntohl(s4->sin_addr.s_addr) >> 24) == 127;
-}
-
 /* ---------------------------------------------------------------- signals */
 
 static void on_signal(int sig)
@@ -312,480 +222,6 @@ static void install_daemon_signals(void)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
-}
-
-/* ---------------------------------------------------------------- snapshots */
-
-static struct snap *snap_new(const char *text)
-{
-	struct snap *s = calloc(1, sizeof(*s));
-
-	if (!s)
-		return NULL;
-	s->len = strlen(text);
-	s->text = strdup(text);
-	s->refs = 1;
-	if (!s->text) {
-		free(s);
-		return NULL;
-	}
-	return s;
-}
-
-static void snap_put(struct snap *s)
-{
-	int last;
-
-	if (!s)
-		return;
-	pthread_mutex_lock(&snap_lock);
-	last = --s->refs == 0;
-	pthread_mutex_unlock(&snap_lock);
-	if (last) {
-		free(s->gz);
-		free(s->text);
-		free(s);
-	}
-}
-
-static struct snap *snap_get(bool om)
-{
-	struct snap *s;
-
-	pthread_mutex_lock(&snap_lock);
-	s = om ? snap_om : snap_prom;
-	if (s)
-		s->refs++;
-	pthread_mutex_unlock(&snap_lock);
-	return s;
-}
-
-/*
- * @s's text gzip-compressed (RFC 1952, zlib level 1), made at the first
- * request that accepts it and kept with the snapshot: one compression per
- * collection, none while no scraper asks. NULL (*@len 0) when zlib failed:
- * the text is served then.
- */
-static const char *snap_gzip(struct snap *s, size_t *len)
-{
-	static pthread_mutex_t gz_lock = PTHREAD_MUTEX_INITIALIZER;
-
-	pthread_mutex_lock(&gz_lock);
-	if (!s->gz_done) {
-		z_stream z = { 0 };
-
-		s->gz_done = true;
-		if (deflateInit2(&z, Z_BEST_SPEED, Z_DEFLATED, 15 + 16, 8,
-				 Z_DEFAULT_STRATEGY) == Z_OK) {
-			uLong cap = deflateBound(&z, s->len);
-			char *out = malloc(cap);
-
-			z.next_in = (Bytef *)s->text;
-			z.avail_in = s->len;
-			z.next_out = (Bytef *)out;
-			z.avail_out = cap;
-			if (out && deflate(&z, Z_FINISH) == Z_STREAM_END) {
-				s->gz = out;
-				s->gzlen = z.total_out;
-			} else {
-				free(out);
-			}
-			deflateEnd(&z);
-		}
-	}
-	pthread_mutex_unlock(&gz_lock);
-	*len = s->gzlen;
-	return s->gz;
-}
-
-static void snap_publish(struct snap *prom, struct snap *om)
-{
-	struct snap *old_p, *old_o;
-
-	pthread_mutex_lock(&snap_lock);
-	old_p = snap_prom;
-	old_o = snap_om;
-	snap_prom = prom;
-	snap_om = om;
-	pthread_mutex_unlock(&snap_lock);
-	snap_put(old_p);
-	snap_put(old_o);
-}
-
-/* ---------------------------------------------------------------- HTTP */
-
-/*
- * Slow clients (reliability audit D3). MHD's timeout is an idle timeout: a
- * client that trickles a header line every few seconds keeps its connection,
- * and 2,000 of them from one address (a local user; per-IP limits cannot
- * tell them from a Prometheus on the same host) took every slot. So each
- * connection is tracked from MHD's notify callbacks: one that has waited
- * HTTP_WAIT_NS for a complete request (headers) is shut down by the main
- * loop; and past HTTP_EVICT_AT open connections, the connections that have
- * waited longest (at least HTTP_EVICT_MIN_NS) are shut down, so that MHD
- * always has room to accept.
- * A request being answered is never cut. shutdown(), not close(): MHD sees
- * the end of stream and closes the connection itself; the lock held around
- * shutdown() and around the CLOSED notification keeps the fd MHD's until
- * then.
- */
-#define HTTP_CONN_LIMIT		2000U
-#define HTTP_EVICT_AT		1500U
-#define HTTP_WAIT_NS		5000000000ULL
-#define HTTP_EVICT_MIN_NS	500000000ULL
-
-struct hconn {
-	struct hconn *prev, *next;	/* oldest wait first */
-	int fd;
-	uint64_t since_ns;		/* waiting for a request since; 0: answering */
-	bool shut;
-};
-
-static pthread_mutex_t hconn_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct hconn hconn_list = { &hconn_list, &hconn_list, -1, 0, false };
-static unsigned int hconn_n;
-static unsigned long long hconn_evicted;
-
-static void hconn_unlink(struct hconn *h)
-{
-	h->prev->next = h->next;
-	h->next->prev = h->prev;
-}
-
-static void hconn_append(struct hconn *h)
-{
-	h->prev = hconn_list.prev;
-	h->next = &hconn_list;
-	hconn_list.prev->next = h;
-	hconn_list.prev = h;
-}
-
-static void hconn_shut(struct hconn *h)
-{
-	shutdown(h->fd, SHUT_RDWR);
-	h->shut = true;
-	hconn_evicted++;
-}
-
-static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
-			  enum MHD_ConnectionNotificationCode toe)
-{
-	struct hconn *h = *socket_context;
-
-	if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
-		const union MHD_ConnectionInfo *ci =
-			MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
-
-		h = calloc(1, sizeof(*h));
-		if (!h || !ci) {
-			free(h);
-			return;
-		}
-		h->fd = ci->connect_fd;
-		h->since_ns = now_ns();
-		pthread_mutex_lock(&hconn_lock);
-		hconn_append(h);
-		hconn_n++;
-		pthread_mutex_unlock(&hconn_lock);
-		*socket_context = h;
-	} else if (toe == MHD_CONNECTION_NOTIFY_CLOSED && h) {
-		pthread_mutex_lock(&hconn_lock);
-		hconn_unlink(h);
-		hconn_n--;
-		pthread_mutex_unlock(&hconn_lock);
-		free(h);
-		*socket_context = NULL;
-	}
-}
-
-/* The connection's tracking entry: answering (request complete) or waiting again. */
-static void hconn_mark(struct MHD_Connection *c, bool answering)
-{
-	const union MHD_ConnectionInfo *ci =
-		MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
-	struct hconn *h = ci ? ci->socket_context : NULL;
-
-	if (!h)
-		return;
-	pthread_mutex_lock(&hconn_lock);
-	hconn_unlink(h);
-	h->since_ns = answering ? 0 : now_ns();
-	hconn_append(h);
-	pthread_mutex_unlock(&hconn_lock);
-}
-
-static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
-			 enum MHD_RequestTerminationCode toe)
-{
-	hconn_mark(c, false);
-}
-
-/* Accept policy: past HTTP_EVICT_AT, make room by the longest wait. */
-static enum MHD_Result on_accept(void *cls, const struct sockaddr *addr, socklen_t len)
-{
-	uint64_t now = now_ns();
-
-	pthread_mutex_lock(&hconn_lock);
-	if (hconn_n >= HTTP_EVICT_AT)
-		for (struct hconn *h = hconn_list.next; h != &hconn_list; h = h->next)
-			if (h->since_ns && !h->shut) {
-				if (now - h->since_ns >= HTTP_EVICT_MIN_NS)
-					hconn_shut(h);
-				break;
-			}
-	pthread_mutex_unlock(&hconn_lock);
-	return MHD_YES;
-}
-
-/*
- * From the main loop (every 100 ms): shut down connections that waited
- * HTTP_WAIT_NS for a request, and past HTTP_EVICT_AT open connections the
- * longest waits (MHD stops accepting at its limit, so on_accept() alone
- * cannot make room then).
- */
-static void http_reap_slow(void)
-{
-	uint64_t now = now_ns();
-	unsigned int open;
-
-	pthread_mutex_lock(&hconn_lock);
-	open = hconn_n;
-	for (struct hconn *h = hconn_list.next; h != &hconn_list; h = h->next)
-		if (h->shut)
-			open--;
-	for (struct hconn *h = hconn_list.next; h != &hconn_list; h = h->next) {
-		uint64_t waited = now - h->since_ns;
-
-		if (!h->since_ns || h->shut)
-			continue;
-		if (waited >= HTTP_WAIT_NS ||
-		    (open >= HTTP_EVICT_AT && waited >= HTTP_EVICT_MIN_NS)) {
-			hconn_shut(h);
-			open--;
-		}
-	}
-	pthread_mutex_unlock(&hconn_lock);
-}
-
-static ssize_t snap_reader(void *cls, uint64_t pos, char *buf, size_t max)
-{
-	struct snap *s = cls;
-	size_t n;
-
-	if (pos >= s->len)
-		return MHD_CONTENT_READER_END_OF_STREAM;
-	n = s->len - pos < max ? s->len - pos : max;
-	memcpy(buf, s->text + pos, n);
-	return n;
-}
-
-static ssize_t snap_gz_reader(void *cls, uint64_t pos, char *buf, size_t max)
-{
-	struct snap *s = cls;
-	size_t n;
-
-	if (pos >= s->gzlen)
-		return MHD_CONTENT_READER_END_OF_STREAM;
-	n = s->gzlen - pos < max ? s->gzlen - pos : max;
-	memcpy(buf, s->gz + pos, n);
-	return n;
-}
-
-/*
- * Whether an Accept-Encoding value takes gzip (RFC 9110 12.5.3): a "gzip"
- * or "x-gzip" coding, any case, whose weight is not q=0.
- */
-static bool accepts_gzip(const char *ae)
-{
-	char el[64], *name, *param, *save;
-
-	while (ae && *ae) {
-		size_t len = strcspn(ae, ",");
-
-		if (len < sizeof(el)) {
-			memcpy(el, ae, len);
-			el[len] = '\0';
-			name = strtok_r(el, " \t;", &save);
-			if (name && (!strcasecmp(name, "gzip") || !strcasecmp(name, "x-gzip"))) {
-				bool zero = false;
-
-				while ((param = strtok_r(NULL, " \t;", &save)))
-					if ((param[0] == 'q' || param[0] == 'Q') && param[1] == '=')
-						zero = strtod(param + 2, NULL) == 0;
-				return !zero;
-			}
-		}
-		ae += len + (ae[len] == ',');
-	}
-	return false;
-}
-
-static void snap_free_cb(void *cls)
-{
-	snap_put(cls);
-}
-
-static enum MHD_Result reply_with(struct MHD_Connection *c, unsigned int status,
-				  const char *text, enum MHD_ResponseMemoryMode mode)
-{
-	struct MHD_Response *r = MHD_create_response_from_buffer(strlen(text), (void *)text,
-								 mode);
-	enum MHD_Result ret;
-
-	if (!r)
-		return MHD_NO;
-	MHD_add_response_header(r, "Content-Type", "text/plain; charset=utf-8");
-	if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
-		MHD_add_response_header(r, "Allow", "GET, HEAD");
-	ret = MHD_queue_response(c, status, r);
-	MHD_destroy_response(r);
-	return ret;
-}
-
-/* a constant text */
-static enum MHD_Result reply_text(struct MHD_Connection *c, unsigned int status,
-				  const char *text)
-{
-	return reply_with(c, status, text, MHD_RESPMEM_PERSISTENT);
-}
-
-/* a text on the caller's stack (MHD copies it) */
-static enum MHD_Result reply_text_copy(struct MHD_Connection *c, unsigned int status,
-				       const char *text)
-{
-	return reply_with(c, status, text, MHD_RESPMEM_MUST_COPY);
-}
-
-/*
- * /healthz: 200 "ok" while collections are published on time and every
- * program of the kernel side is still linked; else 503 saying which:
- * "starting" (no collection yet), "stalled" (none for 3 intervals + 5 s),
- * "kernel side incomplete" (links unpinned from under the daemon).
- */
-static enum MHD_Result reply_health(struct MHD_Connection *c)
-{
-	uint64_t published, stall, now = now_ns();
-	int gone, links;
-	char text[256];
-
-	pthread_mutex_lock(&snap_lock);
-	published = health_published_ns;
-	stall = health_stall_ns;
-	gone = health_links_gone;
-	links = health_links;
-	pthread_mutex_unlock(&snap_lock);
-	if (!published)
-		return reply_text_copy(c, MHD_HTTP_SERVICE_UNAVAILABLE, "starting\n");
-	if (now - published > stall) {
-		snprintf(text, sizeof(text), "stalled: the last collection was published %.1f s "
-			 "ago\n", (now - published) / 1e9);
-		return reply_text_copy(c, MHD_HTTP_SERVICE_UNAVAILABLE, text);
-	}
-	if (gone) {
-		snprintf(text, sizeof(text), "kernel side incomplete: %d of its %d programs' links "
-			 "are no longer pinned; restart the daemon\n", gone, links);
-		return reply_text_copy(c, MHD_HTTP_SERVICE_UNAVAILABLE, text);
-	}
-	return reply_text_copy(c, MHD_HTTP_OK, "ok\n");
-}
-
-static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
-				  const char *method, const char *version,
-				  const char *upload_data, size_t *upload_data_size,
-				  void **con_cls)
-{
-	static int seen;
-	struct MHD_Response *r;
-	enum MHD_Result ret;
-	const char *accept, *gz = NULL;
-	struct snap *s;
-	size_t gzlen = 0;
-	bool om;
-
-	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
-		return reply_text(c, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed\n");
-	/* absolute-form (RFC 9112 3.2.2, proxies send it): the path after the authority (D20) */
-	if (!strncasecmp(url, "http://", 7))
-		url = strchr(url + 7, '/') ? strchr(url + 7, '/') : "/";
-	if (!*con_cls) {
-		*con_cls = &seen;	/* headers only so far */
-		hconn_mark(c, true);
-		return MHD_YES;
-	}
-	if (*upload_data_size) {
-		*upload_data_size = 0;	/* a GET body: ignored */
-		return MHD_YES;
-	}
-	if (!strcmp(url, "/healthz"))
-		return reply_health(c);
-	if (!strcmp(url, "/"))
-		return reply_text(c, MHD_HTTP_OK, "memacct daemon: /metrics /healthz\n");
-	if (strcmp(url, "/metrics"))
-		return reply_text(c, MHD_HTTP_NOT_FOUND, "not found\n");
-	accept = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
-	om = accept && strstr(accept, "application/openmetrics-text");
-	s = snap_get(om);
-	if (!s)
-		return reply_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "no collection yet\n");
-	if (accepts_gzip(MHD_lookup_connection_value(c, MHD_HEADER_KIND,
-						     MHD_HTTP_HEADER_ACCEPT_ENCODING)))
-		gz = snap_gzip(s, &gzlen);
-	r = gz ? MHD_create_response_from_callback(gzlen, 32 * 1024, snap_gz_reader, s,
-						   snap_free_cb) :
-		 MHD_create_response_from_callback(s->len, 32 * 1024, snap_reader, s, snap_free_cb);
-	if (!r) {
-		snap_put(s);
-		return MHD_NO;
-	}
-	MHD_add_response_header(r, "Vary", "Accept-Encoding");
-	if (gz)
-		MHD_add_response_header(r, "Content-Encoding", "gzip");
-	MHD_add_response_header(r, "Content-Type", om ?
-		"application/openmetrics-text; version=1.0.0; charset=utf-8" :
-		"text/plain; version=0.0.4; charset=utf-8");
-	ret = MHD_queue_response(c, MHD_HTTP_OK, r);
-	MHD_destroy_response(r);
-	return ret;
-}
-
-/*
- * The listening socket, bound here so that a failure says why (EADDRINUSE,
- * EADDRNOTAVAIL, EACCES): an fd, or negative errno.
- */
-static int http_listen(const struct sockaddr_storage *ss)
-{
-	int one = 1, fd = socket(ss->ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	socklen_t len = ss->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6) :
-						      sizeof(struct sockaddr_in);
-
-	if (fd < 0)
-		return -errno;
-	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(fd, (const struct sockaddr *)ss, len) || listen(fd, 1024)) {
-		int e = -errno;
-
-		close(fd);
-		return e;
-	}
-	return fd;
-}
-
-/* MHD on the socket @fd (MHD closes it when stopped); NULL on failure. */
-static struct MHD_Daemon *http_start(int fd)
-{
-	return MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL,
-				0, on_accept, NULL, on_request, NULL,
-				MHD_OPTION_LISTEN_SOCKET, fd,
-				MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)2,
-				MHD_OPTION_CONNECTION_LIMIT, HTTP_CONN_LIMIT,
-				MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int)0,
-				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)10,
-				MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)16384,
-				/* HTTP/1.1 without Host: 400, as RFC 9112 3.2 requires (D20) */
-				MHD_OPTION_STRICT_FOR_CLIENT, (int)1,
-				MHD_OPTION_NOTIFY_CONNECTION, on_connection, NULL,
-				MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
-				MHD_OPTION_END);
 }
 
 /* ---------------------------------------------------------------- collection */
@@ -1923,7 +1359,6 @@ static int collect_and_publish(struct dstate *d)
 	double c0 = thread_cpu_s();
 	struct collection col;
 	struct mbuf prom, om;
-	struct snap *sp, *so;
 	int err;
 
 	err = collect(d, &col);
@@ -1940,59 +1375,16 @@ static int collect_and_publish(struct dstate *d)
 	mbuf_init(&om, true);
 	format(d, &col, &prom);
 	format(d, &col, &om);
-	sp = snap_new(metrics_end(&prom));
-	so = snap_new(metrics_end(&om));
+	/* out of memory: the previous collection stays served */
+	http_publish(metrics_end(&prom), metrics_end(&om), pin_links_gone(&d->pin),
+		     d->pin.nprogs);
 	mbuf_free(&prom);
 	mbuf_free(&om);
-	if (sp && so) {
-		int gone = pin_links_gone(&d->pin);
-
-		snap_publish(sp, so);
-		pthread_mutex_lock(&snap_lock);
-		health_published_ns = now_ns();
-		health_links_gone = gone;
-		health_links = d->pin.nprogs;
-		pthread_mutex_unlock(&snap_lock);
-	} else {
-		snap_put(sp);
-		snap_put(so);
-	}
 	write_json_log(d, &col);
 	collection_free(&col);
 	d->last_wall_s = (now_ns() - t0) / 1e9;
 	d->last_cpu_s = thread_cpu_s() - c0;
 	return 0;
-}
-
-static int stop_kernel_side(const char *dir)
-{
-	int fd, err;
-
-	if (pin_check_dir(dir))	/* printed; D4: nothing removed off a bpffs */
-		return EXIT_USAGE;
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0) {
-		if (errno == ENOENT) {
-			p_info("nothing pinned at %s", dir);
-			return EXIT_OK;
-		}
-		p_err("%s: %s", dir, strerror(errno));
-		return EXIT_RUNTIME;
-	}
-	if (flock(fd, LOCK_EX | LOCK_NB)) {
-		p_err("a memacct daemon runs on %s: stop it first", dir);
-		close(fd);
-		return EXIT_RUNTIME;
-	}
-	err = pin_remove(dir);
-	close(fd);
-	if (err == -ENOTSUP)	/* not a bpffs directory: printed */
-		return EXIT_USAGE;
-	if (err) {
-		p_err("unpinning %s: %s", dir, strerror(-err));
-		return EXIT_RUNTIME;
-	}
-	return EXIT_OK;
 }
 
 static int parse_daemon_args(int argc, char **argv, struct dopts *o, bool *stop_ks)
@@ -2015,14 +1407,14 @@ static int parse_daemon_args(int argc, char **argv, struct dopts *o, bool *stop_
 	int c;
 
 	memset(o, 0, sizeof(*o));
-	parse_listen("127.0.0.1:9464", &o->listen);
+	http_parse_listen("127.0.0.1:9464", &o->listen);
 	o->interval_ns = 10000000000ULL;
 	o->pin_path = PIN_DEFAULT_DIR;
 	o->top_n = 20;
 	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'l':
-			if (parse_listen(optarg, &o->listen)) {
+			if (http_parse_listen(optarg, &o->listen)) {
 				p_err("--listen: expected ADDR:PORT (127.0.0.1:9464, [::1]:9464), "
 				      "got '%s'", optarg);
 				return -EINVAL;
@@ -2157,7 +1549,7 @@ int do_daemon(int argc, char **argv)
 	struct MHD_Daemon *http = NULL;
 	struct dstate d;
 	bool stop_ks = false;
-	int err, lfd, ret = EXIT_RUNTIME;
+	int err, ret = EXIT_RUNTIME;
 
 	memset(&d, 0, sizeof(d));
 	d.stats_fd = -1;
@@ -2169,7 +1561,7 @@ int do_daemon(int argc, char **argv)
 	if (loader_check_env())
 		return EXIT_ENV;
 	if (stop_ks)
-		return stop_kernel_side(d.o.pin_path);
+		return detach_kernel_side(d.o.pin_path);
 	if (memcg_root(d.root, &d.version)) {
 		p_err("no memory cgroup hierarchy mounted");
 		return EXIT_ENV;
@@ -2189,16 +1581,14 @@ int do_daemon(int argc, char **argv)
 	 * side attached (reliability audit D7). /metrics answers 503 until the
 	 * first collection.
 	 */
-	health_stall_ns = d.o.interval_ns < (UINT64_MAX - 5000000000ULL) / 3 ?
-			  3 * d.o.interval_ns + 5000000000ULL : UINT64_MAX;
-	lfd = http_listen(&d.o.listen);
-	if (lfd < 0 || !(http = http_start(lfd))) {
+	/* /healthz: stalled after 3 intervals and 5 s without a collection */
+	http = http_start(&d.o.listen, d.o.interval_ns < (UINT64_MAX - 5000000000ULL) / 3 ?
+			  3 * d.o.interval_ns + 5000000000ULL : UINT64_MAX, &err);
+	if (!http) {
 		char a[INET6_ADDRSTRLEN + 8];
 
-		p_err("cannot listen on %s: %s", listen_str(&d.o.listen, a, sizeof(a)),
-		      lfd < 0 ? strerror(-lfd) : "libmicrohttpd failed to start");
-		if (lfd >= 0)
-			close(lfd);
+		p_err("cannot listen on %s: %s", http_listen_str(&d.o.listen, a, sizeof(a)),
+		      err ? strerror(-err) : "libmicrohttpd failed to start");
 		goto out_log;
 	}
 	err = pin_open(d.o.pin_path, &d.pin);
@@ -2237,17 +1627,14 @@ int do_daemon(int argc, char **argv)
 	{
 		char a[INET6_ADDRSTRLEN + 8];
 
-		listen_str(&d.o.listen, a, sizeof(a));
 		/* D20: pids, comms and cgroup names go to whoever can connect */
-		if (!listen_loopback(&d.o.listen))
+		if (!http_listen_loopback(&d.o.listen))
 			p_warn("listening on %s, not loopback: process ids, names and cgroup paths "
-			       "are served to every host that can reach it", a);
-		/* "serving on port P (ADDR)": as before IPv6, scripts wait for it */
-		*strrchr(a, ':') = '\0';
-		if (a[0] == '[')
-			a[strlen(a) - 1] = '\0';	/* the ']' */
+			       "are served to every host that can reach it",
+			       http_listen_str(&d.o.listen, a, sizeof(a)));
+		/* "serving on port P (ADDR)": scripts wait for it */
 		fprintf(stderr, "memacct daemon: serving on port %u (%s), kernel side %s %s\n",
-			listen_port(&d.o.listen), a[0] == '[' ? a + 1 : a,
+			http_listen_port(&d.o.listen), http_listen_addr(&d.o.listen, a, sizeof(a)),
 			d.pin.reattached ? "re-attached at" : "pinned at", d.o.pin_path);
 	}
 	while (!d_stop) {
@@ -2270,51 +1657,18 @@ int do_daemon(int argc, char **argv)
 	}
 	ret = EXIT_OK;
 out_pin:
-	MHD_stop_daemon(http);
+	http_stop(http);
 	http = NULL;
 	ring_buffer__free(d.rb);
 	if (d.stats_fd >= 0)
 		close(d.stats_fd);
 	pin_close(&d.pin);
 out_log:
-	if (http)
-		MHD_stop_daemon(http);
+	http_stop(http);
 	if (d.log)
 		fclose(d.log);
-	snap_publish(NULL, NULL);
 	free(d.prev);
 	free(d.unknown);
 	numa_topo_free(&d.topo);
 	return ret;
-}
-
-int do_detach(int argc, char **argv)
-{
-	static const struct option opts[] = {
-		{ "pin-path", required_argument, NULL, 'p' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
-	const char *dir = PIN_DEFAULT_DIR;
-	int c;
-
-	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-		if (c == 'h') {
-			usage_print(stdout, "detach");
-			return EXIT_OK;
-		}
-		if (c != 'p')
-			return opt_error("detach", c, argv);
-		dir = optarg;
-	}
-	if (optind < argc) {
-		p_err("detach: unexpected argument '%s' (memacct detach [--pin-path DIR])",
-		      argv[optind]);
-		return EXIT_USAGE;
-	}
-	if (geteuid() != 0) {
-		p_err("memacct detach needs root");
-		return EXIT_ENV;
-	}
-	return stop_kernel_side(dir);
 }

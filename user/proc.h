@@ -46,16 +46,6 @@ struct proc_stat {
 int parse_stat(const char *text, struct proc_stat *st);
 int read_stat(pid_t pid, struct proc_stat *st);
 
-/* From /proc/PID/smaps_rollup (fs/proc/task_mmu.c show_smaps_rollup()). */
-struct smaps_rollup {
-	uint64_t rss, pss, pss_anon, pss_file, pss_shmem;
-	uint64_t shared_clean, shared_dirty, private_clean, private_dirty;
-	uint64_t anonymous, lazyfree, anon_huge, swap, swap_pss, locked;
-};
-/* Unknown keys are ignored; keys the kernel lacks stay 0. */
-int parse_smaps_rollup(const char *text, struct smaps_rollup *r);
-int read_smaps_rollup(pid_t pid, struct smaps_rollup *r);
-
 /*
  * proc_start_matches() - true when a BPF key's start_boottime_ns is the
  * same process as /proc/PID/stat's starttime (ticks of sysconf(_SC_CLK_TCK)).

@@ -56,10 +56,8 @@ const char *MHD_lookup_connection_value(struct MHD_Connection *connection,
 	return NULL;
 }
 
-struct MHD_Response *MHD_create_response_from_callback(uint64_t size, size_t block_size,
-						       MHD_ContentReaderCallback crc,
-						       void *crc_cls,
-						       MHD_ContentReaderFreeCallback crfc)
+struct MHD_Response *MHD_create_response_from_buffer_with_free_callback_cls(
+	size_t size, void *buffer, MHD_ContentReaderFreeCallback crfc, void *crfc_cls)
 {
 	return NULL;
 }
