@@ -15,6 +15,7 @@
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <jansson.h>
+#include <sys/stat.h>
 
 #include "check_util.h"
 #include "util.h"
@@ -553,6 +554,43 @@ START_TEST(test_p_err_plain)
 }
 END_TEST
 
+/*
+ * stderr as journald's stream ($JOURNAL_STREAM = its device:inode): each
+ * line starts with its syslog priority, as sd-daemon(3) prefixes; another
+ * stream (the same variable, stderr elsewhere) gets none.
+ */
+START_TEST(test_p_err_journal)
+{
+	struct capture c;
+	struct stat st;
+	char js[64], *out;
+
+	json_output = false;
+	verbose = true;
+	capture_start(&c, STDERR_FILENO);
+	ck_assert_int_eq(fstat(STDERR_FILENO, &st), 0);
+	snprintf(js, sizeof(js), "%llu:%llu", (unsigned long long)st.st_dev,
+		 (unsigned long long)st.st_ino);
+	setenv("JOURNAL_STREAM", js, 1);
+	p_err("no BTF");
+	p_warn("map full");
+	p_info("attached");
+	out = capture_end(&c);
+	ck_assert_str_eq(out, "<3>Error: no BTF\n<4>Warning: map full\n<6>attached\n");
+	free(out);
+	snprintf(js, sizeof(js), "%llu:%llu", (unsigned long long)st.st_dev,
+		 (unsigned long long)st.st_ino + 1);
+	setenv("JOURNAL_STREAM", js, 1);
+	capture_start(&c, STDERR_FILENO);
+	p_err("no BTF");
+	out = capture_end(&c);
+	ck_assert_str_eq(out, "Error: no BTF\n");
+	free(out);
+	unsetenv("JOURNAL_STREAM");
+	verbose = false;
+}
+END_TEST
+
 START_TEST(test_now_ns)
 {
 	uint64_t a, b;
@@ -586,6 +624,7 @@ Suite *util_suite(void)
 	tcase_add_test(tc, test_p_err_json);
 	tcase_add_test(tc, test_utf8_len);
 	tcase_add_test(tc, test_p_err_plain);
+	tcase_add_test(tc, test_p_err_journal);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("files");

@@ -11,6 +11,7 @@
 #include <strings.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include <jansson.h>
 
@@ -78,8 +79,28 @@ static char *vfmt_msg(const char *fmt, va_list ap)
  * message stays one line whatever a cgroup name or argument holds (a
  * newline, an escape sequence). JSON mode needs none: jansson escapes.
  */
-static void put_line(const char *prefix, const char *msg)
+/*
+ * "<N>" before each line when stderr is journald's stream: systemd sets
+ * $JOURNAL_STREAM to stderr's "DEVICE:INODE" (systemd.exec(5)), and the
+ * journal files a line that starts "<3>", "<4>" or "<6>" (sd-daemon(3)
+ * SD_ERR, SD_WARNING, SD_INFO) at that priority, shown without it.
+ */
+static bool stderr_is_journal(void)
 {
+	const char *js = getenv("JOURNAL_STREAM");
+	unsigned long long dev, ino;
+	struct stat st;
+
+	/* each line: stderr may be redirected meanwhile (-o, tests) */
+	return js && sscanf(js, "%llu:%llu", &dev, &ino) == 2 && !fstat(STDERR_FILENO, &st) &&
+	       (unsigned long long)st.st_dev == dev && (unsigned long long)st.st_ino == ino;
+}
+
+/* @prio: syslog priority, for the journal (3 error, 4 warning, 6 info) */
+static void put_line(int prio, const char *prefix, const char *msg)
+{
+	if (stderr_is_journal())
+		fprintf(stderr, "<%d>", prio);
 	fputs(prefix, stderr);
 	for (const unsigned char *p = (const unsigned char *)msg; *p; p++) {
 		if (*p < 0x20 || *p == 0x7f)
@@ -176,7 +197,7 @@ void p_err(const char *fmt, ...)
 	if (json_output)
 		print_err_json(msg ? msg : "out of memory");
 	else
-		put_line("Error: ", msg ? msg : "out of memory");
+		put_line(3, "Error: ", msg ? msg : "out of memory");
 	free(msg);
 }
 
@@ -189,7 +210,7 @@ void p_warn(const char *fmt, ...)
 	va_start(ap, fmt);
 	msg = vfmt_msg(fmt, ap);
 	va_end(ap);
-	put_line("Warning: ", msg ? msg : "out of memory");
+	put_line(4, "Warning: ", msg ? msg : "out of memory");
 	free(msg);
 }
 
@@ -204,7 +225,7 @@ void p_info(const char *fmt, ...)
 	va_start(ap, fmt);
 	msg = vfmt_msg(fmt, ap);
 	va_end(ap);
-	put_line("", msg ? msg : "out of memory");
+	put_line(6, "", msg ? msg : "out of memory");
 	free(msg);
 }
 
