@@ -28,7 +28,8 @@ INCLUDES   := -Iinclude -Iuser -I$(OUTPUT)
 LIBS       := $(shell $(PKG_CONFIG) --libs libbpf jansson 2>/dev/null || echo -lbpf -lelf -lz -ljansson)
 CURSES_LIBS := $(shell $(PKG_CONFIG) --libs ncursesw 2>/dev/null || echo -lncursesw -ltinfo)
 SCOLS_LIBS := $(shell $(PKG_CONFIG) --libs smartcols 2>/dev/null || echo -lsmartcols)
-HTTP_LIBS  := $(shell $(PKG_CONFIG) --libs libmicrohttpd zlib 2>/dev/null || echo -lmicrohttpd -lz)
+HTTP_LIBS  := $(shell $(PKG_CONFIG) --libs libmicrohttpd zlib libsystemd 2>/dev/null || \
+		echo -lmicrohttpd -lz -lsystemd)
 CHECK_LIBS := $(shell $(PKG_CONFIG) --libs check 2>/dev/null || echo -lcheck -lsubunit -lm -lrt -lpthread)
 
 USER_SRCS  := $(sort $(wildcard user/*.c))
@@ -306,7 +307,7 @@ clean:
 
 # Exactly what building, testing and the demo need (Debian 12 / Ubuntu 22.04+).
 DEPS := make gcc clang llvm libbpf-dev libelf-dev zlib1g-dev pkg-config libjansson-dev \
-	libmicrohttpd-dev check python3-jsonschema python3-torch python3-numpy prometheus \
+	libmicrohttpd-dev libsystemd-dev check python3-jsonschema python3-torch python3-numpy prometheus \
 	qemu-system-x86 busybox-static bpftrace libcap2-bin libncurses-dev libsmartcols-dev tmux zsh dpkg-dev curl
 DEPS += $(shell apt-cache show bpftool >/dev/null 2>&1 && echo bpftool || echo linux-tools-common linux-tools-generic)
 deps:

@@ -24,6 +24,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <jansson.h>
 #include <dirent.h>
@@ -921,6 +922,58 @@ START_TEST(test_healthz_kernel_side)
 }
 END_TEST
 
+/*
+ * systemd Type=notify on $NOTIFY_SOCKET, as sd_notify(3) sends: READY=1 once
+ * serving, WATCHDOG=1 at half of $WATCHDOG_USEC (1 s here) while collections
+ * are on time, STOPPING=1 at SIGTERM.
+ */
+START_TEST(test_sd_notify)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct timeval tv = { 0, 200000 };
+	int fd, ready = 0, wd = 0, stopping = 0;
+	char buf[256];
+	uint64_t end;
+	ssize_t n;
+	pid_t d;
+
+	if (skip_no_http(__func__))
+		return;
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "/tmp/memacct-notify-%d", (int)getpid());
+	unlink(sa.sun_path);
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	ck_assert_msg(fd >= 0 && !bind(fd, (struct sockaddr *)&sa, sizeof(sa)), "bind %s: %s",
+		      sa.sun_path, strerror(errno));
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setenv("NOTIFY_SOCKET", sa.sun_path, 1);
+	setenv("WATCHDOG_USEC", "1000000", 1);
+	d = start_daemon(NULL);
+	unsetenv("NOTIFY_SOCKET");
+	unsetenv("WATCHDOG_USEC");
+	ck_assert(d > 0);
+	for (end = now_ns() + 3000000000ULL; now_ns() < end;) {
+		n = recv(fd, buf, sizeof(buf) - 1, 0);
+		if (n <= 0)
+			continue;
+		buf[n] = '\0';
+		ready += !strcmp(buf, "READY=1");
+		wd += !strcmp(buf, "WATCHDOG=1");
+	}
+	ck_assert_int_eq(WEXITSTATUS(stop_daemon(d, SIGTERM)), 0);
+	while ((n = recv(fd, buf, sizeof(buf) - 1, 0)) > 0) {
+		buf[n] = '\0';
+		stopping += !strcmp(buf, "STOPPING=1");
+	}
+	close(fd);
+	unlink(sa.sun_path);
+	printf("  sd_notify: READY=1 x%d, WATCHDOG=1 x%d in 3 s (WATCHDOG_USEC 1 s), STOPPING=1 x%d\n",
+	       ready, wd, stopping);
+	ck_assert_int_eq(ready, 1);
+	ck_assert_msg(wd >= 4 && wd <= 8, "%d watchdog pings in 3 s at 0.5 s", wd);
+	ck_assert_int_eq(stopping, 1);
+}
+END_TEST
+
 /* D16: PID 1 is one of the daemon's processes (the task iterator skipped it). */
 START_TEST(test_pid1_present)
 {
@@ -1729,6 +1782,7 @@ Suite *daemon_suite(void)
 	tcase_add_test(tc, test_filter_spellings);
 	tcase_add_test(tc, test_pid1_present);
 	tcase_add_test(tc, test_healthz_kernel_side);
+	tcase_add_test(tc, test_sd_notify);
 	tcase_add_test(tc, test_json_log_full_disk);
 	suite_add_tcase(s, tc);
 	return s;

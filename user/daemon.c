@@ -33,6 +33,7 @@
 #include <sys/stat.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <systemd/sd-daemon.h>
 #include "bpf_loader.h"
 #include "cgroup.h"
 #include "commands.h"
@@ -120,6 +121,8 @@ struct dstate {
 	uint64_t *unknown;	/* cgroups map keys missing from the last walk */
 	size_t nunknown;
 	double last_wall_s, last_cpu_s;
+	uint64_t last_ok_ns;	/* CLOCK_MONOTONIC of the last published collection */
+	uint64_t stall_ns;	/* none for that long: stalled (/healthz, watchdog) */
 	bool numa_multi;	/* several nodes: memory.numa_stat read per cgroup */
 	bool one_node;		/* one NUMA node: the remote-NUMA families have no samples */
 	struct numa_topo topo;
@@ -1382,6 +1385,7 @@ static int collect_and_publish(struct dstate *d)
 	mbuf_free(&om);
 	write_json_log(d, &col);
 	collection_free(&col);
+	d->last_ok_ns = now_ns();
 	d->last_wall_s = (now_ns() - t0) / 1e9;
 	d->last_cpu_s = thread_cpu_s() - c0;
 	return 0;
@@ -1549,6 +1553,7 @@ int do_daemon(int argc, char **argv)
 	struct MHD_Daemon *http = NULL;
 	struct dstate d;
 	bool stop_ks = false;
+	uint64_t wd_usec = 0, wd_next = 0;
 	int err, ret = EXIT_RUNTIME;
 
 	memset(&d, 0, sizeof(d));
@@ -1581,9 +1586,10 @@ int do_daemon(int argc, char **argv)
 	 * side attached (reliability audit D7). /metrics answers 503 until the
 	 * first collection.
 	 */
-	/* /healthz: stalled after 3 intervals and 5 s without a collection */
-	http = http_start(&d.o.listen, d.o.interval_ns < (UINT64_MAX - 5000000000ULL) / 3 ?
-			  3 * d.o.interval_ns + 5000000000ULL : UINT64_MAX, &err);
+	/* stalled after 3 intervals and 5 s without a collection */
+	d.stall_ns = d.o.interval_ns < (UINT64_MAX - 5000000000ULL) / 3 ?
+		     3 * d.o.interval_ns + 5000000000ULL : UINT64_MAX;
+	http = http_start(&d.o.listen, d.stall_ns, &err);
 	if (!http) {
 		char a[INET6_ADDRSTRLEN + 8];
 
@@ -1637,15 +1643,27 @@ int do_daemon(int argc, char **argv)
 			http_listen_port(&d.o.listen), http_listen_addr(&d.o.listen, a, sizeof(a)),
 			d.pin.reattached ? "re-attached at" : "pinned at", d.o.pin_path);
 	}
+	/* systemd Type=notify: ready once serving; WatchdogSec= pinged at half
+	 * its period while collections are on time (a hung or failing one stops
+	 * the pings, and systemd restarts the daemon) */
+	sd_notify(0, "READY=1");
+	if (sd_watchdog_enabled(0, &wd_usec) <= 0)
+		wd_usec = 0;
 	while (!d_stop) {
 		uint64_t next = ns_after(now_ns(), d.o.interval_ns);
 
 		while (!d_stop && !d_hup && now_ns() < next) {
-			uint64_t left = next - now_ns();
+			uint64_t left = next - now_ns(), now;
 			struct timespec ts = { 0, left < 100000000ULL ? (long)left : 100000000L };
 
 			nanosleep(&ts, NULL);
 			http_reap_slow();
+			now = now_ns();
+			if (wd_usec && now >= wd_next) {
+				if (now - d.last_ok_ns <= d.stall_ns)
+					sd_notify(0, "WATCHDOG=1");
+				wd_next = now + wd_usec * 500;	/* half of it, in ns */
+			}
 		}
 		if (d_hup) {
 			d_hup = 0;
@@ -1656,6 +1674,7 @@ int do_daemon(int argc, char **argv)
 			collect_and_publish(&d);
 	}
 	ret = EXIT_OK;
+	sd_notify(0, "STOPPING=1");
 out_pin:
 	http_stop(http);
 	http = NULL;
