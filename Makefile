@@ -244,6 +244,7 @@ DOC_FILES  := README.md docs/metrics.md docs/explain.md docs/audit.md docs/daemo
 	docs/numa.md docs/overhead.md docs/memacct.report.v1.schema.json
 DEPLOY_FILES := docs/deploy/daemonset.yaml docs/deploy/grafana-dashboard.json
 UNIT_DIR   := $(PREFIX)/lib/systemd/system
+SYSCONFDIR ?= /etc
 
 install: $(OUTPUT)/memacct
 	install -D -m 0755 $(OUTPUT)/memacct $(DESTDIR)$(PREFIX)/sbin/memacct
@@ -258,12 +259,13 @@ install: $(OUTPUT)/memacct
 	sed 's|/usr/local/|$(PREFIX)/|g' docs/deploy/memacct.service \
 		> $(DESTDIR)$(UNIT_DIR)/memacct.service
 	chmod 0644 $(DESTDIR)$(UNIT_DIR)/memacct.service
+	install -D -m 0644 docs/deploy/memacct.logrotate $(DESTDIR)$(SYSCONFDIR)/logrotate.d/memacct
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/sbin/memacct $(DESTDIR)$(PREFIX)/share/man/man1/memacct.1 \
 		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/memacct \
 		$(DESTDIR)$(PREFIX)/share/zsh/vendor-completions/_memacct \
-		$(DESTDIR)$(UNIT_DIR)/memacct.service
+		$(DESTDIR)$(UNIT_DIR)/memacct.service $(DESTDIR)$(SYSCONFDIR)/logrotate.d/memacct
 	rm -rf $(DESTDIR)$(PREFIX)/share/doc/memacct
 
 # make deb: a Debian binary package (dpkg-deb) of `make install` under /usr,
@@ -292,6 +294,7 @@ deb: $(OUTPUT)/memacct
 		-e "s|@SIZE@|$$(du -sk --exclude=DEBIAN $(DEB_ROOT) | cut -f1)|" \
 		-e "s|@DEPENDS@|$$(cat $(DEB_DIR)/depends)|" docs/deb/control.in \
 		> $(DEB_ROOT)/DEBIAN/control
+	$(Q)echo /etc/logrotate.d/memacct > $(DEB_ROOT)/DEBIAN/conffiles
 	$(Q)cd $(DEB_ROOT) && find . -type f ! -path './DEBIAN/*' -printf '%P\n' | sort \
 		| xargs md5sum > DEBIAN/md5sums
 	$(Q)dpkg-deb --root-owner-group -Zxz --build $(DEB_ROOT) $(DEB) >/dev/null
@@ -308,7 +311,7 @@ clean:
 # Exactly what building, testing and the demo need (Debian 12 / Ubuntu 22.04+).
 DEPS := make gcc clang llvm libbpf-dev libelf-dev zlib1g-dev pkg-config libjansson-dev \
 	libmicrohttpd-dev libsystemd-dev check python3-jsonschema python3-torch python3-numpy prometheus \
-	qemu-system-x86 busybox-static bpftrace libcap2-bin libncurses-dev libsmartcols-dev tmux zsh dpkg-dev curl
+	logrotate qemu-system-x86 busybox-static bpftrace libcap2-bin libncurses-dev libsmartcols-dev tmux zsh dpkg-dev curl
 DEPS += $(shell apt-cache show bpftool >/dev/null 2>&1 && echo bpftool || echo linux-tools-common linux-tools-generic)
 deps:
 	apt-get update

@@ -25,7 +25,7 @@ list=$(dpkg-deb -c "$deb")
 for f in ./usr/sbin/memacct ./usr/share/man/man1/memacct.1.gz \
 	./usr/share/bash-completion/completions/memacct \
 	./usr/share/zsh/vendor-completions/_memacct \
-	./usr/lib/systemd/system/memacct.service \
+	./usr/lib/systemd/system/memacct.service ./etc/logrotate.d/memacct \
 	./usr/share/doc/memacct/copyright ./usr/share/doc/memacct/README.md \
 	./usr/share/doc/memacct/daemon.md ./usr/share/doc/memacct/metrics.md \
 	./usr/share/doc/memacct/memacct.report.v1.schema.json; do
@@ -50,6 +50,7 @@ if command -v systemd-analyze > /dev/null; then
 	systemd-analyze security --offline=yes --threshold=50 "$unit" > "$root/security.txt" 2>&1 ||
 		fail "unit exposure over 5.0: $(tail -1 "$root/security.txt")"
 fi
+echo "$info" | grep -q 'conffiles' || fail "no conffiles (/etc/logrotate.d/memacct)"
 zcat "$root/usr/share/man/man1/memacct.1.gz" | grep -q '^\.SS top' || fail "man page has no top"
 bash -n "$root/usr/share/bash-completion/completions/memacct" || fail "bash completion"
 echo "deb-check: $deb ok: $(echo "$list" | grep -c '^-') files; Depends: $depends"

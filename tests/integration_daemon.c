@@ -974,6 +974,62 @@ START_TEST(test_sd_notify)
 }
 END_TEST
 
+/*
+ * The JSON log rotated by logrotate(8) itself under docs/deploy/memacct.logrotate
+ * (its path and its postrotate's `systemctl reload` made the test's: kill
+ * -HUP): the rotated file holds whole lines, the daemon goes on in the new
+ * one after SIGHUP, every line of both parses.
+ */
+START_TEST(test_json_log_logrotate)
+{
+	char dir[64], log[96], extra[128];
+	struct result *r;
+	pid_t d;
+
+	if (skip_no_http(__func__))
+		return;
+	if (system("command -v logrotate > /dev/null") != 0) {
+		SKIP_TEST("no logrotate(8) here");
+		return;
+	}
+	snprintf(dir, sizeof(dir), "/tmp/memacct-rot-%d", (int)getpid());
+	snprintf(log, sizeof(log), "%s/memacct.jsonl", dir);
+	ck_assert_msg(!mkdir(dir, 0700) || errno == EEXIST, "mkdir %s", dir);
+	snprintf(extra, sizeof(extra), "--json-log %s", log);
+	d = start_daemon(extra);
+	ck_assert(d > 0);
+	for (int i = 0; i < 50; i++) {
+		r = run_cmd("echo \"truth lines $(cat %s 2>/dev/null | wc -l)\"", log);
+		if (truth(r, "lines") >= 2) {
+			result_free(r);
+			break;
+		}
+		result_free(r);
+		sleep_ms(100);
+	}
+	r = run_cmd("D=%s; sed -e \"s|/var/log/memacct/memacct.jsonl|$D/memacct.jsonl|\" "
+		    "-e 's|systemctl reload memacct.service|kill -HUP %d|' "
+		    "%s/../docs/deploy/memacct.logrotate > $D/conf && "
+		    "logrotate -f -s $D/state $D/conf 2>&1 && echo 'truth rotated 1'",
+		    dir, (int)d, testsdir);
+	ck_assert_msg(r->nt && truth(r, "rotated") == 1, "logrotate: %s", r->out);
+	result_free(r);
+	sleep_ms(1500);	/* three collections after the reload */
+	ck_assert_int_eq(WEXITSTATUS(stop_daemon(d, SIGTERM)), 0);
+	r = run_cmd("D=%s; echo \"truth old $(wc -l < $D/memacct.jsonl.1)\"; "
+		    "echo \"truth new $(wc -l < $D/memacct.jsonl)\"; /usr/bin/python3 -c '"
+		    "import json, sys\nfor f in sys.argv[1:]:\n    for l in open(f): json.loads(l)' "
+		    "$D/memacct.jsonl.1 $D/memacct.jsonl && echo 'truth whole 1'; rm -rf $D", dir);
+	printf("  logrotate: %lld lines in the rotated log, %lld in the new one after SIGHUP\n",
+	       truth(r, "old"), truth(r, "new"));
+	ck_assert_int_ge(truth(r, "old"), 2);
+	ck_assert_int_ge(truth(r, "new"), 2);
+	ck_assert_msg(r->nt == 3 && truth(r, "whole") == 1, "a line that does not parse: %s",
+		      r->out);
+	result_free(r);
+}
+END_TEST
+
 /* D16: PID 1 is one of the daemon's processes (the task iterator skipped it). */
 START_TEST(test_pid1_present)
 {
@@ -1783,6 +1839,7 @@ Suite *daemon_suite(void)
 	tcase_add_test(tc, test_pid1_present);
 	tcase_add_test(tc, test_healthz_kernel_side);
 	tcase_add_test(tc, test_sd_notify);
+	tcase_add_test(tc, test_json_log_logrotate);
 	tcase_add_test(tc, test_json_log_full_disk);
 	suite_add_tcase(s, tc);
 	return s;
