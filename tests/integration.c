@@ -174,15 +174,25 @@ int free_port(void)
 	return port;
 }
 
-/* tests/sweep.sh over our cgroup root and bpffs; its lines go to our log */
-static void sweep_leftovers(void)
+/*
+ * tests/sweep.sh over our cgroup root and bpffs, its lines to our log: what
+ * runners that died left, and with @mine what our own finished tests left
+ * (named with our PID: CK_NOFORK).
+ */
+static void sweep(bool mine)
 {
 	char cmd[PATH_MAX * 3 + 64];
 
-	snprintf(cmd, sizeof(cmd), "sh %s/sweep.sh %s %s", testsdir, memacct, cgroot);
+	snprintf(cmd, sizeof(cmd), "sh %s/sweep.sh %s %s %d", testsdir, memacct, cgroot,
+		 mine ? (int)getpid() : 0);
 	fflush(stdout);
 	if (system(cmd) != 0)
 		printf("sweep: %s failed\n", cmd);
+}
+
+void sweep_leftovers(void)
+{
+	sweep(true);
 }
 
 TCase *tcase_swept(const char *name)
@@ -780,7 +790,7 @@ int main(void)
 	 * test's result too with CK_VERBOSITY=verbose (tests/vmtest/) */
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	printf("memory cgroup hierarchy: %s (v%d)\n", cgroot, cgversion);
-	sweep_leftovers();	/* an earlier run that died */
+	sweep(false);	/* what an earlier run that died left */
 	sr = srunner_create(integration_suite());
 	if (explain_suite)
 		srunner_add_suite(sr, explain_suite());

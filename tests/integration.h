@@ -66,13 +66,16 @@ struct result *memacct_run(const char *workload_and_args);
 bool memacct_without_http(void);
 
 /*
- * tcase_swept() - tcase_create() whose test case ends with tests/sweep.sh:
- * a test that fails an assertion is _exit()ed by Check before its checked
- * teardown, leaving its cgroup, daemon and pins to fail later tests; the
- * sweep (in the runner's process, once the case's tests ran) removes what
- * tests whose process is gone left.
+ * tcase_swept() - tcase_create() whose test case ends with tests/sweep.sh.
+ * A test that fails an assertion ends there (longjmp: CK_NOFORK), past its
+ * own cleanup, and its cgroup, workloads, daemon and pins used to fail later
+ * tests; once the case's tests ran, the sweep removes what our tests (named
+ * with our PID) and runners that died left.
+ * sweep_leftovers() - the same sweep, for a checked teardown (no test runs
+ * then): the tests of a case left nothing for the next one.
  */
 TCase *tcase_swept(const char *name);
+void sweep_leftovers(void);
 
 /*
  * free_port() - a TCP port of 127.0.0.1 free now (the kernel's pick for a

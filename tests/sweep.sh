@@ -1,19 +1,28 @@
 #!/bin/sh
 # SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause)
 #
-# sweep.sh MEMACCT CGROOT - remove what integration tests left behind when their
-# process is gone: a failed ck_assert() _exit()s the test's process (Check's
-# fork mode), so its checked teardown never runs and its cgroup, its daemon
-# and the daemon's pins stay, failing later tests that count cgroups or pins.
+# sweep.sh MEMACCT CGROOT [RUNNER] - remove what integration tests left
+# behind: a failed ck_assert() ends the test there (longjmp: the runner is
+# CK_NOFORK), so the test's own cleanup after it never runs, and its
+# cgroup, its workloads, a daemon and the daemon's pins stay, failing later
+# tests that count cgroups, pins or the host's pinned pages.
 #
 # Only names the tests make are touched: a cgroup at a memory cgroup root or
 # a bpffs directory named memacct-WORD...-PID[-N], whose PID (the first field
-# of digits only) is no live process. A live owner (another test now, a user's
-# `memacct run`) is left alone; so is the daemon's default /sys/fs/bpf/memacct.
-# Prints one line per thing removed; exits 0.
+# of digits only) is no live process, or is RUNNER: the test runner, which
+# calls this between test cases, when none of its tests runs (the tests name
+# what they make with the runner's PID). Another live owner (a user's
+# `memacct run`, a concurrent run) is left alone; so is the daemon's default
+# /sys/fs/bpf/memacct. Prints one line per thing removed; exits 0.
 
 memacct=$1
 cgroot=$2	# the tests' memory cgroup root (integration.c memcg_root())
+runner=${3:-none}
+
+# whether the owner @1 is gone, or is the runner
+swept() {
+	[ -n "$1" ] && { [ "$1" = "$runner" ] || [ ! -d "/proc/$1" ]; }
+}
 
 owner() {	# memacct-dma-audit-123-4 -> 123; nothing when no field is all digits
 	echo "$1" | tr '-' '\n' | sed -n '2,$p' | grep -m1 -x '[0-9][0-9]*'
@@ -41,7 +50,7 @@ for root in $(printf '%s\n' "$cgroot" /sys/fs/cgroup/memory /sys/fs/cgroup | sor
 		[ -d "$cg" ] || continue
 		name=${cg##*/}
 		pid=$(owner "$name")
-		[ -n "$pid" ] && [ ! -d "/proc/$pid" ] || continue
+		swept "$pid" || continue
 		kill_naming "$name"
 		find "$cg" -name cgroup.procs -exec cat {} + 2>/dev/null | xargs -r kill -KILL
 		for i in 1 2 3 4 5 6 7 8 9 10; do
@@ -50,9 +59,9 @@ for root in $(printf '%s\n' "$cgroot" /sys/fs/cgroup/memory /sys/fs/cgroup | sor
 			sleep 0.2
 		done
 		if [ -d "$cg" ]; then
-			echo "sweep: $cg (test $pid gone) could not be removed"
+			echo "sweep: $cg (owner $pid) could not be removed"
 		else
-			echo "sweep: removed $cg, left by test $pid"
+			echo "sweep: removed $cg, left by $pid"
 		fi
 	done
 done
@@ -60,12 +69,12 @@ done
 for dir in /sys/fs/bpf/memacct-*; do
 	[ -d "$dir" ] || continue
 	pid=$(owner "${dir##*/}")
-	[ -n "$pid" ] && [ ! -d "/proc/$pid" ] || continue
+	swept "$pid" || continue
 	kill_naming "$dir"
 	if "$memacct" detach --pin-path "$dir" > /dev/null 2>&1 && [ ! -e "$dir" ]; then
-		echo "sweep: detached $dir, left by test $pid"
+		echo "sweep: detached $dir, left by $pid"
 	else
-		echo "sweep: $dir (test $pid gone) could not be detached"
+		echo "sweep: $dir (owner $pid) could not be detached"
 	fi
 done
 exit 0
