@@ -1662,7 +1662,7 @@ int do_daemon(int argc, char **argv)
 			if (wd_usec && now >= wd_next) {
 				if (now - d.last_ok_ns <= d.stall_ns)
 					sd_notify(0, "WATCHDOG=1");
-				wd_next = now + wd_usec * 500;	/* half of it, in ns */
+				wd_next = ns_after(now, wd_usec * 500);	/* half of it, in ns */
 			}
 		}
 		if (d_hup) {

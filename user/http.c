@@ -201,7 +201,12 @@ static const char *snap_gzip(struct snap *s, size_t *len)
 	return s->gz;
 }
 
-static void snap_publish(struct snap *prom, struct snap *om)
+/*
+ * Serve @prom and @om from now on, and set /healthz's inputs with them under
+ * the same lock: published now (0 when both are NULL, at the end), @links_gone
+ * of @links programs without their pinned links.
+ */
+static void snap_publish(struct snap *prom, struct snap *om, int links_gone, int links)
 {
 	struct snap *old_p, *old_o;
 
@@ -210,6 +215,9 @@ static void snap_publish(struct snap *prom, struct snap *om)
 	old_o = snap_om;
 	snap_prom = prom;
 	snap_om = om;
+	health_published_ns = prom ? now_ns() : 0;
+	health_links_gone = links_gone;
+	health_links = links;
 	pthread_mutex_unlock(&snap_lock);
 	snap_put(old_p);
 	snap_put(old_o);
@@ -247,7 +255,6 @@ struct hconn {
 static pthread_mutex_t hconn_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct hconn hconn_list = { &hconn_list, &hconn_list, -1, 0, false };
 static unsigned int hconn_n;
-static unsigned long long hconn_evicted;
 
 static void hconn_unlink(struct hconn *h)
 {
@@ -267,7 +274,6 @@ static void hconn_shut(struct hconn *h)
 {
 	shutdown(h->fd, SHUT_RDWR);
 	h->shut = true;
-	hconn_evicted++;
 }
 
 static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
@@ -578,12 +584,7 @@ int http_publish(const char *prom, const char *om, int links_gone, int links)
 		snap_put(so);
 		return -ENOMEM;
 	}
-	snap_publish(sp, so);
-	pthread_mutex_lock(&snap_lock);
-	health_published_ns = now_ns();
-	health_links_gone = links_gone;
-	health_links = links;
-	pthread_mutex_unlock(&snap_lock);
+	snap_publish(sp, so, links_gone, links);
 	return 0;
 }
 
@@ -606,5 +607,5 @@ void http_stop(struct MHD_Daemon *d)
 {
 	if (d)
 		MHD_stop_daemon(d);
-	snap_publish(NULL, NULL);
+	snap_publish(NULL, NULL, 0, 0);
 }
