@@ -1803,20 +1803,14 @@ int BPF_PROG(sched_process_exit, struct task_struct *task)
 	/* fold into the cgroup so its counters outlive the process */
 	c = cgroup_get(p->memcg_id);
 	if (c) {
-		/* most of these are 0 for most processes: a test is cheaper
-		 * than a locked add */
-		add_nz(&c->f.cow_copied_pages, p->f.cow_copied_pages);
-		add_nz(&c->f.cow_file_copied_pages, p->f.cow_file_copied_pages);
-		add_nz(&c->f.zero_fill_pages, p->f.zero_fill_pages);
-		add_nz(&c->f.fault_alloc_pages, p->f.fault_alloc_pages);
-		add_nz(&c->f.remote_numa_alloc_pages, p->f.remote_numa_alloc_pages);
-		add_nz(&c->f.fault_unclassified_pages, p->f.fault_unclassified_pages);
-		for (int i = 0; i < MEMACCT_MR_NR; i++)
-			add_nz(&c->f.numa_migrated_pages[i], p->f.numa_migrated_pages[i]);
-		add_nz(&c->f.numa_task_moves, p->f.numa_task_moves);
-		add_nz(&c->f.numa_task_swaps, p->f.numa_task_swaps);
-		add_nz(&c->f.oom_kills, p->f.oom_kills);
-		add_nz(&c->f.memcg_reclaims, p->f.memcg_reclaims);
+		__u64 *to = (__u64 *)&c->f;
+		const __u64 *from = (const __u64 *)&p->f;
+
+		/* every flow (an array of __u64: flows_move()); most are 0
+		 * for most processes: a test is cheaper than a locked add */
+#pragma unroll
+		for (int i = 0; i < FLOW_WORDS; i++)
+			add_nz(&to[i], from[i]);
 		/* its pinned memory goes with its mm: take it out of the
 		 * cgroup's sums (the record keeps the at-exit values) */
 		add_nz(&c->pin.locked_vm_pages, -(__s64)p->pin.locked_vm_pages);

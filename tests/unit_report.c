@@ -8,6 +8,7 @@
 #include <string.h>
 #include "bpf_loader.h"
 #include "check_util.h"
+#include "metric_table.h"
 #include "metrics.h"
 #include "report.h"
 #include "table.h"
@@ -571,6 +572,119 @@ START_TEST(test_host_known)
 }
 END_TEST
 
+/* Each row names its figure right: suffixes, offsets, and every BPF flow
+ * word read by exactly one row (a flow added to struct memacct_flows without
+ * its row fails here). */
+START_TEST(test_metric_table_rows)
+{
+	int words[sizeof(struct memacct_flows) / sizeof(__u64)] = { 0 };
+	bool offs[sizeof(struct metrics) / sizeof(uint64_t)] = { false };
+
+	for (int id = 0; id < M_NR; id++) {
+		const struct metric_def *d = &metric_table[id];
+		const char *suffix = d->flags & MF_BYTES ? "_bytes" : "_total";
+
+		ck_assert_msg(d->key && d->help && d->source, "row %d incomplete", id);
+		ck_assert_msg(strlen(d->key) > strlen(suffix) &&
+			      !strcmp(d->key + strlen(d->key) - strlen(suffix), suffix),
+			      "%s: a %s key ends in %s", d->key,
+			      d->flags & MF_BYTES ? "bytes" : "count", suffix);
+		ck_assert_msg(d->off % sizeof(uint64_t) == 0 && d->off < sizeof(struct metrics) &&
+			      !offs[d->off / sizeof(uint64_t)], "%s: field reused", d->key);
+		offs[d->off / sizeof(uint64_t)] = true;
+		if (d->family) {
+			size_t n = strlen(d->family);
+
+			ck_assert_msg(!strncmp(d->family, "memacct_", 8) &&
+				      (n < 6 || strcmp(d->family + n - 6, "_total")),
+				      "%s: family name", d->family);
+			ck_assert_msg(!(d->flags & MF_BYTES) ==
+				      !(n > 6 && !strcmp(d->family + n - 6, "_bytes")),
+				      "%s: unit suffix", d->family);
+		}
+		ck_assert_msg(!metric_is_bpf_flow(id) || (d->flags & MF_FLOW),
+			      "%s: a BPF flow is a counter", d->key);
+		for (int w = 0; metric_is_bpf_flow(id) && w < d->flow_words; w++) {
+			ck_assert_int_lt(d->flow_word + w, (int)(sizeof(words) / sizeof(words[0])));
+			words[d->flow_word + w]++;
+		}
+	}
+	for (size_t w = 0; w < sizeof(words) / sizeof(words[0]); w++)
+		ck_assert_msg(words[w] == 1, "struct memacct_flows word %zu read by %d rows",
+			      w, words[w]);
+}
+END_TEST
+
+/* Every row is documented: its key in docs/metrics.md and the schema, its
+ * family in docs/daemon.md. */
+START_TEST(test_metric_table_docs)
+{
+	char *metrics = load_data("../../docs/metrics.md"), *daemon = load_data("../../docs/daemon.md");
+	char *schema = load_data("../../docs/memacct.report.v1.schema.json");
+	char want[128];
+
+	for (int id = 0; id < M_NR; id++) {
+		const struct metric_def *d = &metric_table[id];
+
+		xsnprintf(want, sizeof(want), "`%s`", d->key);
+		ck_assert_msg(strstr(metrics, want), "%s not in docs/metrics.md", want);
+		xsnprintf(want, sizeof(want), "\"%s\"", d->key);
+		ck_assert_msg(strstr(schema, want), "%s not in the JSON schema", want);
+		if (!d->family)
+			continue;
+		xsnprintf(want, sizeof(want), "`%s%s`", d->family,
+			  d->flags & MF_FLOW ? "_total" : "");
+		ck_assert_msg(strstr(daemon, want), "%s not in docs/daemon.md", want);
+	}
+	free(metrics);
+	free(daemon);
+	free(schema);
+}
+END_TEST
+
+/* BPF pages to bytes, sums, the clamp and JSON, all through the table. */
+START_TEST(test_metric_table_flows)
+{
+	struct memacct_flows f;
+	struct metrics m = { 0 }, t = { 0 }, prev = { 0 };
+	__u64 *w = (__u64 *)&f;
+	json_t *o = json_object();
+
+	for (size_t i = 0; i < sizeof(f) / sizeof(__u64); i++)
+		w[i] = i + 1;
+	metrics_from_bpf_flows(&m, &f, 4096);
+	ck_assert_uint_eq(m.cow_copied, f.cow_copied_pages * 4096);
+	ck_assert_uint_eq(m.cow_file_copied, f.cow_file_copied_pages * 4096);
+	ck_assert_uint_eq(m.oom_kills, f.oom_kills);
+	ck_assert_uint_eq(m.numa_migrated_by_reason[MEMACCT_MR_OTHER],
+			  f.numa_migrated_pages[MEMACCT_MR_OTHER] * 4096);
+	ck_assert_uint_eq(m.numa_migrated, (uint64_t)(f.numa_migrated_pages[0] +
+			  f.numa_migrated_pages[MEMACCT_MR_NR - 1]) * MEMACCT_MR_NR / 2 * 4096);
+	metrics_add_flows(&t, &m);
+	metrics_add_flows(&t, &m);
+	for (int id = 0; id < M_NR; id++)
+		ck_assert_uint_eq(metric_get(&t, id), metric_is_bpf_flow(id) ?
+				  2 * metric_get(&m, id) : 0);
+	/* the clamp holds counters, not gauges */
+	prev = t;
+	prev.rss = 1 << 20;
+	metrics_clamp_flows(&m, &prev);
+	ck_assert_uint_eq(m.cow_copied, t.cow_copied);
+	ck_assert_uint_eq(m.numa_migrated_by_reason[1], t.numa_migrated_by_reason[1]);
+	ck_assert_uint_eq(m.rss, 0);
+	report_metrics_json(o, &m, 0);
+	for (int id = 0; id < M_NR; id++)
+		ck_assert_uint_eq((uint64_t)json_integer_value(json_object_get(o, metric_table[id].key)),
+				  metric_get(&m, id));
+	json_decref(o);
+	o = json_object();
+	report_metrics_json(o, &m, MF_TOTALS);
+	ck_assert_ptr_null(json_object_get(o, "usage_bytes"));
+	ck_assert_ptr_nonnull(json_object_get(o, "numa_migrated_bytes_by_reason"));
+	json_decref(o);
+}
+END_TEST
+
 Suite *report_suite(void)
 {
 	Suite *s = suite_create("report");
@@ -590,6 +704,9 @@ Suite *report_suite(void)
 	tcase_add_test(tc, test_mem_total);
 	tcase_add_test(tc, test_host_unknown);
 	tcase_add_test(tc, test_host_known);
+	tcase_add_test(tc, test_metric_table_rows);
+	tcase_add_test(tc, test_metric_table_docs);
+	tcase_add_test(tc, test_metric_table_flows);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1106,3 +1106,16 @@ int memcg_read_stat(const struct memcg *cg, struct memcg_stat *s)
 
 	return read_cg_oom_kill(cg, v1 ? "memory.oom_control" : "memory.events", s);
 }
+
+uint64_t memcg_reclaimable(const struct memcg_stat *s)
+{
+	uint64_t file = s->active_file + s->inactive_file;
+	uint64_t busy = s->file_dirty + s->file_writeback;
+
+	return busy < file ? file - busy : 0;
+}
+
+uint64_t memcg_working_set(const struct memcg_stat *s)
+{
+	return s->usage > s->inactive_file ? s->usage - s->inactive_file : 0;
+}

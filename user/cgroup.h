@@ -164,5 +164,15 @@ int parse_memory_stat(const char *text, int version, struct memcg_stat *s);
 int parse_oom_kill(const char *text, uint64_t *oom_kill);
 /* memcg_read_stat() - all of the above for a live cgroup. */
 int memcg_read_stat(const struct memcg *cg, struct memcg_stat *s);
+/*
+ * memcg_reclaimable() - clean page cache of @s in bytes: active_file +
+ * inactive_file - dirty - writeback (0 when more is busy than resident).
+ */
+uint64_t memcg_reclaimable(const struct memcg_stat *s);
+/*
+ * memcg_working_set() - usage - inactive_file of @s in bytes, what the
+ * kubelet evicts on (cAdvisor's container_memory_working_set_bytes).
+ */
+uint64_t memcg_working_set(const struct memcg_stat *s);
 
 #endif

@@ -40,6 +40,7 @@
 #include "daemon.h"
 #include "hostpin.h"
 #include "http.h"
+#include "metric_table.h"
 #include "metrics.h"
 #include "numa.h"
 #include "output_om.h"
@@ -78,20 +79,19 @@ struct cgi {
 	char *rel;		/* path below the hierarchy root ("/" for the root) */
 	bool wanted;		/* passes --cgroup-filter */
 	/* local (this cgroup only), then hierarchical after aggregate() */
-	uint64_t cow, cow_file, unclassified, remote, migrated, oom_bpf;
-	uint64_t migrated_by[MEMACCT_MR_NR];	/* pages, by enum memacct_migrate_reason */
+	struct memacct_flows f;	/* BPF flows: pages and counts */
 	uint64_t rss, mlocked, pinned_vm;
 	uint64_t dma, dma_peak;	/* DMA pins (pages): the BPF cgroups map */
 	struct memcg_stat st;
 	bool st_ok;
 	uint64_t remote_numa;	/* bytes off the home node (memory.numa_stat) */
+	struct metrics m;	/* what is published: bytes, counters clamped */
 };
 
 /* Counters last published, per cgroup id: published values never go down. */
 struct prev {
 	uint64_t id;
-	uint64_t cow, cow_file, unclassified, remote, migrated, oom, pgfault, pgmajfault;
-	uint64_t migrated_by[MEMACCT_MR_NR];
+	struct metrics m;
 };
 
 struct proc_flow {
@@ -321,17 +321,16 @@ static void walk_dir(struct walk *w, const char *abs, const char *rel, uint64_t 
 	closedir(d);
 }
 
-static void flows_add(struct cgi *c, const struct memacct_flows *f)
+#define FLOW_WORDS	(sizeof(struct memacct_flows) / sizeof(__u64))
+
+/* @to += @f, every flow (struct memacct_flows is an array of __u64) */
+static void flows_add(struct memacct_flows *to, const struct memacct_flows *f)
 {
-	c->cow += f->cow_copied_pages;
-	c->cow_file += f->cow_file_copied_pages;
-	c->unclassified += f->fault_unclassified_pages;
-	c->remote += f->remote_numa_alloc_pages;
-	for (int i = 0; i < MEMACCT_MR_NR; i++) {
-		c->migrated += f->numa_migrated_pages[i];
-		c->migrated_by[i] += f->numa_migrated_pages[i];
-	}
-	c->oom_bpf += f->oom_kills;
+	__u64 *t = (__u64 *)to;
+	const __u64 *v = (const __u64 *)f;
+
+	for (size_t i = 0; i < FLOW_WORDS; i++)
+		t[i] += v[i];
 }
 
 static int cmp_level_desc(const void *a, const void *b)
@@ -356,14 +355,7 @@ static void aggregate(struct cgi *v, size_t n)
 
 		if (!c->level || !(p = cgi_find(v, n, c->parent_id)))
 			continue;
-		p->cow += c->cow;
-		p->cow_file += c->cow_file;
-		p->unclassified += c->unclassified;
-		p->remote += c->remote;
-		p->migrated += c->migrated;
-		for (int r = 0; r < MEMACCT_MR_NR; r++)
-			p->migrated_by[r] += c->migrated_by[r];
-		p->oom_bpf += c->oom_bpf;
+		flows_add(&p->f, &c->f);
 		p->rss += c->rss;
 		p->mlocked += c->mlocked;
 		p->pinned_vm += c->pinned_vm;
@@ -452,7 +444,7 @@ static void take_proc(struct dead_keys *dead, struct cgi *v, size_t n, struct pr
 			ov = p->pin.dma_pinned_pages;
 	}
 	if ((c = cgi_find(v, n, p->memcg_id))) {
-		flows_add(c, &p->f);
+		flows_add(&c->f, &p->f);
 		c->dma -= ov < c->dma ? ov : c->dma;
 		c->dma_peak -= ov < c->dma_peak ? ov : c->dma_peak;
 	}
@@ -556,7 +548,7 @@ static long read_cgroups_map(struct dstate *d, struct cgi *v, size_t n)
 			continue;
 		cnt++;
 		if ((ci = cgi_find(v, n, key))) {
-			flows_add(ci, &c.f);
+			flows_add(&ci->f, &c.f);
 			ci->dma = c.pin.dma_pinned_pages;
 			ci->dma_peak = c.pin.dma_pinned_peak_pages;
 			continue;
@@ -718,8 +710,7 @@ static uint64_t pg(const struct dstate *d, uint64_t pages)
 /* The flows of a cgroup's records (reset before a read is done again). */
 static void flows_zero(struct cgi *c)
 {
-	c->cow = c->cow_file = c->unclassified = c->remote = c->migrated = c->oom_bpf = 0;
-	memset(c->migrated_by, 0, sizeof(c->migrated_by));
+	memset(&c->f, 0, sizeof(c->f));
 }
 
 /*
@@ -773,16 +764,40 @@ static uint64_t nonneg(uint64_t v)
 	return (int64_t)v < 0 ? 0 : v;
 }
 
-static void flows_nonneg(struct cgi *c)
+static void flows_nonneg(struct memacct_flows *f)
 {
-	c->cow = nonneg(c->cow);
-	c->cow_file = nonneg(c->cow_file);
-	c->unclassified = nonneg(c->unclassified);
-	c->remote = nonneg(c->remote);
-	c->migrated = nonneg(c->migrated);
-	c->oom_bpf = nonneg(c->oom_bpf);
-	for (int r = 0; r < MEMACCT_MR_NR; r++)
-		c->migrated_by[r] = nonneg(c->migrated_by[r]);
+	__u64 *w = (__u64 *)f;
+
+	for (size_t i = 0; i < FLOW_WORDS; i++)
+		w[i] = nonneg(w[i]);
+}
+
+/*
+ * What a cgroup publishes (docs/metrics.md; the daemon's families are the
+ * rows of metric_table.h with a family): hierarchical BPF flows, the sums
+ * of the task iterator, memory.stat. rss_bytes is the charge, as in every
+ * other report; the processes' RSS summed is rss_sum_bytes
+ * (memacct_rss_bytes).
+ */
+static void metrics_of_cgi(const struct dstate *d, const struct cgi *c, struct metrics *m)
+{
+	memset(m, 0, sizeof(*m));
+	metrics_from_bpf_flows(m, &c->f, d->page_size);
+	m->rss_sum = pg(d, c->rss);
+	m->mlocked = pg(d, c->mlocked);
+	m->pinned_vm = pg(d, c->pinned_vm);
+	m->dma_pinned = pg(d, c->dma);
+	m->dma_pinned_peak = pg(d, c->dma_peak);
+	m->pinned = m->mlocked + m->pinned_vm + m->dma_pinned;
+	m->remote_numa = c->remote_numa;
+	m->remote_numa_peak = c->remote_numa;
+	if (!c->st_ok)
+		return;
+	session_memcg_stocks(&c->st, m);
+	m->rss_peak = c->st.has_peak ? c->st.peak : 0;
+	m->page_faults = c->st.pgfault;
+	m->major_faults = c->st.pgmajfault;
+	m->oom_kills = mono(m->oom_kills, c->st.oom_kill);
 }
 
 static int collect(struct dstate *d, struct collection *col)
@@ -836,31 +851,13 @@ static int collect(struct dstate *d, struct collection *col)
 			if (!memcg_numa_usage(&d->topo, &m, &u))
 				c->remote_numa = u.remote;
 		}
-		flows_nonneg(c);
+		flows_nonneg(&c->f);
+		metrics_of_cgi(d, c, &c->m);
 		old = d->prev ? bsearch(&k, d->prev, d->nprev, sizeof(k), cmp_prev) : NULL;
-		if (old) {
-			for (int r = 0; r < MEMACCT_MR_NR; r++)
-				c->migrated_by[r] = mono(c->migrated_by[r], old->migrated_by[r]);
-			c->cow = mono(c->cow, old->cow);
-			c->cow_file = mono(c->cow_file, old->cow_file);
-			c->unclassified = mono(c->unclassified, old->unclassified);
-			c->remote = mono(c->remote, old->remote);
-			c->migrated = mono(c->migrated, old->migrated);
-			c->oom_bpf = mono(mono(c->oom_bpf, c->st.oom_kill), old->oom);
-			c->st.pgfault = mono(c->st.pgfault, old->pgfault);
-			c->st.pgmajfault = mono(c->st.pgmajfault, old->pgmajfault);
-		} else {
-			c->oom_bpf = mono(c->oom_bpf, c->st.oom_kill);
-		}
-		if (np) {
-			np[nnp] = (struct prev){ .id = c->id, .cow = c->cow, .cow_file = c->cow_file,
-						 .unclassified = c->unclassified,
-						 .remote = c->remote,
-						 .migrated = c->migrated, .oom = c->oom_bpf,
-						 .pgfault = c->st.pgfault,
-						 .pgmajfault = c->st.pgmajfault };
-			memcpy(np[nnp++].migrated_by, c->migrated_by, sizeof(c->migrated_by));
-		}
+		if (old)	/* published counters never go down */
+			metrics_clamp_flows(&c->m, &old->m);
+		if (np)
+			np[nnp++] = (struct prev){ .id = c->id, .m = c->m };
 	}
 	if (np) {	/* cgroups that vanished are forgotten here */
 		free(d->prev);
@@ -908,75 +905,6 @@ static const struct memacct_flows *flow_of(const struct collection *col,
 }
 
 /* ---------------------------------------------------------------- formatting */
-
-struct cg_metric {
-	const char *name, *unit, *help;
-	enum mtype type;
-	bool bytes;		/* value in pages/bytes: scaled below */
-	int field;
-};
-
-enum { F_RSS, F_ANON, F_FILE, F_SHMEM, F_PINNED, F_MLOCKED, F_PINNED_VM, F_RECLAIMABLE,
-       F_USAGE, F_COW, F_COW_FILE, F_UNCLASSIFIED, F_REMOTE, F_MIGRATED, F_PGFAULT, F_PGMAJFAULT, F_OOM,
-       F_REMOTE_NUMA, F_DMA, F_DMA_PEAK, F_WORKING_SET };
-
-static const struct cg_metric cg_metrics[] = {
-	{ "memacct_rss_bytes", "bytes", "Resident set size of the cgroup's processes (sum of RssAnon+RssFile+RssShmem, iter/task)", MT_GAUGE, true, F_RSS },
-	{ "memacct_anon_bytes", "bytes", "Anonymous memory charged to the cgroup (memory.stat)", MT_GAUGE, true, F_ANON },
-	{ "memacct_file_bytes", "bytes", "Page cache charged to the cgroup (memory.stat)", MT_GAUGE, true, F_FILE },
-	{ "memacct_shmem_bytes", "bytes", "Shared memory and tmpfs charged to the cgroup (memory.stat)", MT_GAUGE, true, F_SHMEM },
-	{ "memacct_pinned_bytes", "bytes", "mlocked plus pinned_vm plus DMA pins of the cgroup's processes", MT_GAUGE, true, F_PINNED },
-	{ "memacct_mlocked_bytes", "bytes", "mm->locked_vm (VmLck) of the cgroup's processes", MT_GAUGE, true, F_MLOCKED },
-	{ "memacct_pinned_vm_bytes", "bytes", "mm->pinned_vm (VmPin) of the cgroup's processes", MT_GAUGE, true, F_PINNED_VM },
-	{ "memacct_reclaimable_bytes", "bytes", "Clean page cache: active_file+inactive_file-dirty-writeback (memory.stat)", MT_GAUGE, true, F_RECLAIMABLE },
-	{ "memacct_usage_bytes", "bytes", "Memory charged to the cgroup (memory.usage_in_bytes / memory.current)", MT_GAUGE, true, F_USAGE },
-	{ "memacct_cow_copied_bytes", "bytes", "Anonymous copy-on-write copies since the kernel side was attached", MT_COUNTER, true, F_COW },
-	{ "memacct_cow_file_copied_bytes", "bytes", "First writes to MAP_PRIVATE file pages since attach", MT_COUNTER, true, F_COW_FILE },
-	{ "memacct_fault_unclassified_bytes", "bytes", "Write-fault copies or fills whose VMA could not be read (CoW or not unknown) since attach", MT_COUNTER, true, F_UNCLASSIFIED },
-	{ "memacct_remote_numa_alloc_bytes", "bytes", "User pages allocated on a node other than the faulting CPU's since attach", MT_COUNTER, true, F_REMOTE },
-	{ "memacct_numa_migrated_bytes", "bytes", "Pages migrated between NUMA nodes since attach", MT_COUNTER, true, F_MIGRATED },
-	{ "memacct_page_faults", NULL, "Page faults (memory.stat pgfault)", MT_COUNTER, false, F_PGFAULT },
-	{ "memacct_major_faults", NULL, "Major page faults (memory.stat pgmajfault)", MT_COUNTER, false, F_PGMAJFAULT },
-	{ "memacct_oom_kills", NULL, "OOM kills in the cgroup (memory.oom_control / memory.events, BPF mark_victim)", MT_COUNTER, false, F_OOM },
-	{ "memacct_remote_numa_bytes", "bytes", "Resident bytes on NUMA nodes other than the cgroup's home node (memory.numa_stat; no samples on one node)", MT_GAUGE, true, F_REMOTE_NUMA },
-	{ "memacct_dma_pinned_bytes", "bytes", "Pages pinned with FOLL_PIN (pin_user_pages: CUDA host memory, AF_XDP UMEM, ...) by the cgroup's processes that VmLck and VmPin do not show, until the kernel unpins them", MT_GAUGE, true, F_DMA },
-	{ "memacct_dma_pinned_peak_bytes", "bytes", "High-water mark of memacct_dma_pinned_bytes since attach (a lower bound above leaf cgroups)", MT_GAUGE, true, F_DMA_PEAK },
-	{ "memacct_working_set_bytes", "bytes", "usage - inactive_file (memory.stat): what the kubelet evicts on, cAdvisor's container_memory_working_set_bytes", MT_GAUGE, true, F_WORKING_SET },
-};
-
-static uint64_t cg_value(const struct dstate *d, const struct cgi *c, int field)
-{
-	uint64_t r;
-
-	switch (field) {
-	case F_RSS: return pg(d, c->rss);
-	case F_ANON: return c->st.anon;
-	case F_FILE: return c->st.file;
-	case F_SHMEM: return c->st.shmem;
-	case F_PINNED: return pg(d, c->mlocked + c->pinned_vm + c->dma);
-	case F_MLOCKED: return pg(d, c->mlocked);
-	case F_PINNED_VM: return pg(d, c->pinned_vm);
-	case F_RECLAIMABLE:
-		r = c->st.active_file + c->st.inactive_file;
-		return r > c->st.file_dirty + c->st.file_writeback ?
-		       r - c->st.file_dirty - c->st.file_writeback : 0;
-	case F_USAGE: return c->st.usage;
-	case F_COW: return pg(d, c->cow);
-	case F_COW_FILE: return pg(d, c->cow_file);
-	case F_UNCLASSIFIED: return pg(d, c->unclassified);
-	case F_REMOTE: return pg(d, c->remote);
-	case F_MIGRATED: return pg(d, c->migrated);
-	case F_PGFAULT: return c->st.pgfault;
-	case F_PGMAJFAULT: return c->st.pgmajfault;
-	case F_OOM: return c->oom_bpf;
-	case F_REMOTE_NUMA: return c->remote_numa;
-	case F_DMA: return pg(d, c->dma);
-	case F_DMA_PEAK: return pg(d, c->dma_peak);
-	case F_WORKING_SET:
-		return c->st.usage > c->st.inactive_file ? c->st.usage - c->st.inactive_file : 0;
-	}
-	return 0;
-}
 
 static int cg_labels_of(const struct cgi *c, struct cg_labels *cl, struct mlabel *l)
 {
@@ -1093,24 +1021,23 @@ static void format(struct dstate *d, const struct collection *col, struct mbuf *
 	for (size_t i = 0; i < col->ncg; i++)
 		if (col->cg[i].wanted)
 			om_cgroup_info(b, col->cg[i].rel);
-	for (size_t m = 0; m < sizeof(cg_metrics) / sizeof(cg_metrics[0]); m++) {
-		const struct cg_metric *cm = &cg_metrics[m];
+	for (int id = 0; id < M_NR; id++) {
+		const struct metric_def *md = &metric_table[id];
+
+		if (!md->family)
+			continue;
+		metrics_family(b, md->family, md->flags & MF_FLOW ? MT_COUNTER : MT_GAUGE,
+			       md->flags & MF_BYTES ? "bytes" : NULL, md->help);
 		/* on one node no page is remote: no samples (migrations stay:
 		 * compaction migrates pages within a node) */
-		bool remote = cm->field == F_REMOTE || cm->field == F_REMOTE_NUMA;
-
-		metrics_family(b, cm->name, cm->type, cm->unit, cm->help);
-		for (size_t i = 0; i < col->ncg && !(remote && d->one_node); i++) {
+		if ((md->flags & MF_REMOTE) && d->one_node)
+			continue;
+		for (size_t i = 0; i < col->ncg; i++) {
 			const struct cgi *c = &col->cg[i];
 
-			if (!c->wanted || (!c->st_ok && cm->field != F_RSS &&
-					   cm->field < F_COW && cm->field != F_PINNED &&
-					   cm->field != F_MLOCKED && cm->field != F_PINNED_VM))
+			if (!c->wanted || (!c->st_ok && (md->flags & MF_MEMCG_STAT)))
 				continue;
-			if (!c->st_ok && (cm->field == F_PGFAULT || cm->field == F_PGMAJFAULT ||
-					  cm->field == F_REMOTE_NUMA || cm->field == F_WORKING_SET))
-				continue;
-			metrics_sample_u64(b, l, cg_labels_of(c, &cl, l), cg_value(d, c, cm->field));
+			metrics_sample_u64(b, l, cg_labels_of(c, &cl, l), metric_get(&c->m, id));
 		}
 	}
 	/* the same pages as memacct_numa_migrated_bytes, split by reason */
@@ -1126,10 +1053,10 @@ static void format(struct dstate *d, const struct collection *col, struct mbuf *
 			continue;
 		nl = cg_labels_of(c, &cl, rl);
 		for (int r = 0; r < MEMACCT_MR_NR; r++) {
-			if (!c->migrated_by[r])
+			if (!c->m.numa_migrated_by_reason[r])
 				continue;	/* bounded cardinality: a series from its first page */
 			rl[nl] = (struct mlabel){ "reason", migrate_reason_names[r] };
-			metrics_sample_u64(b, rl, nl + 1, pg(d, c->migrated_by[r]));
+			metrics_sample_u64(b, rl, nl + 1, c->m.numa_migrated_by_reason[r]);
 		}
 	}
 	/* top N processes by RSS */
@@ -1172,35 +1099,6 @@ static void format(struct dstate *d, const struct collection *col, struct mbuf *
 }
 
 /* ---------------------------------------------------------------- JSON log */
-
-static void metrics_of_cgi(const struct dstate *d, const struct cgi *c, struct metrics *m)
-{
-	memset(m, 0, sizeof(*m));
-	m->rss = cg_value(d, c, F_RSS);
-	m->anon = c->st.anon;
-	m->file = c->st.file;
-	m->shmem = c->st.shmem;
-	m->mlocked = pg(d, c->mlocked);
-	m->pinned_vm = pg(d, c->pinned_vm);
-	m->dma_pinned = pg(d, c->dma);
-	m->dma_pinned_peak = pg(d, c->dma_peak);
-	m->pinned = m->mlocked + m->pinned_vm + m->dma_pinned;
-	m->cow_copied = pg(d, c->cow);
-	m->cow_file_copied = pg(d, c->cow_file);
-	m->fault_unclassified = pg(d, c->unclassified);
-	m->remote_numa_alloc = pg(d, c->remote);
-	m->numa_migrated = pg(d, c->migrated);
-	for (int r = 0; r < MEMACCT_MR_NR; r++)
-		m->numa_migrated_by_reason[r] = pg(d, c->migrated_by[r]);
-	m->remote_numa = c->remote_numa;
-	m->remote_numa_peak = c->remote_numa;
-	m->page_faults = c->st.pgfault;
-	m->major_faults = c->st.pgmajfault;
-	m->oom_kills = c->oom_bpf;
-	m->reclaimable = cg_value(d, c, F_RECLAIMABLE);
-	m->usage = c->st.usage;
-	m->rss_peak = c->st.has_peak ? c->st.peak : 0;
-}
 
 /*
  * One JSON line in a single write(); a failure (ENOSPC, EIO, ...) is said
@@ -1256,7 +1154,7 @@ static void write_json_log(struct dstate *d, const struct collection *col)
 	r.numa_multi = false;
 	for (size_t i = 0; i < col->ncg; i++)
 		if (col->cg[i].level == 0)
-			metrics_of_cgi(d, &col->cg[i], &r.totals);
+			r.totals = col->cg[i].m;
 	r.procs = calloc(ntop ? ntop : 1, sizeof(*r.procs));
 	for (size_t i = 0; r.procs && i < ntop; i++) {
 		const struct memacct_task_stock *t = &col->st[i];
@@ -1294,12 +1192,10 @@ static void write_json_log(struct dstate *d, const struct collection *col)
 	for (size_t i = 0; o && arr && i < col->ncg; i++) {
 		const struct cgi *c = &col->cg[i];
 		struct cg_labels cl;
-		struct metrics m;
 		json_t *co;
 
 		if (!c->wanted)
 			continue;
-		metrics_of_cgi(d, c, &m);
 		co = json_object();
 		json_object_set_new(co, "cgroup", json_string_sanitized(c->rel));
 		json_object_set_new(co, "id", json_integer((json_int_t)c->id));
@@ -1310,7 +1206,7 @@ static void write_json_log(struct dstate *d, const struct collection *col)
 			json_object_set_new(co, "container_id", json_string(cl.container_id));
 		if (cl.job_id[0])
 			json_object_set_new(co, "job_id", json_string(cl.job_id));
-		report_metrics_json(co, &m);
+		report_metrics_json(co, &c->m, MF_SAMPLED);
 		json_array_append_new(arr, co);
 	}
 	if (o) {

@@ -29,6 +29,7 @@
 #include "bpf_loader.h"
 #include "cgroup.h"
 #include "commands.h"
+#include "metric_table.h"
 #include "numa.h"
 #include "pin.h"
 #include "proc.h"
@@ -1116,17 +1117,13 @@ static void kind_sums(const struct explain *e, struct xsum k[SMAPS_KIND_NR])
  */
 static void null_flows(json_t *o, bool all)
 {
-	static const char *const flows[] = {
-		"cow_copied_bytes", "cow_file_copied_bytes", "zero_fill_bytes",
-		"fault_unclassified_bytes", "fault_alloc_bytes", "remote_numa_alloc_bytes",
-		"numa_migrated_bytes", "numa_migrated_bytes_by_reason", "numa_task_moves_total",
-		"numa_task_swaps_total", "oom_kills_total", "memcg_reclaims_total",
-	};
-
-	json_object_set_new(o, "page_faults_total", json_null());
-	json_object_set_new(o, "major_faults_total", json_null());
-	for (size_t i = 0; all && i < sizeof(flows) / sizeof(flows[0]); i++)
-		json_object_set_new(o, flows[i], json_null());
+	for (int id = 0; id < M_NR; id++) {
+		if (!(metric_table[id].flags & MF_FLOW) || (metric_is_bpf_flow(id) && !all))
+			continue;
+		json_object_set_new(o, metric_table[id].key, json_null());
+		if (id == M_NUMA_MIGRATED)
+			json_object_set_new(o, "numa_migrated_bytes_by_reason", json_null());
+	}
 }
 
 static json_t *explain_json(const struct explain *e, const struct report *r, size_t top)
@@ -1141,8 +1138,6 @@ static json_t *explain_json(const struct explain *e, const struct report *r, siz
 	set_u64(t, "rss_bytes", e->total.rss);	/* cgroup: shared pages counted once */
 	set_u64(t, "shmem_bytes", e->cgroup_mode ? e->total.shmem_pss : e->total.shmem);
 	set_u64(t, "mlocked_bytes", e->total.locked);
-	if (e->cgroup_mode)
-		set_u64(t, "rss_sum_bytes", r->totals.rss);
 	if (!e->has_topo || (e->cgroup_mode ? !e->has_cg_numa && !e->nprocs : !e->nprocs ||
 			     !e->procs[0].has_numa)) {
 		json_object_set_new(t, "remote_numa_bytes", json_null());
@@ -1504,6 +1499,7 @@ static int fill_report(struct explain *e, struct report *r)
 		row->m.remote_numa = x->has_numa ? x->nu.remote : 0;
 		row->m.remote_numa_peak = row->m.remote_numa;
 		r->totals.rss += row->m.rss;
+		r->totals.rss_sum += row->m.rss;
 		r->totals.anon += row->m.anon;
 		r->totals.file += row->m.file;
 		r->totals.mlocked += row->m.mlocked;
@@ -1515,8 +1511,10 @@ static int fill_report(struct explain *e, struct report *r)
 		r->totals.page_faults += row->m.page_faults;
 		r->totals.major_faults += row->m.major_faults;
 	}
-	if (e->has_stat)
+	if (e->has_stat) {
 		r->totals.usage = e->cst.usage;
+		r->totals.working_set = memcg_working_set(&e->cst);
+	}
 	r->totals.reclaimable = e->total.reclaimable;
 	/* a cgroup's remote bytes: its own, each page once (memory.numa_stat) */
 	r->totals.remote_numa = e->cgroup_mode && e->has_cg_numa ? e->cg_numa.remote :

@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include "metric_table.h"
 #include "proc.h"
 #include "report.h"
 #include "table.h"
@@ -13,38 +14,39 @@
 
 void metrics_from_bpf_flows(struct metrics *m, const struct memacct_flows *f, uint64_t page_size)
 {
-	m->cow_copied = f->cow_copied_pages * page_size;
-	m->cow_file_copied = f->cow_file_copied_pages * page_size;
-	m->zero_fill = f->zero_fill_pages * page_size;
-	m->fault_unclassified = f->fault_unclassified_pages * page_size;
-	m->fault_alloc = f->fault_alloc_pages * page_size;
-	m->remote_numa_alloc = f->remote_numa_alloc_pages * page_size;
-	m->numa_migrated = 0;
-	for (int i = 0; i < MEMACCT_MR_NR; i++) {
-		m->numa_migrated_by_reason[i] = f->numa_migrated_pages[i] * page_size;
-		m->numa_migrated += m->numa_migrated_by_reason[i];
+	const __u64 *w = (const __u64 *)f;
+
+	for (int id = 0; id < M_NR; id++) {
+		const struct metric_def *d = &metric_table[id];
+		uint64_t v = 0;
+
+		if (!metric_is_bpf_flow(id))
+			continue;
+		for (int i = 0; i < d->flow_words; i++)
+			v += w[d->flow_word + i];
+		*metric_ptr(m, id) = d->flags & MF_BYTES ? v * page_size : v;
 	}
-	m->numa_task_moves = f->numa_task_moves;
-	m->numa_task_swaps = f->numa_task_swaps;
-	m->oom_kills = f->oom_kills;
-	m->memcg_reclaims = f->memcg_reclaims;
+	for (int i = 0; i < MEMACCT_MR_NR; i++)
+		m->numa_migrated_by_reason[i] = f->numa_migrated_pages[i] * page_size;
 }
 
 void metrics_add_flows(struct metrics *t, const struct metrics *m)
 {
-	t->cow_copied += m->cow_copied;
-	t->cow_file_copied += m->cow_file_copied;
-	t->zero_fill += m->zero_fill;
-	t->fault_unclassified += m->fault_unclassified;
-	t->fault_alloc += m->fault_alloc;
-	t->remote_numa_alloc += m->remote_numa_alloc;
-	t->numa_migrated += m->numa_migrated;
+	for (int id = 0; id < M_NR; id++)
+		if (metric_is_bpf_flow(id))
+			*metric_ptr(t, id) += metric_get(m, id);
 	for (int i = 0; i < MEMACCT_MR_NR; i++)
 		t->numa_migrated_by_reason[i] += m->numa_migrated_by_reason[i];
-	t->numa_task_moves += m->numa_task_moves;
-	t->numa_task_swaps += m->numa_task_swaps;
-	t->memcg_reclaims += m->memcg_reclaims;
-	t->oom_kills += m->oom_kills;
+}
+
+void metrics_clamp_flows(struct metrics *m, const struct metrics *prev)
+{
+	for (int id = 0; id < M_NR; id++)
+		if ((metric_table[id].flags & MF_FLOW) && metric_get(m, id) < metric_get(prev, id))
+			*metric_ptr(m, id) = metric_get(prev, id);
+	for (int i = 0; i < MEMACCT_MR_NR; i++)
+		if (m->numa_migrated_by_reason[i] < prev->numa_migrated_by_reason[i])
+			m->numa_migrated_by_reason[i] = prev->numa_migrated_by_reason[i];
 }
 
 void report_free(struct report *r)
@@ -88,42 +90,22 @@ static void set_u64(json_t *o, const char *k, uint64_t v)
 	json_object_set_new(o, k, json_integer((json_int_t)v));
 }
 
-void report_metrics_json(json_t *o, const struct metrics *m)
+void report_metrics_json(json_t *o, const struct metrics *m, unsigned int skip)
 {
-	json_t *by = json_object();
+	for (int id = 0; id < M_NR; id++) {
+		if (metric_table[id].flags & skip)
+			continue;
+		set_u64(o, metric_table[id].key, metric_get(m, id));
+		if (id == M_DMA_PINNED_PEAK)
+			json_object_set_new(o, "dma_pinned_estimate", json_boolean(m->dma_estimate));
+		if (id == M_NUMA_MIGRATED) {	/* its split, beside it */
+			json_t *by = json_object();
 
-	set_u64(o, "rss_bytes", m->rss);
-	set_u64(o, "anon_bytes", m->anon);
-	set_u64(o, "file_bytes", m->file);
-	set_u64(o, "shmem_bytes", m->shmem);
-	set_u64(o, "rss_peak_bytes", m->rss_peak);
-	set_u64(o, "mlocked_bytes", m->mlocked);
-	set_u64(o, "mlocked_peak_bytes", m->mlocked_peak);
-	set_u64(o, "pinned_vm_bytes", m->pinned_vm);
-	set_u64(o, "pinned_vm_peak_bytes", m->pinned_vm_peak);
-	set_u64(o, "pinned_bytes", m->pinned);
-	set_u64(o, "pinned_peak_bytes", m->pinned_peak);
-	set_u64(o, "dma_pinned_bytes", m->dma_pinned);
-	set_u64(o, "dma_pinned_peak_bytes", m->dma_pinned_peak);
-	json_object_set_new(o, "dma_pinned_estimate", json_boolean(m->dma_estimate));
-	set_u64(o, "remote_numa_bytes", m->remote_numa);
-	set_u64(o, "remote_numa_peak_bytes", m->remote_numa_peak);
-	set_u64(o, "cow_copied_bytes", m->cow_copied);
-	set_u64(o, "cow_file_copied_bytes", m->cow_file_copied);
-	set_u64(o, "zero_fill_bytes", m->zero_fill);
-	set_u64(o, "fault_unclassified_bytes", m->fault_unclassified);
-	set_u64(o, "fault_alloc_bytes", m->fault_alloc);
-	set_u64(o, "remote_numa_alloc_bytes", m->remote_numa_alloc);
-	set_u64(o, "numa_migrated_bytes", m->numa_migrated);
-	for (int i = 0; i < MEMACCT_MR_NR; i++)
-		set_u64(by, migrate_reason_names[i], m->numa_migrated_by_reason[i]);
-	json_object_set_new(o, "numa_migrated_bytes_by_reason", by);
-	set_u64(o, "numa_task_moves_total", m->numa_task_moves);
-	set_u64(o, "numa_task_swaps_total", m->numa_task_swaps);
-	set_u64(o, "page_faults_total", m->page_faults);
-	set_u64(o, "major_faults_total", m->major_faults);
-	set_u64(o, "oom_kills_total", m->oom_kills);
-	set_u64(o, "memcg_reclaims_total", m->memcg_reclaims);
+			for (int i = 0; i < MEMACCT_MR_NR; i++)
+				set_u64(by, migrate_reason_names[i], m->numa_migrated_by_reason[i]);
+			json_object_set_new(o, "numa_migrated_bytes_by_reason", by);
+		}
+	}
 }
 
 /*
@@ -161,13 +143,7 @@ json_t *report_json(const struct report *r)
 	if (r->has_exit_status)
 		json_object_set_new(o, "exit_status", json_integer(r->exit_status));
 	json_object_set_new(o, "final", json_boolean(r->final));
-	report_metrics_json(t, &r->totals);
-	set_u64(t, "usage_bytes", r->totals.usage);
-	set_u64(t, "reclaimable_bytes", r->totals.reclaimable);
-	set_u64(t, "anon_peak_bytes", r->totals.anon_peak);
-	set_u64(t, "file_peak_bytes", r->totals.file_peak);
-	set_u64(t, "shmem_peak_bytes", r->totals.shmem_peak);
-	set_u64(t, "reclaimable_peak_bytes", r->totals.reclaimable_peak);
+	report_metrics_json(t, &r->totals, 0);
 	json_object_set_new(o, "totals", t);
 	for (size_t i = 0; i < r->nprocs; i++) {
 		const struct proc_row *p = &r->procs[i];
@@ -179,7 +155,7 @@ json_t *report_json(const struct report *r)
 		json_object_set_new(j, "exited", json_boolean(p->exited));
 		if (p->exited)
 			json_object_set_new(j, "exit_code", json_integer(p->exit_code));
-		report_metrics_json(j, &p->m);
+		report_metrics_json(j, &p->m, MF_TOTALS);
 		json_array_append_new(procs, j);
 	}
 	json_object_set_new(o, "processes", procs);
@@ -187,7 +163,7 @@ json_t *report_json(const struct report *r)
 		json_t *j = json_object();
 
 		json_object_set_new(j, "count", json_integer((json_int_t)r->nexited_folded));
-		report_metrics_json(j, &r->exited_folded);
+		report_metrics_json(j, &r->exited_folded, MF_TOTALS);
 		json_object_set_new(o, "exited_folded", j);
 	}
 	set_u64(o, "dropped_events", r->dropped_events);
@@ -576,41 +552,36 @@ int report_table_getopt(int opt, const char *arg)
 static void report_row_cells(const char **cells, char (*b)[24], const char *pid, const char *ppid,
 			     const char *comm, const struct metrics *m)
 {
-	static const struct { int col; size_t off; } flows[] = {
-		{ RC_RSS, offsetof(struct metrics, rss) },
-		{ RC_RSS_PEAK, offsetof(struct metrics, rss_peak) },
-		{ RC_ANON, offsetof(struct metrics, anon) },
-		{ RC_FILE, offsetof(struct metrics, file) },
-		{ RC_COW, offsetof(struct metrics, cow_copied) },
-		{ RC_FILE_COW, offsetof(struct metrics, cow_file_copied) },
-		{ RC_ZEROFILL, offsetof(struct metrics, zero_fill) },
-		{ RC_REMOTE, offsetof(struct metrics, remote_numa_alloc) },
-		{ RC_SHMEM, offsetof(struct metrics, shmem) },
-		{ RC_MLOCKED, offsetof(struct metrics, mlocked) },
-		{ RC_PINNED_VM, offsetof(struct metrics, pinned_vm) },
-		{ RC_PINNED_PEAK, offsetof(struct metrics, pinned_peak) },
-		{ RC_REMOTE_RSS, offsetof(struct metrics, remote_numa) },
-		{ RC_MIGRATED, offsetof(struct metrics, numa_migrated) },
+	static const struct { int col; enum metric_id id; } figs[] = {
+		{ RC_RSS, M_RSS }, { RC_RSS_PEAK, M_RSS_PEAK }, { RC_ANON, M_ANON },
+		{ RC_FILE, M_FILE }, { RC_COW, M_COW_COPIED }, { RC_FILE_COW, M_COW_FILE_COPIED },
+		{ RC_ZEROFILL, M_ZERO_FILL }, { RC_REMOTE, M_REMOTE_NUMA_ALLOC },
+		{ RC_PINNED, M_PINNED }, { RC_SHMEM, M_SHMEM }, { RC_MLOCKED, M_MLOCKED },
+		{ RC_PINNED_VM, M_PINNED_VM }, { RC_DMA, M_DMA_PINNED },
+		{ RC_PINNED_PEAK, M_PINNED_PEAK }, { RC_REMOTE_RSS, M_REMOTE_NUMA },
+		{ RC_MIGRATED, M_NUMA_MIGRATED }, { RC_FAULTS, M_PAGE_FAULTS },
+		{ RC_MAJFLT, M_MAJOR_FAULTS },
 	};
 	/* "~" before an estimated figure (DMA pins under concurrency); not
 	 * in CSV, whose figures are numbers (-j has dma_pinned_estimate) */
 	const char *est = m->dma_estimate && !report_table.csv ? "~" : "";
-	char v[24];
+	char v[22];
 
 	cells[RC_PID] = pid;
 	cells[RC_PPID] = ppid;
 	cells[RC_COMM] = comm;
-	for (size_t i = 0; i < sizeof(flows) / sizeof(flows[0]); i++)
-		cells[flows[i].col] = fmt_bytes(b[flows[i].col], sizeof(b[0]),
-						*(const uint64_t *)((const char *)m + flows[i].off));
-	snprintf(b[RC_PINNED], sizeof(b[0]), "%s%s", est, fmt_bytes(v, sizeof(v), m->pinned));
-	cells[RC_PINNED] = b[RC_PINNED];
-	snprintf(b[RC_DMA], sizeof(b[0]), "%s%s", est, fmt_bytes(v, sizeof(v), m->dma_pinned));
-	cells[RC_DMA] = b[RC_DMA];
-	snprintf(b[RC_FAULTS], sizeof(b[0]), "%llu", (unsigned long long)m->page_faults);
-	cells[RC_FAULTS] = b[RC_FAULTS];
-	snprintf(b[RC_MAJFLT], sizeof(b[0]), "%llu", (unsigned long long)m->major_faults);
-	cells[RC_MAJFLT] = b[RC_MAJFLT];
+	for (size_t i = 0; i < sizeof(figs) / sizeof(figs[0]); i++) {
+		enum metric_id id = figs[i].id;
+		uint64_t x = metric_get(m, id);
+
+		if (metric_table[id].flags & MF_BYTES)
+			fmt_bytes(v, sizeof(v), x);
+		else
+			snprintf(v, sizeof(v), "%llu", (unsigned long long)x);
+		snprintf(b[figs[i].col], sizeof(b[0]), "%s%s",
+			 id == M_PINNED || id == M_DMA_PINNED ? est : "", v);
+		cells[figs[i].col] = b[figs[i].col];
+	}
 }
 
 /*

@@ -40,6 +40,8 @@ struct metrics {
 	/* cgroup only (memory.stat); peaks sampled while attached */
 	uint64_t reclaimable, usage;
 	uint64_t anon_peak, file_peak, shmem_peak, reclaimable_peak;
+	uint64_t working_set;		/* usage - inactive_file (cAdvisor's) */
+	uint64_t rss_sum;		/* the processes' RSS summed (rss: the charge) */
 };
 
 struct proc_row {
@@ -157,11 +159,20 @@ void report_free(struct report *r);
  */
 void metrics_from_bpf_flows(struct metrics *m, const struct memacct_flows *f, uint64_t page_size);
 
-/* metrics_add_flows() - add @m's flows (counts since attach) to @t. */
+/* metrics_add_flows() - add @m's BPF flows (counts since attach) to @t. */
 void metrics_add_flows(struct metrics *t, const struct metrics *m);
+/*
+ * metrics_clamp_flows() - every flow of @m (MF_FLOW: counters) at least
+ * @prev's, so that a published counter never goes down (a read that
+ * overlapped a move, a memory.stat counter of a recreated cgroup).
+ */
+void metrics_clamp_flows(struct metrics *m, const struct metrics *prev);
 
-/* report_metrics_json() - the v1 metric keys of @m added to @obj. */
-void report_metrics_json(json_t *obj, const struct metrics *m);
+/*
+ * report_metrics_json() - the v1 metric keys of @m (metric_table.h) added to
+ * @obj, but those of rows with a flag in @skip (MF_TOTALS: a process's).
+ */
+void report_metrics_json(json_t *obj, const struct metrics *m, unsigned int skip);
 /* report_json() - the whole report as a memacct.report/v1 object (new ref). */
 json_t *report_json(const struct report *r);
 /* print_report_json() - one compact line of JSON on @f. */

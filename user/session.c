@@ -348,15 +348,6 @@ static bool row_from_proc(const struct session *s, pid_t pid, uint64_t start_ns,
 	return true;
 }
 
-/* Clean page cache: active + inactive file less dirty and writeback. */
-static uint64_t memcg_reclaimable(const struct memcg_stat *st)
-{
-	uint64_t file = st->active_file + st->inactive_file;
-	uint64_t busy = st->file_dirty + st->file_writeback;
-
-	return busy < file ? file - busy : 0;
-}
-
 void session_memcg_stocks(const struct memcg_stat *st, struct metrics *m)
 {
 	m->usage = st->usage;
@@ -365,6 +356,7 @@ void session_memcg_stocks(const struct memcg_stat *st, struct metrics *m)
 	m->file = st->file;
 	m->shmem = st->shmem;
 	m->reclaimable = memcg_reclaimable(st);
+	m->working_set = memcg_working_set(st);
 }
 
 static void sample_peaks(struct session *s, const struct memcg_stat *st)
@@ -585,6 +577,7 @@ static void cgroup_totals(struct session *s, struct report *r, const uint64_t *i
 	for (size_t i = 0; i < r->nprocs; i++) {
 		metrics_add_flows(t, &r->procs[i].m);
 		if (!r->procs[i].exited) {
+			t->rss_sum += r->procs[i].m.rss;
 			t->mlocked += r->procs[i].m.mlocked;
 			t->pinned_vm += r->procs[i].m.pinned_vm;
 			dma_locked += r->procs[i].dma_locked;
