@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 #include "check_util.h"
+#include "cgroup.h"
 #include "daemon.h"
 #include "metrics.h"
 #include "output_om.h"

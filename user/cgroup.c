@@ -1119,3 +1119,73 @@ uint64_t memcg_working_set(const struct memcg_stat *s)
 {
 	return s->usage > s->inactive_file ? s->usage - s->inactive_file : 0;
 }
+
+/* ---- labels of a cgroup path (Kubernetes, containers, Slurm) ---- */
+
+static bool is_hex(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return false;
+	return true;
+}
+
+void cgroup_path_labels(const char *path, struct cg_labels *l)
+{
+	static const char *const prefixes[] = { "docker-", "cri-containerd-", "crio-",
+						"containerd-", "libpod-" };
+	const char *p, *comp, *end;
+
+	memset(l, 0, sizeof(*l));
+	/* Kubernetes: kubepods[-burstable]-pod<uid>.slice or /pod<uid>/ */
+	for (p = strstr(path, "pod"); p; p = strstr(p + 1, "pod")) {
+		const char *u = p + 3;
+		size_t n = 0;
+		bool ok = true;
+
+		while (u[n] && u[n] != '/' && u[n] != '.' && n < 37)
+			n++;
+		if (n != 36)
+			continue;
+		for (size_t i = 0; i < 36 && ok; i++)
+			ok = u[i] == '-' || u[i] == '_' || is_hex(u + i, 1);
+		if (!ok)
+			continue;
+		for (size_t i = 0; i < 36; i++)
+			l->pod_uid[i] = u[i] == '_' ? '-' : u[i];
+		l->pod_uid[36] = '\0';
+		break;
+	}
+	/* each component: container id, Slurm job */
+	for (comp = path; *comp; comp = *end ? end + 1 : end) {
+		size_t n;
+
+		while (*comp == '/')
+			comp++;
+		end = strchr(comp, '/');
+		if (!end)
+			end = comp + strlen(comp);
+		n = end - comp;
+		if (n > 4 && !strncmp(comp, "job_", 4) && n - 4 < sizeof(l->job_id) &&
+		    strspn(comp + 4, "0123456789") == n - 4) {
+			memcpy(l->job_id, comp + 4, n - 4);
+			l->job_id[n - 4] = '\0';
+		}
+		for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++) {
+			size_t pl = strlen(prefixes[i]);
+
+			if (n >= pl + 64 && !strncmp(comp, prefixes[i], pl)) {
+				comp += pl;
+				n -= pl;
+				break;
+			}
+		}
+		if (n >= 64 && is_hex(comp, 64) &&
+		    (n == 64 || !strncmp(comp + 64, ".scope", n - 64 < 7 ? n - 64 : 7))) {
+			memcpy(l->container_id, comp, 64);
+			l->container_id[64] = '\0';
+		}
+		if (!*end)
+			break;
+	}
+}

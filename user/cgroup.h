@@ -175,4 +175,13 @@ uint64_t memcg_reclaimable(const struct memcg_stat *s);
  */
 uint64_t memcg_working_set(const struct memcg_stat *s);
 
+struct cg_labels {
+	char pod_uid[40];	/* Kubernetes pod UID (from ".../pod<uid>...") */
+	char container_id[72];	/* 64 hex digits (docker-, cri-containerd-, crio-) */
+	char job_id[24];	/* Slurm job id (from ".../job_<id>/...") */
+};
+
+/* cgroup_path_labels() - fill @l from a cgroup path; empty strings if absent. */
+void cgroup_path_labels(const char *path, struct cg_labels *l);
+
 #endif

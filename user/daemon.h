@@ -1,21 +1,12 @@
 /* SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause) */
 /*
  * daemon.h - helpers of `memacct daemon` that are pure functions, exposed for
- * unit tests: labels derived from a cgroup path.
+ * unit tests.
  */
 #ifndef MEMACCT_DAEMON_H
 #define MEMACCT_DAEMON_H
 
 #include <stddef.h>
-
-struct cg_labels {
-	char pod_uid[40];	/* Kubernetes pod UID (from ".../pod<uid>...") */
-	char container_id[72];	/* 64 hex digits (docker-, cri-containerd-, crio-) */
-	char job_id[24];	/* Slurm job id (from ".../job_<id>/...") */
-};
-
-/* cgroup_path_labels() - fill @l from a cgroup path; empty strings if absent. */
-void cgroup_path_labels(const char *path, struct cg_labels *l);
 
 /*
  * daemon_filter_normalize() - a --cgroup-filter value as the path below the

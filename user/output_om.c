@@ -8,7 +8,7 @@
 #include <unistd.h>
 #include <sys/resource.h>
 #include <bpf/libbpf.h>
-#include "daemon.h"
+#include "cgroup.h"
 #include "output_om.h"
 #include "usage.h"
 #include "util.h"

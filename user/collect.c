@@ -1,0 +1,666 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause)
+/* collect.c - one collection of the daemon (collect.h). */
+#include <dirent.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "collect.h"
+#include "metric_table.h"
+#include "session.h"
+#include "util.h"
+
+static int cmp_cgi(const void *a, const void *b)
+{
+	const struct cgi *x = a, *y = b;
+
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+struct cgi *cgi_find(struct cgi *v, size_t n, uint64_t id)
+{
+	struct cgi k = { .id = id };
+
+	return bsearch(&k, v, n, sizeof(*v), cmp_cgi);
+}
+
+static bool filter_wants(const struct collector *o, const char *rel)
+{
+	if (!o->nfilters)
+		return true;
+	for (int i = 0; i < o->nfilters; i++) {
+		size_t n = strlen(o->filters[i]);
+
+		if (!strcmp(o->filters[i], "/") ||
+		    (!strncmp(rel, o->filters[i], n) && (rel[n] == '\0' || rel[n] == '/')))
+			return true;
+	}
+	return false;
+}
+
+struct walk {
+	struct cgi *v;
+	size_t n, cap;
+	const struct collector *o;
+};
+
+static int walk_add(struct walk *w, const char *abs, const char *rel, uint64_t parent,
+		    int level)
+{
+	struct stat st;
+	struct cgi *c;
+
+	if (stat(abs, &st))
+		return -errno;
+	if (w->n == w->cap) {
+		size_t cap = w->cap ? 2 * w->cap : 256;
+		struct cgi *nv;
+
+		if (cap > COLLECT_MAX_CGROUPS)
+			return -E2BIG;
+		nv = realloc(w->v, cap * sizeof(*nv));
+		if (!nv)
+			return -ENOMEM;
+		w->v = nv;
+		w->cap = cap;
+	}
+	c = &w->v[w->n];
+	memset(c, 0, sizeof(*c));
+	c->id = st.st_ino;
+	c->parent_id = parent;
+	c->level = level;
+	c->rel = strdup(rel);
+	if (!c->rel)
+		return -ENOMEM;
+	c->wanted = filter_wants(w->o, rel);
+	w->n++;
+	return 0;
+}
+
+static void walk_dir(struct walk *w, const char *abs, const char *rel, uint64_t id, int level)
+{
+	struct dirent *de;
+	DIR *d;
+
+	if (level >= COLLECT_MAX_DEPTH)
+		return;
+	d = opendir(abs);
+	if (!d)
+		return;	/* removed meanwhile */
+	while ((de = readdir(d))) {
+		char a[PATH_MAX], r[PATH_MAX];
+
+		if (de->d_type != DT_DIR || de->d_name[0] == '.')
+			continue;
+		if (snprintf(a, sizeof(a), "%s/%s", abs, de->d_name) >= (int)sizeof(a) ||
+		    snprintf(r, sizeof(r), "%s/%s", level ? rel : "", de->d_name) >= (int)sizeof(r))
+			continue;
+		if (walk_add(w, a, r, id, level + 1))
+			continue;
+		walk_dir(w, a, r, w->v[w->n - 1].id, level + 1);
+	}
+	closedir(d);
+}
+
+#define FLOW_WORDS	(sizeof(struct memacct_flows) / sizeof(__u64))
+
+/* @to += @f, every flow (struct memacct_flows is an array of __u64) */
+static void flows_add(struct memacct_flows *to, const struct memacct_flows *f)
+{
+	__u64 *t = (__u64 *)to;
+	const __u64 *v = (const __u64 *)f;
+
+	for (size_t i = 0; i < FLOW_WORDS; i++)
+		t[i] += v[i];
+}
+
+static int cmp_level_desc(const void *a, const void *b)
+{
+	const struct cgi *const *x = a, *const *y = b;
+
+	return (*y)->level - (*x)->level;
+}
+
+/* Local values to hierarchical: each cgroup's totals added to its parent. */
+static void aggregate(struct cgi *v, size_t n)
+{
+	struct cgi **order = malloc(n * sizeof(*order));
+
+	if (!order)
+		return;
+	for (size_t i = 0; i < n; i++)
+		order[i] = &v[i];
+	qsort(order, n, sizeof(*order), cmp_level_desc);
+	for (size_t i = 0; i < n; i++) {
+		struct cgi *c = order[i], *p;
+
+		if (!c->level || !(p = cgi_find(v, n, c->parent_id)))
+			continue;
+		flows_add(&p->f, &c->f);
+		p->rss += c->rss;
+		p->mlocked += c->mlocked;
+		p->pinned_vm += c->pinned_vm;
+		p->dma += c->dma;
+		/* a parent's peak: a lower bound (its children's peaks were
+		 * not reached at one instant) */
+		if (c->dma_peak > p->dma_peak)
+			p->dma_peak = c->dma_peak;
+		if (p->dma > p->dma_peak)
+			p->dma_peak = p->dma;
+	}
+	free(order);
+}
+
+/* a and b start with a struct memacct_proc_key (proc_flow, top_key) */
+static int cmp_key(const void *a, const void *b)
+{
+	const struct memacct_proc_key *x = a, *y = b;
+
+	if (x->tgid != y->tgid)
+		return x->tgid < y->tgid ? -1 : 1;
+	return x->start_boottime_ns < y->start_boottime_ns ? -1 :
+	       x->start_boottime_ns > y->start_boottime_ns;
+}
+
+struct top_key {
+	struct memacct_proc_key key;
+	size_t i;		/* index of the top process in collection.st */
+};
+
+static int push_flow(struct proc_flow **pf, size_t *cnt, size_t *cap,
+		     const struct memacct_proc_key *key, const struct memacct_flows *f,
+		     const struct memacct_pinned *pin, uint64_t dma_locked, bool est)
+{
+	if (*cnt == *cap) {
+		struct proc_flow *n = realloc(*pf, 2 * *cap * sizeof(**pf));
+
+		if (!n)
+			return -ENOMEM;
+		*pf = n;
+		*cap *= 2;
+	}
+	(*pf)[*cnt].key = *key;
+	(*pf)[*cnt].dma = pin->dma_pinned_pages - dma_locked;
+	(*pf)[*cnt].dma_peak = pin->dma_pinned_peak_pages -
+			       (dma_locked < pin->dma_pinned_peak_pages ? dma_locked :
+				pin->dma_pinned_peak_pages);
+	(*pf)[*cnt].dma_est = est || (pin->dma_flags & MEMACCT_DMA_ESTIMATE);
+	(*pf)[(*cnt)++].f = *f;
+	return 0;
+}
+
+/* Keys of exited records, deleted after the walk (see read_cgroups_map()). */
+struct dead_keys {
+	struct memacct_proc_key *k;
+	size_t n, cap;
+};
+
+static void take_proc(struct dead_keys *dead, struct cgi *v, size_t n, struct proc_flow **pf,
+		      size_t *cnt, size_t *cap, const struct memacct_proc_key *key,
+		      const struct memacct_proc *p)
+{
+	uint64_t ov = 0;
+	bool unknown = false;
+	struct cgi *c;
+
+	if (p->flags & MEMACCT_PROC_EXITED) {
+		/* folded into the cgroups map at exit already */
+		if (dead->n == dead->cap) {
+			size_t nc = dead->cap ? 2 * dead->cap : 64;
+			struct memacct_proc_key *nk = realloc(dead->k, nc * sizeof(*nk));
+
+			if (!nk)
+				return;	/* kept: a later collection deletes it */
+			dead->k = nk;
+			dead->cap = nc;
+		}
+		dead->k[dead->n++] = *key;
+		return;
+	}
+	/* DMA pins in mlocked memory are in VmLck already: net of them, as
+	 * run/attach show them (session.c), never counted twice */
+	if (p->pin.dma_pinned_pages && p->pin.locked_vm_pages) {
+		ov = dma_locked_overlap(key->tgid, p, &unknown) / (uint64_t)sysconf(_SC_PAGESIZE);
+		if (ov > p->pin.dma_pinned_pages)
+			ov = p->pin.dma_pinned_pages;
+	}
+	if ((c = cgi_find(v, n, p->memcg_id))) {
+		flows_add(&c->f, &p->f);
+		c->dma -= ov < c->dma ? ov : c->dma;
+		c->dma_peak -= ov < c->dma_peak ? ov : c->dma_peak;
+	}
+	push_flow(pf, cnt, cap, key, &p->f, &p->pin, ov, unknown);
+}
+
+#define BATCH_N 1024
+
+/*
+ * Live processes' flows (exited records left in the map are deleted). One
+ * BPF_MAP_LOOKUP_BATCH per 1,024 entries, not two syscalls per process;
+ * per-key walk where the kernel lacks batch ops.
+ */
+static long read_procs(struct collector *cs, struct cgi *v, size_t n, struct proc_flow **out)
+{
+	struct memacct_proc_key key, next, *prev = NULL, *keys;
+	size_t cap = 256, cnt = 0;
+	struct proc_flow *pf = malloc(cap * sizeof(*pf));
+	struct memacct_proc p, *vals;
+	__u64 in_batch = 0, out_batch = 0;
+	bool first = true, batched = false;
+	struct dead_keys dead = { 0 };
+
+	keys = malloc(BATCH_N * sizeof(*keys));
+	vals = malloc(BATCH_N * sizeof(*vals));
+	if (!pf || !keys || !vals)
+		goto out_nomem;
+	for (;;) {
+		LIBBPF_OPTS(bpf_map_batch_opts, opts);
+		__u32 count = BATCH_N;
+		int err = bpf_map_lookup_batch(cs->pin->procs_fd, first ? NULL : &in_batch,
+					       &out_batch, keys, vals, &count, &opts);
+		int e = errno;
+
+		if (err && e != ENOENT)
+			break;
+		batched = true;
+		for (__u32 i = 0; i < count; i++)
+			take_proc(&dead, v, n, &pf, &cnt, &cap, &keys[i], &vals[i]);
+		if (err)	/* ENOENT: that was the last batch */
+			break;
+		in_batch = out_batch;
+		first = false;
+	}
+	if (!batched) {
+		while (bpf_map_get_next_key(cs->pin->procs_fd, prev, &next) == 0) {
+			key = next;
+			prev = &key;
+			if (!bpf_map_lookup_elem(cs->pin->procs_fd, &key, &p))
+				take_proc(&dead, v, n, &pf, &cnt, &cap, &key, &p);
+		}
+	}
+	for (size_t i = 0; i < dead.n; i++)
+		bpf_map_delete_elem(cs->pin->procs_fd, &dead.k[i]);
+	free(dead.k);
+	free(keys);
+	free(vals);
+	*out = pf;	/* unsorted: only the top processes' flows are looked up */
+	return cnt;
+
+out_nomem:
+	free(keys);
+	free(vals);
+	free(pf);
+	return -ENOMEM;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Exited flows per cgroup. An entry whose cgroup was missing from two walks
+ * in a row belongs to a removed cgroup (the entry existed before the second
+ * walk, so its cgroup would have been seen): it is deleted so that cgroup
+ * churn cannot fill the map.
+ */
+/*
+ * Add the flows of every `cgroups` map entry to its cgroup in @v; count the
+ * entries. Entries of cgroups unknown for two collections in a row are
+ * deleted, but only after the walk: deleting the key a
+ * bpf_map_get_next_key() walk stands on makes the kernel restart it from the
+ * first key (kernel/bpf/hashtab.c htab_map_get_next_key(), "key was not
+ * found"), so live entries were added again (reliability audit D1).
+ */
+static long read_cgroups_map(struct collector *cs, struct cgi *v, size_t n)
+{
+	uint64_t key, next, *prev = NULL, *unknown = NULL, *stale = NULL;
+	size_t nunknown = 0, cap = 0, nstale = 0, scap = 0;
+	struct memacct_cgroup c;
+	struct cgi *ci;
+	long cnt = 0;
+
+	while (bpf_map_get_next_key(cs->pin->cgroups_fd, prev, &next) == 0) {
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(cs->pin->cgroups_fd, &key, &c))
+			continue;
+		cnt++;
+		if ((ci = cgi_find(v, n, key))) {
+			flows_add(&ci->f, &c.f);
+			ci->dma = c.pin.dma_pinned_pages;
+			ci->dma_peak = c.pin.dma_pinned_peak_pages;
+			continue;
+		}
+		if (cs->unknown && bsearch(&key, cs->unknown, cs->nunknown, sizeof(key), cmp_u64)) {
+			if (nstale == scap) {
+				uint64_t *ns = realloc(stale, (scap ? 2 * scap : 64) * sizeof(*ns));
+
+				if (!ns)
+					continue;	/* kept: deleted by a later collection */
+				stale = ns;
+				scap = scap ? 2 * scap : 64;
+			}
+			stale[nstale++] = key;
+			continue;
+		}
+		if (nunknown == cap) {
+			uint64_t *nu = realloc(unknown, (cap ? 2 * cap : 64) * sizeof(*nu));
+
+			if (!nu)
+				continue;
+			unknown = nu;
+			cap = cap ? 2 * cap : 64;
+		}
+		unknown[nunknown++] = key;
+	}
+	for (size_t i = 0; i < nstale; i++)
+		if (!bpf_map_delete_elem(cs->pin->cgroups_fd, &stale[i]))
+			cnt--;
+	free(stale);
+	if (unknown)
+		qsort(unknown, nunknown, sizeof(*unknown), cmp_u64);
+	free(cs->unknown);
+	cs->unknown = unknown;
+	cs->nunknown = nunknown;
+	return cnt;
+}
+
+static int cmp_prev(const void *a, const void *b)
+{
+	const struct prev *x = a, *y = b;
+
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static uint64_t mono(uint64_t now, uint64_t before)
+{
+	return now > before ? now : before;
+}
+
+static uint64_t rss_of(const struct memacct_task_stock *t)
+{
+	return t->rss_anon_pages + t->rss_file_pages + t->rss_shmem_pages;
+}
+
+static int cmp_rss_desc(const void *a, const void *b)
+{
+	uint64_t rx = rss_of(a), ry = rss_of(b);
+
+	return rx < ry ? 1 : rx > ry ? -1 : 0;
+}
+
+/* min-heap of indices into @v by RSS: the root is the smallest kept */
+static void heap_down(const struct memacct_task_stock *v, long *h, size_t n, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, m = i;
+		long t;
+
+		if (l < n && rss_of(&v[h[l]]) < rss_of(&v[h[m]]))
+			m = l;
+		if (l + 1 < n && rss_of(&v[h[l + 1]]) < rss_of(&v[h[m]]))
+			m = l + 1;
+		if (m == i)
+			return;
+		t = h[i];
+		h[i] = h[m];
+		h[m] = t;
+		i = m;
+	}
+}
+
+/*
+ * Put the @k largest records by RSS first, largest first, in O(n log k)
+ * rather than sorting all of them; the records after the first @k are no
+ * longer meaningful (their sums were taken already). Returns the count kept.
+ */
+static size_t top_first(struct memacct_task_stock *v, size_t n, size_t k)
+{
+	struct memacct_task_stock *tmp;
+	long *h;
+
+	if (k > n)
+		k = n;
+	if (!k)
+		return 0;
+	h = malloc(k * sizeof(*h));
+	tmp = malloc(k * sizeof(*tmp));
+	if (!h || !tmp) {
+		free(h);
+		free(tmp);
+		qsort(v, n, sizeof(*v), cmp_rss_desc);
+		return k;
+	}
+	for (size_t i = 0; i < k; i++)
+		h[i] = i;
+	for (size_t i = k / 2; i-- > 0;)
+		heap_down(v, h, k, i);
+	for (size_t i = k; i < n; i++)
+		if (rss_of(&v[i]) > rss_of(&v[h[0]])) {
+			h[0] = i;
+			heap_down(v, h, k, 0);
+		}
+	for (size_t i = 0; i < k; i++)
+		tmp[i] = v[h[i]];
+	qsort(tmp, k, sizeof(*tmp), cmp_rss_desc);
+	memcpy(v, tmp, k * sizeof(*tmp));
+	free(tmp);
+	free(h);
+	return k;
+}
+
+
+void collection_free(struct collection *c)
+{
+	for (size_t i = 0; i < c->ncg; i++)
+		free(c->cg[i].rel);
+	free(c->cg);
+	free(c->st);
+	free(c->pf);
+	free(c->topf);
+	memset(c, 0, sizeof(*c));
+}
+
+
+static uint64_t pg(const struct collector *cs, uint64_t pages)
+{
+	return pages * (uint64_t)cs->page_size;
+}
+
+/* The flows of a cgroup's records (reset before a read is done again). */
+static void flows_zero(struct cgi *c)
+{
+	memset(&c->f, 0, sizeof(c->f));
+}
+
+/*
+ * Flows of every cgroup: the cgroups map first, then live processes. Read
+ * again, up to 3 times, while the BPF side moved flows into or between
+ * records meanwhile (a process's exit, a process changing cgroup, a cgroup
+ * removed: pin_flow_moves()), so that a move is seen whole or not at all: a
+ * process exiting between the two reads would be in neither (a counter
+ * lower for one collection, held by the clamp, but not across a restart).
+ */
+static void read_flows(struct collector *cs, struct collection *col)
+{
+	uint64_t *unknown0 = NULL, begin, end;
+	size_t nunknown0 = cs->nunknown;
+
+	if (cs->unknown && (unknown0 = malloc(nunknown0 * sizeof(*unknown0))))
+		memcpy(unknown0, cs->unknown, nunknown0 * sizeof(*unknown0));
+	for (int try = 0;; try++) {
+		if (pin_flow_moves(cs->pin, &begin, &end))
+			begin = end = 0;
+		col->cgroups_used = read_cgroups_map(cs, col->cg, col->ncg);
+		col->npf = read_procs(cs, col->cg, col->ncg, &col->pf);
+		if (col->npf < 0)
+			col->npf = 0;
+		if (pin_flow_moves(cs->pin, &begin, &(uint64_t){ 0 }) || begin == end ||
+		    try == 3 || (cs->unknown && !unknown0))
+			break;
+		/* again, as if the first read had not been: same unknown keys */
+		for (size_t i = 0; i < col->ncg; i++)
+			flows_zero(&col->cg[i]);
+		free(col->pf);
+		col->pf = NULL;
+		free(cs->unknown);
+		cs->unknown = unknown0 ? malloc(nunknown0 * sizeof(*unknown0)) : NULL;
+		if (cs->unknown)
+			memcpy(cs->unknown, unknown0, nunknown0 * sizeof(*unknown0));
+		cs->nunknown = cs->unknown ? nunknown0 : 0;
+	}
+	free(unknown0);
+}
+
+/*
+ * A flow summed over records: a cgroup a process moved into holds a
+ * negative offset (u64 arithmetic wrapping below 0) that the process's own
+ * flows make up; a read that still overlapped a move after the retries of
+ * read_flows() can see the offset without them. That reads as 0 here, and
+ * the clamp keeps what was published.
+ */
+static uint64_t nonneg(uint64_t v)
+{
+	return (int64_t)v < 0 ? 0 : v;
+}
+
+static void flows_nonneg(struct memacct_flows *f)
+{
+	__u64 *w = (__u64 *)f;
+
+	for (size_t i = 0; i < FLOW_WORDS; i++)
+		w[i] = nonneg(w[i]);
+}
+
+/*
+ * What a cgroup publishes (docs/metrics.md; the daemon's families are the
+ * rows of metric_table.h with a family): hierarchical BPF flows, the sums
+ * of the task iterator, memory.stat. rss_bytes is the charge, as in every
+ * other report; the processes' RSS summed is rss_sum_bytes
+ * (memacct_rss_bytes).
+ */
+static void metrics_of_cgi(const struct collector *cs, const struct cgi *c, struct metrics *m)
+{
+	memset(m, 0, sizeof(*m));
+	metrics_from_bpf_flows(m, &c->f, cs->page_size);
+	m->rss_sum = pg(cs, c->rss);
+	m->mlocked = pg(cs, c->mlocked);
+	m->pinned_vm = pg(cs, c->pinned_vm);
+	m->dma_pinned = pg(cs, c->dma);
+	m->dma_pinned_peak = pg(cs, c->dma_peak);
+	m->pinned = m->mlocked + m->pinned_vm + m->dma_pinned;
+	m->remote_numa = c->remote_numa;
+	m->remote_numa_peak = c->remote_numa;
+	if (!c->st_ok)
+		return;
+	session_memcg_stocks(&c->st, m);
+	m->rss_peak = c->st.has_peak ? c->st.peak : 0;
+	m->page_faults = c->st.pgfault;
+	m->major_faults = c->st.pgmajfault;
+	m->oom_kills = mono(m->oom_kills, c->st.oom_kill);
+}
+
+int collect(struct collector *cs, struct collection *col)
+{
+	struct walk w = { .o = cs };
+	struct prev *np;
+	size_t nnp = 0;
+
+	memset(col, 0, sizeof(*col));
+	if (cs->rb)
+		ring_buffer__consume(cs->rb);
+	if (walk_add(&w, cs->root, "/", 0, 0)) {
+		free(w.v);
+		return -ENOENT;
+	}
+	walk_dir(&w, cs->root, "/", w.v[0].id, 0);
+	qsort(w.v, w.n, sizeof(*w.v), cmp_cgi);
+	col->cg = w.v;
+	col->ncg = w.n;
+	read_flows(cs, col);
+	col->nst = pin_read_stocks(cs->pin, &col->st);
+	if (col->nst < 0) {
+		p_warn("reading the task iterator: %s", strerror(-col->nst));
+		col->nst = 0;
+	}
+	for (long i = 0; i < col->nst; i++) {
+		const struct memacct_task_stock *t = &col->st[i];
+		struct cgi *c = cgi_find(col->cg, col->ncg, t->memcg_id);
+
+		if (!c)
+			continue;
+		c->rss += t->rss_anon_pages + t->rss_file_pages + t->rss_shmem_pages;
+		c->mlocked += t->locked_vm_pages;
+		c->pinned_vm += t->pinned_vm_pages;
+	}
+	aggregate(col->cg, col->ncg);
+	np = calloc(col->ncg ? col->ncg : 1, sizeof(*np));
+	for (size_t i = 0; i < col->ncg; i++) {
+		struct cgi *c = &col->cg[i];
+		struct memcg m = { .id = c->id, .version = cs->version, .level = c->level };
+		struct prev k = { .id = c->id }, *old;
+
+		if (!c->wanted)
+			continue;
+		snprintf(m.path, sizeof(m.path), "%s%s", cs->root, c->level ? c->rel : "");
+		snprintf(m.rel, sizeof(m.rel), "%s", c->rel);
+		c->st_ok = memcg_read_stat(&m, &c->st) == 0;
+		if (cs->numa_multi) {	/* one node: every page is on its home node */
+			struct numa_usage u;
+
+			if (!memcg_numa_usage(cs->topo, &m, &u))
+				c->remote_numa = u.remote;
+		}
+		flows_nonneg(&c->f);
+		metrics_of_cgi(cs, c, &c->m);
+		old = cs->prev ? bsearch(&k, cs->prev, cs->nprev, sizeof(k), cmp_prev) : NULL;
+		if (old)	/* published counters never go down */
+			metrics_clamp_flows(&c->m, &old->m);
+		if (np)
+			np[nnp++] = (struct prev){ .id = c->id, .m = c->m };
+	}
+	if (np) {	/* cgroups that vanished are forgotten here */
+		free(cs->prev);
+		cs->prev = np;
+		cs->nprev = nnp;
+	}
+	col->ntop = top_first(col->st, col->nst, cs->top_n);
+	col->topf = calloc(col->ntop ? col->ntop : 1, sizeof(*col->topf));
+	if (col->topf && col->ntop) {	/* one pass over the flows */
+		struct top_key *keys = malloc(col->ntop * sizeof(*keys));
+
+		for (size_t i = 0; keys && i < col->ntop; i++)
+			keys[i] = (struct top_key){ { .tgid = col->st[i].tgid,
+				.start_boottime_ns = col->st[i].start_boottime_ns }, i };
+		if (keys) {
+			qsort(keys, col->ntop, sizeof(*keys), cmp_key);
+			for (long j = 0; j < col->npf; j++) {
+				struct top_key *k = bsearch(&col->pf[j].key, keys, col->ntop,
+							    sizeof(*keys), cmp_key);
+
+				if (k)
+					col->topf[k->i] = &col->pf[j].f;
+			}
+		}
+		free(keys);
+	}
+	pin_dropped(cs->pin, col->dropped, &col->vma_lockless);
+	col->procs_used = col->npf;
+	return 0;
+}
+
+
+void collector_free(struct collector *cs)
+{
+	free(cs->prev);
+	free(cs->unknown);
+	cs->prev = NULL;
+	cs->unknown = NULL;
+	cs->nprev = cs->nunknown = 0;
+}

@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause) */
+/*
+ * collect.h - one collection of `memacct daemon`: every memory cgroup of the
+ * hierarchy (a readdir walk), the BPF side's flows (pinned cgroups and procs
+ * maps, include/memacct.h), the task iterator's stocks (iter/task), memory.stat
+ * and memory.numa_stat; hierarchical sums, and counters clamped so that
+ * nothing published goes down. The printers (daemon.c) only read it.
+ */
+#ifndef MEMACCT_COLLECT_H
+#define MEMACCT_COLLECT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "cgroup.h"
+#include "memacct.h"
+#include "numa.h"
+#include "pin.h"
+#include "report.h"
+
+#define COLLECT_MAX_CGROUPS	100000	/* more: the collection fails, -E2BIG */
+#define COLLECT_MAX_DEPTH	64	/* cgroups deeper are not walked */
+
+/* A memory cgroup seen in this collection. */
+struct cgi {
+	uint64_t id;
+	uint64_t parent_id;
+	int level;
+	char *rel;		/* path below the hierarchy root ("/" for the root) */
+	bool wanted;		/* passes --cgroup-filter */
+	/* local (this cgroup only), then hierarchical after aggregate() */
+	struct memacct_flows f;	/* BPF flows: pages and counts */
+	uint64_t rss, mlocked, pinned_vm;
+	uint64_t dma, dma_peak;	/* DMA pins (pages): the BPF cgroups map */
+	struct memcg_stat st;
+	bool st_ok;
+	uint64_t remote_numa;	/* bytes off the home node (memory.numa_stat) */
+	struct metrics m;	/* what is published: bytes, counters clamped */
+};
+
+/* Counters last published, per cgroup id: published values never go down. */
+struct prev {
+	uint64_t id;
+	struct metrics m;
+};
+
+/* A process's record of the procs map: its flows and DMA pins. */
+struct proc_flow {
+	struct memacct_proc_key key;
+	struct memacct_flows f;
+	uint64_t dma;		/* DMA pins (pages), net of mlocked ranges */
+	uint64_t dma_peak;
+	bool dma_est;		/* MEMACCT_DMA_ESTIMATE, or maybe mlocked */
+};
+
+/* One collection: cgroups, processes and the BPF side's counters. */
+struct collection {
+	struct cgi *cg;
+	size_t ncg;
+	struct memacct_task_stock *st;	/* the first ntop: top by RSS, largest first */
+	long nst;
+	size_t ntop;
+	struct proc_flow *pf;		/* unsorted */
+	long npf;
+	const struct memacct_flows **topf;	/* flows of st[i], i < ntop, or NULL */
+	uint64_t dropped[MEMACCT_DROP_NR];
+	uint64_t vma_lockless;	/* bss vma_lockless_lookups */
+	long procs_used, cgroups_used;
+};
+
+/* pflow_of() - the proc_flow whose flows @f are (col->topf points into col->pf). */
+static inline const struct proc_flow *pflow_of(const struct memacct_flows *f)
+{
+	return (const struct proc_flow *)((const char *)f - offsetof(struct proc_flow, f));
+}
+
+/* flow_of() - flows of a top process (@t one of the first col->ntop), or NULL. */
+static inline const struct memacct_flows *flow_of(const struct collection *col,
+						  const struct memacct_task_stock *t)
+{
+	size_t i = t - col->st;
+
+	return col->topf && i < col->ntop ? col->topf[i] : NULL;
+}
+
+
+/* What collect() reads from, and keeps from one collection to the next. */
+struct collector {
+	struct pinned *pin;		/* the kernel side's pinned maps (pin.h) */
+	struct ring_buffer *rb;		/* exit records, drained; NULL: none */
+	const char *root;		/* the memory hierarchy's mount point */
+	int version;			/* cgroup version 1 or 2 */
+	long page_size;			/* bytes */
+	const char *const *filters;	/* --cgroup-filter, normalized; NULL: all */
+	int nfilters;
+	int top_n;			/* processes with series of their own */
+	bool numa_multi;		/* several nodes: memory.numa_stat read */
+	const struct numa_topo *topo;
+	/* kept between collections (collector_free()) */
+	struct prev *prev;		/* counters published, sorted by id */
+	size_t nprev;
+	uint64_t *unknown;		/* cgroups map keys missing from the last walk */
+	size_t nunknown;
+};
+
+/*
+ * collect() - one collection into @col (zeroed first; collection_free()
+ * frees it): the cgroups below cs->root, their hierarchical flows in pages
+ * (BPF maps, read again while a move overlapped the read), the processes'
+ * stocks from iter/task, memory.stat of the wanted cgroups, and for each its
+ * published figures in cgi.m (bytes; counters never below the last
+ * collection's). 0, or negative errno: -ENOENT (the root is gone), -E2BIG
+ * (more than COLLECT_MAX_CGROUPS cgroups).
+ */
+int collect(struct collector *cs, struct collection *col);
+void collection_free(struct collection *col);
+/* collector_free() - what @cs kept between collections. */
+void collector_free(struct collector *cs);
+/* cgi_find() - the cgroup of id @id in @v (sorted by id, @n of them), or NULL. */
+struct cgi *cgi_find(struct cgi *v, size_t n, uint64_t id);
+
+#endif
