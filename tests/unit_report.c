@@ -8,6 +8,7 @@
 #include <string.h>
 #include "bpf_loader.h"
 #include "check_util.h"
+#include "jsonw.h"
 #include "metric_table.h"
 #include "metrics.h"
 #include "report.h"
@@ -685,6 +686,81 @@ START_TEST(test_metric_table_flows)
 }
 END_TEST
 
+/* The streaming writer: what it writes parses back to what was written. */
+START_TEST(test_jsonw)
+{
+	json_t *emb = json_pack("{s:i,s:[s,n]}", "a", 1, "b", "x\"y", 0), *o, *m;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	struct jw w;
+
+	jw_init(&w, f);
+	jw_open(&w, NULL, '{');
+	jw_u64(&w, "big", UINT64_MAX >> 1);
+	jw_int(&w, "neg", -5);
+	jw_bool(&w, "t", true);
+	jw_null(&w, "nothing");
+	jw_str(&w, "hostile", "a\"b\\c\n\x01\xff\xc3\xa9");
+	jw_str(&w, "none", NULL);
+	jw_json(&w, "emb", emb);
+	jw_open(&w, "arr", '[');
+	jw_open(&w, NULL, '{');
+	jw_u64(&w, "x", 1);
+	jw_close(&w);
+	jw_open(&w, NULL, '[');
+	jw_close(&w);
+	jw_u64(&w, NULL, 2);
+	jw_close(&w);
+	jw_close(&w);
+	ck_assert_int_eq(jw_end(&w), 0);
+	fclose(f);
+	o = json_loads(text, 0, NULL);
+	ck_assert_msg(o, "not JSON: %s", text);
+	ck_assert_msg(!strchr(text, '\xff') && text[len - 1] == '\n', "%s", text);
+	ck_assert_uint_eq(json_integer_value(json_object_get(o, "big")), UINT64_MAX >> 1);
+	ck_assert_int_eq(json_integer_value(json_object_get(o, "neg")), -5);
+	ck_assert(json_is_true(json_object_get(o, "t")));
+	ck_assert(json_is_null(json_object_get(o, "nothing")) && json_is_null(json_object_get(o, "none")));
+	ck_assert_str_eq(json_string_value(json_object_get(o, "hostile")),
+			 "a\"b\\c\n\x01\xef\xbf\xbd\xc3\xa9");
+	ck_assert(json_equal(json_object_get(o, "emb"), emb));
+	m = json_object_get(o, "arr");
+	ck_assert_int_eq(json_array_size(m), 3);
+	ck_assert_int_eq(json_integer_value(json_object_get(json_array_get(m, 0), "x")), 1);
+	ck_assert_int_eq(json_integer_value(json_array_get(m, 2)), 2);
+	json_decref(o);
+	free(text);
+	json_decref(emb);
+
+	/* misuse: a key in an array, none in an object, a value left open */
+	f = open_memstream(&text, &len);
+	jw_init(&w, f);
+	jw_open(&w, NULL, '[');
+	jw_u64(&w, "k", 1);
+	jw_close(&w);
+	ck_assert_int_eq(jw_end(&w), -EINVAL);
+	jw_init(&w, f);
+	jw_open(&w, NULL, '{');
+	jw_u64(&w, NULL, 1);
+	ck_assert_int_eq(jw_end(&w), -EINVAL);
+	jw_init(&w, f);
+	jw_open(&w, NULL, '{');
+	ck_assert_int_eq(jw_end(&w), -EINVAL);
+	fclose(f);
+	free(text);
+
+	/* a full disk */
+	f = fopen("/dev/full", "w");
+	ck_assert_ptr_nonnull(f);
+	jw_init(&w, f);
+	jw_open(&w, NULL, '[');
+	jw_close(&w);
+	ck_assert_int_eq(jw_end(&w), -EIO);
+	fclose(f);
+}
+END_TEST
+
 Suite *report_suite(void)
 {
 	Suite *s = suite_create("report");
@@ -707,6 +783,7 @@ Suite *report_suite(void)
 	tcase_add_test(tc, test_metric_table_rows);
 	tcase_add_test(tc, test_metric_table_docs);
 	tcase_add_test(tc, test_metric_table_flows);
+	tcase_add_test(tc, test_jsonw);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -29,6 +29,7 @@
 #include "bpf_loader.h"
 #include "cgroup.h"
 #include "commands.h"
+#include "jsonw.h"
 #include "metric_table.h"
 #include "numa.h"
 #include "pin.h"
@@ -728,75 +729,67 @@ static struct mref *sorted_mappings(const struct explain *e, size_t *n)
 	return refs;
 }
 
-/* @s as a JSON string the way report_json() writes one (sanitized, ASCII). */
-static char *json_text(const char *str)
-{
-	json_t *j = json_string_sanitized(str);
-	char *t = json_dumps(j, JSON_ENCODE_ANY | JSON_ENSURE_ASCII);
-
-	json_decref(j);
-	return t;
-}
-
 /*
  * A mapping's "dma_pinned_bytes": exact where the process's pinned ranges
- * are all known (a daemon's pins), else null (unknown), into @buf.
+ * are all known (a daemon's pins), else null (unknown).
  */
-static const char *dma_json(const struct explain *e, pid_t pid, const struct smaps_map *m,
-			    char *buf, size_t len)
+static void dma_json(struct jw *w, const struct explain *e, pid_t pid, const struct smaps_map *m)
 {
 	for (size_t i = 0; i < e->nprocs; i++)
 		if (e->procs[i].pid == pid && e->procs[i].ranges_all) {
-			snprintf(buf, len, "%" PRIu64, dma_in_map(&e->procs[i], m));
-			return buf;
+			jw_u64(w, "dma_pinned_bytes", dma_in_map(&e->procs[i], m));
+			return;
 		}
-	return "null";
+	jw_null(w, "dma_pinned_bytes");
+}
+
+/* "0x..." of an address */
+static void addr_json(struct jw *w, const char *key, unsigned long long a)
+{
+	char buf[24];
+
+	snprintf(buf, sizeof(buf), "0x%llx", a);
+	jw_str(w, key, buf);
 }
 
 /*
- * The mappings array written directly: with 10,000 mappings, building and
- * freeing 200,000 jansson nodes took longer than reading smaps itself.
- * Paths are encoded by jansson (json_string_sanitized()), once per run of
- * equal paths.
+ * The mappings array, streamed: with 10,000 mappings, building and freeing
+ * 200,000 jansson nodes took longer than reading smaps itself.
  */
-static void print_mappings_json(FILE *f, const struct explain *e, size_t top)
+static void write_mappings_json(struct jw *w, const struct explain *e, size_t top)
 {
-	const char *last = NULL;
-	char *enc = NULL, dma[24];
 	struct mref *refs;
 	size_t n, i;
 
 	refs = sorted_mappings(e, &n);
-	fputs(",\"mappings\":[", f);
+	jw_open(w, "mappings", '[');
 	for (i = 0; refs && i < n && (!top || i < top); i++) {
 		const struct smaps_map *m = refs[i].m;
 
-		if (m->path && (!last || strcmp(last, m->path))) {
-			free(enc);
-			enc = json_text(m->path);
-			last = m->path;
-		}
-		fprintf(f, "%s{\"pid\":%d,\"start\":\"0x%llx\",\"end\":\"0x%llx\",\"path\":%s,"
-			"\"deleted\":%s,\"kind\":\"%s\",\"perms\":\"%s\",\"private\":%s,"
-			"\"size_bytes\":%llu,\"rss_bytes\":%llu,\"pss_bytes\":%llu,"
-			"\"private_clean_bytes\":%llu,\"private_dirty_bytes\":%llu,"
-			"\"shared_clean_bytes\":%llu,\"shared_dirty_bytes\":%llu,"
-			"\"reclaimable_bytes\":%llu,\"locked_bytes\":%llu,\"swap_bytes\":%llu,"
-			"\"anonymous_bytes\":%llu,\"dma_pinned_bytes\":%s}", i ? "," : "",
-			(int)refs[i].pid,
-			(unsigned long long)m->start, (unsigned long long)m->end,
-			m->path && enc ? enc : "null", m->deleted ? "true" : "false",
-			smaps_kind_name(m->kind), m->perms, smaps_private(m) ? "true" : "false",
-			(unsigned long long)m->size, (unsigned long long)m->rss,
-			(unsigned long long)m->pss, (unsigned long long)m->private_clean,
-			(unsigned long long)m->private_dirty, (unsigned long long)m->shared_clean,
-			(unsigned long long)m->shared_dirty,
-			(unsigned long long)smaps_reclaimable(m),
-			(unsigned long long)smaps_locked(m), (unsigned long long)m->swap,
-			(unsigned long long)m->anonymous, dma_json(e, refs[i].pid, m, dma, sizeof(dma)));
+		jw_open(w, NULL, '{');
+		jw_int(w, "pid", refs[i].pid);
+		addr_json(w, "start", m->start);
+		addr_json(w, "end", m->end);
+		jw_str(w, "path", m->path);
+		jw_bool(w, "deleted", m->deleted);
+		jw_str(w, "kind", smaps_kind_name(m->kind));
+		jw_str(w, "perms", m->perms);
+		jw_bool(w, "private", smaps_private(m));
+		jw_u64(w, "size_bytes", m->size);
+		jw_u64(w, "rss_bytes", m->rss);
+		jw_u64(w, "pss_bytes", m->pss);
+		jw_u64(w, "private_clean_bytes", m->private_clean);
+		jw_u64(w, "private_dirty_bytes", m->private_dirty);
+		jw_u64(w, "shared_clean_bytes", m->shared_clean);
+		jw_u64(w, "shared_dirty_bytes", m->shared_dirty);
+		jw_u64(w, "reclaimable_bytes", smaps_reclaimable(m));
+		jw_u64(w, "locked_bytes", smaps_locked(m));
+		jw_u64(w, "swap_bytes", m->swap);
+		jw_u64(w, "anonymous_bytes", m->anonymous);
+		dma_json(w, e, refs[i].pid, m);
+		jw_close(w);
 	}
-	fputc(']', f);
-	free(enc);
+	jw_close(w);
 	free(refs);
 }
 
@@ -895,19 +888,6 @@ static json_t *node_bytes_json(const struct explain *e, const uint64_t *nb)
 	return o;
 }
 
-static void node_bytes_text(FILE *f, const struct explain *e, const uint64_t *nb)
-{
-	bool first = true;
-
-	fputc('{', f);
-	for (int n = 0; n < NUMA_MAX_NODES; n++)
-		if ((e->numa_nodes >> n & 1) || nb[n]) {
-			fprintf(f, "%s\"%d\":%llu", first ? "" : ",", n, (unsigned long long)nb[n]);
-			first = false;
-		}
-	fputc('}', f);
-}
-
 static json_t *usage_json(const struct explain *e, const struct numa_usage *u, json_t *o)
 {
 	json_object_set_new(o, "home_node", u->home >= 0 ? json_integer(u->home) : json_null());
@@ -947,42 +927,39 @@ static json_t *numa_json(const struct explain *e)
 	return o;
 }
 
-/* ,"numa":{...,"mappings":[...]} written directly (mappings can be many). */
-static void print_numa_json(FILE *f, const struct explain *e, size_t top)
+/* "numa": numa_json()'s members, then its mappings, streamed (they can be many). */
+static void write_numa_json(struct jw *w, const struct explain *e, size_t top)
 {
-	json_t *o = numa_json(e);
-	char *text = json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII), *enc;
-	size_t len = text ? strlen(text) : 0, n, i;
+	json_t *o = numa_json(e), *v;
+	const char *key;
 	struct nref *refs;
+	size_t n, i;
 
+	jw_open(w, "numa", '{');
+	json_object_foreach(o, key, v)
+		jw_json(w, key, v);
 	json_decref(o);
-	if (len < 2 || text[len - 1] != '}') {
-		free(text);
-		fputs(",\"numa\":null", f);
-		return;
-	}
-	fputs(",\"numa\":", f);
-	fwrite(text, 1, len - 1, f);
-	free(text);
 	refs = sorted_numa_mappings(e, &n);
-	fputs(",\"mappings\":[", f);
+	jw_open(w, "mappings", '[');
 	for (i = 0; refs && i < n && (!top || i < top); i++) {
 		const struct nref *r = &refs[i];
-		const char *path = r->sm ? r->sm->path : r->nmap->path;
+		json_t *nb = node_bytes_json(e, r->nmap->node_bytes);
 
-		enc = path ? json_text(path) : NULL;
-		fprintf(f, "%s{\"pid\":%d,\"start\":\"0x%llx\",\"end\":", i ? "," : "",
-			(int)r->x->pid, (unsigned long long)r->nmap->start);
+		jw_open(w, NULL, '{');
+		jw_int(w, "pid", r->x->pid);
+		addr_json(w, "start", r->nmap->start);
 		if (r->sm)
-			fprintf(f, "\"0x%llx\"", (unsigned long long)r->sm->end);
+			addr_json(w, "end", r->sm->end);
 		else
-			fputs("null", f);
-		fprintf(f, ",\"path\":%s,\"bytes_by_node\":", enc ? enc : "null");
-		node_bytes_text(f, e, r->nmap->node_bytes);
-		fprintf(f, ",\"remote_bytes\":%llu}", (unsigned long long)nref_remote(r));
-		free(enc);
+			jw_null(w, "end");
+		jw_str(w, "path", r->sm ? r->sm->path : r->nmap->path);
+		jw_json(w, "bytes_by_node", nb);
+		jw_u64(w, "remote_bytes", nref_remote(r));
+		jw_close(w);
+		json_decref(nb);
 	}
-	fputs("]}", f);
+	jw_close(w);
+	jw_close(w);
 	free(refs);
 }
 
@@ -1857,25 +1834,30 @@ int do_explain(int argc, char **argv)
 	if (e.has_topo)
 		numa_verdicts(&e);
 	if (json_output) {
-		json_t *o = explain_json(&e, &r, top);
-		char *text = json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII);
-		size_t len = text ? strlen(text) : 0;
+		json_t *o = explain_json(&e, &r, top), *v;
+		const char *key;
+		struct jw w;
 
-		/* the object without its closing brace, then the mappings */
-		if (len > 2 && text[len - 1] == '}') {
-			fwrite(text, 1, len - 1, stdout);
-			print_mappings_json(stdout, &e, top);
-			if (e.has_topo)
-				print_numa_json(stdout, &e, top);
-			else
-				fputs(",\"numa\":null", stdout);
-			fputs("}\n", stdout);
-			fflush(stdout);
+		if (!o) {
+			p_err("building the JSON report: %s", strerror(ENOMEM));
+			ret = EXIT_RUNTIME;
+			goto out_procs;
 		}
-		free(text);
+		/* report_json()'s members, then the mappings streamed */
+		jw_init(&w, stdout);
+		jw_open(&w, NULL, '{');
+		json_object_foreach(o, key, v)
+			jw_json(&w, key, v);
 		json_decref(o);
-		if (len <= 2) {	/* jansson could not build or encode it */
-			p_err("encoding the JSON report: %s", strerror(ENOMEM));
+		write_mappings_json(&w, &e, top);
+		if (e.has_topo)
+			write_numa_json(&w, &e, top);
+		else
+			jw_null(&w, "numa");
+		jw_close(&w);
+		/* -EIO (a full disk, a closed pipe): main() says it, exit 4 */
+		if (jw_end(&w) == -EINVAL) {
+			p_err("encoding the JSON report: a value jansson could not encode");
 			ret = EXIT_RUNTIME;
 			goto out_procs;
 		}
