@@ -1815,7 +1815,6 @@ int BPF_PROG(sched_process_exit, struct task_struct *task)
 		 * cgroup's sums (the record keeps the at-exit values) */
 		add_nz(&c->pin.locked_vm_pages, -(__s64)p->pin.locked_vm_pages);
 		add_nz(&c->pin.pinned_vm_pages, -(__s64)p->pin.pinned_vm_pages);
-		__sync_fetch_and_add(&c->procs_exited, 1);
 	}
 	__sync_fetch_and_add(&flow_moves_end, 1);
 	/* its DMA pins outlive it until the kernel unpins them (fds closed

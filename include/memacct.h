@@ -145,7 +145,6 @@ struct memacct_dma_release {
 struct memacct_cgroup {
 	struct memacct_flows f;
 	struct memacct_pinned pin;	/* sums over the cgroup's processes */
-	__u64 procs_exited;
 };
 
 /* Ring buffer record sent when a process's last thread exits. */

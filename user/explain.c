@@ -1087,22 +1087,6 @@ static void kind_sums(const struct explain *e, struct xsum k[SMAPS_KIND_NR])
 		}
 }
 
-/*
- * The flows explain did not measure are null, not 0 (docs/explain.md): all
- * of them, or without @all the page-fault counts alone (a daemon's record
- * has no fault counts, and /proc/PID/stat's are since exec, not attach).
- */
-static void null_flows(json_t *o, bool all)
-{
-	for (int id = 0; id < M_NR; id++) {
-		if (!(metric_table[id].flags & MF_FLOW) || (metric_is_bpf_flow(id) && !all))
-			continue;
-		json_object_set_new(o, metric_table[id].key, json_null());
-		if (id == M_NUMA_MIGRATED)
-			json_object_set_new(o, "numa_migrated_bytes_by_reason", json_null());
-	}
-}
-
 static json_t *explain_json(const struct explain *e, const struct report *r, size_t top)
 {
 	json_t *o = report_json(r), *t = json_object_get(o, "totals");
@@ -1115,20 +1099,6 @@ static json_t *explain_json(const struct explain *e, const struct report *r, siz
 	set_u64(t, "rss_bytes", e->total.rss);	/* cgroup: shared pages counted once */
 	set_u64(t, "shmem_bytes", e->cgroup_mode ? e->total.shmem_pss : e->total.shmem);
 	set_u64(t, "mlocked_bytes", e->total.locked);
-	if (!e->has_topo || (e->cgroup_mode ? !e->has_cg_numa && !e->nprocs : !e->nprocs ||
-			     !e->procs[0].has_numa)) {
-		json_object_set_new(t, "remote_numa_bytes", json_null());
-		json_object_set_new(t, "remote_numa_peak_bytes", json_null());
-	}
-	/* flows are summed over the processes whose flows are known */
-	if (!e->watched && !e->daemon_cow)
-		null_flows(t, true);
-	else if (!e->watched)
-		null_flows(t, false);
-	if (!e->watched && !e->daemon_dma) {	/* DMA pins unknown, never 0 */
-		json_object_set_new(t, "dma_pinned_bytes", json_null());
-		json_object_set_new(t, "dma_pinned_peak_bytes", json_null());
-	}
 	json_object_set_new(o, "cow_source", json_string(e->watched ? "watch" :
 			    e->daemon_cow ? "daemon" : "none"));
 	json_array_foreach(procs, i, p) {
@@ -1141,17 +1111,6 @@ static json_t *explain_json(const struct explain *e, const struct report *r, siz
 		if (!x)
 			continue;
 		sum_json(p, &x->sum);
-		if (!x->has_numa) {
-			json_object_set_new(p, "remote_numa_bytes", json_null());
-			json_object_set_new(p, "remote_numa_peak_bytes", json_null());
-		}
-		if (!x->has_flows) {	/* neither watched alive nor in a daemon's pins */
-			null_flows(p, true);
-			json_object_set_new(p, "dma_pinned_bytes", json_null());
-			json_object_set_new(p, "dma_pinned_peak_bytes", json_null());
-		} else if (!e->watched) {
-			null_flows(p, false);
-		}
 	}
 	arr = json_array();
 	for (i = 0; i < e->nfiles && (!top || i < top); i++) {
@@ -1475,6 +1434,15 @@ static int fill_report(struct explain *e, struct report *r)
 		row->m.major_faults = x->flows.major_faults;
 		row->m.remote_numa = x->has_numa ? x->nu.remote : 0;
 		row->m.remote_numa_peak = row->m.remote_numa;
+		/* what explain did not measure is null, not 0 (docs/explain.md) */
+		if (!x->has_numa)
+			row->m.unknown |= MBIT(M_REMOTE_NUMA) | MBIT(M_REMOTE_NUMA_PEAK);
+		if (!x->has_flows)	/* neither watched alive nor in a daemon's pins */
+			row->m.unknown |= metric_flow_mask(true) | metric_flow_mask(false) |
+					  MBIT(M_DMA_PINNED) | MBIT(M_DMA_PINNED_PEAK);
+		else if (!e->watched)	/* a daemon's record has no fault counts, and
+					 * /proc/PID/stat's are since exec, not attach */
+			row->m.unknown |= metric_flow_mask(false);
 		r->totals.rss += row->m.rss;
 		r->totals.rss_sum += row->m.rss;
 		r->totals.anon += row->m.anon;
@@ -1497,6 +1465,15 @@ static int fill_report(struct explain *e, struct report *r)
 	r->totals.remote_numa = e->cgroup_mode && e->has_cg_numa ? e->cg_numa.remote :
 				e->numa_remote;
 	r->totals.remote_numa_peak = r->totals.remote_numa;
+	if (!e->has_topo || (e->cgroup_mode ? !e->has_cg_numa && !e->nprocs : !e->nprocs ||
+			     !e->procs[0].has_numa))
+		r->totals.unknown |= MBIT(M_REMOTE_NUMA) | MBIT(M_REMOTE_NUMA_PEAK);
+	/* flows are summed over the processes whose flows are known */
+	if (!e->watched)
+		r->totals.unknown |= metric_flow_mask(false) |
+				     (e->daemon_cow ? 0 : metric_flow_mask(true));
+	if (!e->watched && !e->daemon_dma)	/* DMA pins unknown, never 0 */
+		r->totals.unknown |= MBIT(M_DMA_PINNED) | MBIT(M_DMA_PINNED_PEAK);
 	r->numa_multi = e->topo.nnodes > 1;
 	/* the host's pins; attributed only as far as the watch saw */
 	r->has_host = !hostpin_read(&r->host, geteuid() == 0);

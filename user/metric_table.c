@@ -160,3 +160,13 @@ const struct metric_def metric_table[M_NR] = {
 		"memory.stat (memcg_working_set())",
 		F(working_set), NO_BPF, MF_BYTES | MF_TOTALS | MF_MEMCG_STAT },
 };
+
+uint64_t metric_flow_mask(bool bpf)
+{
+	uint64_t m = 0;
+
+	for (int id = 0; id < M_NR; id++)
+		if ((metric_table[id].flags & MF_FLOW) && metric_is_bpf_flow(id) == bpf)
+			m |= MBIT(id);
+	return m;
+}

@@ -11,6 +11,7 @@
 #ifndef MEMACCT_METRIC_TABLE_H
 #define MEMACCT_METRIC_TABLE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include "report.h"
@@ -54,6 +55,16 @@ struct metric_def {
 
 extern const struct metric_def metric_table[M_NR];
 
+/* a bit of struct metrics.unknown */
+#define MBIT(id)	(1ULL << (id))
+_Static_assert(M_NR <= 64, "struct metrics.unknown has a bit per row");
+
+/*
+ * metric_flow_mask() - MBIT()s of the flows (MF_FLOW rows) that BPF counts
+ * (@bpf) or that come from the kernel's own counters (!@bpf: page faults).
+ */
+uint64_t metric_flow_mask(bool bpf);
+
 /* metric_get() - @m's figure of row @id (bytes or a count, per MF_BYTES). */
 static inline uint64_t metric_get(const struct metrics *m, enum metric_id id)
 {
@@ -66,7 +77,7 @@ static inline uint64_t *metric_ptr(struct metrics *m, enum metric_id id)
 }
 
 /* metric_is_bpf_flow() - counted by the BPF side (struct memacct_flows). */
-static inline int metric_is_bpf_flow(enum metric_id id)
+static inline bool metric_is_bpf_flow(enum metric_id id)
 {
 	return metric_table[id].flow_word >= 0;
 }

@@ -95,10 +95,15 @@ void report_metrics_json(json_t *o, const struct metrics *m, unsigned int skip)
 	for (int id = 0; id < M_NR; id++) {
 		if (metric_table[id].flags & skip)
 			continue;
-		set_u64(o, metric_table[id].key, metric_get(m, id));
+		if (m->unknown & MBIT(id))
+			json_object_set_new(o, metric_table[id].key, json_null());
+		else
+			set_u64(o, metric_table[id].key, metric_get(m, id));
 		if (id == M_DMA_PINNED_PEAK)
 			json_object_set_new(o, "dma_pinned_estimate", json_boolean(m->dma_estimate));
-		if (id == M_NUMA_MIGRATED) {	/* its split, beside it */
+		if (id == M_NUMA_MIGRATED && (m->unknown & MBIT(id))) {
+			json_object_set_new(o, "numa_migrated_bytes_by_reason", json_null());
+		} else if (id == M_NUMA_MIGRATED) {	/* its split, beside it */
 			json_t *by = json_object();
 
 			for (int i = 0; i < MEMACCT_MR_NR; i++)
@@ -574,7 +579,9 @@ static void report_row_cells(const char **cells, char (*b)[24], const char *pid,
 		enum metric_id id = figs[i].id;
 		uint64_t x = metric_get(m, id);
 
-		if (metric_table[id].flags & MF_BYTES)
+		if (m->unknown & MBIT(id))	/* not measured: no figure */
+			snprintf(v, sizeof(v), "%s", report_table.csv ? "" : "-");
+		else if (metric_table[id].flags & MF_BYTES)
 			fmt_bytes(v, sizeof(v), x);
 		else
 			snprintf(v, sizeof(v), "%llu", (unsigned long long)x);

@@ -42,6 +42,9 @@ struct metrics {
 	uint64_t anon_peak, file_peak, shmem_peak, reclaimable_peak;
 	uint64_t working_set;		/* usage - inactive_file (cAdvisor's) */
 	uint64_t rss_sum;		/* the processes' RSS summed (rss: the charge) */
+	/* figures not measured, 1 << enum metric_id (metric_table.h): null in
+	 * JSON, "-" in tables, never a 0 that reads as measured */
+	uint64_t unknown;
 };
 
 struct proc_row {

@@ -21,6 +21,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "bpf_loader.h"
+#include "metric_table.h"
 #include "memacct.skel.h"
 #include "hostpin.h"
 #include "proc.h"
@@ -239,6 +240,11 @@ static void row_from_exit(const struct session *s, const struct memacct_proc_key
 	row->m.anon = pages(s, p->exit_rss_anon_pages);
 	row->m.shmem = pages(s, p->exit_rss_shmem_pages);
 	row->m.rss = row->m.file + row->m.anon + row->m.shmem;
+	/* before 6.16 sched_process_exit fired after exit_mm() (kernel
+	 * commit "exit: move and extend sched_process_exit() tracepoint"
+	 * moved it before): no mm, the RSS at exit is unknown, not 0 */
+	if (!(p->flags & MEMACCT_PROC_EXIT_MM))
+		row->m.unknown |= MBIT(M_RSS) | MBIT(M_ANON) | MBIT(M_FILE) | MBIT(M_SHMEM);
 	row->m.rss_peak = max_u64(pages(s, p->exit_maxrss_pages), row->m.rss);
 	row->m.mlocked = pages(s, p->pin.locked_vm_pages);
 	row->m.pinned_vm = pages(s, p->pin.pinned_vm_pages);
