@@ -1030,6 +1030,72 @@ START_TEST(test_json_log_logrotate)
 }
 END_TEST
 
+/*
+ * #15: per (cgroup, comm) families instead of per-pid series by default:
+ * three processes of one program in a cgroup are one memacct_comm_* series
+ * each, with their count and their RSS summed (truth: VmRSS of each from
+ * /proc/PID/status); no pid-labelled sample without --top-processes.
+ */
+START_TEST(test_comm_families)
+{
+	char rel[64], comm[16], line[256], *m;
+	long long n, rss, truth_kib = 0;
+	struct result *r;
+	pid_t d;
+
+	if (skip_no_http(__func__))
+		return;
+	snprintf(rel, sizeof(rel), "/memacct-comm-%d", (int)getpid());
+	snprintf(cg, sizeof(cg), "%s%s", cgroot, rel);
+	ck_assert_int_eq(mkdir(cg, 0755), 0);
+	snprintf(comm, sizeof(comm), "mcw%d", (int)getpid() % 100000);
+	snprintf(ws_file, sizeof(ws_file), "/tmp/%s", comm);	/* removed by teardown() */
+	r = run_cmd("cp /bin/sleep %s", ws_file);
+	ck_assert_int_eq(r->status, 0);
+	result_free(r);
+	held = fork();
+	if (held == 0) {
+		char cmd[700];
+
+		snprintf(cmd, sizeof(cmd), "echo $$ > %s/cgroup.procs && for i in 1 2 3; do "
+			 "%s 60 & done; wait", cg, ws_file);
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	d = start_daemon(NULL);
+	ck_assert(d > 0);
+	sleep_ms(1500);
+	m = http_get("/metrics", NULL);
+	ck_assert_ptr_nonnull(m);
+	r = run_cmd("for p in $(pgrep -x %s); do awk '/^VmRSS:/ { print \"truth kib\", $2 }' "
+		    "/proc/$p/status; done", comm);
+	for (int i = 0; i < r->nt; i++)
+		truth_kib += r->t[i].val;
+	snprintf(line, sizeof(line), "memacct_comm_processes{cgroup=\"%s\",comm=\"%s\"}", rel, comm);
+	n = sample(m, line);
+	snprintf(line, sizeof(line), "memacct_comm_rss_bytes{cgroup=\"%s\",comm=\"%s\"}", rel, comm);
+	rss = sample(m, line);
+	printf("  %s: memacct_comm_processes %lld (truth 3), memacct_comm_rss_bytes %lld "
+	       "(truth: VmRSS summed %lld)\n", comm, n, rss, truth_kib * 1024);
+	ck_assert_int_eq(r->nt, 3);
+	ck_assert_int_eq(n, 3);
+	assert_near("memacct_comm_rss_bytes vs VmRSS summed", rss, truth_kib * 1024);
+	result_free(r);
+	ck_assert_msg(!strstr(m, "\nmemacct_process_rss_bytes{") &&
+		      strstr(m, "# TYPE memacct_process_cow_copied_bytes gauge\n"),
+		      "per-pid samples without --top-processes, or a per-pid counter");
+	free(m);
+	stop_daemon(d, SIGTERM);
+	r = run_cmd("kill -9 $(cat %s/cgroup.procs) 2>/dev/null; true", cg);
+	result_free(r);
+	waitpid(held, NULL, 0);
+	held = 0;
+	for (int i = 0; i < 50 && rmdir(cg) && errno == EBUSY; i++)
+		sleep_ms(100);
+	cg[0] = '\0';
+}
+END_TEST
+
 /* D16: PID 1 is one of the daemon's processes (the task iterator skipped it). */
 START_TEST(test_pid1_present)
 {
@@ -1837,6 +1903,7 @@ Suite *daemon_suite(void)
 	tcase_add_test(tc, test_detach_spares_foreign_pins);
 	tcase_add_test(tc, test_filter_spellings);
 	tcase_add_test(tc, test_pid1_present);
+	tcase_add_test(tc, test_comm_families);
 	tcase_add_test(tc, test_healthz_kernel_side);
 	tcase_add_test(tc, test_sd_notify);
 	tcase_add_test(tc, test_json_log_logrotate);

@@ -240,6 +240,70 @@ static void format_self(struct dstate *d, const struct collection *col, struct m
 		om_self_metrics(b, &self);
 }
 
+/* processes of one cgroup with one comm (format_comms()) */
+struct comm_sum {
+	uint64_t memcg_id;
+	char comm[MEMACCT_COMM_LEN + 1];
+	uint64_t rss_pages, n;
+};
+
+static int cmp_comm_sum(const void *a, const void *b)
+{
+	const struct comm_sum *x = a, *y = b;
+
+	if (x->memcg_id != y->memcg_id)
+		return x->memcg_id < y->memcg_id ? -1 : 1;
+	return strcmp(x->comm, y->comm);
+}
+
+/*
+ * memacct_comm_rss_bytes and memacct_comm_processes: every process of the
+ * task iterator summed per (its own cgroup, comm); series as stable as the
+ * workload's program names, whatever the process churn.
+ */
+static void format_comms(const struct dstate *d, const struct collection *col, struct mbuf *b)
+{
+	struct comm_sum *v = calloc(col->nst ? col->nst : 1, sizeof(*v));
+	struct mlabel l[2];
+	size_t n = 0;
+
+	metrics_family(b, "memacct_comm_rss_bytes", MT_GAUGE, "bytes",
+		       "RSS of the cgroup's own processes with that comm (summed; iter/task)");
+	for (long i = 0; v && i < col->nst; i++) {
+		const struct memacct_task_stock *t = &col->st[i];
+
+		v[n].memcg_id = t->memcg_id;
+		memcpy(v[n].comm, t->comm, MEMACCT_COMM_LEN);
+		v[n].rss_pages = t->rss_anon_pages + t->rss_file_pages + t->rss_shmem_pages;
+		v[n++].n = 1;
+	}
+	qsort(v, n, sizeof(*v), cmp_comm_sum);
+	for (size_t i = 0, j; i < n; i = j) {	/* fold each run into its first */
+		for (j = i + 1; j < n && !cmp_comm_sum(&v[i], &v[j]); j++) {
+			v[i].rss_pages += v[j].rss_pages;
+			v[i].n += v[j].n;
+		}
+	}
+	for (int fam = 0; fam < 2; fam++) {
+		if (fam)
+			metrics_family(b, "memacct_comm_processes", MT_GAUGE, NULL,
+				       "Processes of the cgroup (its own, not below) with that comm");
+		for (size_t i = 0; v && i < n; i++) {
+			const struct cgi *c;
+
+			if (i && !cmp_comm_sum(&v[i - 1], &v[i]))
+				continue;	/* folded into the run's first */
+			c = cgi_find(col->cg, col->ncg, v[i].memcg_id);
+			if (!c || !c->wanted)
+				continue;
+			l[0] = (struct mlabel){ "cgroup", c->rel };
+			l[1] = (struct mlabel){ "comm", v[i].comm };
+			metrics_sample_u64(b, l, 2, fam ? v[i].n : pg(d, v[i].rss_pages));
+		}
+	}
+	free(v);
+}
+
 static void format(struct dstate *d, const struct collection *col, struct mbuf *b)
 {
 	size_t ntop = col->ntop;
@@ -288,14 +352,17 @@ static void format(struct dstate *d, const struct collection *col, struct mbuf *
 			metrics_sample_u64(b, rl, nl + 1, c->m.numa_migrated_by_reason[r]);
 		}
 	}
-	/* top N processes by RSS */
+	format_comms(d, col, b);
+	/* top N processes by RSS (--top-processes; 0 by default: a pid label
+	 * makes a new series for every process, 370 in 17 min on a busy host) */
 	static const struct { const char *name, *help; enum mtype type; } pm[] = {
 		{ "memacct_process_rss_bytes", "RSS of the top processes by RSS", MT_GAUGE },
 		{ "memacct_process_anon_bytes", "RssAnon of the top processes", MT_GAUGE },
 		{ "memacct_process_file_bytes", "RssFile of the top processes", MT_GAUGE },
 		{ "memacct_process_shmem_bytes", "RssShmem of the top processes", MT_GAUGE },
 		{ "memacct_process_pinned_bytes", "VmLck+VmPin+DMA pins of the top processes", MT_GAUGE },
-		{ "memacct_process_cow_copied_bytes", "CoW copies of the top processes since attach", MT_COUNTER },
+		{ "memacct_process_cow_copied_bytes", "CoW copies of the top processes since attach "
+		  "(a gauge: a series per pid, never a counter to rate across pids)", MT_GAUGE },
 	};
 	for (size_t m = 0; m < sizeof(pm) / sizeof(pm[0]); m++) {
 		metrics_family(b, pm[m].name, pm[m].type, "bytes", pm[m].help);
@@ -539,7 +606,7 @@ static int parse_daemon_args(int argc, char **argv, struct dopts *o, bool *stop_
 	http_parse_listen("127.0.0.1:9464", &o->listen);
 	o->interval_ns = 10000000000ULL;
 	o->pin_path = PIN_DEFAULT_DIR;
-	o->top_n = 20;
+	o->top_n = 0;
 	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'l':
