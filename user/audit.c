@@ -29,6 +29,7 @@
 #include "report.h"
 #include "session.h"
 #include "smaps.h"
+#include "table.h"
 #include "usage.h"
 #include "util.h"
 
@@ -371,6 +372,86 @@ static void print_host_check(const struct audit_cg *as, int n, const struct audi
 		       top[i]->dma_known ? fmt_bytes(b[1], 16, top[i]->dma) : "unknown");
 }
 
+
+/* The processes of an audited cgroup: pinned ones, or all of one over its cap. */
+enum { AP_PID, AP_COMM, AP_MLOCKED, AP_PINNED_VM, AP_DRIVER, AP_DMA, AP_RLIMIT, AP_NOTE, AP_NR };
+static const struct table_col proc_cols[AP_NR] = {
+	[AP_PID] = { "PID", "PID", 9, false, "process ID" },
+	[AP_COMM] = { "COMM", "COMM", 16, true, "command name" },
+	[AP_MLOCKED] = { "MLOCKED", "MLOCKED", 10, false, "mm->locked_vm (VmLck)" },
+	[AP_PINNED_VM] = { "PINNED_VM", "PINNED VM", 10, false, "mm->pinned_vm (VmPin)" },
+	[AP_DRIVER] = { "DRIVER_EST", "DRIVER(EST)", 11, false,
+			"estimate: Rss of GPU/RDMA device mappings + their shmem buffers" },
+	[AP_DMA] = { "DMA", "DMA", 10, false, "FOLL_PIN pages (~: an estimate; -: unknown)" },
+	[AP_RLIMIT] = { "RLIMIT_MEMLOCK", "RLIMIT_MEMLOCK", 15, false, "soft/hard" },
+	[AP_NOTE] = { "NOTE", "NOTE", 0, true, "over the per-process cap" },
+};
+
+/* The VM_LOCKED mappings of the processes of a cgroup over its cap (evidence). */
+enum { LM_PID, LM_LOCKED, LM_RANGE, LM_NAME, LM_NR };
+static const struct table_col locked_cols[LM_NR] = {
+	[LM_PID] = { "PID", "PID", 9, false, "process ID" },
+	[LM_LOCKED] = { "LOCKED", "LOCKED", 10, false, "mlocked bytes of the mapping" },
+	[LM_RANGE] = { "START-END", "START-END", 28, true, "addresses" },
+	[LM_NAME] = { "MAPPING", "MAPPING", 0, true, "file or [anon]" },
+};
+
+static void print_proc_table(const struct audit_cg *a)
+{
+	struct table_cells t;
+	size_t rows = 0, nmaps = 0;
+	char b[2][16];
+
+	for (size_t j = 0; j < a->n; j++)
+		nmaps += a->procs[j].nmaps;
+	if (table_cells_init(&t, AP_NR, a->n, 48))
+		p_warn("printing a table: %s", strerror(ENOMEM));
+	for (size_t j = 0; j < a->n; j++) {
+		const struct audit_proc *p = &a->procs[j];
+
+		if (!proc_pinned(p) && !p->driver_est && !a->over)
+			continue;
+		snprintf(table_cell(&t, rows, AP_PID), t.cell, "%d", (int)p->pid);
+		snprintf(table_cell(&t, rows, AP_COMM), t.cell, "%s", p->comm);
+		table_cells_bytes(&t, rows, AP_MLOCKED, p->locked);
+		table_cells_bytes(&t, rows, AP_PINNED_VM, p->pinned_vm);
+		table_cells_bytes(&t, rows, AP_DRIVER, p->driver_est);
+		if (!p->dma_known)
+			snprintf(table_cell(&t, rows, AP_DMA), t.cell, "-");
+		else
+			snprintf(table_cell(&t, rows, AP_DMA), t.cell, "%s%s", p->dma_est ? "~" : "",
+				 fmt_bytes(b[0], 16, p->dma));
+		snprintf(table_cell(&t, rows, AP_RLIMIT), t.cell, "%s/%s",
+			 p->has_rl ? rl_str(b[0], 16, p->rl.rlim_cur) : "?",
+			 p->has_rl ? rl_str(b[1], 16, p->rl.rlim_max) : "?");
+		if (p->over)
+			snprintf(table_cell(&t, rows, AP_NOTE), t.cell, "EXCEEDS per-process cap");
+		rows++;
+	}
+	if (!rows)
+		table_cells_free(&t);
+	else if (table_cells_print(stdout, &t, proc_cols, rows, false))
+		p_warn("printing a table: %s", strerror(ENOMEM));
+	if (!a->over || !nmaps)
+		return;
+	rows = 0;
+	if (table_cells_init(&t, LM_NR, nmaps, 300))
+		p_warn("printing a table: %s", strerror(ENOMEM));
+	for (size_t j = 0; j < a->n; j++)
+		for (int k = 0; k < a->procs[j].nmaps; k++, rows++) {
+			const struct locked_map *m = &a->procs[j].maps[k];
+
+			snprintf(table_cell(&t, rows, LM_PID), t.cell, "%d", (int)a->procs[j].pid);
+			table_cells_bytes(&t, rows, LM_LOCKED, m->locked);
+			snprintf(table_cell(&t, rows, LM_RANGE), t.cell, "%s", m->range);
+			snprintf(table_cell(&t, rows, LM_NAME), t.cell, "%s", m->name);
+		}
+	printf("  locked mappings (evidence of the crossing):\n");
+	fflush(stdout);
+	if (table_cells_print(stdout, &t, locked_cols, rows, false))
+		p_warn("printing a table: %s", strerror(ENOMEM));
+}
+
 static void print_plain(struct audit_cg *as, int n, const struct audit_opts *o)
 {
 	uint64_t acq, rel;
@@ -405,28 +486,7 @@ static void print_plain(struct audit_cg *as, int n, const struct audit_opts *o)
 		}
 		printf("\n  driver-pinned (estimate: Rss of GPU/RDMA device mappings + their "
 		       "shmem buffers) %s\n", fmt_bytes(b[4], 16, a->driver_est));
-		for (size_t j = 0; j < a->n; j++) {
-			struct audit_proc *p = &a->procs[j];
-
-			if (!proc_pinned(p) && !p->driver_est && !a->over)
-				continue;
-			printf("  %7d %-16s mlocked %10s pinned_vm %10s driver(est) %10s ",
-			       (int)p->pid, p->comm, fmt_bytes(b[0], 16, p->locked),
-			       fmt_bytes(b[1], 16, p->pinned_vm), fmt_bytes(b[2], 16, p->driver_est));
-			if (p->dma)
-				printf("DMA %10s%s ", fmt_bytes(b[2], 16, p->dma),
-				       p->dma_est ? " (estimate)" : "");
-			printf("RLIMIT_MEMLOCK %s/%s%s\n",
-			       p->has_rl ? rl_str(b[3], 16, p->rl.rlim_cur) : "?",
-			       p->has_rl ? rl_str(b[4], 16, p->rl.rlim_max) : "?",
-			       p->over ? "  EXCEEDS per-process cap" : "");
-			if (!a->over)
-				continue;
-			for (int k = 0; k < p->nmaps; k++)
-				printf("          locked %10s  %s %s\n",
-				       fmt_bytes(b[5], 16, p->maps[k].locked), p->maps[k].range,
-				       p->maps[k].name);
-		}
+		print_proc_table(a);
 	}
 	foll_pin(&acq, &rel);
 	printf("system FOLL_PIN (/proc/vmstat): acquired %" PRIu64 " released %" PRIu64

@@ -8,6 +8,8 @@
  * cachestat(2), else mincore(2)), the cgroup's memory.stat, and a short
  * verdict. CoW copies come only from BPF (--watch); otherwise they are
  * reported as unknown (JSON null), never estimated. docs/explain.md.
+ * This file is the model (collection, totals, verdicts); explain_print.c
+ * prints it and only reads it.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -29,7 +31,7 @@
 #include "bpf_loader.h"
 #include "cgroup.h"
 #include "commands.h"
-#include "jsonw.h"
+#include "explain.h"
 #include "metric_table.h"
 #include "numa.h"
 #include "pin.h"
@@ -49,99 +51,13 @@
 #define TMPFS_MAGIC 0x01021994
 #endif
 
-enum by { BY_MAPPING, BY_FILE, BY_KIND };
-
-/* Figures of one process, or of a cgroup (bytes). */
-struct xsum {
-	uint64_t rss, pss, uss, swap, reclaimable, shared, private_anon;
-	uint64_t file_clean, file_dirty, shmem, shmem_pss, locked, lazyfree;
-};
-
-struct xproc {
-	pid_t pid;
-	struct proc_status st;
-	struct smaps sm;
-	struct xsum sum;
-	bool has_flows;			/* flows is valid: watched, or a daemon's record */
-	struct metrics flows;		/* flows (CoW, zero fill, faults, migrations...):
-					 * bytes and counts; stocks unused */
-	uint64_t dma;			/* dma_pinned: the watch, or a daemon's pins (bytes) */
-	bool dma_est;			/* that figure is an estimate */
-	bool has_ranges;		/* dma_ranges from a daemon's pins */
-	bool ranges_all;		/* ... and they cover every DMA pin */
-	struct memacct_dma_range dma_ranges[MEMACCT_DMA_RANGES];
-	bool has_numa;			/* numa_maps read: nm and nu are valid */
-	struct numa_maps nm;		/* mappings kept, joined with sm by start */
-	struct numa_usage nu;
-};
-
-/* One file (dev, inode) over every mapping of it in the processes explained. */
-struct xfile {
-	const struct smaps_map *m;	/* first mapping: path, map_files entry */
-	pid_t pid;
-	uint64_t rss, reclaimable, cached, size;
-	uint64_t pss;			/* Σ Pss: each page once over its mappers */
-	uint64_t reclaimable_once;	/* Σ reclaimable × Pss/Rss: counted once */
-	bool has_cached, has_size;
-};
-
-/*
- * The parts RSS (explain PID) or PSS (explain --cgroup: shared pages once) is
- * made of: disjoint, they add up to it exactly (docs/explain.md).
- */
-enum part {
-	PART_PRIVATE_ANON,	/* smaps_private_anon() */
-	PART_SHARED_ANON,	/* anon pages still shared after fork (not yet copied) */
-	PART_FILE_CLEAN,	/* smaps_file_clean() */
-	PART_FILE_DIRTY,	/* smaps_file_dirty() */
-	PART_SHMEM,		/* tmpfs, /dev/shm, memfd, SysV */
-	PART_OTHER,		/* device mappings, [vdso], ... */
-	PART_NR,
-};
-
-static const char *const part_keys[PART_NR] = {
-	"private_anon_bytes", "shared_anon_bytes", "file_clean_bytes", "file_dirty_bytes",
-	"shmem_bytes", "other_bytes",
-};
-
-static const char *const part_labels[PART_NR] = {
-	"private anonymous", "anonymous shared since fork", "file-backed clean",
-	"file-backed dirty", "shmem (tmpfs, /dev/shm, memfd)", "other (devices, vdso)",
-};
-
-struct explain {
-	struct xproc *procs;
-	size_t nprocs;
-	struct xfile *files;
-	size_t nfiles;
-	bool cgroup_mode;
-	bool has_stat;
-	struct memcg_stat cst;
-	struct xsum total;
-	bool watched;
-	bool daemon_cow;		/* CoW of some processes from a daemon's pins */
-	bool daemon_dma;		/* DMA pins of the processes from a daemon's pins */
-	uint64_t watch_ns;
-	struct proc_row *watch_rows;	/* the BPF session's report (--watch) */
-	size_t nwatch_rows;
-	char verdict[16][320];
-	int nverdict;
-	bool has_topo;
-	struct numa_topo topo;
-	uint64_t numa_nodes;		/* nodes shown: with memory or with pages */
-	uint64_t numa_node_bytes[NUMA_MAX_NODES];	/* processes summed */
-	uint64_t numa_remote;		/* processes summed */
-	bool has_cg_numa;		/* --cgroup: memory.numa_stat read */
-	struct numa_usage cg_numa;
-};
-
 static void explain_usage(FILE *f)
 {
 	usage_print(f, "explain");	/* usage.c */
 }
 
 /* Add one mapping's figures (bytes, docs/explain.md) to @s. */
-static void xsum_add(struct xsum *s, const struct smaps_map *m)
+void xsum_add(struct xsum *s, const struct smaps_map *m)
 {
 	s->rss += m->rss;
 	s->pss += m->pss;
@@ -196,7 +112,7 @@ static void parts_add(uint64_t v[PART_NR], const struct smaps_map *m, bool by_ps
  * The parts of the total: of RSS for one process, of PSS (shared pages
  * counted once) for a cgroup; they sum to e->total.rss exactly.
  */
-static void parts_sum(const struct explain *e, uint64_t v[PART_NR])
+void parts_sum(const struct explain *e, uint64_t v[PART_NR])
 {
 	memset(v, 0, sizeof(uint64_t) * PART_NR);
 	for (size_t i = 0; i < e->nprocs; i++)
@@ -314,11 +230,6 @@ static int file_cached(int fd, uint64_t size, uint64_t *bytes)
 	return 0;
 }
 
-struct mref {
-	const struct smaps_map *m;
-	pid_t pid;
-};
-
 static int cmp_file(const void *a, const void *b)
 {
 	const struct smaps_map *x = ((const struct mref *)a)->m, *y = ((const struct mref *)b)->m;
@@ -400,7 +311,6 @@ static int collect_files(struct explain *e)
 
 /* ---- verdict ------------------------------------------------------- */
 
-
 static int pct(uint64_t part, uint64_t whole)
 {
 	return whole ? (int)(part * 100.0 / whole + 0.5) : 0;
@@ -419,7 +329,7 @@ static void say(struct explain *e, const char *fmt, ...)
 }
 
 /* A path fit for one line of text: control bytes as \ooo. */
-static void safe_path(char *dst, size_t len, const char *src)
+void safe_path(char *dst, size_t len, const char *src)
 {
 	size_t o = 0;
 
@@ -435,7 +345,7 @@ static void safe_path(char *dst, size_t len, const char *src)
 }
 
 /* DMA-pinned bytes attributed (0 without --watch or a daemon's pins). */
-static uint64_t dma_total(const struct explain *e)
+uint64_t dma_total(const struct explain *e)
 {
 	uint64_t n = 0;
 
@@ -450,7 +360,7 @@ static uint64_t dma_total(const struct explain *e)
  * most its resident bytes (pinned pages are resident); 0 in mlocked
  * mappings, whose pages VmLck counts (the DMA figure is net of them).
  */
-static uint64_t dma_in_map(const struct xproc *x, const struct smaps_map *m)
+uint64_t dma_in_map(const struct xproc *x, const struct smaps_map *m)
 {
 	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE), n = 0;
 
@@ -681,126 +591,7 @@ static void build_verdict(struct explain *e)
 	}
 }
 
-/* ---- JSON ---------------------------------------------------------- */
-
-static void set_u64(json_t *o, const char *k, uint64_t v)
-{
-	json_object_set_new(o, k, json_integer((json_int_t)v));
-}
-
-static void sum_json(json_t *o, const struct xsum *s)
-{
-	set_u64(o, "pss_bytes", s->pss);
-	set_u64(o, "uss_bytes", s->uss);
-	set_u64(o, "swap_bytes", s->swap);
-	set_u64(o, "reclaimable_bytes", s->reclaimable);
-	set_u64(o, "shared_bytes", s->shared);
-	set_u64(o, "private_anon_bytes", s->private_anon);
-	set_u64(o, "file_clean_bytes", s->file_clean);
-	set_u64(o, "file_dirty_bytes", s->file_dirty);
-	set_u64(o, "lazyfree_bytes", s->lazyfree);
-}
-
-static int cmp_mref_rss(const void *a, const void *b)
-{
-	const struct smaps_map *x = ((const struct mref *)a)->m, *y = ((const struct mref *)b)->m;
-
-	if (x->rss != y->rss)
-		return x->rss < y->rss ? 1 : -1;
-	return x->start < y->start ? -1 : x->start > y->start;
-}
-
-/* Every mapping (or the @top largest), largest RSS first. */
-static struct mref *sorted_mappings(const struct explain *e, size_t *n)
-{
-	size_t cap = 0;
-	struct mref *refs;
-
-	for (size_t i = 0; i < e->nprocs; i++)
-		cap += e->procs[i].sm.n;
-	refs = malloc((cap ? cap : 1) * sizeof(*refs));
-	*n = 0;
-	if (!refs)
-		return NULL;
-	for (size_t i = 0; i < e->nprocs; i++)
-		for (size_t j = 0; j < e->procs[i].sm.n; j++)
-			refs[(*n)++] = (struct mref){ &e->procs[i].sm.maps[j], e->procs[i].pid };
-	qsort(refs, *n, sizeof(*refs), cmp_mref_rss);
-	return refs;
-}
-
-/*
- * A mapping's "dma_pinned_bytes": exact where the process's pinned ranges
- * are all known (a daemon's pins), else null (unknown).
- */
-static void dma_json(struct jw *w, const struct explain *e, pid_t pid, const struct smaps_map *m)
-{
-	for (size_t i = 0; i < e->nprocs; i++)
-		if (e->procs[i].pid == pid && e->procs[i].ranges_all) {
-			jw_u64(w, "dma_pinned_bytes", dma_in_map(&e->procs[i], m));
-			return;
-		}
-	jw_null(w, "dma_pinned_bytes");
-}
-
-/* "0x..." of an address */
-static void addr_json(struct jw *w, const char *key, unsigned long long a)
-{
-	char buf[24];
-
-	snprintf(buf, sizeof(buf), "0x%llx", a);
-	jw_str(w, key, buf);
-}
-
-/*
- * The mappings array, streamed: with 10,000 mappings, building and freeing
- * 200,000 jansson nodes took longer than reading smaps itself.
- */
-static void write_mappings_json(struct jw *w, const struct explain *e, size_t top)
-{
-	struct mref *refs;
-	size_t n, i;
-
-	refs = sorted_mappings(e, &n);
-	jw_open(w, "mappings", '[');
-	for (i = 0; refs && i < n && (!top || i < top); i++) {
-		const struct smaps_map *m = refs[i].m;
-
-		jw_open(w, NULL, '{');
-		jw_int(w, "pid", refs[i].pid);
-		addr_json(w, "start", m->start);
-		addr_json(w, "end", m->end);
-		jw_str(w, "path", m->path);
-		jw_bool(w, "deleted", m->deleted);
-		jw_str(w, "kind", smaps_kind_name(m->kind));
-		jw_str(w, "perms", m->perms);
-		jw_bool(w, "private", smaps_private(m));
-		jw_u64(w, "size_bytes", m->size);
-		jw_u64(w, "rss_bytes", m->rss);
-		jw_u64(w, "pss_bytes", m->pss);
-		jw_u64(w, "private_clean_bytes", m->private_clean);
-		jw_u64(w, "private_dirty_bytes", m->private_dirty);
-		jw_u64(w, "shared_clean_bytes", m->shared_clean);
-		jw_u64(w, "shared_dirty_bytes", m->shared_dirty);
-		jw_u64(w, "reclaimable_bytes", smaps_reclaimable(m));
-		jw_u64(w, "locked_bytes", smaps_locked(m));
-		jw_u64(w, "swap_bytes", m->swap);
-		jw_u64(w, "anonymous_bytes", m->anonymous);
-		dma_json(w, e, refs[i].pid, m);
-		jw_close(w);
-	}
-	jw_close(w);
-	free(refs);
-}
-
 /* ---- NUMA ---------------------------------------------------------- */
-
-/* One numa_maps mapping with resident pages, joined with its smaps record. */
-struct nref {
-	const struct numa_map *nmap;
-	const struct smaps_map *sm;	/* same start in smaps, or NULL */
-	const struct xproc *x;
-};
 
 /* Per-node sums over the processes; the nodes to show. */
 static void numa_collect(struct explain *e)
@@ -820,224 +611,6 @@ static void numa_collect(struct explain *e)
 		for (int n = 0; n < NUMA_MAX_NODES; n++)
 			if (e->cg_numa.node_bytes[n])
 				e->numa_nodes |= 1ULL << n;
-}
-
-static int cmp_nref(const void *a, const void *b)
-{
-	const struct nref *x = a, *y = b;
-
-	if (x->nmap->bytes != y->nmap->bytes)
-		return x->nmap->bytes < y->nmap->bytes ? 1 : -1;
-	if (x->x->pid != y->x->pid)
-		return x->x->pid < y->x->pid ? -1 : 1;
-	return x->nmap->start < y->nmap->start ? -1 : x->nmap->start > y->nmap->start;
-}
-
-/* numa_maps mappings with resident pages, largest first; NULL on ENOMEM. */
-static struct nref *sorted_numa_mappings(const struct explain *e, size_t *n)
-{
-	struct nref *refs;
-	size_t cap = 0;
-
-	*n = 0;
-	for (size_t i = 0; i < e->nprocs; i++)
-		cap += e->procs[i].has_numa ? e->procs[i].nm.n : 0;
-	refs = malloc((cap ? cap : 1) * sizeof(*refs));
-	if (!refs)
-		return NULL;
-	for (size_t i = 0; i < e->nprocs; i++) {
-		const struct xproc *x = &e->procs[i];
-		size_t j = 0;
-
-		if (!x->has_numa)
-			continue;
-		/* both files list mappings by address: merge on start */
-		for (size_t k = 0; k < x->nm.n; k++) {
-			const struct numa_map *m = &x->nm.maps[k];
-
-			while (j < x->sm.n && x->sm.maps[j].start < m->start)
-				j++;
-			if (!m->bytes)
-				continue;
-			refs[(*n)++] = (struct nref){ m, j < x->sm.n && x->sm.maps[j].start ==
-							m->start ? &x->sm.maps[j] : NULL, x };
-		}
-	}
-	qsort(refs, *n, sizeof(*refs), cmp_nref);
-	return refs;
-}
-
-static uint64_t nref_remote(const struct nref *r)
-{
-	int home = r->x->nu.home;
-
-	return home >= 0 ? r->nmap->bytes - r->nmap->node_bytes[home] : 0;
-}
-
-/* {"0": n, "1": n} over the nodes shown (and any other with bytes). */
-static json_t *node_bytes_json(const struct explain *e, const uint64_t *nb)
-{
-	json_t *o = json_object();
-	char key[8];
-
-	for (int n = 0; n < NUMA_MAX_NODES; n++)
-		if ((e->numa_nodes >> n & 1) || nb[n]) {
-			snprintf(key, sizeof(key), "%d", n);
-			json_object_set_new(o, key, json_integer((json_int_t)nb[n]));
-		}
-	return o;
-}
-
-static json_t *usage_json(const struct explain *e, const struct numa_usage *u, json_t *o)
-{
-	json_object_set_new(o, "home_node", u->home >= 0 ? json_integer(u->home) : json_null());
-	json_object_set_new(o, "home_node_source", json_string(numa_home_source_name(u->source)));
-	json_object_set_new(o, "bytes_by_node", node_bytes_json(e, u->node_bytes));
-	set_u64(o, "remote_numa_bytes", u->remote);
-	return o;
-}
-
-/* The "numa" object but its "mappings" and closing brace (new reference). */
-static json_t *numa_json(const struct explain *e)
-{
-	json_t *o = json_object(), *procs = json_array();
-
-	json_object_set_new(o, "nodes", json_integer(e->topo.nnodes));
-	json_object_set_new(o, "bytes_by_node", node_bytes_json(e, e->numa_node_bytes));
-	set_u64(o, "remote_numa_bytes", e->numa_remote);
-	for (size_t i = 0; i < e->nprocs; i++) {
-		const struct xproc *x = &e->procs[i];
-		json_t *p = json_object();
-
-		json_object_set_new(p, "pid", json_integer(x->pid));
-		if (x->has_numa) {
-			usage_json(e, &x->nu, p);
-		} else {
-			json_object_set_new(p, "home_node", json_null());
-			json_object_set_new(p, "home_node_source", json_null());
-			json_object_set_new(p, "bytes_by_node", json_null());
-			json_object_set_new(p, "remote_numa_bytes", json_null());
-		}
-		json_array_append_new(procs, p);
-	}
-	json_object_set_new(o, "processes", procs);
-	if (e->cgroup_mode)
-		json_object_set_new(o, "cgroup", e->has_cg_numa ?
-				    usage_json(e, &e->cg_numa, json_object()) : json_null());
-	return o;
-}
-
-/* "numa": numa_json()'s members, then its mappings, streamed (they can be many). */
-static void write_numa_json(struct jw *w, const struct explain *e, size_t top)
-{
-	json_t *o = numa_json(e), *v;
-	const char *key;
-	struct nref *refs;
-	size_t n, i;
-
-	jw_open(w, "numa", '{');
-	json_object_foreach(o, key, v)
-		jw_json(w, key, v);
-	json_decref(o);
-	refs = sorted_numa_mappings(e, &n);
-	jw_open(w, "mappings", '[');
-	for (i = 0; refs && i < n && (!top || i < top); i++) {
-		const struct nref *r = &refs[i];
-		json_t *nb = node_bytes_json(e, r->nmap->node_bytes);
-
-		jw_open(w, NULL, '{');
-		jw_int(w, "pid", r->x->pid);
-		addr_json(w, "start", r->nmap->start);
-		if (r->sm)
-			addr_json(w, "end", r->sm->end);
-		else
-			jw_null(w, "end");
-		jw_str(w, "path", r->sm ? r->sm->path : r->nmap->path);
-		jw_json(w, "bytes_by_node", nb);
-		jw_u64(w, "remote_bytes", nref_remote(r));
-		jw_close(w);
-		json_decref(nb);
-	}
-	jw_close(w);
-	jw_close(w);
-	free(refs);
-}
-
-/* Bytes per node per mapping, top N (nodes with bytes in the rows shown). */
-static void print_numa_plain(const struct explain *e, size_t top)
-{
-	int cols[8], ncols = 0;
-	uint64_t shown = 0;
-	char b[16], path[256];
-	struct nref *refs;
-	size_t n, i;
-
-	printf("\nNUMA: %d node%s", e->topo.nnodes, e->topo.nnodes == 1 ? "" : "s");
-	for (int k = 0; k < NUMA_MAX_NODES; k++)
-		if (e->numa_nodes >> k & 1)
-			printf("%s node %d %s", shown++ ? "," : ":", k,
-			       fmt_bytes(b, 16, e->numa_node_bytes[k]));
-	printf("; on a remote node %s\n", fmt_bytes(b, 16, e->numa_remote));
-	for (i = 0; i < e->nprocs; i++) {
-		const struct xproc *x = &e->procs[i];
-
-		if (!x->has_numa)
-			continue;
-		if (e->cgroup_mode && !x->nu.remote)
-			continue;
-		if (x->nu.home < 0) {
-			printf("  pid %d: home node unknown, %s resident\n", x->pid,
-			       fmt_bytes(b, 16, x->nu.bytes));
-			continue;
-		}
-		printf("  pid %d: home node %d (%s), remote %s of %s\n", x->pid, x->nu.home,
-		       numa_home_source_name(x->nu.source), fmt_bytes(path, 16, x->nu.remote),
-		       fmt_bytes(b, 16, x->nu.bytes));
-	}
-	if (e->has_cg_numa && e->cg_numa.home >= 0)
-		printf("  cgroup (memory.numa_stat): home node %d (%s), remote %s of %s\n",
-		       e->cg_numa.home, numa_home_source_name(e->cg_numa.source),
-		       fmt_bytes(path, 16, e->cg_numa.remote), fmt_bytes(b, 16, e->cg_numa.bytes));
-	if (e->topo.nnodes < 2 && !(e->numa_nodes & ~1ULL))
-		return;		/* one node: the table would repeat RSS */
-	refs = sorted_numa_mappings(e, &n);
-	if (!refs || !n) {
-		free(refs);
-		return;
-	}
-	for (int k = 0; k < NUMA_MAX_NODES && ncols < 8; k++) {
-		bool used = false;
-
-		for (i = 0; i < n && i < top && !used; i++)
-			used = refs[i].nmap->node_bytes[k];
-		if (used || (e->numa_nodes >> k & 1 && e->topo.nnodes <= 8))
-			cols[ncols++] = k;
-	}
-	printf("%-28s %7s", "START-END", "PID");
-	for (int c = 0; c < ncols; c++) {
-		char h[8];
-
-		snprintf(h, sizeof(h), "N%d", cols[c]);
-		printf(" %9s", h);
-	}
-	printf(" %9s  %s\n", "REMOTE", "PATH");
-	for (i = 0; i < n && i < top; i++) {
-		const struct nref *r = &refs[i];
-		const char *p = r->sm ? r->sm->path : r->nmap->path;
-		char range[40];
-
-		if (r->sm)
-			snprintf(range, sizeof(range), "%llx-%llx", (unsigned long long)r->sm->start,
-				 (unsigned long long)r->sm->end);
-		else
-			snprintf(range, sizeof(range), "%llx-?", (unsigned long long)r->nmap->start);
-		printf("%-28s %7d", range, r->x->pid);
-		for (int c = 0; c < ncols; c++)
-			printf(" %9s", fmt_bytes(b, 16, r->nmap->node_bytes[cols[c]]));
-		safe_path(path, sizeof(path), p ? p : "");
-		printf(" %9s  %s\n", fmt_bytes(b, 16, nref_remote(r)), path);
-	}
-	free(refs);
 }
 
 /* Remote-NUMA verdicts: each process over the threshold, and the cgroup. */
@@ -1074,292 +647,6 @@ static void numa_verdicts(struct explain *e)
 			    fmt_bytes(tot, 16, b.bytes), b.home, numa_home_source_name(b.source));
 		}
 	}
-}
-
-static void kind_sums(const struct explain *e, struct xsum k[SMAPS_KIND_NR])
-{
-	memset(k, 0, sizeof(struct xsum) * SMAPS_KIND_NR);
-	for (size_t i = 0; i < e->nprocs; i++)
-		for (size_t j = 0; j < e->procs[i].sm.n; j++) {
-			const struct smaps_map *m = &e->procs[i].sm.maps[j];
-
-			xsum_add(&k[m->kind], m);
-		}
-}
-
-static json_t *explain_json(const struct explain *e, const struct report *r, size_t top)
-{
-	json_t *o = report_json(r), *t = json_object_get(o, "totals");
-	json_t *procs = json_object_get(o, "processes"), *arr, *p, *ms;
-	struct xsum kinds[SMAPS_KIND_NR];
-	int kind_pct[SMAPS_KIND_NR];
-	size_t i;
-
-	sum_json(t, &e->total);
-	set_u64(t, "rss_bytes", e->total.rss);	/* cgroup: shared pages counted once */
-	set_u64(t, "shmem_bytes", e->cgroup_mode ? e->total.shmem_pss : e->total.shmem);
-	set_u64(t, "mlocked_bytes", e->total.locked);
-	json_object_set_new(o, "cow_source", json_string(e->watched ? "watch" :
-			    e->daemon_cow ? "daemon" : "none"));
-	json_array_foreach(procs, i, p) {
-		const struct xproc *x = NULL;
-		json_int_t pid = json_integer_value(json_object_get(p, "pid"));
-
-		for (size_t k = 0; k < e->nprocs; k++)
-			if (e->procs[k].pid == pid)
-				x = &e->procs[k];
-		if (!x)
-			continue;
-		sum_json(p, &x->sum);
-	}
-	arr = json_array();
-	for (i = 0; i < e->nfiles && (!top || i < top); i++) {
-		const struct xfile *f = &e->files[i];
-		json_t *j = json_object();
-
-		json_object_set_new(j, "path", json_string_sanitized(f->m->path));
-		json_object_set_new(j, "deleted", json_boolean(f->m->deleted));
-		json_object_set_new(j, "kind", json_string(smaps_kind_name(f->m->kind)));
-		set_u64(j, "rss_bytes", f->rss);
-		set_u64(j, "pss_bytes", f->pss);
-		set_u64(j, "reclaimable_bytes", f->reclaimable);
-		json_object_set_new(j, "cached_bytes", f->has_cached ?
-				    json_integer((json_int_t)f->cached) : json_null());
-		json_object_set_new(j, "size_bytes", f->has_size ?
-				    json_integer((json_int_t)f->size) : json_null());
-		json_array_append_new(arr, j);
-	}
-	json_object_set_new(o, "files", arr);
-	{
-		uint64_t v[PART_NR];
-		int pc[PART_NR];
-		json_t *bd = json_object(), *pj = json_object();
-
-		parts_sum(e, v);
-		pct_partition(v, PART_NR, pc);
-		json_object_set_new(bd, "basis", json_string(e->cgroup_mode ? "pss" : "rss"));
-		set_u64(bd, "total_bytes", e->total.rss);
-		for (int k = 0; k < PART_NR; k++) {
-			char key[32];
-
-			set_u64(bd, part_keys[k], v[k]);
-			snprintf(key, sizeof(key), "%.*s", (int)(strlen(part_keys[k]) - 6),
-				 part_keys[k]);
-			json_object_set_new(pj, key, json_integer(pc[k]));
-		}
-		json_object_set_new(bd, "percent", pj);
-		json_object_set_new(o, "breakdown", bd);
-	}
-	kind_sums(e, kinds);
-	{
-		uint64_t kr[SMAPS_KIND_NR];
-
-		for (int k = 0; k < SMAPS_KIND_NR; k++)
-			kr[k] = kinds[k].rss;
-		pct_partition(kr, SMAPS_KIND_NR, kind_pct);
-	}
-	ms = json_object();
-	for (int k = 0; k < SMAPS_KIND_NR; k++) {
-		json_t *j = json_object();
-
-		set_u64(j, "rss_bytes", kinds[k].rss);
-		json_object_set_new(j, "rss_percent", json_integer(kind_pct[k]));
-		set_u64(j, "pss_bytes", kinds[k].pss);
-		set_u64(j, "uss_bytes", kinds[k].uss);
-		set_u64(j, "reclaimable_bytes", kinds[k].reclaimable);
-		set_u64(j, "locked_bytes", kinds[k].locked);
-		set_u64(j, "swap_bytes", kinds[k].swap);
-		json_object_set_new(ms, smaps_kind_name(k), j);
-	}
-	json_object_set_new(o, "kinds", ms);
-	if (e->has_stat) {
-		const struct memcg_stat *c = &e->cst;
-
-		ms = json_object();
-		set_u64(ms, "anon_bytes", c->anon);
-		set_u64(ms, "file_bytes", c->file);
-		set_u64(ms, "active_file_bytes", c->active_file);
-		set_u64(ms, "inactive_file_bytes", c->inactive_file);
-		set_u64(ms, "dirty_bytes", c->file_dirty);
-		set_u64(ms, "writeback_bytes", c->file_writeback);
-		set_u64(ms, "shmem_bytes", c->shmem);
-		set_u64(ms, "unevictable_bytes", c->unevictable);
-		set_u64(ms, "slab_reclaimable_bytes", c->slab_reclaimable);
-		set_u64(ms, "usage_bytes", c->usage);
-		json_object_set_new(o, "memory_stat", ms);
-	} else {
-		json_object_set_new(o, "memory_stat", json_null());
-	}
-	arr = json_array();
-	for (int k = 0; k < e->nverdict; k++)
-		json_array_append_new(arr, json_string_sanitized(e->verdict[k]));
-	json_object_set_new(o, "verdict", arr);
-	return o;
-}
-
-/* ---- plain --------------------------------------------------------- */
-
-static void value_line(const char *what, uint64_t v)
-{
-	char b[16];
-
-	printf("  %-36s %10s\n", what, fmt_bytes(b, 16, v));
-}
-
-static void print_plain(const struct explain *e, const struct report *r, enum by by,
-			size_t top)
-{
-	const struct xsum *t = &e->total;
-	char b[10][16], path[256];
-	size_t n, i;
-
-	if (e->cgroup_mode)
-		printf("memacct explain: cgroup %s (v%d), %zu processes\n", r->cg.rel,
-		       r->cg.version, e->nprocs);
-	else
-		printf("memacct explain: pid %d (%s), cgroup %s\n", e->procs[0].pid,
-		       r->procs[0].comm, r->cg.rel[0] ? r->cg.rel : "?");
-	printf("%s %s   PSS %s   USS %s   swap %s\n",
-	       e->cgroup_mode ? "resident, shared counted once:" : "RSS",
-	       fmt_bytes(b[0], 16, e->cgroup_mode ? t->pss : t->rss), fmt_bytes(b[1], 16, t->pss),
-	       fmt_bytes(b[2], 16, t->uss), fmt_bytes(b[3], 16, t->swap));
-	{
-		uint64_t v[PART_NR];
-		int pc[PART_NR];
-
-		parts_sum(e, v);
-		pct_partition(v, PART_NR, pc);
-		printf("%s is made of (the parts add up to 100%%):\n",
-		       e->cgroup_mode ? "PSS (shared pages counted once)" : "RSS");
-		for (int k = 0; k < PART_NR; k++)
-			printf("  %-36s %10s  %3d%%\n", part_labels[k], fmt_bytes(b[0], 16, v[k]),
-			       pc[k]);
-	}
-	printf("Other views of the same pages (they overlap the parts):\n");
-	if (e->watched) {
-		uint64_t cow = 0;
-
-		for (i = 0; i < e->nprocs; i++)
-			cow += e->procs[i].flows.cow_copied;
-		value_line("CoW-copied while watched (flow)", cow);
-	} else if (e->daemon_cow) {
-		uint64_t cow = 0;
-
-		for (i = 0; i < e->nprocs; i++)
-			cow += e->procs[i].flows.cow_copied;
-		value_line("CoW-copied since the daemon attached", cow);
-	} else {
-		printf("  %-36s %10s\n", "CoW-copied since fork", "unknown");
-	}
-	value_line(e->cgroup_mode ? "shared between processes (once)" :
-		   "shared with other processes", t->shared);
-	value_line("mlocked", t->locked);
-	value_line(e->cgroup_mode ? "reclaimable (memory.stat, once)" :
-		   "reclaimable (clean unlocked + LazyFree)", t->reclaimable);
-	if (e->watched)
-		value_line("pinned for DMA while watched", dma_total(e));
-	else if (e->daemon_dma)
-		value_line("pinned for DMA (daemon's pins)", dma_total(e));
-	else
-		printf("  %-36s %10s\n", "pinned for DMA", "unknown");
-	if (r->has_host) {
-		char hl[320];
-
-		report_host_line(r, hl, sizeof(hl));
-		printf("%s\n", hl);
-	}
-	if (e->has_stat) {
-		const struct memcg_stat *c = &e->cst;
-
-		printf("cgroup memory.stat: anon %s, file %s (active %s, inactive %s), dirty %s, "
-		       "writeback %s,\n  shmem %s, unevictable %s, slab reclaimable %s\n",
-		       fmt_bytes(b[0], 16, c->anon), fmt_bytes(b[1], 16, c->file),
-		       fmt_bytes(b[2], 16, c->active_file), fmt_bytes(b[3], 16, c->inactive_file),
-		       fmt_bytes(b[4], 16, c->file_dirty), fmt_bytes(b[5], 16, c->file_writeback),
-		       fmt_bytes(b[6], 16, c->shmem), fmt_bytes(b[7], 16, c->unevictable),
-		       fmt_bytes(b[8], 16, c->slab_reclaimable));
-	}
-	if (e->cgroup_mode) {
-		printf("\n%7s %-15s %9s %9s %9s %9s %9s\n", "PID", "COMM", "RSS", "PSS", "USS",
-		       "SHARED", "RECLAIM");
-		for (i = 0; i < e->nprocs; i++) {
-			const struct xproc *x = &e->procs[i];
-
-			safe_path(path, 16, x->st.name);
-			printf("%7d %-15s %9s %9s %9s %9s %9s\n", x->pid, path,
-			       fmt_bytes(b[0], 16, x->sum.rss), fmt_bytes(b[1], 16, x->sum.pss),
-			       fmt_bytes(b[2], 16, x->sum.uss), fmt_bytes(b[3], 16, x->sum.shared),
-			       fmt_bytes(b[4], 16, x->sum.reclaimable));
-		}
-	}
-	if (!top)
-		top = 10;
-	if (by == BY_MAPPING) {
-		struct mref *refs = sorted_mappings(e, &n);
-
-		printf("\nLargest mappings by RSS:\n");
-		if (e->cgroup_mode)
-			printf("%7s ", "PID");
-		printf("%-28s %-6s %4s %9s %9s %9s %9s %9s  %s\n",
-		       "START-END", "KIND", "PERM", "RSS", "PSS", "DIRTY", "RECLAIM", "LOCKED",
-		       "PATH");
-		for (i = 0; refs && i < n && i < top; i++) {
-			const struct smaps_map *m = refs[i].m;
-			char range[40];
-
-			snprintf(range, sizeof(range), "%llx-%llx", (unsigned long long)m->start,
-				 (unsigned long long)m->end);
-			safe_path(path, sizeof(path), m->path ? m->path : "");
-			if (e->cgroup_mode)
-				printf("%7d ", (int)refs[i].pid);
-			printf("%-28s %-6s %4s %9s %9s %9s %9s %9s  %s%s\n", range,
-			       smaps_kind_name(m->kind), m->perms, fmt_bytes(b[0], 16, m->rss),
-			       fmt_bytes(b[1], 16, m->pss),
-			       fmt_bytes(b[2], 16, m->shared_dirty + m->private_dirty),
-			       fmt_bytes(b[3], 16, smaps_reclaimable(m)),
-			       fmt_bytes(b[4], 16, smaps_locked(m)), path,
-			       m->deleted ? " (deleted)" : "");
-		}
-		free(refs);
-	} else if (by == BY_FILE) {
-		printf("\nFiles by RSS (RSS summed over mappers; PSS counts each page once):\n"
-		       "%9s %9s %9s %9s %9s  %s\n", "RSS", "PSS", "RECLAIM", "CACHED", "SIZE", "PATH");
-		for (i = 0; i < e->nfiles && i < top; i++) {
-			const struct xfile *f = &e->files[i];
-
-			safe_path(path, sizeof(path), f->m->path);
-			printf("%9s %9s %9s %9s %9s  %s%s\n", fmt_bytes(b[0], 16, f->rss),
-			       fmt_bytes(b[4], 16, f->pss), fmt_bytes(b[1], 16, f->reclaimable),
-			       f->has_cached ? fmt_bytes(b[2], 16, f->cached) : "?",
-			       f->has_size ? fmt_bytes(b[3], 16, f->size) : "?", path,
-			       f->m->deleted ? " (deleted)" : "");
-		}
-	} else {
-		struct xsum k[SMAPS_KIND_NR];
-
-		uint64_t kr[SMAPS_KIND_NR];
-		int kp[SMAPS_KIND_NR];
-
-		kind_sums(e, k);
-		for (int j = 0; j < SMAPS_KIND_NR; j++)
-			kr[j] = k[j].rss;
-		pct_partition(kr, SMAPS_KIND_NR, kp);
-		printf("\nBy kind (%%RSS: share of the RSS summed over %s, adds up to 100%%):\n"
-		       "%-7s %9s %5s %9s %9s %9s %9s %9s\n",
-		       e->cgroup_mode ? "the processes" : "the mappings", "KIND", "RSS", "%RSS",
-		       "PSS", "USS", "RECLAIM", "LOCKED", "SWAP");
-		for (int j = 0; j < SMAPS_KIND_NR; j++)
-			printf("%-7s %9s %4d%% %9s %9s %9s %9s %9s\n", smaps_kind_name(j),
-			       fmt_bytes(b[0], 16, k[j].rss), kp[j], fmt_bytes(b[1], 16, k[j].pss),
-			       fmt_bytes(b[2], 16, k[j].uss), fmt_bytes(b[3], 16, k[j].reclaimable),
-			       fmt_bytes(b[4], 16, k[j].locked), fmt_bytes(b[5], 16, k[j].swap));
-	}
-	if (e->has_topo)
-		print_numa_plain(e, top);
-	printf("\nVerdict:\n");
-	for (int j = 0; j < e->nverdict; j++)
-		printf("  - %s\n", e->verdict[j]);
-	fflush(stdout);
 }
 
 /* ---- collection ---------------------------------------------------- */
@@ -1811,35 +1098,11 @@ int do_explain(int argc, char **argv)
 	if (e.has_topo)
 		numa_verdicts(&e);
 	if (json_output) {
-		json_t *o = explain_json(&e, &r, top), *v;
-		const char *key;
-		struct jw w;
-
-		if (!o) {
-			p_err("building the JSON report: %s", strerror(ENOMEM));
-			ret = EXIT_RUNTIME;
+		ret = explain_print_json(&e, &r, top);
+		if (ret != EXIT_OK)
 			goto out_procs;
-		}
-		/* report_json()'s members, then the mappings streamed */
-		jw_init(&w, stdout);
-		jw_open(&w, NULL, '{');
-		json_object_foreach(o, key, v)
-			jw_json(&w, key, v);
-		json_decref(o);
-		write_mappings_json(&w, &e, top);
-		if (e.has_topo)
-			write_numa_json(&w, &e, top);
-		else
-			jw_null(&w, "numa");
-		jw_close(&w);
-		/* -EIO (a full disk, a closed pipe): main() says it, exit 4 */
-		if (jw_end(&w) == -EINVAL) {
-			p_err("encoding the JSON report: a value jansson could not encode");
-			ret = EXIT_RUNTIME;
-			goto out_procs;
-		}
 	} else {
-		print_plain(&e, &r, by, top);
+		explain_print_plain(&e, &r, by, top);
 	}
 	ret = EXIT_OK;
 out_procs:

@@ -151,3 +151,59 @@ int table_print_csv(FILE *f, const struct table_col *cols, int ncols, const int 
 		}
 	return ferror(f) ? -EIO : 0;
 }
+
+/* where the cells of a grid that could not be allocated are written */
+static char cell_sink[256];
+
+int table_cells_init(struct table_cells *t, int ncols, size_t nrows, size_t cell)
+{
+	t->ncols = ncols;
+	t->cell = cell;
+	t->cells = calloc(nrows * ncols + 1, sizeof(*t->cells));
+	t->store = calloc(nrows * ncols + 1, cell);
+	if (t->cells && t->store)
+		return 0;
+	free(t->cells);
+	free(t->store);
+	t->cells = NULL;
+	t->store = NULL;
+	t->cell = sizeof(cell_sink);	/* callers write t->cell bytes at most */
+	return -ENOMEM;
+}
+
+char *table_cell(struct table_cells *t, size_t row, int col)
+{
+	char *b;
+
+	if (!t->store)
+		return cell_sink;
+	b = t->store + (row * t->ncols + col) * t->cell;
+	t->cells[row * t->ncols + col] = b;
+	return b;
+}
+
+void table_cells_bytes(struct table_cells *t, size_t row, int col, uint64_t v)
+{
+	fmt_bytes(table_cell(t, row, col), t->cell, v);
+}
+
+int table_cells_print(FILE *f, struct table_cells *t, const struct table_col *cols, size_t nrows,
+		      bool raw)
+{
+	int sel[TABLE_MAX_COLS], err = -ENOMEM;
+
+	for (int i = 0; i < t->ncols && i < TABLE_MAX_COLS; i++)
+		sel[i] = i;
+	if (t->store)
+		err = table_print(f, cols, t->ncols, sel, t->ncols, raw, t->cells, (int)nrows);
+	table_cells_free(t);
+	return err;
+}
+
+void table_cells_free(struct table_cells *t)
+{
+	free(t->cells);
+	free(t->store);
+	t->cells = NULL;
+	t->store = NULL;
+}

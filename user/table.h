@@ -9,6 +9,8 @@
 #define MEMACCT_TABLE_H
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #define TABLE_MAX_COLS	32
@@ -72,5 +74,29 @@ int table_print(FILE *f, const struct table_col *cols, int ncols, const int *sel
  */
 int table_print_csv(FILE *f, const struct table_col *cols, int ncols, const int *sel, int nsel,
 		    const char *const *cells, int nrows, bool header);
+
+/*
+ * A grid of cells that own their text, for tables built row by row (explain,
+ * audit): table_cells_init() allocates @nrows x @ncols cells of @cell bytes
+ * (0, or -ENOMEM); table_cell() is the buffer of one (written by the caller,
+ * shown by the table; a cell never asked for prints empty);
+ * table_cells_bytes() writes a figure in bytes (human units, or exact with
+ * --bytes); table_cells_print() prints every column of @cols in order
+ * (table_print()) and frees the grid: 0 or negative errno.
+ */
+struct table_cells {
+	const char **cells;
+	char *store;
+	int ncols;
+	size_t cell;
+};
+
+int table_cells_init(struct table_cells *t, int ncols, size_t nrows, size_t cell);
+char *table_cell(struct table_cells *t, size_t row, int col);
+void table_cells_bytes(struct table_cells *t, size_t row, int col, uint64_t v);
+int table_cells_print(FILE *f, struct table_cells *t, const struct table_col *cols, size_t nrows,
+		      bool raw);
+/* table_cells_free() - free the grid without printing it. */
+void table_cells_free(struct table_cells *t);
 
 #endif /* MEMACCT_TABLE_H */

@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause) */
+/*
+ * explain.h - the model of `memacct explain` (explain.c: smaps, status,
+ * numa_maps, cachestat, memory.stat, BPF flows; totals and verdicts) that
+ * its printers (explain_print.c: JSON and text) only read. Internal to
+ * those two files. All figures are bytes unless a name says count.
+ */
+#ifndef MEMACCT_EXPLAIN_H
+#define MEMACCT_EXPLAIN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "cgroup.h"
+#include "memacct.h"
+#include "numa.h"
+#include "proc.h"
+#include "report.h"
+#include "smaps.h"
+
+/* Figures of one process, or of a cgroup (bytes). */
+enum by { BY_MAPPING, BY_FILE, BY_KIND };
+
+struct xsum {
+	uint64_t rss, pss, uss, swap, reclaimable, shared, private_anon;
+	uint64_t file_clean, file_dirty, shmem, shmem_pss, locked, lazyfree;
+};
+
+struct xproc {
+	pid_t pid;
+	struct proc_status st;
+	struct smaps sm;
+	struct xsum sum;
+	bool has_flows;			/* flows is valid: watched, or a daemon's record */
+	struct metrics flows;		/* flows (CoW, zero fill, faults, migrations...):
+					 * bytes and counts; stocks unused */
+	uint64_t dma;			/* dma_pinned: the watch, or a daemon's pins (bytes) */
+	bool dma_est;			/* that figure is an estimate */
+	bool has_ranges;		/* dma_ranges from a daemon's pins */
+	bool ranges_all;		/* ... and they cover every DMA pin */
+	struct memacct_dma_range dma_ranges[MEMACCT_DMA_RANGES];
+	bool has_numa;			/* numa_maps read: nm and nu are valid */
+	struct numa_maps nm;		/* mappings kept, joined with sm by start */
+	struct numa_usage nu;
+};
+
+/* One file (dev, inode) over every mapping of it in the processes explained. */
+struct xfile {
+	const struct smaps_map *m;	/* first mapping: path, map_files entry */
+	pid_t pid;
+	uint64_t rss, reclaimable, cached, size;
+	uint64_t pss;			/* Σ Pss: each page once over its mappers */
+	uint64_t reclaimable_once;	/* Σ reclaimable × Pss/Rss: counted once */
+	bool has_cached, has_size;
+};
+
+/*
+ * The parts RSS (explain PID) or PSS (explain --cgroup: shared pages once) is
+ * made of: disjoint, they add up to it exactly (docs/explain.md).
+ */
+enum part {
+	PART_PRIVATE_ANON,	/* smaps_private_anon() */
+	PART_SHARED_ANON,	/* anon pages still shared after fork (not yet copied) */
+	PART_FILE_CLEAN,	/* smaps_file_clean() */
+	PART_FILE_DIRTY,	/* smaps_file_dirty() */
+	PART_SHMEM,		/* tmpfs, /dev/shm, memfd, SysV */
+	PART_OTHER,		/* device mappings, [vdso], ... */
+	PART_NR,
+};
+
+struct explain {
+	struct xproc *procs;
+	size_t nprocs;
+	struct xfile *files;
+	size_t nfiles;
+	bool cgroup_mode;
+	bool has_stat;
+	struct memcg_stat cst;
+	struct xsum total;
+	bool watched;
+	bool daemon_cow;		/* CoW of some processes from a daemon's pins */
+	bool daemon_dma;		/* DMA pins of the processes from a daemon's pins */
+	uint64_t watch_ns;
+	struct proc_row *watch_rows;	/* the BPF session's report (--watch) */
+	size_t nwatch_rows;
+	char verdict[16][320];
+	int nverdict;
+	bool has_topo;
+	struct numa_topo topo;
+	uint64_t numa_nodes;		/* nodes shown: with memory or with pages */
+	uint64_t numa_node_bytes[NUMA_MAX_NODES];	/* processes summed */
+	uint64_t numa_remote;		/* processes summed */
+	bool has_cg_numa;		/* --cgroup: memory.numa_stat read */
+	struct numa_usage cg_numa;
+};
+
+struct mref {
+	const struct smaps_map *m;
+	pid_t pid;
+};
+
+/* xsum_add() - add mapping @m's smaps figures to @s. */
+void xsum_add(struct xsum *s, const struct smaps_map *m);
+/* parts_sum() - the parts of RSS (PID) or PSS (--cgroup) into @v: they add up to it. */
+void parts_sum(const struct explain *e, uint64_t v[PART_NR]);
+/* safe_path() - @src with control and non-UTF-8 bytes replaced, for a terminal. */
+void safe_path(char *dst, size_t len, const char *src);
+/* dma_total() - DMA-pinned bytes of the processes explained (a watch or a daemon's pins). */
+uint64_t dma_total(const struct explain *e);
+/* dma_in_map() - bytes of @x's known pinned ranges inside mapping @m. */
+uint64_t dma_in_map(const struct xproc *x, const struct smaps_map *m);
+
+/*
+ * explain_print_json() - @e and @r as one memacct.report/v1 object on
+ * stdout: report_json()'s members, then the mappings (the largest @top by
+ * RSS, 0: all) and numa streamed through jsonw.h. EXIT_OK, or EXIT_RUNTIME
+ * after an error message when the object cannot be built or encoded (an
+ * I/O error on stdout is main()'s to report).
+ */
+int explain_print_json(const struct explain *e, const struct report *r, size_t top);
+/* explain_print_plain() - the text report: parts, views, tables by @by, verdict. */
+void explain_print_plain(const struct explain *e, const struct report *r, enum by by,
+			 size_t top);
+
+#endif

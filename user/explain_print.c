@@ -1,0 +1,754 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause)
+/* explain_print.c - the printers of `memacct explain` (explain.h): JSON and text. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "commands.h"
+#include "explain.h"
+#include "jsonw.h"
+#include "report.h"
+#include "table.h"
+#include "util.h"
+
+#pragma GCC poison u8 u16 u32 u64 s8 s16 s32 s64
+
+static const char *const part_keys[PART_NR] = {
+	"private_anon_bytes", "shared_anon_bytes", "file_clean_bytes", "file_dirty_bytes",
+	"shmem_bytes", "other_bytes",
+};
+
+static const char *const part_labels[PART_NR] = {
+	"private anonymous", "anonymous shared since fork", "file-backed clean",
+	"file-backed dirty", "shmem (tmpfs, /dev/shm, memfd)", "other (devices, vdso)",
+};
+
+static void set_u64(json_t *o, const char *k, uint64_t v)
+{
+	json_object_set_new(o, k, json_integer((json_int_t)v));
+}
+
+static void sum_json(json_t *o, const struct xsum *s)
+{
+	set_u64(o, "pss_bytes", s->pss);
+	set_u64(o, "uss_bytes", s->uss);
+	set_u64(o, "swap_bytes", s->swap);
+	set_u64(o, "reclaimable_bytes", s->reclaimable);
+	set_u64(o, "shared_bytes", s->shared);
+	set_u64(o, "private_anon_bytes", s->private_anon);
+	set_u64(o, "file_clean_bytes", s->file_clean);
+	set_u64(o, "file_dirty_bytes", s->file_dirty);
+	set_u64(o, "lazyfree_bytes", s->lazyfree);
+}
+
+static int cmp_mref_rss(const void *a, const void *b)
+{
+	const struct smaps_map *x = ((const struct mref *)a)->m, *y = ((const struct mref *)b)->m;
+
+	if (x->rss != y->rss)
+		return x->rss < y->rss ? 1 : -1;
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* Every mapping (or the @top largest), largest RSS first. */
+static struct mref *sorted_mappings(const struct explain *e, size_t *n)
+{
+	size_t cap = 0;
+	struct mref *refs;
+
+	for (size_t i = 0; i < e->nprocs; i++)
+		cap += e->procs[i].sm.n;
+	refs = malloc((cap ? cap : 1) * sizeof(*refs));
+	*n = 0;
+	if (!refs)
+		return NULL;
+	for (size_t i = 0; i < e->nprocs; i++)
+		for (size_t j = 0; j < e->procs[i].sm.n; j++)
+			refs[(*n)++] = (struct mref){ &e->procs[i].sm.maps[j], e->procs[i].pid };
+	qsort(refs, *n, sizeof(*refs), cmp_mref_rss);
+	return refs;
+}
+
+/*
+ * A mapping's "dma_pinned_bytes": exact where the process's pinned ranges
+ * are all known (a daemon's pins), else null (unknown).
+ */
+static void dma_json(struct jw *w, const struct explain *e, pid_t pid, const struct smaps_map *m)
+{
+	for (size_t i = 0; i < e->nprocs; i++)
+		if (e->procs[i].pid == pid && e->procs[i].ranges_all) {
+			jw_u64(w, "dma_pinned_bytes", dma_in_map(&e->procs[i], m));
+			return;
+		}
+	jw_null(w, "dma_pinned_bytes");
+}
+
+/* "0x..." of an address */
+static void addr_json(struct jw *w, const char *key, unsigned long long a)
+{
+	char buf[24];
+
+	snprintf(buf, sizeof(buf), "0x%llx", a);
+	jw_str(w, key, buf);
+}
+
+/*
+ * The mappings array, streamed: with 10,000 mappings, building and freeing
+ * 200,000 jansson nodes took longer than reading smaps itself.
+ */
+static void write_mappings_json(struct jw *w, const struct explain *e, size_t top)
+{
+	struct mref *refs;
+	size_t n, i;
+
+	refs = sorted_mappings(e, &n);
+	jw_open(w, "mappings", '[');
+	for (i = 0; refs && i < n && (!top || i < top); i++) {
+		const struct smaps_map *m = refs[i].m;
+
+		jw_open(w, NULL, '{');
+		jw_int(w, "pid", refs[i].pid);
+		addr_json(w, "start", m->start);
+		addr_json(w, "end", m->end);
+		jw_str(w, "path", m->path);
+		jw_bool(w, "deleted", m->deleted);
+		jw_str(w, "kind", smaps_kind_name(m->kind));
+		jw_str(w, "perms", m->perms);
+		jw_bool(w, "private", smaps_private(m));
+		jw_u64(w, "size_bytes", m->size);
+		jw_u64(w, "rss_bytes", m->rss);
+		jw_u64(w, "pss_bytes", m->pss);
+		jw_u64(w, "private_clean_bytes", m->private_clean);
+		jw_u64(w, "private_dirty_bytes", m->private_dirty);
+		jw_u64(w, "shared_clean_bytes", m->shared_clean);
+		jw_u64(w, "shared_dirty_bytes", m->shared_dirty);
+		jw_u64(w, "reclaimable_bytes", smaps_reclaimable(m));
+		jw_u64(w, "locked_bytes", smaps_locked(m));
+		jw_u64(w, "swap_bytes", m->swap);
+		jw_u64(w, "anonymous_bytes", m->anonymous);
+		dma_json(w, e, refs[i].pid, m);
+		jw_close(w);
+	}
+	jw_close(w);
+	free(refs);
+}
+
+/* One numa_maps mapping with resident pages, joined with its smaps record. */
+struct nref {
+	const struct numa_map *nmap;
+	const struct smaps_map *sm;	/* same start in smaps, or NULL */
+	const struct xproc *x;
+};
+
+static int cmp_nref(const void *a, const void *b)
+{
+	const struct nref *x = a, *y = b;
+
+	if (x->nmap->bytes != y->nmap->bytes)
+		return x->nmap->bytes < y->nmap->bytes ? 1 : -1;
+	if (x->x->pid != y->x->pid)
+		return x->x->pid < y->x->pid ? -1 : 1;
+	return x->nmap->start < y->nmap->start ? -1 : x->nmap->start > y->nmap->start;
+}
+
+/* numa_maps mappings with resident pages, largest first; NULL on ENOMEM. */
+static struct nref *sorted_numa_mappings(const struct explain *e, size_t *n)
+{
+	struct nref *refs;
+	size_t cap = 0;
+
+	*n = 0;
+	for (size_t i = 0; i < e->nprocs; i++)
+		cap += e->procs[i].has_numa ? e->procs[i].nm.n : 0;
+	refs = malloc((cap ? cap : 1) * sizeof(*refs));
+	if (!refs)
+		return NULL;
+	for (size_t i = 0; i < e->nprocs; i++) {
+		const struct xproc *x = &e->procs[i];
+		size_t j = 0;
+
+		if (!x->has_numa)
+			continue;
+		/* both files list mappings by address: merge on start */
+		for (size_t k = 0; k < x->nm.n; k++) {
+			const struct numa_map *m = &x->nm.maps[k];
+
+			while (j < x->sm.n && x->sm.maps[j].start < m->start)
+				j++;
+			if (!m->bytes)
+				continue;
+			refs[(*n)++] = (struct nref){ m, j < x->sm.n && x->sm.maps[j].start ==
+							m->start ? &x->sm.maps[j] : NULL, x };
+		}
+	}
+	qsort(refs, *n, sizeof(*refs), cmp_nref);
+	return refs;
+}
+
+static uint64_t nref_remote(const struct nref *r)
+{
+	int home = r->x->nu.home;
+
+	return home >= 0 ? r->nmap->bytes - r->nmap->node_bytes[home] : 0;
+}
+
+/* {"0": n, "1": n} over the nodes shown (and any other with bytes). */
+static json_t *node_bytes_json(const struct explain *e, const uint64_t *nb)
+{
+	json_t *o = json_object();
+	char key[8];
+
+	for (int n = 0; n < NUMA_MAX_NODES; n++)
+		if ((e->numa_nodes >> n & 1) || nb[n]) {
+			snprintf(key, sizeof(key), "%d", n);
+			json_object_set_new(o, key, json_integer((json_int_t)nb[n]));
+		}
+	return o;
+}
+
+static json_t *usage_json(const struct explain *e, const struct numa_usage *u, json_t *o)
+{
+	json_object_set_new(o, "home_node", u->home >= 0 ? json_integer(u->home) : json_null());
+	json_object_set_new(o, "home_node_source", json_string(numa_home_source_name(u->source)));
+	json_object_set_new(o, "bytes_by_node", node_bytes_json(e, u->node_bytes));
+	set_u64(o, "remote_numa_bytes", u->remote);
+	return o;
+}
+
+/* The "numa" object but its "mappings" and closing brace (new reference). */
+static json_t *numa_json(const struct explain *e)
+{
+	json_t *o = json_object(), *procs = json_array();
+
+	json_object_set_new(o, "nodes", json_integer(e->topo.nnodes));
+	json_object_set_new(o, "bytes_by_node", node_bytes_json(e, e->numa_node_bytes));
+	set_u64(o, "remote_numa_bytes", e->numa_remote);
+	for (size_t i = 0; i < e->nprocs; i++) {
+		const struct xproc *x = &e->procs[i];
+		json_t *p = json_object();
+
+		json_object_set_new(p, "pid", json_integer(x->pid));
+		if (x->has_numa) {
+			usage_json(e, &x->nu, p);
+		} else {
+			json_object_set_new(p, "home_node", json_null());
+			json_object_set_new(p, "home_node_source", json_null());
+			json_object_set_new(p, "bytes_by_node", json_null());
+			json_object_set_new(p, "remote_numa_bytes", json_null());
+		}
+		json_array_append_new(procs, p);
+	}
+	json_object_set_new(o, "processes", procs);
+	if (e->cgroup_mode)
+		json_object_set_new(o, "cgroup", e->has_cg_numa ?
+				    usage_json(e, &e->cg_numa, json_object()) : json_null());
+	return o;
+}
+
+/* "numa": numa_json()'s members, then its mappings, streamed (they can be many). */
+static void write_numa_json(struct jw *w, const struct explain *e, size_t top)
+{
+	json_t *o = numa_json(e), *v;
+	const char *key;
+	struct nref *refs;
+	size_t n, i;
+
+	jw_open(w, "numa", '{');
+	json_object_foreach(o, key, v)
+		jw_json(w, key, v);
+	json_decref(o);
+	refs = sorted_numa_mappings(e, &n);
+	jw_open(w, "mappings", '[');
+	for (i = 0; refs && i < n && (!top || i < top); i++) {
+		const struct nref *r = &refs[i];
+		json_t *nb = node_bytes_json(e, r->nmap->node_bytes);
+
+		jw_open(w, NULL, '{');
+		jw_int(w, "pid", r->x->pid);
+		addr_json(w, "start", r->nmap->start);
+		if (r->sm)
+			addr_json(w, "end", r->sm->end);
+		else
+			jw_null(w, "end");
+		jw_str(w, "path", r->sm ? r->sm->path : r->nmap->path);
+		jw_json(w, "bytes_by_node", nb);
+		jw_u64(w, "remote_bytes", nref_remote(r));
+		jw_close(w);
+		json_decref(nb);
+	}
+	jw_close(w);
+	jw_close(w);
+	free(refs);
+}
+
+/* Bytes per node per mapping, top N (nodes with bytes in the rows shown). */
+static void print_numa_plain(const struct explain *e, size_t top)
+{
+	int cols[8], ncols = 0;
+	uint64_t shown = 0;
+	char b[16], path[256];
+	struct nref *refs;
+	size_t n, i;
+
+	printf("\nNUMA: %d node%s", e->topo.nnodes, e->topo.nnodes == 1 ? "" : "s");
+	for (int k = 0; k < NUMA_MAX_NODES; k++)
+		if (e->numa_nodes >> k & 1)
+			printf("%s node %d %s", shown++ ? "," : ":", k,
+			       fmt_bytes(b, 16, e->numa_node_bytes[k]));
+	printf("; on a remote node %s\n", fmt_bytes(b, 16, e->numa_remote));
+	for (i = 0; i < e->nprocs; i++) {
+		const struct xproc *x = &e->procs[i];
+
+		if (!x->has_numa)
+			continue;
+		if (e->cgroup_mode && !x->nu.remote)
+			continue;
+		if (x->nu.home < 0) {
+			printf("  pid %d: home node unknown, %s resident\n", x->pid,
+			       fmt_bytes(b, 16, x->nu.bytes));
+			continue;
+		}
+		printf("  pid %d: home node %d (%s), remote %s of %s\n", x->pid, x->nu.home,
+		       numa_home_source_name(x->nu.source), fmt_bytes(path, 16, x->nu.remote),
+		       fmt_bytes(b, 16, x->nu.bytes));
+	}
+	if (e->has_cg_numa && e->cg_numa.home >= 0)
+		printf("  cgroup (memory.numa_stat): home node %d (%s), remote %s of %s\n",
+		       e->cg_numa.home, numa_home_source_name(e->cg_numa.source),
+		       fmt_bytes(path, 16, e->cg_numa.remote), fmt_bytes(b, 16, e->cg_numa.bytes));
+	if (e->topo.nnodes < 2 && !(e->numa_nodes & ~1ULL))
+		return;		/* one node: the table would repeat RSS */
+	refs = sorted_numa_mappings(e, &n);
+	if (!refs || !n) {
+		free(refs);
+		return;
+	}
+	for (int k = 0; k < NUMA_MAX_NODES && ncols < 8; k++) {
+		bool used = false;
+
+		for (i = 0; i < n && i < top && !used; i++)
+			used = refs[i].nmap->node_bytes[k];
+		if (used || (e->numa_nodes >> k & 1 && e->topo.nnodes <= 8))
+			cols[ncols++] = k;
+	}
+	printf("%-28s %7s", "START-END", "PID");
+	for (int c = 0; c < ncols; c++) {
+		char h[8];
+
+		snprintf(h, sizeof(h), "N%d", cols[c]);
+		printf(" %9s", h);
+	}
+	printf(" %9s  %s\n", "REMOTE", "PATH");
+	for (i = 0; i < n && i < top; i++) {
+		const struct nref *r = &refs[i];
+		const char *p = r->sm ? r->sm->path : r->nmap->path;
+		char range[40];
+
+		if (r->sm)
+			snprintf(range, sizeof(range), "%llx-%llx", (unsigned long long)r->sm->start,
+				 (unsigned long long)r->sm->end);
+		else
+			snprintf(range, sizeof(range), "%llx-?", (unsigned long long)r->nmap->start);
+		printf("%-28s %7d", range, r->x->pid);
+		for (int c = 0; c < ncols; c++)
+			printf(" %9s", fmt_bytes(b, 16, r->nmap->node_bytes[cols[c]]));
+		safe_path(path, sizeof(path), p ? p : "");
+		printf(" %9s  %s\n", fmt_bytes(b, 16, nref_remote(r)), path);
+	}
+	free(refs);
+}
+
+static void kind_sums(const struct explain *e, struct xsum k[SMAPS_KIND_NR])
+{
+	memset(k, 0, sizeof(struct xsum) * SMAPS_KIND_NR);
+	for (size_t i = 0; i < e->nprocs; i++)
+		for (size_t j = 0; j < e->procs[i].sm.n; j++) {
+			const struct smaps_map *m = &e->procs[i].sm.maps[j];
+
+			xsum_add(&k[m->kind], m);
+		}
+}
+
+static json_t *explain_json(const struct explain *e, const struct report *r, size_t top)
+{
+	json_t *o = report_json(r), *t = json_object_get(o, "totals");
+	json_t *procs = json_object_get(o, "processes"), *arr, *p, *ms;
+	struct xsum kinds[SMAPS_KIND_NR];
+	int kind_pct[SMAPS_KIND_NR];
+	size_t i;
+
+	sum_json(t, &e->total);
+	set_u64(t, "rss_bytes", e->total.rss);	/* cgroup: shared pages counted once */
+	set_u64(t, "shmem_bytes", e->cgroup_mode ? e->total.shmem_pss : e->total.shmem);
+	set_u64(t, "mlocked_bytes", e->total.locked);
+	json_object_set_new(o, "cow_source", json_string(e->watched ? "watch" :
+			    e->daemon_cow ? "daemon" : "none"));
+	json_array_foreach(procs, i, p) {
+		const struct xproc *x = NULL;
+		json_int_t pid = json_integer_value(json_object_get(p, "pid"));
+
+		for (size_t k = 0; k < e->nprocs; k++)
+			if (e->procs[k].pid == pid)
+				x = &e->procs[k];
+		if (!x)
+			continue;
+		sum_json(p, &x->sum);
+	}
+	arr = json_array();
+	for (i = 0; i < e->nfiles && (!top || i < top); i++) {
+		const struct xfile *f = &e->files[i];
+		json_t *j = json_object();
+
+		json_object_set_new(j, "path", json_string_sanitized(f->m->path));
+		json_object_set_new(j, "deleted", json_boolean(f->m->deleted));
+		json_object_set_new(j, "kind", json_string(smaps_kind_name(f->m->kind)));
+		set_u64(j, "rss_bytes", f->rss);
+		set_u64(j, "pss_bytes", f->pss);
+		set_u64(j, "reclaimable_bytes", f->reclaimable);
+		json_object_set_new(j, "cached_bytes", f->has_cached ?
+				    json_integer((json_int_t)f->cached) : json_null());
+		json_object_set_new(j, "size_bytes", f->has_size ?
+				    json_integer((json_int_t)f->size) : json_null());
+		json_array_append_new(arr, j);
+	}
+	json_object_set_new(o, "files", arr);
+	{
+		uint64_t v[PART_NR];
+		int pc[PART_NR];
+		json_t *bd = json_object(), *pj = json_object();
+
+		parts_sum(e, v);
+		pct_partition(v, PART_NR, pc);
+		json_object_set_new(bd, "basis", json_string(e->cgroup_mode ? "pss" : "rss"));
+		set_u64(bd, "total_bytes", e->total.rss);
+		for (int k = 0; k < PART_NR; k++) {
+			char key[32];
+
+			set_u64(bd, part_keys[k], v[k]);
+			snprintf(key, sizeof(key), "%.*s", (int)(strlen(part_keys[k]) - 6),
+				 part_keys[k]);
+			json_object_set_new(pj, key, json_integer(pc[k]));
+		}
+		json_object_set_new(bd, "percent", pj);
+		json_object_set_new(o, "breakdown", bd);
+	}
+	kind_sums(e, kinds);
+	{
+		uint64_t kr[SMAPS_KIND_NR];
+
+		for (int k = 0; k < SMAPS_KIND_NR; k++)
+			kr[k] = kinds[k].rss;
+		pct_partition(kr, SMAPS_KIND_NR, kind_pct);
+	}
+	ms = json_object();
+	for (int k = 0; k < SMAPS_KIND_NR; k++) {
+		json_t *j = json_object();
+
+		set_u64(j, "rss_bytes", kinds[k].rss);
+		json_object_set_new(j, "rss_percent", json_integer(kind_pct[k]));
+		set_u64(j, "pss_bytes", kinds[k].pss);
+		set_u64(j, "uss_bytes", kinds[k].uss);
+		set_u64(j, "reclaimable_bytes", kinds[k].reclaimable);
+		set_u64(j, "locked_bytes", kinds[k].locked);
+		set_u64(j, "swap_bytes", kinds[k].swap);
+		json_object_set_new(ms, smaps_kind_name(k), j);
+	}
+	json_object_set_new(o, "kinds", ms);
+	if (e->has_stat) {
+		const struct memcg_stat *c = &e->cst;
+
+		ms = json_object();
+		set_u64(ms, "anon_bytes", c->anon);
+		set_u64(ms, "file_bytes", c->file);
+		set_u64(ms, "active_file_bytes", c->active_file);
+		set_u64(ms, "inactive_file_bytes", c->inactive_file);
+		set_u64(ms, "dirty_bytes", c->file_dirty);
+		set_u64(ms, "writeback_bytes", c->file_writeback);
+		set_u64(ms, "shmem_bytes", c->shmem);
+		set_u64(ms, "unevictable_bytes", c->unevictable);
+		set_u64(ms, "slab_reclaimable_bytes", c->slab_reclaimable);
+		set_u64(ms, "usage_bytes", c->usage);
+		json_object_set_new(o, "memory_stat", ms);
+	} else {
+		json_object_set_new(o, "memory_stat", json_null());
+	}
+	arr = json_array();
+	for (int k = 0; k < e->nverdict; k++)
+		json_array_append_new(arr, json_string_sanitized(e->verdict[k]));
+	json_object_set_new(o, "verdict", arr);
+	return o;
+}
+
+enum { PC_PID, PC_COMM, PC_RSS, PC_PSS, PC_USS, PC_SHARED, PC_RECLAIM, PC_NR };
+static const struct table_col proc_cols[PC_NR] = {
+	[PC_PID] = { "PID", "PID", 7, false, "process ID" },
+	[PC_COMM] = { "COMM", "COMM", 15, true, "command name" },
+	[PC_RSS] = { "RSS", "RSS", 9, false, "resident bytes" },
+	[PC_PSS] = { "PSS", "PSS", 9, false, "proportional set size" },
+	[PC_USS] = { "USS", "USS", 9, false, "unique set size" },
+	[PC_SHARED] = { "SHARED", "SHARED", 9, false, "shared with other processes" },
+	[PC_RECLAIM] = { "RECLAIM", "RECLAIM", 9, false, "clean page cache and LazyFree" },
+};
+
+enum { MC_PID, MC_RANGE, MC_KIND, MC_PERM, MC_RSS, MC_PSS, MC_DIRTY, MC_RECLAIM, MC_LOCKED,
+       MC_PATH, MC_NR };
+static const struct table_col map_cols[MC_NR] = {
+	[MC_PID] = { "PID", "PID", 7, false, "process ID" },
+	[MC_RANGE] = { "START-END", "START-END", 28, true, "addresses" },
+	[MC_KIND] = { "KIND", "KIND", 6, true, "anon, file, shmem, ..." },
+	[MC_PERM] = { "PERM", "PERM", 4, false, "permissions" },
+	[MC_RSS] = { "RSS", "RSS", 9, false, "resident bytes" },
+	[MC_PSS] = { "PSS", "PSS", 9, false, "proportional set size" },
+	[MC_DIRTY] = { "DIRTY", "DIRTY", 9, false, "dirty bytes" },
+	[MC_RECLAIM] = { "RECLAIM", "RECLAIM", 9, false, "reclaimable bytes" },
+	[MC_LOCKED] = { "LOCKED", "LOCKED", 9, false, "mlocked bytes" },
+	[MC_PATH] = { "PATH", " PATH", 0, true, "mapped file or [name]" },
+};
+
+enum { FC_RSS, FC_PSS, FC_RECLAIM, FC_CACHED, FC_SIZE, FC_PATH, FC_NR };
+static const struct table_col file_cols[FC_NR] = {
+	[FC_RSS] = { "RSS", "RSS", 9, false, "resident, summed over mappers" },
+	[FC_PSS] = { "PSS", "PSS", 9, false, "each page once" },
+	[FC_RECLAIM] = { "RECLAIM", "RECLAIM", 9, false, "reclaimable" },
+	[FC_CACHED] = { "CACHED", "CACHED", 9, false, "in the page cache (cachestat, mincore)" },
+	[FC_SIZE] = { "SIZE", "SIZE", 9, false, "file size" },
+	[FC_PATH] = { "PATH", " PATH", 0, true, "file" },
+};
+
+enum { KC_KIND, KC_RSS, KC_PCT, KC_PSS, KC_USS, KC_RECLAIM, KC_LOCKED, KC_SWAP, KC_NR };
+static const struct table_col kind_cols[KC_NR] = {
+	[KC_KIND] = { "KIND", "KIND", 7, true, "kind of mapping" },
+	[KC_RSS] = { "RSS", "RSS", 9, false, "resident bytes" },
+	[KC_PCT] = { "%RSS", "%RSS", 5, false, "share of the RSS" },
+	[KC_PSS] = { "PSS", "PSS", 9, false, "proportional set size" },
+	[KC_USS] = { "USS", "USS", 9, false, "unique set size" },
+	[KC_RECLAIM] = { "RECLAIM", "RECLAIM", 9, false, "reclaimable" },
+	[KC_LOCKED] = { "LOCKED", "LOCKED", 9, false, "mlocked" },
+	[KC_SWAP] = { "SWAP", "SWAP", 9, false, "swapped out" },
+};
+
+static void value_line(const char *what, uint64_t v)
+{
+	char b[16];
+
+	printf("  %-36s %10s\n", what, fmt_bytes(b, 16, v));
+}
+
+void explain_print_plain(const struct explain *e, const struct report *r, enum by by,
+			 size_t top)
+{
+	const struct xsum *t = &e->total;
+	char b[10][16], path[256];
+	struct table_cells tc;
+	size_t n, i;
+
+	if (e->cgroup_mode)
+		printf("memacct explain: cgroup %s (v%d), %zu processes\n", r->cg.rel,
+		       r->cg.version, e->nprocs);
+	else
+		printf("memacct explain: pid %d (%s), cgroup %s\n", e->procs[0].pid,
+		       r->procs[0].comm, r->cg.rel[0] ? r->cg.rel : "?");
+	printf("%s %s   PSS %s   USS %s   swap %s\n",
+	       e->cgroup_mode ? "resident, shared counted once:" : "RSS",
+	       fmt_bytes(b[0], 16, e->cgroup_mode ? t->pss : t->rss), fmt_bytes(b[1], 16, t->pss),
+	       fmt_bytes(b[2], 16, t->uss), fmt_bytes(b[3], 16, t->swap));
+	{
+		uint64_t v[PART_NR];
+		int pc[PART_NR];
+
+		parts_sum(e, v);
+		pct_partition(v, PART_NR, pc);
+		printf("%s is made of (the parts add up to 100%%):\n",
+		       e->cgroup_mode ? "PSS (shared pages counted once)" : "RSS");
+		for (int k = 0; k < PART_NR; k++)
+			printf("  %-36s %10s  %3d%%\n", part_labels[k], fmt_bytes(b[0], 16, v[k]),
+			       pc[k]);
+	}
+	printf("Other views of the same pages (they overlap the parts):\n");
+	if (e->watched) {
+		uint64_t cow = 0;
+
+		for (i = 0; i < e->nprocs; i++)
+			cow += e->procs[i].flows.cow_copied;
+		value_line("CoW-copied while watched (flow)", cow);
+	} else if (e->daemon_cow) {
+		uint64_t cow = 0;
+
+		for (i = 0; i < e->nprocs; i++)
+			cow += e->procs[i].flows.cow_copied;
+		value_line("CoW-copied since the daemon attached", cow);
+	} else {
+		printf("  %-36s %10s\n", "CoW-copied since fork", "unknown");
+	}
+	value_line(e->cgroup_mode ? "shared between processes (once)" :
+		   "shared with other processes", t->shared);
+	value_line("mlocked", t->locked);
+	value_line(e->cgroup_mode ? "reclaimable (memory.stat, once)" :
+		   "reclaimable (clean unlocked + LazyFree)", t->reclaimable);
+	if (e->watched)
+		value_line("pinned for DMA while watched", dma_total(e));
+	else if (e->daemon_dma)
+		value_line("pinned for DMA (daemon's pins)", dma_total(e));
+	else
+		printf("  %-36s %10s\n", "pinned for DMA", "unknown");
+	if (r->has_host) {
+		char hl[320];
+
+		report_host_line(r, hl, sizeof(hl));
+		printf("%s\n", hl);
+	}
+	if (e->has_stat) {
+		const struct memcg_stat *c = &e->cst;
+
+		printf("cgroup memory.stat: anon %s, file %s (active %s, inactive %s), dirty %s, "
+		       "writeback %s,\n  shmem %s, unevictable %s, slab reclaimable %s\n",
+		       fmt_bytes(b[0], 16, c->anon), fmt_bytes(b[1], 16, c->file),
+		       fmt_bytes(b[2], 16, c->active_file), fmt_bytes(b[3], 16, c->inactive_file),
+		       fmt_bytes(b[4], 16, c->file_dirty), fmt_bytes(b[5], 16, c->file_writeback),
+		       fmt_bytes(b[6], 16, c->shmem), fmt_bytes(b[7], 16, c->unevictable),
+		       fmt_bytes(b[8], 16, c->slab_reclaimable));
+	}
+	if (e->cgroup_mode) {
+		table_cells_init(&tc, PC_NR, e->nprocs, 24);
+		for (i = 0; i < e->nprocs; i++) {
+			const struct xproc *x = &e->procs[i];
+
+			snprintf(table_cell(&tc, i, PC_PID), tc.cell, "%d", x->pid);
+			safe_path(table_cell(&tc, i, PC_COMM), 16, x->st.name);
+			table_cells_bytes(&tc, i, PC_RSS, x->sum.rss);
+			table_cells_bytes(&tc, i, PC_PSS, x->sum.pss);
+			table_cells_bytes(&tc, i, PC_USS, x->sum.uss);
+			table_cells_bytes(&tc, i, PC_SHARED, x->sum.shared);
+			table_cells_bytes(&tc, i, PC_RECLAIM, x->sum.reclaimable);
+		}
+		putchar('\n');
+		fflush(stdout);
+		if (table_cells_print(stdout, &tc, proc_cols, e->nprocs, false))
+			p_warn("printing a table: %s", strerror(ENOMEM));
+	}
+	if (!top)
+		top = 10;
+	if (by == BY_MAPPING) {
+		struct mref *refs = sorted_mappings(e, &n);
+
+		size_t rows = refs ? (n < top ? n : top) : 0;
+		/* the PID column for a cgroup only: the table from its second */
+		const struct table_col *cols = e->cgroup_mode ? map_cols : map_cols + 1;
+
+		printf("\nLargest mappings by RSS:\n");
+		fflush(stdout);
+		table_cells_init(&tc, e->cgroup_mode ? MC_NR : MC_NR - 1, rows, 300);
+		for (i = 0; i < rows; i++) {
+			const struct smaps_map *m = refs[i].m;
+			int o = e->cgroup_mode ? 0 : -1;	/* column shift without PID */
+
+			if (e->cgroup_mode)
+				snprintf(table_cell(&tc, i, MC_PID), tc.cell, "%d", (int)refs[i].pid);
+			snprintf(table_cell(&tc, i, MC_RANGE + o), tc.cell, "%llx-%llx",
+				 (unsigned long long)m->start, (unsigned long long)m->end);
+			snprintf(table_cell(&tc, i, MC_KIND + o), tc.cell, "%s", smaps_kind_name(m->kind));
+			snprintf(table_cell(&tc, i, MC_PERM + o), tc.cell, "%s", m->perms);
+			table_cells_bytes(&tc, i, MC_RSS + o, m->rss);
+			table_cells_bytes(&tc, i, MC_PSS + o, m->pss);
+			table_cells_bytes(&tc, i, MC_DIRTY + o, m->shared_dirty + m->private_dirty);
+			table_cells_bytes(&tc, i, MC_RECLAIM + o, smaps_reclaimable(m));
+			table_cells_bytes(&tc, i, MC_LOCKED + o, smaps_locked(m));
+			safe_path(path, sizeof(path), m->path ? m->path : "");
+			snprintf(table_cell(&tc, i, MC_PATH + o), tc.cell, " %s%s", path,
+				 m->deleted ? " (deleted)" : "");
+		}
+		if (table_cells_print(stdout, &tc, cols, rows, false))
+			p_warn("printing a table: %s", strerror(ENOMEM));
+		free(refs);
+	} else if (by == BY_FILE) {
+		size_t rows = e->nfiles < top ? e->nfiles : top;
+
+		printf("\nFiles by RSS (RSS summed over mappers; PSS counts each page once):\n");
+		fflush(stdout);
+		table_cells_init(&tc, FC_NR, rows, 300);
+		for (i = 0; i < rows; i++) {
+			const struct xfile *f = &e->files[i];
+
+			table_cells_bytes(&tc, i, FC_RSS, f->rss);
+			table_cells_bytes(&tc, i, FC_PSS, f->pss);
+			table_cells_bytes(&tc, i, FC_RECLAIM, f->reclaimable);
+			if (f->has_cached)
+				table_cells_bytes(&tc, i, FC_CACHED, f->cached);
+			else
+				snprintf(table_cell(&tc, i, FC_CACHED), tc.cell, "?");
+			if (f->has_size)
+				table_cells_bytes(&tc, i, FC_SIZE, f->size);
+			else
+				snprintf(table_cell(&tc, i, FC_SIZE), tc.cell, "?");
+			safe_path(path, sizeof(path), f->m->path);
+			snprintf(table_cell(&tc, i, FC_PATH), tc.cell, " %s%s", path,
+				 f->m->deleted ? " (deleted)" : "");
+		}
+		if (table_cells_print(stdout, &tc, file_cols, rows, false))
+			p_warn("printing a table: %s", strerror(ENOMEM));
+	} else {
+		struct xsum k[SMAPS_KIND_NR];
+
+		uint64_t kr[SMAPS_KIND_NR];
+		int kp[SMAPS_KIND_NR];
+
+		kind_sums(e, k);
+		for (int j = 0; j < SMAPS_KIND_NR; j++)
+			kr[j] = k[j].rss;
+		pct_partition(kr, SMAPS_KIND_NR, kp);
+		printf("\nBy kind (%%RSS: share of the RSS summed over %s, adds up to 100%%):\n",
+		       e->cgroup_mode ? "the processes" : "the mappings");
+		fflush(stdout);
+		table_cells_init(&tc, KC_NR, SMAPS_KIND_NR, 24);
+		for (int j = 0; j < SMAPS_KIND_NR; j++) {
+			snprintf(table_cell(&tc, j, KC_KIND), tc.cell, "%s", smaps_kind_name(j));
+			table_cells_bytes(&tc, j, KC_RSS, k[j].rss);
+			snprintf(table_cell(&tc, j, KC_PCT), tc.cell, "%d%%", kp[j]);
+			table_cells_bytes(&tc, j, KC_PSS, k[j].pss);
+			table_cells_bytes(&tc, j, KC_USS, k[j].uss);
+			table_cells_bytes(&tc, j, KC_RECLAIM, k[j].reclaimable);
+			table_cells_bytes(&tc, j, KC_LOCKED, k[j].locked);
+			table_cells_bytes(&tc, j, KC_SWAP, k[j].swap);
+		}
+		if (table_cells_print(stdout, &tc, kind_cols, SMAPS_KIND_NR, false))
+			p_warn("printing a table: %s", strerror(ENOMEM));
+	}
+	if (e->has_topo)
+		print_numa_plain(e, top);
+	printf("\nVerdict:\n");
+	for (int j = 0; j < e->nverdict; j++)
+		printf("  - %s\n", e->verdict[j]);
+	fflush(stdout);
+}
+
+int explain_print_json(const struct explain *e, const struct report *r, size_t top)
+{
+	json_t *o = explain_json(e, r, top), *v;
+	const char *key;
+	struct jw w;
+
+	if (!o) {
+		p_err("building the JSON report: %s", strerror(ENOMEM));
+		return EXIT_RUNTIME;
+	}
+	/* report_json()'s members, then the mappings streamed */
+	jw_init(&w, stdout);
+	jw_open(&w, NULL, '{');
+	json_object_foreach(o, key, v)
+		jw_json(&w, key, v);
+	json_decref(o);
+	write_mappings_json(&w, e, top);
+	if (e->has_topo)
+		write_numa_json(&w, e, top);
+	else
+		jw_null(&w, "numa");
+	jw_close(&w);
+	/* -EIO (a full disk, a closed pipe): main() says it, exit 4 */
+	if (jw_end(&w) == -EINVAL) {
+		p_err("encoding the JSON report: a value jansson could not encode");
+		return EXIT_RUNTIME;
+	}
+	return EXIT_OK;
+}
