@@ -114,7 +114,7 @@ static const struct usage_opt daemon_opts[] = {
 	  "so counters survive a restart." },
 	{ "--json-log", "FILE", "Append one memacct.report/v1 line per interval; SIGHUP\nreopens it." },
 	{ "--cgroup-filter", "PATH", "Only cgroups at or below PATH (repeatable)." },
-	{ "--top-processes", "N", "Per-process (pid-labelled) series for the N largest by RSS (default 0: per cgroup and comm only; 0..10000)." },
+	{ "--top-processes", "N", "Pid-labelled series for the N largest by RSS (default 0, 0..10000)." },
 	{ "--stop-kernel-side", NULL, "Remove the pinned kernel side and exit (as detach)." },
 	{ "--bpf-stats", NULL, "Turn on kernel bpf_stats for the memacct_bpf_* self-metrics\n"
 	  "(two clock reads per program run)." },
