@@ -158,6 +158,17 @@ START_TEST(test_mountinfo_hostile)
 	ck_assert_int_eq(version, 1);
 	ck_assert_int_eq(v2_calls, 0);
 	free(text);
+	/* the cpuset hierarchy of numa.c: the same parser, unescaped too (its
+	 * own sscanf() left \040 in the path) */
+	text = load_data("mountinfo_hostile");
+	ck_assert_int_eq(parse_mountinfo_v1(text, "cpuset", root), 0);
+	ck_assert_str_eq(root, "/cg/my mem\\ory");
+	ck_assert_int_eq(parse_mountinfo_v1(text, "blkio", root), -ENOENT);
+	free(text);
+	text = load_data("mountinfo_v1");
+	ck_assert_int_eq(parse_mountinfo_v1(text, "cpuset", root), 0);
+	ck_assert_str_eq(root, "/sys/fs/cgroup/cpuset");
+	free(text);
 
 	/* only the cgroup2 line with its escaped path left */
 	ck_assert_int_eq(parse_mountinfo_memcg(

@@ -72,10 +72,10 @@ static int unescape_octal(char *dst, size_t len, const char *src)
 /*
  * mountinfo_find() - the first mount in mountinfo @text (Documentation/
  * filesystems/proc.rst 3.5: "id parent maj:min root mountpoint opts
- * [optional...] - fstype source superopts") that is a v1 hierarchy with the
- * memory controller (@version 1) or a cgroup2 mount @v2_has_memory accepts.
+ * [optional...] - fstype source superopts") that is a v1 hierarchy with
+ * @controller (@version 1) or a cgroup2 mount @v2_has_memory accepts.
  */
-static int mountinfo_find(const char *text, int version,
+static int mountinfo_find(const char *text, int version, const char *controller,
 			  bool (*v2_has_memory)(const char *mnt),
 			  char *mnt, char *mnt_root)
 {
@@ -99,7 +99,7 @@ static int mountinfo_find(const char *text, int version,
 		if (sep + 3 >= ntok)
 			goto next;
 		if (version == 1 && (strcmp(tok[sep + 1], "cgroup") ||
-				     !list_has(tok[sep + 3], "memory", ',')))
+				     !list_has(tok[sep + 3], controller, ',')))
 			goto next;
 		if (version == 2 && strcmp(tok[sep + 1], "cgroup2"))
 			goto next;
@@ -149,14 +149,14 @@ static int mountinfo_memcg(const char *text, char *mnt, char *mnt_root, int *ver
 		return -EINVAL;
 	if (!v2_has_memory)
 		v2_has_memory = v2_has_memory_live;
-	err = mountinfo_find(text, 1, NULL, mnt, mnt_root);
+	err = mountinfo_find(text, 1, "memory", NULL, mnt, mnt_root);
 	if (!err) {
 		*version = 1;
 		return 0;
 	}
 	if (err != -ENOENT)
 		return err;
-	err = mountinfo_find(text, 2, v2_has_memory, mnt, mnt_root);
+	err = mountinfo_find(text, 2, NULL, v2_has_memory, mnt, mnt_root);
 	if (!err)
 		*version = 2;
 	return err;
@@ -173,6 +173,26 @@ int parse_mountinfo_memcg(const char *text, char *root, int *version,
 	char mnt_root[PATH_MAX];
 
 	return mountinfo_memcg(text, root, mnt_root, version, v2_has_memory);
+}
+
+int parse_mountinfo_v1(const char *text, const char *controller, char *mnt)
+{
+	char mnt_root[PATH_MAX];
+
+	return mountinfo_find(text, 1, controller, NULL, mnt, mnt_root);
+}
+
+int cgroup_v1_mount(const char *controller, char *mnt)
+{
+	char *buf;
+	long len = read_file("/proc/self/mountinfo", &buf, MOUNTINFO_MAX);
+	int err;
+
+	if (len < 0)
+		return (int)len;
+	err = parse_mountinfo_v1(buf, controller, mnt);
+	free(buf);
+	return err;
 }
 
 static int memcg_mount_get(void)

@@ -162,6 +162,14 @@ struct memcg_stat {
 int parse_memory_stat(const char *text, int version, struct memcg_stat *s);
 /* parse_memory_events() - v2 memory.events or v1 memory.oom_control: oom_kill. */
 int parse_oom_kill(const char *text, uint64_t *oom_kill);
+/*
+ * cgroup_v1_mount() - the mount point of the cgroup v1 hierarchy with
+ * @controller ("cpuset") from /proc/self/mountinfo, unescaped, into @mnt
+ * (PATH_MAX bytes). 0, -ENOENT (none), or read_file()'s error.
+ */
+int cgroup_v1_mount(const char *controller, char *mnt);
+/* parse_mountinfo_v1() - the same from mountinfo @text (the one parser). */
+int parse_mountinfo_v1(const char *text, const char *controller, char *mnt);
 /* memcg_read_stat() - all of the above for a live cgroup. */
 int memcg_read_stat(const struct memcg *cg, struct memcg_stat *s);
 /*

@@ -717,30 +717,10 @@ static const char *cpuset_v1_root(void)
 {
 	static char root[PATH_MAX];
 	static bool done;
-	char *text, *line, *save = NULL;
 
-	if (done)
-		return root;
+	if (!done && cgroup_v1_mount("cpuset", root))
+		root[0] = '\0';
 	done = true;
-	if (read_file("/proc/self/mountinfo", &text, 4 << 20) < 0)
-		return root;
-	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		char mnt[PATH_MAX], fstype[64], super[1024];
-		const char *sep = strstr(line, " - ");
-
-		if (!sep || sscanf(line, "%*s %*s %*s %*s %4095s", mnt) != 1 ||
-		    sscanf(sep + 3, "%63s %*s %1023s", fstype, super) != 2)
-			continue;
-		if (strcmp(fstype, "cgroup"))
-			continue;
-		for (char *o = strtok(super, ","); o; o = strtok(NULL, ","))
-			if (!strcmp(o, "cpuset")) {
-				snprintf(root, sizeof(root), "%s", mnt);
-				free(text);
-				return root;
-			}
-	}
-	free(text);
 	return root;
 }
 
