@@ -500,6 +500,26 @@ START_TEST(test_p_err_json)
 END_TEST
 
 /* the one UTF-8 check (JSON strings, OpenMetrics label values) */
+/* The one \ooo decoder (mountinfo, numa_maps paths). */
+START_TEST(test_octal_unescape)
+{
+	char out[16];
+
+	ck_assert_int_eq(octal_unescape(out, sizeof(out), "a\\040b\\134", 10), 4);
+	ck_assert_str_eq(out, "a b\\");
+	/* cut short, out of range, or not octal: kept as they are */
+	ck_assert_int_eq(octal_unescape(out, sizeof(out), "x\\04", 4), 4);
+	ck_assert_str_eq(out, "x\\04");
+	ck_assert_int_eq(octal_unescape(out, sizeof(out), "\\400\\089", 8), 8);
+	ck_assert_str_eq(out, "\\400\\089");
+	/* only @n bytes are read */
+	ck_assert_int_eq(octal_unescape(out, sizeof(out), "ab\\011", 3), 3);
+	ck_assert_str_eq(out, "ab\\");
+	ck_assert_int_eq(octal_unescape(out, 4, "abcd", 4), -ENAMETOOLONG);
+	ck_assert_int_eq(octal_unescape(out, 5, "abcd", 4), 4);
+}
+END_TEST
+
 START_TEST(test_utf8_len)
 {
 	static const struct { const char *s; size_t len; } cases[] = {
@@ -612,6 +632,7 @@ Suite *util_suite(void)
 
 	tc = tcase_create("parse");
 	tcase_add_test(tc, test_parse_u64);
+	tcase_add_test(tc, test_octal_unescape);
 	tcase_add_test(tc, test_parse_u64_n);
 	tcase_add_test(tc, test_parse_size);
 	tcase_add_test(tc, test_parse_duration);

@@ -51,22 +51,9 @@ static bool list_has(const char *list, const char *tok, char sep)
 /* mountinfo escapes ' ', '\t', '\n' and '\\' as \ooo (fs/proc_namespace.c mangle()) */
 static int unescape_octal(char *dst, size_t len, const char *src)
 {
-	size_t n = 0;
+	long n = octal_unescape(dst, len, src, strlen(src));
 
-	while (*src) {
-		char c = *src++;
-
-		if (c == '\\' && src[0] >= '0' && src[0] <= '3' &&
-		    src[1] >= '0' && src[1] <= '7' && src[2] >= '0' && src[2] <= '7') {
-			c = (char)((src[0] - '0') << 6 | (src[1] - '0') << 3 | (src[2] - '0'));
-			src += 3;
-		}
-		if (n + 1 >= len)
-			return -ENAMETOOLONG;
-		dst[n++] = c;
-	}
-	dst[n] = '\0';
-	return 0;
+	return n < 0 ? (int)n : 0;
 }
 
 /*

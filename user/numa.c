@@ -60,21 +60,11 @@ static int hexval(char c)
 static char *decode_path(const char *s, size_t len)
 {
 	char *out = malloc(len + 1);
-	size_t o = 0;
 
-	if (!out)
-		return NULL;
-	for (size_t i = 0; i < len; i++) {
-		if (s[i] == '\\' && i + 3 < len && s[i + 1] >= '0' && s[i + 1] <= '3' &&
-		    s[i + 2] >= '0' && s[i + 2] <= '7' && s[i + 3] >= '0' && s[i + 3] <= '7') {
-			out[o++] = (char)((s[i + 1] - '0') << 6 | (s[i + 2] - '0') << 3 |
-					  (s[i + 3] - '0'));
-			i += 3;
-		} else {
-			out[o++] = s[i];
-		}
+	if (out && octal_unescape(out, len + 1, s, len) < 0) {	/* never longer */
+		free(out);
+		out = NULL;
 	}
-	out[o] = '\0';
 	return out;
 }
 

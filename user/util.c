@@ -111,6 +111,28 @@ static void put_line(int prio, const char *prefix, const char *msg)
 	fputc('\n', stderr);
 }
 
+long octal_unescape(char *dst, size_t len, const char *src, size_t n)
+{
+	size_t o = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		char c = src[i];
+
+		if (c == '\\' && i + 3 < n &&
+		    src[i + 1] >= '0' && src[i + 1] <= '3' && src[i + 2] >= '0' &&
+		    src[i + 2] <= '7' && src[i + 3] >= '0' && src[i + 3] <= '7') {
+			c = (char)((src[i + 1] - '0') << 6 | (src[i + 2] - '0') << 3 |
+				   (src[i + 3] - '0'));
+			i += 3;
+		}
+		if (o + 1 >= len)
+			return -ENAMETOOLONG;
+		dst[o++] = c;
+	}
+	dst[o] = '\0';
+	return (long)o;
+}
+
 size_t utf8_len(const unsigned char *s)
 {
 	size_t n, i;

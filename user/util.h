@@ -114,6 +114,14 @@ uint64_t ns_after(uint64_t t, uint64_t d);
 
 
 /*
+ * octal_unescape() - @n bytes of @src with each \ooo (\000 to \377)
+ * decoded, the way seq_file escapes names (mountinfo's mangle(),
+ * seq_file_path() in numa_maps), into @dst of @len bytes, NUL-terminated.
+ * The length written, or -ENAMETOOLONG (nothing usable in @dst).
+ */
+long octal_unescape(char *dst, size_t len, const char *src, size_t n);
+
+/*
  * utf8_len() - bytes of the valid UTF-8 sequence at @s (1-4), 0 if invalid
  * (overlong forms, surrogates and code points past U+10FFFF included): the
  * one UTF-8 check of JSON strings and OpenMetrics label values.
