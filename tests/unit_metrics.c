@@ -15,6 +15,7 @@
 #include "check_util.h"
 #include "cgroup.h"
 #include "daemon.h"
+#include "metric_table.h"
 #include "metrics.h"
 #include "output_om.h"
 #include "proc.h"
@@ -346,6 +347,111 @@ START_TEST(test_family_filter)
 }
 END_TEST
 
+/* promtool check metrics on @text; its exit status */
+static int promtool_on(const char *text)
+{
+	char path[] = "/tmp/memacct-unit-metrics-XXXXXX", cmd[128];
+	int fd = mkstemp(path), st;
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+	xsnprintf(cmd, sizeof(cmd), "promtool check metrics < %s", path);
+	st = system(cmd);
+	unlink(path);
+	return st;
+}
+
+/*
+ * The daemon's per-cgroup families from a synthetic collection: a family per
+ * metric_table row that has one, typed by the table; no memory.stat figure
+ * for a cgroup whose stat was not read; no remote-NUMA samples on one node;
+ * unwanted cgroups left out; the by-reason split from its first page.
+ */
+START_TEST(test_cgroup_families)
+{
+	struct cgi cg[3];
+	struct mbuf b;
+	char want[160];
+	const char *t;
+
+	memset(cg, 0, sizeof(cg));
+	cg[0] = (struct cgi){ .id = 1, .rel = "/", .wanted = true, .st_ok = true };
+	cg[1] = (struct cgi){ .id = 2, .rel = "/a", .wanted = true, .st_ok = false };
+	cg[2] = (struct cgi){ .id = 3, .rel = "/b", .wanted = false, .st_ok = true };
+	for (int i = 0; i < 3; i++) {
+		cg[i].m.cow_copied = 3 * 4096;
+		cg[i].m.anon = 8192;
+		cg[i].m.rss_sum = 12288;
+		cg[i].m.remote_numa = 4096;
+		cg[i].m.page_faults = 7;
+	}
+	cg[0].m.numa_migrated_by_reason[MEMACCT_MR_COMPACTION] = 4096;
+	mbuf_init(&b, false);
+	om_cgroup_families(&b, cg, 3, true);
+	t = metrics_end(&b);
+	for (int id = 0; id < M_NR; id++) {
+		const struct metric_def *d = &metric_table[id];
+
+		if (!d->family)
+			continue;
+		xsnprintf(want, sizeof(want), "# TYPE %s%s %s\n", d->family,
+			  d->flags & MF_FLOW ? "_total" : "", d->flags & MF_FLOW ? "counter" : "gauge");
+		ck_assert_msg(strstr(t, want), "no '%s' in:\n%s", want, t);
+	}
+	ck_assert_msg(strstr(t, "\nmemacct_cow_copied_bytes_total{cgroup=\"/\"} 12288\n") &&
+		      strstr(t, "\nmemacct_rss_bytes{cgroup=\"/\"} 12288\n") &&
+		      strstr(t, "\nmemacct_anon_bytes{cgroup=\"/\"} 8192\n") &&
+		      strstr(t, "\nmemacct_page_faults_total{cgroup=\"/\"} 7\n"), "%s", t);
+	/* /a: BPF and iterator figures, none from its memory.stat */
+	ck_assert_msg(strstr(t, "\nmemacct_cow_copied_bytes_total{cgroup=\"/a\"} 12288\n") &&
+		      !strstr(t, "\nmemacct_anon_bytes{cgroup=\"/a\"}") &&
+		      !strstr(t, "\nmemacct_page_faults_total{cgroup=\"/a\"}"), "%s", t);
+	ck_assert_msg(!strstr(t, "cgroup=\"/b\"") && !strstr(t, "\nmemacct_remote_numa_bytes{"),
+		      "%s", t);
+	ck_assert_msg(strstr(t, "\nmemacct_numa_migrated_by_reason_bytes_total{cgroup=\"/\","
+			      "reason=\"compaction\"} 4096\n") &&
+		      !strstr(t, "reason=\"syscall\""), "%s", t);
+	ck_assert_int_eq(promtool_on(t), 0);
+	mbuf_free(&b);
+	/* several nodes: remote samples */
+	mbuf_init(&b, true);
+	om_cgroup_families(&b, cg, 3, false);
+	t = metrics_end(&b);
+	ck_assert_msg(strstr(t, "\nmemacct_remote_numa_bytes{cgroup=\"/\"} 4096\n"), "%s", t);
+	mbuf_free(&b);
+}
+END_TEST
+
+/* Processes summed per (own cgroup, comm): two "w" in /, one "x", one elsewhere. */
+START_TEST(test_comm_families)
+{
+	struct cgi cg[2] = { { .id = 1, .rel = "/", .wanted = true },
+			     { .id = 2, .rel = "/off", .wanted = false } };
+	struct memacct_task_stock st[4];
+	struct mbuf b;
+	const char *t;
+
+	memset(st, 0, sizeof(st));
+	for (int i = 0; i < 4; i++) {
+		st[i].memcg_id = i == 3 ? 2 : 1;
+		memcpy(st[i].comm, i == 2 ? "x" : "w", 2);
+		st[i].rss_anon_pages = 1 + i;
+		st[i].rss_file_pages = 10;
+	}
+	mbuf_init(&b, false);
+	om_comm_families(&b, cg, 2, st, 4, 4096);
+	t = metrics_end(&b);
+	ck_assert_msg(strstr(t, "\nmemacct_comm_processes{cgroup=\"/\",comm=\"w\"} 2\n") &&
+		      strstr(t, "\nmemacct_comm_processes{cgroup=\"/\",comm=\"x\"} 1\n") &&
+		      strstr(t, "\nmemacct_comm_rss_bytes{cgroup=\"/\",comm=\"w\"} 94208\n") &&
+		      strstr(t, "\nmemacct_comm_rss_bytes{cgroup=\"/\",comm=\"x\"} 53248\n") &&
+		      !strstr(t, "/off"), "%s", t);
+	ck_assert_int_eq(promtool_on(t), 0);
+	mbuf_free(&b);
+}
+END_TEST
+
 Suite *metrics_suite(void)
 {
 	Suite *s = suite_create("metrics");
@@ -362,6 +468,11 @@ Suite *metrics_suite(void)
 	tc = tcase_create("labels");
 	tcase_add_test(tc, test_path_labels);
 	tcase_add_test(tc, test_info_families);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("daemon");
+	tcase_add_test(tc, test_cgroup_families);
+	tcase_add_test(tc, test_comm_families);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("self");

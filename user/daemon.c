@@ -135,16 +135,6 @@ static uint64_t pg(const struct dstate *d, uint64_t pages)
 	return pages * (uint64_t)d->page_size;
 }
 
-static int cg_labels_of(const struct cgi *c, struct cg_labels *cl, struct mlabel *l)
-{
-	cgroup_path_labels(c->rel, cl);
-	l[0] = (struct mlabel){ "cgroup", c->rel };
-	l[1] = (struct mlabel){ "pod_uid", cl->pod_uid[0] ? cl->pod_uid : NULL };
-	l[2] = (struct mlabel){ "container_id", cl->container_id[0] ? cl->container_id : NULL };
-	l[3] = (struct mlabel){ "job_id", cl->job_id[0] ? cl->job_id : NULL };
-	return 4;
-}
-
 /* Kernel bpf_stats on: ours (--bpf-stats) or the sysctl, read once per collection. */
 static bool stats_on(struct dstate *d)
 {
@@ -240,119 +230,13 @@ static void format_self(struct dstate *d, const struct collection *col, struct m
 		om_self_metrics(b, &self);
 }
 
-/* processes of one cgroup with one comm (format_comms()) */
-struct comm_sum {
-	uint64_t memcg_id;
-	char comm[MEMACCT_COMM_LEN + 1];
-	uint64_t rss_pages, n;
-};
-
-static int cmp_comm_sum(const void *a, const void *b)
-{
-	const struct comm_sum *x = a, *y = b;
-
-	if (x->memcg_id != y->memcg_id)
-		return x->memcg_id < y->memcg_id ? -1 : 1;
-	return strcmp(x->comm, y->comm);
-}
-
-/*
- * memacct_comm_rss_bytes and memacct_comm_processes: every process of the
- * task iterator summed per (its own cgroup, comm); series as stable as the
- * workload's program names, whatever the process churn.
- */
-static void format_comms(const struct dstate *d, const struct collection *col, struct mbuf *b)
-{
-	struct comm_sum *v = calloc(col->nst ? col->nst : 1, sizeof(*v));
-	struct mlabel l[2];
-	size_t n = 0;
-
-	metrics_family(b, "memacct_comm_rss_bytes", MT_GAUGE, "bytes",
-		       "RSS of the cgroup's own processes with that comm (summed; iter/task)");
-	for (long i = 0; v && i < col->nst; i++) {
-		const struct memacct_task_stock *t = &col->st[i];
-
-		v[n].memcg_id = t->memcg_id;
-		memcpy(v[n].comm, t->comm, MEMACCT_COMM_LEN);
-		v[n].rss_pages = t->rss_anon_pages + t->rss_file_pages + t->rss_shmem_pages;
-		v[n++].n = 1;
-	}
-	qsort(v, n, sizeof(*v), cmp_comm_sum);
-	for (size_t i = 0, j; i < n; i = j) {	/* fold each run into its first */
-		for (j = i + 1; j < n && !cmp_comm_sum(&v[i], &v[j]); j++) {
-			v[i].rss_pages += v[j].rss_pages;
-			v[i].n += v[j].n;
-		}
-	}
-	for (int fam = 0; fam < 2; fam++) {
-		if (fam)
-			metrics_family(b, "memacct_comm_processes", MT_GAUGE, NULL,
-				       "Processes of the cgroup (its own, not below) with that comm");
-		for (size_t i = 0; v && i < n; i++) {
-			const struct cgi *c;
-
-			if (i && !cmp_comm_sum(&v[i - 1], &v[i]))
-				continue;	/* folded into the run's first */
-			c = cgi_find(col->cg, col->ncg, v[i].memcg_id);
-			if (!c || !c->wanted)
-				continue;
-			l[0] = (struct mlabel){ "cgroup", c->rel };
-			l[1] = (struct mlabel){ "comm", v[i].comm };
-			metrics_sample_u64(b, l, 2, fam ? v[i].n : pg(d, v[i].rss_pages));
-		}
-	}
-	free(v);
-}
-
 static void format(struct dstate *d, const struct collection *col, struct mbuf *b)
 {
 	size_t ntop = col->ntop;
-	struct cg_labels cl;
-	struct mlabel l[4];
+	struct mlabel l[3];
 
-	om_cgroup_info_family(b);
-	for (size_t i = 0; i < col->ncg; i++)
-		if (col->cg[i].wanted)
-			om_cgroup_info(b, col->cg[i].rel);
-	for (int id = 0; id < M_NR; id++) {
-		const struct metric_def *md = &metric_table[id];
-
-		if (!md->family)
-			continue;
-		metrics_family(b, md->family, md->flags & MF_FLOW ? MT_COUNTER : MT_GAUGE,
-			       md->flags & MF_BYTES ? "bytes" : NULL, md->help);
-		/* on one node no page is remote: no samples (migrations stay:
-		 * compaction migrates pages within a node) */
-		if ((md->flags & MF_REMOTE) && d->one_node)
-			continue;
-		for (size_t i = 0; i < col->ncg; i++) {
-			const struct cgi *c = &col->cg[i];
-
-			if (!c->wanted || (!c->st_ok && (md->flags & MF_MEMCG_STAT)))
-				continue;
-			metrics_sample_u64(b, l, cg_labels_of(c, &cl, l), metric_get(&c->m, id));
-		}
-	}
-	/* the same pages as memacct_numa_migrated_bytes, split by reason */
-	metrics_family(b, "memacct_numa_migrated_by_reason_bytes", MT_COUNTER, "bytes",
-		       "Pages migrated between NUMA nodes since attach, by migrate_reason "
-		       "(a split of memacct_numa_migrated_bytes: do not add the two)");
-	for (size_t i = 0; i < col->ncg; i++) {
-		const struct cgi *c = &col->cg[i];
-		struct mlabel rl[5];
-		int nl;
-
-		if (!c->wanted)
-			continue;
-		nl = cg_labels_of(c, &cl, rl);
-		for (int r = 0; r < MEMACCT_MR_NR; r++) {
-			if (!c->m.numa_migrated_by_reason[r])
-				continue;	/* bounded cardinality: a series from its first page */
-			rl[nl] = (struct mlabel){ "reason", migrate_reason_names[r] };
-			metrics_sample_u64(b, rl, nl + 1, c->m.numa_migrated_by_reason[r]);
-		}
-	}
-	format_comms(d, col, b);
+	om_cgroup_families(b, col->cg, col->ncg, d->one_node);
+	om_comm_families(b, col->cg, col->ncg, col->st, col->nst, d->page_size);
 	/* top N processes by RSS (--top-processes; 0 by default: a pid label
 	 * makes a new series for every process, 370 in 17 min on a busy host) */
 	static const struct { const char *name, *help; enum mtype type; } pm[] = {

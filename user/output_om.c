@@ -9,6 +9,7 @@
 #include <sys/resource.h>
 #include <bpf/libbpf.h>
 #include "cgroup.h"
+#include "metric_table.h"
 #include "output_om.h"
 #include "usage.h"
 #include "util.h"
@@ -118,4 +119,123 @@ void om_cgroup_info(struct mbuf *b, const char *rel)
 	l[2] = (struct mlabel){ "container_id", cl.container_id[0] ? cl.container_id : NULL };
 	l[3] = (struct mlabel){ "job_id", cl.job_id[0] ? cl.job_id : NULL };
 	metrics_sample_u64(b, l, 4, 1);
+}
+
+static int cg_labels_of(const struct cgi *c, struct cg_labels *cl, struct mlabel *l)
+{
+	cgroup_path_labels(c->rel, cl);
+	l[0] = (struct mlabel){ "cgroup", c->rel };
+	l[1] = (struct mlabel){ "pod_uid", cl->pod_uid[0] ? cl->pod_uid : NULL };
+	l[2] = (struct mlabel){ "container_id", cl->container_id[0] ? cl->container_id : NULL };
+	l[3] = (struct mlabel){ "job_id", cl->job_id[0] ? cl->job_id : NULL };
+	return 4;
+}
+
+void om_cgroup_families(struct mbuf *b, const struct cgi *cg, size_t ncg, bool one_node)
+{
+	struct cg_labels cl;
+	struct mlabel l[4];
+
+	om_cgroup_info_family(b);
+	for (size_t i = 0; i < ncg; i++)
+		if (cg[i].wanted)
+			om_cgroup_info(b, cg[i].rel);
+	for (int id = 0; id < M_NR; id++) {
+		const struct metric_def *md = &metric_table[id];
+
+		if (!md->family)
+			continue;
+		metrics_family(b, md->family, md->flags & MF_FLOW ? MT_COUNTER : MT_GAUGE,
+			       md->flags & MF_BYTES ? "bytes" : NULL, md->help);
+		/* on one node no page is remote: no samples (migrations stay:
+		 * compaction migrates pages within a node) */
+		if ((md->flags & MF_REMOTE) && one_node)
+			continue;
+		for (size_t i = 0; i < ncg; i++) {
+			const struct cgi *c = &cg[i];
+
+			if (!c->wanted || (!c->st_ok && (md->flags & MF_MEMCG_STAT)))
+				continue;
+			metrics_sample_u64(b, l, cg_labels_of(c, &cl, l), metric_get(&c->m, id));
+		}
+	}
+	/* the same pages as memacct_numa_migrated_bytes, split by reason */
+	metrics_family(b, "memacct_numa_migrated_by_reason_bytes", MT_COUNTER, "bytes",
+		       "Pages migrated between NUMA nodes since attach, by migrate_reason "
+		       "(a split of memacct_numa_migrated_bytes: do not add the two)");
+	for (size_t i = 0; i < ncg; i++) {
+		const struct cgi *c = &cg[i];
+		struct mlabel rl[5];
+		int nl;
+
+		if (!c->wanted)
+			continue;
+		nl = cg_labels_of(c, &cl, rl);
+		for (int r = 0; r < MEMACCT_MR_NR; r++) {
+			if (!c->m.numa_migrated_by_reason[r])
+				continue;	/* bounded cardinality: a series from its first page */
+			rl[nl] = (struct mlabel){ "reason", migrate_reason_names[r] };
+			metrics_sample_u64(b, rl, nl + 1, c->m.numa_migrated_by_reason[r]);
+		}
+	}
+}
+
+/* processes of one cgroup with one comm (om_comm_families()) */
+struct comm_sum {
+	uint64_t memcg_id;
+	char comm[MEMACCT_COMM_LEN + 1];
+	uint64_t rss_pages, n;
+};
+
+static int cmp_comm_sum(const void *a, const void *b)
+{
+	const struct comm_sum *x = a, *y = b;
+
+	if (x->memcg_id != y->memcg_id)
+		return x->memcg_id < y->memcg_id ? -1 : 1;
+	return strcmp(x->comm, y->comm);
+}
+
+void om_comm_families(struct mbuf *b, struct cgi *cg, size_t ncg,
+		      const struct memacct_task_stock *st, long nst, long page_size)
+{
+	struct comm_sum *v = calloc(nst ? nst : 1, sizeof(*v));
+	struct mlabel l[2];
+	size_t n = 0;
+
+	metrics_family(b, "memacct_comm_rss_bytes", MT_GAUGE, "bytes",
+		       "RSS of the cgroup's own processes with that comm (summed; iter/task)");
+	for (long i = 0; v && i < nst; i++) {
+		const struct memacct_task_stock *t = &st[i];
+
+		v[n].memcg_id = t->memcg_id;
+		memcpy(v[n].comm, t->comm, MEMACCT_COMM_LEN);
+		v[n].rss_pages = t->rss_anon_pages + t->rss_file_pages + t->rss_shmem_pages;
+		v[n++].n = 1;
+	}
+	qsort(v, n, sizeof(*v), cmp_comm_sum);
+	for (size_t i = 0, j; i < n; i = j) {	/* fold each run into its first */
+		for (j = i + 1; j < n && !cmp_comm_sum(&v[i], &v[j]); j++) {
+			v[i].rss_pages += v[j].rss_pages;
+			v[i].n += v[j].n;
+		}
+	}
+	for (int fam = 0; fam < 2; fam++) {
+		if (fam)
+			metrics_family(b, "memacct_comm_processes", MT_GAUGE, NULL,
+				       "Processes of the cgroup (its own, not below) with that comm");
+		for (size_t i = 0; v && i < n; i++) {
+			const struct cgi *c;
+
+			if (i && !cmp_comm_sum(&v[i - 1], &v[i]))
+				continue;	/* folded into the run's first */
+			c = cgi_find(cg, ncg, v[i].memcg_id);
+			if (!c || !c->wanted)
+				continue;
+			l[0] = (struct mlabel){ "cgroup", c->rel };
+			l[1] = (struct mlabel){ "comm", v[i].comm };
+			metrics_sample_u64(b, l, 2, fam ? v[i].n : v[i].rss_pages * (uint64_t)page_size);
+		}
+	}
+	free(v);
 }

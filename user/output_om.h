@@ -11,6 +11,7 @@
 #define MEMACCT_OUTPUT_OM_H
 
 #include <stdint.h>
+#include "collect.h"
 #include "metrics.h"
 #include "proc.h"
 
@@ -52,5 +53,25 @@ void om_cgroup_info(struct mbuf *b, const char *rel);
  * the epoch at boot. 0 or -EINVAL.
  */
 int om_parse_btime(const char *text, uint64_t *btime_s);
+
+/*
+ * om_cgroup_families() - the per-cgroup families of every wanted cgroup of
+ * @cg (@ncg of them, collect.h): memacct_cgroup_info, one family per row of
+ * metric_table.h that has one (a counter for MF_FLOW rows; rows from
+ * memory.stat left out of a cgroup whose stat was not read; MF_REMOTE rows
+ * without samples on a @one_node host), then
+ * memacct_numa_migrated_by_reason_bytes (a series from its first page).
+ * Values are cgi.m: bytes and counts, clamped by collect().
+ */
+void om_cgroup_families(struct mbuf *b, const struct cgi *cg, size_t ncg, bool one_node);
+/*
+ * om_comm_families() - memacct_comm_rss_bytes (bytes: RssAnon + RssFile +
+ * RssShmem pages of @st times @page_size) and memacct_comm_processes: every
+ * process of the task iterator (@st, @nst of them) summed per (its own
+ * cgroup, comm), for the wanted cgroups of @cg; series as stable as the
+ * workload's program names, whatever the process churn.
+ */
+void om_comm_families(struct mbuf *b, struct cgi *cg, size_t ncg,
+		      const struct memacct_task_stock *st, long nst, long page_size);
 
 #endif
