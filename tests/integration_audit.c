@@ -126,6 +126,14 @@ static void pinned_cap(const char *mode, const char *key)
 	ck_assert_msg(strstr(r->out, "EXCEEDED") && strstr(r->out, "mlock_steps"),
 		      "plain output names the process: %s", r->out);
 	result_free(r);
+	/* the process table (libsmartcols), exact bytes: its row's MLOCKED or
+	 * PINNED VM column against the workload's 64 MiB */
+	r = run_cmd("%s --bytes audit --cgroup %s --pinned-cap 32M | awk '$1 == %d && $2 == "
+		    "\"mlock_steps\" { print \"truth col\", $%d }'", memacct, cg, pid,
+		    !strcmp(key, "mlocked_bytes") ? 3 : 4);
+	ck_assert_msg(r->nt == 1, "no table row of pid %d: %s", pid, r->out);
+	assert_near("audit table row", r->t[0].val, 64 * MiB);
+	result_free(r);
 
 	r = run_cmd("%s -j audit --cgroup %s --pinned-cap 96M", memacct, cg);
 	printf("  audit %s --pinned-cap 96M: exit %d\n", mode, r->status);
