@@ -53,7 +53,7 @@ endif
 
 .DELETE_ON_ERROR:
 .PHONY: all check unit integration bench install uninstall vmlinux clean deps vmtest man fuzz \
-	completion deb deb-check soak
+	completion deb deb-check image image-check soak
 
 all: $(OUTPUT)/memacct $(BENCH_BINS) $(BENCH_OBJS)
 
@@ -150,7 +150,7 @@ integration: $(OUTPUT)/memacct $(OUTPUT)/test_integration $(WORKLOADS)
 san_verdict = $(if $(SANITIZE),if grep -l 'ERROR\|runtime error' $(SAN_LOGS)/* >/dev/null 2>&1; \
 	then cat $(SAN_LOGS)/*; echo "sanitizer reports in $(SAN_LOGS)"; exit 1; fi)
 
-check: unit integration $(if $(SANITIZE),,deb-check)
+check: unit integration $(if $(SANITIZE),,deb-check image-check)
 
 # libFuzzer over the kernel-file parsers (tests/fuzz/fuzz_parsers.c), with
 # ASan+UBSan: a crash, leak or UB report fails. FUZZ_TIME seconds (CI: 60;
@@ -302,6 +302,44 @@ deb: $(OUTPUT)/memacct
 deb-check: deb
 	$(Q)tests/deb_check.sh $(DEB)
 
+# make image: an OCI image (docs/deploy/daemonset.yaml's memacct:VERSION)
+# built from Debian packages, no registry: layer 1 is the shared libraries
+# the .deb depends on, unpacked by mmdebstrap --variant=extract from the
+# host's own apt sources (no shell, no package manager in the image); layer
+# 2 is `make install` under /usr. umoci assembles them; the result is an
+# OCI archive for `ctr images import` or `skopeo copy oci-archive:...`.
+# make image-check runs the image's daemon in its unpacked rootfs
+# (tests/image_check.sh).
+IMAGE_DIR  := $(OUTPUT)/image
+IMAGE      := $(OUTPUT)/memacct-image-$(DEB_VERSION).oci.tar
+IMAGE_SUITE := $(shell . /etc/os-release 2>/dev/null && echo $$VERSION_CODENAME)
+IMAGE_APT  ?= $(firstword $(wildcard /etc/apt/sources.list.d/debian.sources /etc/apt/sources.list))
+
+image: deb
+	$(call msg,IMAGE,$(IMAGE))
+	$(Q)rm -rf $(IMAGE_DIR) && mkdir -p $(IMAGE_DIR)/usr-layer
+	$(Q)mmdebstrap --quiet --variant=extract --mode=root \
+		--include="$$(sed -e 's/([^)]*)//g' -e 's/ //g' $(DEB_DIR)/depends)" \
+		--dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-exclude=/usr/share/man/*' \
+		--dpkgopt='path-exclude=/usr/share/locale/*' \
+		--dpkgopt='path-exclude=/usr/lib/*/gconv/*' \
+		$(IMAGE_SUITE) $(IMAGE_DIR)/libs.tar $(IMAGE_APT)
+	$(Q)cp -a $(DEB_ROOT)/usr $(DEB_ROOT)/etc $(IMAGE_DIR)/usr-layer/
+	$(Q)tar -C $(IMAGE_DIR)/usr-layer --owner=0 --group=0 -cf $(IMAGE_DIR)/memacct.tar .
+	$(Q)umoci init --layout $(IMAGE_DIR)/oci
+	$(Q)umoci new --image $(IMAGE_DIR)/oci:$(DEB_VERSION)
+	$(Q)umoci raw add-layer --image $(IMAGE_DIR)/oci:$(DEB_VERSION) $(IMAGE_DIR)/libs.tar
+	$(Q)umoci raw add-layer --image $(IMAGE_DIR)/oci:$(DEB_VERSION) $(IMAGE_DIR)/memacct.tar
+	$(Q)umoci config --image $(IMAGE_DIR)/oci:$(DEB_VERSION) \
+		--config.entrypoint /usr/sbin/memacct --config.cmd daemon \
+		--config.label org.opencontainers.image.title=memacct \
+		--config.label org.opencontainers.image.version=$(DEB_VERSION) \
+		--config.label org.opencontainers.image.licenses='GPL-2.0 OR BSD-3-Clause'
+	$(Q)tar -C $(IMAGE_DIR)/oci --owner=0 --group=0 -cf $(IMAGE) .
+
+image-check: image
+	$(Q)tests/image_check.sh $(IMAGE_DIR)/oci:$(DEB_VERSION)
+
 vmlinux:
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $(VMLINUX)
 
@@ -311,7 +349,8 @@ clean:
 # Exactly what building, testing and the demo need (Debian 12 / Ubuntu 22.04+).
 DEPS := make gcc clang llvm libbpf-dev libelf-dev zlib1g-dev pkg-config libjansson-dev \
 	libmicrohttpd-dev libsystemd-dev check python3-jsonschema python3-torch python3-numpy prometheus \
-	logrotate qemu-system-x86 busybox-static bpftrace libcap2-bin libncurses-dev libsmartcols-dev tmux zsh dpkg-dev curl
+	logrotate qemu-system-x86 busybox-static bpftrace libcap2-bin libncurses-dev libsmartcols-dev tmux zsh dpkg-dev curl \
+	mmdebstrap umoci
 DEPS += $(shell apt-cache show bpftool >/dev/null 2>&1 && echo bpftool || echo linux-tools-common linux-tools-generic)
 deps:
 	apt-get update
