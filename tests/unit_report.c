@@ -8,6 +8,7 @@
 #include <string.h>
 #include "bpf_loader.h"
 #include "check_util.h"
+#include "explain.h"
 #include "jsonw.h"
 #include "metric_table.h"
 #include "metrics.h"
@@ -761,6 +762,96 @@ START_TEST(test_jsonw)
 }
 END_TEST
 
+/* Σ of a "Key:  N kB" smaps field over @text, in bytes */
+static long long smaps_sum(const char *text, const char *key)
+{
+	long long sum = 0;
+	size_t n = strlen(key);
+
+	for (const char *l = text; l; l = strchr(l, '\n'), l = l ? l + 1 : NULL)
+		if (!strncmp(l, key, n) && l[n] == ':')
+			sum += atoll(l + n + 1) * 1024;
+	return sum;
+}
+
+/*
+ * explain's JSON on captured files (data/status_self, data/smaps_self):
+ * the model built by explain's own functions, printed by explain_print_json(),
+ * parsed back: figures equal the files' sums, what explain did not measure
+ * is null, the breakdown adds up, one mapping per smaps entry; and the
+ * whole object validates against docs/memacct.report.v1.schema.json.
+ */
+START_TEST(test_explain_json_fixture)
+{
+	char *sm = load_data("smaps_self"), *st = load_data("status_self"), *text = NULL;
+	char path[] = "/tmp/memacct-unit-explain-XXXXXX", cmd[512];
+	struct explain e;
+	struct xproc x;
+	struct report r;
+	json_t *o, *t, *bd;
+	size_t len = 0;
+	long long parts = 0;
+	FILE *f;
+	int fd;
+
+	memset(&e, 0, sizeof(e));
+	memset(&x, 0, sizeof(x));
+	memset(&r, 0, sizeof(r));
+	x.pid = 4242;
+	ck_assert_int_eq(parse_status(st, &x.st), 0);
+	ck_assert_int_eq(parse_smaps(sm, &x.sm), 38);
+	explain_sum_proc(&x);
+	e.procs = &x;
+	e.nprocs = 1;
+	explain_total_up(&e);
+	r.command = "explain";
+	r.cg.version = 2;
+	snprintf(r.cg.rel, sizeof(r.cg.rel), "/job");
+	snprintf(r.cg.path, sizeof(r.cg.path), "/sys/fs/cgroup/job");
+	ck_assert_int_eq(explain_fill_report(&e, &r), 0);
+	f = open_memstream(&text, &len);
+	ck_assert_int_eq(explain_print_json(f, &e, &r, 0), EXIT_OK);
+	fclose(f);
+	o = json_loads(text, 0, NULL);
+	ck_assert_msg(o, "not JSON: %.300s", text);
+	t = json_object_get(o, "totals");
+	ck_assert_int_eq(json_integer_value(json_object_get(t, "rss_bytes")), smaps_sum(sm, "Rss"));
+	ck_assert_int_eq(json_integer_value(json_object_get(t, "pss_bytes")), smaps_sum(sm, "Pss"));
+	ck_assert_int_eq(json_integer_value(json_object_get(t, "swap_bytes")), smaps_sum(sm, "Swap"));
+	ck_assert_int_eq(json_array_size(json_object_get(o, "mappings")), 38);
+	/* not watched, no daemon: flows, DMA and NUMA unknown, never 0 */
+	ck_assert(json_is_null(json_object_get(t, "cow_copied_bytes")));
+	ck_assert(json_is_null(json_object_get(t, "page_faults_total")));
+	ck_assert(json_is_null(json_object_get(t, "dma_pinned_bytes")));
+	ck_assert(json_is_null(json_object_get(t, "remote_numa_bytes")));
+	ck_assert(json_is_null(json_object_get(json_array_get(json_object_get(o, "processes"), 0),
+					       "cow_copied_bytes")));
+	ck_assert_str_eq(json_string_value(json_object_get(o, "cow_source")), "none");
+	bd = json_object_get(o, "breakdown");
+	for (int i = 0; i < 6; i++) {
+		static const char *const k[] = { "private_anon_bytes", "shared_anon_bytes",
+			"file_clean_bytes", "file_dirty_bytes", "shmem_bytes", "other_bytes" };
+
+		parts += json_integer_value(json_object_get(bd, k[i]));
+	}
+	ck_assert_int_eq(parts, smaps_sum(sm, "Rss"));
+	json_decref(o);
+	fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, text, len), (ssize_t)len);
+	close(fd);
+	xsnprintf(cmd, sizeof(cmd), "/usr/bin/python3 validate_json.py "
+		  "../docs/memacct.report.v1.schema.json %s >&2", path);
+	ck_assert_msg(system(cmd) == 0, "explain's JSON fails the schema: %.400s", text);
+	unlink(path);
+	free(text);
+	report_free(&r);
+	smaps_free(&x.sm);
+	free(sm);
+	free(st);
+}
+END_TEST
+
 Suite *report_suite(void)
 {
 	Suite *s = suite_create("report");
@@ -784,6 +875,7 @@ Suite *report_suite(void)
 	tcase_add_test(tc, test_metric_table_docs);
 	tcase_add_test(tc, test_metric_table_flows);
 	tcase_add_test(tc, test_jsonw);
+	tcase_add_test(tc, test_explain_json_fixture);
 	suite_add_tcase(s, tc);
 	return s;
 }

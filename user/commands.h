@@ -37,5 +37,12 @@ void install_stop_handlers(int forward_to_pid);
 void set_forward_pid(int pid);
 /* block_stop_signals() - block (true) or unblock SIGINT, SIGTERM, SIGHUP. */
 void block_stop_signals(bool block);
+/*
+ * install_daemon_handlers() - the daemon's: SIGINT and SIGTERM set
+ * stop_requested, SIGHUP sets hup_requested (reopen the JSON log: logrotate)
+ * instead of stopping; SIGPIPE ignored (a scraper that went away).
+ */
+extern volatile int hup_requested;
+void install_daemon_handlers(void);
 
 #endif

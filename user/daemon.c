@@ -70,8 +70,6 @@ struct dopts {
 /* their regexes: static, reachable until exit (no regfree() on every path) */
 static regex_t metrics_allow, metrics_deny;
 
-static volatile sig_atomic_t d_stop, d_hup;
-
 struct dstate {
 	struct dopts o;
 	struct pinned pin;
@@ -99,27 +97,6 @@ struct dstate {
 static void daemon_help(FILE *f)
 {
 	usage_print(f, "daemon");	/* usage.c */
-}
-
-/* ---------------------------------------------------------------- signals */
-
-static void on_signal(int sig)
-{
-	if (sig == SIGHUP)
-		d_hup = 1;
-	else
-		d_stop = sig;
-}
-
-static void install_daemon_signals(void)
-{
-	struct sigaction sa = { .sa_handler = on_signal };
-
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
 }
 
 static int on_exit_record(void *ctx, void *data, size_t len)
@@ -654,7 +631,7 @@ int do_daemon(int argc, char **argv)
 	d.numa_multi = !d.one_node && !numa_topo_read(&d.topo);
 	d.t0_ns = now_ns();
 	setrlimit(RLIMIT_NOFILE, &rl);	/* many HTTP clients; best effort */
-	install_daemon_signals();
+	install_daemon_handlers();
 	if (open_log(&d))	/* a --json-log that cannot be opened: bad input, as -o */
 		return EXIT_USAGE;
 	/*
@@ -730,10 +707,10 @@ int do_daemon(int argc, char **argv)
 	sd_notify(0, "READY=1");
 	if (sd_watchdog_enabled(0, &wd_usec) <= 0)
 		wd_usec = 0;
-	while (!d_stop) {
+	while (!stop_requested) {
 		uint64_t next = ns_after(now_ns(), d.o.interval_ns);
 
-		while (!d_stop && !d_hup && now_ns() < next) {
+		while (!stop_requested && !hup_requested && now_ns() < next) {
 			uint64_t left = next - now_ns(), now;
 			struct timespec ts = { 0, left < 100000000ULL ? (long)left : 100000000L };
 
@@ -746,12 +723,12 @@ int do_daemon(int argc, char **argv)
 				wd_next = ns_after(now, wd_usec * 500);	/* half of it, in ns */
 			}
 		}
-		if (d_hup) {
-			d_hup = 0;
+		if (hup_requested) {
+			hup_requested = 0;
 			p_info("SIGHUP: reopening %s", d.o.json_log ? d.o.json_log : "(no log)");
 			open_log(&d);
 		}
-		if (!d_stop)
+		if (!stop_requested)
 			collect_and_publish(&d);
 	}
 	ret = EXIT_OK;

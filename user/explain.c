@@ -120,7 +120,7 @@ void parts_sum(const struct explain *e, uint64_t v[PART_NR])
 			parts_add(v, &e->procs[i].sm.maps[j], e->cgroup_mode);
 }
 
-static void sum_proc(struct xproc *p)
+void explain_sum_proc(struct xproc *p)
 {
 	memset(&p->sum, 0, sizeof(p->sum));
 	for (size_t i = 0; i < p->sm.n; i++)
@@ -693,7 +693,7 @@ static int load_proc(struct xproc *x, pid_t pid, bool quiet_if_gone)
 }
 
 /* Per-process report rows from /proc/PID/status and the smaps sums. */
-static int fill_report(struct explain *e, struct report *r)
+int explain_fill_report(struct explain *e, struct report *r)
 {
 	r->procs = calloc(e->nprocs ? e->nprocs : 1, sizeof(*r->procs));
 	if (!r->procs)
@@ -747,6 +747,13 @@ static int fill_report(struct explain *e, struct report *r)
 		r->totals.usage = e->cst.usage;
 		r->totals.working_set = memcg_working_set(&e->cst);
 	}
+	/* a cgroup's rss_bytes is its charge, as in every report
+	 * (docs/metrics.md); what its processes hold once is pss_bytes */
+	if (e->cgroup_mode) {
+		r->totals.rss = r->totals.usage;
+		if (!e->has_stat)
+			r->totals.unknown |= MBIT(M_RSS) | MBIT(M_USAGE) | MBIT(M_WORKING_SET);
+	}
 	r->totals.reclaimable = e->total.reclaimable;
 	/* a cgroup's remote bytes: its own, each page once (memory.numa_stat) */
 	r->totals.remote_numa = e->cgroup_mode && e->has_cg_numa ? e->cg_numa.remote :
@@ -768,7 +775,7 @@ static int fill_report(struct explain *e, struct report *r)
 	return 0;
 }
 
-static void total_up(struct explain *e)
+void explain_total_up(struct explain *e)
 {
 	struct xsum *t = &e->total;
 
@@ -801,12 +808,11 @@ static void total_up(struct explain *e)
 	t->rss = t->pss;
 	if (e->has_stat) {
 		const struct memcg_stat *c = &e->cst;
-		uint64_t lru = c->active_file + c->inactive_file;
-		uint64_t dirty = c->file_dirty + c->file_writeback;
 
-		t->file_clean = lru > dirty ? lru - dirty : 0;
-		t->file_dirty = dirty;
-		t->reclaimable = t->file_clean + c->slab_reclaimable + t->lazyfree;
+		/* clean page cache, the one formula of reclaimable_bytes */
+		t->file_clean = memcg_reclaimable(c);
+		t->file_dirty = c->file_dirty + c->file_writeback;
+		t->reclaimable = t->file_clean;
 	}
 }
 
@@ -1068,7 +1074,7 @@ int do_explain(int argc, char **argv)
 				p_info("reading /proc/%d/numa_maps: %s", x->pid, strerror(-err));
 		}
 		refine_kinds(x);
-		sum_proc(x);
+		explain_sum_proc(x);
 		e.nprocs++;
 	}
 	if (!e.nprocs && !e.cgroup_mode)
@@ -1080,9 +1086,9 @@ int do_explain(int argc, char **argv)
 		e.has_cg_numa = !memcg_numa_usage(&e.topo, &r.cg, &e.cg_numa);
 	if (e.has_topo)
 		numa_collect(&e);
-	total_up(&e);
+	explain_total_up(&e);
 	err = collect_files(&e);
-	if (err || fill_report(&e, &r)) {
+	if (err || explain_fill_report(&e, &r)) {
 		p_err("building the report: %s", strerror(ENOMEM));
 		goto out_procs;
 	}
@@ -1098,7 +1104,7 @@ int do_explain(int argc, char **argv)
 	if (e.has_topo)
 		numa_verdicts(&e);
 	if (json_output) {
-		ret = explain_print_json(&e, &r, top);
+		ret = explain_print_json(stdout, &e, &r, top);
 		if (ret != EXIT_OK)
 			goto out_procs;
 	} else {

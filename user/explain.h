@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 #include "cgroup.h"
 #include "memacct.h"
@@ -111,14 +112,30 @@ uint64_t dma_total(const struct explain *e);
 /* dma_in_map() - bytes of @x's known pinned ranges inside mapping @m. */
 uint64_t dma_in_map(const struct xproc *x, const struct smaps_map *m);
 
+/* explain_sum_proc() - @p's sums (p->sum) from its smaps (p->sm). */
+void explain_sum_proc(struct xproc *p);
+/*
+ * explain_total_up() - e->total from the processes' sums; with --cgroup,
+ * shared pages counted once (the PSS sum) and the page cache from the
+ * cgroup's memory.stat (e->cst).
+ */
+void explain_total_up(struct explain *e);
+/*
+ * explain_fill_report() - the report rows and totals of @e into @r (its
+ * procs array allocated: report_free()), with what was not measured marked
+ * unknown (struct metrics.unknown), and the host's pins (hostpin.h). 0 or
+ * -ENOMEM.
+ */
+int explain_fill_report(struct explain *e, struct report *r);
+
 /*
  * explain_print_json() - @e and @r as one memacct.report/v1 object on
- * stdout: report_json()'s members, then the mappings (the largest @top by
+ * @f: report_json()'s members, then the mappings (the largest @top by
  * RSS, 0: all) and numa streamed through jsonw.h. EXIT_OK, or EXIT_RUNTIME
  * after an error message when the object cannot be built or encoded (an
  * I/O error on stdout is main()'s to report).
  */
-int explain_print_json(const struct explain *e, const struct report *r, size_t top);
+int explain_print_json(FILE *f, const struct explain *e, const struct report *r, size_t top);
 /* explain_print_plain() - the text report: parts, views, tables by @by, verdict. */
 void explain_print_plain(const struct explain *e, const struct report *r, enum by by,
 			 size_t top);

@@ -380,7 +380,6 @@ static json_t *explain_json(const struct explain *e, const struct report *r, siz
 	size_t i;
 
 	sum_json(t, &e->total);
-	set_u64(t, "rss_bytes", e->total.rss);	/* cgroup: shared pages counted once */
 	set_u64(t, "shmem_bytes", e->cgroup_mode ? e->total.shmem_pss : e->total.shmem);
 	set_u64(t, "mlocked_bytes", e->total.locked);
 	json_object_set_new(o, "cow_source", json_string(e->watched ? "watch" :
@@ -723,7 +722,7 @@ void explain_print_plain(const struct explain *e, const struct report *r, enum b
 	fflush(stdout);
 }
 
-int explain_print_json(const struct explain *e, const struct report *r, size_t top)
+int explain_print_json(FILE *f, const struct explain *e, const struct report *r, size_t top)
 {
 	json_t *o = explain_json(e, r, top), *v;
 	const char *key;
@@ -734,7 +733,7 @@ int explain_print_json(const struct explain *e, const struct report *r, size_t t
 		return EXIT_RUNTIME;
 	}
 	/* report_json()'s members, then the mappings streamed */
-	jw_init(&w, stdout);
+	jw_init(&w, f);
 	jw_open(&w, NULL, '{');
 	json_object_foreach(o, key, v)
 		jw_json(&w, key, v);

@@ -5,10 +5,16 @@
 #include "commands.h"
 
 volatile int stop_requested;
+volatile int hup_requested;
 static volatile sig_atomic_t forward_pid;
+static volatile sig_atomic_t hup_reopens;	/* the daemon's SIGHUP */
 
 static void on_stop(int sig)
 {
+	if (sig == SIGHUP && hup_reopens) {
+		hup_requested = 1;
+		return;
+	}
 	stop_requested = sig;
 	if (forward_pid > 0)
 		kill(forward_pid, sig);
@@ -23,6 +29,13 @@ void install_stop_handlers(int forward_to_pid)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
+}
+
+void install_daemon_handlers(void)
+{
+	hup_reopens = 1;
+	install_stop_handlers(0);
+	signal(SIGPIPE, SIG_IGN);
 }
 
 void set_forward_pid(int pid)
