@@ -242,7 +242,8 @@ completion: $(OUTPUT)/gen_completion
 # goes where systemd looks for it under PREFIX, its paths made PREFIX's
 DOC_FILES  := README.md docs/metrics.md docs/explain.md docs/audit.md docs/daemon.md \
 	docs/numa.md docs/overhead.md docs/memacct.report.v1.schema.json
-DEPLOY_FILES := docs/deploy/daemonset.yaml docs/deploy/grafana-dashboard.json
+DEPLOY_FILES := docs/deploy/daemonset.yaml docs/deploy/grafana-dashboard.json \
+	docs/deploy/memacct-kubernetes.rules.yml
 UNIT_DIR   := $(PREFIX)/lib/systemd/system
 SYSCONFDIR ?= /etc
 
