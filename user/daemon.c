@@ -4,15 +4,11 @@
  * per-cgroup and top-N per-process metrics served over HTTP (/metrics in
  * Prometheus 0.0.4 or OpenMetrics text, /healthz) with libmicrohttpd, and a
  * JSON line per interval for log shippers. docs/daemon.md describes every
- * series. Sources:
- *   flows (cow, remote NUMA, migrations, OOM)  cgroups map (exited processes,
- *       folded by BPF at exit) + procs map (live processes)
- *   process stocks                              one iter/task pass
- *   cgroup stocks, faults                       memory.stat (hierarchical)
- * Every per-cgroup value is hierarchical (the cgroup and its descendants),
- * like memory.stat's total_* keys.
+ * series. This file has the options, the loop, the daemon's own families and
+ * the JSON log; one collection is collect.c's (flows from the BPF maps,
+ * stocks from iter/task and memory.stat, hierarchical, clamped), the
+ * per-cgroup families output_om.c's (from metric_table.h), HTTP http.c's.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
