@@ -483,25 +483,26 @@ static void flows_zero(struct cgi *c)
  * Flows of every cgroup: the cgroups map first, then live processes. Read
  * again, up to 3 times, while the BPF side moved flows into or between
  * records meanwhile (a process's exit, a process changing cgroup, a cgroup
- * removed: pin_flow_moves()), so that a move is seen whole or not at all: a
+ * removed: pin_counters()), so that a move is seen whole or not at all: a
  * process exiting between the two reads would be in neither (a counter
  * lower for one collection, held by the clamp, but not across a restart).
  */
 static void read_flows(struct collector *cs, struct collection *col)
 {
-	uint64_t *unknown0 = NULL, begin, end;
+	uint64_t *unknown0 = NULL;
+	struct pin_counters after;
 	size_t nunknown0 = cs->nunknown;
 
 	if (cs->unknown && (unknown0 = malloc(nunknown0 * sizeof(*unknown0))))
 		memcpy(unknown0, cs->unknown, nunknown0 * sizeof(*unknown0));
 	for (int try = 0;; try++) {
-		if (pin_flow_moves(cs->pin, &begin, &end))
-			begin = end = 0;
+		pin_counters(cs->pin, &col->counters);	/* zeroed if unreadable */
 		col->cgroups_used = read_cgroups_map(cs, col->cg, col->ncg);
 		col->npf = read_procs(cs, col->cg, col->ncg, &col->pf);
 		if (col->npf < 0)
 			col->npf = 0;
-		if (pin_flow_moves(cs->pin, &begin, &(uint64_t){ 0 }) || begin == end ||
+		if (pin_counters(cs->pin, &after) ||
+		    after.flow_moves_begin == col->counters.flow_moves_end ||
 		    try == 3 || (cs->unknown && !unknown0))
 			break;
 		/* again, as if the first read had not been: same unknown keys */
@@ -650,7 +651,6 @@ int collect(struct collector *cs, struct collection *col)
 		}
 		free(keys);
 	}
-	pin_dropped(cs->pin, col->dropped, &col->vma_lockless);
 	col->procs_used = col->npf;
 	return 0;
 }

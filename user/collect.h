@@ -63,8 +63,7 @@ struct collection {
 	struct proc_flow *pf;		/* unsorted */
 	long npf;
 	const struct memacct_flows **topf;	/* flows of st[i], i < ntop, or NULL */
-	uint64_t dropped[MEMACCT_DROP_NR];
-	uint64_t vma_lockless;	/* bss vma_lockless_lookups */
+	struct pin_counters counters;	/* the BPF side's, read with the flows */
 	long procs_used, cgroups_used;
 };
 

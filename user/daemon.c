@@ -119,16 +119,15 @@ static bool stats_on(struct dstate *d)
 static void daemon_host_metrics(const struct dstate *d, const struct collection *col,
 				struct mbuf *b)
 {
-	uint64_t dma = 0, vm = 0;
+	uint64_t vm = 0;
 	struct hostpin h;
-	bool readable;
 
 	if (hostpin_read(&h, false))
 		return;
-	pin_dma(&d->pin, &dma, &readable);
 	for (long i = 0; i < col->nst; i++)
 		vm += col->st[i].pinned_vm_pages;
-	hostpin_metrics(b, &h, readable, (dma + vm) * d->page_size);
+	hostpin_metrics(b, &h, col->counters.dma_readable,
+			(col->counters.dma_attributed_pages + vm) * d->page_size);
 }
 
 static void format_self(struct dstate *d, const struct collection *col, struct mbuf *b)
@@ -172,12 +171,12 @@ static void format_self(struct dstate *d, const struct collection *col, struct m
 		if (i == MEMACCT_DROP_RINGBUF_FULL)	/* not a loss (D20): below */
 			continue;
 		l[0] = (struct mlabel){ "reason", drop_names[i] };
-		metrics_sample_u64(b, l, 1, col->dropped[i]);
+		metrics_sample_u64(b, l, 1, col->counters.dropped[i]);
 	}
 	metrics_family(b, "memacct_ringbuf_full", MT_COUNTER, NULL,
 		       "Exit records that found the ring buffer full and were read from the "
 		       "procs map instead (nothing lost)");
-	metrics_sample_u64(b, NULL, 0, col->dropped[MEMACCT_DROP_RINGBUF_FULL]);
+	metrics_sample_u64(b, NULL, 0, col->counters.dropped[MEMACCT_DROP_RINGBUF_FULL]);
 	metrics_family(b, "memacct_map_fill_ratio", MT_GAUGE, "ratio",
 		       "Entries in use over max_entries of the BPF hash maps");
 	l[0] = (struct mlabel){ "map", "procs" };
@@ -337,9 +336,9 @@ static void write_json_log(struct dstate *d, const struct collection *col)
 		if (f)	/* every flow (zero_fill and migrations were left at 0) */
 			metrics_from_bpf_flows(&p->m, f, d->page_size);
 	}
-	memcpy(r.dropped, col->dropped, sizeof(r.dropped));
-	r.vma_lockless_lookups = col->vma_lockless;
-	r.dropped_events = report_dropped_total(col->dropped);
+	memcpy(r.dropped, col->counters.dropped, sizeof(r.dropped));
+	r.vma_lockless_lookups = col->counters.vma_lockless;
+	r.dropped_events = report_dropped_total(col->counters.dropped);
 	o = report_json(&r);
 	arr = json_array();
 	for (size_t i = 0; o && arr && i < col->ncg; i++) {

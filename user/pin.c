@@ -471,47 +471,21 @@ static struct memacct_bpf__bss *bss_read(const struct pinned *p, int *err)
 	return (struct memacct_bpf__bss *)buf;
 }
 
-int pin_dropped(const struct pinned *p, uint64_t out[MEMACCT_DROP_NR], uint64_t *vma_lockless)
+int pin_counters(const struct pinned *p, struct pin_counters *c)
 {
 	int err;
 	struct memacct_bpf__bss *bss = bss_read(p, &err);
 
-	memset(out, 0, MEMACCT_DROP_NR * sizeof(out[0]));
-	*vma_lockless = 0;
+	memset(c, 0, sizeof(*c));
 	if (!bss)
 		return err;
 	for (int i = 0; i < MEMACCT_DROP_NR; i++)
-		out[i] = bss->dropped[i];
-	*vma_lockless = bss->vma_lockless_lookups;
-	free(bss);
-	return 0;
-}
-
-int pin_dma(const struct pinned *p, uint64_t *attributed_pages, bool *readable)
-{
-	int err;
-	struct memacct_bpf__bss *bss = bss_read(p, &err);
-
-	*attributed_pages = 0;
-	*readable = false;
-	if (!bss)
-		return err;
-	*attributed_pages = bss->dma_attributed_pages;
-	*readable = !bss->dma_unreadable;
-	free(bss);
-	return 0;
-}
-
-int pin_flow_moves(const struct pinned *p, uint64_t *begin, uint64_t *end)
-{
-	int err;
-	struct memacct_bpf__bss *bss = bss_read(p, &err);
-
-	*begin = *end = 0;
-	if (!bss)
-		return err;
-	*begin = bss->flow_moves_begin;
-	*end = bss->flow_moves_end;
+		c->dropped[i] = bss->dropped[i];
+	c->vma_lockless = bss->vma_lockless_lookups;
+	c->dma_attributed_pages = bss->dma_attributed_pages;
+	c->dma_readable = !bss->dma_unreadable;
+	c->flow_moves_begin = bss->flow_moves_begin;
+	c->flow_moves_end = bss->flow_moves_end;
 	free(bss);
 	return 0;
 }

@@ -67,18 +67,24 @@ void pin_close(struct pinned *p);
  */
 int pin_remove(const char *dir);
 
+/* The BPF side's global counters (its .bss), read at once. */
+struct pin_counters {
+	uint64_t dropped[MEMACCT_DROP_NR];	/* events lost, by enum memacct_drop */
+	uint64_t vma_lockless;		/* VMAs read by the lockless walk (bpf/maple.bpf.h) */
+	uint64_t dma_attributed_pages;	/* DMA pages attributed to processes, not yet unpinned */
+	bool dma_readable;		/* the FOLL_PIN counters can be read (false once a read failed) */
+	/* moves of flows between records begun and ended (bpf/memacct.bpf.c
+	 * flows_move()): a reader of the cgroups and procs maps that reads
+	 * the end count before and the begin count after saw no move half
+	 * done when the two are equal */
+	uint64_t flow_moves_begin, flow_moves_end;
+};
+
 /*
- * pin_dropped() - the BPF side's drop counters (events, by enum memacct_drop)
- * and its count of VMAs read by the lockless walk (bpf/maple.bpf.h), from the
- * pinned .bss map. 0 or negative errno (-EPROTO: .bss of another build).
+ * pin_counters() - @c from one read of the pinned .bss map (zeroed when it
+ * cannot be read). 0 or negative errno (-EPROTO: .bss of another build).
  */
-int pin_dropped(const struct pinned *p, uint64_t out[MEMACCT_DROP_NR], uint64_t *vma_lockless);
-/*
- * pin_dma() - the BPF side's DMA attribution: pages attributed to processes
- * and not yet unpinned (dma_attributed_pages) and whether it can read the
- * FOLL_PIN counters (false once a read failed). 0 or negative errno.
- */
-int pin_dma(const struct pinned *p, uint64_t *attributed_pages, bool *readable);
+int pin_counters(const struct pinned *p, struct pin_counters *c);
 /*
  * pin_procs_of() - read-only lookup in a running daemon's pinned procs map
  * (@dir/maps/procs, keyed by tgid and start_boottime: a reused PID never
@@ -91,13 +97,6 @@ int pin_dma(const struct pinned *p, uint64_t *attributed_pages, bool *readable);
  */
 int pin_procs_of(const char *dir, const pid_t *pids, size_t n,
 		 void (*fn)(size_t i, const struct memacct_proc *v, void *ctx), void *ctx);
-/*
- * pin_flow_moves() - the BPF side's counts of moves of flows between cgroups
- * records begun and ended (bpf/memacct.bpf.c flows_move()): a reader of the
- * cgroups and procs maps that reads @end before and @begin after saw no move
- * half done when the two are equal. 0 or negative errno.
- */
-int pin_flow_moves(const struct pinned *p, uint64_t *begin, uint64_t *end);
 /*
  * pin_other_kernel_sides() - how many other memacct kernel sides are loaded
  * beside @p's: the kernel's programs (BPF_PROG_GET_NEXT_ID) named as ours
