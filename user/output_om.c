@@ -184,51 +184,62 @@ void om_cgroup_families(struct mbuf *b, const struct cgi *cg, size_t ncg, bool o
 struct comm_sum {
 	uint64_t memcg_id;
 	char comm[MEMACCT_COMM_LEN + 1];
+	bool used;
 	uint64_t rss_pages, n;
 };
 
-static int cmp_comm_sum(const void *a, const void *b)
+/* the slot of (@memcg_id, @comm) in the open-addressed @v of @cap (a power of 2) */
+static struct comm_sum *comm_slot(struct comm_sum *v, size_t cap, uint64_t memcg_id,
+				  const char *comm)
 {
-	const struct comm_sum *x = a, *y = b;
+	uint64_t w[2];
+	size_t i;
 
-	if (x->memcg_id != y->memcg_id)
-		return x->memcg_id < y->memcg_id ? -1 : 1;
-	return strcmp(x->comm, y->comm);
+	memcpy(w, comm, sizeof(w));
+	_Static_assert(sizeof(w) == MEMACCT_COMM_LEN, "comm is two words");
+	i = (size_t)(((memcg_id ^ w[0] * 0x9e3779b97f4a7c15ULL ^ w[1] * 0xc2b2ae3d27d4eb4fULL) *
+		      0xff51afd7ed558ccdULL) >> 20) & (cap - 1);
+	while (v[i].used && (v[i].memcg_id != memcg_id || memcmp(v[i].comm, comm, MEMACCT_COMM_LEN)))
+		i = (i + 1) & (cap - 1);
+	return &v[i];
 }
 
 void om_comm_families(struct mbuf *b, struct cgi *cg, size_t ncg,
 		      const struct memacct_task_stock *st, long nst, long page_size)
 {
-	struct comm_sum *v = calloc(nst ? nst : 1, sizeof(*v));
+	size_t cap = 64;
+	struct comm_sum *v;
 	struct mlabel l[2];
-	size_t n = 0;
 
+	/* one pass over the processes into a hash table: no sort of 10,000 */
+	while (cap < 2 * (size_t)(nst > 0 ? nst : 0))
+		cap *= 2;
+	v = calloc(cap, sizeof(*v));
+	if (!v)
+		p_warn("memacct_comm_*: %s (their samples left out)", strerror(ENOMEM));
 	metrics_family(b, "memacct_comm_rss_bytes", MT_GAUGE, "bytes",
 		       "RSS of the cgroup's own processes with that comm (summed; iter/task)");
 	for (long i = 0; v && i < nst; i++) {
 		const struct memacct_task_stock *t = &st[i];
+		struct comm_sum *e = comm_slot(v, cap, t->memcg_id, t->comm);
 
-		v[n].memcg_id = t->memcg_id;
-		memcpy(v[n].comm, t->comm, MEMACCT_COMM_LEN);
-		v[n].rss_pages = t->rss_anon_pages + t->rss_file_pages + t->rss_shmem_pages;
-		v[n++].n = 1;
-	}
-	qsort(v, n, sizeof(*v), cmp_comm_sum);
-	for (size_t i = 0, j; i < n; i = j) {	/* fold each run into its first */
-		for (j = i + 1; j < n && !cmp_comm_sum(&v[i], &v[j]); j++) {
-			v[i].rss_pages += v[j].rss_pages;
-			v[i].n += v[j].n;
+		if (!e->used) {
+			e->used = true;
+			e->memcg_id = t->memcg_id;
+			memcpy(e->comm, t->comm, MEMACCT_COMM_LEN);
 		}
+		e->rss_pages += t->rss_anon_pages + t->rss_file_pages + t->rss_shmem_pages;
+		e->n++;
 	}
 	for (int fam = 0; fam < 2; fam++) {
 		if (fam)
 			metrics_family(b, "memacct_comm_processes", MT_GAUGE, NULL,
 				       "Processes of the cgroup (its own, not below) with that comm");
-		for (size_t i = 0; v && i < n; i++) {
+		for (size_t i = 0; v && i < cap; i++) {
 			const struct cgi *c;
 
-			if (i && !cmp_comm_sum(&v[i - 1], &v[i]))
-				continue;	/* folded into the run's first */
+			if (!v[i].used)
+				continue;
 			c = cgi_find(cg, ncg, v[i].memcg_id);
 			if (!c || !c->wanted)
 				continue;
