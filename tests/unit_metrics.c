@@ -82,23 +82,30 @@ START_TEST(test_writer_om_fixture)
 }
 END_TEST
 
-/* promtool parses the 0.0.4 text (make deps installs it: prometheus). */
-START_TEST(test_writer_promtool)
+/* promtool check metrics on @text; its exit status */
+static int promtool_on(const char *text)
 {
 	char path[] = "/tmp/memacct-unit-metrics-XXXXXX", cmd[128];
-	char *got = write_fixture(false);
 	int fd = mkstemp(path), st;
 
-	ck_assert_msg(system("command -v promtool >/dev/null") == 0,
-		      "promtool missing: make deps installs Debian's prometheus package");
 	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(write(fd, got, strlen(got)), (ssize_t)strlen(got));
+	ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
 	close(fd);
 	xsnprintf(cmd, sizeof(cmd), "promtool check metrics < %s", path);
 	st = system(cmd);
 	unlink(path);
+	return st;
+}
+
+/* promtool parses the 0.0.4 text (make deps installs it: prometheus). */
+START_TEST(test_writer_promtool)
+{
+	char *got = write_fixture(false);
+
+	ck_assert_msg(system("command -v promtool >/dev/null") == 0,
+		      "promtool missing: make deps installs Debian's prometheus package");
+	ck_assert_msg(promtool_on(got) == 0, "promtool check metrics failed on the writer's output");
 	free(got);
-	ck_assert_msg(st == 0, "promtool check metrics failed on the writer's output");
 }
 END_TEST
 
@@ -346,21 +353,6 @@ START_TEST(test_family_filter)
 	regfree(&deny);
 }
 END_TEST
-
-/* promtool check metrics on @text; its exit status */
-static int promtool_on(const char *text)
-{
-	char path[] = "/tmp/memacct-unit-metrics-XXXXXX", cmd[128];
-	int fd = mkstemp(path), st;
-
-	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
-	close(fd);
-	xsnprintf(cmd, sizeof(cmd), "promtool check metrics < %s", path);
-	st = system(cmd);
-	unlink(path);
-	return st;
-}
 
 /*
  * The daemon's per-cgroup families from a synthetic collection: a family per
