@@ -421,8 +421,10 @@ START_TEST(test_comm_families)
 	struct cgi cg[2] = { { .id = 1, .rel = "/", .wanted = true },
 			     { .id = 2, .rel = "/off", .wanted = false } };
 	struct memacct_task_stock st[4];
+	struct comm_sum *v;
 	struct mbuf b;
 	const char *t;
+	size_t cap;
 
 	memset(st, 0, sizeof(st));
 	for (int i = 0; i < 4; i++) {
@@ -431,8 +433,10 @@ START_TEST(test_comm_families)
 		st[i].rss_anon_pages = 1 + i;
 		st[i].rss_file_pages = 10;
 	}
+	v = comm_sums(st, 4, &cap);
+	ck_assert_ptr_nonnull(v);
 	mbuf_init(&b, false);
-	om_comm_families(&b, cg, 2, st, 4, 4096);
+	om_comm_families(&b, cg, 2, v, cap, 4096);
 	t = metrics_end(&b);
 	ck_assert_msg(strstr(t, "\nmemacct_comm_processes{cgroup=\"/\",comm=\"w\"} 2\n") &&
 		      strstr(t, "\nmemacct_comm_processes{cgroup=\"/\",comm=\"x\"} 1\n") &&
@@ -441,6 +445,7 @@ START_TEST(test_comm_families)
 		      !strstr(t, "/off"), "%s", t);
 	ck_assert_int_eq(promtool_on(t), 0);
 	mbuf_free(&b);
+	free(v);
 }
 END_TEST
 

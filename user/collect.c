@@ -464,6 +464,7 @@ void collection_free(struct collection *c)
 	free(c->st);
 	free(c->pf);
 	free(c->topf);
+	free(c->comms);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -652,9 +653,52 @@ int collect(struct collector *cs, struct collection *col)
 		free(keys);
 	}
 	col->procs_used = col->npf;
+	col->comms = comm_sums(col->st, col->nst, &col->comm_slots);
+	if (!col->comms)
+		p_warn("memacct_comm_*: %s (their samples left out)", strerror(ENOMEM));
 	return 0;
 }
 
+
+/* the slot of (@memcg_id, @comm) in the open-addressed @v of @cap (a power of 2) */
+static struct comm_sum *comm_slot(struct comm_sum *v, size_t cap, uint64_t memcg_id,
+				  const char *comm)
+{
+	uint64_t w[2];
+	size_t i;
+
+	memcpy(w, comm, sizeof(w));
+	_Static_assert(sizeof(w) == MEMACCT_COMM_LEN, "comm is two words");
+	i = (size_t)(((memcg_id ^ w[0] * 0x9e3779b97f4a7c15ULL ^ w[1] * 0xc2b2ae3d27d4eb4fULL) *
+		      0xff51afd7ed558ccdULL) >> 20) & (cap - 1);
+	while (v[i].used && (v[i].memcg_id != memcg_id || memcmp(v[i].comm, comm, MEMACCT_COMM_LEN)))
+		i = (i + 1) & (cap - 1);
+	return &v[i];
+}
+
+struct comm_sum *comm_sums(const struct memacct_task_stock *st, long nst, size_t *cap)
+{
+	struct comm_sum *v;
+
+	/* one pass over the processes into a hash table: no sort of 10,000 */
+	*cap = 64;
+	while (*cap < 2 * (size_t)(nst > 0 ? nst : 0))
+		*cap *= 2;
+	v = calloc(*cap, sizeof(*v));
+	for (long i = 0; v && i < nst; i++) {
+		const struct memacct_task_stock *t = &st[i];
+		struct comm_sum *e = comm_slot(v, *cap, t->memcg_id, t->comm);
+
+		if (!e->used) {
+			e->used = true;
+			e->memcg_id = t->memcg_id;
+			memcpy(e->comm, t->comm, MEMACCT_COMM_LEN);
+		}
+		e->rss_pages += t->rss_anon_pages + t->rss_file_pages + t->rss_shmem_pages;
+		e->n++;
+	}
+	return v;
+}
 
 void collector_free(struct collector *cs)
 {

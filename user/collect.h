@@ -53,6 +53,14 @@ struct proc_flow {
 	bool dma_est;		/* MEMACCT_DMA_ESTIMATE, or maybe mlocked */
 };
 
+/* Processes of one cgroup (its own, not below) with one comm. */
+struct comm_sum {
+	uint64_t memcg_id;
+	char comm[MEMACCT_COMM_LEN + 1];
+	bool used;			/* a slot of comm_sums()'s table in use */
+	uint64_t rss_pages, n;		/* RssAnon + RssFile + RssShmem; processes */
+};
+
 /* One collection: cgroups, processes and the BPF side's counters. */
 struct collection {
 	struct cgi *cg;
@@ -64,6 +72,8 @@ struct collection {
 	long npf;
 	const struct memacct_flows **topf;	/* flows of st[i], i < ntop, or NULL */
 	struct pin_counters counters;	/* the BPF side's, read with the flows */
+	struct comm_sum *comms;		/* comm_sums() of st; NULL: out of memory */
+	size_t comm_slots;
 	long procs_used, cgroups_used;
 };
 
@@ -115,6 +125,12 @@ int collect(struct collector *cs, struct collection *col);
 void collection_free(struct collection *col);
 /* collector_free() - what @cs kept between collections. */
 void collector_free(struct collector *cs);
+/*
+ * comm_sums() - the @nst processes of @st summed per (memcg, comm) in one
+ * pass, into an open-addressed table of *@cap slots (those in use have
+ * `used`), malloc'd (caller frees); NULL when out of memory.
+ */
+struct comm_sum *comm_sums(const struct memacct_task_stock *st, long nst, size_t *cap);
 /* cgi_find() - the cgroup of id @id in @v (sorted by id, @n of them), or NULL. */
 struct cgi *cgi_find(struct cgi *v, size_t n, uint64_t id);
 

@@ -63,6 +63,15 @@ struct dopts {
 	bool has_allow, has_deny;	/* --metrics-allow/--metrics-deny given */
 };
 
+/* The daemon's own inputs of one collection (self_sample_read()). */
+struct self_sample {
+	bool host_ok, self_ok;
+	struct hostpin host;		/* the host's FOLL_PIN pages (hostpin.h) */
+	struct om_self self;		/* its own /proc entries (output_om.h) */
+	struct bpf_prog_info *info;	/* per program, with bpf_stats on; else NULL */
+	bool *info_ok;
+};
+
 /* their regexes: static, reachable until exit (no regfree() on every path) */
 static regex_t metrics_allow, metrics_deny;
 
@@ -117,52 +126,69 @@ static bool stats_on(struct dstate *d)
 /* memacct_host_* (hostpin.h): FOLL_PIN pages now, without stat_refresh (a
  * work item on every CPU per scrape): may lag by the per-CPU diffs. */
 static void daemon_host_metrics(const struct dstate *d, const struct collection *col,
-				struct mbuf *b)
+				const struct self_sample *s, struct mbuf *b)
 {
 	uint64_t vm = 0;
-	struct hostpin h;
 
-	if (hostpin_read(&h, false))
+	if (!s->host_ok)
 		return;
 	for (long i = 0; i < col->nst; i++)
 		vm += col->st[i].pinned_vm_pages;
-	hostpin_metrics(b, &h, col->counters.dma_readable,
+	hostpin_metrics(b, &s->host, col->counters.dma_readable,
 			(col->counters.dma_attributed_pages + vm) * d->page_size);
 }
 
-static void format_self(struct dstate *d, const struct collection *col, struct mbuf *b)
+/*
+ * What the daemon's own families read (the host's FOLL_PIN counters, its
+ * own /proc entries, the programs' bpf_stats), once per collection: both
+ * texts (Prometheus and OpenMetrics) are formatted from it.
+ */
+static void self_sample_read(struct dstate *d, struct self_sample *s)
 {
-	struct om_self self;
+	memset(s, 0, sizeof(*s));
+	s->host_ok = !hostpin_read(&s->host, false);
+	s->self_ok = !om_self_read(&s->self);
+	/* one bpf_obj_get_info_by_fd() per program feeds both families; only
+	 * while kernel bpf_stats are on (--bpf-stats or the sysctl
+	 * kernel.bpf_stats_enabled): otherwise the kernel counts nothing */
+	if (!stats_on(d) || d->pin.nprogs <= 0)
+		return;
+	s->info = calloc(d->pin.nprogs, sizeof(*s->info));
+	s->info_ok = calloc(d->pin.nprogs, sizeof(*s->info_ok));
+	for (int i = 0; s->info && s->info_ok && i < d->pin.nprogs; i++) {
+		__u32 len = sizeof(s->info[i]);
+
+		s->info_ok[i] = !bpf_obj_get_info_by_fd(d->pin.progs[i].fd, &s->info[i], &len);
+	}
+}
+
+static void self_sample_free(struct self_sample *s)
+{
+	free(s->info);
+	free(s->info_ok);
+}
+
+static void format_self(struct dstate *d, const struct collection *col,
+			const struct self_sample *s, struct mbuf *b)
+{
 	struct mlabel l[1];
 
-	struct bpf_prog_info info[d->pin.nprogs > 0 ? d->pin.nprogs : 1];
-	bool ok[d->pin.nprogs > 0 ? d->pin.nprogs : 1];
-
-	/* one bpf_obj_get_info_by_fd() per program feeds both families;
-	 * only while kernel bpf_stats are on (--bpf-stats or the sysctl
-	 * kernel.bpf_stats_enabled): otherwise the kernel counts nothing */
-	for (int i = 0; i < d->pin.nprogs && stats_on(d); i++) {
-		__u32 len = sizeof(info[i]);
-
-		memset(&info[i], 0, sizeof(info[i]));
-		ok[i] = !bpf_obj_get_info_by_fd(d->pin.progs[i].fd, &info[i], &len);
-	}
 	if (stats_on(d)) {
 		metrics_family(b, "memacct_bpf_run_time_seconds", MT_COUNTER, "seconds",
 			       "Time spent in each BPF program (kernel bpf_stats)");
-		for (int i = 0; i < d->pin.nprogs; i++) {
-			if (!ok[i])
+		for (int i = 0; s->info && s->info_ok && i < d->pin.nprogs; i++) {
+			if (!s->info_ok[i])
 				continue;
 			l[0] = (struct mlabel){ "program", d->pin.progs[i].name };
-			metrics_sample(b, l, 1, info[i].run_time_ns / 1e9);
+			metrics_sample(b, l, 1, s->info[i].run_time_ns / 1e9);
 		}
 		metrics_family(b, "memacct_bpf_runs", MT_COUNTER, NULL,
 			       "Runs of each BPF program (kernel bpf_stats)");
-		for (int i = 0; i < d->pin.nprogs; i++) {
-			if (!ok[i])
+		for (int i = 0; s->info && s->info_ok && i < d->pin.nprogs; i++) {
+			if (!s->info_ok[i])
 				continue;
 			l[0] = (struct mlabel){ "program", d->pin.progs[i].name };
-			metrics_sample_u64(b, l, 1, info[i].run_cnt);
+			metrics_sample_u64(b, l, 1, s->info[i].run_cnt);
 		}
 	}
 	metrics_family(b, "memacct_events_dropped", MT_COUNTER, NULL,
@@ -196,19 +222,20 @@ static void format_self(struct dstate *d, const struct collection *col, struct m
 	metrics_family(b, "memacct_processes", MT_GAUGE, NULL,
 		       "Processes with an mm seen by the task iterator");
 	metrics_sample_u64(b, NULL, 0, col->nst);
-	daemon_host_metrics(d, col, b);
+	daemon_host_metrics(d, col, s, b);
 	om_build_info(b);
-	if (!om_self_read(&self))
-		om_self_metrics(b, &self);
+	if (s->self_ok)
+		om_self_metrics(b, &s->self);
 }
 
-static void format(struct dstate *d, const struct collection *col, struct mbuf *b)
+static void format(struct dstate *d, const struct collection *col,
+		   const struct self_sample *s, struct mbuf *b)
 {
 	size_t ntop = col->ntop;
 	struct mlabel l[3];
 
 	om_cgroup_families(b, col->cg, col->ncg, d->one_node);
-	om_comm_families(b, col->cg, col->ncg, col->st, col->nst, d->page_size);
+	om_comm_families(b, col->cg, col->ncg, col->comms, col->comm_slots, d->page_size);
 	/* top N processes by RSS (--top-processes; 0 by default: a pid label
 	 * makes a new series for every process, 370 in 17 min on a busy host) */
 	static const struct { const char *name, *help; enum mtype type; } pm[] = {
@@ -247,7 +274,7 @@ static void format(struct dstate *d, const struct collection *col, struct mbuf *
 			metrics_sample_u64(b, l, 3, pg(d, v));
 		}
 	}
-	format_self(d, col, b);
+	format_self(d, col, s, b);
 }
 
 /* ---------------------------------------------------------------- JSON log */
@@ -409,6 +436,7 @@ static int collect_and_publish(struct dstate *d)
 	uint64_t t0 = now_ns();
 	double c0 = thread_cpu_s();
 	struct collection col;
+	struct self_sample self;
 	struct mbuf prom, om;
 	int err;
 
@@ -424,8 +452,10 @@ static int collect_and_publish(struct dstate *d)
 	}
 	mbuf_init(&prom, false);
 	mbuf_init(&om, true);
-	format(d, &col, &prom);
-	format(d, &col, &om);
+	self_sample_read(d, &self);
+	format(d, &col, &self, &prom);
+	format(d, &col, &self, &om);
+	self_sample_free(&self);
 	/* out of memory: the previous collection stays served */
 	http_publish(metrics_end(&prom), metrics_end(&om), pin_links_gone(&d->pin),
 		     d->pin.nprogs);

@@ -180,57 +180,13 @@ void om_cgroup_families(struct mbuf *b, const struct cgi *cg, size_t ncg, bool o
 	}
 }
 
-/* processes of one cgroup with one comm (om_comm_families()) */
-struct comm_sum {
-	uint64_t memcg_id;
-	char comm[MEMACCT_COMM_LEN + 1];
-	bool used;
-	uint64_t rss_pages, n;
-};
-
-/* the slot of (@memcg_id, @comm) in the open-addressed @v of @cap (a power of 2) */
-static struct comm_sum *comm_slot(struct comm_sum *v, size_t cap, uint64_t memcg_id,
-				  const char *comm)
-{
-	uint64_t w[2];
-	size_t i;
-
-	memcpy(w, comm, sizeof(w));
-	_Static_assert(sizeof(w) == MEMACCT_COMM_LEN, "comm is two words");
-	i = (size_t)(((memcg_id ^ w[0] * 0x9e3779b97f4a7c15ULL ^ w[1] * 0xc2b2ae3d27d4eb4fULL) *
-		      0xff51afd7ed558ccdULL) >> 20) & (cap - 1);
-	while (v[i].used && (v[i].memcg_id != memcg_id || memcmp(v[i].comm, comm, MEMACCT_COMM_LEN)))
-		i = (i + 1) & (cap - 1);
-	return &v[i];
-}
-
 void om_comm_families(struct mbuf *b, struct cgi *cg, size_t ncg,
-		      const struct memacct_task_stock *st, long nst, long page_size)
+		      const struct comm_sum *v, size_t cap, long page_size)
 {
-	size_t cap = 64;
-	struct comm_sum *v;
 	struct mlabel l[2];
 
-	/* one pass over the processes into a hash table: no sort of 10,000 */
-	while (cap < 2 * (size_t)(nst > 0 ? nst : 0))
-		cap *= 2;
-	v = calloc(cap, sizeof(*v));
-	if (!v)
-		p_warn("memacct_comm_*: %s (their samples left out)", strerror(ENOMEM));
 	metrics_family(b, "memacct_comm_rss_bytes", MT_GAUGE, "bytes",
 		       "RSS of the cgroup's own processes with that comm (summed; iter/task)");
-	for (long i = 0; v && i < nst; i++) {
-		const struct memacct_task_stock *t = &st[i];
-		struct comm_sum *e = comm_slot(v, cap, t->memcg_id, t->comm);
-
-		if (!e->used) {
-			e->used = true;
-			e->memcg_id = t->memcg_id;
-			memcpy(e->comm, t->comm, MEMACCT_COMM_LEN);
-		}
-		e->rss_pages += t->rss_anon_pages + t->rss_file_pages + t->rss_shmem_pages;
-		e->n++;
-	}
 	for (int fam = 0; fam < 2; fam++) {
 		if (fam)
 			metrics_family(b, "memacct_comm_processes", MT_GAUGE, NULL,
@@ -248,5 +204,4 @@ void om_comm_families(struct mbuf *b, struct cgi *cg, size_t ncg,
 			metrics_sample_u64(b, l, 2, fam ? v[i].n : v[i].rss_pages * (uint64_t)page_size);
 		}
 	}
-	free(v);
 }

@@ -65,13 +65,14 @@ int om_parse_btime(const char *text, uint64_t *btime_s);
  */
 void om_cgroup_families(struct mbuf *b, const struct cgi *cg, size_t ncg, bool one_node);
 /*
- * om_comm_families() - memacct_comm_rss_bytes (bytes: RssAnon + RssFile +
- * RssShmem pages of @st times @page_size) and memacct_comm_processes: every
- * process of the task iterator (@st, @nst of them) summed per (its own
- * cgroup, comm), for the wanted cgroups of @cg; series as stable as the
- * workload's program names, whatever the process churn.
+ * om_comm_families() - memacct_comm_rss_bytes (bytes: rss_pages times
+ * @page_size) and memacct_comm_processes of the table @v of @cap slots
+ * (collect.h comm_sums(): every process of the task iterator per its own
+ * cgroup and comm), for the wanted cgroups of @cg; series as stable as the
+ * workload's program names, whatever the process churn. @v NULL: the
+ * families without samples.
  */
 void om_comm_families(struct mbuf *b, struct cgi *cg, size_t ncg,
-		      const struct memacct_task_stock *st, long nst, long page_size);
+		      const struct comm_sum *v, size_t cap, long page_size);
 
 #endif
