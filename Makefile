@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause)
-# memacct build: bpf/memacct.bpf.c -> .output/memacct.bpf.o -> .output/memacct.skel.h
+# memacct build: bpf/NAME.bpf.c -> .output/NAME.bpf.o -> .output/NAME.skel.h
+# (memacct: the tracepoint programs; task_walk: the daemon's process walk)
 # -> user/*.c -> .output/memacct. `make V=1` shows the commands.
 
 # `make check SANITIZE=1`: ASan + UBSan (+ LSan) build in .output-san; any
@@ -60,18 +61,21 @@ all: $(OUTPUT)/memacct $(BENCH_BINS) $(BENCH_OBJS)
 $(OUTPUT) $(OUTPUT)/workloads:
 	$(Q)mkdir -p $@
 
-# BPF object: CO-RE, compiled against the checked-in vmlinux.h
-$(OUTPUT)/memacct.bpf.o: bpf/memacct.bpf.c $(wildcard bpf/*.bpf.h) include/memacct.h $(VMLINUX) | $(OUTPUT)
+# BPF objects: CO-RE, compiled against the checked-in vmlinux.h
+SKELS := $(OUTPUT)/memacct.skel.h $(OUTPUT)/task_walk.skel.h
+.SECONDARY: $(SKELS:.skel.h=.bpf.o)
+
+$(OUTPUT)/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.bpf.h) include/memacct.h $(VMLINUX) | $(OUTPUT)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
 		-Iinclude -Ivmlinux/$(ARCH) -c $< -o $@.tmp
 	$(Q)$(BPFTOOL) gen object $@ $@.tmp && rm -f $@.tmp
 
-$(OUTPUT)/memacct.skel.h: $(OUTPUT)/memacct.bpf.o
+$(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
 	$(call msg,SKEL,$@)
-	$(Q)$(BPFTOOL) gen skeleton $< name memacct_bpf > $@
+	$(Q)$(BPFTOOL) gen skeleton $< name $*_bpf > $@
 
-$(OUTPUT)/%.o: user/%.c $(wildcard user/*.h) include/memacct.h $(OUTPUT)/memacct.skel.h | $(OUTPUT)
+$(OUTPUT)/%.o: user/%.c $(wildcard user/*.h) include/memacct.h $(SKELS) | $(OUTPUT)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(WARNINGS) $(INCLUDES) -c $< -o $@
 
@@ -167,7 +171,7 @@ FUZZ_SEL   := status_:0 numa_maps_:1 stat_:2 smaps_:4 mountinfo_:5 \
 	proc_cgroup_:6 memory_stat_:7 memory_oom_control_:8 memory_events_:8 numa_stat_:9 \
 	zoneinfo_:10 node_:11
 
-$(FUZZ_DIR)/%.o: user/%.c $(wildcard user/*.h) include/memacct.h $(OUTPUT)/memacct.skel.h
+$(FUZZ_DIR)/%.o: user/%.c $(wildcard user/*.h) include/memacct.h $(SKELS)
 	$(Q)mkdir -p $(@D)
 	$(call msg,CC,$@)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) $(INCLUDES) -c $< -o $@

@@ -12,6 +12,7 @@
 #include "memacct.h"
 #include "core_fixes.bpf.h"
 #include "maple.bpf.h"
+#include "task_stock.bpf.h"
 
 #define EEXIST 17
 
@@ -1841,51 +1842,25 @@ int BPF_PROG(sched_process_exit, struct task_struct *task)
 }
 
 /*
- * iter/task: stocks of every process in one pass (memacct daemon). Emits one
- * struct memacct_task_stock per thread-group leader that has an mm; kernel
- * threads and zombies have none and are skipped.
+ * iter/task: stocks of every process in one pass (memacct daemon, where the
+ * process walk of task_walk.bpf.c cannot run: kernels before 6.7). Emits one
+ * struct memacct_task_stock per thread-group leader that has an mm; the
+ * iterator visits every thread, kernel threads and zombies have no mm.
  */
 SEC("iter/task")
 int task_stocks(struct bpf_iter__task *ctx)
 {
-	struct seq_file *seq = ctx->meta->seq;
 	struct task_struct *task = ctx->task;
 	struct memacct_task_stock r = {};
-	struct signal_struct *sig;
-	struct css_set *cset;
 	struct mm_struct *mm;
 
-	/*
-	 * Direct loads through the BTF pointers (PROBE_MEM, a few ns each), not
-	 * bpf_probe_read_kernel() (a helper call each): this program runs for
-	 * every thread of the machine at every collection.
-	 */
 	if (!task || task->pid != task->tgid)
 		return 0;
 	mm = task->mm;
 	if (!mm)
 		return 0;
-	r.tgid = task->tgid;
-	r.ppid = task->real_parent->tgid;
-	r.start_boottime_ns = task->start_boottime;
-	r.rss_anon_pages = mm_counter_pages_direct(mm, MM_ANONPAGES);
-	r.rss_file_pages = mm_counter_pages_direct(mm, MM_FILEPAGES);
-	r.rss_shmem_pages = mm_counter_pages_direct(mm, MM_SHMEMPAGES);
-	r.locked_vm_pages = mm->locked_vm;
-	r.pinned_vm_pages = mm->pinned_vm.counter;
-	r.hiwater_rss_pages = mm->hiwater_rss;
-	sig = task->signal;
-	r.min_flt = sig->min_flt + task->min_flt;
-	r.maj_flt = sig->maj_flt + task->maj_flt;
-	cset = task->cgroups;
-	if (cset) {
-		int id = bpf_core_enum_value(enum cgroup_subsys_id, memory_cgrp_id);
-		struct cgroup_subsys_state *css = cset->subsys[id];
-
-		if (css && css->cgroup)
-			r.memcg_id = css->cgroup->kn->id;
-	}
+	task_stock_fill(task, mm, &r);
 	bpf_probe_read_kernel(r.comm, sizeof(r.comm), task->comm);
-	bpf_seq_write(seq, &r, sizeof(r));
+	bpf_seq_write(ctx->meta->seq, &r, sizeof(r));
 	return 0;
 }

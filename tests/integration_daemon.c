@@ -29,8 +29,12 @@
 #include <jansson.h>
 #include <dirent.h>
 #include <math.h>
+#include <pthread.h>
+#include <bpf/btf.h>
 #include "integration.h"
+#include "pin.h"
 #include "proc.h"
+#include "task_walk.h"
 #include "util.h"
 
 static int port;
@@ -236,9 +240,23 @@ static void setup(void)
 	detach_all();
 }
 
+static struct pinned walk_pin;	/* test_process_walk's kernel side, in this process */
+static bool walk_pin_open;
+static pid_t walk_kids[24];	/* and its children */
+
 /* D19: a failed assertion skips the test's stop_daemon(); stop it here */
 static void teardown(void)
 {
+	if (walk_pin_open)
+		pin_close(&walk_pin);
+	walk_pin_open = false;
+	for (size_t i = 0; i < sizeof(walk_kids) / sizeof(walk_kids[0]); i++) {
+		if (walk_kids[i] > 0) {
+			kill(walk_kids[i], SIGKILL);
+			waitpid(walk_kids[i], NULL, 0);
+		}
+		walk_kids[i] = 0;
+	}
 	for (size_t i = 0; i < sizeof(daemons) / sizeof(daemons[0]); i++)
 		if (daemons[i] > 0)
 			stop_daemon(daemons[i], SIGKILL);
@@ -1142,6 +1160,159 @@ START_TEST(test_pid1_present)
 }
 END_TEST
 
+
+static void *pause_thread(void *arg)
+{
+	(void)arg;
+	pause();
+	return NULL;
+}
+
+/* a child of @pages touched anon pages and @threads more threads, paused */
+static pid_t walk_child(int pages, int threads)
+{
+	int p[2];
+	pid_t c;
+	char x;
+
+	ck_assert_int_eq(pipe(p), 0);
+	c = fork();
+	if (c == 0) {
+		char *m = malloc((size_t)pages * 4096);
+		pthread_t t;
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		for (int i = 0; m && i < pages; i++)
+			m[(size_t)i * 4096] = 1;
+		for (int i = 0; i < threads; i++)
+			pthread_create(&t, NULL, pause_thread, NULL);
+		if (write(p[1], "r", 1) != 1)
+			_exit(1);
+		for (;;)
+			pause();
+	}
+	close(p[1]);
+	ck_assert_int_eq(read(p[0], &x, 1), 1);
+	close(p[0]);
+	return c;
+}
+
+static const struct memacct_task_stock *stock_of(const struct memacct_task_stock *v, long n,
+						 pid_t pid, int *copies)
+{
+	const struct memacct_task_stock *r = NULL;
+
+	*copies = 0;
+	for (long i = 0; i < n; i++)
+		if (v[i].tgid == (__u32)pid) {
+			r = &v[i];
+			(*copies)++;
+		}
+	return r;
+}
+
+/*
+ * #13: the daemon's process walk (open-coded task iterator, 6.7+) gives the
+ * records the task iterator gives, one per process (a process of 4 threads
+ * once), and where the kernel has no such iterator the daemon uses the task
+ * iterator. Children of known anon RSS, paused, so both passes read the same
+ * kernel fields; RSS also against /proc/PID/status.
+ */
+START_TEST(test_process_walk)
+{
+	enum { KIDS = sizeof(walk_kids) / sizeof(walk_kids[0]) };
+	struct memacct_task_stock *walk = NULL, *iter = NULL;
+	pid_t *kids = walk_kids;
+	long nw = 0, ni;
+	struct btf *btf = btf__load_vmlinux_btf();
+	bool has_kfunc = btf && btf__find_by_name_kind(btf, "bpf_iter_task_new", BTF_KIND_FUNC) > 0;
+	struct task_walk *small;
+
+	btf__free(btf);
+	for (int i = 0; i < KIDS; i++)
+		kids[i] = walk_child(16 * (i + 1), i == 0 ? 3 : 0);
+	ck_assert_int_eq(pin_open(pin_dir, &walk_pin), 0);
+	walk_pin_open = true;
+	printf("  kernel %s bpf_iter_task_new: process walk %s\n", has_kfunc ? "has" : "lacks",
+	       walk_pin.walk ? "loaded" : "not loaded");
+	ck_assert_msg(has_kfunc == (walk_pin.walk != NULL),
+		      "the process walk must load exactly where the kernel has bpf_iter_task_new");
+	if (walk_pin.walk) {
+		nw = pin_read_stocks(&walk_pin, &walk);
+		ck_assert_msg(nw > KIDS, "process walk: %ld records", nw);
+		ck_assert_ptr_nonnull(walk_pin.walk);	/* it did not fail over */
+	}
+	{	/* the task iterator, as on a kernel without the walk */
+		struct task_walk *w = walk_pin.walk;
+
+		walk_pin.walk = NULL;
+		ni = pin_read_stocks(&walk_pin, &iter);
+		walk_pin.walk = w;
+	}
+	ck_assert_msg(ni > KIDS, "task iterator: %ld records", ni);
+	for (int i = 0; i < KIDS; i++) {
+		const struct memacct_task_stock *a, *b;
+		struct proc_status st;
+		int ca, cb;
+		char comm[32];
+
+		b = stock_of(iter, ni, kids[i], &cb);
+		ck_assert_msg(b && cb == 1, "pid %d: %d iterator records", (int)kids[i], cb);
+		ck_assert_int_eq(read_status(kids[i], &st), 0);
+		/* RSS in pages as the kernel keeps it (mm->rss_stat): /proc
+		 * sums the per-CPU deltas, the record reads the counter, up
+		 * to 64 pages apart per CPU (percpu_counter batch) */
+		ck_assert_msg(labs((long)b->rss_anon_pages - (long)(st.rss_anon / 4096)) <=
+			      64L * sysconf(_SC_NPROCESSORS_CONF),
+			      "pid %d: rss_anon_pages %llu, RssAnon %llu kB", (int)kids[i],
+			      (unsigned long long)b->rss_anon_pages,
+			      (unsigned long long)st.rss_anon / 1024);
+		ck_assert_msg((long)b->rss_anon_pages >= 16L * (i + 1) - 64L * sysconf(_SC_NPROCESSORS_CONF),
+			      "pid %d touched %d pages: rss_anon_pages %llu", (int)kids[i],
+			      16 * (i + 1), (unsigned long long)b->rss_anon_pages);
+		ck_assert_int_eq(b->ppid, getpid());
+		snprintf(comm, sizeof(comm), "%.15s", b->comm);
+		ck_assert_msg(!strcmp(comm, st.name), "pid %d: comm %s, /proc %s", (int)kids[i],
+			      comm, st.name);
+		if (!walk)
+			continue;
+		a = stock_of(walk, nw, kids[i], &ca);
+		ck_assert_msg(a && ca == 1, "pid %d (%d threads): %d walk records", (int)kids[i],
+			      i == 0 ? 4 : 1, ca);
+		ck_assert_msg(!memcmp(a, b, sizeof(*a)),
+			      "pid %d: walk and iterator records differ (rss_anon %llu/%llu, "
+			      "memcg %llu/%llu, start %llu/%llu)", (int)kids[i],
+			      (unsigned long long)a->rss_anon_pages,
+			      (unsigned long long)b->rss_anon_pages,
+			      (unsigned long long)a->memcg_id, (unsigned long long)b->memcg_id,
+			      (unsigned long long)a->start_boottime_ns,
+			      (unsigned long long)b->start_boottime_ns);
+	}
+	if (walk) {	/* room grows: 16 processes' array, more processes */
+		struct memacct_task_stock *g = NULL;
+		long ng;
+
+		ck_assert_int_eq(task_walk_open(16, &small), 0);
+		ng = task_walk_read(small, &g);
+		ck_assert_msg(ng > KIDS && task_walk_capacity(small) >= (uint32_t)ng,
+			      "walk of room 16: %ld records, room %u", ng, task_walk_capacity(small));
+		printf("  walk: %ld processes, iterator %ld; room 16 grew to %u\n", nw, ni,
+		       task_walk_capacity(small));
+		free(g);
+		task_walk_close(small);
+	}
+	free(walk);
+	free(iter);
+	pin_close(&walk_pin);
+	walk_pin_open = false;
+	for (int i = 0; i < KIDS; i++) {
+		kill(kids[i], SIGKILL);
+		waitpid(kids[i], NULL, 0);
+		kids[i] = 0;
+	}
+	detach_all();
+}
+END_TEST
 
 /*
  * D14: --json-log on a full filesystem (a 64 KiB tmpfs): the file holds
@@ -2173,6 +2344,7 @@ Suite *daemon_suite(void)
 	tcase_add_test(tc, test_detach_spares_foreign_pins);
 	tcase_add_test(tc, test_filter_spellings);
 	tcase_add_test(tc, test_pid1_present);
+	tcase_add_test(tc, test_process_walk);
 	tcase_add_test(tc, test_comm_families);
 	tcase_add_test(tc, test_healthz_kernel_side);
 	tcase_add_test(tc, test_sd_notify);

@@ -424,7 +424,7 @@ START_TEST(test_comm_families)
 	struct comm_sum *v;
 	struct mbuf b;
 	const char *t;
-	size_t cap;
+	size_t n;
 
 	memset(st, 0, sizeof(st));
 	for (int i = 0; i < 4; i++) {
@@ -433,10 +433,11 @@ START_TEST(test_comm_families)
 		st[i].rss_anon_pages = 1 + i;
 		st[i].rss_file_pages = 10;
 	}
-	v = comm_sums(st, 4, &cap);
+	v = comm_sums(st, 4, &n);
 	ck_assert_ptr_nonnull(v);
+	ck_assert_int_eq(n, 3);	/* (/, w), (/, x), (/off, w) */
 	mbuf_init(&b, false);
-	om_comm_families(&b, cg, 2, v, cap, 4096);
+	om_comm_families(&b, cg, 2, v, n, 4096);
 	t = metrics_end(&b);
 	ck_assert_msg(strstr(t, "\nmemacct_comm_processes{cgroup=\"/\",comm=\"w\"} 2\n") &&
 		      strstr(t, "\nmemacct_comm_processes{cgroup=\"/\",comm=\"x\"} 1\n") &&

@@ -595,6 +595,7 @@ int collect(struct collector *cs, struct collection *col)
 		const struct memacct_task_stock *t = &col->st[i];
 		struct cgi *c = cgi_find(col->cg, col->ncg, t->memcg_id);
 
+		col->pinned_vm_pages += t->pinned_vm_pages;
 		if (!c)
 			continue;
 		c->rss += t->rss_anon_pages + t->rss_file_pages + t->rss_shmem_pages;
@@ -632,6 +633,12 @@ int collect(struct collector *cs, struct collection *col)
 		cs->prev = np;
 		cs->nprev = nnp;
 	}
+	/* before top_first(): the records after its first k are not all
+	 * processes any more (a machine of more processes than
+	 * --top-processes counted some twice) */
+	col->comms = comm_sums(col->st, col->nst, &col->ncomms);
+	if (!col->comms)
+		p_warn("memacct_comm_*: %s (their samples left out)", strerror(ENOMEM));
 	col->ntop = top_first(col->st, col->nst, cs->top_n);
 	col->topf = calloc(col->ntop ? col->ntop : 1, sizeof(*col->topf));
 	if (col->topf && col->ntop) {	/* one pass over the flows */
@@ -653,9 +660,6 @@ int collect(struct collector *cs, struct collection *col)
 		free(keys);
 	}
 	col->procs_used = col->npf;
-	col->comms = comm_sums(col->st, col->nst, &col->comm_slots);
-	if (!col->comms)
-		p_warn("memacct_comm_*: %s (their samples left out)", strerror(ENOMEM));
 	return 0;
 }
 
@@ -676,18 +680,19 @@ static struct comm_sum *comm_slot(struct comm_sum *v, size_t cap, uint64_t memcg
 	return &v[i];
 }
 
-struct comm_sum *comm_sums(const struct memacct_task_stock *st, long nst, size_t *cap)
+struct comm_sum *comm_sums(const struct memacct_task_stock *st, long nst, size_t *n)
 {
 	struct comm_sum *v;
+	size_t cap = 64, k = 0;
 
 	/* one pass over the processes into a hash table: no sort of 10,000 */
-	*cap = 64;
-	while (*cap < 2 * (size_t)(nst > 0 ? nst : 0))
-		*cap *= 2;
-	v = calloc(*cap, sizeof(*v));
+	while (cap < 2 * (size_t)(nst > 0 ? nst : 0))
+		cap *= 2;
+	*n = 0;
+	v = calloc(cap, sizeof(*v));
 	for (long i = 0; v && i < nst; i++) {
 		const struct memacct_task_stock *t = &st[i];
-		struct comm_sum *e = comm_slot(v, *cap, t->memcg_id, t->comm);
+		struct comm_sum *e = comm_slot(v, cap, t->memcg_id, t->comm);
 
 		if (!e->used) {
 			e->used = true;
@@ -697,6 +702,11 @@ struct comm_sum *comm_sums(const struct memacct_task_stock *st, long nst, size_t
 		e->rss_pages += t->rss_anon_pages + t->rss_file_pages + t->rss_shmem_pages;
 		e->n++;
 	}
+	/* the slots in use to the front: each text walks only those */
+	for (size_t i = 0; v && i < cap; i++)
+		if (v[i].used)
+			v[k++] = v[i];
+	*n = k;
 	return v;
 }
 

@@ -65,15 +65,18 @@ struct comm_sum {
 struct collection {
 	struct cgi *cg;
 	size_t ncg;
-	struct memacct_task_stock *st;	/* the first ntop: top by RSS, largest first */
+	/* the first ntop: top by RSS, largest first; the records after them
+	 * are no longer every process (sums are taken before) */
+	struct memacct_task_stock *st;
 	long nst;
+	uint64_t pinned_vm_pages;	/* mm->pinned_vm of every process, summed */
 	size_t ntop;
 	struct proc_flow *pf;		/* unsorted */
 	long npf;
 	const struct memacct_flows **topf;	/* flows of st[i], i < ntop, or NULL */
 	struct pin_counters counters;	/* the BPF side's, read with the flows */
 	struct comm_sum *comms;		/* comm_sums() of st; NULL: out of memory */
-	size_t comm_slots;
+	size_t ncomms;
 	long procs_used, cgroups_used;
 };
 
@@ -127,10 +130,10 @@ void collection_free(struct collection *col);
 void collector_free(struct collector *cs);
 /*
  * comm_sums() - the @nst processes of @st summed per (memcg, comm) in one
- * pass, into an open-addressed table of *@cap slots (those in use have
- * `used`), malloc'd (caller frees); NULL when out of memory.
+ * pass through an open-addressed table: *@n sums, one per (memcg, comm),
+ * malloc'd (caller frees); NULL when out of memory.
  */
-struct comm_sum *comm_sums(const struct memacct_task_stock *st, long nst, size_t *cap);
+struct comm_sum *comm_sums(const struct memacct_task_stock *st, long nst, size_t *n);
 /* cgi_find() - the cgroup of id @id in @v (sorted by id, @n of them), or NULL. */
 struct cgi *cgi_find(struct cgi *v, size_t n, uint64_t id);
 

@@ -128,14 +128,10 @@ static bool stats_on(struct dstate *d)
 static void daemon_host_metrics(const struct dstate *d, const struct collection *col,
 				const struct self_sample *s, struct mbuf *b)
 {
-	uint64_t vm = 0;
-
 	if (!s->host_ok)
 		return;
-	for (long i = 0; i < col->nst; i++)
-		vm += col->st[i].pinned_vm_pages;
 	hostpin_metrics(b, &s->host, col->counters.dma_readable,
-			(col->counters.dma_attributed_pages + vm) * d->page_size);
+			(col->counters.dma_attributed_pages + col->pinned_vm_pages) * d->page_size);
 }
 
 /*
@@ -235,7 +231,7 @@ static void format(struct dstate *d, const struct collection *col,
 	struct mlabel l[3];
 
 	om_cgroup_families(b, col->cg, col->ncg, d->one_node);
-	om_comm_families(b, col->cg, col->ncg, col->comms, col->comm_slots, d->page_size);
+	om_comm_families(b, col->cg, col->ncg, col->comms, col->ncomms, d->page_size);
 	/* top N processes by RSS (--top-processes; 0 by default: a pid label
 	 * makes a new series for every process, 370 in 17 min on a busy host) */
 	static const struct { const char *name, *help; enum mtype type; } pm[] = {

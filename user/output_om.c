@@ -181,22 +181,19 @@ void om_cgroup_families(struct mbuf *b, const struct cgi *cg, size_t ncg, bool o
 }
 
 void om_comm_families(struct mbuf *b, struct cgi *cg, size_t ncg,
-		      const struct comm_sum *v, size_t cap, long page_size)
+		      const struct comm_sum *v, size_t n, long page_size)
 {
 	struct mlabel l[2];
 
 	metrics_family(b, "memacct_comm_rss_bytes", MT_GAUGE, "bytes",
-		       "RSS of the cgroup's own processes with that comm (summed; iter/task)");
+		       "RSS of the cgroup's own processes with that comm (summed; mm->rss_stat)");
 	for (int fam = 0; fam < 2; fam++) {
 		if (fam)
 			metrics_family(b, "memacct_comm_processes", MT_GAUGE, NULL,
 				       "Processes of the cgroup (its own, not below) with that comm");
-		for (size_t i = 0; v && i < cap; i++) {
-			const struct cgi *c;
+		for (size_t i = 0; v && i < n; i++) {
+			const struct cgi *c = cgi_find(cg, ncg, v[i].memcg_id);
 
-			if (!v[i].used)
-				continue;
-			c = cgi_find(cg, ncg, v[i].memcg_id);
 			if (!c || !c->wanted)
 				continue;
 			l[0] = (struct mlabel){ "cgroup", c->rel };

@@ -66,13 +66,13 @@ int om_parse_btime(const char *text, uint64_t *btime_s);
 void om_cgroup_families(struct mbuf *b, const struct cgi *cg, size_t ncg, bool one_node);
 /*
  * om_comm_families() - memacct_comm_rss_bytes (bytes: rss_pages times
- * @page_size) and memacct_comm_processes of the table @v of @cap slots
- * (collect.h comm_sums(): every process of the task iterator per its own
- * cgroup and comm), for the wanted cgroups of @cg; series as stable as the
+ * @page_size) and memacct_comm_processes of the @n sums @v (collect.h
+ * comm_sums(): every process of the collection's pass per its own cgroup
+ * and comm), for the wanted cgroups of @cg; series as stable as the
  * workload's program names, whatever the process churn. @v NULL: the
  * families without samples.
  */
 void om_comm_families(struct mbuf *b, struct cgi *cg, size_t ncg,
-		      const struct comm_sum *v, size_t cap, long page_size);
+		      const struct comm_sum *v, size_t n, long page_size);
 
 #endif

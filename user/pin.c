@@ -17,6 +17,7 @@
 #include "bpf_loader.h"
 #include "memacct.skel.h"
 #include "pin.h"
+#include "task_walk.h"
 #include "proc.h"
 #include "cgroup.h"
 #include "util.h"
@@ -249,6 +250,23 @@ out_unpin:
 	return err;
 }
 
+/*
+ * The process walk, loaded at every start (it keeps no state: nothing of it
+ * is pinned). Without it, pin_read_stocks() reads the iter/task link.
+ */
+static void walk_open(struct pinned *p)
+{
+	int err = task_walk_open(4096, &p->walk);
+
+	if (err == -ENOTSUP)
+		p_info("no open-coded task iterator (kernel before 6.7): each collection "
+		       "reads the task iterator, which visits every thread");
+	else if (err)
+		p_warn("loading the process walk: %s: each collection reads the task "
+		       "iterator, which visits every thread (-v shows libbpf's log)",
+		       strerror(-err));
+}
+
 int pin_open(const char *dir, struct pinned *p)
 {
 	char path[512];
@@ -281,6 +299,7 @@ int pin_open(const char *dir, struct pinned *p)
 		err = reattach(p);
 		if (err)
 			goto out_close;
+		walk_open(p);
 		return 0;
 	}
 	snprintf(path, sizeof(path), "%s/maps", dir);
@@ -290,6 +309,7 @@ int pin_open(const char *dir, struct pinned *p)
 	err = load_and_pin(p);
 	if (err)
 		goto out_close;
+	walk_open(p);
 	return 0;
 
 out_close:
@@ -321,6 +341,8 @@ void pin_close(struct pinned *p)
 		if (p->progs[i].fd >= 0)
 			close(p->progs[i].fd);
 	p->nprogs = 0;
+	task_walk_close(p->walk);
+	p->walk = NULL;
 	if (p->skel)
 		loader_stop(p->skel);	/* the pinned links stay attached */
 	p->skel = NULL;
@@ -575,7 +597,8 @@ static int init_stock(struct memacct_task_stock *r)
 	return 0;
 }
 
-long pin_read_stocks(const struct pinned *p, struct memacct_task_stock **out)
+/* One read of the iter/task link: malloc'd records, count or negative errno. */
+static long iter_read(const struct pinned *p, struct memacct_task_stock **out, size_t *cap_out)
 {
 	size_t cap = 256, n = 0;
 	struct memacct_task_stock *v = malloc(cap * sizeof(*v));
@@ -611,23 +634,8 @@ long pin_read_stocks(const struct pinned *p, struct memacct_task_stock **out)
 		n += r / sizeof(*v);	/* records are written whole */
 	}
 	close(fd);
-	{
-		bool has_init = false;
-
-		for (size_t i = 0; i < n && !has_init; i++)
-			has_init = v[i].tgid == 1;
-		if (!has_init && n == cap) {
-			struct memacct_task_stock *nv = realloc(v, (cap + 1) * sizeof(*v));
-
-			if (nv) {
-				v = nv;
-				cap++;
-			}
-		}
-		if (!has_init && n < cap && !init_stock(&v[n]))
-			n++;
-	}
 	*out = v;
+	*cap_out = cap;
 	return n;
 
 out_err:
@@ -635,6 +643,44 @@ out_err:
 		close(fd);
 	free(v);
 	return err;
+}
+
+long pin_read_stocks(struct pinned *p, struct memacct_task_stock **out)
+{
+	struct memacct_task_stock *v = NULL;
+	bool has_init = false;
+	size_t cap = 0;
+	long n = -ENOTSUP;
+
+	if (p->walk) {
+		n = task_walk_read(p->walk, &v);
+		if (n >= 0) {
+			cap = n + 1;	/* task_walk_read() leaves room for one */
+		} else {
+			p_warn("the process walk failed (%s): the task iterator from now on",
+			       strerror(-n));
+			task_walk_close(p->walk);
+			p->walk = NULL;
+		}
+	}
+	if (n < 0)
+		n = iter_read(p, &v, &cap);
+	if (n < 0)
+		return n;
+	for (long i = 0; i < n && !has_init; i++)
+		has_init = v[i].tgid == 1;
+	if (!has_init && (size_t)n == cap) {
+		struct memacct_task_stock *nv = realloc(v, (cap + 1) * sizeof(*v));
+
+		if (nv) {
+			v = nv;
+			cap++;
+		}
+	}
+	if (!has_init && (size_t)n < cap && !init_stock(&v[n]))
+		n++;
+	*out = v;
+	return n;
 }
 
 int pin_procs_of(const char *dir, const pid_t *pids, size_t n,

@@ -19,6 +19,7 @@
 #define PIN_MAX_PROGS 64
 
 struct memacct_bpf;
+struct task_walk;
 
 struct pin_prog {
 	char name[32];
@@ -34,6 +35,7 @@ struct pinned {
 	uint32_t procs_max, cgroups_max, bss_size;
 	struct pin_prog progs[PIN_MAX_PROGS];
 	int nprogs;
+	struct task_walk *walk;	/* the process walk; NULL: the iter/task link */
 };
 
 /*
@@ -107,10 +109,12 @@ int pin_procs_of(const char *dir, const pid_t *pids, size_t n,
  */
 int pin_other_kernel_sides(const struct pinned *p);
 /*
- * pin_read_stocks() - one pass of the iter/task program: malloc'd array of
- * records in @out; returns the count or negative errno. PID 1, when the
- * iterator skipped it (6.18 here starts at PID 2), is added from /proc.
+ * pin_read_stocks() - every process's stocks, one record each: the process
+ * walk (task_walk.h, kernels 6.7+) or, without it or when it fails (then for
+ * good, with a warning), one read of the iter/task link. Malloc'd array in
+ * @out; returns the count or negative errno. PID 1, when the iterator
+ * skipped it (6.18 here starts at PID 2), is added from /proc.
  */
-long pin_read_stocks(const struct pinned *p, struct memacct_task_stock **out);
+long pin_read_stocks(struct pinned *p, struct memacct_task_stock **out);
 
 #endif

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause) */
+/*
+ * task_stock.bpf.h - one process's stocks (struct memacct_task_stock), the
+ * record both passes of the daemon write: iter/task (memacct.bpf.c, every
+ * kernel) and the process walk (task_walk.bpf.c, 6.7 and later).
+ */
+#ifndef MEMACCT_TASK_STOCK_BPF_H
+#define MEMACCT_TASK_STOCK_BPF_H
+
+#include "core_fixes.bpf.h"
+
+/*
+ * Fill @r from @task, a thread-group leader with an mm, all but comm (the
+ * caller's: see task_walk). Direct loads through the BTF pointers
+ * (PROBE_MEM, a few ns each), not bpf_probe_read_kernel() (a helper call
+ * each): this runs for every process of the machine at every collection.
+ */
+static __always_inline void task_stock_fill(struct task_struct *task, struct mm_struct *mm,
+					    struct memacct_task_stock *r)
+{
+	struct signal_struct *sig;
+	struct css_set *cset;
+
+	r->tgid = task->tgid;
+	r->ppid = task->real_parent->tgid;
+	r->start_boottime_ns = task->start_boottime;
+	r->rss_anon_pages = mm_counter_pages_direct(mm, MM_ANONPAGES);
+	r->rss_file_pages = mm_counter_pages_direct(mm, MM_FILEPAGES);
+	r->rss_shmem_pages = mm_counter_pages_direct(mm, MM_SHMEMPAGES);
+	r->locked_vm_pages = mm->locked_vm;
+	r->pinned_vm_pages = mm->pinned_vm.counter;
+	r->hiwater_rss_pages = mm->hiwater_rss;
+	sig = task->signal;
+	r->min_flt = sig->min_flt + task->min_flt;
+	r->maj_flt = sig->maj_flt + task->maj_flt;
+	r->memcg_id = 0;
+	cset = task->cgroups;
+	if (cset) {
+		int id = bpf_core_enum_value(enum cgroup_subsys_id, memory_cgrp_id);
+		struct cgroup_subsys_state *css = cset->subsys[id];
+
+		if (css && css->cgroup)
+			r->memcg_id = css->cgroup->kn->id;
+	}
+}
+
+#endif

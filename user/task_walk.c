@@ -1,0 +1,140 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause)
+/*
+ * task_walk.c - load and run the process walk of bpf/task_walk.bpf.c and
+ * read its array in place (mmap of a BPF_F_MMAPABLE array: no copy through
+ * a syscall per record, as the iter/task link's read() makes).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+#include "task_walk.h"
+#include "task_walk.skel.h"
+#include "util.h"
+
+struct task_walk {
+	struct task_walk_bpf *skel;
+	const struct memacct_task_stock *v;	/* the array, mapped read-only */
+	size_t map_len;
+	uint32_t cap;
+};
+
+static void walk_unload(struct task_walk *w)
+{
+	if (w->v)
+		munmap((void *)w->v, w->map_len);
+	w->v = NULL;
+	task_walk_bpf__destroy(w->skel);
+	w->skel = NULL;
+}
+
+static int walk_load(struct task_walk *w, uint32_t cap)
+{
+	size_t ps = sysconf(_SC_PAGESIZE);
+	void *v;
+	int err;
+
+	w->skel = task_walk_bpf__open();
+	if (!w->skel)
+		return -errno;
+	err = bpf_map__set_max_entries(w->skel->maps.stocks, cap);
+	if (!err)
+		err = task_walk_bpf__load(w->skel);
+	if (err) {
+		walk_unload(w);
+		return err;
+	}
+	/* the kernel rounds array values up to 8 bytes: this record is 104 */
+	_Static_assert(sizeof(struct memacct_task_stock) % 8 == 0, "no padding between records");
+	w->map_len = ((size_t)cap * sizeof(struct memacct_task_stock) + ps - 1) / ps * ps;
+	v = mmap(NULL, w->map_len, PROT_READ, MAP_SHARED, bpf_map__fd(w->skel->maps.stocks), 0);
+	if (v == MAP_FAILED) {
+		err = -errno;
+		walk_unload(w);
+		return err;
+	}
+	w->v = v;
+	w->cap = cap;
+	return 0;
+}
+
+static bool kernel_has_walk(void)
+{
+	static const char *const kfuncs[] = { "bpf_iter_task_new", "bpf_rcu_read_lock" };
+	struct btf *btf = btf__load_vmlinux_btf();
+	bool ok = btf != NULL;
+
+	for (size_t i = 0; ok && i < sizeof(kfuncs) / sizeof(kfuncs[0]); i++)
+		ok = btf__find_by_name_kind(btf, kfuncs[i], BTF_KIND_FUNC) > 0;
+	btf__free(btf);
+	return ok;
+}
+
+int task_walk_open(uint32_t procs, struct task_walk **out)
+{
+	struct task_walk *w;
+	int err;
+
+	*out = NULL;
+	if (!kernel_has_walk())
+		return -ENOTSUP;
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	err = walk_load(w, procs ? procs : 1);
+	if (err) {
+		free(w);
+		return err;
+	}
+	*out = w;
+	return 0;
+}
+
+long task_walk_read(struct task_walk *w, struct memacct_task_stock **out)
+{
+	for (;;) {
+		LIBBPF_OPTS(bpf_test_run_opts, opts);
+		struct memacct_task_stock *v;
+		uint64_t want;
+		int err;
+
+		if (bpf_prog_test_run_opts(bpf_program__fd(w->skel->progs.task_walk), &opts))
+			return -errno;
+		if (opts.retval <= w->cap) {
+			v = malloc(((size_t)opts.retval + 1) * sizeof(*v));
+			if (!v)
+				return -ENOMEM;
+			memcpy(v, w->v, (size_t)opts.retval * sizeof(*v));
+			*out = v;
+			return opts.retval;
+		}
+		/* more processes than room: twice as many (a reload is a
+		 * verifier pass, a few ms; not at every collection) */
+		want = 2 * (uint64_t)opts.retval;
+		if (w->cap >= TASK_WALK_MAX_PROCS)
+			return -E2BIG;
+		if (want > TASK_WALK_MAX_PROCS)
+			want = TASK_WALK_MAX_PROCS;
+		walk_unload(w);
+		err = walk_load(w, (uint32_t)want);
+		if (err)
+			return err;
+	}
+}
+
+uint32_t task_walk_capacity(const struct task_walk *w)
+{
+	return w->cap;
+}
+
+void task_walk_close(struct task_walk *w)
+{
+	if (!w)
+		return;
+	walk_unload(w);
+	free(w);
+}

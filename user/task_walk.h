@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause) */
+/*
+ * task_walk.h - the daemon's pass over processes (bpf/task_walk.bpf.c): one
+ * BPF_PROG_TEST_RUN of a program that follows the kernel's process list and
+ * writes every process's stocks into an array mapped here. Kernels 6.7 and
+ * later; older ones read the iter/task link (pin.c).
+ */
+#ifndef MEMACCT_TASK_WALK_H
+#define MEMACCT_TASK_WALK_H
+
+#include "memacct.h"
+
+struct task_walk;
+
+/*
+ * task_walk_open() - load the walk with room for @procs processes (grown by
+ * task_walk_read() when the machine has more). *@out is owned by the caller
+ * (task_walk_close()). Returns 0, -ENOTSUP when the kernel has no open-coded
+ * task iterator (bpf_iter_task_new, v6.7) or no bpf_rcu_read_lock (v6.2),
+ * or another negative errno from loading (printed under -v).
+ */
+int task_walk_open(uint32_t procs, struct task_walk **out);
+
+/*
+ * task_walk_read() - run the walk once: *@out gets a malloc'd array of one
+ * struct memacct_task_stock per process with an mm (kernel threads and
+ * zombies have none), pages and counts as the kernel keeps them
+ * (mm->rss_stat, locked_vm, pinned_vm, hiwater_rss, signal->min_flt and
+ * maj_flt, the memory cgroup's kernfs id), with room for one more. Returns
+ * the count or a negative errno; when the array was too small it is
+ * reloaded twice as large as needed and the walk run again, up to
+ * TASK_WALK_MAX_PROCS (-E2BIG beyond).
+ */
+long task_walk_read(struct task_walk *w, struct memacct_task_stock **out);
+
+/* task_walk_capacity() - processes the array holds now. */
+uint32_t task_walk_capacity(const struct task_walk *w);
+
+void task_walk_close(struct task_walk *w);
+
+#define TASK_WALK_MAX_PROCS (1U << 20)
+#endif
