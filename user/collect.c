@@ -543,7 +543,7 @@ static void flows_nonneg(struct memacct_flows *f)
 /*
  * What a cgroup publishes (docs/metrics.md; the daemon's families are the
  * rows of metric_table.h with a family): hierarchical BPF flows, the sums
- * of the task iterator, memory.stat. rss_bytes is the charge, as in every
+ * of the process pass, memory.stat. rss_bytes is the charge, as in every
  * other report; the processes' RSS summed is rss_sum_bytes
  * (memacct_rss_bytes).
  */
@@ -588,7 +588,7 @@ int collect(struct collector *cs, struct collection *col)
 	read_flows(cs, col);
 	col->nst = pin_read_stocks(cs->pin, &col->st);
 	if (col->nst < 0) {
-		p_warn("reading the task iterator: %s", strerror(-col->nst));
+		p_warn("reading the processes' stocks: %s", strerror(-col->nst));
 		col->nst = 0;
 	}
 	for (long i = 0; i < col->nst; i++) {

@@ -2,7 +2,7 @@
 /*
  * collect.h - one collection of `memacct daemon`: every memory cgroup of the
  * hierarchy (a readdir walk), the BPF side's flows (pinned cgroups and procs
- * maps, include/memacct.h), the task iterator's stocks (iter/task), memory.stat
+ * maps, include/memacct.h), every process's stocks (pin_read_stocks()), memory.stat
  * and memory.numa_stat; hierarchical sums, and counters clamped so that
  * nothing published goes down. The printers (daemon.c) only read it.
  */
@@ -119,7 +119,7 @@ struct collector {
  * collect() - one collection into @col (zeroed first; collection_free()
  * frees it): the cgroups below cs->root, their hierarchical flows in pages
  * (BPF maps, read again while a move overlapped the read), the processes'
- * stocks from iter/task, memory.stat of the wanted cgroups, and for each its
+ * stocks (pin_read_stocks()), memory.stat of the wanted cgroups, and for each its
  * published figures in cgi.m (bytes; counters never below the last
  * collection's). 0, or negative errno: -ENOENT (the root is gone), -E2BIG
  * (more than COLLECT_MAX_CGROUPS cgroups).

@@ -6,7 +6,8 @@
  * JSON line per interval for log shippers. docs/daemon.md describes every
  * series. This file has the options, the loop, the daemon's own families and
  * the JSON log; one collection is collect.c's (flows from the BPF maps,
- * stocks from iter/task and memory.stat, hierarchical, clamped), the
+ * stocks from one pass over processes (pin_read_stocks()) and memory.stat,
+ * hierarchical, clamped), the
  * per-cgroup families output_om.c's (from metric_table.h), HTTP http.c's.
  */
 #include <errno.h>
@@ -216,7 +217,7 @@ static void format_self(struct dstate *d, const struct collection *col,
 		       "JSON log lines (--json-log) that could not be written (full disk, I/O error)");
 	metrics_sample_u64(b, NULL, 0, d->log_errors);
 	metrics_family(b, "memacct_processes", MT_GAUGE, NULL,
-		       "Processes with an mm seen by the task iterator");
+		       "Processes with an mm seen by the collection's process pass");
 	metrics_sample_u64(b, NULL, 0, col->nst);
 	daemon_host_metrics(d, col, s, b);
 	om_build_info(b);
