@@ -112,9 +112,11 @@ long task_walk_read(struct task_walk *w, struct memacct_task_stock **out)
 			*out = v;
 			return opts.retval;
 		}
-		/* more processes than room: twice as many (a reload is a
-		 * verifier pass, a few ms; not at every collection) */
-		want = 2 * (uint64_t)opts.retval;
+		/* more processes than room: a quarter more than now (a
+		 * reload is a verifier pass, a few ms, so not at every
+		 * collection; the whole array is mapped here, and mapped
+		 * pages count in the daemon's RSS: not twice as many) */
+		want = (uint64_t)opts.retval + opts.retval / 4 + 1024;
 		if (w->cap >= TASK_WALK_MAX_PROCS)
 			return -E2BIG;
 		if (want > TASK_WALK_MAX_PROCS)

@@ -28,8 +28,8 @@ int task_walk_open(uint32_t procs, struct task_walk **out);
  * (mm->rss_stat, locked_vm, pinned_vm, hiwater_rss, signal->min_flt and
  * maj_flt, the memory cgroup's kernfs id), with room for one more. Returns
  * the count or a negative errno; when the array was too small it is
- * reloaded twice as large as needed and the walk run again, up to
- * TASK_WALK_MAX_PROCS (-E2BIG beyond).
+ * reloaded with a quarter more room than needed and the walk run again, up
+ * to TASK_WALK_MAX_PROCS (-E2BIG beyond).
  */
 long task_walk_read(struct task_walk *w, struct memacct_task_stock **out);
 
