@@ -63,7 +63,8 @@ $(OUTPUT) $(OUTPUT)/workloads:
 
 # BPF objects: CO-RE, compiled against the checked-in vmlinux.h
 SKELS := $(OUTPUT)/memacct.skel.h $(OUTPUT)/task_walk.skel.h
-.SECONDARY: $(SKELS:.skel.h=.bpf.o)
+# made by pattern rules, yet kept: sources outside user/ include the skeletons
+.SECONDARY: $(SKELS) $(SKELS:.skel.h=.bpf.o)
 
 $(OUTPUT)/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.bpf.h) include/memacct.h $(VMLINUX) | $(OUTPUT)
 	$(call msg,BPF,$@)
@@ -111,7 +112,7 @@ $(VMTEST_DIR)/bin/memacct: $(USER_OBJS) $(VMTEST_DIR)/mhd_stub.o $(SCOLS_STATIC)
 # the whole integration suite, run in the guest on pure cgroup v2 (its
 # daemon tests skip themselves: this binary's memacct cannot serve HTTP)
 $(VMTEST_DIR)/test_integration: $(INTEG_SRCS) tests/integration.h $(LIB_OBJS) $(VMTEST_DIR)/mhd_stub.o \
-	$(SCOLS_STATIC)
+	$(SCOLS_STATIC) $(SKELS)
 	$(Q)mkdir -p $(@D)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $(WARNINGS) -Wno-missing-prototypes $(INCLUDES) -Itests -static \
@@ -124,12 +125,12 @@ $(VMTEST_DIR)/bin/%: tests/workloads/%.c $(WORKLOAD_HDRS)
 	$(Q)$(CC) -O1 -g -Wall -Werror -D_GNU_SOURCE -static $< -o $@
 
 # Tests: unit tests need neither root nor BPF; integration tests need root and BTF
-$(OUTPUT)/test_unit: $(UNIT_SRCS) $(LIB_OBJS) tests/check_util.h
+$(OUTPUT)/test_unit: $(UNIT_SRCS) $(LIB_OBJS) tests/check_util.h $(SKELS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $(WARNINGS) -Wno-missing-prototypes $(INCLUDES) -Itests \
 		$(UNIT_SRCS) $(LIB_OBJS) $(LIBS) $(SCOLS_LIBS) $(CURSES_LIBS) $(HTTP_LIBS) $(CHECK_LIBS) -o $@
 
-$(OUTPUT)/test_integration: $(INTEG_SRCS) tests/integration.h $(LIB_OBJS)
+$(OUTPUT)/test_integration: $(INTEG_SRCS) tests/integration.h $(LIB_OBJS) $(SKELS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $(WARNINGS) -Wno-missing-prototypes $(INCLUDES) -Itests \
 		$(INTEG_SRCS) $(LIB_OBJS) $(LIBS) $(SCOLS_LIBS) $(CURSES_LIBS) $(HTTP_LIBS) $(CHECK_LIBS) -o $@

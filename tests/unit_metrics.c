@@ -450,6 +450,46 @@ START_TEST(test_comm_families)
 }
 END_TEST
 
+/*
+ * comm_sums() over more (memcg, comm) pairs than its first table holds: the
+ * table grows (rehashing what it summed), and every pair keeps its count
+ * and RSS. 3,000 processes, 3 of each of 1,000 pairs.
+ */
+START_TEST(test_comm_sums_grow)
+{
+	enum { PAIRS = 1000, EACH = 3 };
+	struct memacct_task_stock *st = calloc(PAIRS * EACH, sizeof(*st));
+	struct comm_sum *v;
+	size_t n;
+	bool *seen = calloc(PAIRS, sizeof(*seen));
+
+	ck_assert(st && seen);
+	for (int i = 0; i < PAIRS * EACH; i++) {
+		int p = i % PAIRS;
+
+		st[i].memcg_id = 100 + p % 7;
+		snprintf(st[i].comm, sizeof(st[i].comm), "w%d", p);
+		st[i].rss_anon_pages = p;
+		st[i].rss_file_pages = 1;
+	}
+	v = comm_sums(st, PAIRS * EACH, &n);
+	ck_assert_ptr_nonnull(v);
+	ck_assert_int_eq(n, PAIRS);
+	for (size_t i = 0; i < n; i++) {
+		int p = atoi(v[i].comm + 1);
+
+		ck_assert_msg(p >= 0 && p < PAIRS && !seen[p], "pair %s twice or unknown", v[i].comm);
+		seen[p] = true;
+		ck_assert_uint_eq(v[i].memcg_id, 100 + p % 7);
+		ck_assert_uint_eq(v[i].n, EACH);
+		ck_assert_uint_eq(v[i].rss_pages, EACH * (uint64_t)(p + 1));
+	}
+	free(v);
+	free(seen);
+	free(st);
+}
+END_TEST
+
 Suite *metrics_suite(void)
 {
 	Suite *s = suite_create("metrics");
@@ -471,6 +511,7 @@ Suite *metrics_suite(void)
 	tc = tcase_create("daemon");
 	tcase_add_test(tc, test_cgroup_families);
 	tcase_add_test(tc, test_comm_families);
+	tcase_add_test(tc, test_comm_sums_grow);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("self");

@@ -680,24 +680,45 @@ static struct comm_sum *comm_slot(struct comm_sum *v, size_t cap, uint64_t memcg
 	return &v[i];
 }
 
+/* @v of @cap slots rehashed into twice as many; NULL (and @v freed) when out of memory */
+static struct comm_sum *comm_grow(struct comm_sum *v, size_t cap)
+{
+	struct comm_sum *nv = calloc(2 * cap, sizeof(*nv));
+
+	for (size_t i = 0; nv && i < cap; i++)
+		if (v[i].used)
+			*comm_slot(nv, 2 * cap, v[i].memcg_id, v[i].comm) = v[i];
+	free(v);
+	return nv;
+}
+
 struct comm_sum *comm_sums(const struct memacct_task_stock *st, long nst, size_t *n)
 {
-	struct comm_sum *v;
-	size_t cap = 64, k = 0;
+	size_t cap = 64, used = 0, k = 0;
+	struct comm_sum *v = calloc(cap, sizeof(*v));
 
-	/* one pass over the processes into a hash table: no sort of 10,000 */
-	while (cap < 2 * (size_t)(nst > 0 ? nst : 0))
-		cap *= 2;
+	/*
+	 * One pass over the processes into a hash table: no sort of 10,000.
+	 * Sized by the (memcg, comm) pairs, not by the processes (10,000
+	 * sleeping copies of one program are one slot): at most half full.
+	 */
 	*n = 0;
-	v = calloc(cap, sizeof(*v));
 	for (long i = 0; v && i < nst; i++) {
 		const struct memacct_task_stock *t = &st[i];
 		struct comm_sum *e = comm_slot(v, cap, t->memcg_id, t->comm);
 
 		if (!e->used) {
+			if (2 * (used + 1) > cap) {
+				v = comm_grow(v, cap);
+				cap *= 2;
+				if (!v)
+					break;
+				e = comm_slot(v, cap, t->memcg_id, t->comm);
+			}
 			e->used = true;
 			e->memcg_id = t->memcg_id;
 			memcpy(e->comm, t->comm, MEMACCT_COMM_LEN);
+			used++;
 		}
 		e->rss_pages += t->rss_anon_pages + t->rss_file_pages + t->rss_shmem_pages;
 		e->n++;
@@ -706,7 +727,7 @@ struct comm_sum *comm_sums(const struct memacct_task_stock *st, long nst, size_t
 	for (size_t i = 0; v && i < cap; i++)
 		if (v[i].used)
 			v[k++] = v[i];
-	*n = k;
+	*n = v ? k : 0;
 	return v;
 }
 

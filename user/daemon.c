@@ -7,8 +7,8 @@
  * series. This file has the options, the loop, the daemon's own families and
  * the JSON log; one collection is collect.c's (flows from the BPF maps,
  * stocks from one pass over processes (pin_read_stocks()) and memory.stat,
- * hierarchical, clamped), the
- * per-cgroup families output_om.c's (from metric_table.h), HTTP http.c's.
+ * hierarchical, clamped), the per-cgroup families output_om.c's (from
+ * metric_table.h), HTTP http.c's.
  */
 #include <errno.h>
 #include <fcntl.h>
