@@ -14,7 +14,6 @@
 #include <bpf/libbpf.h>
 #include "task_walk.h"
 #include "task_walk.skel.h"
-#include "util.h"
 
 struct task_walk {
 	struct task_walk_bpf *skel;
