@@ -598,7 +598,7 @@ int collect(struct collector *cs, struct collection *col)
 		col->pinned_vm_pages += t->pinned_vm_pages;
 		if (!c)
 			continue;
-		c->rss += t->rss_anon_pages + t->rss_file_pages + t->rss_shmem_pages;
+		c->rss += rss_of(t);
 		c->mlocked += t->locked_vm_pages;
 		c->pinned_vm += t->pinned_vm_pages;
 	}
@@ -720,7 +720,7 @@ struct comm_sum *comm_sums(const struct memacct_task_stock *st, long nst, size_t
 			memcpy(e->comm, t->comm, MEMACCT_COMM_LEN);
 			used++;
 		}
-		e->rss_pages += t->rss_anon_pages + t->rss_file_pages + t->rss_shmem_pages;
+		e->rss_pages += rss_of(t);
 		e->n++;
 	}
 	/* the slots in use to the front: each text walks only those */

@@ -598,7 +598,7 @@ static int init_stock(struct memacct_task_stock *r)
 }
 
 /* One read of the iter/task link: malloc'd records, count or negative errno. */
-static long iter_read(const struct pinned *p, struct memacct_task_stock **out, size_t *cap_out)
+static long iter_read(const struct pinned *p, struct memacct_task_stock **out)
 {
 	size_t cap = 256, n = 0;
 	struct memacct_task_stock *v = malloc(cap * sizeof(*v));
@@ -635,7 +635,6 @@ static long iter_read(const struct pinned *p, struct memacct_task_stock **out, s
 	}
 	close(fd);
 	*out = v;
-	*cap_out = cap;
 	return n;
 
 out_err:
@@ -649,14 +648,11 @@ long pin_read_stocks(struct pinned *p, struct memacct_task_stock **out)
 {
 	struct memacct_task_stock *v = NULL;
 	bool has_init = false;
-	size_t cap = 0;
 	long n = -ENOTSUP;
 
 	if (p->walk) {
 		n = task_walk_read(p->walk, &v);
-		if (n >= 0) {
-			cap = n + 1;	/* task_walk_read() leaves room for one */
-		} else {
+		if (n < 0) {
 			p_warn("the process walk failed (%s): the task iterator from now on",
 			       strerror(-n));
 			task_walk_close(p->walk);
@@ -664,21 +660,19 @@ long pin_read_stocks(struct pinned *p, struct memacct_task_stock **out)
 		}
 	}
 	if (n < 0)
-		n = iter_read(p, &v, &cap);
+		n = iter_read(p, &v);
 	if (n < 0)
 		return n;
 	for (long i = 0; i < n && !has_init; i++)
 		has_init = v[i].tgid == 1;
-	if (!has_init && (size_t)n == cap) {
-		struct memacct_task_stock *nv = realloc(v, (cap + 1) * sizeof(*v));
+	if (!has_init) {
+		struct memacct_task_stock *nv = realloc(v, (n + 1) * sizeof(*v));
 
 		if (nv) {
 			v = nv;
-			cap++;
+			n += !init_stock(&v[n]);
 		}
 	}
-	if (!has_init && (size_t)n < cap && !init_stock(&v[n]))
-		n++;
 	*out = v;
 	return n;
 }

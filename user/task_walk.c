@@ -104,7 +104,7 @@ long task_walk_read(struct task_walk *w, struct memacct_task_stock **out)
 		if (bpf_prog_test_run_opts(bpf_program__fd(w->skel->progs.task_walk), &opts))
 			return -errno;
 		if (opts.retval <= w->cap) {
-			v = malloc(((size_t)opts.retval + 1) * sizeof(*v));
+			v = malloc(((size_t)opts.retval + 1) * sizeof(*v));	/* never 0 bytes */
 			if (!v)
 				return -ENOMEM;
 			memcpy(v, w->v, (size_t)opts.retval * sizeof(*v));

@@ -26,7 +26,7 @@ int task_walk_open(uint32_t procs, struct task_walk **out);
  * struct memacct_task_stock per process with an mm (kernel threads and
  * zombies have none), pages and counts as the kernel keeps them
  * (mm->rss_stat, locked_vm, pinned_vm, hiwater_rss, signal->min_flt and
- * maj_flt, the memory cgroup's kernfs id), with room for one more. Returns
+ * maj_flt, the memory cgroup's kernfs id). Returns
  * the count or a negative errno; when the array was too small it is
  * reloaded with a quarter more room than needed and the walk run again, up
  * to TASK_WALK_MAX_PROCS (-E2BIG beyond).
