@@ -11,8 +11,9 @@
 #    daemon with --bpf-stats.
 # 3. The daemon's own CPU per collection and RSS with 1,000 and 10,000
 #    processes; explain on 10,000 mappings.
-# Needs root. SIZES ("1000 10000"), SKIP_AB=1 (skips 1 and 2), PAIRED_WORKLOADS
-# ("fault,cow,switch,syscall,fork,loader"), PAIRED_ARMS
+# Needs root. SIZES ("1000 10000"), SKIP_AB=1 (skips 1 and 2), SKIP_PAIRED=1
+# (skips 1), PAIRED_WORKLOADS ("fault,cow,switch,syscall,fork,loader"; "demo"
+# adds the README's DataLoader job under PYTHON, DEMO_ARGS), PAIRED_ARMS
 # ("off,floor_hot,floor,on,bpftrace"; add base with BASE_MEMACCT=path), SETTLE
 # (1 s per arm before its workloads). Other memacct instances (other users' tests)
 # attached to the same tracepoints would make any arm slower: before each part
@@ -37,6 +38,7 @@ cleanup() {
 	"$MEMACCT" detach --pin-path "$PIN" >/dev/null 2>&1 || true
 }
 trap cleanup EXIT
+trap 'exit 143' TERM INT	# a time limit: the EXIT trap stops the daemon
 
 scrape() {
 	exec 3<>"/dev/tcp/127.0.0.1/$PORT"
@@ -81,9 +83,9 @@ wait_quiet() {
 stats3() { sort -g | awk '{v[NR]=$1} END {m=(NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2; print m, v[1], v[NR]}'; }
 
 # Per-event cost: paired blocks with 95% intervals (bench/paired.py).
-if [ "${SKIP_AB:-0}" != 1 ]; then
+if [ "${SKIP_AB:-0}" != 1 ] && [ "${SKIP_PAIRED:-0}" != 1 ]; then
 	wait_quiet
-	/usr/bin/python3 "$(dirname "$0")/bench/paired.py" "$OUT" ${QUICK:+--quick} \
+	"${PYTHON:-/usr/bin/python3}" "$(dirname "$0")/bench/paired.py" "$OUT" ${QUICK:+--quick} \
 		${BLOCKS:+--blocks "$BLOCKS"}
 fi
 

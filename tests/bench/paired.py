@@ -37,14 +37,25 @@ Workloads (CPU time of the workload, the figure the kernel charges it):
             syscall path that any syscalls:* tracepoint imposes on every task
   fork      bench/fork: fork a child that exits at once, wait (fork + exit)
   loader    bench/loader: a DataLoader-like fork/read/copy workload (seconds)
+  demo      the README's main job: tests/workloads/dataloader_demo.py (a
+            PyTorch DataLoader, 4 forked workers) under PYTHON (default
+            /usr/bin/python3, which must import torch and numpy), with
+            DEMO_ARGS (default none: the README's sizes); CPU seconds of the
+            interpreter and its workers (getrusage of waited-for children).
+            Not in the default set (it needs PyTorch): name it in --workloads
+
+Every value is also written to --raw (default OUTPUT_DIR/bench/paired-raw.csv:
+block, position in the block, arm, workload, value), so that drift between
+blocks can be looked at after a run.
 
 Usage: paired.py OUTPUT_DIR [--blocks N] [--quick] [--arms a,b,c] [--workloads w,x]
-                 [--base MEMACCT] [--settle S] [--boot N]
+                 [--base MEMACCT] [--settle S] [--boot N] [--raw CSV]
 Needs root. Exit 0; 2 on bad arguments; 4 when an arm cannot start.
 """
 import argparse
 import os
 import random
+import resource
 import shutil
 import signal
 import socket
@@ -60,7 +71,11 @@ WORKLOADS = [  # name, argv (below OUTPUT/bench), output key, unit
     ('syscall', ['syscall', '500000'], 'cpu_ns_per_syscall', 'ns'),
     ('fork', ['fork', '2000'], 'cpu_ns_per_fork', 'ns'),
     ('loader', ['loader', '4'], 'cpu_seconds', 's'),
+    ('demo', None, 'cpu_seconds', 's'),
 ]
+DEFAULT_WORKLOADS = 'fault,cow,switch,syscall,fork,loader'
+DEMO = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'workloads',
+                    'dataloader_demo.py')
 BPFTRACE_PROG = 'tracepoint:exceptions:page_fault_user { @[pid] = count(); }'
 PORT = int(os.environ.get('PORT', '29465'))
 
@@ -128,8 +143,16 @@ class Arm:
 
 
 def run_workload(out, argv, key):
+    if argv is None:    # demo: the CPU time the kernel charged its whole tree
+        r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        subprocess.run([os.environ.get('PYTHON', '/usr/bin/python3'), DEMO] +
+                       os.environ.get('DEMO_ARGS', '').split(),
+                       stdout=subprocess.DEVNULL, check=True, start_new_session=True)
+        r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return r1.ru_utime + r1.ru_stime - r0.ru_utime - r0.ru_stime
+    # own session: timeout(1)'s SIGTERM to its process group must not end it
     o = subprocess.run([os.path.join(out, 'bench', argv[0])] + argv[1:], capture_output=True,
-                       text=True, check=True).stdout.split()
+                       text=True, check=True, start_new_session=True).stdout.split()
     return float(o[o.index(key) + 1])
 
 
@@ -153,7 +176,8 @@ def main():
     ap.add_argument('--base', default=os.environ.get('BASE_MEMACCT'),
                     help='memacct binary of the base arm')
     ap.add_argument('--workloads', default=os.environ.get('PAIRED_WORKLOADS',
-                                                          ','.join(w[0] for w in WORKLOADS)))
+                                                          DEFAULT_WORKLOADS))
+    ap.add_argument('--raw', help='CSV of every value (default OUTPUT_DIR/bench/paired-raw.csv)')
     a = ap.parse_args()
     if os.geteuid():
         sys.exit('paired: needs root')
@@ -173,26 +197,46 @@ def main():
         ap.error('the base arm needs --base MEMACCT (an executable)')
     rng = random.Random(20261123)
     val = {(arm, w[0]): [] for arm in arms for w in WORKLOADS}
+    raw = open(a.raw or os.path.join(a.out, 'bench', 'paired-raw.csv'), 'w')
+    raw.write('block,position,arm,workload,value\n')
+    # SIGTERM (a time limit): finish the arm in progress, stop it, then
+    # report the blocks done; a cut block still pairs arms by block
+    cut = []
+    signal.signal(signal.SIGTERM, lambda *_: cut.append(1))
     t0 = time.time()
+    done = 0
     for blk in range(blocks):
         order = arms[:]
         rng.shuffle(order)
-        for name in order:
+        for pos, name in enumerate(order):
+            if cut:
+                break
             arm = Arm(name, a.out, a.base)
             try:
                 arm.start()
                 time.sleep(a.settle)
                 for w, argv, key, _ in WORKLOADS:
-                    val[(name, w)].append(run_workload(a.out, argv, key))
+                    v = run_workload(a.out, argv, key)
+                    val[(name, w)].append(v)
+                    raw.write('%d,%d,%s,%s,%r\n' % (blk, pos, name, w, v))
             finally:
                 arm.stop()
+        raw.flush()
+        if cut:
+            print('paired: stopped by SIGTERM in block %d' % (blk + 1), file=sys.stderr)
+            break
+        done = blk + 1
         print('block %d/%d done (%.0f s)' % (blk + 1, blocks, time.time() - t0), file=sys.stderr)
+
+    if not all(val[('off', w[0])] for w in WORKLOADS):
+        print('paired: no block done')
+        return 1
 
     def diff(x, y, w):
         return [p - q for p, q in zip(val[(x, w)], val[(y, w)])]
 
     print('== memacct overhead: medians of paired differences [95%% CI, bootstrap], '
-          '%d blocks, %.0f s, CPU time ==' % (blocks, time.time() - t0))
+          '%d blocks, %.0f s, CPU time ==' % (done, time.time() - t0))
     pairs = [(arm, 'off') for arm in arms if arm != 'off']
     if 'floor' in arms and 'floor_hot' in arms:
         pairs.append(('floor', 'floor_hot'))

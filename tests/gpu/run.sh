@@ -20,19 +20,20 @@ PIN=/sys/fs/bpf/memacct-test-gpu-$$
 PORT=$((40000 + $$ % 20000))
 rc=0
 
+[ "$(stat -fc %T /sys/fs/cgroup)" = cgroup2fs ] || { echo "skip: /sys/fs/cgroup is not cgroup v2"; exit 77; }
 mkdir "$CG" || exit 3
 "$MEMACCT" daemon --listen 127.0.0.1:$PORT --interval 300ms --pin-path "$PIN" >/dev/null 2>&1 &
 D=$!
 i=0
 while [ ! -e "$PIN/links" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
-sh -c "echo \$\$ > $CG/cgroup.procs; exec /usr/bin/python3 $HERE/pinned_cuda.py \
+sh -c "echo \$\$ > $CG/cgroup.procs; exec ${PYTHON:-/usr/bin/python3} $HERE/pinned_cuda.py \
 	--memacct $MEMACCT --pin-path $PIN --metrics http://127.0.0.1:$PORT/metrics \
 	--cgroup /memacct-test-gpu-$$"
 st=$?
 [ $st -ne 0 ] && rc=$st
 
 if [ $rc -ne 77 ]; then
-	OUT=$("$MEMACCT" -j run -- /usr/bin/python3 "$WL/dataloader_demo.py" --pin-memory \
+	OUT=$("$MEMACCT" -j run -- "${PYTHON:-/usr/bin/python3}" "$WL/dataloader_demo.py" --pin-memory \
 		--objects 20000 --workers 4 --batch-size 16)
 	peak=$(printf '%s\n' "$OUT" | awk '/^kernel foll_pin_delta_peak_pages/ { print $2 * 4096 }')
 	mine=$(printf '%s\n' "$OUT" | grep '^{' | tail -1 | python3 -c \
