@@ -220,7 +220,7 @@ $(OUTPUT)/bench/%.bpf.o: tests/bench/%.bpf.c $(VMLINUX)
 $(OUTPUT)/bench/%: tests/bench/%.c
 	$(Q)mkdir -p $(@D)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) $(WARNINGS) -D_GNU_SOURCE $< $(if $(filter empty_attach,$*),$(LIBS)) -o $@
+	$(Q)$(CC) $(CFLAGS) $(WARNINGS) -D_GNU_SOURCE $< $(if $(filter empty_attach toggle,$*),$(LIBS) -lpthread) -o $@
 
 bench: $(OUTPUT)/memacct $(WORKLOADS) $(BENCH_BINS) $(BENCH_OBJS)
 	$(Q)tests/bench.sh $(CURDIR)/$(OUTPUT)

@@ -4,9 +4,11 @@
 # 1. Per event (page fault, fork+CoW copy, context switch, getppid(), fork+exit,
 #    DataLoader-like workload): bench/paired.py, arms off / floor (empty programs on the same
 #    hot tracepoints) / on (the daemon's kernel side) / bpftrace (the one-line
-#    per-process fault counter a user would write instead), visited in random
-#    order in each of BLOCKS blocks (default 20; QUICK=1: 5); medians of the
-#    paired differences with 95% bootstrap intervals, CPU time.
+#    per-process fault counter a user would write instead), attached and
+#    detached by bench/toggle and visited in random order for each workload in
+#    each of BLOCKS blocks (default 150; QUICK=1: 30; PAIRED_MODE=process: the
+#    older start-and-stop design); medians of the paired differences with 95%
+#    bootstrap intervals, CPU time.
 # 2. Per program, from kernel bpf_stats (run_time_ns / run_cnt) under the
 #    daemon with --bpf-stats.
 # 3. The daemon's own CPU per collection and RSS with 1,000 and 10,000
@@ -27,7 +29,7 @@ PORT=${PORT:-29464}
 B=$OUT/bench
 EMPTY_OBJ=$B/empty.bpf.o
 [ "$(id -u)" = 0 ] || { echo "bench: needs root" >&2; exit 3; }
-for f in fault cow switch syscall fork loader spawn empty_attach; do
+for f in fault cow switch syscall fork loader spawn empty_attach toggle; do
 	[ -x "$B/$f" ] || { echo "bench: $B/$f missing (make bench builds it)" >&2; exit 4; }
 done
 [ -f "$EMPTY_OBJ" ] || { echo "bench: $EMPTY_OBJ missing (make bench builds it)" >&2; exit 4; }
@@ -53,8 +55,9 @@ start_daemon() {	# INTERVAL [daemon options]
 	"$MEMACCT" daemon --listen "127.0.0.1:$PORT" --pin-path "$PIN" --interval "$iv" "$@" \
 		>/dev/null 2>"$B/daemon.log" &
 	DPID=$!
-	for _ in $(seq 100); do
-		(exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null && return 0
+	# it listens before it loads: ready when it says so, not when the port opens
+	for _ in $(seq 300); do
+		grep -q 'serving on port' "$B/daemon.log" && return 0
 		sleep 0.1
 	done
 	echo "bench: daemon did not start" >&2

@@ -3,17 +3,23 @@
 """paired.py - memacct's per-event cost as paired differences with 95%
 confidence intervals (tests/bench.sh runs it; docs/overhead.md).
 
-Design: BLOCKS blocks; in each, every arm is visited once in a random order,
-and each visit runs every workload once. An arm's cost in a block is its value
-minus the value of "off" in the same block (or of another arm: memacct over
-the floor, memacct against bpftrace), so drift of the machine over minutes
-(other work, frequency, caches) cancels within a block. Each arm settles
-SETTLE seconds (default 1) after its start before its first workload: in the
-first second after the daemon started, CoW copies measured ~300 ns cheaper
-than later, and every arm's start and the previous arm's stop (detach, map
-frees) have transients of their own. Reported: the median
-of the paired differences and its 95% interval by a percentile bootstrap of
-the median (BOOT resamples, seeded), beside the median of "off" itself.
+Design (--mode toggle, the default): every arm's programs are loaded once
+and then attached and detached by bench/toggle in milliseconds (an arm's
+process, the memacct daemon, empty_attach or bpftrace, is started once, its
+programs are taken over by toggle, and the process is stopped). BLOCKS
+blocks; in each, for each workload in turn, every arm is visited once in a
+random order: attach, run the workload once (short runs, ~10-50 ms), detach.
+An arm's cost in a block is its value minus the value of "off" for the same
+workload in the same block (or of another arm: memacct over the floor,
+memacct against bpftrace), taken within ~0.3 s, so the machine's drift over
+seconds (other work, frequency, caches) cancels. Reported: the median of the
+paired differences and its 95% interval by a percentile bootstrap of the
+median (BOOT resamples, seeded), beside the median of "off" itself.
+
+--mode process (the design until 2026-11-26, and the fallback where toggle
+cannot take the programs: kernels before 6.6): every arm is started and
+stopped as a process for each visit, which runs every workload once with
+longer runs, after SETTLE seconds (default 1) once the arm is attached.
 
 Arms:
   off       nothing attached
@@ -45,12 +51,14 @@ Workloads (CPU time of the workload, the figure the kernel charges it):
             Not in the default set (it needs PyTorch): name it in --workloads
 
 Every value is also written to --raw (default OUTPUT_DIR/bench/paired-raw.csv:
-block, position in the block, arm, workload, value), so that drift between
-blocks can be looked at after a run.
+block, position of the arm in its visit order, arm, workload, value), so that
+drift between blocks can be looked at after a run.
 
 Usage: paired.py OUTPUT_DIR [--blocks N] [--quick] [--arms a,b,c] [--workloads w,x]
-                 [--base MEMACCT] [--settle S] [--boot N] [--raw CSV]
-Needs root. Exit 0; 2 on bad arguments; 4 when an arm cannot start.
+                 [--mode toggle|process] [--base MEMACCT] [--settle S] [--boot N]
+                 [--raw CSV]
+Needs root. Exit 0; 1 when no block was done; 2 on bad arguments; 4 when an
+arm cannot start or be taken over.
 """
 import argparse
 import os
@@ -64,14 +72,14 @@ import subprocess
 import sys
 import time
 
-WORKLOADS = [  # name, argv (below OUTPUT/bench), output key, unit
-    ('fault', ['fault', '64', '4'], 'cpu_ns_per_fault', 'ns'),
-    ('cow', ['cow', '64', '2'], 'cpu_ns_per_cow', 'ns'),
-    ('switch', ['switch', '50000'], 'cpu_ns_per_switch', 'ns'),
-    ('syscall', ['syscall', '500000'], 'cpu_ns_per_syscall', 'ns'),
-    ('fork', ['fork', '2000'], 'cpu_ns_per_fork', 'ns'),
-    ('loader', ['loader', '4'], 'cpu_seconds', 's'),
-    ('demo', None, 'cpu_seconds', 's'),
+WORKLOADS = [  # name, argv (below OUTPUT/bench): process mode, toggle mode; key, unit
+    ('fault', ['fault', '64', '4'], ['fault', '16', '1'], 'cpu_ns_per_fault', 'ns'),
+    ('cow', ['cow', '64', '2'], ['cow', '16', '1'], 'cpu_ns_per_cow', 'ns'),
+    ('switch', ['switch', '50000'], ['switch', '10000'], 'cpu_ns_per_switch', 'ns'),
+    ('syscall', ['syscall', '500000'], ['syscall', '100000'], 'cpu_ns_per_syscall', 'ns'),
+    ('fork', ['fork', '2000'], ['fork', '200'], 'cpu_ns_per_fork', 'ns'),
+    ('loader', ['loader', '4'], ['loader', '1'], 'cpu_seconds', 's'),
+    ('demo', None, None, 'cpu_seconds', 's'),
 ]
 DEFAULT_WORKLOADS = 'fault,cow,switch,syscall,fork,loader'
 DEMO = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'workloads',
@@ -91,6 +99,7 @@ class Arm:
         self.name, self.out, self.proc = name, out, None
         self.memacct = base if name == 'base' else os.path.join(out, 'memacct')
         self.pin = '/sys/fs/bpf/memacct-paired-%d' % os.getpid()
+        self.log = os.path.join(out, 'bench', 'paired-daemon.log')
 
     def start(self):
         b = os.path.join(self.out, 'bench')
@@ -102,19 +111,22 @@ class Arm:
             if self.proc.stdout.readline().strip() != 'ready':
                 fail('empty_attach did not attach')
         elif self.name in ('on', 'base'):
-            self.proc = subprocess.Popen([self.memacct, 'daemon',
-                                          '--listen', '127.0.0.1:%d' % PORT,
-                                          '--pin-path', self.pin, '--interval', '60s'],
-                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            for _ in range(200):
-                try:
-                    socket.create_connection(('127.0.0.1', PORT), 0.2).close()
-                    return
-                except OSError:
-                    if self.proc.poll() is not None:
-                        break
-                    time.sleep(0.05)
-            fail('memacct daemon did not start')
+            # ready when it says "serving on port": it listens before it
+            # loads, so an open port is no sign of attached programs (the
+            # first workloads after it ran with none attached)
+            with open(self.log, 'w') as log:
+                self.proc = subprocess.Popen([self.memacct, 'daemon',
+                                              '--listen', '127.0.0.1:%d' % PORT,
+                                              '--pin-path', self.pin, '--interval', '60s'],
+                                             stdout=subprocess.DEVNULL, stderr=log)
+            for _ in range(600):
+                with open(self.log) as log:
+                    if 'serving on port' in log.read():
+                        return
+                if self.proc.poll() is not None:
+                    break
+                time.sleep(0.05)
+            fail('memacct daemon did not start (%s)' % self.log)
         elif self.name == 'bpftrace':
             self.proc = subprocess.Popen(['bpftrace', '-e', BPFTRACE_PROG],
                                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
@@ -142,6 +154,43 @@ class Arm:
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
+class Toggler:
+    """bench/toggle: every arm's programs, attached and detached on demand"""
+
+    def __init__(self, out):
+        self.proc = subprocess.Popen([os.path.join(out, 'bench', 'toggle')],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                                     start_new_session=True)
+
+    def cmd(self, line):
+        self.proc.stdin.write(line + '\n')
+        self.proc.stdin.flush()
+        r = self.proc.stdout.readline().split()
+        if not r or r[0] != 'ok':
+            return -1, ' '.join(r) or 'toggle exited'
+        return int(r[1]), ''
+
+    def take(self, arm):
+        """start ARM's process, take its programs over, stop it"""
+        a = Arm(arm.name, arm.out, arm.memacct if arm.name == 'base' else None)
+        try:
+            a.start()
+            n, why = self.cmd('take %s%s' % (a.name, ' exceptions/page_fault_user'
+                                              if a.name == 'bpftrace' else ''))
+        finally:
+            a.stop()
+        if n <= 0:
+            return why or 'no program of %s to take' % a.name
+        return None
+
+    def close(self):
+        try:
+            self.proc.stdin.close()
+        except OSError:
+            pass
+        self.proc.wait()
+
+
 def run_workload(out, argv, key):
     if argv is None:    # demo: the CPU time the kernel charged its whole tree
         r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -166,13 +215,17 @@ def boot_ci(diffs, boot, rng):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('out')
-    ap.add_argument('--blocks', type=int, default=int(os.environ.get('BLOCKS', '20')))
-    ap.add_argument('--quick', action='store_true', help='5 blocks, for development')
+    ap.add_argument('--blocks', type=int, default=int(os.environ.get('BLOCKS', '0')),
+                    help='default 150 (toggle), 20 (process)')
+    ap.add_argument('--quick', action='store_true', help='a fifth of the blocks, for development')
+    ap.add_argument('--mode', choices=('toggle', 'process'),
+                    default=os.environ.get('PAIRED_MODE', 'toggle'))
     ap.add_argument('--arms', default=os.environ.get('PAIRED_ARMS',
                                                      'off,floor_hot,floor,on,bpftrace'))
     ap.add_argument('--boot', type=int, default=2000)
-    ap.add_argument('--settle', type=float, default=float(os.environ.get('SETTLE', '1')),
-                    help='seconds between an arm\'s start and its first workload')
+    ap.add_argument('--settle', type=float, default=float(os.environ.get('SETTLE', '-1')),
+                    help='seconds between an arm\'s start and its first workload '
+                    '(default 1 in process mode, 0 in toggle mode)')
     ap.add_argument('--base', default=os.environ.get('BASE_MEMACCT'),
                     help='memacct binary of the base arm')
     ap.add_argument('--workloads', default=os.environ.get('PAIRED_WORKLOADS',
@@ -181,7 +234,6 @@ def main():
     a = ap.parse_args()
     if os.geteuid():
         sys.exit('paired: needs root')
-    blocks = 5 if a.quick else a.blocks
     arms = a.arms.split(',')
     want = a.workloads.split(',')
     unknown = set(want) - set(w[0] for w in WORKLOADS)
@@ -195,38 +247,79 @@ def main():
         ap.error('the off arm is needed')
     if 'base' in arms and not (a.base and os.access(a.base, os.X_OK)):
         ap.error('the base arm needs --base MEMACCT (an executable)')
+    tog = None
+    if a.mode == 'toggle':
+        tog = Toggler(a.out)
+        for name in arms:
+            why = name != 'off' and tog.take(Arm(name, a.out, a.base))
+            if why:
+                print('paired: toggle cannot take %s (%s): process mode' % (name, why),
+                      file=sys.stderr)
+                tog.close()
+                tog, a.mode = None, 'process'
+                break
+    mode_i = 2 if a.mode == 'toggle' else 1
+    blocks = a.blocks or (150 if a.mode == 'toggle' else 20)
+    if a.quick:
+        blocks = max(blocks // 5, 3)
+    settle = a.settle if a.settle >= 0 else (0 if a.mode == 'toggle' else 1)
     rng = random.Random(20261123)
     val = {(arm, w[0]): [] for arm in arms for w in WORKLOADS}
     raw = open(a.raw or os.path.join(a.out, 'bench', 'paired-raw.csv'), 'w')
     raw.write('block,position,arm,workload,value\n')
-    # SIGTERM (a time limit): finish the arm in progress, stop it, then
+    # SIGTERM (a time limit): finish the visit in progress, detach, then
     # report the blocks done; a cut block still pairs arms by block
     cut = []
     signal.signal(signal.SIGTERM, lambda *_: cut.append(1))
+
+    def visit(blk, pos, name, works):
+        if tog:
+            if name != 'off':
+                n, why = tog.cmd('on ' + name)
+                if n <= 0:
+                    fail('toggle on %s: %s' % (name, why))
+            arm = None
+        else:
+            arm = Arm(name, a.out, a.base)
+            arm.start()
+        try:
+            time.sleep(settle)
+            for w in works:
+                v = run_workload(a.out, w[mode_i], w[3])
+                val[(name, w[0])].append(v)
+                raw.write('%d,%d,%s,%s,%r\n' % (blk, pos, name, w[0], v))
+        finally:
+            if arm:
+                arm.stop()
+            elif name != 'off':
+                tog.cmd('off ' + name)
+
     t0 = time.time()
     done = 0
-    for blk in range(blocks):
-        order = arms[:]
-        rng.shuffle(order)
-        for pos, name in enumerate(order):
+    try:
+        for blk in range(blocks):
+            # toggle: the arms in turn for one workload, then the next one;
+            # process: each arm started once for all the workloads
+            groups = [[w] for w in WORKLOADS] if tog else [WORKLOADS]
+            for works in groups:
+                order = arms[:]
+                rng.shuffle(order)
+                for pos, name in enumerate(order):
+                    if cut:
+                        break
+                    visit(blk, pos, name, works)
+            raw.flush()
             if cut:
+                print('paired: stopped by SIGTERM in block %d' % (blk + 1), file=sys.stderr)
                 break
-            arm = Arm(name, a.out, a.base)
-            try:
-                arm.start()
-                time.sleep(a.settle)
-                for w, argv, key, _ in WORKLOADS:
-                    v = run_workload(a.out, argv, key)
-                    val[(name, w)].append(v)
-                    raw.write('%d,%d,%s,%s,%r\n' % (blk, pos, name, w, v))
-            finally:
-                arm.stop()
-        raw.flush()
-        if cut:
-            print('paired: stopped by SIGTERM in block %d' % (blk + 1), file=sys.stderr)
-            break
-        done = blk + 1
-        print('block %d/%d done (%.0f s)' % (blk + 1, blocks, time.time() - t0), file=sys.stderr)
+            done = blk + 1
+            if done % (10 if tog else 1) == 0 or done == blocks:
+                print('block %d/%d done (%.0f s)' % (done, blocks, time.time() - t0),
+                      file=sys.stderr)
+    finally:
+        if tog:
+            tog.close()
+    raw.close()
 
     if not all(val[('off', w[0])] for w in WORKLOADS):
         print('paired: no block done')
@@ -236,7 +329,7 @@ def main():
         return [p - q for p, q in zip(val[(x, w)], val[(y, w)])]
 
     print('== memacct overhead: medians of paired differences [95%% CI, bootstrap], '
-          '%d blocks, %.0f s, CPU time ==' % (done, time.time() - t0))
+          '%d blocks, %s mode, %.0f s, CPU time ==' % (done, a.mode, time.time() - t0))
     pairs = [(arm, 'off') for arm in arms if arm != 'off']
     if 'floor' in arms and 'floor_hot' in arms:
         pairs.append(('floor', 'floor_hot'))
@@ -246,13 +339,13 @@ def main():
         pairs.append(('on', 'bpftrace'))
     if 'on' in arms and 'base' in arms:
         pairs.append(('on', 'base'))
-    for w, _, _, unit in WORKLOADS:
-        base = statistics.median(val[('off', w)])
-        fmt = (lambda v: '%+.1f ns' % v) if unit == 'ns' else \
+    for w in WORKLOADS:
+        base = statistics.median(val[('off', w[0])])
+        fmt = (lambda v: '%+.1f ns' % v) if w[4] == 'ns' else \
               (lambda v, b=base: '%+.2f%%' % (100 * v / b))
-        line = '%-7s off %s' % (w, ('%.1f ns' % base) if unit == 'ns' else ('%.4f s' % base))
+        line = '%-7s off %s' % (w[0], ('%.1f ns' % base) if w[4] == 'ns' else ('%.4f s' % base))
         for x, y in pairs:
-            m, lo, hi = boot_ci(diff(x, y, w), a.boot, rng)
+            m, lo, hi = boot_ci(diff(x, y, w[0]), a.boot, rng)
             line += '  %s-%s %s [%s, %s]' % (x, y, fmt(m), fmt(lo), fmt(hi))
         print(line)
     return 0

@@ -35,7 +35,7 @@ EOF
 
 [ -x "$OUT/memacct" ] || { echo "bundle: $OUT/memacct missing (make all)" >&2; exit 1; }
 wrap "$OUT/memacct" "$G/memacct"
-for f in fault cow switch syscall fork loader spawn empty_attach; do
+for f in fault cow switch syscall fork loader spawn empty_attach toggle; do
 	[ -x "$OUT/bench/$f" ] || { echo "bundle: $OUT/bench/$f missing (make all)" >&2; exit 1; }
 	wrap "$OUT/bench/$f" "$G/bench/$f"
 done
