@@ -103,6 +103,11 @@ struct cpu_slot {
 	__u64 task;		/* task_struct address of its thread; 0: free */
 	struct fault_ctx f;
 	struct fault_pending pend;
+	/* the VMA cache's first level: valid while its thread stays on the
+	 * CPU (cleared when the slot is claimed), so a CoW copy in a run of
+	 * them costs no task-storage lookup (~30 ns); the thread's own cache
+	 * in task storage (struct fault_state) outlives its switches */
+	struct vma_cache vma;
 };
 
 struct {
@@ -365,6 +370,7 @@ static __always_inline struct cpu_slot *slot_claim(__u64 task)
 	 * attached (only while attaching): its pending flows are lost */
 	__builtin_memset(&sl->pend, 0, sizeof(sl->pend));
 	sl->f.state = FAULT_NONE;
+	sl->vma.seq_ok = 0;
 	sl->task = task;
 	return sl;
 }
@@ -486,29 +492,39 @@ static long vma_cb(struct task_struct *task, struct vm_area_struct *vma, void *d
  * maple tree walk (maple.bpf.h) did: read by userspace for the reports. */
 __u64 vma_lockless_lookups;
 
+/* @vc holds @address's VMA of @mm at sequence @seq: its flags to @vi */
+static __always_inline bool vma_hit(const struct vma_cache *vc, struct mm_struct *mm,
+				    __u32 seq, __u64 address, struct vma_info *vi)
+{
+	if (!vc->seq_ok || vc->mm != (__u64)mm || vc->seq != seq ||
+	    address < vc->start || address >= vc->end)
+		return false;
+	vi->flags = vc->flags;
+	vi->file = vc->file;
+	return true;
+}
+
 /*
- * The VMA of f->address, from the thread's cache when still valid, else by
- * bpf_find_vma() (mmap_lock read-trylock), else, when that lock is busy, by
- * the lockless walk. -1 only when both fail.
+ * The VMA of f->address, from the CPU slot's cache or the thread's when
+ * still valid, else by bpf_find_vma() (mmap_lock read-trylock), else, when
+ * that lock is busy, by the lockless walk. -1 only when both fail.
  */
-static __always_inline int vma_of(struct task_struct *task, struct fault_ctx *f,
+static __always_inline int vma_of(struct task_struct *task, struct cpu_slot *sl,
 				  struct vma_info *vi)
 {
+	struct fault_ctx *f = &sl->f;
 	struct fault_state *st;
 	struct vma_cache *vc;
 	struct mm_struct *mm = task->mm;
 	__u32 seq = 0, seq2 = 0;
 	bool seq_ok = mm && mm_vma_seq(mm, &seq);
 
+	if (seq_ok && vma_hit(&sl->vma, mm, seq, f->address, vi))
+		return 0;
 	st = bpf_task_storage_get(&fault_states, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (st) {
-		vc = &st->vma;
-		if (seq_ok && vc->seq_ok && vc->mm == (__u64)mm && vc->seq == seq &&
-		    f->address >= vc->start && f->address < vc->end) {
-			vi->flags = vc->flags;
-			vi->file = vc->file;
-			return 0;
-		}
+	if (st && seq_ok && vma_hit(&st->vma, mm, seq, f->address, vi)) {
+		sl->vma = st->vma;
+		return 0;
 	}
 	if (bpf_find_vma(task, f->address, vma_cb, vi, 0)) {
 		__u64 mm_addr = 0;
@@ -522,11 +538,9 @@ static __always_inline int vma_of(struct task_struct *task, struct fault_ctx *f,
 		/* cached only when no writer ran during the walk */
 		seq_ok = seq_ok && mm_vma_seq(mm, &seq2) && seq2 == seq;
 	}
-	if (!st)
-		return 0;
 	/* seq was read before the lookup: a change in between moves it, and
 	 * the entry is not used again */
-	vc = &st->vma;
+	vc = &sl->vma;
 	vc->seq_ok = seq_ok;
 	vc->mm = (__u64)mm;
 	vc->seq = seq;
@@ -534,15 +548,18 @@ static __always_inline int vma_of(struct task_struct *task, struct fault_ctx *f,
 	vc->end = vi->end;
 	vc->flags = vi->flags;
 	vc->file = vi->file;
+	if (st)
+		st->vma = *vc;
 	return 0;
 }
 
 enum alloc_kind { ALLOC_OTHER, ALLOC_ZERO, ALLOC_COW_ANON, ALLOC_COW_FILE, ALLOC_UNCLASSIFIED };
 
 /* DESIGN.md step 4: what the first user allocation of a fault was for. */
-static __always_inline int classify(struct task_struct *task, struct fault_ctx *f,
+static __always_inline int classify(struct task_struct *task, struct cpu_slot *sl,
 				    __u32 gfp, bool old)
 {
+	struct fault_ctx *f = &sl->f;
 	struct vma_info vi = {};
 
 	if (gfp & gfp_zero)
@@ -551,7 +568,7 @@ static __always_inline int classify(struct task_struct *task, struct fault_ctx *
 		return ALLOC_OTHER;
 	/* a write fault's copy or fill whose VMA is unknown: counted as
 	 * such (fault_unclassified_pages), never dropped */
-	if (old ? vmacache_vma(task, f->address, &vi.flags, &vi.file) : vma_of(task, f, &vi))
+	if (old ? vmacache_vma(task, f->address, &vi.flags, &vi.file) : vma_of(task, sl, &vi))
 		return ALLOC_UNCLASSIFIED;
 	if (vi.flags & VM_SHARED_FLAG)
 		return ALLOC_OTHER;	/* write-notify or page cache fill */
@@ -640,7 +657,7 @@ static __always_inline int page_alloc(unsigned long long *ctx, unsigned int orde
 	if (f->state == FAULT_ACTIVE && order == 0 &&
 	    (gfp & ~(gfp_zero | gfp_comp)) == gfp_highuser_movable) {
 		f->state = FAULT_CLASSIFIED;
-		kind = classify(task, f, gfp, old);
+		kind = classify(task, sl, gfp, old);
 	}
 	if (nr_node_ranges) {
 		__u64 page_addr = 0;
@@ -1651,14 +1668,19 @@ int BPF_PROG(sched_process_exec, struct task_struct *task)
 
 	if (p)
 		bpf_probe_read_kernel_str(p->comm, sizeof(p->comm), task->comm);
-	/* a new mm: forget the VMA cache (a new mm at the old address could
+	/* a new mm: forget the VMA caches (a new mm at the old address could
 	 * show the same sequence) */
 	if (bpf_core_enum_value_exists(enum bpf_map_type, BPF_MAP_TYPE_TASK_STORAGE)) {
 		struct fault_state *st;
+		struct cpu_slot *sl;
+		__u32 zero = 0;
 
 		st = bpf_task_storage_get(&fault_states, bpf_get_current_task_btf(), 0, 0);
 		if (st)
 			st->vma.seq_ok = 0;
+		sl = bpf_map_lookup_elem(&cpu_slots, &zero);
+		if (sl)
+			sl->vma.seq_ok = 0;
 	}
 	return 0;
 }
