@@ -41,10 +41,14 @@ extern void bpf_rcu_read_unlock(void) __weak __ksym;
  * Returns the number of processes with an mm (kernel threads and zombies
  * have none); those past max_entries are counted and not written, so a
  * return above max_entries tells userspace that the array was too small.
+ * Without @ctx->own_fields, ppid, start time, peak RSS and faults are left
+ * 0: they cost 5 more cache lines per process, and a daemon without
+ * --top-processes publishes none of them.
  */
 SEC("syscall")
-int task_walk(void *ctx)
+int task_walk(struct memacct_task_walk_args *ctx)
 {
+	bool own = ctx->own_fields;
 	struct bpf_iter_task it;
 	struct task_struct *task;
 	__u32 n = 0;
@@ -62,7 +66,16 @@ int task_walk(void *ctx)
 		r = bpf_map_lookup_elem(&stocks, &i);
 		if (!r)
 			continue;
-		task_stock_fill(task, mm, r);
+		if (own) {
+			task_stock_fill(task, mm, r);
+		} else {	/* the array keeps earlier runs' records */
+			task_stock_fill_sums(task, mm, r);
+			r->ppid = 0;
+			r->start_boottime_ns = 0;
+			r->hiwater_rss_pages = 0;
+			r->min_flt = 0;
+			r->maj_flt = 0;
+		}
 		/* comm as two direct 8-byte loads, not bpf_probe_read_kernel()
 		 * (7% of a collection at 10,000 processes): the verifier lets
 		 * a load span an array of scalars (btf_struct_walk()) */

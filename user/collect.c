@@ -586,7 +586,8 @@ int collect(struct collector *cs, struct collection *col)
 	col->cg = w.v;
 	col->ncg = w.n;
 	read_flows(cs, col);
-	col->nst = pin_read_stocks(cs->pin, &col->st);
+	/* ppid, start time, peak RSS and faults: only the top processes show them */
+	col->nst = pin_read_stocks(cs->pin, cs->top_n > 0, &col->st);
 	if (col->nst < 0) {
 		p_warn("reading the processes' stocks: %s", strerror(-col->nst));
 		col->nst = 0;

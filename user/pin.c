@@ -644,14 +644,14 @@ out_err:
 	return err;
 }
 
-long pin_read_stocks(struct pinned *p, struct memacct_task_stock **out)
+long pin_read_stocks(struct pinned *p, bool own_fields, struct memacct_task_stock **out)
 {
 	struct memacct_task_stock *v = NULL;
 	bool has_init = false;
 	long n = -ENOTSUP;
 
 	if (p->walk) {
-		n = task_walk_read(p->walk, &v);
+		n = task_walk_read(p->walk, own_fields, &v);
 		if (n < 0) {
 			p_warn("the process walk failed (%s): the task iterator from now on",
 			       strerror(-n));

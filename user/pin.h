@@ -113,8 +113,10 @@ int pin_other_kernel_sides(const struct pinned *p);
  * walk (task_walk.h, kernels 6.7+) or, without it or when it fails (then for
  * good, with a warning), one read of the iter/task link. Malloc'd array in
  * @out; returns the count or negative errno. PID 1, when the iterator
- * skipped it (6.18 here starts at PID 2), is added from /proc.
+ * skipped it (6.18 here starts at PID 2), is added from /proc. Without
+ * @own_fields the walk may leave ppid, start_boottime_ns,
+ * hiwater_rss_pages, min_flt and maj_flt at 0 (task_walk_read()).
  */
-long pin_read_stocks(struct pinned *p, struct memacct_task_stock **out);
+long pin_read_stocks(struct pinned *p, bool own_fields, struct memacct_task_stock **out);
 
 #endif

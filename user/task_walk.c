@@ -93,10 +93,12 @@ int task_walk_open(uint32_t procs, struct task_walk **out)
 	return 0;
 }
 
-long task_walk_read(struct task_walk *w, struct memacct_task_stock **out)
+long task_walk_read(struct task_walk *w, bool own_fields, struct memacct_task_stock **out)
 {
+	struct memacct_task_walk_args args = { .own_fields = own_fields };
+
 	for (;;) {
-		LIBBPF_OPTS(bpf_test_run_opts, opts);
+		LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = &args, .ctx_size_in = sizeof(args));
 		struct memacct_task_stock *v;
 		uint64_t want;
 		int err;
