@@ -319,13 +319,25 @@ out_close:
 
 int pin_links_gone(const struct pinned *p)
 {
+	bool seen[PIN_MAX_PROGS] = { false };
 	char path[512];
+	struct dirent *de;
 	int gone = 0;
+	DIR *d;
 
-	for (int i = 0; i < p->nprogs; i++) {
-		path_of(path, sizeof(path), p->dir, "links", p->progs[i].name);
-		gone += access(path, F_OK) != 0;
-	}
+	/* one directory read, not a path lookup per program (every collection) */
+	snprintf(path, sizeof(path), "%s/links", p->dir);
+	d = opendir(path);
+	while (d && (de = readdir(d)))
+		for (int i = 0; i < p->nprogs; i++)
+			if (!seen[i] && !strcmp(de->d_name, p->progs[i].name)) {
+				seen[i] = true;
+				break;
+			}
+	if (d)
+		closedir(d);
+	for (int i = 0; i < p->nprogs; i++)
+		gone += !seen[i];
 	return gone;
 }
 
