@@ -1284,10 +1284,15 @@ START_TEST(test_process_walk)
 	       walk_pin.walk ? "loaded" : "not loaded");
 	ck_assert_msg(has_kfunc == (walk_pin.walk != NULL),
 		      "the process walk must load exactly where the kernel has bpf_iter_task_new");
-	if (walk_pin.walk) {
-		nw = pin_read_stocks(&walk_pin, true, &walk);
+	if (walk_pin.walk) {	/* a copy: the lean read below rewrites the array */
+		struct memacct_task_stock *v;
+
+		nw = pin_read_stocks(&walk_pin, true, &v);
 		ck_assert_msg(nw > KIDS, "process walk: %ld records", nw);
 		ck_assert_ptr_nonnull(walk_pin.walk);	/* it did not fail over */
+		walk = malloc(nw * sizeof(*walk));
+		ck_assert_ptr_nonnull(walk);
+		memcpy(walk, v, nw * sizeof(*walk));
 	}
 	{	/* the task iterator, as on a kernel without the walk */
 		struct task_walk *w = walk_pin.walk;
@@ -1357,7 +1362,6 @@ START_TEST(test_process_walk)
 			ck_assert(!l->ppid && !l->start_boottime_ns && !l->hiwater_rss_pages &&
 				  !l->min_flt && !l->maj_flt);
 		}
-		free(lean);
 	}
 	if (walk) {	/* room grows: 16 processes' array, more processes */
 		struct memacct_task_stock *g = NULL;
@@ -1369,11 +1373,9 @@ START_TEST(test_process_walk)
 			      "walk of room 16: %ld records, room %u", ng, task_walk_capacity(small));
 		printf("  walk: %ld processes, iterator %ld; room 16 grew to %u\n", nw, ni,
 		       task_walk_capacity(small));
-		free(g);
 		task_walk_close(small);
 	}
 	free(walk);
-	free(iter);
 	pin_close(&walk_pin);
 	walk_pin_open = false;
 	for (int i = 0; i < KIDS; i++) {

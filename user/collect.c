@@ -460,7 +460,6 @@ void collection_free(struct collection *c)
 	for (size_t i = 0; i < c->ncg; i++)
 		free(c->cg[i].rel);
 	free(c->cg);
-	free(c->st);
 	free(c->pf);
 	free(c->topf);
 	free(c->comms);
