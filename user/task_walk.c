@@ -43,6 +43,8 @@ static int walk_load(struct task_walk *w, uint32_t cap)
 		return -errno;
 	err = bpf_map__set_max_entries(w->skel->maps.stocks, cap);
 	if (!err)
+		err = bpf_map__set_max_entries(w->skel->maps.hints, cap);
+	if (!err)
 		err = task_walk_bpf__load(w->skel);
 	if (err) {
 		walk_unload(w);
