@@ -9,8 +9,9 @@
  *
  * iter/task (memacct.bpf.c task_stocks), what older kernels use, looks up
  * every thread's pid in turn and takes a reference on each task; this walk
- * follows the process list under RCU. Its own object: it keeps no state, so
- * the daemon loads it at every start instead of pinning it.
+ * follows the process list under RCU. Its own object: it keeps no state that
+ * must outlive the daemon (the hints map is only a guess), so the daemon
+ * loads it at every start instead of pinning it.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
