@@ -183,6 +183,17 @@ struct memacct_task_stock {
 };
 
 /*
+ * Input of the process walk (bpf/task_walk.bpf.c), BPF_PROG_TEST_RUN's
+ * ctx_in: own_fields 1 fills every field of each record, 0 leaves those
+ * only a process shown on its own needs (ppid, start_boottime_ns,
+ * hiwater_rss_pages, min_flt, maj_flt) at 0.
+ */
+struct memacct_task_walk_args {
+	__u32 own_fields;
+	__u32 pad;
+};
+
+/*
  * Ring buffer record (map pin_events) sent after a syscall that changed a
  * process's mm->locked_vm or mm->pinned_vm (mlock, mlock2, munlock,
  * mlockall, munlockall, mmap, munmap, mremap, brk, io_uring_register), or

@@ -1284,16 +1284,21 @@ START_TEST(test_process_walk)
 	       walk_pin.walk ? "loaded" : "not loaded");
 	ck_assert_msg(has_kfunc == (walk_pin.walk != NULL),
 		      "the process walk must load exactly where the kernel has bpf_iter_task_new");
-	if (walk_pin.walk) {
-		nw = pin_read_stocks(&walk_pin, &walk);
+	if (walk_pin.walk) {	/* a copy: the lean read below rewrites the array */
+		struct memacct_task_stock *v;
+
+		nw = pin_read_stocks(&walk_pin, true, &v);
 		ck_assert_msg(nw > KIDS, "process walk: %ld records", nw);
 		ck_assert_ptr_nonnull(walk_pin.walk);	/* it did not fail over */
+		walk = malloc(nw * sizeof(*walk));
+		ck_assert_ptr_nonnull(walk);
+		memcpy(walk, v, nw * sizeof(*walk));
 	}
 	{	/* the task iterator, as on a kernel without the walk */
 		struct task_walk *w = walk_pin.walk;
 
 		walk_pin.walk = NULL;
-		ni = pin_read_stocks(&walk_pin, &iter);
+		ni = pin_read_stocks(&walk_pin, true, &iter);
 		walk_pin.walk = w;
 	}
 	ck_assert_msg(ni > KIDS, "task iterator: %ld records", ni);
@@ -1335,21 +1340,42 @@ START_TEST(test_process_walk)
 			      (unsigned long long)a->start_boottime_ns,
 			      (unsigned long long)b->start_boottime_ns);
 	}
+	if (walk) {	/* without own fields: the same sums, the rest 0 */
+		struct memacct_task_stock *lean = NULL;
+		long nl = pin_read_stocks(&walk_pin, false, &lean);
+
+		ck_assert_msg(nl > KIDS, "lean process walk: %ld records", nl);
+		for (int i = 0; i < KIDS; i++) {
+			const struct memacct_task_stock *a, *l;
+			int ca, cl;
+
+			a = stock_of(walk, nw, kids[i], &ca);
+			l = stock_of(lean, nl, kids[i], &cl);
+			ck_assert_msg(l && cl == 1, "pid %d: %d lean records", (int)kids[i], cl);
+			ck_assert(l->rss_anon_pages == a->rss_anon_pages &&
+				  l->rss_file_pages == a->rss_file_pages &&
+				  l->rss_shmem_pages == a->rss_shmem_pages &&
+				  l->locked_vm_pages == a->locked_vm_pages &&
+				  l->pinned_vm_pages == a->pinned_vm_pages &&
+				  l->memcg_id == a->memcg_id &&
+				  !memcmp(l->comm, a->comm, sizeof(l->comm)));
+			ck_assert(!l->ppid && !l->start_boottime_ns && !l->hiwater_rss_pages &&
+				  !l->min_flt && !l->maj_flt);
+		}
+	}
 	if (walk) {	/* room grows: 16 processes' array, more processes */
 		struct memacct_task_stock *g = NULL;
 		long ng;
 
 		ck_assert_int_eq(task_walk_open(16, &small), 0);
-		ng = task_walk_read(small, &g);
+		ng = task_walk_read(small, true, &g);
 		ck_assert_msg(ng > KIDS && task_walk_capacity(small) >= (uint32_t)ng,
 			      "walk of room 16: %ld records, room %u", ng, task_walk_capacity(small));
 		printf("  walk: %ld processes, iterator %ld; room 16 grew to %u\n", nw, ni,
 		       task_walk_capacity(small));
-		free(g);
 		task_walk_close(small);
 	}
 	free(walk);
-	free(iter);
 	pin_close(&walk_pin);
 	walk_pin_open = false;
 	for (int i = 0; i < KIDS; i++) {

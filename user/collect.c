@@ -47,14 +47,11 @@ struct walk {
 	const struct collector *o;
 };
 
-static int walk_add(struct walk *w, const char *abs, const char *rel, uint64_t parent,
-		    int level)
+/* @ino: the cgroup directory's inode number, its kernfs id (the BPF side's memcg id) */
+static int walk_add(struct walk *w, uint64_t ino, const char *rel, uint64_t parent, int level)
 {
-	struct stat st;
 	struct cgi *c;
 
-	if (stat(abs, &st))
-		return -errno;
 	if (w->n == w->cap) {
 		size_t cap = w->cap ? 2 * w->cap : 256;
 		struct cgi *nv;
@@ -69,7 +66,7 @@ static int walk_add(struct walk *w, const char *abs, const char *rel, uint64_t p
 	}
 	c = &w->v[w->n];
 	memset(c, 0, sizeof(*c));
-	c->id = st.st_ino;
+	c->id = ino;
 	c->parent_id = parent;
 	c->level = level;
 	c->rel = strdup(rel);
@@ -98,7 +95,9 @@ static void walk_dir(struct walk *w, const char *abs, const char *rel, uint64_t 
 		if (snprintf(a, sizeof(a), "%s/%s", abs, de->d_name) >= (int)sizeof(a) ||
 		    snprintf(r, sizeof(r), "%s/%s", level ? rel : "", de->d_name) >= (int)sizeof(r))
 			continue;
-		if (walk_add(w, a, r, id, level + 1))
+		/* d_ino is the inode number a stat() gives (kernfs_fop_readdir():
+		 * kernfs_ino()): no path lookup per cgroup */
+		if (walk_add(w, de->d_ino, r, id, level + 1))
 			continue;
 		walk_dir(w, a, r, w->v[w->n - 1].id, level + 1);
 	}
@@ -461,7 +460,6 @@ void collection_free(struct collection *c)
 	for (size_t i = 0; i < c->ncg; i++)
 		free(c->cg[i].rel);
 	free(c->cg);
-	free(c->st);
 	free(c->pf);
 	free(c->topf);
 	free(c->comms);
@@ -571,13 +569,14 @@ static void metrics_of_cgi(const struct collector *cs, const struct cgi *c, stru
 int collect(struct collector *cs, struct collection *col)
 {
 	struct walk w = { .o = cs };
+	struct stat st;
 	struct prev *np;
 	size_t nnp = 0;
 
 	memset(col, 0, sizeof(*col));
 	if (cs->rb)
 		ring_buffer__consume(cs->rb);
-	if (walk_add(&w, cs->root, "/", 0, 0)) {
+	if (stat(cs->root, &st) || walk_add(&w, st.st_ino, "/", 0, 0)) {
 		free(w.v);
 		return -ENOENT;
 	}
@@ -586,7 +585,8 @@ int collect(struct collector *cs, struct collection *col)
 	col->cg = w.v;
 	col->ncg = w.n;
 	read_flows(cs, col);
-	col->nst = pin_read_stocks(cs->pin, &col->st);
+	/* ppid, start time, peak RSS and faults: only the top processes show them */
+	col->nst = pin_read_stocks(cs->pin, cs->top_n > 0, &col->st);
 	if (col->nst < 0) {
 		p_warn("reading the processes' stocks: %s", strerror(-col->nst));
 		col->nst = 0;

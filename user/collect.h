@@ -66,7 +66,8 @@ struct collection {
 	struct cgi *cg;
 	size_t ncg;
 	/* the first ntop: top by RSS, largest first; the records after them
-	 * are no longer every process (sums are taken before) */
+	 * are no longer every process (sums are taken before). Not owned:
+	 * pin_read_stocks()'s, valid until the next collection */
 	struct memacct_task_stock *st;
 	long nst;
 	uint64_t pinned_vm_pages;	/* mm->pinned_vm of every process, summed */

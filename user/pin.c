@@ -319,13 +319,25 @@ out_close:
 
 int pin_links_gone(const struct pinned *p)
 {
+	bool seen[PIN_MAX_PROGS] = { false };
 	char path[512];
+	struct dirent *de;
 	int gone = 0;
+	DIR *d;
 
-	for (int i = 0; i < p->nprogs; i++) {
-		path_of(path, sizeof(path), p->dir, "links", p->progs[i].name);
-		gone += access(path, F_OK) != 0;
-	}
+	/* one directory read, not a path lookup per program (every collection) */
+	snprintf(path, sizeof(path), "%s/links", p->dir);
+	d = opendir(path);
+	while (d && (de = readdir(d)))
+		for (int i = 0; i < p->nprogs; i++)
+			if (!seen[i] && !strcmp(de->d_name, p->progs[i].name)) {
+				seen[i] = true;
+				break;
+			}
+	if (d)
+		closedir(d);
+	for (int i = 0; i < p->nprogs; i++)
+		gone += !seen[i];
 	return gone;
 }
 
@@ -343,6 +355,8 @@ void pin_close(struct pinned *p)
 	p->nprogs = 0;
 	task_walk_close(p->walk);
 	p->walk = NULL;
+	free(p->iter_stocks);
+	p->iter_stocks = NULL;
 	if (p->skel)
 		loader_stop(p->skel);	/* the pinned links stay attached */
 	p->skel = NULL;
@@ -597,7 +611,11 @@ static int init_stock(struct memacct_task_stock *r)
 	return 0;
 }
 
-/* One read of the iter/task link: malloc'd records, count or negative errno. */
+/*
+ * One read of the iter/task link: malloc'd records with room for one more
+ * (the buffer grows before a read, never fills at the end), count or
+ * negative errno.
+ */
 static long iter_read(const struct pinned *p, struct memacct_task_stock **out)
 {
 	size_t cap = 256, n = 0;
@@ -644,14 +662,16 @@ out_err:
 	return err;
 }
 
-long pin_read_stocks(struct pinned *p, struct memacct_task_stock **out)
+long pin_read_stocks(struct pinned *p, bool own_fields, struct memacct_task_stock **out)
 {
 	struct memacct_task_stock *v = NULL;
 	bool has_init = false;
 	long n = -ENOTSUP;
 
+	free(p->iter_stocks);
+	p->iter_stocks = NULL;
 	if (p->walk) {
-		n = task_walk_read(p->walk, &v);
+		n = task_walk_read(p->walk, own_fields, &v);
 		if (n < 0) {
 			p_warn("the process walk failed (%s): the task iterator from now on",
 			       strerror(-n));
@@ -659,20 +679,14 @@ long pin_read_stocks(struct pinned *p, struct memacct_task_stock **out)
 			p->walk = NULL;
 		}
 	}
-	if (n < 0)
-		n = iter_read(p, &v);
+	if (n < 0 && (n = iter_read(p, &v)) >= 0)
+		p->iter_stocks = v;
 	if (n < 0)
 		return n;
 	for (long i = 0; i < n && !has_init; i++)
 		has_init = v[i].tgid == 1;
-	if (!has_init) {
-		struct memacct_task_stock *nv = realloc(v, (n + 1) * sizeof(*v));
-
-		if (nv) {
-			v = nv;
-			n += !init_stock(&v[n]);
-		}
-	}
+	if (!has_init)	/* both passes leave room for one more */
+		n += !init_stock(&v[n]);
 	*out = v;
 	return n;
 }

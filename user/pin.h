@@ -36,6 +36,7 @@ struct pinned {
 	struct pin_prog progs[PIN_MAX_PROGS];
 	int nprogs;
 	struct task_walk *walk;	/* the process walk; NULL: the iter/task link */
+	struct memacct_task_stock *iter_stocks;	/* the last iter/task read's records */
 };
 
 /*
@@ -111,10 +112,14 @@ int pin_other_kernel_sides(const struct pinned *p);
 /*
  * pin_read_stocks() - every process's stocks, one record each: the process
  * walk (task_walk.h, kernels 6.7+) or, without it or when it fails (then for
- * good, with a warning), one read of the iter/task link. Malloc'd array in
- * @out; returns the count or negative errno. PID 1, when the iterator
- * skipped it (6.18 here starts at PID 2), is added from /proc.
+ * good, with a warning), one read of the iter/task link. *@out is @p's (the
+ * walk's mapped array, or the iterator's buffer): valid until the next
+ * pin_read_stocks() or pin_close(); the caller may reorder the records.
+ * Returns the count or negative errno. PID 1, when the pass skipped it
+ * (both do on 6.18 here), is added from /proc. Without @own_fields the walk
+ * leaves ppid, start_boottime_ns, hiwater_rss_pages, min_flt and maj_flt at
+ * 0 (task_walk_read()).
  */
-long pin_read_stocks(struct pinned *p, struct memacct_task_stock **out);
+long pin_read_stocks(struct pinned *p, bool own_fields, struct memacct_task_stock **out);
 
 #endif

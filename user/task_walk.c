@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause)
 /*
  * task_walk.c - load and run the process walk of bpf/task_walk.bpf.c and
- * read its array in place (mmap of a BPF_F_MMAPABLE array: no copy through
- * a syscall per record, as the iter/task link's read() makes).
+ * read its array in place (mmap of a BPF_F_MMAPABLE array: no copy, neither
+ * through a syscall per record, as the iter/task link's read() makes, nor
+ * into a buffer of ours).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -17,7 +18,7 @@
 
 struct task_walk {
 	struct task_walk_bpf *skel;
-	const struct memacct_task_stock *v;	/* the array, mapped read-only */
+	struct memacct_task_stock *v;	/* the array, mapped read-write */
 	size_t map_len;
 	uint32_t cap;
 };
@@ -25,7 +26,7 @@ struct task_walk {
 static void walk_unload(struct task_walk *w)
 {
 	if (w->v)
-		munmap((void *)w->v, w->map_len);
+		munmap(w->v, w->map_len);
 	w->v = NULL;
 	task_walk_bpf__destroy(w->skel);
 	w->skel = NULL;
@@ -42,6 +43,8 @@ static int walk_load(struct task_walk *w, uint32_t cap)
 		return -errno;
 	err = bpf_map__set_max_entries(w->skel->maps.stocks, cap);
 	if (!err)
+		err = bpf_map__set_max_entries(w->skel->maps.hints, cap);
+	if (!err)
 		err = task_walk_bpf__load(w->skel);
 	if (err) {
 		walk_unload(w);
@@ -50,7 +53,8 @@ static int walk_load(struct task_walk *w, uint32_t cap)
 	/* the kernel rounds array values up to 8 bytes: this record is 104 */
 	_Static_assert(sizeof(struct memacct_task_stock) % 8 == 0, "no padding between records");
 	w->map_len = ((size_t)cap * sizeof(struct memacct_task_stock) + ps - 1) / ps * ps;
-	v = mmap(NULL, w->map_len, PROT_READ, MAP_SHARED, bpf_map__fd(w->skel->maps.stocks), 0);
+	v = mmap(NULL, w->map_len, PROT_READ | PROT_WRITE, MAP_SHARED,
+		 bpf_map__fd(w->skel->maps.stocks), 0);
 	if (v == MAP_FAILED) {
 		err = -errno;
 		walk_unload(w);
@@ -93,25 +97,22 @@ int task_walk_open(uint32_t procs, struct task_walk **out)
 	return 0;
 }
 
-long task_walk_read(struct task_walk *w, struct memacct_task_stock **out)
+long task_walk_read(struct task_walk *w, bool own_fields, struct memacct_task_stock **out)
 {
+	struct memacct_task_walk_args args = { .own_fields = own_fields };
+
 	for (;;) {
-		LIBBPF_OPTS(bpf_test_run_opts, opts);
-		struct memacct_task_stock *v;
+		LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = &args, .ctx_size_in = sizeof(args));
 		uint64_t want;
 		int err;
 
 		if (bpf_prog_test_run_opts(bpf_program__fd(w->skel->progs.task_walk), &opts))
 			return -errno;
-		if (opts.retval <= w->cap) {
-			v = malloc(((size_t)opts.retval + 1) * sizeof(*v));	/* never 0 bytes */
-			if (!v)
-				return -ENOMEM;
-			memcpy(v, w->v, (size_t)opts.retval * sizeof(*v));
-			*out = v;
+		if (opts.retval < w->cap) {	/* read in place, room for one more */
+			*out = w->v;
 			return opts.retval;
 		}
-		/* more processes than room: a quarter more than now (a
+		/* no room for one more: a quarter more than now (a
 		 * reload is a verifier pass, a few ms, so not at every
 		 * collection; the whole array is mapped here, and mapped
 		 * pages count in the daemon's RSS: not twice as many) */

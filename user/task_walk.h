@@ -8,6 +8,7 @@
 #ifndef MEMACCT_TASK_WALK_H
 #define MEMACCT_TASK_WALK_H
 
+#include <stdbool.h>
 #include "memacct.h"
 
 struct task_walk;
@@ -22,16 +23,21 @@ struct task_walk;
 int task_walk_open(uint32_t procs, struct task_walk **out);
 
 /*
- * task_walk_read() - run the walk once: *@out gets a malloc'd array of one
- * struct memacct_task_stock per process with an mm (kernel threads and
+ * task_walk_read() - run the walk once: *@out points to the walk's array,
+ * one struct memacct_task_stock per process with an mm (kernel threads and
  * zombies have none), pages and counts as the kernel keeps them
  * (mm->rss_stat, locked_vm, pinned_vm, hiwater_rss, signal->min_flt and
- * maj_flt, the memory cgroup's kernfs id). Returns
- * the count or a negative errno; when the array was too small it is
- * reloaded with a quarter more room than needed and the walk run again, up
- * to TASK_WALK_MAX_PROCS (-E2BIG beyond).
+ * maj_flt, the memory cgroup's kernfs id); without @own_fields, ppid,
+ * start_boottime_ns, hiwater_rss_pages, min_flt and maj_flt are 0 (5 cache
+ * lines less per process, for callers that show no process on its own).
+ * The array is @w's, mapped read-write: valid until the next
+ * task_walk_read() or task_walk_close(), which rewrite or unmap it; the
+ * caller may reorder its records and fill the one after the last (there is
+ * always room for one more). Returns the count or a negative errno; when
+ * the array was too small it is reloaded with a quarter more room than
+ * needed and the walk run again, up to TASK_WALK_MAX_PROCS (-E2BIG beyond).
  */
-long task_walk_read(struct task_walk *w, struct memacct_task_stock **out);
+long task_walk_read(struct task_walk *w, bool own_fields, struct memacct_task_stock **out);
 
 /* task_walk_capacity() - processes the array holds now. */
 uint32_t task_walk_capacity(const struct task_walk *w);
