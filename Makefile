@@ -54,7 +54,7 @@ endif
 
 .DELETE_ON_ERROR:
 .PHONY: all check unit integration bench install uninstall vmlinux clean deps vmtest man fuzz \
-	completion deb deb-check image image-check soak
+	completion deb deb-check image image-check soak bench-check
 
 all: $(OUTPUT)/memacct $(BENCH_BINS) $(BENCH_OBJS)
 
@@ -155,7 +155,11 @@ integration: $(OUTPUT)/memacct $(OUTPUT)/test_integration $(WORKLOADS)
 san_verdict = $(if $(SANITIZE),if grep -l 'ERROR\|runtime error' $(SAN_LOGS)/* >/dev/null 2>&1; \
 	then cat $(SAN_LOGS)/*; echo "sanitizer reports in $(SAN_LOGS)"; exit 1; fi)
 
-check: unit integration $(if $(SANITIZE),,deb-check image-check)
+check: unit integration $(if $(SANITIZE),,deb-check image-check bench-check)
+
+# make bench's paired part in 3 toggled blocks: the bench must not rot (tests/bench_check.sh)
+bench-check: $(OUTPUT)/memacct $(BENCH_BINS) $(BENCH_OBJS)
+	$(Q)tests/bench_check.sh $(CURDIR)/$(OUTPUT)
 
 # libFuzzer over the kernel-file parsers (tests/fuzz/fuzz_parsers.c), with
 # ASan+UBSan: a crash, leak or UB report fails. FUZZ_TIME seconds (CI: 60;

@@ -6,7 +6,7 @@
 #    hot tracepoints) / on (the daemon's kernel side) / bpftrace (the one-line
 #    per-process fault counter a user would write instead), attached and
 #    detached by bench/toggle and visited in random order for each workload in
-#    each of BLOCKS blocks (default 150; QUICK=1: 30; PAIRED_MODE=process: the
+#    each of BLOCKS blocks (default 40; QUICK=1: 8; PAIRED_MODE=process: the
 #    older start-and-stop design); medians of the paired differences with 95%
 #    bootstrap intervals, CPU time.
 # 2. Per program, from kernel bpf_stats (run_time_ns / run_cnt) under the

@@ -11,8 +11,9 @@ blocks; in each, for each workload in turn, every arm is visited once in a
 random order: attach, run the workload once (short runs, ~10-50 ms), detach.
 An arm's cost in a block is its value minus the value of "off" for the same
 workload in the same block (or of another arm: memacct over the floor,
-memacct against bpftrace), taken within ~0.3 s, so the machine's drift over
-seconds (other work, frequency, caches) cancels. Reported: the median of the
+memacct against bpftrace), taken within 1-10 s (a detach of the syscall
+tracepoints waits for RCU grace periods: 30-650 ms here), so the machine's
+drift over minutes (other work, frequency, caches) cancels. Reported: the median of the
 paired differences and its 95% interval by a percentile bootstrap of the
 median (BOOT resamples, seeded), beside the median of "off" itself.
 
@@ -216,7 +217,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('out')
     ap.add_argument('--blocks', type=int, default=int(os.environ.get('BLOCKS', '0')),
-                    help='default 150 (toggle), 20 (process)')
+                    help='default 40 (toggle: ~9 min here), 20 (process)')
     ap.add_argument('--quick', action='store_true', help='a fifth of the blocks, for development')
     ap.add_argument('--mode', choices=('toggle', 'process'),
                     default=os.environ.get('PAIRED_MODE', 'toggle'))
@@ -259,7 +260,7 @@ def main():
                 tog, a.mode = None, 'process'
                 break
     mode_i = 2 if a.mode == 'toggle' else 1
-    blocks = a.blocks or (150 if a.mode == 'toggle' else 20)
+    blocks = a.blocks or (40 if a.mode == 'toggle' else 20)
     if a.quick:
         blocks = max(blocks // 5, 3)
     settle = a.settle if a.settle >= 0 else (0 if a.mode == 'toggle' else 1)
@@ -313,7 +314,7 @@ def main():
                 print('paired: stopped by SIGTERM in block %d' % (blk + 1), file=sys.stderr)
                 break
             done = blk + 1
-            if done % (10 if tog else 1) == 0 or done == blocks:
+            if done % (5 if tog else 1) == 0 or done == blocks:
                 print('block %d/%d done (%.0f s)' % (done, blocks, time.time() - t0),
                       file=sys.stderr)
     finally:

@@ -8,15 +8,21 @@
 # and writes its file in RESULTS as it goes, so a run cut short keeps what
 # it measured:
 #   host.txt      kernel, CPUs, memory, pid_max, the interpreter's torch
-#   paired.txt    make bench's paired per-event part (BLOCKS, default 14),
-#                 arms off / floor_hot / floor / on (+ bpftrace if installed)
+#   paired.txt    make bench's paired per-event part, toggled arms (BLOCKS,
+#                 default 80; PAIRED_MODE=process: the older design, 14
+#                 blocks), arms off / floor_hot / floor / on (+ bpftrace if
+#                 installed), cut at PAIRED_LIMIT s (270; paired.py reports the blocks
+#                 done)
 #   demo.txt      the README's DataLoader job, arms off / on (DEMO_BLOCKS, 5)
 #   stats.txt     per program, kernel bpf_stats; then the daemon per
 #                 collection at 1,000, 10,000 and 100,000 processes (pid_max
 #                 raised for it and put back)
 #   gpu.txt       tests/gpu/run.sh: CUDA pinned memory against FOLL_PIN
+#   pindemo.txt   dataloader_demo.py --pin-memory alone (no memacct): the
+#                 FOLL_PIN deltas it prints, for run.sh's second check
 # Environment: PYTHON (python3: the one with torch there), BLOCKS, DEMO_BLOCKS,
-# DEMO_ARGS, SIZES, PARTS (default "paired stats demo gpu", most wanted first).
+# DEMO_ARGS, SIZES, PAIRED_MODE, PARTS (default "paired stats demo gpu pindemo",
+# most wanted first).
 set -u
 R=${1:?usage: reference.sh RESULTS}
 G=$PWD/.output/gpu
@@ -40,11 +46,13 @@ part() { echo "== $1 $(($(date +%s) - t0)) s" | tee -a "$R/parts.txt"; }
 	bpftool prog show | grep -c '^[0-9]*:' | sed 's/^/BPF programs loaded before: /'
 } >"$R/host.txt" 2>&1
 
-for p in ${PARTS:-paired stats demo gpu}; do
+for p in ${PARTS:-paired stats demo gpu pindemo}; do
 	part "$p"
 	case $p in
 	paired)
-		timeout 200 "$PYTHON" tests/bench/paired.py "$G" --blocks "${BLOCKS:-14}" \
+		mode=${PAIRED_MODE:-toggle}
+		[ "$mode" = toggle ] && blocks=${BLOCKS:-80} || blocks=${BLOCKS:-14}
+		timeout "${PAIRED_LIMIT:-270}" "$PYTHON" tests/bench/paired.py "$G" --blocks "$blocks" --mode "$mode" \
 			--arms off,floor_hot,floor,on,bpftrace --raw "$R/paired-raw.csv" \
 			>"$R/paired.txt" 2>&1
 		;;
@@ -55,12 +63,16 @@ for p in ${PARTS:-paired stats demo gpu}; do
 	stats)
 		old=$(cat /proc/sys/kernel/pid_max)
 		[ "$old" -ge 200000 ] || echo 4194304 >/proc/sys/kernel/pid_max
-		SKIP_PAIRED=1 SKIP_EXPLAIN=1 SIZES="${SIZES:-1000 10000 100000}" timeout 130 \
+		SKIP_PAIRED=1 SKIP_EXPLAIN=1 SIZES="${SIZES:-1000 10000 100000}" timeout "${STATS_LIMIT:-130}" \
 			tests/bench.sh "$G" >"$R/stats.txt" 2>&1
 		echo "$old" >/proc/sys/kernel/pid_max
 		;;
 	gpu)
 		timeout 100 tests/gpu/run.sh "$G/memacct" tests/workloads >"$R/gpu.txt" 2>&1
+		;;
+	pindemo)
+		timeout 45 "$PYTHON" tests/workloads/dataloader_demo.py --pin-memory --objects 20000 \
+			--workers 4 --batch-size 16 >"$R/pindemo.txt" 2>&1
 		;;
 	esac
 	echo "exit $?" | tee -a "$R/parts.txt"

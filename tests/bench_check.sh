@@ -1,0 +1,32 @@
+#!/bin/sh
+# SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause)
+# bench_check.sh OUTPUT - `make bench-check` (part of make check): make bench's
+# paired part, toggled, in 3 short blocks (arms off / floor_hot / on,
+# workloads fault and switch), so that the bench cannot rot between runs:
+# toggle must take the programs of empty_attach and of a real memacct daemon,
+# every arm must give a figure, and nothing may stay attached or loaded
+# afterwards. Its figures are not checked (3 blocks resolve nothing: make
+# bench measures). Needs root and BTF; skipped (exit 0) without them.
+set -eu
+OUT=$1
+fail() { echo "bench-check: FAIL: $*" >&2; exit 1; }
+if [ "$(id -u)" != 0 ] || [ ! -r /sys/kernel/btf/vmlinux ]; then
+	echo "bench-check: skipped (needs root and BTF)"
+	exit 0
+fi
+links() { bpftool link show 2>/dev/null | grep -c '^[0-9]*:' || true; }
+progs() { bpftool prog show 2>/dev/null | grep -c '^[0-9]*:' || true; }
+l0=$(links) p0=$(progs)
+res=$(/usr/bin/python3 "$(dirname "$0")/bench/paired.py" "$OUT" --blocks 3 --mode toggle \
+	--arms off,floor_hot,on --workloads fault,switch --raw "$OUT/bench/check-raw.csv" 2>&1) ||
+	fail "paired.py exited $?: $res"
+echo "$res" | grep -q '3 blocks, toggle mode' || fail "not 3 toggled blocks: $res"
+for w in fault switch; do
+	echo "$res" | grep "^$w " | grep -q 'floor_hot-off .* on-off ' ||
+		fail "no $w line with both arms: $res"
+done
+# 3 blocks x 2 workloads x 3 arms, and the CSV's header
+[ "$(wc -l <"$OUT/bench/check-raw.csv")" = 19 ] || fail "$OUT/bench/check-raw.csv: not 18 values"
+[ "$(links)" = "$l0" ] || fail "links left attached: $l0 before, $(links) after"
+[ "$(progs)" = "$p0" ] || fail "programs left loaded: $p0 before, $(progs) after"
+echo "bench-check: ok ($(echo "$res" | grep -c '^[a-z]* *off ') workloads, 3 toggled arms)"
