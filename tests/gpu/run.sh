@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause)
 # tests/gpu/run.sh MEMACCT WORKLOADS_DIR: issue 11's ground truth on a CUDA
 # node (root, cgroup v2, an otherwise idle host: the truth is the host's
-# FOLL_PIN counter). NOT RUN in CI and not yet run at all (no GPU machine was
-# lent when it was written): docs/metrics.md has no GPU figures yet.
+# FOLL_PIN counter). NOT RUN in CI; run on the device GPU host on 2026-11-26
+# (docs/metrics.md "On a CUDA host": step 1 exact, step 2 open).
 #  1. tests/gpu/pinned_cuda.py under a memacct daemon, in a cgroup of ours:
 #     CUDA init, pin_memory=True 1 GiB, cudaHostRegister 256 MiB, unregister
 #     and free; each step's dma_pinned_bytes (process and the daemon's
