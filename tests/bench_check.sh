@@ -14,9 +14,11 @@ if [ "$(id -u)" != 0 ] || [ ! -r /sys/kernel/btf/vmlinux ]; then
 	echo "bench-check: skipped (needs root and BTF)"
 	exit 0
 fi
-links() { bpftool link show 2>/dev/null | grep -c '^[0-9]*:' || true; }
-progs() { bpftool prog show 2>/dev/null | grep -c '^[0-9]*:' || true; }
-l0=$(links) p0=$(progs)
+# the highest link and program ids now: any above them left afterwards is ours
+top() { bpftool "$1" show 2>/dev/null | sed -n 's/^\([0-9]*\):.*/\1/p' | sort -n | tail -1; }
+newer() { bpftool "$1" show 2>/dev/null | sed -n 's/^\([0-9]*\):.*/\1/p' |
+	awk -v t="${2:-0}" '$1 > t' | wc -l; }
+l0=$(top link) p0=$(top prog)
 res=$(/usr/bin/python3 "$(dirname "$0")/bench/paired.py" "$OUT" --blocks 3 --mode toggle \
 	--arms off,floor_hot,on --workloads fault,switch --raw "$OUT/bench/check-raw.csv" 2>&1) ||
 	fail "paired.py exited $?: $res"
@@ -27,6 +29,8 @@ for w in fault switch; do
 done
 # 3 blocks x 2 workloads x 3 arms, and the CSV's header
 [ "$(wc -l <"$OUT/bench/check-raw.csv")" = 19 ] || fail "$OUT/bench/check-raw.csv: not 18 values"
-[ "$(links)" = "$l0" ] || fail "links left attached: $l0 before, $(links) after"
-[ "$(progs)" = "$p0" ] || fail "programs left loaded: $p0 before, $(progs) after"
+# a closed program goes after an RCU grace period: give it a second
+sleep 1
+[ "$(newer link "$l0")" = 0 ] || fail "$(newer link "$l0") links left attached"
+[ "$(newer prog "$p0")" = 0 ] || fail "$(newer prog "$p0") programs left loaded"
 echo "bench-check: ok ($(echo "$res" | grep -c '^[a-z]* *off ') workloads, 3 toggled arms)"
