@@ -21,13 +21,14 @@ struct om_self {
 	long clk_tck;		/* sysconf(_SC_CLK_TCK) */
 	long page_size;
 	uint64_t btime_s;	/* /proc/stat btime: boot, seconds since the epoch */
-	long open_fds;		/* entries of /proc/self/fd, -1 unknown */
+	long open_fds;		/* open fds (/proc/self/fd), -1 unknown */
 	uint64_t max_fds;	/* RLIMIT_NOFILE soft limit, 0 unknown */
 };
 
 /*
- * om_self_read() - fill @s from /proc/self/stat, /proc/stat, /proc/self/fd
- * and getrlimit(). 0 or negative errno (/proc/self/stat unreadable).
+ * om_self_read() - fill @s from /proc/self/stat, /proc/stat (btime, read at
+ * the first call only), /proc/self/fd (its st_size from v6.2, else its
+ * entries) and getrlimit(). 0 or negative errno (/proc/self/stat unreadable).
  */
 int om_self_read(struct om_self *s);
 /*
