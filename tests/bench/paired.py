@@ -4,18 +4,19 @@
 confidence intervals (tests/bench.sh runs it; docs/overhead.md).
 
 Design (--mode toggle, the default): every arm's programs are loaded once
-and then attached and detached by bench/toggle in milliseconds (an arm's
-process, the memacct daemon, empty_attach or bpftrace, is started once, its
-programs are taken over by toggle, and the process is stopped). BLOCKS
-blocks; in each, for each workload in turn, every arm is visited once in a
-random order: attach, run the workload once (short runs, ~10-50 ms), detach.
-An arm's cost in a block is its value minus the value of "off" for the same
+and then attached (~2 ms) and detached by bench/toggle (an arm's process,
+the memacct daemon, empty_attach or bpftrace, is started once, its programs
+are taken over by toggle, and the process is stopped). BLOCKS blocks; in
+each, for each workload in turn, every arm is visited once in a random
+order: attach, run the workload once (short runs, ~10-50 ms), detach. An
+arm's cost in a block is its value minus the value of "off" for the same
 workload in the same block (or of another arm: memacct over the floor,
 memacct against bpftrace), taken within 1-10 s (a detach of the syscall
 tracepoints waits for RCU grace periods: 30-650 ms here), so the machine's
-drift over minutes (other work, frequency, caches) cancels. Reported: the median of the
-paired differences and its 95% interval by a percentile bootstrap of the
-median (BOOT resamples, seeded), beside the median of "off" itself.
+drift over minutes (other work, frequency, caches) cancels. Reported: the
+median of the paired differences and its 95% interval by a percentile
+bootstrap of the median (BOOT resamples, seeded), beside the median of
+"off" itself.
 
 --mode process (the design until 2026-11-26, and the fallback where toggle
 cannot take the programs: kernels before 6.6): every arm is started and
@@ -67,7 +68,6 @@ import random
 import resource
 import shutil
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -172,16 +172,15 @@ class Toggler:
         return int(r[1]), ''
 
     def take(self, arm):
-        """start ARM's process, take its programs over, stop it"""
-        a = Arm(arm.name, arm.out, arm.memacct if arm.name == 'base' else None)
+        """start ARM's process, take its programs over, stop it: None, or why not"""
         try:
-            a.start()
-            n, why = self.cmd('take %s%s' % (a.name, ' exceptions/page_fault_user'
-                                              if a.name == 'bpftrace' else ''))
+            arm.start()
+            n, why = self.cmd('take %s%s' % (arm.name, ' exceptions/page_fault_user'
+                                              if arm.name == 'bpftrace' else ''))
         finally:
-            a.stop()
+            arm.stop()
         if n <= 0:
-            return why or 'no program of %s to take' % a.name
+            return why or 'no program of %s to take' % arm.name
         return None
 
     def close(self):

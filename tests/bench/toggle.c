@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause)
 /*
- * toggle: attach and detach whole sets of already loaded BPF programs in
- * milliseconds, so that tests/bench/paired.py can alternate its arms many
- * times a second instead of starting and stopping a daemon (seconds) per
- * visit (docs/overhead.md "Toggled arms").
+ * toggle: attach and detach whole sets of already loaded BPF programs, so
+ * that tests/bench/paired.py alternates its arms for each workload without
+ * starting, settling and stopping a daemon per visit (docs/overhead.md "How
+ * the per-event cost is measured").
  *
  * Commands on stdin, one per line; each is answered with one line, "ok ..."
  * or "error ...":
@@ -27,9 +27,9 @@
  * processes in its procs map until the map is full, and every later process
  * would then be dropped, a cheaper path than the one measured).
  * Tracepoint names of perf-event links come from BPF_OBJ_GET_INFO_BY_FD
- * (kernel 6.6, commit 1b715e1b0ec5 "bpf: Support ->fill_link_info for
- * perf_event"); older kernels answer "error" and paired.py falls back to
- * process arms. Needs root. Exit 0, 2 on bad usage, 4 when nothing can be read.
+ * (bpf_perf_link_fill_link_info(), kernel/bpf/syscall.c, since v6.6); older
+ * kernels answer "error" and paired.py falls back to process arms. Needs
+ * root. Exit 0: errors are answered on stdout, not fatal.
  */
 #include <errno.h>
 #include <glob.h>
@@ -176,9 +176,7 @@ static int take_links(int arm)
 		fd = bpf_link_get_fd_by_id(id);
 		if (fd < 0)
 			continue;	/* gone meanwhile */
-		memset(&li, 0, sizeof(li));
-		/* raw_tracepoint.tp_name and perf_event.tracepoint.tp_name are
-		 * both a pointer: at offset 16 and 24 */
+		memset(&li, 0, sizeof(li));	/* no name buffers: type and ids */
 		if (bpf_obj_get_info_by_fd(fd, &li, &len)) {
 			close(fd);
 			continue;
@@ -187,18 +185,16 @@ static int take_links(int arm)
 			struct bpf_link_info ri = { 0 };
 			struct bpf_prog_info pi = { 0 };
 			__u32 rl = sizeof(ri), pl = sizeof(pi);
-			int pfd;
 
 			ri.raw_tracepoint.tp_name = (unsigned long)name;
 			ri.raw_tracepoint.tp_name_len = sizeof(name);
 			bpf_obj_get_info_by_fd(fd, &ri, &rl);
-			pfd = bpf_prog_get_fd_by_id(li.prog_id);
-			if (pfd >= 0 && !bpf_obj_get_info_by_fd(pfd, &pi, &pl) &&
-			    pi.type == BPF_PROG_TYPE_TRACING)
-				name[0] = '\0';	/* tp_btf: the program names it */
-			if (pfd >= 0)
-				close(pfd);
 			err = add_prog(arm, li.prog_id, 1, name);
+			/* tp_btf (BPF_PROG_TYPE_TRACING): the program names its
+			 * tracepoint, and the attach takes no name */
+			if (!err && !bpf_obj_get_info_by_fd(progs[nprogs - 1].fd, &pi, &pl) &&
+			    pi.type == BPF_PROG_TYPE_TRACING)
+				progs[nprogs - 1].tp[0] = '\0';
 		} else if (li.type == BPF_LINK_TYPE_PERF_EVENT) {
 			memset(&li, 0, sizeof(li));
 			li.tp_name = (unsigned long)name;
