@@ -127,18 +127,22 @@ static int arm_of(const char *name, int create)
 	return narms++;
 }
 
-/* tracefs id file of event NAME in any category ("" when none) */
+/* tracefs id file of event CAT/NAME, or NAME in any category ("" when none
+ * or several), under tracefs or debugfs's tracing, as libbpf looks */
 static void event_id_path(const char *cat_name, char *out, size_t n)
 {
+	static const char *const roots[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
 	char pat[256];
 	glob_t g;
 
 	out[0] = '\0';
-	snprintf(pat, sizeof(pat), strchr(cat_name, '/') ? "/sys/kernel/tracing/events/%s/id" :
-		 "/sys/kernel/tracing/events/*/%s/id", cat_name);
-	if (!glob(pat, 0, NULL, &g) && g.gl_pathc == 1)
-		snprintf(out, n, "%s", g.gl_pathv[0]);
-	globfree(&g);
+	for (size_t i = 0; i < sizeof(roots) / sizeof(roots[0]) && !out[0]; i++) {
+		snprintf(pat, sizeof(pat), strchr(cat_name, '/') ? "%s/events/%s/id" :
+			 "%s/events/*/%s/id", roots[i], cat_name);
+		if (!glob(pat, 0, NULL, &g) && g.gl_pathc == 1)
+			snprintf(out, n, "%s", g.gl_pathv[0]);
+		globfree(&g);
+	}
 }
 
 static int add_prog(int arm, __u32 prog_id, int raw, const char *tp)
