@@ -57,6 +57,16 @@ static __always_inline void task_stock_fill_own(struct task_struct *task, struct
 	r->maj_flt = sig->maj_flt + task->maj_flt;
 }
 
+/* Zero what task_stock_fill_own() fills (a lean walk reuses the array). */
+static __always_inline void task_stock_clear_own(struct memacct_task_stock *r)
+{
+	r->ppid = 0;
+	r->start_boottime_ns = 0;
+	r->hiwater_rss_pages = 0;
+	r->min_flt = 0;
+	r->maj_flt = 0;
+}
+
 /* Fill all of @r but comm: task_stock_fill_sums() and task_stock_fill_own(). */
 static __always_inline void task_stock_fill(struct task_struct *task, struct mm_struct *mm,
 					    struct memacct_task_stock *r)

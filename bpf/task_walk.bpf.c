@@ -133,11 +133,7 @@ int task_walk(struct memacct_task_walk_args *ctx)
 			task_stock_fill(task, mm, r);
 		} else {	/* the array keeps earlier runs' records */
 			task_stock_fill_sums(task, mm, r);
-			r->ppid = 0;
-			r->start_boottime_ns = 0;
-			r->hiwater_rss_pages = 0;
-			r->min_flt = 0;
-			r->maj_flt = 0;
+			task_stock_clear_own(r);
 		}
 		/* comm as two direct 8-byte loads, not bpf_probe_read_kernel()
 		 * (7% of a collection at 10,000 processes): the verifier lets

@@ -15,9 +15,9 @@ if [ "$(id -u)" != 0 ] || [ ! -r /sys/kernel/btf/vmlinux ]; then
 	exit 0
 fi
 # the highest link and program ids now: any above them left afterwards is ours
-top() { bpftool "$1" show 2>/dev/null | sed -n 's/^\([0-9]*\):.*/\1/p' | sort -n | tail -1; }
-newer() { bpftool "$1" show 2>/dev/null | sed -n 's/^\([0-9]*\):.*/\1/p' |
-	awk -v t="${2:-0}" '$1 > t' | wc -l; }
+ids() { bpftool "$1" show 2>/dev/null | sed -n 's/^\([0-9]*\):.*/\1/p'; }
+top() { ids "$1" | sort -n | tail -1; }
+newer() { ids "$1" | awk -v t="${2:-0}" '$1 > t' | wc -l; }
 l0=$(top link) p0=$(top prog)
 res=$(/usr/bin/python3 "$(dirname "$0")/bench/paired.py" "$OUT" --blocks 3 --mode toggle \
 	--arms off,floor_hot,on --workloads fault,switch --raw "$OUT/bench/check-raw.csv" 2>&1) ||
