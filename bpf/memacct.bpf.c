@@ -20,6 +20,7 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 /* Set by userspace between open and load (user/bpf_loader.c). */
 const volatile __u64 filter_cgid;	/* 0: every process; else this memcg and below */
+const volatile __u64 fallback_cgid;	/* cgroup_or_up(): the record made at load */
 const volatile __u32 filter_level;	/* level of filter_cgid below the root */
 const volatile __u32 gfp_user;		/* __GFP_HIGHMEM | __GFP_MOVABLE */
 const volatile __u32 gfp_highuser_movable;	/* GFP_HIGHUSER_MOVABLE */
@@ -227,20 +228,16 @@ static __always_inline void proc_key_of(struct task_struct *task,
 }
 
 /*
- * Make the record of @task's process under @key (proc_get()'s second half,
- * and sched_process_fork's whole: a new process has none yet). NULL when the
- * filter does not want it or the map is full (counted).
+ * Make the record of @task's process, charged to memcg @cgid, under @key
+ * (a new process has none yet). NULL when the procs map is full (counted).
  */
-static __always_inline struct memacct_proc *proc_make(struct task_struct *task,
-						      struct memacct_proc_key *key)
+static __always_inline struct memacct_proc *proc_new(struct task_struct *task,
+						     struct memacct_proc_key *key, __u64 cgid)
 {
 	struct memacct_proc *p;
 	struct task_struct *leader;
-	__u64 cgid = 0;
 	long err;
 
-	if (!memcg_wanted(task, &cgid))
-		return NULL;
 	err = bpf_map_update_elem(&procs, key, &zero_proc, BPF_NOEXIST);
 	if (err && err != -EEXIST) {
 		drop(MEMACCT_DROP_PROC_MAP_FULL);
@@ -262,8 +259,24 @@ static __always_inline struct memacct_proc *proc_make(struct task_struct *task,
 }
 
 /*
+ * Make the record of @task's process under @key (proc_get()'s second half,
+ * and sched_process_fork's whole). NULL when the filter does not want it or
+ * the map is full (counted).
+ */
+static __always_inline struct memacct_proc *proc_make(struct task_struct *task,
+						      struct memacct_proc_key *key)
+{
+	__u64 cgid = 0;
+
+	if (!memcg_wanted(task, &cgid))
+		return NULL;
+	return proc_new(task, key, cgid);
+}
+
+/*
  * The record of @task's process; with @create, made on first sight when the
  * filter wants the process. NULL when unwanted or the map is full (counted).
+ * Flows go through flows_get(), which never loses them to a full map.
  */
 static __always_inline struct memacct_proc *proc_get(struct task_struct *task,
 						     bool create)
@@ -292,6 +305,59 @@ static __always_inline struct memacct_cgroup *cgroup_get(__u64 cgid)
 		return NULL;
 	}
 	return bpf_map_lookup_elem(&cgroups, &cgid);
+}
+
+/*
+ * Flows that found no record at all (the cgroups map full and the fallback
+ * record below gone): counted here by field, so that what is lost is known
+ * in bytes (docs/metrics.md "Nothing lost"). Userspace makes the fallback
+ * record at start, so this stays 0 unless someone deletes it.
+ */
+struct memacct_flows lost_flows;
+
+/*
+ * The record of memcg @cgid, made when missing; when the cgroups map is full (counted in
+ * dropped[]), the record of the cgroup every flow of this object is under:
+ * the filter cgroup of run/attach, else the memory hierarchy's root, made
+ * at load (user/bpf_loader.h loader_opts.fallback_cgid). The flows then
+ * count in that cgroup and above it, never in none. NULL only when that
+ * record is gone too.
+ */
+static __always_inline struct memacct_cgroup *cgroup_or_up(__u64 cgid)
+{
+	struct memacct_cgroup *c = cgroup_get(cgid);
+	__u64 up = fallback_cgid;
+
+	if (c)
+		return c;
+	return bpf_map_lookup_elem(&cgroups, &up);
+}
+
+/*
+ * Where @task's flows go: its process's record, made on first sight; when
+ * the procs map is full (counted), its memory cgroup's record, where the
+ * process's record would have been folded at exit (cgroup_or_up()), and
+ * when even that fails, lost_flows. NULL only when the filter does not
+ * want the task.
+ */
+static __always_inline struct memacct_flows *flows_get(struct task_struct *task)
+{
+	struct memacct_proc_key key;
+	struct memacct_cgroup *c;
+	struct memacct_proc *p;
+	__u64 cgid = 0;
+
+	proc_key_of(task, &key);
+	p = bpf_map_lookup_elem(&procs, &key);
+	if (p)
+		return &p->f;
+	if (!memcg_wanted(task, &cgid))
+		return NULL;
+	p = proc_new(task, &key, cgid);
+	if (p)
+		return &p->f;
+	c = cgroup_or_up(cgid);
+	return c ? &c->f : &lost_flows;
 }
 
 /*
@@ -403,24 +469,24 @@ static __always_inline int fault_enter(unsigned long address, unsigned long erro
  * Add the current thread's pending flows to its process's record. Called
  * only for the current thread (mm_page_alloc, sched_switch of prev ==
  * current, sched_process_exit) on its own CPU's slot, with preemption off:
- * no concurrent writer. A process the filter does not want, or a full procs
- * map, drops them, as counting each event did.
+ * no concurrent writer. @f is flows_get()'s: NULL (the filter does not want
+ * the process) drops them.
  */
-static __always_inline void fold_into(struct memacct_proc *p, struct fault_pending *pd)
+static __always_inline void fold_into(struct memacct_flows *f, struct fault_pending *pd)
 {
-	if (p) {
+	if (f) {
 		if (pd->zero_fill)
-			__sync_fetch_and_add(&p->f.zero_fill_pages, pd->zero_fill);
+			__sync_fetch_and_add(&f->zero_fill_pages, pd->zero_fill);
 		if (pd->cow)
-			__sync_fetch_and_add(&p->f.cow_copied_pages, pd->cow);
+			__sync_fetch_and_add(&f->cow_copied_pages, pd->cow);
 		if (pd->cow_file)
-			__sync_fetch_and_add(&p->f.cow_file_copied_pages, pd->cow_file);
+			__sync_fetch_and_add(&f->cow_file_copied_pages, pd->cow_file);
 		if (pd->fault_alloc)
-			__sync_fetch_and_add(&p->f.fault_alloc_pages, pd->fault_alloc);
+			__sync_fetch_and_add(&f->fault_alloc_pages, pd->fault_alloc);
 		if (pd->remote)
-			__sync_fetch_and_add(&p->f.remote_numa_alloc_pages, pd->remote);
+			__sync_fetch_and_add(&f->remote_numa_alloc_pages, pd->remote);
 		if (pd->unclassified)
-			__sync_fetch_and_add(&p->f.fault_unclassified_pages, pd->unclassified);
+			__sync_fetch_and_add(&f->fault_unclassified_pages, pd->unclassified);
 	}
 	__builtin_memset(pd, 0, sizeof(*pd));
 }
@@ -432,14 +498,12 @@ static __noinline int fold(struct task_struct *task, struct fault_pending *pd)
 
 	if (!pd->n)
 		return 0;
-	/* the key through the BTF pointer; proc_get() makes the record */
+	/* the key through the BTF pointer; flows_get() makes the record */
 	key.tgid = task->tgid;
 	key.pad = 0;
 	key.start_boottime_ns = task->group_leader->start_boottime;
 	p = bpf_map_lookup_elem(&procs, &key);
-	if (!p)
-		p = proc_get(task, true);
-	fold_into(p, pd);
+	fold_into(p ? &p->f : flows_get(task), pd);
 	return 0;
 }
 
@@ -447,7 +511,7 @@ static __noinline int fold(struct task_struct *task, struct fault_pending *pd)
 static __noinline int fold_old(struct task_struct *task, struct fault_pending *pd)
 {
 	if (pd->n)
-		fold_into(proc_get(task, true), pd);
+		fold_into(flows_get(task), pd);
 	return 0;
 }
 
@@ -1559,28 +1623,28 @@ int BPF_PROG(workqueue_execute_end, struct work_struct *work)
 SEC("tp/migrate/mm_migrate_pages")
 int mm_migrate_pages(struct trace_event_raw_mm_migrate_pages *ctx)
 {
-	struct memacct_proc *p;
+	struct memacct_flows *f;
 	__u64 pages = BPF_CORE_READ(ctx, succeeded);
 	int reason = BPF_CORE_READ(ctx, reason);
 
 	if (!pages)
 		return 0;
-	p = proc_get(current_task(), true);
-	if (!p)
+	f = flows_get(current_task());
+	if (!f)
 		return 0;
 	if (reason < 0 || reason >= MEMACCT_MR_OTHER)
 		reason = MEMACCT_MR_OTHER;
-	__sync_fetch_and_add(&p->f.numa_migrated_pages[reason & 7], pages);
+	__sync_fetch_and_add(&f->numa_migrated_pages[reason & 7], pages);
 	return 0;
 }
 
 SEC("tp_btf/sched_move_numa")
 int BPF_PROG(sched_move_numa, struct task_struct *task, int src_cpu, int dst_cpu)
 {
-	struct memacct_proc *p = proc_get(task, true);
+	struct memacct_flows *f = flows_get(task);
 
-	if (p)
-		__sync_fetch_and_add(&p->f.numa_task_moves, 1);
+	if (f)
+		__sync_fetch_and_add(&f->numa_task_moves, 1);
 	return 0;
 }
 
@@ -1588,18 +1652,18 @@ SEC("tp_btf/sched_swap_numa")
 int BPF_PROG(sched_swap_numa, struct task_struct *src, int src_cpu,
 	     struct task_struct *dst, int dst_cpu)
 {
-	struct memacct_proc *p;
+	struct memacct_flows *f;
 
 	if (!src)
 		return 0;
-	p = proc_get(src, true);
-	if (p)
-		__sync_fetch_and_add(&p->f.numa_task_swaps, 1);
+	f = flows_get(src);
+	if (f)
+		__sync_fetch_and_add(&f->numa_task_swaps, 1);
 	if (!dst)
 		return 0;
-	p = proc_get(dst, true);
-	if (p)
-		__sync_fetch_and_add(&p->f.numa_task_swaps, 1);
+	f = flows_get(dst);
+	if (f)
+		__sync_fetch_and_add(&f->numa_task_swaps, 1);
 	return 0;
 }
 
@@ -1608,10 +1672,10 @@ int BPF_PROG(sched_swap_numa, struct task_struct *src, int src_cpu,
 SEC("tp_btf/mark_victim")
 int BPF_PROG(mark_victim, struct task_struct *task)
 {
-	struct memacct_proc *p = proc_get(task, true);
+	struct memacct_flows *f = flows_get(task);
 
-	if (p)
-		__sync_fetch_and_add(&p->f.oom_kills, 1);
+	if (f)
+		__sync_fetch_and_add(&f->oom_kills, 1);
 	return 0;
 }
 
@@ -1639,10 +1703,10 @@ int mark_victim_pid(struct trace_event_raw_mark_victim *ctx)
 SEC("tp_btf/mm_vmscan_memcg_reclaim_begin")
 int BPF_PROG(memcg_reclaim_begin)
 {
-	struct memacct_proc *p = proc_get(current_task(), true);
+	struct memacct_flows *f = flows_get(current_task());
 
-	if (p)
-		__sync_fetch_and_add(&p->f.memcg_reclaims, 1);
+	if (f)
+		__sync_fetch_and_add(&f->memcg_reclaims, 1);
 	return 0;
 }
 
@@ -1709,9 +1773,10 @@ int BPF_PROG(cgroup_attach_task, struct cgroup *dst, const char *path,
 	if (id == p->memcg_id)
 		return 0;	/* another hierarchy (cgroup v1), or no change */
 	f = p->f;
-	old_cg = cgroup_get(p->memcg_id);
-	new_cg = old_cg ? cgroup_get(id) : NULL;
-	if (new_cg)	/* else (map full, counted) the flows go with the process */
+	/* with the cgroups map full (counted), the record above both */
+	old_cg = cgroup_or_up(p->memcg_id);
+	new_cg = old_cg ? cgroup_or_up(id) : NULL;
+	if (new_cg && new_cg != old_cg)
 		flows_move(&old_cg->f, &new_cg->f, &f);
 	p->memcg_id = id;
 	return 0;
@@ -1742,8 +1807,10 @@ int BPF_PROG(cgroup_rmdir, struct cgroup *cgrp, const char *path)
 	c = bpf_map_lookup_elem(&cgroups, &id);
 	if (!c || !parent_id)
 		return 0;
-	parent = cgroup_get(parent_id);
-	if (!parent)
+	/* with the cgroups map full (counted), the record above it: its
+	 * flows are never lost with it (a counter never goes down) */
+	parent = cgroup_or_up(parent_id);
+	if (!parent || parent == c)
 		return 0;
 	f = c->f;
 	flows_move(&parent->f, &c->f, &f);
@@ -1769,9 +1836,10 @@ int BPF_PROG(sched_process_exit, struct task_struct *task)
 	__u32 tid = task->pid;
 
 	if (oom_by_pid && bpf_map_delete_elem(&oom_victims, &tid) == 0) {
-		p = proc_get(task, true);	/* old kernels: see mark_victim_pid */
-		if (p)
-			__sync_fetch_and_add(&p->f.oom_kills, 1);
+		struct memacct_flows *f = flows_get(task);	/* old kernels: see mark_victim_pid */
+
+		if (f)
+			__sync_fetch_and_add(&f->oom_kills, 1);
 	}
 	/* every thread folds its pending flows (task is current here) and
 	 * frees its CPU slot */
@@ -1794,7 +1862,7 @@ int BPF_PROG(sched_process_exit, struct task_struct *task)
 		return 0;	/* other threads still run */
 	p = proc_get(task, true);
 	if (!p)
-		return 0;
+		return 0;	/* its flows went to its cgroup's record (flows_get()) */
 	/* direct loads, as task_stocks (iter/task) does on every kernel */
 	mm = task->mm;
 	p->exit_maxrss_pages = sig->maxrss;
@@ -1823,10 +1891,11 @@ int BPF_PROG(sched_process_exit, struct task_struct *task)
 	__sync_fetch_and_add(&flow_moves_begin, 1);
 	p->flags |= MEMACCT_PROC_EXITED;
 
-	/* fold into the cgroup so its counters outlive the process */
-	c = cgroup_get(p->memcg_id);
-	if (c) {
-		__u64 *to = (__u64 *)&c->f;
+	/* fold into the cgroup so its counters outlive the process, here in
+	 * the kernel whatever userspace does (reads the ring or not) */
+	c = cgroup_or_up(p->memcg_id);
+	{
+		__u64 *to = c ? (__u64 *)&c->f : (__u64 *)&lost_flows;
 		const __u64 *from = (const __u64 *)&p->f;
 
 		/* every flow (an array of __u64: flows_move()); most are 0
@@ -1834,6 +1903,8 @@ int BPF_PROG(sched_process_exit, struct task_struct *task)
 #pragma unroll
 		for (int i = 0; i < FLOW_WORDS; i++)
 			add_nz(&to[i], from[i]);
+	}
+	if (c) {
 		/* its pinned memory goes with its mm: take it out of the
 		 * cgroup's sums (the record keeps the at-exit values) */
 		add_nz(&c->pin.locked_vm_pages, -(__s64)p->pin.locked_vm_pages);
@@ -1850,15 +1921,18 @@ int BPF_PROG(sched_process_exit, struct task_struct *task)
 	if (p->pin.pinned_vm_pages && dma_releasing_pages)
 		dma_queue(&key, p->memcg_id, p->pin.pinned_vm_pages, 1);
 
+	/* the exit record: a per-process row for run/attach. With the ring
+	 * full (nobody reads it: the daemon down) only that row is lost, not
+	 * a page of the flows (folded above); the record leaves the map in
+	 * every case, so exits can never fill it (issue #23) */
 	ev = bpf_ringbuf_reserve(&exits, sizeof(*ev), 0);
-	if (!ev) {
-		/* left in the map with MEMACCT_PROC_EXITED: userspace harvests it */
+	if (ev) {
+		ev->key = key;
+		bpf_probe_read_kernel(&ev->proc, sizeof(ev->proc), p);
+		bpf_ringbuf_submit(ev, 0);
+	} else {
 		drop(MEMACCT_DROP_RINGBUF_FULL);
-		return 0;
 	}
-	ev->key = key;
-	bpf_probe_read_kernel(&ev->proc, sizeof(ev->proc), p);
-	bpf_ringbuf_submit(ev, 0);
 	bpf_map_delete_elem(&procs, &key);
 	return 0;
 }

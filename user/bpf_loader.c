@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
+#include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include "bpf_loader.h"
@@ -414,6 +415,82 @@ out_unmap:
 	return err;
 }
 
+/* A number from a one-number /proc file, or @dflt. */
+static uint64_t proc_number(const char *path, uint64_t dflt)
+{
+	char *buf, *end;
+	uint64_t v;
+	long n = read_file(path, &buf, 64);
+
+	if (n < 0)
+		return dflt;
+	errno = 0;
+	v = strtoull(buf, &end, 10);
+	if (errno || end == buf)
+		v = dflt;
+	free(buf);
+	return v;
+}
+
+/* Memory cgroups now: /proc/cgroups's num_cgroups of "memory", or 0. */
+static uint64_t memory_cgroups(void)
+{
+	char *buf, *line, *save = NULL;
+	unsigned long long n = 0;
+	unsigned int hier, en;
+	char name[32];
+
+	if (read_file("/proc/cgroups", &buf, 1 << 16) < 0)
+		return 0;
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		if (sscanf(line, "%31s %u %llu %u", name, &hier, &n, &en) == 4 &&
+		    !strcmp(name, "memory"))
+			break;
+	free(buf);
+	return line ? n : 0;
+}
+
+#define SIZES_MIN	4096U
+#define SIZES_MAX	(1U << 22)	/* PID_MAX_LIMIT */
+#define CGROUPS_V1_MAX	65536U	/* MEM_CGROUP_ID_MAX (65,535) + the root */
+
+static uint32_t clamp_u32(uint64_t v, uint32_t lo, uint32_t hi)
+{
+	return v < lo ? lo : v > hi ? hi : (uint32_t)v;
+}
+
+void loader_sizes(const struct btf *btf, struct loader_sizes *sz)
+{
+	uint64_t pid_max = proc_number("/proc/sys/kernel/pid_max", 32768);
+	uint64_t threads = proc_number("/proc/sys/kernel/threads-max", pid_max);
+	uint64_t ncg = memory_cgroups();
+
+	/* hash maps allocate their elements with bpf_mem_alloc, in any
+	 * context, since v6.1 (commit fba1a1c6c912, "bpf: Convert hash map to
+	 * bpf_mem_alloc."): the struct tells */
+	sz->no_prealloc = btf && btf__find_by_name_kind(btf, "bpf_mem_alloc",
+							 BTF_KIND_STRUCT) > 0;
+	sz->procs = clamp_u32(pid_max < threads ? pid_max : threads, SIZES_MIN,
+			      sz->no_prealloc ? SIZES_MAX : 65536);
+	sz->cgroups = clamp_u32(4 * ncg, CGROUPS_V1_MAX, sz->no_prealloc ? SIZES_MAX : 16384);
+}
+
+/* The maps sized for this host (loader_sizes()), before load. */
+static void size_maps(struct memacct_bpf *skel, const struct btf *btf)
+{
+	struct loader_sizes sz;
+
+	loader_sizes(btf, &sz);
+	bpf_map__set_max_entries(skel->maps.procs, sz.procs);
+	bpf_map__set_max_entries(skel->maps.cgroups, sz.cgroups);
+	if (sz.no_prealloc) {
+		bpf_map__set_map_flags(skel->maps.procs,
+				       bpf_map__map_flags(skel->maps.procs) | BPF_F_NO_PREALLOC);
+		bpf_map__set_map_flags(skel->maps.cgroups,
+				       bpf_map__map_flags(skel->maps.cgroups) | BPF_F_NO_PREALLOC);
+	}
+}
+
 int loader_start(const struct loader_opts *o, struct memacct_bpf **out)
 {
 	struct memacct_node_range ranges[MEMACCT_MAX_NODE_RANGES];
@@ -434,6 +511,7 @@ int loader_start(const struct loader_opts *o, struct memacct_bpf **out)
 
 	skel->rodata->filter_cgid = o->filter_cgid;
 	skel->rodata->filter_level = o->filter_level;
+	skel->rodata->fallback_cgid = o->fallback_cgid;
 	skel->rodata->gfp_user = gfp_bit(btf, "___GFP_HIGHMEM_BIT", 1) |
 				 gfp_bit(btf, "___GFP_MOVABLE_BIT", 3);
 	skel->rodata->gfp_highuser_movable =
@@ -461,6 +539,7 @@ int loader_start(const struct loader_opts *o, struct memacct_bpf **out)
 	bpf_program__set_autoattach(skel->progs.vmemmap_probe, false);
 	choose_programs(skel, btf);
 	choose_fallbacks(skel, btf);
+	size_maps(skel, btf);
 	btf__free(btf);
 	if (o->pin_events && pin_events_only(skel, o) == 0) {
 		err = -ENOENT;
@@ -478,6 +557,17 @@ int loader_start(const struct loader_opts *o, struct memacct_bpf **out)
 		p_err("loading the BPF programs: %s (run with -v for the verifier log)",
 		      strerror(-err));
 		goto out_destroy;
+	}
+	if (o->fallback_cgid) {
+		static const struct memacct_cgroup zero;
+
+		err = bpf_map_update_elem(bpf_map__fd(skel->maps.cgroups), &o->fallback_cgid,
+					  &zero, BPF_NOEXIST);
+		if (err && errno != EEXIST) {
+			err = -errno;
+			p_err("making the cgroups map's fallback record: %s", strerror(-err));
+			goto out_destroy;
+		}
 	}
 	if (skel->rodata->nr_node_ranges) {
 		uint64_t base;

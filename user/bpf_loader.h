@@ -20,7 +20,36 @@ struct loader_opts {
 	 */
 	bool pin_events;
 	uint32_t pin_ring_bytes, exit_ring_bytes;
+	/*
+	 * The memcg whose record takes the flows of a cgroup that the full
+	 * cgroups map has no room for (bpf/memacct.bpf.c cgroup_or_up()):
+	 * filter_cgid, or, without a filter, the memcg root's id. Made at
+	 * load; 0 makes none (such flows are then counted lost).
+	 */
+	uint64_t fallback_cgid;
 };
+
+/*
+ * Sizes of the procs and cgroups maps for this host (entries): procs holds
+ * every live process (min(kernel.pid_max, kernel.threads-max): no more
+ * tasks can exist), cgroups every memory cgroup (65,535 at most on cgroup
+ * v1, MEM_CGROUP_ID_MAX; v2 has no such bound: 4x those present at start,
+ * at least 65,536). Records are allocated on use where the kernel's hash
+ * maps take allocation in any context (bpf_mem_alloc, v6.1), so the size
+ * costs 16 bytes a bucket until used; before, they are preallocated and
+ * the sizes are capped at 65,536 and 16,384. A map that still fills loses
+ * no flow: bpf/memacct.bpf.c flows_get() and cgroup_or_up().
+ */
+struct loader_sizes {
+	uint32_t procs, cgroups;
+	bool no_prealloc;
+};
+
+/* loader_sizes() - the sizes above for this host and kernel (@btf: the
+ * kernel's, NULL if unreadable); reads /proc/sys/kernel/{pid_max,
+ * threads-max} and /proc/cgroups. */
+struct btf;
+void loader_sizes(const struct btf *btf, struct loader_sizes *sz);
 
 /*
  * loader_check_env() - root and a kernel with BTF. Returns 0, or -EPERM /

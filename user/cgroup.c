@@ -218,6 +218,15 @@ int memcg_root(char *root, int *version)
 	return 0;
 }
 
+uint64_t memcg_root_id(void)
+{
+	struct stat st;
+
+	if (memcg_mount_get() || stat(memcg_mount.mnt, &st))
+		return 0;
+	return st.st_ino;
+}
+
 /*
  * normalize_path() - collapse "//", drop a trailing '/', refuse "." and ".."
  * components (a cgroup argument must not climb out of the hierarchy).

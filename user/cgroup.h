@@ -29,6 +29,10 @@ struct memcg {
  */
 int memcg_root(char *root, int *version);
 
+/* memcg_root_id() - the memcg id (kernfs id = inode) of memcg_root()'s
+ * mount point; 0 when there is none. */
+uint64_t memcg_root_id(void);
+
 /* parse_mountinfo_memcg() - the same, from the text of a mountinfo file; for
  * v2 candidates @v2_has_memory(path) decides. Used by memcg_root() and tests. */
 int parse_mountinfo_memcg(const char *text, char *root, int *version,

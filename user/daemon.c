@@ -197,9 +197,14 @@ static void format_self(struct dstate *d, const struct collection *col,
 		metrics_sample_u64(b, l, 1, col->counters.dropped[i]);
 	}
 	metrics_family(b, "memacct_ringbuf_full", MT_COUNTER, NULL,
-		       "Exit records that found the ring buffer full and were read from the "
-		       "procs map instead (nothing lost)");
+		       "Exit records that found the ring buffer full (the daemon down or "
+		       "stalled): not needed here, every exit's flows are folded into its "
+		       "cgroup in the kernel (nothing lost)");
 	metrics_sample_u64(b, NULL, 0, col->counters.dropped[MEMACCT_DROP_RINGBUF_FULL]);
+	metrics_family(b, "memacct_flows_lost_bytes", MT_COUNTER, "bytes",
+		       "Bytes of pages allocated by faults whose flows found no record at all "
+		       "(not even the cgroups map's fallback record): in no series");
+	metrics_sample_u64(b, NULL, 0, col->counters.flows_lost_pages * d->page_size);
 	metrics_family(b, "memacct_map_fill_ratio", MT_GAUGE, "ratio",
 		       "Entries in use over max_entries of the BPF hash maps");
 	l[0] = (struct mlabel){ "map", "procs" };
@@ -738,6 +743,11 @@ int do_daemon(int argc, char **argv)
 
 			nanosleep(&ts, NULL);
 			http_reap_slow();
+			/* exit records are not used here (the kernel folds
+			 * every exit into its cgroup): drained so that the ring
+			 * is full only while the daemon is down */
+			if (d.rb)
+				ring_buffer__consume(d.rb);
 			now = now_ns();
 			if (wd_usec && now >= wd_next) {
 				if (now - d.last_ok_ns <= d.stall_ns)

@@ -199,6 +199,7 @@ static int load_and_pin(struct pinned *p)
 	char path[512];
 	int err;
 
+	o.fallback_cgid = memcg_root_id();
 	err = loader_start(&o, &p->skel);
 	if (err)
 		return err;
@@ -522,6 +523,14 @@ int pin_counters(const struct pinned *p, struct pin_counters *c)
 	c->dma_readable = !bss->dma_unreadable;
 	c->flow_moves_begin = bss->flow_moves_begin;
 	c->flow_moves_end = bss->flow_moves_end;
+	{
+		const struct memacct_flows *l = &bss->lost_flows;
+		uint64_t n = l->cow_copied_pages + l->cow_file_copied_pages +
+			     l->zero_fill_pages + l->fault_unclassified_pages;
+
+		/* as report_flows_lost_bytes() */
+		c->flows_lost_pages = n > l->fault_alloc_pages ? n : l->fault_alloc_pages;
+	}
 	free(bss);
 	return 0;
 }

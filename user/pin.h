@@ -81,6 +81,9 @@ struct pin_counters {
 	 * the end count before and the begin count after saw no move half
 	 * done when the two are equal */
 	uint64_t flow_moves_begin, flow_moves_end;
+	uint64_t flows_lost_pages;	/* pages allocated by faults whose flows
+					 * found no record (bss lost_flows, as
+					 * report_flows_lost_bytes()) */
 };
 
 /*

@@ -90,6 +90,26 @@ static void set_u64(json_t *o, const char *k, uint64_t v)
 	json_object_set_new(o, k, json_integer((json_int_t)v));
 }
 
+uint64_t report_flows_lost_bytes(const struct metrics *lost)
+{
+	uint64_t classified = lost->cow_copied + lost->cow_file_copied + lost->zero_fill +
+			      lost->fault_unclassified;
+
+	return classified > lost->fault_alloc ? classified : lost->fault_alloc;
+}
+
+json_t *report_flows_lost_json(const struct metrics *lost)
+{
+	json_t *j = json_object();
+	uint64_t mask = metric_flow_mask(true);
+
+	set_u64(j, "flows_lost_bytes", report_flows_lost_bytes(lost));
+	for (int id = 0; id < M_NR; id++)
+		if (mask & MBIT(id))
+			set_u64(j, metric_table[id].key, metric_get(lost, id));
+	return j;
+}
+
 void report_metrics_json(json_t *o, const struct metrics *m, unsigned int skip)
 {
 	for (int id = 0; id < M_NR; id++) {
@@ -175,6 +195,7 @@ json_t *report_json(const struct report *r)
 	for (int i = 0; i < MEMACCT_DROP_NR; i++)
 		set_u64(drops, drop_names[i], r->dropped[i]);
 	json_object_set_new(o, "dropped_events_by_cause", drops);
+	json_object_set_new(o, "flows_lost", report_flows_lost_json(&r->flows_lost));
 	set_u64(o, "vma_lockless_lookups", r->vma_lockless_lookups);
 	if (r->has_host)
 		json_object_set_new(o, "host", report_host_json(r));
@@ -763,9 +784,16 @@ void print_report_plain(FILE *f, const struct report *r)
 					(unsigned long long)r->dropped[i]);
 		fprintf(f, " (causes: memacct(1) DROPPED EVENTS)\n");
 	}
+	if (report_flows_lost_bytes(&r->flows_lost)) {
+		char u[16];
+
+		fprintf(f, "WARNING: %s of fault-allocated pages found no record: not in the "
+			"totals (-j flows_lost)\n",
+			fmt_bytes(u, sizeof(u), report_flows_lost_bytes(&r->flows_lost)));
+	}
 	if (r->dropped[MEMACCT_DROP_RINGBUF_FULL])
-		fprintf(f, "NOTE: %llu exit records read from the process map (ring buffer "
-			"full: ringbuf_full, nothing lost)\n",
+		fprintf(f, "NOTE: %llu exited processes have no row (ring buffer full: "
+			"ringbuf_full); their flows are in the totals\n",
 			(unsigned long long)r->dropped[MEMACCT_DROP_RINGBUF_FULL]);
 	fprintf(f, "x = exited (sizes at exit); RSS PEAK: the kernel's high-water mark; "
 		"TOTAL RSS: cgroup charge\n");

@@ -76,6 +76,9 @@ struct report {
 	struct metrics exited_folded;
 	uint64_t dropped_events;
 	uint64_t dropped[MEMACCT_DROP_NR];
+	/* flows that found no record at all (bpf/memacct.bpf.c lost_flows):
+	 * not in the totals; 0 unless the fallback record was deleted */
+	struct metrics flows_lost;
 	uint64_t vma_lockless_lookups;	/* count: VMAs read by the lockless walk */
 	bool numa_multi;		/* several NUMA nodes: remote figures shown */
 	uint64_t mem_total;		/* MemTotal for the verdicts; 0: read /proc/meminfo */
@@ -152,6 +155,18 @@ extern const char *const drop_names[MEMACCT_DROP_NR];
  * lost; reliability audit D20). It stays in dropped_events_by_cause.
  */
 uint64_t report_dropped_total(const uint64_t dropped[MEMACCT_DROP_NR]);
+
+/*
+ * report_flows_lost_bytes() - bytes of the pages allocated by faults in
+ * @lost: CoW, file CoW, zero fills and unclassified copies (disjoint), or
+ * fault_alloc where it is counted and larger (several NUMA nodes); the
+ * single figure "flows_lost_bytes".
+ */
+uint64_t report_flows_lost_bytes(const struct metrics *lost);
+
+/* report_flows_lost_json() - @lost's BPF flows (metric keys, bytes and
+ * counts) as a new JSON object. */
+json_t *report_flows_lost_json(const struct metrics *lost);
 
 void report_free(struct report *r);
 

@@ -484,7 +484,8 @@ static int take_baseline(struct session *s)
 
 int session_start(struct session *s, const struct memcg *cg)
 {
-	struct loader_opts o = { .filter_cgid = cg->id, .filter_level = cg->level };
+	struct loader_opts o = { .filter_cgid = cg->id, .filter_level = cg->level,
+				 .fallback_cgid = cg->id };
 	int err;
 
 	memset(s, 0, sizeof(*s));
@@ -569,19 +570,70 @@ static int cmp_rows(const void *a, const void *b)
 	return x->exited - y->exited;
 }
 
-/* Cgroup totals: stocks from the kernel's memcg files, flows summed. */
+static void flows_sum(struct memacct_flows *to, const struct memacct_flows *f)
+{
+	__u64 *t = (__u64 *)to;
+	const __u64 *v = (const __u64 *)f;
+
+	for (size_t i = 0; i < sizeof(*f) / sizeof(__u64); i++)
+		t[i] += v[i];
+}
+
+/*
+ * The subtree's flows as the kernel keeps them: the records of its cgroups
+ * (processes' flows folded at their exit, in the kernel, and those the full
+ * procs map had no record for: bpf/memacct.bpf.c flows_get()) plus the
+ * records of its live processes. Not the sum of the report's rows: a
+ * process that exits between reads, or whose exit record the full ring
+ * could not take, is in these whatever happens. Read again (up to 3 times)
+ * while the BPF side moved flows between records meanwhile, as the daemon
+ * does (collect.c read_flows()).
+ */
+static void subtree_flows(const struct session *s, const uint64_t *ids, int nids,
+			  struct memacct_flows *out)
+{
+	int cfd = bpf_map__fd(s->skel->maps.cgroups), pfd = bpf_map__fd(s->skel->maps.procs);
+	volatile struct memacct_bpf__bss *bss = s->skel->bss;
+
+	for (int try = 0; try < 4; try++) {
+		uint64_t end = __atomic_load_n(&bss->flow_moves_end, __ATOMIC_ACQUIRE);
+		struct memacct_proc_key key, next, *prev = NULL;
+		struct memacct_cgroup c;
+		struct memacct_proc p;
+
+		memset(out, 0, sizeof(*out));
+		for (int i = 0; i < nids; i++)
+			if (!bpf_map_lookup_elem(cfd, &ids[i], &c))
+				flows_sum(out, &c.f);
+		while (bpf_map_get_next_key(pfd, prev, &next) == 0) {
+			key = next;
+			prev = &key;
+			if (!bpf_map_lookup_elem(pfd, &key, &p) && !(p.flags & MEMACCT_PROC_EXITED) &&
+			    id_in(ids, nids, p.memcg_id))
+				flows_sum(out, &p.f);
+		}
+		if (__atomic_load_n(&bss->flow_moves_begin, __ATOMIC_ACQUIRE) == end)
+			break;
+	}
+}
+
+/* Cgroup totals: stocks from the kernel's memcg files, flows from the
+ * kernel's records (subtree_flows()), never lower than last reported. */
 static void cgroup_totals(struct session *s, struct report *r, const uint64_t *ids, int nids)
 {
 	struct metrics *t = &r->totals;
+	struct memacct_flows f;
 	struct memcg_stat st;
 	uint64_t bpf_oom = 0;
 
 	uint64_t dma_locked = 0;
 
 	memset(t, 0, sizeof(*t));
-	metrics_add_flows(t, &r->exited_folded);
+	subtree_flows(s, ids, nids, &f);
+	metrics_from_bpf_flows(t, &f, s->page_size);
+	metrics_clamp_flows(t, &s->last_flows);
+	s->last_flows = *t;
 	for (size_t i = 0; i < r->nprocs; i++) {
-		metrics_add_flows(t, &r->procs[i].m);
 		if (!r->procs[i].exited) {
 			t->rss_sum += r->procs[i].m.rss;
 			t->mlocked += r->procs[i].m.mlocked;
@@ -658,45 +710,26 @@ static int push_row(const struct session *s, struct report *r, size_t *cap,
 	return 0;
 }
 
-/* Exit records the ring buffer could not take stay in the map: harvest them. */
+/*
+ * Rows of the subtree's live processes that have a record. A record with
+ * MEMACCT_PROC_EXITED is an exit in progress: its row comes from the ring
+ * (the kernel deletes the record right after; when the ring was full, only
+ * that row is missing, its flows are in the totals: subtree_flows()).
+ */
 static int scan_procs_map(struct session *s, struct report *r, size_t *cap,
 			  const uint64_t *ids, int nids)
 {
 	int fd = bpf_map__fd(s->skel->maps.procs);
-	struct memacct_proc_key key, next, *prev = NULL, *dead = NULL;
-	size_t ndead = 0, dcap = 0;
+	struct memacct_proc_key key, next, *prev = NULL;
 	struct memacct_proc p;
 	struct proc_row row;
-	int err = 0;
+	int err;
 
-	/*
-	 * Exited records are deleted after the walk: deleting the key the walk
-	 * stands on restarts it from the first key (kernel/bpf/hashtab.c
-	 * htab_map_get_next_key()), and live rows would be pushed twice.
-	 */
 	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
 		key = next;
 		prev = &key;
-		if (bpf_map_lookup_elem(fd, &key, &p))
+		if (bpf_map_lookup_elem(fd, &key, &p) || (p.flags & MEMACCT_PROC_EXITED))
 			continue;
-		if (p.flags & MEMACCT_PROC_EXITED) {
-			err = add_exited(s, &key, &p);
-			if (err)
-				goto out_delete;
-			if (ndead == dcap) {
-				size_t nc = dcap ? 2 * dcap : 64;
-				struct memacct_proc_key *nd = realloc(dead, nc * sizeof(*nd));
-
-				if (!nd) {
-					err = -ENOMEM;
-					goto out_delete;
-				}
-				dead = nd;
-				dcap = nc;
-			}
-			dead[ndead++] = key;
-			continue;
-		}
 		if (!id_in(ids, nids, p.memcg_id))
 			continue;	/* moved out of the subtree */
 		memset(&row, 0, sizeof(row));
@@ -708,13 +741,9 @@ static int scan_procs_map(struct session *s, struct report *r, size_t *cap,
 		pinned_totals(&row.m);
 		err = push_row(s, r, cap, &row);
 		if (err)
-			goto out_delete;
+			return err;
 	}
-out_delete:	/* the records added to the report, even when failing */
-	for (size_t i = 0; i < ndead; i++)
-		bpf_map_delete_elem(fd, &dead[i]);
-	free(dead);
-	return err;
+	return 0;
 }
 
 /*
@@ -788,6 +817,12 @@ int session_report(struct session *s, struct report *r)
 	cgroup_totals(s, r, ids, nids);
 	session_host(s, r);
 	loader_dropped(s->skel, r->dropped);
+	{
+		struct memacct_flows lost;
+
+		memcpy(&lost, (const void *)&s->skel->bss->lost_flows, sizeof(lost));
+		metrics_from_bpf_flows(&r->flows_lost, &lost, s->page_size);
+	}
 	r->vma_lockless_lookups = __atomic_load_n(&s->skel->bss->vma_lockless_lookups,
 						  __ATOMIC_RELAXED);
 	r->dropped_events = report_dropped_total(r->dropped);

@@ -55,6 +55,8 @@ struct session {
 	struct dma_overlap *dma_ov;
 	size_t ndma_ov, cap_dma_ov;
 	uint64_t dma_sampled_ns;
+	struct metrics last_flows;	/* flows of the last report's totals:
+					 * a later one never reads lower */
 };
 
 /*
