@@ -463,7 +463,8 @@ void loader_sizes(const struct btf *btf, struct loader_sizes *sz)
 {
 	uint64_t pid_max = proc_number("/proc/sys/kernel/pid_max", 32768);
 	uint64_t threads = proc_number("/proc/sys/kernel/threads-max", pid_max);
-	uint64_t ncg = memory_cgroups();
+	uint64_t ncg = memory_cgroups(), v;
+	const char *env;
 
 	/* hash maps allocate their elements with bpf_mem_alloc, in any
 	 * context, since v6.1 (commit fba1a1c6c912, "bpf: Convert hash map to
@@ -473,6 +474,11 @@ void loader_sizes(const struct btf *btf, struct loader_sizes *sz)
 	sz->procs = clamp_u32(pid_max < threads ? pid_max : threads, SIZES_MIN,
 			      sz->no_prealloc ? SIZES_MAX : 65536);
 	sz->cgroups = clamp_u32(4 * ncg, CGROUPS_V1_MAX, sz->no_prealloc ? SIZES_MAX : 16384);
+	/* set by hand (docs/daemon.md "Map sizes"): the tests fill them */
+	if ((env = getenv("MEMACCT_PROCS_MAX")) && !parse_u64(env, &v))
+		sz->procs = clamp_u32(v, 16, SIZES_MAX);
+	if ((env = getenv("MEMACCT_CGROUPS_MAX")) && !parse_u64(env, &v))
+		sz->cgroups = clamp_u32(v, 16, SIZES_MAX);
 }
 
 /* The maps sized for this host (loader_sizes()), before load. */

@@ -37,8 +37,9 @@ struct loader_opts {
  * at least 65,536). Records are allocated on use where the kernel's hash
  * maps take allocation in any context (bpf_mem_alloc, v6.1), so the size
  * costs 16 bytes a bucket until used; before, they are preallocated and
- * the sizes are capped at 65,536 and 16,384. A map that still fills loses
- * no flow: bpf/memacct.bpf.c flows_get() and cgroup_or_up().
+ * the sizes are capped at 65,536 and 16,384. MEMACCT_PROCS_MAX and
+ * MEMACCT_CGROUPS_MAX in the environment set them by hand. A map that still
+ * fills loses no flow: bpf/memacct.bpf.c flows_get() and cgroup_or_up().
  */
 struct loader_sizes {
 	uint32_t procs, cgroups;

@@ -1,0 +1,354 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause)
+/*
+ * integration_loss.c - nothing lost at production shapes (issue #23): exit
+ * churn against a daemon at its default interval and against a daemon that
+ * is down while it happens, more live processes than the procs map holds,
+ * thousands of memory cgroups, their removal and a restart. Ground truth:
+ * tests/workloads/fork_churn (each child copies K pages by CoW, plus the few
+ * of glibc's fork and exit paths), the per-child count of a small control
+ * under `memacct run`, and K itself as the floor. Every daemon binds
+ * 127.0.0.1 and pins under its own bpffs directory; every cgroup is ours.
+ */
+#define _GNU_SOURCE
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include "integration.h"
+
+static char pin[128], cg[256], log_path[128];
+static int port;
+static pid_t daemon_pid, held_pid;
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+/* The daemon, @env before it ("" or "VAR=N"), default interval (10 s). */
+static pid_t daemon_start(const char *env)
+{
+	char cmd[1024];
+	pid_t pid;
+
+	snprintf(cmd, sizeof(cmd), "exec env %s %s daemon --listen 127.0.0.1:%d --pin-path %s "
+		 ">>%s 2>&1", env, memacct, port, pin, log_path);
+	pid = fork();
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	for (int i = 0; i < 300; i++) {
+		struct result *r = run_cmd("curl -sf -m 2 http://127.0.0.1:%d/healthz", port);
+		bool up = r->status == 0;
+
+		result_free(r);
+		if (up)
+			return pid;
+		if (waitpid(pid, NULL, WNOHANG) == pid)
+			return -1;
+		sleep_ms(100);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	return -1;
+}
+
+static void daemon_stop(void)
+{
+	if (daemon_pid > 0) {
+		kill(daemon_pid, SIGINT);
+		waitpid(daemon_pid, NULL, 0);
+	}
+	daemon_pid = 0;
+}
+
+/*
+ * A sample of /metrics after a collection forced now (SIGHUP): @family
+ * (with _total) whose labels contain @label (NULL: none), or -1.
+ */
+static long long scrape(const char *family, const char *label)
+{
+	struct result *r;
+	long long v = -1;
+	char *line, *save = NULL;
+
+	kill(daemon_pid, SIGHUP);
+	sleep_ms(1500);
+	r = run_cmd("curl -sf -m 10 http://127.0.0.1:%d/metrics", port);
+	for (line = strtok_r(r->out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		size_t n = strlen(family);
+
+		if (strncmp(line, family, n) || (line[n] != '{' && line[n] != ' '))
+			continue;
+		if (label ? !strstr(line, label) : line[n] != ' ')
+			continue;
+		v = atoll(strrchr(line, ' ') + 1);
+		break;
+	}
+	result_free(r);
+	return v;
+}
+
+/* cgroup="/NAME" of @rel: the exact label, so that /x does not match /x/c1 */
+static const char *label_of(const char *rel, char *buf, size_t len)
+{
+	snprintf(buf, len, "cgroup=\"/%s\"", rel);
+	return buf;
+}
+
+/* Run @args of fork_churn inside the memory cgroup @dir; its output. */
+static struct result *churn_in(const char *dir, const char *args)
+{
+	return run_cmd("sh -c 'echo $$ > %s/cgroup.procs && exec %s/fork_churn %s'", dir,
+		       workloads, args);
+}
+
+/*
+ * CoW pages a child of `fork_churn ARGS` makes, from `memacct run`, started
+ * as the tests start it (sh -c ... exec): a child's incidental copies depend
+ * on where its stack frames fall, so on the size of its environment.
+ */
+static double control_per_child(const char *args, long n)
+{
+	struct result *r = run_cmd("%s -j run -- sh -c 'exec %s/fork_churn %s'", memacct,
+				   workloads, args);
+	json_t *t;
+	double v;
+
+	ck_assert_int_eq(r->status, 0);
+	ck_assert_ptr_nonnull(r->report);
+	t = json_object_get(r->report, "totals");
+	v = jint(t, "cow_copied_bytes") / (double)PAGE / n;
+	printf("  control `run -- fork_churn %s`: %.4f CoW pages a child\n", args, v);
+	result_free(r);
+	return v;
+}
+
+static void check_per_child(const char *what, long long bytes, long n, double control, long k)
+{
+	double got = bytes / (double)PAGE / n;
+
+	printf("  %-44s %.4f pages a child (control %.4f, written %ld)\n", what, got, control, k);
+	ck_assert_msg(got >= k, "%s: %.4f CoW pages a child, fewer than the %ld written", what,
+		      got, k);
+	ck_assert_msg(got >= control * 0.999 && got <= control * 1.001,
+		      "%s: %.4f CoW pages a child, control %.4f: more than 0.1%% apart", what,
+		      got, control);
+}
+
+static void setup(void)
+{
+	snprintf(pin, sizeof(pin), "/sys/fs/bpf/memacct-loss-%d", (int)getpid());
+	snprintf(cg, sizeof(cg), "%s/memacct-loss-%d", cgroot, (int)getpid());
+	snprintf(log_path, sizeof(log_path), "/tmp/memacct-loss-%d.log", (int)getpid());
+	port = free_port();
+	mkdir(cg, 0755);
+}
+
+static void teardown(void)
+{
+	struct result *r;
+
+	if (held_pid > 0) {
+		kill(held_pid, SIGTERM);
+		waitpid(held_pid, NULL, 0);
+		held_pid = 0;
+	}
+	daemon_stop();
+	r = run_cmd("%s detach --pin-path %s >/dev/null 2>&1; "
+		    "find %s -depth -type d -exec rmdir {} + 2>/dev/null; rm -f %s", memacct, pin,
+		    cg, log_path);
+	result_free(r);
+}
+
+/*
+ * 60,000 short children at the daemon's default interval (its exit ring read
+ * once per collection used to fill, leaving exited records that filled the
+ * procs map: 29.5% of the CoW lost), then 40,000 more while the daemon is
+ * down (11.8% lost), then a restart: each within 0.1% of the control.
+ */
+START_TEST(test_exit_churn)
+{
+	char a[300], b[300], la[320], lb[320];
+	long long before, bytes;
+	double control = control_per_child("churn 4000 64 4", 4000);
+	struct result *r;
+	if (memacct_without_http()) {
+		SKIP_TEST("this memacct cannot serve HTTP (the guests' static build)");
+		return;
+	}
+
+	snprintf(a, sizeof(a), "%s/a", cg);
+	snprintf(b, sizeof(b), "%s/b", cg);
+	ck_assert_int_eq(mkdir(a, 0755), 0);
+	ck_assert_int_eq(mkdir(b, 0755), 0);
+	label_of(a + strlen(cgroot) + 1, la, sizeof(la));
+	label_of(b + strlen(cgroot) + 1, lb, sizeof(lb));
+	daemon_pid = daemon_start("");
+	ck_assert_int_gt(daemon_pid, 0);
+
+	r = churn_in(a, "churn 60000 64 4");
+	ck_assert_int_eq(r->status, 0);
+	printf("  60,000 exits, %s", strstr(r->out, "rate ") ? strstr(r->out, "rate ") : "\n");
+	result_free(r);
+	bytes = scrape("memacct_cow_copied_bytes_total", la);
+	check_per_child("daemon up (default interval):", bytes, 60000, control, 64);
+	before = bytes;
+
+	daemon_stop();
+	r = churn_in(b, "churn 40000 64 4");
+	ck_assert_int_eq(r->status, 0);
+	result_free(r);
+	daemon_pid = daemon_start("");
+	ck_assert_int_gt(daemon_pid, 0);
+	check_per_child("daemon down during the churn, restarted:",
+			scrape("memacct_cow_copied_bytes_total", lb), 40000, control, 64);
+	bytes = scrape("memacct_cow_copied_bytes_total", la);
+	ck_assert_msg(bytes >= before, "a counter went down across the restart: %lld -> %lld",
+		      before, bytes);
+	ck_assert_int_eq(scrape("memacct_flows_lost_bytes_total", NULL), 0);
+}
+END_TEST
+
+/*
+ * More live processes than the procs map holds (MEMACCT_PROCS_MAX=1024,
+ * 3,000 held): those without a record count in their cgroup's, counted as
+ * proc_map_full, none lost.
+ */
+START_TEST(test_procs_map_full)
+{
+	char l[320], out[300], *line = NULL;
+	double control = control_per_child("hold 400 16 0", 400);
+	long long bytes, dropped;
+	size_t cap = 0;
+	FILE *f;
+	if (memacct_without_http()) {
+		SKIP_TEST("this memacct cannot serve HTTP (the guests' static build)");
+		return;
+	}
+
+	label_of(cg + strlen(cgroot) + 1, l, sizeof(l));
+	daemon_pid = daemon_start("MEMACCT_PROCS_MAX=1024");
+	ck_assert_int_gt(daemon_pid, 0);
+	snprintf(out, sizeof(out), "%s.hold", log_path);
+	held_pid = fork();
+	if (held_pid == 0) {
+		char cmd[1024];
+
+		snprintf(cmd, sizeof(cmd), "echo $$ > %s/cgroup.procs && exec %s/fork_churn hold "
+			 "3000 16 120 > %s", cg, workloads, out);
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	for (int i = 0; i < 600; i++) {	/* "ready 3000", bounded */
+		bool ready = false;
+
+		f = fopen(out, "r");
+		while (f && getline(&line, &cap, f) > 0)
+			ready |= !strncmp(line, "ready", 5);
+		if (f)
+			fclose(f);
+		if (ready)
+			break;
+		sleep_ms(100);
+	}
+	free(line);
+	bytes = scrape("memacct_cow_copied_bytes_total", l);
+	dropped = scrape("memacct_events_dropped_total", "reason=\"proc_map_full\"");
+	printf("  proc_map_full %lld\n", dropped);
+	ck_assert_msg(dropped > 0, "3,000 live processes did not fill a procs map of 1,024");
+	/* the parent's own copies are in the control's per-child figure too */
+	check_per_child("3,000 live, procs map of 1,024:", bytes, 3000, control, 16);
+	ck_assert_int_eq(scrape("memacct_flows_lost_bytes_total", NULL), 0);
+	unlink(out);
+}
+END_TEST
+
+/*
+ * 9,200 memory cgroups (more than the old 8,192-entry map), each with a
+ * child that copied 16 pages: every one's counter right; removed, their
+ * flows stay in the parent, also across a plain restart (it read 0 then).
+ * Then a cgroups map of 256 (MEMACCT_CGROUPS_MAX): counted, none lost.
+ */
+START_TEST(test_many_cgroups)
+{
+	char base[300], lbase[320], lc[340], args[400];
+	long long parent, each, low = 0;
+	struct result *r;
+	if (memacct_without_http()) {
+		SKIP_TEST("this memacct cannot serve HTTP (the guests' static build)");
+		return;
+	}
+
+	snprintf(base, sizeof(base), "%s/many", cg);
+	ck_assert_int_eq(mkdir(base, 0755), 0);
+	label_of(base + strlen(cgroot) + 1, lbase, sizeof(lbase));
+	daemon_pid = daemon_start("");
+	ck_assert_int_gt(daemon_pid, 0);
+	snprintf(args, sizeof(args), "cgroups %s 9200 16", base);
+	r = run_cmd("%s/fork_churn %s", workloads, args);
+	ck_assert_int_eq(r->status, 0);
+	result_free(r);
+	parent = scrape("memacct_cow_copied_bytes_total", lbase);
+	for (int i = 0; i < 9200; i += 997) {	/* a sample of the children */
+		snprintf(lc, sizeof(lc), "cgroup=\"/%s/c%d\"", base + strlen(cgroot) + 1, i);
+		each = scrape("memacct_cow_copied_bytes_total", lc);
+		low += each < (long long)(16 * PAGE);
+		printf("  c%d: %lld\n", i, each);
+	}
+	ck_assert_msg(!low, "%lld sampled cgroups read fewer than 16 CoW pages", low);
+	printf("  parent of 9,200: %lld bytes (%.2f pages a child)\n", parent,
+	       parent / (double)PAGE / 9200);
+	ck_assert_msg(parent >= 9200 * 16 * (long long)PAGE, "parent %lld", parent);
+	ck_assert_int_eq(scrape("memacct_events_dropped_total", "reason=\"cgroup_map_full\""), 0);
+
+	r = run_cmd("find %s -mindepth 1 -depth -type d -exec rmdir {} +", base);
+	ck_assert_int_eq(r->status, 0);
+	result_free(r);
+	each = scrape("memacct_cow_copied_bytes_total", lbase);
+	ck_assert_msg(each == parent, "children removed: parent %lld -> %lld", parent, each);
+	daemon_stop();
+	daemon_pid = daemon_start("");
+	ck_assert_int_gt(daemon_pid, 0);
+	each = scrape("memacct_cow_copied_bytes_total", lbase);
+	ck_assert_msg(each == parent, "after a restart: parent %lld -> %lld", parent, each);
+
+	/* a full cgroups map: the flows go to the memory root's record */
+	daemon_stop();
+	r = run_cmd("%s detach --pin-path %s >/dev/null 2>&1", memacct, pin);
+	result_free(r);
+	daemon_pid = daemon_start("MEMACCT_CGROUPS_MAX=256");
+	ck_assert_int_gt(daemon_pid, 0);
+	snprintf(args, sizeof(args), "cgroups %s 600 16", base);
+	r = run_cmd("%s/fork_churn %s", workloads, args);
+	ck_assert_int_eq(r->status, 0);
+	result_free(r);
+	each = scrape("memacct_events_dropped_total", "reason=\"cgroup_map_full\"");
+	printf("  cgroups map of 256, 600 cgroups: cgroup_map_full %lld\n", each);
+	ck_assert_msg(each > 0, "600 cgroups did not fill a cgroups map of 256");
+	ck_assert_int_eq(scrape("memacct_flows_lost_bytes_total", NULL), 0);
+}
+END_TEST
+
+Suite *loss_suite(void)
+{
+	Suite *s = suite_create("loss");
+	TCase *tc = tcase_swept("loss");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 600);
+	tcase_add_test(tc, test_exit_churn);
+	tcase_add_test(tc, test_procs_map_full);
+	tcase_add_test(tc, test_many_cgroups);
+	suite_add_tcase(s, tc);
+	return s;
+}
