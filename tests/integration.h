@@ -100,5 +100,6 @@ extern char json_log_path[4096];
 Suite *dma_suite(void) __attribute__((weak));
 Suite *top_suite(void) __attribute__((weak));
 Suite *matrix_suite(void) __attribute__((weak));
+Suite *jobsafe_suite(void) __attribute__((weak));
 
 #endif
