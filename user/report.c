@@ -802,5 +802,5 @@ int print_report(FILE *f, const struct report *r)
 		print_report_json(f, r);
 	else
 		print_report_plain(f, r);
-	return report_written(f, 0);
+	return report_written(f);
 }

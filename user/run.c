@@ -111,14 +111,14 @@ static void print_failed_report(const struct report *r, const char *cmd,
 		json_dumpf(o, out, JSON_COMPACT | JSON_ENSURE_ASCII);
 		fputc('\n', out);
 		json_decref(o);
-		report_written(out, 0);
+		report_written(out);
 		return;
 	}
 	if (print_report(out, r) == -EPIPE)
 		return;
 	errno = 0;
 	fprintf(out, "CMD did not start: %s (exit status %d)\n", msg, r->exit_status);
-	report_written(out, 0);
+	report_written(out);
 }
 
 /*

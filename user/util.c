@@ -33,12 +33,13 @@ bool reports_closed(void)
 	return report_reader_gone;
 }
 
-int report_written(FILE *f, int err)
+int report_written(FILE *f)
 {
+	int err;
+
 	if (!fflush(f) && !ferror(f))
 		return 0;
-	if (!err)
-		err = errno ? errno : EIO;
+	err = errno ? errno : EIO;
 	if (err != EPIPE)
 		return -err;
 	if (!report_reader_gone)
