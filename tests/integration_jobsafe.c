@@ -232,7 +232,8 @@ START_TEST(test_run_stdout_closed)
 	struct result *r;
 
 	make_cg();
-	r = run_cmd("%s run -- sh -c 'echo $(readlink /proc/$$/fd/1) >&2' >&- 2>%s.err", memacct, tmp);
+	r = run_cmd("%s run -- sh -c 'echo $(readlink /proc/$$/fd/1) >&2' >&- 2>%s.err", memacct,
+		    tmp);
 	tmp_has(".err", "", err, sizeof(err));
 	printf("  run -- CMD (status 0) >&-: exit %d; CMD's fd 1: %.*s\n", r->status,
 	       (int)strcspn(err, "\n"), err);
