@@ -101,5 +101,6 @@ Suite *dma_suite(void) __attribute__((weak));
 Suite *top_suite(void) __attribute__((weak));
 Suite *matrix_suite(void) __attribute__((weak));
 Suite *loss_suite(void) __attribute__((weak));
+Suite *jobsafe_suite(void) __attribute__((weak));
 
 #endif

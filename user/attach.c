@@ -4,7 +4,9 @@
  *            [--interval DUR] [--duration DUR]
  * Accounts an existing cgroup subtree (or one process and its descendants)
  * from now on: one report per interval, a summary at the end (Ctrl-C,
- * SIGTERM or --duration).
+ * SIGTERM or --duration). A reader of the reports that goes away (closed
+ * pipe: `| head`) ends attach too, with exit status 0 once the limits it
+ * set are restored.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -228,6 +230,8 @@ int do_attach(int argc, char **argv)
 	}
 	if (loader_check_env())
 		return EXIT_ENV;
+	/* a closed report pipe ends the reports and attach, limits restored */
+	ignore_sigpipe();
 	limits_restore_stale();
 	/* handlers first: a SIGINT between writing the limits and the loop restores */
 	install_stop_handlers(0);
@@ -265,8 +269,10 @@ int do_attach(int argc, char **argv)
 			keep_tree(&r, (int)pid64);
 			tree_totals(&r);
 		}
-		print_report(stdout, &r);
+		err = print_report(stdout, &r);
 		report_free(&r);
+		if (err == -EPIPE)
+			break;	/* the reader went away: restore, exit 0 */
 	}
 	if (gone)
 		p_warn("cgroup %s was removed; final summary follows", cg.path);

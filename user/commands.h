@@ -44,5 +44,27 @@ void block_stop_signals(bool block);
  */
 extern volatile int hup_requested;
 void install_daemon_handlers(void);
+/*
+ * signals_save_inherited() - first thing in main(): remember SIGPIPE's
+ * disposition and the signal mask memacct was started with, for
+ * reset_child_signals().
+ */
+void signals_save_inherited(void);
+/*
+ * ignore_sigpipe() - a write to a closed pipe or socket fails with EPIPE
+ * instead of killing memacct: run (CMD would die with it, PR_SET_PDEATHSIG),
+ * attach (the limits it set would stay) and the daemon. top, explain and
+ * audit keep SIGPIPE's default: they end as a filter does, with nothing of
+ * theirs left behind.
+ */
+void ignore_sigpipe(void);
+/*
+ * reset_child_signals() - in the child about to exec CMD (vfork: only the
+ * child's own signal state changes): SIGPIPE and the signal mask as
+ * memacct was started with them (signals_save_inherited()); an ignored or
+ * a blocked signal stays so across exec. Caught signals need nothing: exec
+ * resets them to SIG_DFL.
+ */
+void reset_child_signals(void);
 
 #endif

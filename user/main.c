@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause)
 /* main.c - command table and global options. */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
@@ -52,14 +53,18 @@ static int do_help(int argc, char **argv)
 
 /*
  * A report that could not be written (a full disk, -o on a full file
- * system, a closed pipe) fails the command with EXIT_RUNTIME instead of
- * exit 0 with a truncated or empty report; @ret is the command's status.
+ * system) fails the command with EXIT_RUNTIME instead of exit 0 with a
+ * truncated or empty report; @ret is the command's status. A reader that
+ * went away (EPIPE: run and attach ignore SIGPIPE) is no failure: run
+ * exits with CMD's status, attach with 0 (report_written()).
  */
 static int output_written(int ret)
 {
 	FILE *f[] = { report_stream(), stdout };
 
 	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++) {
+		if (f[i] == report_stream() && reports_closed())
+			continue;
 		if (!fflush(f[i]) && !ferror(f[i]))
 			continue;
 		p_err("writing the %s: %s", f[i] == stdout ? "standard output" : "-o file",
@@ -67,6 +72,29 @@ static int output_written(int ret)
 		return ret == EXIT_OK || ret == EXIT_VIOLATION ? EXIT_RUNTIME : ret;
 	}
 	return ret;
+}
+
+/*
+ * fds 0, 1 and 2 that were closed (`>&-`) are opened on /dev/null before
+ * anything else opens a file: else the first BPF object, perf event or
+ * socket would become fd 1 or 2, and reports or warnings would be written
+ * into it (run's report went to a perf event fd and run exited 4; the
+ * daemon's warnings went to its listening socket). CMD inherits them so.
+ */
+static void open_std_fds(void)
+{
+	for (int fd = 0; fd <= 2; fd++) {
+		int nfd;
+
+		if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF)
+			continue;
+		/* the lowest free fd: @fd itself, as those below it are open */
+		nfd = open("/dev/null", fd ? O_WRONLY : O_RDONLY);
+		if (nfd >= 0 && nfd != fd) {
+			dup2(nfd, fd);
+			close(nfd);
+		}
+	}
 }
 
 int main(int argc, char **argv)
@@ -84,6 +112,8 @@ int main(int argc, char **argv)
 	const char *out = NULL;
 	int c, err;
 
+	open_std_fds();
+	signals_save_inherited();
 	opterr = 0;	/* getopt errors: one opt_error() line each */
 	while ((c = getopt_long(argc, argv, "+:jvhVTo:", opts, NULL)) != -1) {
 		switch (c) {

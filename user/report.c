@@ -819,12 +819,16 @@ void print_report_plain(FILE *f, const struct report *r)
 	fflush(f);
 }
 
-void print_report(FILE *f, const struct report *r)
+int print_report(FILE *f, const struct report *r)
 {
 	if (f == stdout)	/* -o FILE: never mixed with run's CMD on stdout */
 		f = report_stream();
+	if (reports_closed())
+		return -EPIPE;
+	errno = 0;	/* report_written(): the errno of a write that failed */
 	if (json_output)
 		print_report_json(f, r);
 	else
 		print_report_plain(f, r);
+	return report_written(f);
 }

@@ -210,8 +210,12 @@ void print_report_plain(FILE *f, const struct report *r);
  * -EINVAL on a bad list or --raw with --csv; else 0.
  */
 int report_table_getopt(int opt, const char *arg);
-/* print_report() - JSON or plain by -j; @f stdout means report_stream() (-o FILE). */
-void print_report(FILE *f, const struct report *r);
+/*
+ * print_report() - JSON or plain by -j; @f stdout means report_stream() (-o
+ * FILE). Returns report_written()'s 0 or negative errno; -EPIPE, writing
+ * nothing, once the reader of the reports went away (reports_closed()).
+ */
+int print_report(FILE *f, const struct report *r);
 
 
 #endif

@@ -61,6 +61,7 @@ static void exec_child(const struct memcg *cg, char **argv, volatile struct exec
 
 	f->joining = e != 0;
 	if (!e) {
+		reset_child_signals();	/* CMD gets SIGPIPE as we got it */
 		execvp(argv[0], argv);
 		e = -errno;
 	}
@@ -96,6 +97,8 @@ static void print_failed_report(const struct report *r, const char *cmd,
 	char msg[PATH_MAX + 256];
 	FILE *out = report_stream();	/* -o FILE or stdout */
 
+	if (reports_closed())
+		return;
 	exec_failure_msg(msg, sizeof(msg), cmd, f, cg_path);
 	if (json_output) {
 		json_t *o = report_json(r), *e = json_object();
@@ -104,15 +107,18 @@ static void print_failed_report(const struct report *r, const char *cmd,
 		json_object_set_new(e, "errno", json_integer(-f->err));
 		json_object_set_new(e, "message", json_string_sanitized(msg));
 		json_object_set_new(o, "exec_error", e);
+		errno = 0;
 		json_dumpf(o, out, JSON_COMPACT | JSON_ENSURE_ASCII);
 		fputc('\n', out);
-		fflush(out);
 		json_decref(o);
+		report_written(out);
 		return;
 	}
-	print_report(out, r);
+	if (print_report(out, r) == -EPIPE)
+		return;
+	errno = 0;
 	fprintf(out, "CMD did not start: %s (exit status %d)\n", msg, r->exit_status);
-	fflush(out);
+	report_written(out);
 }
 
 /*
@@ -282,6 +288,8 @@ int do_run(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	argv += optind;
+	/* a closed report pipe ends the reports, never us and CMD with us */
+	ignore_sigpipe();
 	if (loader_check_env())
 		return EXIT_ENV;
 	/* from here on a stop signal ends us cleanly: no cgroup left behind */

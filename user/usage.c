@@ -159,14 +159,18 @@ static const struct cmd_usage usages[] = {
 	  "The cgroup is created under the memory controller's hierarchy (cgroup v1 or v2;\n"
 	  "on v2 memacct first enables the memory controller in the root's\n"
 	  "cgroup.subtree_control if it is not, with a warning). The TOTAL row is the\n"
-	  "cgroup's charge after everything exited; process rows marked x are at exit." },
+	  "cgroup's charge after everything exited; process rows marked x are at exit.\n"
+	  "The job comes first: when the reader of the reports goes away (a closed pipe:\n"
+	  "| head), the reports stop and run goes on waiting for CMD. CMD gets SIGPIPE and\n"
+	  "the signal mask as memacct got them." },
 	{ "attach", "attach --cgroup NAME|PATH | --pid PID [OPTIONS] [INTERVAL [COUNT]]",
 	  "Accounts an existing memory cgroup and everything below it from now on: one\n"
-	  "report per interval, a summary with a diagnosis at the end (SIGINT, SIGTERM or\n"
-	  "--duration). Flows (CoW, zero fills, faults) count since attach only. Limits\n"
-	  "set with --memory-* are restored at the end (also after SIGKILL, by the next\n"
-	  "memacct start). INTERVAL [COUNT], as vmstat has them: --interval INTERVAL,\n"
-	  "and stop after COUNT reports (the last is the summary).",
+	  "report per interval, a summary with a diagnosis at the end (SIGINT, SIGTERM,\n"
+	  "SIGHUP or --duration; a reader of the reports that goes away, | head, ends it\n"
+	  "with status 0). Flows (CoW, zero fills, faults) count since attach only. Limits\n"
+	  "set with --memory-* are restored at every end (after SIGKILL or a crash, by\n"
+	  "the next memacct run or attach). INTERVAL [COUNT], as vmstat has them:\n"
+	  "--interval INTERVAL, and stop after COUNT reports (the last is the summary).",
 	  attach_opts,
 	  "With --pid, the process's memory cgroup is attached and the report keeps that\n"
 	  "process and its descendants. On cgroup v2 that is the nearest cgroup, its own\n"
@@ -415,7 +419,11 @@ void usage_man(FILE *f)
 	      "cgroup hierarchy); 4 runtime failure (also when the report could not be written, "
 	      "e.g. to a full disk). \\fBrun\\fR exits with CMD's status, 127 "
 	      "when CMD cannot be found, 126 when it cannot be executed (the report then has no "
-	      "process row and says why), 128+N when CMD was killed by signal N.\n"
+	      "process row and says why), 128+N when CMD was killed by signal N. A reader of "
+	      "the reports that went away (a closed pipe) is no failure: the reports stop, "
+	      "\\fBrun\\fR exits with CMD's status, \\fBattach\\fR restores its limits and "
+	      "exits 0. A standard input, output or error that was closed (>&\\-) is opened "
+	      "on /dev/null at start.\n"
 	      ".SH FILES\n"
 	      "/sys/kernel/btf/vmlinux, /sys/kernel/tracing, /sys/fs/cgroup, "
 	      "/proc/PID/{status,stat,smaps,numa_maps}, /sys/devices/system/node, "

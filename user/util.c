@@ -21,10 +21,32 @@ bool json_output;
 bool bytes_output;
 bool timestamps;
 static FILE *report_file;
+static bool report_reader_gone;
 
 FILE *report_stream(void)
 {
 	return report_file ? report_file : stdout;
+}
+
+bool reports_closed(void)
+{
+	return report_reader_gone;
+}
+
+int report_written(FILE *f)
+{
+	int err;
+
+	if (!fflush(f) && !ferror(f))
+		return 0;
+	err = errno ? errno : EIO;
+	if (err != EPIPE)
+		return -err;
+	if (!report_reader_gone)
+		fputs("memacct: the reader of the reports went away (closed pipe): "
+		      "no more reports\n", stderr);
+	report_reader_gone = true;
+	return -EPIPE;
 }
 
 int set_report_file(const char *path)

@@ -30,6 +30,20 @@ extern bool timestamps;		/* -T: reports carry the wall-clock time */
  */
 FILE *report_stream(void);
 int set_report_file(const char *path);
+/*
+ * report_written() - after a report was written to @f (report_stream()),
+ * with errno set to 0 before the writing began (a failed write's errno is
+ * read): flushes @f and returns 0 when the report went out, -EPIPE when
+ * its reader went away (a closed pipe or socket: SIGPIPE is ignored by run
+ * and attach), another negative errno (-EIO when none was set) for other
+ * failures, which main() turns into exit 4 at the end. After -EPIPE, said
+ * once on stderr, reports_closed() is true for the rest of the session:
+ * print_report() writes nothing more, run keeps waiting for CMD and exits
+ * with its status, attach restores the limits it set and exits 0, and
+ * main() does not count it as a failure.
+ */
+int report_written(FILE *f);
+bool reports_closed(void);
 
 /*
  * fmt_time_now() - the wall-clock time as "HH:MM:SS" (@iso false, local
