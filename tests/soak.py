@@ -8,7 +8,10 @@ Workloads of known truth (tests/workloads/cow_fork: exact anonymous CoW bytes)
 run in two cgroups that live through the soak: "live" (one cow_fork 8 MiB a
 second) and "proc" (cow_fork 1 MiB back to back: process churn, two processes
 each). Beside them cgroups come and go, each with short_lived 50 processes
-(cgroup churn; their counters vanish with them). At the end, once the
+(cgroup churn; their counters vanish with them), and fork_churn 20,000
+children at a time, back to back, in an "exits" cgroup (exit churn as fast as
+the host forks: its cow_copied_bytes_total within 0.1% of the children times a
+control run's pages a child; flows_lost_bytes_total 0). At the end, once the
 workloads stopped and three collections passed, every counter of live and proc
 must equal its truth: cow_copied_bytes_total = sum of the runs' truths (within
 1% or 16 pages, the tolerance of the integration tests; the difference is
@@ -67,10 +70,13 @@ def memcg_root():
 
 ROOT, VERSION = memcg_root()
 LIVE, PROC = ROOT + "/" + TAG + "-live", ROOT + "/" + TAG + "-proc"
+EXITS = ROOT + "/" + TAG + "-exits"
+CHURN_ARGS = ["64", "4"]        # fork_churn churn N 64 4: K pages a child, 4 alive
 stop = threading.Event()
 lock = threading.Lock()
 truth = {"live_cow": 0, "proc_cow": 0, "live_runs": 0, "proc_runs": 0,
-         "processes": 0, "cgroups_churned": 0, "workload_failures": 0}
+         "processes": 0, "cgroups_churned": 0, "workload_failures": 0,
+         "exits": 0, "exit_seconds": 0.0}
 
 
 def pdeathsig():
@@ -135,6 +141,33 @@ def cgroup_churn():
             truth["cgroups_churned"] += 1
         i += 1
         stop.wait(0.1)
+
+
+def exit_churn():
+    """Exit churn (issue #23): fork_churn churn 20,000 children at a time,
+    as fast as this host forks, in the exits cgroup; the truth is their
+    count times a control's CoW pages a child (exit_control())."""
+    while not stop.is_set():
+        t = time.monotonic()
+        try:
+            out = run_in(EXITS, [WORKLOADS + "/fork_churn", "churn", "20000"] + CHURN_ARGS)
+            n = int(re.search(r"^truth children (\d+)$", out, re.M).group(1))
+            with lock:
+                truth["exits"] += n
+                truth["exit_seconds"] += time.monotonic() - t
+                truth["processes"] += n
+        except (RuntimeError, AttributeError, subprocess.TimeoutExpired):
+            with lock:
+                truth["workload_failures"] += 1
+
+
+def exit_control():
+    """CoW pages a child of fork_churn makes, from `memacct run` of 4,000
+    (fork_churn execs itself settled: the same pages in every launch)."""
+    r = subprocess.run([MEMACCT, "-j", "run", "--", WORKLOADS + "/fork_churn", "churn",
+                        "4000"] + CHURN_ARGS, stdout=subprocess.PIPE, text=True, timeout=300)
+    rep = [json.loads(l) for l in r.stdout.splitlines() if l.startswith("{")][-1]
+    return rep["totals"]["cow_copied_bytes"] / 4096 / 4000
 
 
 def rss_kib(pid):
@@ -235,7 +268,9 @@ def main():
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
     if hard < CLIENTS + 100:
         sys.exit("soak: RLIMIT_NOFILE %d is below %d clients" % (hard, CLIENTS))
-    for cg in (LIVE, PROC):
+    per_child = exit_control()
+    print("soak: control: %.4f CoW pages a fork_churn child" % per_child, flush=True)
+    for cg in (LIVE, PROC, EXITS):
         os.mkdir(cg)
     log = open(os.path.splitext(OUT)[0] + "-daemon.log", "w")
     daemon = subprocess.Popen([MEMACCT, "daemon", "--listen", "127.0.0.1:%d" % PORT,
@@ -262,7 +297,8 @@ def main():
         deadline = t0 + SECONDS
         threads = [threading.Thread(target=cow_loop, args=(LIVE, "live", ["8", "2"], 1.0)),
                    threading.Thread(target=cow_loop, args=(PROC, "proc", ["1", "4"], 0.0)),
-                   threading.Thread(target=cgroup_churn)]
+                   threading.Thread(target=cgroup_churn),
+                   threading.Thread(target=exit_churn)]
 
         def sampler():
             while not stop.is_set():
@@ -301,6 +337,13 @@ def main():
                   int(m.get(("memacct_major_faults_total", lab), -1)), memstat(cg, "pgmajfault"))
             check("%s oom_kills_total" % key,
                   int(m.get(("memacct_oom_kills_total", lab), -1)), oom_kills(cg))
+        # exit churn: within 0.1% of the control's pages a child, none lost
+        want = round(per_child * truth["exits"] * 4096)
+        check("exits cow_copied_bytes_total",
+              int(m.get(("memacct_cow_copied_bytes_total", '{cgroup="/%s-exits"}' % TAG), -1)),
+              want, want // 1000)
+        check("flows_lost_bytes_total",
+              int(m.get(("memacct_flows_lost_bytes_total", ""), -1)), 0)
         for reason in ("proc_map_full", "cgroup_map_full"):
             check("events_dropped_total{reason=%s}" % reason,
                   int(m.get(("memacct_events_dropped_total", '{reason="%s"}' % reason), -1)), 0)
@@ -321,6 +364,7 @@ def main():
             "latency_max_ms": round(s.max_ms),
             "rss_kib": rss, "rss_flat": flat, "rss_samples": samples,
             "truth": dict(truth), "checks": checks,
+            "exits_per_s": round(truth["exits"] / max(truth["exit_seconds"], 1e-9)),
             "collection_s": m.get(("memacct_scrape_duration_seconds", ""), -1),
             "cgroups_map_fill": m.get(("memacct_map_fill_ratio", '{map="cgroups"}'), -1),
             "procs_map_fill": m.get(("memacct_map_fill_ratio", '{map="procs"}'), -1),
@@ -335,6 +379,9 @@ def main():
               % (truth["cgroups_churned"], truth["processes"],
                  truth["live_runs"] + truth["proc_runs"], truth["live_runs"],
                  truth["proc_runs"], truth["workload_failures"]))
+        print("soak: exit churn: %d exits at %d a second (fork_churn, K=%s)"
+              % (truth["exits"], truth["exits"] / max(truth["exit_seconds"], 1e-9),
+                 CHURN_ARGS[0]))
         print("soak: daemon RSS start %d KiB, at %d s %d KiB, peak %d KiB, end %d KiB: %s"
               % (rss["start_kib"], rss["warm_s"], rss["warm_kib"], rss["peak_kib"],
                  rss["end_kib"], "flat" if flat else "GREW"))
@@ -359,7 +406,7 @@ def main():
             daemon.kill()
             daemon.wait()
         subprocess.run([MEMACCT, "detach", "--pin-path", PIN])
-        for cg in (LIVE, PROC):
+        for cg in (LIVE, PROC, EXITS):
             try:
                 os.rmdir(cg)
             except OSError as e:
