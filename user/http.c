@@ -446,14 +446,18 @@ static enum MHD_Result reply_text_copy(struct MHD_Connection *c, unsigned int st
  * program of the kernel side is still linked; else 503 saying which:
  * "starting" (no collection yet), "stalled" (none for 3 intervals + 5 s),
  * "kernel side incomplete" (links unpinned from under the daemon).
+ * The clock is read under the lock the publication takes: read before it,
+ * a publication in between made now < published, and the age wrapped to
+ * 18446744073.7 s, a 503 "stalled" (issue 23).
  */
 static enum MHD_Result reply_health(struct MHD_Connection *c)
 {
-	uint64_t published, stall, now = now_ns();
+	uint64_t published, stall, now, age;
 	int gone, links;
 	char text[256];
 
 	pthread_mutex_lock(&snap_lock);
+	now = now_ns();
 	published = health_published_ns;
 	stall = health_stall_ns;
 	gone = health_links_gone;
@@ -461,9 +465,10 @@ static enum MHD_Result reply_health(struct MHD_Connection *c)
 	pthread_mutex_unlock(&snap_lock);
 	if (!published)
 		return reply_text_copy(c, MHD_HTTP_SERVICE_UNAVAILABLE, "starting\n");
-	if (now - published > stall) {
+	age = now > published ? now - published : 0;
+	if (age > stall) {
 		snprintf(text, sizeof(text), "stalled: the last collection was published %.1f s "
-			 "ago\n", (now - published) / 1e9);
+			 "ago\n", age / 1e9);
 		return reply_text_copy(c, MHD_HTTP_SERVICE_UNAVAILABLE, text);
 	}
 	if (gone) {
