@@ -2502,7 +2502,7 @@ static long count_lines(const char *path)
  * Issue 23: each SIGHUP forced a full collection (0.54 s at 9,200
  * cgroups), so a storm of them kept the daemon collecting back to back.
  * SIGHUP reopens the JSON log, as documented, and leaves the schedule be:
- * 500 SIGHUPs in about a second to a daemon collecting every 10 s make no
+ * 500 SIGHUPs in a burst (0.1 s) to a daemon collecting every 10 s make no
  * collection (one line in its JSON log, the first collection's), and the
  * log, renamed away before the storm, is opened again.
  */

@@ -428,6 +428,27 @@ static double thread_cpu_s(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/*
+ * One tick of the main loop: sleep until @next or 100 ms from now, whichever
+ * comes first. A signal other than a stop does not cut it short, so SIGHUPs
+ * are taken once a tick at most, however many came: a storm of them reopens
+ * the JSON log at most 10 times a second and forces no collection (each
+ * SIGHUP did before, 218 collections for 500 SIGHUPs in a second: issue 23).
+ */
+static void tick_wait(uint64_t next)
+{
+	uint64_t until = ns_after(now_ns(), 100000000ULL);
+	struct timespec ts;
+
+	if (next < until)
+		until = next;
+	ts.tv_sec = until / 1000000000ULL;
+	ts.tv_nsec = until % 1000000000ULL;
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR &&
+	       !stop_requested)
+		;
+}
+
 static int collect_and_publish(struct dstate *d)
 {
 	uint64_t t0 = now_ns();
@@ -732,11 +753,15 @@ int do_daemon(int argc, char **argv)
 	while (!stop_requested) {
 		uint64_t next = ns_after(now_ns(), d.o.interval_ns);
 
-		while (!stop_requested && !hup_requested && now_ns() < next) {
-			uint64_t left = next - now_ns(), now;
-			struct timespec ts = { 0, left < 100000000ULL ? (long)left : 100000000L };
+		while (!stop_requested && now_ns() < next) {
+			uint64_t now;
 
-			nanosleep(&ts, NULL);
+			tick_wait(next);
+			if (hup_requested) {
+				hup_requested = 0;
+				p_info("SIGHUP: reopening %s", d.o.json_log ? d.o.json_log : "(no log)");
+				open_log(&d);
+			}
 			http_reap_slow();
 			now = now_ns();
 			if (wd_usec && now >= wd_next) {
@@ -744,11 +769,6 @@ int do_daemon(int argc, char **argv)
 					sd_notify(0, "WATCHDOG=1");
 				wd_next = ns_after(now, wd_usec * 500);	/* half of it, in ns */
 			}
-		}
-		if (hup_requested) {
-			hup_requested = 0;
-			p_info("SIGHUP: reopening %s", d.o.json_log ? d.o.json_log : "(no log)");
-			open_log(&d);
 		}
 		if (!stop_requested)
 			collect_and_publish(&d);
