@@ -428,6 +428,35 @@ static double thread_cpu_s(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* below this many descriptors a first load fails half way (~150 at start) */
+#define DAEMON_MIN_FDS	256
+
+/*
+ * RLIMIT_NOFILE raised to 8192 for many HTTP clients, best effort (without
+ * CAP_SYS_RESOURCE up to the hard limit only). 0, or -EMFILE after saying
+ * why when fewer than DAEMON_MIN_FDS are allowed: a first load holds about
+ * 150 descriptors (programs, maps, links), and under `ulimit -n 16` the load
+ * failed with EMFILE half way (issue 23).
+ */
+static int raise_nofile(void)
+{
+	struct rlimit rl = { 8192, 8192 };
+
+	if (setrlimit(RLIMIT_NOFILE, &rl) && !getrlimit(RLIMIT_NOFILE, &rl) &&
+	    rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur == RLIM_INFINITY ||
+	    rl.rlim_cur >= DAEMON_MIN_FDS)
+		return 0;
+	p_err("%llu open files allowed (RLIMIT_NOFILE): the daemon needs %d, about 150 for "
+	      "its BPF programs, maps and links and the rest for HTTP clients; raise it "
+	      "(ulimit -n, systemd LimitNOFILE=) or give the daemon CAP_SYS_RESOURCE",
+	      (unsigned long long)rl.rlim_cur, DAEMON_MIN_FDS);
+	return -EMFILE;
+}
+
 /*
  * One tick of the main loop: sleep until @next or 100 ms from now, whichever
  * comes first. A signal other than a stop does not cut it short, so SIGHUPs
@@ -645,7 +674,6 @@ static int normalize_filters(struct dstate *d)
 
 int do_daemon(int argc, char **argv)
 {
-	struct rlimit rl = { 8192, 8192 };
 	struct MHD_Daemon *http = NULL;
 	struct dstate d;
 	bool stop_ks = false;
@@ -673,7 +701,8 @@ int do_daemon(int argc, char **argv)
 	d.one_node = loader_numa_nodes() <= 1;
 	d.numa_multi = !d.one_node && !numa_topo_read(&d.topo);
 	d.t0_ns = now_ns();
-	setrlimit(RLIMIT_NOFILE, &rl);	/* many HTTP clients; best effort */
+	if (raise_nofile())
+		return EXIT_ENV;
 	install_daemon_handlers();
 	if (open_log(&d))	/* a --json-log that cannot be opened: bad input, as -o */
 		return EXIT_USAGE;
