@@ -462,7 +462,7 @@ static int raise_nofile(void)
  * comes first. A signal other than a stop does not cut it short, so SIGHUPs
  * are taken once a tick at most, however many came: a storm of them reopens
  * the JSON log at most 10 times a second and forces no collection (each
- * SIGHUP did before, 218 collections for 500 SIGHUPs in a second: issue 23).
+ * SIGHUP did before: 499 collections for 500 SIGHUPs in a second, issue 23).
  */
 static void tick_wait(uint64_t next)
 {

@@ -253,6 +253,7 @@ static void snap_publish(struct snap *prom, struct snap *om, int links_gone, int
  * every 8 scrapes, a handshake on loopback.
  */
 #define HTTP_CONN_REQUESTS	8U
+#define HTTP_CONN_MEMORY	16384	/* a connection's buffers, its request's too */
 
 struct hconn {
 	struct hconn *prev, *next;	/* oldest wait first */
@@ -372,15 +373,21 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *c)
  * 200 (issue 23). It parses the request line in place: the target, a NUL
  * where the space before the version was, the version. A target cut short
  * by a NUL of its own ends before that: the version does not follow its
- * end. (A request without a version has nothing to compare: taken.)
+ * end. Taken as whole when there is nothing to compare: no version, or one
+ * that is not in the same buffer shortly after the target (a libmicrohttpd
+ * that parses otherwise).
  */
 static bool target_whole(struct MHD_Connection *c, const char *version)
 {
 	struct hconn *h = hconn_of(c);
+	uintptr_t t, v = (uintptr_t)version;
 
 	if (!h || !h->raw_uri || !*version)
 		return true;
-	return h->raw_uri + h->raw_len + 1 == version;
+	t = (uintptr_t)h->raw_uri;
+	if (v <= t || v - t > HTTP_CONN_MEMORY)
+		return true;
+	return v == t + h->raw_len + 1;
 }
 
 /*
@@ -676,7 +683,7 @@ static struct MHD_Daemon *mhd_start(int fd)
 				MHD_OPTION_CONNECTION_LIMIT, HTTP_CONN_LIMIT,
 				MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int)0,
 				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)10,
-				MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)16384,
+				MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_CONN_MEMORY,
 				/* HTTP/1.1 without Host: 400, as RFC 9112 3.2 requires (D20) */
 				MHD_OPTION_STRICT_FOR_CLIENT, (int)1,
 				MHD_OPTION_NOTIFY_CONNECTION, on_connection, NULL,
