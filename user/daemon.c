@@ -433,6 +433,56 @@ static double thread_cpu_s(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* below this many descriptors a first load fails half way (~150 at start) */
+#define DAEMON_MIN_FDS	256
+
+/*
+ * RLIMIT_NOFILE raised to 8192 for many HTTP clients, best effort (without
+ * CAP_SYS_RESOURCE up to the hard limit only). 0, or -EMFILE after saying
+ * why when fewer than DAEMON_MIN_FDS are allowed: a first load holds about
+ * 150 descriptors (programs, maps, links), and under `ulimit -n 16` the load
+ * failed with EMFILE half way (issue 23).
+ */
+static int raise_nofile(void)
+{
+	struct rlimit rl = { 8192, 8192 };
+
+	if (setrlimit(RLIMIT_NOFILE, &rl) && !getrlimit(RLIMIT_NOFILE, &rl) &&
+	    rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur == RLIM_INFINITY ||
+	    rl.rlim_cur >= DAEMON_MIN_FDS)
+		return 0;
+	p_err("%llu open files allowed (RLIMIT_NOFILE): the daemon needs %d, about 150 for "
+	      "its BPF programs, maps and links and the rest for HTTP clients; raise it "
+	      "(ulimit -n, systemd LimitNOFILE=) or give the daemon CAP_SYS_RESOURCE",
+	      (unsigned long long)rl.rlim_cur, DAEMON_MIN_FDS);
+	return -EMFILE;
+}
+
+/*
+ * One tick of the main loop: sleep until @next or 100 ms from now, whichever
+ * comes first. A signal other than a stop does not cut it short, so SIGHUPs
+ * are taken once a tick at most, however many came: a storm of them reopens
+ * the JSON log at most 10 times a second and forces no collection (each
+ * SIGHUP did before: 499 collections for 500 SIGHUPs in a second, issue 23).
+ */
+static void tick_wait(uint64_t next)
+{
+	uint64_t until = ns_after(now_ns(), 100000000ULL);
+	struct timespec ts;
+
+	if (next < until)
+		until = next;
+	ts.tv_sec = until / 1000000000ULL;
+	ts.tv_nsec = until % 1000000000ULL;
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR &&
+	       !stop_requested)
+		;
+}
+
 static int collect_and_publish(struct dstate *d)
 {
 	uint64_t t0 = now_ns();
@@ -629,7 +679,6 @@ static int normalize_filters(struct dstate *d)
 
 int do_daemon(int argc, char **argv)
 {
-	struct rlimit rl = { 8192, 8192 };
 	struct MHD_Daemon *http = NULL;
 	struct dstate d;
 	bool stop_ks = false;
@@ -657,7 +706,8 @@ int do_daemon(int argc, char **argv)
 	d.one_node = loader_numa_nodes() <= 1;
 	d.numa_multi = !d.one_node && !numa_topo_read(&d.topo);
 	d.t0_ns = now_ns();
-	setrlimit(RLIMIT_NOFILE, &rl);	/* many HTTP clients; best effort */
+	if (raise_nofile())
+		return EXIT_ENV;
 	install_daemon_handlers();
 	if (open_log(&d))	/* a --json-log that cannot be opened: bad input, as -o */
 		return EXIT_USAGE;
@@ -737,11 +787,15 @@ int do_daemon(int argc, char **argv)
 	while (!stop_requested) {
 		uint64_t next = ns_after(now_ns(), d.o.interval_ns);
 
-		while (!stop_requested && !hup_requested && now_ns() < next) {
-			uint64_t left = next - now_ns(), now;
-			struct timespec ts = { 0, left < 100000000ULL ? (long)left : 100000000L };
+		while (!stop_requested && now_ns() < next) {
+			uint64_t now;
 
-			nanosleep(&ts, NULL);
+			tick_wait(next);
+			if (hup_requested) {
+				hup_requested = 0;
+				p_info("SIGHUP: reopening %s", d.o.json_log ? d.o.json_log : "(no log)");
+				open_log(&d);
+			}
 			http_reap_slow();
 			/* exit records are not used here (the kernel folds
 			 * every exit into its cgroup): drained so that the ring
@@ -754,11 +808,6 @@ int do_daemon(int argc, char **argv)
 					sd_notify(0, "WATCHDOG=1");
 				wd_next = ns_after(now, wd_usec * 500);	/* half of it, in ns */
 			}
-		}
-		if (hup_requested) {
-			hup_requested = 0;
-			p_info("SIGHUP: reopening %s", d.o.json_log ? d.o.json_log : "(no log)");
-			open_log(&d);
 		}
 		if (!stop_requested)
 			collect_and_publish(&d);

@@ -50,13 +50,6 @@ static void path_of(char *buf, size_t n, const char *dir, const char *sub, const
 	snprintf(buf, n, "%s/%s/%s", dir, sub, name);
 }
 
-static int mkdir_p(const char *path)
-{
-	if (mkdir(path, 0700) && errno != EEXIST)
-		return -errno;
-	return 0;
-}
-
 int pin_check_dir(const char *dir)
 {
 	char parent[256], *slash;
@@ -268,32 +261,46 @@ static void walk_open(struct pinned *p)
 		       strerror(-err));
 }
 
+/*
+ * mkdir @path (0700): 1 when made here, 0 when it was there, or negative
+ * errno.
+ */
+static int mkdir_made(const char *path)
+{
+	if (!mkdir(path, 0700))
+		return 1;
+	return errno == EEXIST ? 0 : -errno;
+}
+
 int pin_open(const char *dir, struct pinned *p)
 {
-	char path[512];
-	int err;
+	char maps[512], links[512], path[512];
+	int err, made_dir, made_maps = 0, made_links = 0;
 
 	memset(p, 0, sizeof(*p));
 	p->procs_fd = p->cgroups_fd = p->exits_fd = p->bss_fd = p->iter_link_fd = -1;
 	p->lock_fd = -1;
 	snprintf(p->dir, sizeof(p->dir), "%s", dir);
+	snprintf(maps, sizeof(maps), "%s/maps", dir);
+	snprintf(links, sizeof(links), "%s/links", dir);
 	err = pin_check_dir(dir);
 	if (err)
 		return err;
-	if ((err = mkdir_p(dir))) {
-		p_err("creating %s: %s", dir, strerror(-err));
-		return err;
+	made_dir = mkdir_made(dir);
+	if (made_dir < 0) {
+		p_err("creating %s: %s", dir, strerror(-made_dir));
+		return made_dir;
 	}
 	p->lock_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (p->lock_fd < 0 || flock(p->lock_fd, LOCK_EX | LOCK_NB)) {
 		err = -errno;
 		if (err == -EWOULDBLOCK) {
 			p_err("another memacct daemon runs on %s (it holds the lock)", dir);
-			err = -EBUSY;
-		} else {
-			p_err("locking %s: %s", dir, strerror(-err));
+			pin_close(p);
+			return -EBUSY;	/* its directory, even if made here a moment ago */
 		}
-		goto out_close;
+		p_err("locking %s: %s", dir, strerror(-err));
+		goto out_rmdir;
 	}
 	path_of(path, sizeof(path), dir, "maps", "procs");
 	if (access(path, F_OK) == 0) {
@@ -303,16 +310,23 @@ int pin_open(const char *dir, struct pinned *p)
 		walk_open(p);
 		return 0;
 	}
-	snprintf(path, sizeof(path), "%s/maps", dir);
-	mkdir_p(path);
-	snprintf(path, sizeof(path), "%s/links", dir);
-	mkdir_p(path);
+	made_maps = mkdir_made(maps) > 0;
+	made_links = mkdir_made(links) > 0;
 	err = load_and_pin(p);
 	if (err)
-		goto out_close;
+		goto out_rmdir;
 	walk_open(p);
 	return 0;
 
+out_rmdir:
+	/* a failed first start leaves no empty directories of its own (issue 23:
+	 * out of descriptors, DIR, DIR/maps and DIR/links stayed) */
+	if (made_links)
+		rmdir(links);
+	if (made_maps)
+		rmdir(maps);
+	if (made_dir)
+		rmdir(dir);
 out_close:
 	pin_close(p);
 	return err;

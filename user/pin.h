@@ -44,6 +44,8 @@ struct pinned {
  * that key and value sizes match this build), or load, attach and pin.
  * Returns 0, -EBUSY (another daemon holds the lock), -EPROTO (pins from an
  * incompatible build) or another negative errno; the error is printed.
+ * A failed first load removes the directories it made (DIR, DIR/maps,
+ * DIR/links).
  */
 int pin_open(const char *dir, struct pinned *p);
 /*
