@@ -130,6 +130,18 @@ static long long scrape(const char *family, const char *label)
 	return v;
 }
 
+/* /healthz answers 200 with a body that begins with @want. */
+static void health_says(const char *want)
+{
+	struct result *r = run_cmd("curl -s -m 10 -w ' %%{http_code}' "
+				   "http://127.0.0.1:%d/healthz", port);
+
+	printf("  /healthz: %s\n", r->out);
+	ck_assert_msg(!strncmp(r->out, want, strlen(want)) && strstr(r->out, " 200"),
+		      "/healthz said '%s', not '%s...' with 200", r->out, want);
+	result_free(r);
+}
+
 /* cgroup="/NAME" of @rel: the exact label, so that /x does not match /x/c1 */
 static const char *label_of(const char *rel, char *buf, size_t len)
 {
@@ -256,6 +268,7 @@ START_TEST(test_exit_churn)
 		      before, bytes);
 	ck_assert_int_eq(sample(text, "memacct_flows_lost_bytes_total", NULL), 0);
 	free(text);
+	health_says("ok");
 }
 END_TEST
 
@@ -313,6 +326,7 @@ START_TEST(test_procs_map_full)
 	check_per_child("3,000 live, procs map of 1,024:", bytes, 3000, control, 16);
 	ck_assert_int_eq(sample(text, "memacct_flows_lost_bytes_total", NULL), 0);
 	free(text);
+	health_says("degraded: procs map full");
 	unlink(out);
 }
 END_TEST
@@ -398,6 +412,7 @@ START_TEST(test_many_cgroups)
 	ck_assert_msg(each > 0, "600 cgroups did not fill a cgroups map of 256");
 	ck_assert_int_eq(sample(text, "memacct_flows_lost_bytes_total", NULL), 0);
 	free(text);
+	health_says("degraded: cgroups map full");
 }
 END_TEST
 

@@ -96,7 +96,47 @@ struct dstate {
 	bool one_node;		/* one NUMA node: the remote-NUMA families have no samples */
 	struct numa_topo topo;
 	bool stats_sysctl;	/* kernel.bpf_stats_enabled = 1 (set by someone) */
+	/* degraded figures (health_degraded()): the counters last seen and
+	 * when each last rose (CLOCK_MONOTONIC ns, 0 never) */
+	uint64_t deg_seen[3], deg_rose_ns[3];
 };
+
+/* /healthz says "degraded" for this long after a cause last rose. */
+#define DEGRADED_NS	(600ULL * 1000000000ULL)
+
+/*
+ * Why the figures of this collection are degraded, into @buf ("" if they
+ * are not): a full procs map (processes without their own series' flows),
+ * a full cgroups map (flows in the memory root's series instead of their
+ * cgroup's) or flows that found no record (in no series), each while it
+ * rose in the last DEGRADED_NS. The counters are cumulative since the
+ * kernel side was loaded; what rose before this daemon started counts as
+ * risen at its start.
+ */
+static void health_degraded(struct dstate *d, const struct pin_counters *c, char *buf,
+			    size_t len)
+{
+	static const char *const what[3] = {
+		"procs map full (proc_map_full): processes without a record, their flows in "
+		"their cgroup's",
+		"cgroups map full (cgroup_map_full): flows counted in the memory root instead of "
+		"their cgroup",
+		"flows found no record (memacct_flows_lost_bytes_total)",
+	};
+	uint64_t v[3] = { c->dropped[MEMACCT_DROP_PROC_MAP_FULL],
+			  c->dropped[MEMACCT_DROP_CGROUP_MAP_FULL], c->flows_lost_pages };
+	uint64_t now = now_ns();
+	size_t n = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; i < 3; i++) {
+		if (v[i] > d->deg_seen[i])
+			d->deg_rose_ns[i] = now;
+		d->deg_seen[i] = v[i];
+		if (d->deg_rose_ns[i] && now - d->deg_rose_ns[i] < DEGRADED_NS && n < len)
+			n += snprintf(buf + n, len - n, "%s%s", n ? "; " : "", what[i]);
+	}
+}
 
 /* ---------------------------------------------------------------- options */
 
@@ -490,6 +530,7 @@ static int collect_and_publish(struct dstate *d)
 	struct collection col;
 	struct self_sample self;
 	struct mbuf prom, om;
+	char degraded[256];
 	int err;
 
 	err = collect(&d->cs, &col);
@@ -509,8 +550,9 @@ static int collect_and_publish(struct dstate *d)
 	format(d, &col, &self, &om);
 	self_sample_free(&self);
 	/* out of memory: the previous collection stays served */
+	health_degraded(d, &col.counters, degraded, sizeof(degraded));
 	http_publish(metrics_end(&prom), metrics_end(&om), pin_links_gone(&d->pin),
-		     d->pin.nprogs);
+		     d->pin.nprogs, degraded);
 	mbuf_free(&prom);
 	mbuf_free(&om);
 	write_json_log(d, &col);

@@ -42,6 +42,7 @@ static struct snap *snap_prom, *snap_om;
  */
 static uint64_t health_published_ns, health_stall_ns;
 static int health_links_gone, health_links;
+static char health_degraded[256];	/* why the figures are degraded, or "" */
 
 /*
  * --listen ADDR:PORT into @ss: ADDR an IPv4 address, an IPv6 one in
@@ -205,9 +206,10 @@ static const char *snap_gzip(struct snap *s, size_t *len)
 /*
  * Serve @prom and @om from now on, and set /healthz's inputs with them under
  * the same lock: published now (0 when both are NULL, at the end), @links_gone
- * of @links programs without their pinned links.
+ * of @links programs without their pinned links, @degraded (or NULL).
  */
-static void snap_publish(struct snap *prom, struct snap *om, int links_gone, int links)
+static void snap_publish(struct snap *prom, struct snap *om, int links_gone, int links,
+			 const char *degraded)
 {
 	struct snap *old_p, *old_o;
 
@@ -219,6 +221,7 @@ static void snap_publish(struct snap *prom, struct snap *om, int links_gone, int
 	health_published_ns = prom ? now_ns() : 0;
 	health_links_gone = links_gone;
 	health_links = links;
+	snprintf(health_degraded, sizeof(health_degraded), "%s", degraded ? degraded : "");
 	pthread_mutex_unlock(&snap_lock);
 	snap_put(old_p);
 	snap_put(old_o);
@@ -555,7 +558,10 @@ static enum MHD_Result reply_text_copy(struct MHD_Connection *c, unsigned int st
  * /healthz: 200 "ok" while collections are published on time and every
  * program of the kernel side is still linked; else 503 saying which:
  * "starting" (no collection yet), "stalled" (none for 3 intervals + 5 s),
- * "kernel side incomplete" (links unpinned from under the daemon).
+ * "kernel side incomplete" (links unpinned from under the daemon). 200
+ * "degraded: WHY" while some figures are (a full map lately: the daemon's
+ * health_degraded()): a restart would not mend them, so not a 503 that
+ * a liveness probe restarts on.
  * The clock is read under the lock the publication takes: read before it,
  * a publication in between made now < published, and the age wrapped to
  * 18446744073.7 s, a 503 "stalled" (issue 23).
@@ -563,8 +569,8 @@ static enum MHD_Result reply_text_copy(struct MHD_Connection *c, unsigned int st
 static enum MHD_Result reply_health(struct MHD_Connection *c)
 {
 	uint64_t published, stall, now, age;
+	char text[300], degraded[256];
 	int gone, links;
-	char text[256];
 
 	pthread_mutex_lock(&snap_lock);
 	now = now_ns();
@@ -572,6 +578,7 @@ static enum MHD_Result reply_health(struct MHD_Connection *c)
 	stall = health_stall_ns;
 	gone = health_links_gone;
 	links = health_links;
+	memcpy(degraded, health_degraded, sizeof(degraded));
 	pthread_mutex_unlock(&snap_lock);
 	if (!published)
 		return reply_text_copy(c, MHD_HTTP_SERVICE_UNAVAILABLE, "starting\n");
@@ -585,6 +592,10 @@ static enum MHD_Result reply_health(struct MHD_Connection *c)
 		snprintf(text, sizeof(text), "kernel side incomplete: %d of its %d programs' links "
 			 "are no longer pinned; restart the daemon\n", gone, links);
 		return reply_text_copy(c, MHD_HTTP_SERVICE_UNAVAILABLE, text);
+	}
+	if (degraded[0]) {
+		snprintf(text, sizeof(text), "degraded: %s\n", degraded);
+		return reply_text_copy(c, MHD_HTTP_OK, text);
 	}
 	return reply_text_copy(c, MHD_HTTP_OK, "ok\n");
 }
@@ -694,7 +705,8 @@ static struct MHD_Daemon *mhd_start(int fd)
 }
 
 
-int http_publish(const char *prom, const char *om, int links_gone, int links)
+int http_publish(const char *prom, const char *om, int links_gone, int links,
+		 const char *degraded)
 {
 	struct snap *sp = snap_new(prom), *so = snap_new(om);
 
@@ -703,7 +715,7 @@ int http_publish(const char *prom, const char *om, int links_gone, int links)
 		snap_put(so);
 		return -ENOMEM;
 	}
-	snap_publish(sp, so, links_gone, links);
+	snap_publish(sp, so, links_gone, links, degraded);
 	return 0;
 }
 
@@ -726,5 +738,5 @@ void http_stop(struct MHD_Daemon *d)
 {
 	if (d)
 		MHD_stop_daemon(d);
-	snap_publish(NULL, NULL, 0, 0);
+	snap_publish(NULL, NULL, 0, 0, NULL);
 }

@@ -41,11 +41,13 @@ struct MHD_Daemon *http_start(const struct sockaddr_storage *ss, uint64_t stall_
 /*
  * http_publish() - serve @prom (Prometheus text) and @om (OpenMetrics) from
  * now on (both copied; the previous texts are freed when their last reader
- * is done) and record for /healthz the time and that @links_gone of the
- * kernel side's @links programs have lost their pinned links. 0, or
- * -ENOMEM with the previous texts still served.
+ * is done) and record for /healthz the time, that @links_gone of the
+ * kernel side's @links programs have lost their pinned links, and why the
+ * figures are degraded (@degraded, copied; NULL or "" when they are not).
+ * 0, or -ENOMEM with the previous texts still served.
  */
-int http_publish(const char *prom, const char *om, int links_gone, int links);
+int http_publish(const char *prom, const char *om, int links_gone, int links,
+		 const char *degraded);
 /* http_reap_slow() - shut the connections that waited too long for a request
  * (the main loop calls it every 100 ms). */
 void http_reap_slow(void);
