@@ -1271,6 +1271,7 @@ static __always_inline void dma_open(long nr, __s32 fd, __u64 range_start, __u64
 	w.range_pages = range_pages;
 	if (bpf_map_update_elem(&dma_windows, &tid, &w, BPF_ANY)) {
 		__sync_fetch_and_add(&dma_windows_open, -1);
+		drop(MEMACCT_DROP_DMA_WINDOW_FULL);
 		return;
 	}
 	wp = bpf_map_lookup_elem(&dma_windows, &tid);
@@ -1696,7 +1697,8 @@ int mark_victim_pid(struct trace_event_raw_mark_victim *ctx)
 {
 	__u32 pid = BPF_CORE_READ(ctx, pid), one = 1;
 
-	bpf_map_update_elem(&oom_victims, &pid, &one, BPF_ANY);
+	if (bpf_map_update_elem(&oom_victims, &pid, &one, BPF_ANY))
+		drop(MEMACCT_DROP_OOM_VICTIM_FULL);
 	return 0;
 }
 

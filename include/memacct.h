@@ -41,6 +41,11 @@ enum memacct_drop {
 	MEMACCT_DROP_VMA_BUSY,		/* no longer counted: such faults are in
 					 * fault_unclassified_pages (kept for the
 					 * report's dropped_events_by_cause key) */
+	MEMACCT_DROP_DMA_WINDOW_FULL,	/* a DMA-pinning syscall not measured: 4,096
+					 * threads inside such syscalls at once */
+	MEMACCT_DROP_OOM_VICTIM_FULL,	/* kernels whose mark_victim passes a pid
+					 * only: an OOM kill not counted, 1,024
+					 * victims not yet exited */
 	MEMACCT_DROP_NR,
 };
 
