@@ -361,16 +361,24 @@ static __always_inline struct memacct_flows *flows_get(struct task_struct *task)
 }
 
 /*
- * Moves of flows into or between records of the cgroups map (a process's
- * flows folded at its exit, a process changing cgroup, a cgroup removed),
- * counted before and after each move so that a reader of the procs and
- * cgroups maps can tell that none overlapped its reading: it reads
+ * Moves of flows between records of the cgroups map (a process changing
+ * cgroup, a cgroup removed), counted before and after each move so that a
+ * reader of the maps can tell that none overlapped its reading: it reads
  * flow_moves_end, the maps, then flow_moves_begin, and reads again when the
- * two differ (user/daemon.c read_flows()). Without it a process exiting
- * between the reads of the two maps is in neither for one collection.
+ * two differ (user/collect.c read_flows()). Such a move overlapping a read
+ * can count its flows twice (the two records read in either order), so a
+ * reader that still overlapped one after its retries keeps what it had.
+ * Folds of an exiting process into its cgroup are counted apart
+ * (exit_folds_*): the record is flagged MEMACCT_PROC_EXITED, which a reader
+ * skips, before the fold, and a reader reads the cgroups map before the
+ * procs map, so an overlapping fold can only leave the process out, never
+ * count it twice: read again, but published after the retries in any case
+ * (the published counters are clamped).
  */
 __u64 flow_moves_begin;
 __u64 flow_moves_end;
+__u64 exit_folds_begin;
+__u64 exit_folds_end;
 
 #define FLOW_WORDS	(sizeof(struct memacct_flows) / sizeof(__u64))
 _Static_assert(sizeof(struct memacct_flows) == FLOW_WORDS * sizeof(__u64),
@@ -379,14 +387,22 @@ _Static_assert(sizeof(struct memacct_flows) == FLOW_WORDS * sizeof(__u64),
 /*
  * Add @f to @to and take it from @from (u64 arithmetic wraps: @from may hold
  * a negative offset, see cgroup_attach_task). Every field of struct
- * memacct_flows is a __u64.
+ * memacct_flows is a __u64. Nothing to move (a process moved before it did
+ * anything, an empty cgroup removed) is no move: readers are not made to
+ * read again for it.
  */
 static __always_inline void flows_move(struct memacct_flows *to, struct memacct_flows *from,
 				       const struct memacct_flows *f)
 {
 	__u64 *t = (__u64 *)to, *fr = (__u64 *)from;
 	const __u64 *v = (const __u64 *)f;
+	__u64 any = 0;
 
+#pragma unroll
+	for (int i = 0; i < FLOW_WORDS; i++)
+		any |= v[i];
+	if (!any)
+		return;
 	__sync_fetch_and_add(&flow_moves_begin, 1);
 #pragma unroll
 	for (int i = 0; i < FLOW_WORDS; i++) {
@@ -1889,8 +1905,8 @@ int BPF_PROG(sched_process_exit, struct task_struct *task)
 	p->exit_code = task->exit_code;
 	proc_key_of(task, &key);
 
-	/* from here a reader skips the record: the fold is a move (above) */
-	__sync_fetch_and_add(&flow_moves_begin, 1);
+	/* from here a reader skips the record (exit_folds_*, above) */
+	__sync_fetch_and_add(&exit_folds_begin, 1);
 	p->flags |= MEMACCT_PROC_EXITED;
 
 	/* fold into the cgroup so its counters outlive the process, here in
@@ -1912,7 +1928,7 @@ int BPF_PROG(sched_process_exit, struct task_struct *task)
 		add_nz(&c->pin.locked_vm_pages, -(__s64)p->pin.locked_vm_pages);
 		add_nz(&c->pin.pinned_vm_pages, -(__s64)p->pin.pinned_vm_pages);
 	}
-	__sync_fetch_and_add(&flow_moves_end, 1);
+	__sync_fetch_and_add(&exit_folds_end, 1);
 	/* its DMA pins outlive it until the kernel unpins them (fds closed
 	 * by exit_files(), then a kworker): the cgroup keeps them until then */
 	if (p->pin.dma_pinned_pages > p->dma_queued_pages)

@@ -76,6 +76,8 @@ struct collection {
 	long npf;
 	const struct memacct_flows **topf;	/* flows of st[i], i < ntop, or NULL */
 	struct pin_counters counters;	/* the BPF side's, read with the flows */
+	bool flows_torn;		/* a move between records overlapped the
+					 * last read of the flows (read_flows()) */
 	struct comm_sum *comms;		/* comm_sums() of st; NULL: out of memory */
 	size_t ncomms;
 	long procs_used, cgroups_used;

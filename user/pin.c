@@ -537,6 +537,8 @@ int pin_counters(const struct pinned *p, struct pin_counters *c)
 	c->dma_readable = !bss->dma_unreadable;
 	c->flow_moves_begin = bss->flow_moves_begin;
 	c->flow_moves_end = bss->flow_moves_end;
+	c->exit_folds_begin = bss->exit_folds_begin;
+	c->exit_folds_end = bss->exit_folds_end;
 	{
 		const struct memacct_flows *l = &bss->lost_flows;
 		uint64_t n = l->cow_copied_pages + l->cow_file_copied_pages +

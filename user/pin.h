@@ -78,11 +78,12 @@ struct pin_counters {
 	uint64_t vma_lockless;		/* VMAs read by the lockless walk (bpf/maple.bpf.h) */
 	uint64_t dma_attributed_pages;	/* DMA pages attributed to processes, not yet unpinned */
 	bool dma_readable;		/* the FOLL_PIN counters can be read (false once a read failed) */
-	/* moves of flows between records begun and ended (bpf/memacct.bpf.c
-	 * flows_move()): a reader of the cgroups and procs maps that reads
-	 * the end count before and the begin count after saw no move half
-	 * done when the two are equal */
+	/* moves of flows between records, and exits' folds, begun and ended
+	 * (bpf/memacct.bpf.c flows_move()): a reader of the cgroups and procs
+	 * maps that reads the end count before and the begin count after saw
+	 * none half done when the two are equal */
 	uint64_t flow_moves_begin, flow_moves_end;
+	uint64_t exit_folds_begin, exit_folds_end;
 	uint64_t flows_lost_pages;	/* pages allocated by faults whose flows
 					 * found no record (bss lost_flows, as
 					 * report_flows_lost_bytes()) */

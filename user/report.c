@@ -49,6 +49,15 @@ void metrics_clamp_flows(struct metrics *m, const struct metrics *prev)
 			m->numa_migrated_by_reason[i] = prev->numa_migrated_by_reason[i];
 }
 
+void metrics_hold_bpf_flows(struct metrics *m, const struct metrics *prev)
+{
+	for (int id = 0; id < M_NR; id++)
+		if ((metric_table[id].flags & MF_FLOW) && metric_is_bpf_flow(id))
+			*metric_ptr(m, id) = metric_get(prev, id);
+	memcpy(m->numa_migrated_by_reason, prev->numa_migrated_by_reason,
+	       sizeof(m->numa_migrated_by_reason));
+}
+
 void report_free(struct report *r)
 {
 	free(r->procs);

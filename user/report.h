@@ -185,6 +185,12 @@ void metrics_add_flows(struct metrics *t, const struct metrics *m);
  * overlapped a move, a memory.stat counter of a recreated cgroup).
  */
 void metrics_clamp_flows(struct metrics *m, const struct metrics *prev);
+/*
+ * metrics_hold_bpf_flows() - every BPF flow of @m (metric_is_bpf_flow())
+ * set to @prev's: a read of the flows that a move between records
+ * overlapped, which could count the move twice, is not published.
+ */
+void metrics_hold_bpf_flows(struct metrics *m, const struct metrics *prev);
 
 /*
  * report_metrics_json() - the v1 metric keys of @m (metric_table.h) added to

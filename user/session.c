@@ -586,17 +586,20 @@ static void flows_sum(struct memacct_flows *to, const struct memacct_flows *f)
  * records of its live processes. Not the sum of the report's rows: a
  * process that exits between reads, or whose exit record the full ring
  * could not take, is in these whatever happens. Read again (up to 3 times)
- * while the BPF side moved flows between records meanwhile, as the daemon
- * does (collect.c read_flows()).
+ * while the BPF side moved flows between records or folded an exit
+ * meanwhile, as the daemon does (collect.c read_flows()); false when a move
+ * still overlapped the last read (it may count the move twice).
  */
-static void subtree_flows(const struct session *s, const uint64_t *ids, int nids,
+static bool subtree_flows(const struct session *s, const uint64_t *ids, int nids,
 			  struct memacct_flows *out)
 {
 	int cfd = bpf_map__fd(s->skel->maps.cgroups), pfd = bpf_map__fd(s->skel->maps.procs);
 	volatile struct memacct_bpf__bss *bss = s->skel->bss;
+	bool torn = false;
 
 	for (int try = 0; try < 4; try++) {
 		uint64_t end = __atomic_load_n(&bss->flow_moves_end, __ATOMIC_ACQUIRE);
+		uint64_t fend = __atomic_load_n(&bss->exit_folds_end, __ATOMIC_ACQUIRE);
 		struct memacct_proc_key key, next, *prev = NULL;
 		struct memacct_cgroup c;
 		struct memacct_proc p;
@@ -612,9 +615,11 @@ static void subtree_flows(const struct session *s, const uint64_t *ids, int nids
 			    id_in(ids, nids, p.memcg_id))
 				flows_sum(out, &p.f);
 		}
-		if (__atomic_load_n(&bss->flow_moves_begin, __ATOMIC_ACQUIRE) == end)
+		torn = __atomic_load_n(&bss->flow_moves_begin, __ATOMIC_ACQUIRE) != end;
+		if (!torn && __atomic_load_n(&bss->exit_folds_begin, __ATOMIC_ACQUIRE) == fend)
 			break;
 	}
+	return !torn;
 }
 
 /* Cgroup totals: stocks from the kernel's memcg files, flows from the
@@ -624,13 +629,16 @@ static void cgroup_totals(struct session *s, struct report *r, const uint64_t *i
 	struct metrics *t = &r->totals;
 	struct memacct_flows f;
 	struct memcg_stat st;
+	bool whole;
 	uint64_t bpf_oom = 0;
 
 	uint64_t dma_locked = 0;
 
 	memset(t, 0, sizeof(*t));
-	subtree_flows(s, ids, nids, &f);
+	whole = subtree_flows(s, ids, nids, &f);
 	metrics_from_bpf_flows(t, &f, s->page_size);
+	if (!whole)	/* a move overlapped the read: as last reported */
+		metrics_hold_bpf_flows(t, &s->last_flows);
 	metrics_clamp_flows(t, &s->last_flows);
 	s->last_flows = *t;
 	for (size_t i = 0; i < r->nprocs; i++) {
