@@ -173,42 +173,38 @@ static void stop_descendants(const struct memcg *cg, int sig, int *status, pid_t
 }
 
 /*
- * memacct-run-PID cgroups whose run was killed (SIGKILL, a crash, or a stop
- * signal during start-up in older versions): removed when empty, named in
- * a warning when processes are still inside (the limits still apply there).
- * A cgroup is stale when PID is not a live process named "memacct".
+ * memacct-run-PID-XXXXXXXX cgroups in @parent (where ours goes) whose run
+ * is gone (SIGKILL, a crash, --keep-cgroup): removed when empty, named in a
+ * warning when processes are still inside (the limits still apply there).
+ * A live run holds its cgroup's lock (memcg_lock()), whatever PID namespace
+ * it runs in; PIDs are not looked up: the PID in a name is its owner's in
+ * the owner's namespace. The names of older versions (memacct-run-PID, at
+ * the hierarchy's root) are left alone.
  */
-static void clean_stale_runs(void)
+static void clean_stale_runs(const struct memcg *parent)
 {
-	char root[PATH_MAX], path[PATH_MAX + 320], comm[32];
+	char root[PATH_MAX], path[PATH_MAX + 320], hex[16];
 	struct dirent *de;
 	int version;
 	DIR *dir;
 
-	if (memcg_root(root, &version) || !(dir = opendir(root)))
+	if (memcg_root(root, &version) || !(dir = opendir(parent->path)))
 		return;
 	while ((de = readdir(dir))) {
 		struct memcg cg;
 		pid_t *pids = NULL;
+		int pid, n, fd;
 		char tail;
-		int pid, n;
-		FILE *f;
 
-		if (sscanf(de->d_name, "memacct-run-%d%c", &pid, &tail) != 1 || pid <= 0 ||
-		    pid == getpid())
+		if (sscanf(de->d_name, "memacct-run-%d-%15[0-9a-f]%c", &pid, hex, &tail) != 2 ||
+		    pid <= 0 || strlen(hex) != 8)
 			continue;
-		snprintf(path, sizeof(path), "/proc/%d/comm", pid);
-		comm[0] = '\0';
-		if ((f = fopen(path, "r"))) {
-			if (!fgets(comm, sizeof(comm), f))
-				comm[0] = '\0';
-			fclose(f);
-		}
-		if (!strcmp(comm, "memacct\n"))
-			continue;	/* that run is alive */
-		snprintf(path, sizeof(path), "%s/%s", root, de->d_name);
+		snprintf(path, sizeof(path), "%s/%s", parent->path, de->d_name);
 		if (memcg_of_path(root, version, path, &cg))
 			continue;
+		fd = memcg_lock(&cg, false);
+		if (fd < 0)
+			continue;	/* -EWOULDBLOCK: that run is alive */
 		n = memcg_pids(&cg, true, &pids);
 		free(pids);
 		if (n == 0 && !memcg_remove(&cg))
@@ -217,8 +213,42 @@ static void clean_stale_runs(void)
 			p_warn("%s, left by a memacct run that was killed, still holds %d "
 			       "process%s under its limits: end them, then rmdir it", cg.path, n,
 			       n == 1 ? "" : "es");
+		close(fd);
 	}
 	closedir(dir);
+}
+
+/*
+ * Where CMD's cgroup goes: below the caller's own (memcg_run_parent()), so
+ * the limits that bind memacct's caller bind CMD and its accounting
+ * includes CMD. EXIT_OK with @parent filled, or EXIT_ENV after a message
+ * when there is no such place: memacct never moves CMD out of a limit.
+ */
+static int run_parent(struct memcg *parent)
+{
+	struct memcg own, blocker;
+	int err;
+
+	err = memcg_member_of(0, &own);
+	if (err) {
+		p_err("finding memacct's own memory cgroup in /proc/self/cgroup: %s%s",
+		      strerror(-err), err == -ENOENT ? " (outside the visible hierarchy?)" : "");
+		return EXIT_ENV;
+	}
+	err = memcg_run_parent(&own, parent, &blocker);
+	if (err == -EBUSY) {
+		p_err("no place for CMD's cgroup below the memory limits of %s: on cgroup v2 its "
+		      "processes keep the memory controller from its children (no internal "
+		      "processes), and a cgroup above it would leave CMD outside its limits; "
+		      "run memacct from a cgroup of its own without processes beside it "
+		      "(see memacct(1), run)", blocker.path);
+		return EXIT_ENV;
+	}
+	if (err) {
+		p_err("choosing where CMD's cgroup goes, from %s: %s", own.path, strerror(-err));
+		return EXIT_ENV;
+	}
+	return EXIT_OK;
 }
 
 int do_run(int argc, char **argv)
@@ -236,10 +266,9 @@ int do_run(int argc, char **argv)
 	uint64_t interval_ns = 0, next_ns;
 	struct session s;
 	struct report r;
-	struct memcg cg;
-	char name[64];
+	struct memcg cg, parent;
 	volatile struct exec_failure child = { 0 };
-	int c, err, status = 0, ret = EXIT_RUNTIME;
+	int c, err, lock, status = 0, ret = EXIT_RUNTIME;
 	bool keep = false, cmd_done = false;
 	pid_t pid;
 
@@ -287,14 +316,17 @@ int do_run(int argc, char **argv)
 	/* from here on a stop signal ends us cleanly: no cgroup left behind */
 	install_stop_handlers(0);
 	limits_restore_stale();
-	clean_stale_runs();
+	ret = run_parent(&parent);
+	if (ret)
+		return ret;
+	clean_stale_runs(&parent);
 
-	snprintf(name, sizeof(name), "memacct-run-%d", getpid());
-	err = memcg_create(name, &cg);
-	if (err) {
-		p_err("creating memory cgroup %s: %s", name, strerror(-err));
-		return err == -ENOENT ? EXIT_ENV : EXIT_RUNTIME;
+	lock = memcg_create_locked(&parent, "memacct-run", &cg);
+	if (lock < 0) {
+		p_err("creating a memory cgroup below %s: %s", parent.path, strerror(-lock));
+		return lock == -ENOENT ? EXIT_ENV : EXIT_RUNTIME;
 	}
+	ret = EXIT_RUNTIME;
 	/* our own cgroup, removed at the end: no state file to restore from */
 	err = limits_apply(&cg, &lim, false);
 	if (err) {
@@ -376,5 +408,6 @@ out_rmdir:
 		if (err)
 			p_warn("removing %s: %s", cg.path, strerror(-err));
 	}
+	close(lock);
 	return ret;
 }
