@@ -670,7 +670,8 @@ static int v2_delegate_memory(const char *parent)
  * (v2_delegate_memory()). 0, -EEXIST, -EINVAL, -ENOENT (missing parent),
  * mkdir()'s or the parent's cgroup.subtree_control's -errno.
  */
-int memcg_create_at(const char *root, int version, const char *name, struct memcg *cg)
+static int create_at(const char *root, int version, const char *name, struct memcg *cg,
+		     bool delegate)
 {
 	char n[PATH_MAX], path[PATH_MAX];
 	int err;
@@ -682,7 +683,7 @@ int memcg_create_at(const char *root, int version, const char *name, struct memc
 		return err;
 	if (snprintf(path, sizeof(path), "%s/%s", root, n) >= (int)sizeof(path))
 		return -ENAMETOOLONG;
-	if (version == 2) {
+	if (version == 2 && delegate) {
 		char parent[PATH_MAX];
 
 		snprintf(parent, sizeof(parent), "%s", path);
@@ -697,6 +698,11 @@ int memcg_create_at(const char *root, int version, const char *name, struct memc
 	if (err)
 		rmdir(path);
 	return err;
+}
+
+int memcg_create_at(const char *root, int version, const char *name, struct memcg *cg)
+{
+	return create_at(root, version, name, cg, true);
 }
 
 /* memcg_create() - memcg_create_at() below memcg_root() */
@@ -841,7 +847,10 @@ int memcg_create_locked(const struct memcg *parent, const char *prefix, struct m
 		if (snprintf(name, sizeof(name), "%s%s%s-%d-%08x", top ? "" : parent->rel + 1,
 			     top ? "" : "/", prefix, (int)getpid(), r) >= (int)sizeof(name))
 			return -ENAMETOOLONG;
-		err = memcg_create_at(root, parent->version, name, cg);
+		/* the root's subtree_control, as memcg_create(); any other
+		 * parent has "memory" there already, or is made so by
+		 * memcg_leaf_move() after the leaf is made */
+		err = create_at(root, parent->version, name, cg, parent->level == 0);
 		if (err)
 			continue;
 		fd = memcg_lock(cg, true);
@@ -852,6 +861,67 @@ int memcg_create_locked(const struct memcg *parent, const char *prefix, struct m
 		err = fd >= 0 || fd == -ENOENT ? -EEXIST : fd;	/* removed: another name */
 	}
 	return err;
+}
+
+/*
+ * The kernel refuses "+memory" in a non-root cgroup's subtree_control while
+ * the cgroup has processes, and migrating a process into it once it is on:
+ * so first the leaf, then the move, then the controller.
+ */
+int memcg_leaf_move(const struct memcg *own, const char *prefix, struct memcg *leaf,
+		    bool *enabled)
+{
+	char path[PATH_MAX + 32];
+	pid_t *pids = NULL;
+	int n, fd, err;
+
+	*enabled = false;
+	if (own->version != 2 || own->level == 0)
+		return -EINVAL;
+	n = memcg_pids(own, false, &pids);
+	if (n < 0)
+		return n;
+	err = n == 1 && pids[0] == getpid() ? 0 : -EBUSY;
+	free(pids);
+	if (err)
+		return err;
+	fd = memcg_create_locked(own, prefix, leaf);
+	if (fd < 0)
+		return fd;
+	err = memcg_add_pid(leaf, 0);
+	if (!err) {
+		err = file_lists_memory(own->path, "cgroup.subtree_control");
+		if (err == 0) {
+			snprintf(path, sizeof(path), "%s/cgroup.subtree_control", own->path);
+			err = write_file(path, "+memory");
+			*enabled = !err;
+		} else if (err > 0) {
+			err = 0;
+		}
+	}
+	if (err) {
+		memcg_add_pid(own, 0);
+		memcg_remove(leaf);
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+int memcg_leaf_return(const struct memcg *own, const struct memcg *leaf, bool enabled)
+{
+	char path[PATH_MAX + 32];
+	int err = 0, e;
+
+	if (enabled) {
+		snprintf(path, sizeof(path), "%s/cgroup.subtree_control", own->path);
+		err = write_file(path, "-memory");
+	}
+	e = memcg_add_pid(own, 0);
+	if (!err)
+		err = e;
+	e = memcg_remove(leaf);
+	return err ? err : e;
 }
 
 /*

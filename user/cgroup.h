@@ -143,10 +143,31 @@ int memcg_lock(const struct memcg *cg, bool wait);
 /*
  * memcg_create_locked() - create @parent/@prefix-PID-XXXXXXXX (PID: ours in
  * our PID namespace, X: 32 random bits in hex; another name when it
- * exists) and hold its memcg_lock(). Returns the lock's fd, or negative
- * errno (memcg_create_at()'s).
+ * exists) and hold its memcg_lock(). v2: enables the memory controller in
+ * the parent's cgroup.subtree_control only when the parent is the root,
+ * as memcg_create_at(). Returns the lock's fd, or negative errno
+ * (memcg_create_at()'s).
  */
 int memcg_create_locked(const struct memcg *parent, const char *prefix, struct memcg *cg);
+
+/*
+ * memcg_leaf_move() - v2, where @own (the caller's cgroup, not the root)
+ * holds the caller alone: move the caller into a new child of @own made by
+ * memcg_create_locked(@own, @prefix) (filled in @leaf) and enable the
+ * memory controller in @own's cgroup.subtree_control (*@enabled: whether
+ * this call did), so that @own may have a memory child beside the leaf.
+ * Returns the leaf's lock fd; -EINVAL (v1, the root), -EBUSY (other
+ * processes in @own), or the kernel's refusal, everything undone.
+ */
+int memcg_leaf_move(const struct memcg *own, const char *prefix, struct memcg *leaf,
+		    bool *enabled);
+
+/*
+ * memcg_leaf_return() - undo memcg_leaf_move() once @own's other children
+ * are gone: "-memory" if it was @enabled, the caller back into @own, the
+ * leaf removed. 0 or the first negative errno.
+ */
+int memcg_leaf_return(const struct memcg *own, const struct memcg *leaf, bool enabled);
 /* memcg_remove() - rmdir; retries while the last tasks are still leaving. */
 int memcg_remove(const struct memcg *cg);
 /* memcg_add_pid() - move @pid (0: the caller) into @cg (cgroup.procs). */

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause)
 /*
  * run.c - memacct run [-j] [--interval DUR] -- CMD [ARGS...]
- * Creates a memory cgroup of its own, attaches the BPF side, starts CMD in
- * the cgroup, waits for CMD and every descendant (memacct is their
+ * Creates a memory cgroup of its own below the caller's (run_parent(): CMD
+ * stays within every limit and the accounting of the caller's cgroup),
+ * attaches the BPF side, starts CMD in the cgroup, waits for CMD and every descendant (memacct is their
  * subreaper), prints the report, removes the cgroup and exits with CMD's
  * status (128+N when CMD was killed by signal N; 127 when CMD cannot be
  * found, 126 when it cannot be executed, as the shell does).
@@ -196,7 +197,8 @@ static void clean_stale_runs(const struct memcg *parent)
 		int pid, n, fd;
 		char tail;
 
-		if (sscanf(de->d_name, "memacct-run-%d-%15[0-9a-f]%c", &pid, hex, &tail) != 2 ||
+		if ((sscanf(de->d_name, "memacct-run-%d-%15[0-9a-f]%c", &pid, hex, &tail) != 2 &&
+		     sscanf(de->d_name, "memacct-ctl-%d-%15[0-9a-f]%c", &pid, hex, &tail) != 2) ||
 		    pid <= 0 || strlen(hex) != 8)
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", parent->path, de->d_name);
@@ -218,37 +220,74 @@ static void clean_stale_runs(const struct memcg *parent)
 	closedir(dir);
 }
 
+/* memacct's own leaf when it had to leave the caller's cgroup (v2) */
+struct run_leaf {
+	struct memcg own, leaf;
+	int lock;		/* the leaf's memcg_lock(); -1: no leaf */
+	bool enabled;		/* +memory written to own's subtree_control */
+};
+
 /*
- * Where CMD's cgroup goes: below the caller's own (memcg_run_parent()), so
- * the limits that bind memacct's caller bind CMD and its accounting
- * includes CMD. EXIT_OK with @parent filled, or EXIT_ENV after a message
- * when there is no such place: memacct never moves CMD out of a limit.
+ * Where CMD's cgroup goes: below the caller's own, so the limits that bind
+ * memacct's caller bind CMD and the caller's accounting includes CMD. On v2
+ * a cgroup with processes cannot have a memory child: when memacct is alone
+ * in its cgroup it moves into a leaf of its own there (memcg_leaf_move());
+ * else the nearest ancestor that can, below every limit
+ * (memcg_run_parent()). EXIT_OK with @parent filled, or EXIT_ENV after a
+ * message when there is no such place: memacct never moves CMD out of a
+ * limit.
  */
-static int run_parent(struct memcg *parent)
+static int run_parent(struct memcg *parent, struct run_leaf *l)
 {
-	struct memcg own, blocker;
+	struct memcg blocker;
 	int err;
 
-	err = memcg_member_of(0, &own);
+	l->lock = -1;
+	err = memcg_member_of(0, &l->own);
 	if (err) {
 		p_err("finding memacct's own memory cgroup in /proc/self/cgroup: %s%s",
 		      strerror(-err), err == -ENOENT ? " (outside the visible hierarchy?)" : "");
 		return EXIT_ENV;
 	}
-	err = memcg_run_parent(&own, parent, &blocker);
+	if (l->own.version == 2 && l->own.level > 0) {
+		err = memcg_leaf_move(&l->own, "memacct-ctl", &l->leaf, &l->enabled);
+		if (err >= 0) {
+			l->lock = err;
+			*parent = l->own;
+			return EXIT_OK;
+		}
+	}
+	err = memcg_run_parent(&l->own, parent, &blocker);
 	if (err == -EBUSY) {
-		p_err("no place for CMD's cgroup below the memory limits of %s: on cgroup v2 its "
-		      "processes keep the memory controller from its children (no internal "
-		      "processes), and a cgroup above it would leave CMD outside its limits; "
-		      "run memacct from a cgroup of its own without processes beside it "
-		      "(see memacct(1), run)", blocker.path);
+		p_err("no place for CMD's cgroup within the memory limits of %s: on cgroup v2 "
+		      "the other processes in %s keep the memory controller from its children "
+		      "(no internal processes), and a cgroup above %s would leave CMD outside "
+		      "its limits; start memacct alone in a cgroup of its own below them "
+		      "(e.g. exec memacct), see memacct(1), run", blocker.path, l->own.path,
+		      blocker.path);
 		return EXIT_ENV;
 	}
 	if (err) {
-		p_err("choosing where CMD's cgroup goes, from %s: %s", own.path, strerror(-err));
+		p_err("choosing where CMD's cgroup goes, from %s: %s", l->own.path, strerror(-err));
 		return EXIT_ENV;
 	}
 	return EXIT_OK;
+}
+
+/* memacct back into the caller's cgroup, as it was before run_parent() */
+static void run_leaf_return(struct run_leaf *l)
+{
+	int err;
+
+	if (l->lock < 0)
+		return;
+	err = memcg_leaf_return(&l->own, &l->leaf, l->enabled);
+	if (err)
+		p_warn("restoring %s (memacct back from %s%s): %s", l->own.path, l->leaf.path,
+		       l->enabled ? ", -memory in its cgroup.subtree_control" : "",
+		       strerror(-err));
+	close(l->lock);
+	l->lock = -1;
 }
 
 int do_run(int argc, char **argv)
@@ -267,6 +306,7 @@ int do_run(int argc, char **argv)
 	struct session s;
 	struct report r;
 	struct memcg cg, parent;
+	struct run_leaf leaf;
 	volatile struct exec_failure child = { 0 };
 	int c, err, lock, status = 0, ret = EXIT_RUNTIME;
 	bool keep = false, cmd_done = false;
@@ -316,7 +356,7 @@ int do_run(int argc, char **argv)
 	/* from here on a stop signal ends us cleanly: no cgroup left behind */
 	install_stop_handlers(0);
 	limits_restore_stale();
-	ret = run_parent(&parent);
+	ret = run_parent(&parent, &leaf);
 	if (ret)
 		return ret;
 	clean_stale_runs(&parent);
@@ -324,6 +364,7 @@ int do_run(int argc, char **argv)
 	lock = memcg_create_locked(&parent, "memacct-run", &cg);
 	if (lock < 0) {
 		p_err("creating a memory cgroup below %s: %s", parent.path, strerror(-lock));
+		run_leaf_return(&leaf);
 		return lock == -ENOENT ? EXIT_ENV : EXIT_RUNTIME;
 	}
 	ret = EXIT_RUNTIME;
@@ -407,6 +448,12 @@ out_rmdir:
 		err = memcg_remove(&cg);
 		if (err)
 			p_warn("removing %s: %s", cg.path, strerror(-err));
+		else
+			run_leaf_return(&leaf);
+	} else if (leaf.lock >= 0) {	/* CMD's cgroup keeps its memory controller */
+		p_warn("kept %s: so +memory stays in %s/cgroup.subtree_control and memacct's "
+		       "leaf %s stays too (empty: rmdir both when done)", cg.path,
+		       leaf.own.path, leaf.leaf.path);
 	}
 	close(lock);
 	return ret;
