@@ -3,10 +3,11 @@
  * run.c - memacct run [-j] [--interval DUR] -- CMD [ARGS...]
  * Creates a memory cgroup of its own below the caller's (run_parent(): CMD
  * stays within every limit and the accounting of the caller's cgroup),
- * attaches the BPF side, starts CMD in the cgroup, waits for CMD and every descendant (memacct is their
- * subreaper), prints the report, removes the cgroup and exits with CMD's
- * status (128+N when CMD was killed by signal N; 127 when CMD cannot be
- * found, 126 when it cannot be executed, as the shell does).
+ * attaches the BPF side, starts CMD in the cgroup, waits for CMD and every
+ * descendant (memacct is their subreaper), prints the report, removes the
+ * cgroup and exits with CMD's status (128+N when CMD was killed by signal
+ * N; 127 when CMD cannot be found, 126 when it cannot be executed, as the
+ * shell does).
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -210,9 +211,10 @@ static void clean_stale_runs(const struct memcg *parent)
 		n = memcg_pids(&cg, true, &pids);
 		free(pids);
 		if (n == 0 && !memcg_remove(&cg))
-			p_warn("removed %s, left by a memacct run that was killed", cg.path);
+			p_warn("removed %s, left by a memacct run that is gone (killed, or "
+			       "--keep-cgroup)", cg.path);
 		else if (n > 0)
-			p_warn("%s, left by a memacct run that was killed, still holds %d "
+			p_warn("%s, left by a memacct run that is gone, still holds %d "
 			       "process%s under its limits: end them, then rmdir it", cg.path, n,
 			       n == 1 ? "" : "es");
 		close(fd);
