@@ -12,6 +12,7 @@
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <glob.h>
 #include <jansson.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -215,6 +216,31 @@ TCase *tcase_swept(const char *name)
 
 	tcase_add_unchecked_fixture(tc, NULL, sweep_leftovers);
 	return tc;
+}
+
+int run_cgroup_parent(char *dir, size_t len)
+{
+	struct memcg own, parent;
+
+	if (memcg_member_of(0, &own) || memcg_run_parent(&own, &parent, NULL))
+		return -1;
+	return snprintf(dir, len, "%s", parent.path) < (int)len ? 0 : -1;
+}
+
+int run_cgroup_find(pid_t run_pid, char *path, size_t len)
+{
+	char dir[PATH_MAX], pat[PATH_MAX + 64];
+	glob_t g;
+	int err;
+
+	if (run_cgroup_parent(dir, sizeof(dir)))
+		return -1;
+	snprintf(pat, sizeof(pat), "%s/memacct-run-%d-*", dir, (int)run_pid);
+	if (glob(pat, GLOB_ONLYDIR, NULL, &g))
+		return -1;
+	err = g.gl_pathc == 1 && snprintf(path, len, "%s", g.gl_pathv[0]) < (int)len ? 0 : -1;
+	globfree(&g);
+	return err;
 }
 
 bool memacct_without_http(void)

@@ -66,6 +66,16 @@ struct result *memacct_run(const char *workload_and_args);
 bool memacct_without_http(void);
 
 /*
+ * run_cgroup_parent() - the directory where `memacct run` started by this
+ * runner makes its cgroup (user/run.c: our own memory cgroup on v1; on v2
+ * memcg_run_parent(), our cgroup having the runner in it). 0 or -1.
+ * run_cgroup_find() - the cgroup there of the run whose PID is @run_pid
+ * (memacct-run-PID-XXXXXXXX), while it exists. 0 or -1.
+ */
+int run_cgroup_parent(char *dir, size_t len);
+int run_cgroup_find(pid_t run_pid, char *path, size_t len);
+
+/*
  * tcase_swept() - tcase_create() whose test case ends with tests/sweep.sh.
  * A test that fails an assertion ends there (longjmp: CK_NOFORK), past its
  * own cleanup, and its cgroup, workloads, daemon and pins used to fail later

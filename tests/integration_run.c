@@ -8,6 +8,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <glob.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -19,7 +21,9 @@
 #include <time.h>
 #include <unistd.h>
 #include <jansson.h>
+#include "cgroup.h"
 #include "integration.h"
+#include "util.h"
 
 
 static pid_t run_pid, victim, cg_pid;	/* cg_pid: memacct-run-PID to remove */
@@ -81,7 +85,7 @@ static bool wait_ms(pid_t p, int *st, long ms)
 
 static int count_procs(const char *cg)
 {
-	char path[256], line[32];
+	char path[PATH_MAX + 16], line[32];
 	int n = 0;
 	FILE *f;
 
@@ -98,10 +102,11 @@ static int count_procs(const char *cg)
 /* Kill what a failed test left in the cgroup of run @pid, then remove it. */
 static void remove_run_cgroup(pid_t pid)
 {
-	char cg[CGROOT_MAX + 64], path[CGROOT_MAX + 96], line[32];
+	char cg[PATH_MAX], path[PATH_MAX + 16], line[32];
 	FILE *f;
 
-	snprintf(cg, sizeof(cg), "%s/memacct-run-%d", cgroot, (int)pid);
+	if (run_cgroup_find(pid, cg, sizeof(cg)))
+		return;
 	snprintf(path, sizeof(path), "%s/cgroup.procs", cg);
 	for (int i = 0; i < 50 && (f = fopen(path, "r")); i++) {
 		int n = 0;
@@ -179,7 +184,7 @@ static pid_t fork_with_pid(pid_t want)
 START_TEST(test_run_stop_after_cmd)
 {
 	char pidfile[] = "/tmp/memacct-run-cmdpid-XXXXXX", out[] = "/tmp/memacct-run-out-XXXXXX";
-	char script[256], cg[CGROOT_MAX + 64];
+	char script[256], cg[PATH_MAX];
 	pid_t cmd = 0;
 	int st = 0, fd;
 
@@ -208,6 +213,8 @@ START_TEST(test_run_stop_after_cmd)
 		sleep_ms(20);
 	}
 	ck_assert_msg(cmd > 0 && kill(cmd, 0) && errno == ESRCH, "CMD %d not reaped", (int)cmd);
+	ck_assert_msg(!run_cgroup_find(run_pid, cg, sizeof(cg)), "no cgroup of run %d",
+		      (int)run_pid);
 	victim = fork_with_pid(cmd);
 	if (!victim)
 		printf("  note: PID %d could not be recycled (busy host): the victim half is "
@@ -216,7 +223,6 @@ START_TEST(test_run_stop_after_cmd)
 	fflush(stdout);
 	ck_assert_int_eq(kill(run_pid, SIGTERM), 0);
 	ck_assert_msg(wait_ms(run_pid, &st, 10000), "run still running 10 s after SIGTERM");
-	snprintf(cg, sizeof(cg), "%s/memacct-run-%d", cgroot, (int)run_pid);
 	run_pid = 0;
 	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "run status %#x", st);
 	if (victim) {
@@ -233,7 +239,7 @@ END_TEST
 /* D6: run killed with SIGKILL: CMD does not run on in the cgroup; the next run removes it. */
 START_TEST(test_run_sigkill_cleaned)
 {
-	char out[] = "/tmp/memacct-run-out-XXXXXX", cg[CGROOT_MAX + 64], *text;
+	char out[] = "/tmp/memacct-run-out-XXXXXX", cg[PATH_MAX], *text;
 	struct result *r;
 	int fd, n = -1;
 	pid_t killed;
@@ -244,8 +250,8 @@ START_TEST(test_run_sigkill_cleaned)
 	run_pid = spawn_memacct(out, (char *const[]){ "memacct", "run", "--memory-max", "200M",
 						      "--", "sleep", "60", NULL });
 	ck_assert(run_pid > 0);
-	snprintf(cg, sizeof(cg), "%s/memacct-run-%d", cgroot, (int)run_pid);
-	for (int i = 0; i < 500 && (n = count_procs(cg)) < 1; i++)
+	for (int i = 0; i < 500 && (run_cgroup_find(run_pid, cg, sizeof(cg)) ||
+				    (n = count_procs(cg)) < 1); i++)
 		sleep_ms(20);
 	ck_assert_msg(n == 1, "CMD never appeared in %s", cg);
 	ck_assert_int_eq(kill(run_pid, SIGKILL), 0);
@@ -269,18 +275,17 @@ END_TEST
 /* D6: SIGINT while run loads its BPF side: a clean exit, no cgroup left. */
 START_TEST(test_run_early_sigint)
 {
-	char out[] = "/tmp/memacct-run-out-XXXXXX", cg[CGROOT_MAX + 64];
-	int fd, st = 0;
+	char out[] = "/tmp/memacct-run-out-XXXXXX", cg[PATH_MAX];
+	int fd, st = 0, found = -1;
 
 	fd = mkstemp(out);
 	ck_assert_int_ge(fd, 0);
 	close(fd);
 	run_pid = spawn_memacct(out, (char *const[]){ "memacct", "run", "--", "true", NULL });
 	ck_assert(run_pid > 0);
-	snprintf(cg, sizeof(cg), "%s/memacct-run-%d", cgroot, (int)run_pid);
-	for (int i = 0; i < 5000 && access(cg, F_OK); i++)
+	for (int i = 0; i < 5000 && (found = run_cgroup_find(run_pid, cg, sizeof(cg))); i++)
 		sleep_ms(1);
-	ck_assert_msg(access(cg, F_OK) == 0, "%s never created", cg);
+	ck_assert_msg(found == 0, "the cgroup of run %d never created", (int)run_pid);
 	ck_assert_int_eq(kill(run_pid, SIGINT), 0);
 	ck_assert_msg(wait_ms(run_pid, &st, 10000), "run still running 10 s after SIGINT");
 	run_pid = 0;
@@ -550,6 +555,357 @@ START_TEST(test_bad_cgroup_names_rc2)
 }
 END_TEST
 
+/* ---- containment (issue 23 part 2, issue 7) -------------------------- */
+
+/* the number after @key ("" for the file's first) in @cg/@file, or -1 */
+static long long cg_file_num(const char *cg, const char *file, const char *key)
+{
+	char path[PATH_MAX + 32], line[128], fmt[64];
+	long long n = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", cg, file);
+	snprintf(fmt, sizeof(fmt), "%s%s%%lld", key, *key ? " " : "");
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, fmt, &n) == 1)
+			break;
+	fclose(f);
+	return n;
+}
+
+/*
+ * The kernel's OOM kill count of cgroup @cg: v1 memory.oom_control (kills
+ * of its own tasks only), v2 memory.events (its subtree's). -1 unreadable.
+ */
+static long long kernel_oom_kills(const char *cg)
+{
+	return cg_file_num(cg, cgversion == 1 ? "memory.oom_control" : "memory.events",
+			   "oom_kill");
+}
+
+/*
+ * Whether the subtree of @cg reached @cg's own limit of @limit bytes: v1
+ * memory.max_usage_in_bytes (memory.failcnt stays 0 on 6.18), v2
+ * memory.events "max" (times the limit was hit).
+ */
+static bool kernel_limit_reached(const char *cg, long long limit)
+{
+	if (cgversion == 1)
+		return cg_file_num(cg, "memory.max_usage_in_bytes", "") >= limit;
+	return cg_file_num(cg, "memory.events", "max") >= 1;
+}
+
+/* rmdir @cg's memacct-* children (kept runs, a kept run's leaf), then @cg */
+static int rmdir_run_tree(const char *cg)
+{
+	char pat[PATH_MAX + 16];
+	glob_t g;
+
+	snprintf(pat, sizeof(pat), "%s/memacct-*", cg);
+	if (!glob(pat, GLOB_ONLYDIR, NULL, &g)) {
+		for (size_t i = 0; i < g.gl_pathc; i++)
+			rmdir(g.gl_pathv[i]);
+		globfree(&g);
+	}
+	return rmdir(cg);
+}
+
+static char contain_cg[PATH_MAX];	/* memacct-contain-RUNNER, removed by teardown */
+
+static void contain_teardown(void)
+{
+	teardown();
+	if (contain_cg[0]) {
+		rmdir_run_tree(contain_cg);
+		contain_cg[0] = '\0';
+	}
+}
+
+/* cgroup.fs_path of a report (borrowed), or "" */
+static const char *report_cg(json_t *rep)
+{
+	const char *p = json_string_value(json_object_get(json_object_get(rep, "cgroup"),
+							  "fs_path"));
+
+	return p ? p : "";
+}
+
+/* the first line of @text that parses as a JSON object (new reference), or NULL */
+static json_t *first_report(const char *text)
+{
+	for (const char *l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		json_t *j = *l == '{' ? json_loads(l, JSON_DISABLE_EOF_CHECK, NULL) : NULL;
+
+		if (j)
+			return j;
+	}
+	return NULL;
+}
+
+/* @path is a cgroup strictly below @dir whose name starts with "memacct-run-" */
+static bool run_cgroup_below(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+	const char *base = strrchr(path, '/');
+
+	return !strncmp(path, dir, n) && path[n] == '/' && base &&
+	       !strncmp(base + 1, "memacct-run-", 12);
+}
+
+/* the memory cgroup (absolute) that /proc/PID/cgroup text in file @f names */
+static bool cgroup_from_file(const char *f, char *abs, size_t len)
+{
+	char text[4096], rel[PATH_MAX];
+	size_t n;
+	FILE *fp = fopen(f, "r");
+
+	if (!fp)
+		return false;
+	n = fread(text, 1, sizeof(text) - 1, fp);
+	fclose(fp);
+	text[n] = '\0';
+	if (parse_proc_cgroup(text, cgversion, rel, sizeof(rel)))
+		return false;
+	return snprintf(abs, len, "%s%s", cgroot, rel) < (int)len;
+}
+
+/*
+ * Issue 23, 2: `run --memory-max 64M -- sh -c "memacct run -- W; W"` where W
+ * needs 128 MiB: the nested run was not OOM-killed (its cgroup was made at
+ * the root), the direct W was. Now the nested run's cgroup is below the
+ * outer one and W is OOM-killed there too (v1). On v2 the shell beside the
+ * inner memacct keeps the memory controller from the outer cgroup's
+ * children, and the limit keeps run from going above: exit 3, nothing
+ * escapes. Run as the outer CMD itself (alone in the outer cgroup), the
+ * inner run is OOM-killed on v1 and v2 (a leaf of its own on v2). Truth:
+ * the exit statuses and the kernel's oom_kill counts of the inner cgroup
+ * (kept) and of the outer one.
+ */
+START_TEST(test_run_nested_oom)
+{
+	char inner[] = "/tmp/memacct-nest-XXXXXX", outer[PATH_MAX], *text = NULL;
+	json_t *irep = NULL;
+	struct result *r;
+	long long kills, ikills = -1;
+	int fd;
+
+	fd = mkstemp(inner);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	r = run_cmd("%s -j run --keep-cgroup --memory-max 64M -- sh -c '"
+		    "%s -j run --keep-cgroup -- %s/oom 128 > %s 2>&1; echo \"truth inner_rc $?\"; "
+		    "%s/oom 128 > /dev/null 2>&1; echo \"truth direct_rc $?\"' 2>/dev/null",
+		    memacct, memacct, workloads, inner, workloads);
+	ck_assert_msg(r->report, "no report of the outer run: %.500s", r->out);
+	snprintf(outer, sizeof(outer), "%s", report_cg(r->report));
+	kills = kernel_oom_kills(outer);
+	ck_assert_int_ge(read_file(inner, &text, 1 << 20), 0);
+	irep = first_report(text);
+	if (irep)
+		ikills = kernel_oom_kills(report_cg(irep));
+	printf("  %-40s inner rc %lld, direct rc %lld, kernel oom_kill inner %lld, outer %lld\n",
+	       "run --memory-max 64M -- sh -c", truth(r, "inner_rc"), truth(r, "direct_rc"),
+	       ikills, kills);
+	ck_assert_int_eq(r->status, 0);
+	ck_assert_int_eq(truth(r, "direct_rc"), 137);
+	if (cgversion == 1) {
+		ck_assert_msg(truth(r, "inner_rc") == 137, "the nested run escaped the limit: "
+			      "rc %lld: %.300s", truth(r, "inner_rc"), text);
+		ck_assert_msg(irep && run_cgroup_below(report_cg(irep), outer),
+			      "inner cgroup %s not below %s", irep ? report_cg(irep) : "?", outer);
+		ck_assert_int_ge(ikills, 1);
+		ck_assert_int_ge(kills, 1);	/* v1: the direct one's, in the outer cgroup */
+	} else {
+		ck_assert_msg(truth(r, "inner_rc") == 3 && strstr(text, "no place for CMD's cgroup"),
+			      "v2, a shell beside the nested run: rc %lld: %.300s",
+			      truth(r, "inner_rc"), text);
+		ck_assert_int_ge(kills, 1);
+	}
+	free(text);
+	json_decref(irep);
+	result_free(r);
+	ck_assert_int_eq(rmdir_run_tree(outer), 0);
+
+	/* the nested run as the outer CMD: alone in the outer cgroup */
+	r = run_cmd("%s -j run --keep-cgroup --memory-max 64M -- %s -j run --keep-cgroup -- "
+		    "%s/oom 128 2>/dev/null", memacct, memacct, workloads);
+	ck_assert_msg(r->report, "no report of the outer run: %.500s", r->out);
+	snprintf(outer, sizeof(outer), "%s", report_cg(r->report));
+	irep = first_report(r->out);
+	ikills = irep ? kernel_oom_kills(report_cg(irep)) : -1;
+	printf("  %-40s rc %d, inner cgroup %s, kernel oom_kill %lld\n",
+	       "run --memory-max 64M -- memacct run", r->status, irep ? report_cg(irep) : "?",
+	       ikills);
+	ck_assert_msg(r->status == 137, "the nested run escaped the limit: rc %d", r->status);
+	ck_assert_msg(irep && irep != r->report && run_cgroup_below(report_cg(irep), outer),
+		      "inner cgroup %s not below %s", irep ? report_cg(irep) : "?", outer);
+	ck_assert_int_ge(ikills, 1);
+	ck_assert(kernel_limit_reached(outer, 64 * MiB));
+	json_decref(irep);
+	result_free(r);
+	ck_assert_int_eq(rmdir_run_tree(outer), 0);
+	unlink(inner);
+}
+END_TEST
+
+/*
+ * Issue 23, 2: the outer run's report showed 2,603 CoW pages where its
+ * workload copied ~5,194 (the nested run's half was at the root). Now the
+ * outer totals hold the nested run's copies: cow_fork's truth.
+ */
+START_TEST(test_run_nested_cow)
+{
+	struct result *r = run_cmd("%s -j run -- %s -j run -- %s/cow_fork 100 4 2>/dev/null",
+				   memacct, memacct, workloads);
+	json_t *irep = first_report(r->out);
+	long long want = truth(r, "child_cow_bytes");
+
+	ck_assert_int_eq(r->status, 0);
+	ck_assert_msg(irep && irep != r->report, "no report of the nested run");
+	ck_assert_msg(run_cgroup_below(report_cg(irep), report_cg(r->report)), "%s not below %s",
+		      report_cg(irep), report_cg(r->report));
+	assert_near("nested run cow_copied_bytes",
+		    jint(json_object_get(irep, "totals"), "cow_copied_bytes"), want);
+	assert_near("outer run cow_copied_bytes",
+		    jint(json_object_get(r->report, "totals"), "cow_copied_bytes"), want);
+	json_decref(irep);
+	result_free(r);
+}
+END_TEST
+
+/*
+ * Issue 23, 2: run from a limited cgroup of ours makes its cgroup below it,
+ * and the limit binds CMD (OOM kill, as the kernel counts it in our
+ * cgroup). memacct alone there (exec):
+ * below it on v1 and v2. A shell beside it: below it on v1; on v2 exit 3.
+ * (That the outer accounting includes CMD: test_run_nested_cow.)
+ */
+START_TEST(test_run_below_caller)
+{
+	char t[PATH_MAX], f[PATH_MAX + 32], script[PATH_MAX + 64], cmdcg[PATH_MAX];
+	char pat[PATH_MAX + 32], *sc = NULL;
+	struct result *r;
+	glob_t g;
+	FILE *fp;
+
+	snprintf(t, sizeof(t), "%s/memacct-contain-%d", cgroot, (int)getpid());
+	rmdir(t);
+	ck_assert_int_eq(mkdir(t, 0755), 0);
+	snprintf(contain_cg, sizeof(contain_cg), "%s", t);
+	snprintf(f, sizeof(f), "%s/%s", t, cgversion == 1 ? "memory.limit_in_bytes" :
+		 "memory.max");
+	fp = fopen(f, "w");
+	ck_assert_msg(fp && fprintf(fp, "100663296\n") > 0 && !fclose(fp), "limit on %s", t);
+	/* no swap to escape to (absent without swap accounting) */
+	snprintf(f, sizeof(f), "%s/%s", t, cgversion == 1 ? "memory.memsw.limit_in_bytes" :
+		 "memory.swap.max");
+	write_file(f, cgversion == 1 ? "100663296" : "0");
+	snprintf(f, sizeof(f), "/tmp/memacct-contain-%d.cg", (int)getpid());
+	snprintf(script, sizeof(script), "/tmp/memacct-contain-%d.sh", (int)getpid());
+	fp = fopen(script, "w");
+	ck_assert_ptr_nonnull(fp);
+	fprintf(fp, "cat /proc/self/cgroup > %s\nexec \"$@\"\n", f);
+	fclose(fp);
+
+	/* memacct alone in the cgroup */
+	unlink(f);
+	r = run_cmd("sh -c 'echo $$ > %s/cgroup.procs && exec %s -j run -- sh %s %s/oom 192' "
+		    "2>&1", t, memacct, script, workloads);
+	ck_assert_msg(cgroup_from_file(f, cmdcg, sizeof(cmdcg)), "CMD did not run: %.500s",
+		      r->out);
+	printf("  %-40s rc %d, CMD in %s, limit reached %d, oom_kill %lld\n",
+	       "exec run in a 96M cgroup", r->status, cmdcg,
+	       kernel_limit_reached(t, 96 * MiB), kernel_oom_kills(t));
+	ck_assert_msg(run_cgroup_below(cmdcg, t), "CMD ran in %s, not below %s", cmdcg, t);
+	ck_assert_msg(r->status == 137, "CMD was not OOM-killed under %s: rc %d", t, r->status);
+	ck_assert(kernel_limit_reached(t, 96 * MiB));
+	if (cgversion == 2)
+		ck_assert_int_ge(kernel_oom_kills(t), 1);
+	result_free(r);
+	/* nothing of run's left in it; v2: the controller off again */
+	snprintf(pat, sizeof(pat), "%s/memacct-*", t);
+	ck_assert_msg(glob(pat, GLOB_ONLYDIR, NULL, &g) == GLOB_NOMATCH, "%s left",
+		      g.gl_pathc ? g.gl_pathv[0] : "?");
+	if (cgversion == 2) {
+		snprintf(pat, sizeof(pat), "%s/cgroup.subtree_control", t);
+		ck_assert_int_ge(read_file(pat, &sc, 4096), 0);
+		ck_assert_msg(!strstr(sc, "memory"), "%s: %s", pat, sc);
+		free(sc);
+	}
+
+	/* a shell beside memacct */
+	unlink(f);
+	r = run_cmd("sh -c 'echo $$ > %s/cgroup.procs && %s -j run -- sh %s true; "
+		    "echo \"truth rc $?\"' 2>&1", t, memacct, script);
+	if (cgversion == 1) {
+		ck_assert_msg(truth(r, "rc") == 0 && cgroup_from_file(f, cmdcg, sizeof(cmdcg)),
+			      "rc %lld: %.500s", truth(r, "rc"), r->out);
+		printf("  %-40s rc 0, CMD in %s\n", "run beside a shell", cmdcg);
+		ck_assert_msg(run_cgroup_below(cmdcg, t), "CMD ran in %s, not below %s", cmdcg, t);
+	} else {
+		ck_assert_msg(truth(r, "rc") == 3 && access(f, F_OK) &&
+			      strstr(r->out, "no place for CMD's cgroup"),
+			      "v2, a shell beside run in a limited cgroup: rc %lld: %.500s",
+			      truth(r, "rc"), r->out);
+		printf("  %-40s rc 3 (no place below %s)\n", "run beside a shell", t);
+	}
+	result_free(r);
+	unlink(f);
+	unlink(script);
+	for (int i = 0; i < 50 && rmdir(t); i++)
+		sleep_ms(100);
+	ck_assert_msg(access(t, F_OK), "%s not removed", t);
+	contain_cg[0] = '\0';
+}
+END_TEST
+
+/*
+ * Issue 7: two runs that are PID 1 in PID namespaces of their own run side
+ * by side (both wanted memacct-run-1: the second failed, rc 4), and a run
+ * on the host meanwhile does not call them "left by a run that was killed".
+ */
+START_TEST(test_run_pid_namespaces)
+{
+	char d[64], f[80], a[PATH_MAX], b[PATH_MAX];
+	struct result *r;
+
+	if (system("unshare -pf --mount-proc true > /dev/null 2>&1"))
+		SKIP_TEST("unshare -pf --mount-proc does not work here");
+	snprintf(d, sizeof(d), "/tmp/memacct-pidns-%d", (int)getpid());
+	r = run_cmd("M=%s; D=%s; rm -f $D.*; "
+		    "for i in 1 2; do { unshare -pf --mount-proc $M -j run -- sh -c "
+		    "'cat /proc/self/cgroup > '$D.cg$i'; echo $$ > '$D.pid$i'; sleep 4' "
+		    "> $D.out$i 2>&1; echo $? > $D.rc$i; } & done; "
+		    "up() { [ -s $D.pid$1 ] || [ -s $D.rc$1 ]; }; "
+		    "i=0; while { ! up 1 || ! up 2; } && [ $i -lt 300 ]; do "
+		    "sleep 0.1; i=$((i+1)); done; "
+		    "$M run -- true > $D.host 2>&1; echo \"truth host_rc $?\"; wait; "
+		    "echo \"truth rc1 $(cat $D.rc1)\"; echo \"truth rc2 $(cat $D.rc2)\"; "
+		    "grep -c 'left by a memacct run' $D.host | sed 's/^/truth host_stale /'",
+		    memacct, d);
+	printf("  %-40s rc %lld and %lld, host run rc %lld, its stale warnings %lld\n",
+	       "two runs, PID 1 each", truth(r, "rc1"), truth(r, "rc2"), truth(r, "host_rc"),
+	       truth(r, "host_stale"));
+	ck_assert_int_eq(truth(r, "rc1"), 0);
+	ck_assert_int_eq(truth(r, "rc2"), 0);
+	ck_assert_int_eq(truth(r, "host_rc"), 0);
+	ck_assert_int_eq(truth(r, "host_stale"), 0);
+	snprintf(f, sizeof(f), "%s.cg1", d);
+	ck_assert(cgroup_from_file(f, a, sizeof(a)));
+	snprintf(f, sizeof(f), "%s.cg2", d);
+	ck_assert(cgroup_from_file(f, b, sizeof(b)));
+	printf("  %-40s %s\n%-42s %s\n", "their cgroups", a, "", b);
+	ck_assert_str_ne(a, b);
+	ck_assert_msg(strstr(a, "/memacct-run-1-") && strstr(b, "/memacct-run-1-"), "%s, %s", a, b);
+	result_free(r);
+	r = run_cmd("rm -f %s.*", d);
+	result_free(r);
+}
+END_TEST
+
 Suite *run_suite(void)
 {
 	Suite *s = suite_create("run");
@@ -560,6 +916,14 @@ Suite *run_suite(void)
 	tcase_add_test(tc, test_run_stop_after_cmd);
 	tcase_add_test(tc, test_run_sigkill_cleaned);
 	tcase_add_test(tc, test_run_early_sigint);
+	suite_add_tcase(s, tc);
+	tc = tcase_swept("run-contain");
+	tcase_set_timeout(tc, 120);
+	tcase_add_checked_fixture(tc, NULL, contain_teardown);
+	tcase_add_test(tc, test_run_nested_oom);
+	tcase_add_test(tc, test_run_nested_cow);
+	tcase_add_test(tc, test_run_below_caller);
+	tcase_add_test(tc, test_run_pid_namespaces);
 	suite_add_tcase(s, tc);
 	tc = tcase_swept("durations");
 	tcase_set_timeout(tc, 60);

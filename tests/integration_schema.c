@@ -8,6 +8,7 @@
  */
 #include <check.h>
 #include <jansson.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -143,14 +144,15 @@ END_TEST
  */
 START_TEST(test_schema_commands)
 {
-	char f[300], cmd[4096];
+	char f[300], cmd[8192], parent[PATH_MAX];
 	struct result *r;
 
+	ck_assert_int_eq(run_cgroup_parent(parent, sizeof(parent)), 0);
 	snprintf(f, sizeof(f), "%s/cmds.jsonl", dir);
 	snprintf(cmd, sizeof(cmd),
 		 "D=%s; %s run -- sh -c 'echo $$ > '$D'/pid; exec sleep 30' > /dev/null & R=$!; "
 		 "i=0; while [ ! -s $D/pid ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done; "
-		 "CG=memacct-run-$R; P=$(cat $D/pid); rc=0; "
+		 "CG=$(ls -d %s/memacct-run-$R-*); P=$(cat $D/pid); rc=0; "
 		 "%s -j attach --cgroup $CG --interval 300ms --duration 1s >> %s || rc=1; "
 		 "%s -j attach --pid $P --duration 500ms >> %s || rc=2; "
 		 "%s -j explain $P >> %s || rc=3; "
@@ -160,7 +162,7 @@ START_TEST(test_schema_commands)
 		 "%s -j audit --cgroup $CG --pinned-cap 1G --per-process-cap 10%% >> %s || rc=7; "
 		 "%s -j audit >> %s || rc=8; "
 		 "kill $P; wait $R; exit $rc",
-		 dir, memacct, memacct, f, memacct, f, memacct, f, memacct, f, memacct, f,
+		 dir, memacct, parent, memacct, f, memacct, f, memacct, f, memacct, f, memacct, f,
 		 memacct, f, memacct, f, memacct, f);
 	r = run_cmd("%s", cmd);
 	ck_assert_msg(r->status == 0, "step %d failed", r->status);

@@ -7,13 +7,16 @@
 # cgroup, its workloads, a daemon and the daemon's pins stay, failing later
 # tests that count cgroups, pins or the host's pinned pages.
 #
-# Only names the tests make are touched: a cgroup at a memory cgroup root or
-# a bpffs directory named memacct-WORD...-PID[-N], whose PID (the first field
-# of digits only) is no live process, or is RUNNER: the test runner, which
-# calls this between test cases, when none of its tests runs (the tests name
-# what they make with the runner's PID). Another live owner (a user's
-# `memacct run`, a concurrent run) is left alone; so is the daemon's default
-# /sys/fs/bpf/memacct. Prints one line per thing removed; exits 0.
+# Only names the tests make are touched: a cgroup anywhere in a memory
+# cgroup hierarchy (`memacct run` makes its cgroup below its caller's:
+# docs/run.md) or a bpffs directory named memacct-WORD...-PID[-N], whose PID
+# (the first field of digits only) is no live process, or is RUNNER: the
+# test runner, which calls this between test cases, when none of its tests
+# runs (the tests name what they make with the runner's PID). Another live
+# owner (a user's `memacct run`, a concurrent run) is left alone, and so is
+# a cgroup whose flock(1) is held (a live run holds its cgroup's: PIDs in
+# names are the owners' in their own PID namespaces); so is the daemon's
+# default /sys/fs/bpf/memacct. Prints one line per thing removed; exits 0.
 
 memacct=$1
 cgroot=$2	# the tests' memory cgroup root (integration.c memcg_root())
@@ -22,6 +25,11 @@ runner=${3:-none}
 # whether the owner @1 is gone, or is the runner
 swept() {
 	[ -n "$1" ] && { [ "$1" = "$runner" ] || [ ! -d "/proc/$1" ]; }
+}
+
+# whether a live `memacct run` holds the lock of cgroup @1
+held() {
+	command -v flock > /dev/null 2>&1 && ! flock -n "$1" true 2>/dev/null
 }
 
 owner() {	# memacct-dma-audit-123-4 -> 123; nothing when no field is all digits
@@ -46,11 +54,13 @@ kill_naming() {
 
 for root in $(printf '%s\n' "$cgroot" /sys/fs/cgroup/memory /sys/fs/cgroup | sort -u); do
 	[ -f "$root/cgroup.procs" ] || continue
-	for cg in "$root"/memacct-*; do
+	# parents first: a removed one's children go with it
+	find "$root" -mindepth 1 -type d -name 'memacct-*' 2>/dev/null | while read -r cg; do
 		[ -d "$cg" ] || continue
 		name=${cg##*/}
 		pid=$(owner "$name")
 		swept "$pid" || continue
+		held "$cg" && continue
 		kill_naming "$name"
 		find "$cg" -name cgroup.procs -exec cat {} + 2>/dev/null | xargs -r kill -KILL
 		for i in 1 2 3 4 5 6 7 8 9 10; do

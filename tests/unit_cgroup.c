@@ -698,6 +698,104 @@ START_TEST(test_v2_create_delegates)
 }
 END_TEST
 
+/*
+ * Where run puts CMD's cgroup: v1 the caller's own; v2 the nearest cgroup
+ * that may have a memory child, never above a limit (issue 23: run moved
+ * CMD out of the caller's limits).
+ */
+START_TEST(test_run_parent)
+{
+	char root[PATH_MAX];
+	struct memcg own, parent, blocker;
+	const char *dirs[] = { "v2p", "v2p/user", "v2p/user/sess", "v2p/user/lim",
+			       "v2p/user/high", "v2p/nomem", "v2p/nomem/leaf", "v2p/job",
+			       "v2p/job/step" };
+
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
+		make_dir(fake, dirs[i]);
+	xsnprintf(root, sizeof(root), "%s", fpath("/v2p"));
+	write_text(fake, "v2p/cgroup.subtree_control", "memory\n");
+	write_text(fake, "v2p/user/cgroup.subtree_control", "cpu memory\n");
+	write_text(fake, "v2p/user/memory.max", "max\n");
+	write_text(fake, "v2p/user/sess/cgroup.subtree_control", "\n");
+	write_text(fake, "v2p/user/sess/memory.max", "max\n");
+	write_text(fake, "v2p/user/sess/memory.high", "max\n");
+	write_text(fake, "v2p/user/sess/memory.swap.max", "max\n");
+	write_text(fake, "v2p/user/lim/cgroup.subtree_control", "\n");
+	write_text(fake, "v2p/user/lim/memory.max", "67108864\n");
+	write_text(fake, "v2p/user/high/cgroup.subtree_control", "\n");
+	write_text(fake, "v2p/user/high/memory.max", "max\n");
+	write_text(fake, "v2p/user/high/memory.high", "1048576\n");
+	write_text(fake, "v2p/nomem/cgroup.subtree_control", "\n");
+	write_text(fake, "v2p/nomem/leaf/cgroup.subtree_control", "\n");
+	write_text(fake, "v2p/job/cgroup.subtree_control", "\n");
+	write_text(fake, "v2p/job/memory.swap.max", "0\n");
+	write_text(fake, "v2p/job/step/cgroup.subtree_control", "\n");
+
+	/* a session scope without limits: its parent, which has "memory" */
+	ck_assert_int_eq(memcg_of_path(root, 2, fpath("/v2p/user/sess"), &own), 0);
+	ck_assert_int_eq(memcg_limited(&own), 0);
+	ck_assert_int_eq(memcg_run_parent(&own, &parent, NULL), 0);
+	ck_assert_str_eq(parent.rel, "/user");
+	/* a limit of its own (memory.max, memory.high): nowhere */
+	ck_assert_int_eq(memcg_of_path(root, 2, fpath("/v2p/user/lim"), &own), 0);
+	ck_assert_int_eq(memcg_limited(&own), 1);
+	ck_assert_int_eq(memcg_run_parent(&own, &parent, &blocker), -EBUSY);
+	ck_assert_str_eq(blocker.rel, "/user/lim");
+	ck_assert_int_eq(memcg_of_path(root, 2, fpath("/v2p/user/high"), &own), 0);
+	ck_assert_int_eq(memcg_run_parent(&own, &parent, &blocker), -EBUSY);
+	ck_assert_str_eq(blocker.rel, "/user/high");
+	/* a limit above (memory.swap.max of the job): still nowhere */
+	ck_assert_int_eq(memcg_of_path(root, 2, fpath("/v2p/job/step"), &own), 0);
+	ck_assert_int_eq(memcg_run_parent(&own, &parent, &blocker), -EBUSY);
+	ck_assert_str_eq(blocker.rel, "/job");
+	/* no memory controller and no limit on the way: the root */
+	ck_assert_int_eq(memcg_of_path(root, 2, fpath("/v2p/nomem/leaf"), &own), 0);
+	ck_assert_int_eq(memcg_run_parent(&own, &parent, NULL), 0);
+	ck_assert_str_eq(parent.rel, "/");
+	/* the root itself */
+	ck_assert_int_eq(memcg_of_path(root, 2, root, &own), 0);
+	ck_assert_int_eq(memcg_run_parent(&own, &parent, NULL), 0);
+	ck_assert_str_eq(parent.rel, "/");
+	/* v1: the caller's own cgroup, limited or not */
+	ck_assert_int_eq(memcg_of_path(root, 1, fpath("/v2p/job/step"), &own), 0);
+	ck_assert_int_eq(memcg_run_parent(&own, &parent, NULL), 0);
+	ck_assert_str_eq(parent.rel, "/job/step");
+	ck_assert_int_eq(memcg_limited(&own), -EINVAL);
+}
+END_TEST
+
+/* run's cgroup: a name no other run has, held by a lock while we live */
+START_TEST(test_create_locked)
+{
+	struct memcg parent, a, b;
+	char tail[64];
+	int pid, la, lb, other;
+	unsigned int x;
+
+	make_dir(fake, "cl");
+	fake_cg(&parent, "", 1);
+	ck_assert_int_eq(memcg_of_path(fake, 1, fpath("/cl"), &parent), 0);
+	la = memcg_create_locked(&parent, "memacct-run", &a);
+	ck_assert_int_ge(la, 0);
+	lb = memcg_create_locked(&parent, "memacct-run", &b);
+	ck_assert_int_ge(lb, 0);
+	ck_assert_str_ne(a.path, b.path);
+	/* memacct-run-PID-XXXXXXXX: the PID first, for tests/sweep.sh */
+	ck_assert_int_eq(sscanf(a.rel, "/cl/memacct-run-%d-%8x%63s", &pid, &x, tail), 2);
+	ck_assert_int_eq(pid, getpid());
+	/* held: another opener cannot take it; free once closed */
+	ck_assert_int_eq(memcg_lock(&a, false), -EWOULDBLOCK);
+	close(la);
+	other = memcg_lock(&a, false);
+	ck_assert_int_ge(other, 0);
+	close(other);
+	close(lb);
+	ck_assert_int_eq(memcg_remove(&a), 0);
+	ck_assert_int_eq(memcg_remove(&b), 0);
+}
+END_TEST
+
 /* the running host: only reads, and only what exists on every host */
 START_TEST(test_live_self)
 {
@@ -794,6 +892,8 @@ Suite *cgroup_suite(void)
 	tcase_add_test(tc, test_read_stat_v2_root);
 	tcase_add_test(tc, test_v2_charged_at);
 	tcase_add_test(tc, test_v2_create_delegates);
+	tcase_add_test(tc, test_run_parent);
+	tcase_add_test(tc, test_create_locked);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("live");

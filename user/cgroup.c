@@ -10,7 +10,10 @@
 #include <fts.h>
 #include <stddef.h>
 #include <stdlib.h>
+#include <fcntl.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -594,11 +597,11 @@ int memcg_charged_at(const char *root, struct memcg *cg)
 }
 
 /*
- * memcg_of_pid() - /proc/@pid/cgroup (@pid 0: self) mapped below
+ * memcg_member_of() - /proc/@pid/cgroup (@pid 0: self) mapped below
  * memcg_root(). -ENOENT/-ESRCH when the process is gone, -ENOENT when its
  * cgroup is not visible below the mount (another cgroup namespace).
  */
-int memcg_of_pid(pid_t pid, struct memcg *cg)
+int memcg_member_of(pid_t pid, struct memcg *cg)
 {
 	char proc[64], rel[PATH_MAX], abs[PATH_MAX];
 	const char *rest;
@@ -630,11 +633,15 @@ int memcg_of_pid(pid_t pid, struct memcg *cg)
 	if (snprintf(abs, sizeof(abs), "%s%s", memcg_mount.mnt,
 		     strcmp(rel, "/") ? rel : "") >= (int)sizeof(abs))
 		return -ENAMETOOLONG;
-	err = memcg_of_path(memcg_mount.mnt, memcg_mount.version, abs, cg);
-	if (err)
-		return err;
+	return memcg_of_path(memcg_mount.mnt, memcg_mount.version, abs, cg);
+}
+
+int memcg_of_pid(pid_t pid, struct memcg *cg)
+{
+	int err = memcg_member_of(pid, cg);
+
 	/* v2: the process is charged where the memory controller is */
-	return memcg_charged_at(memcg_mount.mnt, cg);
+	return err ? err : memcg_charged_at(memcg_mount.mnt, cg);
 }
 
 /*
@@ -672,7 +679,8 @@ static int v2_delegate_memory(const char *parent)
  * (v2_delegate_memory()). 0, -EEXIST, -EINVAL, -ENOENT (missing parent),
  * mkdir()'s or the parent's cgroup.subtree_control's -errno.
  */
-int memcg_create_at(const char *root, int version, const char *name, struct memcg *cg)
+static int create_at(const char *root, int version, const char *name, struct memcg *cg,
+		     bool delegate)
 {
 	char n[PATH_MAX], path[PATH_MAX];
 	int err;
@@ -684,7 +692,7 @@ int memcg_create_at(const char *root, int version, const char *name, struct memc
 		return err;
 	if (snprintf(path, sizeof(path), "%s/%s", root, n) >= (int)sizeof(path))
 		return -ENAMETOOLONG;
-	if (version == 2) {
+	if (version == 2 && delegate) {
 		char parent[PATH_MAX];
 
 		snprintf(parent, sizeof(parent), "%s", path);
@@ -701,6 +709,11 @@ int memcg_create_at(const char *root, int version, const char *name, struct memc
 	return err;
 }
 
+int memcg_create_at(const char *root, int version, const char *name, struct memcg *cg)
+{
+	return create_at(root, version, name, cg, true);
+}
+
 /* memcg_create() - memcg_create_at() below memcg_root() */
 int memcg_create(const char *name, struct memcg *cg)
 {
@@ -710,6 +723,214 @@ int memcg_create(const char *name, struct memcg *cg)
 	if (err)
 		return err;
 	return memcg_create_at(memcg_mount.mnt, memcg_mount.version, name, cg);
+}
+
+/* the mount point of @cg's hierarchy (PATH_MAX): its path less its rel */
+static void mount_of(const struct memcg *cg, char *root)
+{
+	size_t n = strlen(cg->path);
+
+	if (strcmp(cg->rel, "/"))
+		n -= strlen(cg->rel);
+	memcpy(root, cg->path, n);
+	root[n] = '\0';
+}
+
+/* the parent of @cg (may be @parent itself); -ENOENT for the root */
+static int memcg_parent(const struct memcg *cg, struct memcg *parent)
+{
+	char root[PATH_MAX], path[PATH_MAX];
+
+	if (cg->level == 0)
+		return -ENOENT;
+	mount_of(cg, root);
+	strcpy(path, cg->path);
+	*strrchr(path, '/') = '\0';
+	return memcg_of_path(root, cg->version, path, parent);
+}
+
+/* v2 limit files: a value other than "max" binds the cgroup and all below */
+static const char *const v2_limit_files[] = {
+	"memory.max", "memory.high", "memory.swap.max", "memory.zswap.max",
+};
+
+int memcg_limited(const struct memcg *cg)
+{
+	char path[PATH_MAX + 32], *buf;
+	bool limited;
+	long len;
+
+	if (cg->version != 2)
+		return -EINVAL;
+	for (size_t i = 0; i < sizeof(v2_limit_files) / sizeof(v2_limit_files[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", cg->path, v2_limit_files[i]);
+		len = read_file(path, &buf, 64);
+		if (len == -ENOENT)	/* the root, no memory controller, older kernel */
+			continue;
+		if (len < 0)
+			return (int)len;
+		buf[strcspn(buf, "\n")] = '\0';
+		limited = strcmp(buf, "max") != 0;
+		free(buf);
+		if (limited)
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * v1: any cgroup can have tasks and children, so @own itself. v2: a cgroup
+ * with processes (the caller's) cannot enable the memory controller for
+ * children (kernel/cgroup/cgroup.c cgroup_vet_subtree_control_enable(): no
+ * internal processes, except at the root), so the nearest cgroup, @own or
+ * an ancestor, that is the root or already has "memory" in its
+ * cgroup.subtree_control (then it has no processes), as long as no cgroup
+ * left behind on the way up carries a limit.
+ */
+int memcg_run_parent(const struct memcg *own, struct memcg *parent, struct memcg *blocker)
+{
+	struct memcg cur = *own;
+	int err;
+
+	if (own->version == 1) {
+		*parent = *own;
+		return 0;
+	}
+	while (cur.level > 0) {
+		err = file_lists_memory(cur.path, "cgroup.subtree_control");
+		if (err < 0)
+			return err;
+		if (err)
+			break;
+		err = memcg_limited(&cur);
+		if (err < 0)
+			return err;
+		if (err) {
+			if (blocker)
+				*blocker = cur;
+			return -EBUSY;
+		}
+		err = memcg_parent(&cur, &cur);
+		if (err)
+			return err;
+	}
+	*parent = cur;
+	return 0;
+}
+
+int memcg_lock(const struct memcg *cg, bool wait)
+{
+	int fd = open(cg->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC), err;
+
+	if (fd < 0)
+		return -errno;
+	while (flock(fd, LOCK_EX | (wait ? 0 : LOCK_NB))) {
+		err = -errno;
+		if (err == -EINTR && wait)
+			continue;
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+#define CREATE_TRIES 16
+
+/*
+ * A cleaner (run.c) takes the lock of an unlocked, empty cgroup and removes
+ * it: one that did so between our mkdir and our flock leaves us a lock on a
+ * removed directory, so the name is checked again under the lock.
+ */
+int memcg_create_locked(const struct memcg *parent, const char *prefix, struct memcg *cg)
+{
+	char root[PATH_MAX], name[PATH_MAX];
+	bool top = !strcmp(parent->rel, "/");
+	struct stat st, now;
+	int err = -EEXIST, fd;
+	uint32_t r;
+
+	mount_of(parent, root);
+	for (int i = 0; i < CREATE_TRIES && err == -EEXIST; i++) {
+		if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != sizeof(r))
+			r = (uint32_t)(now_ns() ^ ((uint64_t)getpid() << 20));
+		if (snprintf(name, sizeof(name), "%s%s%s-%d-%08x", top ? "" : parent->rel + 1,
+			     top ? "" : "/", prefix, (int)getpid(), r) >= (int)sizeof(name))
+			return -ENAMETOOLONG;
+		/* the root's subtree_control, as memcg_create(); any other
+		 * parent has "memory" there already, or is made so by
+		 * memcg_leaf_move() after the leaf is made */
+		err = create_at(root, parent->version, name, cg, parent->level == 0);
+		if (err)
+			continue;
+		fd = memcg_lock(cg, true);
+		if (fd >= 0 && !fstat(fd, &st) && !lstat(cg->path, &now) && st.st_ino == now.st_ino)
+			return fd;
+		if (fd >= 0)
+			close(fd);
+		err = fd >= 0 || fd == -ENOENT ? -EEXIST : fd;	/* removed: another name */
+	}
+	return err;
+}
+
+/*
+ * The kernel refuses "+memory" in a non-root cgroup's subtree_control while
+ * the cgroup has processes, and migrating a process into it once it is on:
+ * so first the leaf, then the move, then the controller.
+ */
+int memcg_leaf_move(const struct memcg *own, const char *prefix, struct memcg *leaf,
+		    bool *enabled)
+{
+	char path[PATH_MAX + 32];
+	pid_t *pids = NULL;
+	int n, fd, err;
+
+	*enabled = false;
+	if (own->version != 2 || own->level == 0)
+		return -EINVAL;
+	n = memcg_pids(own, false, &pids);
+	if (n < 0)
+		return n;
+	err = n == 1 && pids[0] == getpid() ? 0 : -EBUSY;
+	free(pids);
+	if (err)
+		return err;
+	fd = memcg_create_locked(own, prefix, leaf);
+	if (fd < 0)
+		return fd;
+	err = memcg_add_pid(leaf, 0);
+	if (!err) {
+		err = file_lists_memory(own->path, "cgroup.subtree_control");
+		if (err == 0) {
+			snprintf(path, sizeof(path), "%s/cgroup.subtree_control", own->path);
+			err = write_file(path, "+memory");
+			*enabled = !err;
+		} else if (err > 0) {
+			err = 0;
+		}
+	}
+	if (err) {
+		memcg_add_pid(own, 0);
+		memcg_remove(leaf);
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+int memcg_leaf_return(const struct memcg *own, const struct memcg *leaf, bool enabled)
+{
+	char path[PATH_MAX + 32];
+	int err = 0, e;
+
+	if (enabled) {
+		snprintf(path, sizeof(path), "%s/cgroup.subtree_control", own->path);
+		err = write_file(path, "-memory");
+	}
+	e = memcg_add_pid(own, 0);
+	if (!err)
+		err = e;
+	e = memcg_remove(leaf);
+	return err ? err : e;
 }
 
 /*

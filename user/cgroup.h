@@ -74,6 +74,14 @@ int memcg_resolve_at(const char *root, int version, const char *arg,
 int memcg_of_pid(pid_t pid, struct memcg *cg);
 
 /*
+ * memcg_member_of() - the cgroup @pid (0: the caller) is a member of, from
+ * /proc/PID/cgroup, below memcg_root(): on v2 it may lack the memory
+ * controller (memcg_of_pid() goes on to where its tasks are charged).
+ * Errors as memcg_of_pid().
+ */
+int memcg_member_of(pid_t pid, struct memcg *cg);
+
+/*
  * memcg_has_memory() - whether @cg has the memory controller: always on v1
  * and for the root; on v2 when its cgroup.controllers lists "memory" (its
  * parent's cgroup.subtree_control enables it). Without it the cgroup's
@@ -107,6 +115,63 @@ int parse_proc_cgroup(const char *text, int version, char *path, size_t len);
 int memcg_create(const char *name, struct memcg *cg);
 /* memcg_create_at() - memcg_create() below the hierarchy mounted at @root. */
 int memcg_create_at(const char *root, int version, const char *name, struct memcg *cg);
+
+/*
+ * memcg_limited() - whether v2 cgroup @cg carries a memory limit of its
+ * own: memory.max, memory.high, memory.swap.max or memory.zswap.max other
+ * than "max" (a missing file limits nothing). 1, 0, -EINVAL on v1, or the
+ * read's negative errno.
+ */
+int memcg_limited(const struct memcg *cg);
+
+/*
+ * memcg_run_parent() - where `memacct run` creates CMD's cgroup for a caller
+ * in @own (memcg_member_of()), so that every memory limit that binds the
+ * caller binds CMD: v1, @own; v2, the nearest of @own and its ancestors
+ * that may have a child with the memory controller (the root, or a cgroup
+ * with "memory" in its cgroup.subtree_control) when none of the cgroups
+ * below it on the way, @own included, is limited (memcg_limited()).
+ * Fills @parent; 0, -EBUSY when a limited cgroup stops the walk (copied to
+ * @blocker if not NULL), or the negative errno of a read.
+ */
+int memcg_run_parent(const struct memcg *own, struct memcg *parent, struct memcg *blocker);
+
+/*
+ * memcg_lock() - open @cg's directory (O_CLOEXEC) and flock() it LOCK_EX,
+ * waiting for it if @wait: the mark of a live owner that survives neither
+ * the owner's death nor PID namespaces. Returns the fd (the caller closes
+ * it to unlock), -EWOULDBLOCK when held and !@wait, or negative errno.
+ */
+int memcg_lock(const struct memcg *cg, bool wait);
+
+/*
+ * memcg_create_locked() - create @parent/@prefix-PID-XXXXXXXX (PID: ours in
+ * our PID namespace, X: 32 random bits in hex; another name when it
+ * exists) and hold its memcg_lock(). v2: enables the memory controller in
+ * the parent's cgroup.subtree_control only when the parent is the root,
+ * as memcg_create_at(). Returns the lock's fd, or negative errno
+ * (memcg_create_at()'s).
+ */
+int memcg_create_locked(const struct memcg *parent, const char *prefix, struct memcg *cg);
+
+/*
+ * memcg_leaf_move() - v2, where @own (the caller's cgroup, not the root)
+ * holds the caller alone: move the caller into a new child of @own made by
+ * memcg_create_locked(@own, @prefix) (filled in @leaf) and enable the
+ * memory controller in @own's cgroup.subtree_control (*@enabled: whether
+ * this call did), so that @own may have a memory child beside the leaf.
+ * Returns the leaf's lock fd; -EINVAL (v1, the root), -EBUSY (other
+ * processes in @own), or the kernel's refusal, everything undone.
+ */
+int memcg_leaf_move(const struct memcg *own, const char *prefix, struct memcg *leaf,
+		    bool *enabled);
+
+/*
+ * memcg_leaf_return() - undo memcg_leaf_move() once @own's other children
+ * are gone: "-memory" if it was @enabled, the caller back into @own, the
+ * leaf removed. 0 or the first negative errno.
+ */
+int memcg_leaf_return(const struct memcg *own, const struct memcg *leaf, bool enabled);
 /* memcg_remove() - rmdir; retries while the last tasks are still leaving. */
 int memcg_remove(const struct memcg *cg);
 /* memcg_add_pid() - move @pid (0: the caller) into @cg (cgroup.procs). */

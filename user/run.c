@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause)
 /*
  * run.c - memacct run [-j] [--interval DUR] -- CMD [ARGS...]
- * Creates a memory cgroup of its own, attaches the BPF side, starts CMD in
- * the cgroup, waits for CMD and every descendant (memacct is their
- * subreaper), prints the report, removes the cgroup and exits with CMD's
- * status (128+N when CMD was killed by signal N; 127 when CMD cannot be
- * found, 126 when it cannot be executed, as the shell does).
+ * Creates a memory cgroup of its own below the caller's (run_parent(): CMD
+ * stays within every limit and the accounting of the caller's cgroup),
+ * attaches the BPF side, starts CMD in the cgroup, waits for CMD and every
+ * descendant (memacct is their subreaper), prints the report, removes the
+ * cgroup and exits with CMD's status (128+N when CMD was killed by signal
+ * N; 127 when CMD cannot be found, 126 when it cannot be executed, as the
+ * shell does).
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -179,52 +181,121 @@ static void stop_descendants(const struct memcg *cg, int sig, int *status, pid_t
 }
 
 /*
- * memacct-run-PID cgroups whose run was killed (SIGKILL, a crash, or a stop
- * signal during start-up in older versions): removed when empty, named in
- * a warning when processes are still inside (the limits still apply there).
- * A cgroup is stale when PID is not a live process named "memacct".
+ * memacct-run-PID-XXXXXXXX cgroups in @parent (where ours goes) whose run
+ * is gone (SIGKILL, a crash, --keep-cgroup): removed when empty, named in a
+ * warning when processes are still inside (the limits still apply there).
+ * A live run holds its cgroup's lock (memcg_lock()), whatever PID namespace
+ * it runs in; PIDs are not looked up: the PID in a name is its owner's in
+ * the owner's namespace. The names of older versions (memacct-run-PID, at
+ * the hierarchy's root) are left alone.
  */
-static void clean_stale_runs(void)
+static void clean_stale_runs(const struct memcg *parent)
 {
-	char root[PATH_MAX], path[PATH_MAX + 320], comm[32];
+	char root[PATH_MAX], path[PATH_MAX + 320], hex[16];
 	struct dirent *de;
 	int version;
 	DIR *dir;
 
-	if (memcg_root(root, &version) || !(dir = opendir(root)))
+	if (memcg_root(root, &version) || !(dir = opendir(parent->path)))
 		return;
 	while ((de = readdir(dir))) {
 		struct memcg cg;
 		pid_t *pids = NULL;
+		int pid, n, fd;
 		char tail;
-		int pid, n;
-		FILE *f;
 
-		if (sscanf(de->d_name, "memacct-run-%d%c", &pid, &tail) != 1 || pid <= 0 ||
-		    pid == getpid())
+		if ((sscanf(de->d_name, "memacct-run-%d-%15[0-9a-f]%c", &pid, hex, &tail) != 2 &&
+		     sscanf(de->d_name, "memacct-ctl-%d-%15[0-9a-f]%c", &pid, hex, &tail) != 2) ||
+		    pid <= 0 || strlen(hex) != 8)
 			continue;
-		snprintf(path, sizeof(path), "/proc/%d/comm", pid);
-		comm[0] = '\0';
-		if ((f = fopen(path, "r"))) {
-			if (!fgets(comm, sizeof(comm), f))
-				comm[0] = '\0';
-			fclose(f);
-		}
-		if (!strcmp(comm, "memacct\n"))
-			continue;	/* that run is alive */
-		snprintf(path, sizeof(path), "%s/%s", root, de->d_name);
+		snprintf(path, sizeof(path), "%s/%s", parent->path, de->d_name);
 		if (memcg_of_path(root, version, path, &cg))
 			continue;
+		fd = memcg_lock(&cg, false);
+		if (fd < 0)
+			continue;	/* -EWOULDBLOCK: that run is alive */
 		n = memcg_pids(&cg, true, &pids);
 		free(pids);
 		if (n == 0 && !memcg_remove(&cg))
-			p_warn("removed %s, left by a memacct run that was killed", cg.path);
+			p_warn("removed %s, left by a memacct run that is gone (killed, or "
+			       "--keep-cgroup)", cg.path);
 		else if (n > 0)
-			p_warn("%s, left by a memacct run that was killed, still holds %d "
+			p_warn("%s, left by a memacct run that is gone, still holds %d "
 			       "process%s under its limits: end them, then rmdir it", cg.path, n,
 			       n == 1 ? "" : "es");
+		close(fd);
 	}
 	closedir(dir);
+}
+
+/* memacct's own leaf when it had to leave the caller's cgroup (v2) */
+struct run_leaf {
+	struct memcg own, leaf;
+	int lock;		/* the leaf's memcg_lock(); -1: no leaf */
+	bool enabled;		/* +memory written to own's subtree_control */
+};
+
+/*
+ * Where CMD's cgroup goes: below the caller's own, so the limits that bind
+ * memacct's caller bind CMD and the caller's accounting includes CMD. On v2
+ * a cgroup with processes cannot have a memory child: when memacct is alone
+ * in its cgroup it moves into a leaf of its own there (memcg_leaf_move());
+ * else the nearest ancestor that can, below every limit
+ * (memcg_run_parent()). EXIT_OK with @parent filled, or EXIT_ENV after a
+ * message when there is no such place: memacct never moves CMD out of a
+ * limit.
+ */
+static int run_parent(struct memcg *parent, struct run_leaf *l)
+{
+	struct memcg blocker;
+	int err;
+
+	l->lock = -1;
+	err = memcg_member_of(0, &l->own);
+	if (err) {
+		p_err("finding memacct's own memory cgroup in /proc/self/cgroup: %s%s",
+		      strerror(-err), err == -ENOENT ? " (outside the visible hierarchy?)" : "");
+		return EXIT_ENV;
+	}
+	if (l->own.version == 2 && l->own.level > 0) {
+		err = memcg_leaf_move(&l->own, "memacct-ctl", &l->leaf, &l->enabled);
+		if (err >= 0) {
+			l->lock = err;
+			*parent = l->own;
+			return EXIT_OK;
+		}
+	}
+	err = memcg_run_parent(&l->own, parent, &blocker);
+	if (err == -EBUSY) {
+		p_err("no place for CMD's cgroup within the memory limits of %s: on cgroup v2 "
+		      "the other processes in %s keep the memory controller from its children "
+		      "(no internal processes), and a cgroup above %s would leave CMD outside "
+		      "its limits; start memacct alone in a cgroup of its own below them "
+		      "(e.g. exec memacct), see memacct(1), run", blocker.path, l->own.path,
+		      blocker.path);
+		return EXIT_ENV;
+	}
+	if (err) {
+		p_err("choosing where CMD's cgroup goes, from %s: %s", l->own.path, strerror(-err));
+		return EXIT_ENV;
+	}
+	return EXIT_OK;
+}
+
+/* memacct back into the caller's cgroup, as it was before run_parent() */
+static void run_leaf_return(struct run_leaf *l)
+{
+	int err;
+
+	if (l->lock < 0)
+		return;
+	err = memcg_leaf_return(&l->own, &l->leaf, l->enabled);
+	if (err)
+		p_warn("restoring %s (memacct back from %s%s): %s", l->own.path, l->leaf.path,
+		       l->enabled ? ", -memory in its cgroup.subtree_control" : "",
+		       strerror(-err));
+	close(l->lock);
+	l->lock = -1;
 }
 
 int do_run(int argc, char **argv)
@@ -242,10 +313,10 @@ int do_run(int argc, char **argv)
 	uint64_t interval_ns = 0, next_ns;
 	struct session s;
 	struct report r;
-	struct memcg cg;
-	char name[64];
+	struct memcg cg, parent;
+	struct run_leaf leaf;
 	volatile struct exec_failure child = { 0 };
-	int c, err, status = 0, ret = EXIT_RUNTIME;
+	int c, err, lock, status = 0, ret = EXIT_RUNTIME;
 	bool keep = false, cmd_done = false;
 	pid_t pid;
 
@@ -295,14 +366,18 @@ int do_run(int argc, char **argv)
 	/* from here on a stop signal ends us cleanly: no cgroup left behind */
 	install_stop_handlers(0);
 	limits_restore_stale();
-	clean_stale_runs();
+	ret = run_parent(&parent, &leaf);
+	if (ret)
+		return ret;
+	clean_stale_runs(&parent);
 
-	snprintf(name, sizeof(name), "memacct-run-%d", getpid());
-	err = memcg_create(name, &cg);
-	if (err) {
-		p_err("creating memory cgroup %s: %s", name, strerror(-err));
-		return err == -ENOENT ? EXIT_ENV : EXIT_RUNTIME;
+	lock = memcg_create_locked(&parent, "memacct-run", &cg);
+	if (lock < 0) {
+		p_err("creating a memory cgroup below %s: %s", parent.path, strerror(-lock));
+		run_leaf_return(&leaf);
+		return lock == -ENOENT ? EXIT_ENV : EXIT_RUNTIME;
 	}
+	ret = EXIT_RUNTIME;
 	/* our own cgroup, removed at the end: no state file to restore from */
 	err = limits_apply(&cg, &lim, false);
 	if (err) {
@@ -383,6 +458,13 @@ out_rmdir:
 		err = memcg_remove(&cg);
 		if (err)
 			p_warn("removing %s: %s", cg.path, strerror(-err));
+		else
+			run_leaf_return(&leaf);
+	} else if (leaf.lock >= 0) {	/* CMD's cgroup keeps its memory controller */
+		p_warn("kept %s: so +memory stays in %s/cgroup.subtree_control and memacct's "
+		       "leaf %s stays too (empty: rmdir both when done)", cg.path,
+		       leaf.own.path, leaf.leaf.path);
 	}
+	close(lock);
 	return ret;
 }

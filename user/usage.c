@@ -36,7 +36,7 @@
 static const struct usage_opt run_opts[] = {
 	OPT_JSON,
 	{ "-i, --interval", "DUR", "Also print a report every DUR (500ms, 2s, 1m) while CMD runs." },
-	{ "--keep-cgroup", NULL, "Leave the cgroup memacct-run-PID in place at the end." },
+	{ "--keep-cgroup", NULL, "Leave the cgroup memacct-run-PID-X in place at the end." },
 	OPT_TABLE,
 	OPT_LIMITS,
 	OPT_HELP,
@@ -149,20 +149,26 @@ static const struct usage_opt global_opts[] = {
 
 static const struct cmd_usage usages[] = {
 	{ "run", "run [OPTIONS] -- CMD [ARGS...]",
-	  "Runs CMD in a memory cgroup of its own (memacct-run-PID), waits for CMD and every\n"
+	  "Runs CMD in a memory cgroup of its own (memacct-run-PID-X, X random) below\n"
+	  "memacct's own, so every limit on memacct binds CMD; waits for CMD and every\n"
 	  "descendant (memacct is their subreaper), and reports per process and for the\n"
 	  "cgroup where the memory went: RSS, peaks, copy-on-write copies, zero fills,\n"
 	  "pinned and remote-NUMA memory, faults, OOM kills; then a diagnosis (verdicts).\n"
 	  "Removes the cgroup and exits with CMD's status (127 not found, 126 not\n"
 	  "executable, 128+N killed by signal N). SIGINT, SIGTERM and SIGHUP go to CMD.",
 	  run_opts,
-	  "The cgroup is created under the memory controller's hierarchy (cgroup v1 or v2;\n"
-	  "on v2 memacct first enables the memory controller in the root's\n"
-	  "cgroup.subtree_control if it is not, with a warning). The TOTAL row is the\n"
-	  "cgroup's charge after everything exited; process rows marked x are at exit.\n"
-	  "The job comes first: when the reader of the reports goes away (a closed pipe:\n"
-	  "| head), the reports stop and run goes on waiting for CMD. CMD gets SIGPIPE and\n"
-	  "the signal mask as memacct got them." },
+	  "The cgroup is made below memacct's own memory cgroup (/proc/self/cgroup), so\n"
+	  "the caller's limits and accounting include CMD; memacct itself stays out of it.\n"
+	  "On cgroup v2 a cgroup with processes cannot have memory children: memacct alone\n"
+	  "in its cgroup moves into a leaf there (memacct-ctl-PID-X, undone at the end);\n"
+	  "else the cgroup goes to the nearest ancestor that can have one, only when no\n"
+	  "cgroup on the way has a memory limit; else run exits 3 and says why (start it\n"
+	  "alone in a cgroup: exec memacct run). At the root, memacct enables the memory\n"
+	  "controller in cgroup.subtree_control if it is not, with a warning. The TOTAL\n"
+	  "row is the cgroup's charge after everything exited; process rows marked x are\n"
+	  "at exit. docs/run.md has the details. The job comes first: when the reader of\n"
+	  "the reports goes away (a closed pipe: | head), the reports stop and run goes on\n"
+	  "waiting for CMD. CMD gets SIGPIPE and the signal mask as memacct got them." },
 	{ "attach", "attach --cgroup NAME|PATH | --pid PID [OPTIONS] [INTERVAL [COUNT]]",
 	  "Accounts an existing memory cgroup and everything below it from now on: one\n"
 	  "report per interval, a summary with a diagnosis at the end (SIGINT, SIGTERM,\n"
