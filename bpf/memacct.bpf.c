@@ -15,6 +15,7 @@
 #include "task_stock.bpf.h"
 
 #define EEXIST 17
+#define E2BIG 7
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -240,7 +241,10 @@ static __always_inline struct memacct_proc *proc_new(struct task_struct *task,
 
 	err = bpf_map_update_elem(&procs, key, &zero_proc, BPF_NOEXIST);
 	if (err && err != -EEXIST) {
-		drop(MEMACCT_DROP_PROC_MAP_FULL);
+		/* -E2BIG full; else (-ENOMEM) an element allocated on use
+		 * (BPF_F_NO_PREALLOC) could not be had now: a later event
+		 * tries again */
+		drop(err == -E2BIG ? MEMACCT_DROP_PROC_MAP_FULL : MEMACCT_DROP_PROC_ALLOC);
 		return NULL;
 	}
 	p = bpf_map_lookup_elem(&procs, key);
@@ -1832,6 +1836,11 @@ int BPF_PROG(cgroup_rmdir, struct cgroup *cgrp, const char *path)
 		return 0;
 	f = c->f;
 	flows_move(&parent->f, &c->f, &f);
+	/* now zero: its record goes, unless DMA pins of its exited processes
+	 * are still held (dma_move() releases them there), so that records of
+	 * removed cgroups never pile up, with or without a daemon */
+	if (!c->pin.dma_pinned_pages && !c->pin.locked_vm_pages && !c->pin.pinned_vm_pages)
+		bpf_map_delete_elem(&cgroups, &id);
 	return 0;
 }
 

@@ -46,6 +46,9 @@ enum memacct_drop {
 	MEMACCT_DROP_OOM_VICTIM_FULL,	/* kernels whose mark_victim passes a pid
 					 * only: an OOM kill not counted, 1,024
 					 * victims not yet exited */
+	MEMACCT_DROP_PROC_ALLOC,	/* a procs record could not be allocated
+					 * at that moment (-ENOMEM): as
+					 * PROC_MAP_FULL, its flows in its cgroup */
 	MEMACCT_DROP_NR,
 };
 

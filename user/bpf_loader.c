@@ -432,27 +432,9 @@ static uint64_t proc_number(const char *path, uint64_t dflt)
 	return v;
 }
 
-/* Memory cgroups now: /proc/cgroups's num_cgroups of "memory", or 0. */
-static uint64_t memory_cgroups(void)
-{
-	char *buf, *line, *save = NULL;
-	unsigned long long n = 0;
-	unsigned int hier, en;
-	char name[32];
-
-	if (read_file("/proc/cgroups", &buf, 1 << 16) < 0)
-		return 0;
-	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
-		if (sscanf(line, "%31s %u %llu %u", name, &hier, &n, &en) == 4 &&
-		    !strcmp(name, "memory"))
-			break;
-	free(buf);
-	return line ? n : 0;
-}
-
 #define SIZES_MIN	4096U
 #define SIZES_MAX	(1U << 22)	/* PID_MAX_LIMIT */
-#define CGROUPS_V1_MAX	65536U	/* MEM_CGROUP_ID_MAX (65,535) + the root */
+#define CGROUPS_MAX	65536U	/* MEM_CGROUP_ID_MAX (65,535) + the root */
 
 static uint32_t clamp_u32(uint64_t v, uint32_t lo, uint32_t hi)
 {
@@ -463,7 +445,7 @@ void loader_sizes(const struct btf *btf, struct loader_sizes *sz)
 {
 	uint64_t pid_max = proc_number("/proc/sys/kernel/pid_max", 32768);
 	uint64_t threads = proc_number("/proc/sys/kernel/threads-max", pid_max);
-	uint64_t ncg = memory_cgroups(), v;
+	uint64_t v;
 	const char *env;
 
 	/* hash maps allocate their elements with bpf_mem_alloc, in any
@@ -473,7 +455,7 @@ void loader_sizes(const struct btf *btf, struct loader_sizes *sz)
 							 BTF_KIND_STRUCT) > 0;
 	sz->procs = clamp_u32(pid_max < threads ? pid_max : threads, SIZES_MIN,
 			      sz->no_prealloc ? SIZES_MAX : 65536);
-	sz->cgroups = clamp_u32(4 * ncg, CGROUPS_V1_MAX, sz->no_prealloc ? SIZES_MAX : 16384);
+	sz->cgroups = CGROUPS_MAX;
 	/* set by hand (docs/daemon.md "Map sizes"): the tests fill them */
 	if ((env = getenv("MEMACCT_PROCS_MAX")) && !parse_u64(env, &v))
 		sz->procs = clamp_u32(v, 16, SIZES_MAX);
@@ -489,12 +471,9 @@ static void size_maps(struct memacct_bpf *skel, const struct btf *btf)
 	loader_sizes(btf, &sz);
 	bpf_map__set_max_entries(skel->maps.procs, sz.procs);
 	bpf_map__set_max_entries(skel->maps.cgroups, sz.cgroups);
-	if (sz.no_prealloc) {
+	if (sz.no_prealloc)
 		bpf_map__set_map_flags(skel->maps.procs,
 				       bpf_map__map_flags(skel->maps.procs) | BPF_F_NO_PREALLOC);
-		bpf_map__set_map_flags(skel->maps.cgroups,
-				       bpf_map__map_flags(skel->maps.cgroups) | BPF_F_NO_PREALLOC);
-	}
 }
 
 int loader_start(const struct loader_opts *o, struct memacct_bpf **out)

@@ -30,14 +30,16 @@ struct loader_opts {
 };
 
 /*
- * Sizes of the procs and cgroups maps for this host (entries): procs holds
- * every live process (min(kernel.pid_max, kernel.threads-max): no more
- * tasks can exist), cgroups every memory cgroup (65,535 at most on cgroup
- * v1, MEM_CGROUP_ID_MAX; v2 has no such bound: 4x those present at start,
- * at least 65,536). Records are allocated on use where the kernel's hash
+ * Sizes of the procs and cgroups maps for this host (entries). procs holds
+ * every live process: min(kernel.pid_max, kernel.threads-max), no more
+ * tasks can exist; its records are allocated on use where the kernel's hash
  * maps take allocation in any context (bpf_mem_alloc, v6.1), so the size
- * costs 16 bytes a bucket until used; before, they are preallocated and
- * the sizes are capped at 65,536 and 16,384. MEMACCT_PROCS_MAX and
+ * costs 16 bytes a bucket until used (before, preallocated and capped at
+ * 65,536). cgroups holds every memory cgroup: 65,536, the kernel's own
+ * bound on memory cgroup ids (MEM_CGROUP_ID_MAX 65,535, v1 and v2; the
+ * records of removed cgroups go at rmdir), preallocated (17 MiB): an
+ * allocation on use failed once in 505 new cgroups under make soak, and a
+ * cgroup without a record loses its own figures. MEMACCT_PROCS_MAX and
  * MEMACCT_CGROUPS_MAX in the environment set them by hand. A map that still
  * fills loses no flow: bpf/memacct.bpf.c flows_get() and cgroup_or_up().
  */
@@ -48,7 +50,7 @@ struct loader_sizes {
 
 /* loader_sizes() - the sizes above for this host and kernel (@btf: the
  * kernel's, NULL if unreadable); reads /proc/sys/kernel/{pid_max,
- * threads-max} and /proc/cgroups. */
+ * threads-max}. */
 struct btf;
 void loader_sizes(const struct btf *btf, struct loader_sizes *sz);
 

@@ -84,6 +84,7 @@ const char *const drop_names[MEMACCT_DROP_NR] = {
 	[MEMACCT_DROP_VMA_BUSY] = "vma_busy",
 	[MEMACCT_DROP_DMA_WINDOW_FULL] = "dma_window_full",
 	[MEMACCT_DROP_OOM_VICTIM_FULL] = "oom_victim_map_full",
+	[MEMACCT_DROP_PROC_ALLOC] = "proc_alloc_failed",
 };
 
 uint64_t report_dropped_total(const uint64_t dropped[MEMACCT_DROP_NR])
