@@ -41,6 +41,9 @@ static int walk_load(struct task_walk *w, uint32_t cap)
 	w->skel = task_walk_bpf__open();
 	if (!w->skel)
 		return -errno;
+	/* RSS exact as /proc's: every CPU's delta (bpf/core_fixes.bpf.h) */
+	w->skel->rodata->rss_cpus = libbpf_num_possible_cpus() > 0 ?
+				    libbpf_num_possible_cpus() : 0;
 	err = bpf_map__set_max_entries(w->skel->maps.stocks, cap);
 	if (!err)
 		err = bpf_map__set_max_entries(w->skel->maps.hints, cap);
