@@ -19,7 +19,6 @@
 #include "report.h"
 
 #define COLLECT_MAX_CGROUPS	100000	/* more: the collection fails, -E2BIG */
-#define COLLECT_MAX_DEPTH	64	/* cgroups deeper are not walked */
 
 /* A memory cgroup seen in this collection. */
 struct cgi {
@@ -79,6 +78,7 @@ struct collection {
 	struct comm_sum *comms;		/* comm_sums() of st; NULL: out of memory */
 	size_t ncomms;
 	long procs_used, cgroups_used;
+	long cgroups_unwalked;		/* directories the walk could not open (collect()) */
 };
 
 /* pflow_of() - the proc_flow whose flows @f are (col->topf points into col->pf). */
@@ -114,6 +114,7 @@ struct collector {
 	size_t nprev;
 	uint64_t *unknown;		/* cgroups map keys missing from the last walk */
 	size_t nunknown;
+	long unwalked;			/* the last walk's cgroups_unwalked (said once) */
 };
 
 /*
