@@ -61,6 +61,17 @@ struct mm_struct___old {
 #define RSS_MAX_CPUS	8192	/* x86 NR_CPUS at most */
 
 const volatile __u32 rss_cpus;		/* possible CPUs (userspace); 0: count only */
+/*
+ * Whether mm_rss_pages() reads the deltas with direct loads (PROBE_MEM, a
+ * few ns each, and a CPU's misses overlap) rather than a helper call per
+ * CPU: since v6.17, commit 2d5c91e1cc14 ("bpf: rdonly_untrusted_mem for btf
+ * id walk pointer leafs"), a pointer to a scalar loaded from a BTF pointer
+ * (rss_stat[].counters) may be dereferenced, at any offset; before, it is a
+ * scalar and the verifier refuses the program. No CO-RE test tells a
+ * verifier's abilities: userspace sets it, and loads again without it when
+ * the load fails (user/task_walk.c). False: the branch is never verified.
+ */
+const volatile bool rss_direct;
 static __u64 rss_cpu_off[RSS_MAX_CPUS];	/* __per_cpu_offset[], once */
 static __u32 rss_cpu_off_n;		/* rss_cpus once learnt */
 
@@ -190,7 +201,23 @@ static __always_inline void mm_rss_pages(struct mm_struct *mm, __u64 *anon, __u6
 		*shmem = mm_counter_pages_direct(mm, MM_SHMEMPAGES);
 		return;
 	}
-	percpu_s32_sums(c0, 4, v);
+	if (rss_direct) {
+		const char *pcpu = (const char *)mm->rss_stat[0].counters;
+
+		for (__u32 cpu = 0; pcpu && rss_cpu_offsets() && cpu < RSS_MAX_CPUS; cpu++) {
+			const __s32 *d;
+
+			if (cpu >= rss_cpus)
+				break;
+			d = (const __s32 *)(pcpu + rss_cpu_off[cpu]);
+			v[0] += d[0];
+			v[1] += d[1];
+			v[2] += d[2];
+			v[3] += d[3];
+		}
+	} else {
+		percpu_s32_sums(c0, 4, v);
+	}
 	v[MM_ANONPAGES] += mm->rss_stat[MM_ANONPAGES].count;
 	v[MM_FILEPAGES] += mm->rss_stat[MM_FILEPAGES].count;
 	v[MM_SHMEMPAGES] += mm->rss_stat[MM_SHMEMPAGES].count;
