@@ -55,6 +55,7 @@ static char prom_dir[64];	/* its config and TSDB, removed by teardown() */
 /* test_deep_cgroup_seen's chain below cg: its leaf and the levels below cg */
 static char deep_leaf[600];
 static int deep_levels;
+static bool long_chain;	/* test_cgroup_past_path_max's chain below cg */
 
 static void sleep_ms(long ms)
 {
@@ -243,6 +244,29 @@ static void setup(void)
 	detach_all();
 }
 
+/* test_cgroup_past_path_max's directory names: 250 'x' */
+#define LONG_NAME_LEN 250
+
+/*
+ * Remove the chain of directories named LONG_NAME_LEN 'x' below the
+ * directory @fd (closed), deepest first, through fds: its paths are longer
+ * than PATH_MAX, so rmdir() by path cannot reach them.
+ */
+static void rmdir_chain_at(int fd, int len)
+{
+	char name[LONG_NAME_LEN + 1];
+	int sub;
+
+	memset(name, 'x', len);
+	name[len] = '\0';
+	sub = openat(fd, name, O_RDONLY | O_DIRECTORY);
+	if (sub >= 0) {
+		rmdir_chain_at(sub, len);
+		unlinkat(fd, name, AT_REMOVEDIR);
+	}
+	close(fd);
+}
+
 static struct pinned walk_pin;	/* test_process_walk's kernel side, in this process */
 static bool walk_pin_open;
 static pid_t walk_kids[24];	/* and its children */
@@ -311,6 +335,13 @@ static void teardown(void)
 		*strrchr(deep_leaf, '/') = '\0';
 	}
 	deep_leaf[0] = '\0';
+	if (long_chain && cg[0]) {
+		int fd = open(cg, O_RDONLY | O_DIRECTORY);
+
+		if (fd >= 0)
+			rmdir_chain_at(fd, LONG_NAME_LEN);
+		long_chain = false;
+	}
 	if (live_cg[0])
 		rmdir(live_cg);
 	live_cg[0] = '\0';
@@ -2581,6 +2612,68 @@ START_TEST(test_deep_cgroup_seen)
 }
 END_TEST
 
+/*
+ * Issue #23 part 7: what the walk cannot reach is said, not silently left
+ * out. A chain of 20 directories of 250-character names below our cgroup
+ * goes past PATH_MAX (made and removed through fds: mkdirat(), unlinkat()),
+ * which the daemon cannot open by path: memacct_cgroups_unwalked is 1 (the
+ * first directory past the limit; its subtree is not read), the log says
+ * so, and the chain's top is published as any cgroup.
+ */
+START_TEST(test_cgroup_past_path_max)
+{
+	char rel[64], name[LONG_NAME_LEN + 1], line[512], *m;
+	long long v;
+	bool said = false;
+	struct stat sb;
+	off_t from;
+	FILE *f;
+	int fd;
+	pid_t d;
+
+	if (skip_no_http(__func__))
+		return;
+	snprintf(rel, sizeof(rel), "/memacct-long-%d", (int)getpid());
+	snprintf(cg, sizeof(cg), "%s%s", cgroot, rel);
+	ck_assert_int_eq(mkdir(cg, 0755), 0);
+	long_chain = true;
+	memset(name, 'x', LONG_NAME_LEN);
+	name[LONG_NAME_LEN] = '\0';
+	fd = open(cg, O_RDONLY | O_DIRECTORY);
+	ck_assert_int_ge(fd, 0);
+	for (int i = 0; i < 20; i++) {	/* 20 x 251 > PATH_MAX */
+		int sub;
+
+		ck_assert_int_eq(mkdirat(fd, name, 0755), 0);
+		sub = openat(fd, name, O_RDONLY | O_DIRECTORY);
+		ck_assert_int_ge(sub, 0);
+		close(fd);
+		fd = sub;
+	}
+	close(fd);
+	from = stat(DAEMON_LOG, &sb) ? 0 : sb.st_size;
+	d = start_daemon(NULL);
+	ck_assert(d > 0);
+	sleep_ms(1200);
+	m = http_get("/metrics", NULL);
+	ck_assert_ptr_nonnull(m);
+	v = sample(m, "memacct_cgroups_unwalked");
+	free(m);
+	ck_assert_msg(v == 1, "memacct_cgroups_unwalked %lld, a chain past PATH_MAX below %s", v,
+		      rel);
+	v = scrape_cg("memacct_usage_bytes", rel);
+	ck_assert_msg(v >= 0, "the chain's top %s has no memacct_usage_bytes", rel);
+	stop_daemon(d, SIGTERM);
+	f = fopen(DAEMON_LOG, "r");
+	ck_assert_ptr_nonnull(f);
+	fseek(f, from, SEEK_SET);
+	while (fgets(line, sizeof(line), f))
+		said |= strstr(line, "not walked") && strstr(line, "memacct_cgroups_unwalked");
+	fclose(f);
+	ck_assert_msg(said, "no warning in " DAEMON_LOG " about the cgroup not walked");
+}
+END_TEST
+
 Suite *daemon_suite(void)
 {
 	Suite *s = suite_create("daemon");
@@ -2639,6 +2732,7 @@ Suite *daemon_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_rss_small_processes_exact);
 	tcase_add_test(tc, test_deep_cgroup_seen);
+	tcase_add_test(tc, test_cgroup_past_path_max);
 	suite_add_tcase(s, tc);
 	return s;
 }
