@@ -18,7 +18,7 @@
 #include "pin.h"
 #include "report.h"
 
-#define COLLECT_MAX_CGROUPS	100000	/* more: the collection fails, -E2BIG */
+#define COLLECT_MAX_CGROUPS	100000	/* more: left out, counted (cgroups_unwalked) */
 
 /* A memory cgroup seen in this collection. */
 struct cgi {
@@ -123,8 +123,11 @@ struct collector {
  * (BPF maps, read again while a move overlapped the read), the processes'
  * stocks (pin_read_stocks()), memory.stat of the wanted cgroups, and for each its
  * published figures in cgi.m (bytes; counters never below the last
- * collection's). 0, or negative errno: -ENOENT (the root is gone), -E2BIG
- * (more than COLLECT_MAX_CGROUPS cgroups).
+ * collection's). Cgroups it cannot walk (a path past PATH_MAX, more than
+ * COLLECT_MAX_CGROUPS) are left out with their subtrees and counted in
+ * col->cgroups_unwalked, with a warning when that count changes (they made
+ * no -E2BIG: the walk skipped them silently). 0, or -ENOENT (the root is
+ * gone).
  */
 int collect(struct collector *cs, struct collection *col);
 void collection_free(struct collection *col);
