@@ -204,6 +204,10 @@ static __always_inline void mm_rss_pages(struct mm_struct *mm, __u64 *anon, __u6
 	if (rss_direct) {
 		const char *pcpu = (const char *)mm->rss_stat[0].counters;
 
+		/* the offsets checked before the loop, not in its condition:
+		 * there the loop's back-edge fell on a call's fall-through,
+		 * which check_cfg() of 5.10 and 6.1 refuses ("back-edge from
+		 * insn 645 to 646") even in this branch, dead on them */
 		if (pcpu && rss_cpu_offsets()) {
 			for (__u32 cpu = 0; cpu < RSS_MAX_CPUS; cpu++) {
 				const __s32 *d;
