@@ -16,7 +16,9 @@
  * pointers (PROBE_MEM, a few ns each), not bpf_probe_read_kernel() (a
  * helper call each): this runs for every process of the machine at every
  * collection. On 6.18 (x86) these are 5 cache lines of the task (tasks,
- * which the iterator follows, mm, tgid, comm, cgroups) and 3 of the mm.
+ * which the iterator follows, mm, tgid, comm, cgroups), 3 of the mm and
+ * one per CPU of the mm's per-CPU RSS deltas (mm_rss_pages(): RSS as
+ * /proc/PID/status shows it, not the central counts alone).
  */
 static __always_inline void task_stock_fill_sums(struct task_struct *task, struct mm_struct *mm,
 						 struct memacct_task_stock *r)
@@ -24,9 +26,7 @@ static __always_inline void task_stock_fill_sums(struct task_struct *task, struc
 	struct css_set *cset;
 
 	r->tgid = task->tgid;
-	r->rss_anon_pages = mm_counter_pages_direct(mm, MM_ANONPAGES);
-	r->rss_file_pages = mm_counter_pages_direct(mm, MM_FILEPAGES);
-	r->rss_shmem_pages = mm_counter_pages_direct(mm, MM_SHMEMPAGES);
+	mm_rss_pages(mm, &r->rss_anon_pages, &r->rss_file_pages, &r->rss_shmem_pages);
 	r->locked_vm_pages = mm->locked_vm;
 	r->pinned_vm_pages = mm->pinned_vm.counter;
 	r->memcg_id = 0;

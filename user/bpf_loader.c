@@ -508,6 +508,8 @@ int loader_start(const struct loader_opts *o, struct memacct_bpf **out)
 	skel->rodata->foll_pin_nodes = possible_nodes();
 	skel->rodata->foll_pin_cpus = libbpf_num_possible_cpus() > 0 ?
 				      libbpf_num_possible_cpus() : 1;
+	/* RSS exact as /proc's: every CPU's delta (core_fixes.bpf.h) */
+	skel->rodata->rss_cpus = libbpf_num_possible_cpus() > 0 ? libbpf_num_possible_cpus() : 0;
 	skel->rodata->page_size = sysconf(_SC_PAGESIZE);
 	skel->rodata->gfp_zero = gfp_bit(btf, "___GFP_ZERO_BIT", 8);
 	skel->rodata->gfp_comp = gfp_bit(btf, "___GFP_COMP_BIT", 18);

@@ -45,6 +45,7 @@ struct walk {
 	struct cgi *v;
 	size_t n, cap;
 	const struct collector *o;
+	long unwalked;		/* directories whose path is too long to open */
 };
 
 /* @ino: the cgroup directory's inode number, its kernfs id (the BPF side's memcg id) */
@@ -77,31 +78,47 @@ static int walk_add(struct walk *w, uint64_t ino, const char *rel, uint64_t pare
 	return 0;
 }
 
-static void walk_dir(struct walk *w, const char *abs, const char *rel, uint64_t id, int level)
+/*
+ * Every cgroup below @root into @w, @w->v[0] being the root: breadth first
+ * over @w->v itself (each entry's directory is root + rel), so any depth the
+ * kernel allows is walked, with no recursion and no depth bound (the walk
+ * stopped at 64 levels: deeper cgroups were silently missing, issue 23).
+ * What cannot be opened by path, a directory whose path would exceed
+ * PATH_MAX, is counted in @w->unwalked (its subtree is missing too), not
+ * skipped silently.
+ */
+static void walk_tree(struct walk *w, const char *root)
 {
-	struct dirent *de;
-	DIR *d;
-
-	if (level >= COLLECT_MAX_DEPTH)
-		return;
-	d = opendir(abs);
-	if (!d)
-		return;	/* removed meanwhile */
-	while ((de = readdir(d))) {
+	for (size_t i = 0; i < w->n; i++) {
 		char a[PATH_MAX], r[PATH_MAX];
+		uint64_t id = w->v[i].id;
+		int level = w->v[i].level;
+		struct dirent *de;
+		DIR *d;
 
-		if (de->d_type != DT_DIR || de->d_name[0] == '.')
-			continue;
-		if (snprintf(a, sizeof(a), "%s/%s", abs, de->d_name) >= (int)sizeof(a) ||
-		    snprintf(r, sizeof(r), "%s/%s", level ? rel : "", de->d_name) >= (int)sizeof(r))
-			continue;
-		/* d_ino is the inode number a stat() gives (kernfs_fop_readdir():
-		 * kernfs_ino()): no path lookup per cgroup */
-		if (walk_add(w, de->d_ino, r, id, level + 1))
-			continue;
-		walk_dir(w, a, r, w->v[w->n - 1].id, level + 1);
+		/* w->v moves as it grows: what the children need, copied */
+		snprintf(r, sizeof(r), "%s", level ? w->v[i].rel : "");
+		snprintf(a, sizeof(a), "%s%s", root, r);
+		d = opendir(a);
+		if (!d)
+			continue;	/* removed meanwhile */
+		while ((de = readdir(d))) {
+			char ca[PATH_MAX], cr[PATH_MAX];
+
+			if (de->d_type != DT_DIR || de->d_name[0] == '.')
+				continue;
+			if (snprintf(ca, sizeof(ca), "%s/%s", a, de->d_name) >= (int)sizeof(ca) ||
+			    snprintf(cr, sizeof(cr), "%s/%s", r, de->d_name) >= (int)sizeof(cr)) {
+				w->unwalked++;
+				continue;
+			}
+			/* d_ino is the inode number a stat() gives (kernfs_fop_readdir():
+			 * kernfs_ino()): no path lookup per cgroup */
+			if (walk_add(w, de->d_ino, cr, id, level + 1))
+				w->unwalked++;
+		}
+		closedir(d);
 	}
-	closedir(d);
 }
 
 #define FLOW_WORDS	(sizeof(struct memacct_flows) / sizeof(__u64))
@@ -587,10 +604,17 @@ int collect(struct collector *cs, struct collection *col)
 		free(w.v);
 		return -ENOENT;
 	}
-	walk_dir(&w, cs->root, "/", w.v[0].id, 0);
+	walk_tree(&w, cs->root);
+	if (w.unwalked && w.unwalked != cs->unwalked)
+		p_warn("%ld cgroup%s below %s not walked (a path longer than PATH_MAX, more than "
+		       "%d cgroups, or out of memory): left out of every figure with their subtrees "
+		       "(memacct_cgroups_unwalked)", w.unwalked, w.unwalked == 1 ? "" : "s",
+		       cs->root, COLLECT_MAX_CGROUPS);
+	cs->unwalked = w.unwalked;
 	qsort(w.v, w.n, sizeof(*w.v), cmp_cgi);
 	col->cg = w.v;
 	col->ncg = w.n;
+	col->cgroups_unwalked = w.unwalked;
 	read_flows(cs, col);
 	/* ppid, start time, peak RSS and faults: only the top processes show them */
 	col->nst = pin_read_stocks(cs->pin, cs->top_n > 0, &col->st);

@@ -18,8 +18,7 @@
 #include "pin.h"
 #include "report.h"
 
-#define COLLECT_MAX_CGROUPS	100000	/* more: the collection fails, -E2BIG */
-#define COLLECT_MAX_DEPTH	64	/* cgroups deeper are not walked */
+#define COLLECT_MAX_CGROUPS	100000	/* more: left out, counted (cgroups_unwalked) */
 
 /* A memory cgroup seen in this collection. */
 struct cgi {
@@ -81,6 +80,7 @@ struct collection {
 	struct comm_sum *comms;		/* comm_sums() of st; NULL: out of memory */
 	size_t ncomms;
 	long procs_used, cgroups_used;
+	long cgroups_unwalked;		/* directories the walk could not open (collect()) */
 };
 
 /* pflow_of() - the proc_flow whose flows @f are (col->topf points into col->pf). */
@@ -116,6 +116,7 @@ struct collector {
 	size_t nprev;
 	uint64_t *unknown;		/* cgroups map keys missing from the last walk */
 	size_t nunknown;
+	long unwalked;			/* the last walk's cgroups_unwalked (said once) */
 };
 
 /*
@@ -124,8 +125,11 @@ struct collector {
  * (BPF maps, read again while a move overlapped the read), the processes'
  * stocks (pin_read_stocks()), memory.stat of the wanted cgroups, and for each its
  * published figures in cgi.m (bytes; counters never below the last
- * collection's). 0, or negative errno: -ENOENT (the root is gone), -E2BIG
- * (more than COLLECT_MAX_CGROUPS cgroups).
+ * collection's). Cgroups it cannot walk (a path past PATH_MAX, more than
+ * COLLECT_MAX_CGROUPS) are left out with their subtrees and counted in
+ * col->cgroups_unwalked, with a warning when that count changes (they made
+ * no -E2BIG: the walk skipped them silently). 0, or -ENOENT (the root is
+ * gone).
  */
 int collect(struct collector *cs, struct collection *col);
 void collection_free(struct collection *col);

@@ -264,6 +264,10 @@ static void format_self(struct dstate *d, const struct collection *col,
 	metrics_family(b, "memacct_processes", MT_GAUGE, NULL,
 		       "Processes with an mm seen by the collection's process pass");
 	metrics_sample_u64(b, NULL, 0, col->nst);
+	metrics_family(b, "memacct_cgroups_unwalked", MT_GAUGE, NULL,
+		       "Cgroup directories the collection could not walk (a path longer than "
+		       "PATH_MAX, too many cgroups): missing from every figure with their subtrees");
+	metrics_sample_u64(b, NULL, 0, col->cgroups_unwalked);
 	daemon_host_metrics(d, col, s, b);
 	om_build_info(b);
 	if (s->self_ok)

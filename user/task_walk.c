@@ -21,6 +21,7 @@ struct task_walk {
 	struct memacct_task_stock *v;	/* the array, mapped read-write */
 	size_t map_len;
 	uint32_t cap;
+	bool no_direct;		/* the verifier refused rss_direct (before 6.17) */
 };
 
 static void walk_unload(struct task_walk *w)
@@ -32,24 +33,42 @@ static void walk_unload(struct task_walk *w)
 	w->skel = NULL;
 }
 
-static int walk_load(struct task_walk *w, uint32_t cap)
+/* Open and load the walk for @cap processes; @direct: rss_direct (task_walk.bpf.c). */
+static int walk_load_skel(struct task_walk *w, uint32_t cap, bool direct)
 {
-	size_t ps = sysconf(_SC_PAGESIZE);
-	void *v;
 	int err;
 
 	w->skel = task_walk_bpf__open();
 	if (!w->skel)
 		return -errno;
+	/* RSS exact as /proc's: every CPU's delta (bpf/core_fixes.bpf.h) */
+	w->skel->rodata->rss_cpus = libbpf_num_possible_cpus() > 0 ?
+				    libbpf_num_possible_cpus() : 0;
+	w->skel->rodata->rss_direct = direct;
 	err = bpf_map__set_max_entries(w->skel->maps.stocks, cap);
 	if (!err)
 		err = bpf_map__set_max_entries(w->skel->maps.hints, cap);
 	if (!err)
 		err = task_walk_bpf__load(w->skel);
 	if (err) {
-		walk_unload(w);
-		return err;
+		task_walk_bpf__destroy(w->skel);
+		w->skel = NULL;
 	}
+	return err;
+}
+
+static int walk_load(struct task_walk *w, uint32_t cap)
+{
+	size_t ps = sysconf(_SC_PAGESIZE);
+	void *v;
+	int err;
+
+	/* direct loads of the per-CPU RSS deltas where the verifier takes
+	 * them (6.17+), remembered for the reloads as the walk grows */
+	if (!w->no_direct && walk_load_skel(w, cap, true))
+		w->no_direct = true;
+	if (w->no_direct && (err = walk_load_skel(w, cap, false)))
+		return err;
 	/* the kernel rounds array values up to 8 bytes: this record is 104 */
 	_Static_assert(sizeof(struct memacct_task_stock) % 8 == 0, "no padding between records");
 	w->map_len = ((size_t)cap * sizeof(struct memacct_task_stock) + ps - 1) / ps * ps;
