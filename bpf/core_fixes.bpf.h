@@ -72,8 +72,14 @@ const volatile __u32 rss_cpus;		/* possible CPUs (userspace); 0: count only */
  * the load fails (user/task_walk.c). False: the branch is never verified.
  */
 const volatile bool rss_direct;
-static __u64 rss_cpu_off[RSS_MAX_CPUS];	/* __per_cpu_offset[], once */
-static __u32 rss_cpu_off_n;		/* rss_cpus once learnt */
+/*
+ * __per_cpu_offset[], learnt once, and rss_cpus once learnt: a data section
+ * of their own, not .bss, which userspace copies at every collection
+ * (user/pin.c bss_read()) and whose size tells a pinned kernel side of
+ * another build (64 KiB more there would be both)
+ */
+static __u64 rss_cpu_off[RSS_MAX_CPUS] SEC(".data.rss_cpu_off");
+static __u32 rss_cpu_off_n SEC(".data.rss_cpu_off");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
