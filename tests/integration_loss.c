@@ -32,6 +32,41 @@ static void sleep_ms(long ms)
 	nanosleep(&ts, NULL);
 }
 
+/* `sh -c @cmd` in the background, killed if the runner dies; its pid. */
+static pid_t spawn_sh(const char *cmd)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	return pid;
+}
+
+/* Whether @path has a line beginning with @prefix ("": any) within @tenths
+ * tenths of a second. */
+static bool wait_line(const char *path, const char *prefix, int tenths)
+{
+	char *line = NULL;
+	size_t cap = 0;
+	bool seen = false;
+
+	for (int i = 0; i < tenths && !seen; i++) {
+		FILE *f = fopen(path, "r");
+
+		while (f && !seen && getline(&line, &cap, f) > 0)
+			seen = !strncmp(line, prefix, strlen(prefix));
+		if (f)
+			fclose(f);
+		if (!seen)
+			sleep_ms(100);
+	}
+	free(line);
+	return seen;
+}
+
 /*
  * The daemon, @env before it ("" or "VAR=N"), collecting every @interval_s
  * (10: the default, no option); ready once /healthz answers (its first
@@ -49,12 +84,7 @@ static pid_t daemon_start(const char *env, int interval)
 		snprintf(opt, sizeof(opt), "--interval %ds", interval);
 	snprintf(cmd, sizeof(cmd), "exec env %s %s daemon --listen 127.0.0.1:%d --pin-path %s %s "
 		 ">>%s 2>&1", env, memacct, port, pin, opt, log_path);
-	pid = fork();
-	if (pid == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
-		_exit(127);
-	}
+	pid = spawn_sh(cmd);
 	for (int i = 0; i < 300; i++) {
 		struct result *r = run_cmd("curl -sf -m 2 http://127.0.0.1:%d/healthz", port);
 		bool up = r->status == 0;
@@ -279,11 +309,9 @@ END_TEST
  */
 START_TEST(test_procs_map_full)
 {
-	char l[320], out[300], *line = NULL, *text;
+	char l[320], out[300], cmd[1024], *text;
 	long long bytes, dropped;
-	size_t cap = 0;
 	double control;
-	FILE *f;
 
 	if (memacct_without_http()) {
 		SKIP_TEST("this memacct cannot serve HTTP (the guests' static build)");
@@ -295,28 +323,10 @@ START_TEST(test_procs_map_full)
 	daemon_pid = daemon_start("MEMACCT_PROCS_MAX=1024", 1);
 	ck_assert_int_gt(daemon_pid, 0);
 	snprintf(out, sizeof(out), "%s.hold", log_path);
-	held_pid = fork();
-	if (held_pid == 0) {
-		char cmd[1024];
-
-		snprintf(cmd, sizeof(cmd), "echo $$ > %s/cgroup.procs && exec %s/fork_churn hold "
-			 "3000 16 120 > %s", cg, workloads, out);
-		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
-		_exit(127);
-	}
-	for (int i = 0; i < 600; i++) {	/* "ready 3000", bounded */
-		bool ready = false;
-
-		f = fopen(out, "r");
-		while (f && getline(&line, &cap, f) > 0)
-			ready |= !strncmp(line, "ready", 5);
-		if (f)
-			fclose(f);
-		if (ready)
-			break;
-		sleep_ms(100);
-	}
-	free(line);
+	snprintf(cmd, sizeof(cmd), "echo $$ > %s/cgroup.procs && exec %s/fork_churn hold 3000 16 "
+		 "120 > %s", cg, workloads, out);
+	held_pid = spawn_sh(cmd);
+	ck_assert_msg(wait_line(out, "ready", 600), "3,000 children did not copy in 60 s");
 	text = metrics_fresh();
 	bytes = sample(text, "memacct_cow_copied_bytes_total", l);
 	dropped = sample(text, "memacct_events_dropped_total", "reason=\"proc_map_full\"");
@@ -450,10 +460,9 @@ static void assert_never_lower(const char *what, const long long *v, int n)
  */
 START_TEST(test_totals_never_lower)
 {
-	char x[300], y[300], out[300], *line = NULL;
+	char x[300], y[300], out[300], cmd[1024];
 	long long v[512];
 	struct result *r;
-	size_t cap = 0;
 	int n;
 
 	r = run_cmd("%s -j run -i 300ms -- sh -c 'exec %s/fork_churn hold 4000 8 2'", memacct,
@@ -472,26 +481,11 @@ START_TEST(test_totals_never_lower)
 	snprintf(out, sizeof(out), "%s.attach", log_path);
 	ck_assert_int_eq(mkdir(x, 0755), 0);
 	ck_assert_int_eq(mkdir(y, 0755), 0);
-	held_pid = fork();
-	if (held_pid == 0) {
-		char cmd[1024];
-
-		snprintf(cmd, sizeof(cmd), "exec %s -j attach --cgroup %s -i 300ms > %s", memacct,
-			 x, out);
-		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
-		_exit(127);
-	}
-	for (int i = 0; i < 300; i++) {	/* attached once the first report is out */
-		FILE *f = fopen(out, "r");
-		bool first = f && getline(&line, &cap, f) > 0;
-
-		if (f)
-			fclose(f);
-		if (first)
-			break;
-		sleep_ms(100);
-	}
-	free(line);
+	snprintf(cmd, sizeof(cmd), "exec %s -j attach --cgroup %s -i 300ms > %s", memacct, x,
+		 out);
+	held_pid = spawn_sh(cmd);
+	/* attached once the first report is out */
+	ck_assert_msg(wait_line(out, "", 300), "attach wrote no report in 30 s");
 	/* 2,000 pages copied in x, the two processes moved to y, 1.5 s there */
 	r = run_cmd("sh -c 'echo $$ > %s/cgroup.procs && exec %s/fork_churn hold 1 2000 3' & "
 		    "sleep 1.5; for p in $(cat %s/cgroup.procs); do echo $p > %s/cgroup.procs; done; "
