@@ -107,8 +107,7 @@ int memcg_charged_at(const char *root, struct memcg *cg);
 int parse_proc_cgroup(const char *text, int version, char *path, size_t len);
 
 /*
- * memcg_create() - mkdir @name below the memory root ("memacct-run-PID" for
- * run). Fails with -EEXIST rather than reuse a cgroup memacct did not create.
+ * memcg_create() - mkdir @name below the memory root. Fails with -EEXIST rather than reuse a cgroup memacct did not create.
  * v2: enables the memory controller in the parent's cgroup.subtree_control
  * first if it is not (a note on stderr); -EBUSY when the kernel refuses.
  */

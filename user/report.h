@@ -150,9 +150,9 @@ extern const char *const drop_names[MEMACCT_DROP_NR];
 
 /*
  * report_dropped_total() - events lost, by the BPF side's drop counters
- * (.bss, bpf/memacct.bpf.c drop()): every cause but ringbuf_full, whose
- * exit record stays in the procs map and is harvested from there (nothing
- * lost; reliability audit D20). It stays in dropped_events_by_cause.
+ * (.bss, bpf/memacct.bpf.c drop()): every cause but ringbuf_full, which
+ * costs an exited process its row, no flow (the kernel folded them into
+ * its cgroup). It stays in dropped_events_by_cause.
  */
 uint64_t report_dropped_total(const uint64_t dropped[MEMACCT_DROP_NR]);
 
