@@ -226,6 +226,17 @@ static void setup(void)
 	snprintf(log_path, sizeof(log_path), "/tmp/memacct-loss-%d.log", (int)getpid());
 	port = free_port();
 	mkdir(cg, 0755);
+	if (cgversion == 2) {	/* its children memory cgroups too (it has no process) */
+		char path[300];
+		FILE *f;
+
+		snprintf(path, sizeof(path), "%s/cgroup.subtree_control", cg);
+		f = fopen(path, "w");
+		if (f) {
+			fputs("+memory", f);
+			fclose(f);
+		}
+	}
 }
 
 static void teardown(void)
