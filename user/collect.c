@@ -123,15 +123,6 @@ static void walk_tree(struct walk *w, const char *root)
 
 #define FLOW_WORDS	(sizeof(struct memacct_flows) / sizeof(__u64))
 
-/* @to += @f, every flow (struct memacct_flows is an array of __u64) */
-static void flows_add(struct memacct_flows *to, const struct memacct_flows *f)
-{
-	__u64 *t = (__u64 *)to;
-	const __u64 *v = (const __u64 *)f;
-
-	for (size_t i = 0; i < FLOW_WORDS; i++)
-		t[i] += v[i];
-}
 
 static int cmp_level_desc(const void *a, const void *b)
 {

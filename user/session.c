@@ -570,7 +570,7 @@ static int cmp_rows(const void *a, const void *b)
 	return x->exited - y->exited;
 }
 
-static void flows_sum(struct memacct_flows *to, const struct memacct_flows *f)
+void flows_add(struct memacct_flows *to, const struct memacct_flows *f)
 {
 	__u64 *t = (__u64 *)to;
 	const __u64 *v = (const __u64 *)f;
@@ -607,13 +607,13 @@ static bool subtree_flows(const struct session *s, const uint64_t *ids, int nids
 		memset(out, 0, sizeof(*out));
 		for (int i = 0; i < nids; i++)
 			if (!bpf_map_lookup_elem(cfd, &ids[i], &c))
-				flows_sum(out, &c.f);
+				flows_add(out, &c.f);
 		while (bpf_map_get_next_key(pfd, prev, &next) == 0) {
 			key = next;
 			prev = &key;
 			if (!bpf_map_lookup_elem(pfd, &key, &p) && !(p.flags & MEMACCT_PROC_EXITED) &&
 			    id_in(ids, nids, p.memcg_id))
-				flows_sum(out, &p.f);
+				flows_add(out, &p.f);
 		}
 		torn = __atomic_load_n(&bss->flow_moves_begin, __ATOMIC_ACQUIRE) != end;
 		if (!torn && __atomic_load_n(&bss->exit_folds_begin, __ATOMIC_ACQUIRE) == fend)

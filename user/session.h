@@ -59,6 +59,10 @@ struct session {
 					 * a later one never reads lower */
 };
 
+/* flows_add() - @to += @f, every flow (struct memacct_flows is an array of
+ * __u64, pages and counts): the daemon's sums and run/attach's subtree. */
+void flows_add(struct memacct_flows *to, const struct memacct_flows *f);
+
 /*
  * session_start() - attach the BPF side filtered to @cg's subtree and take
  * the baseline of the processes already in it. Returns 0 or negative errno
