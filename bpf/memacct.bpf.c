@@ -1067,7 +1067,12 @@ struct dma_window {
 	__s64 nr;		/* syscall number (pin events) */
 	__s64 pool_s;		/* dma_pool.s at entry (pooled windows) */
 	__u32 pooled;		/* entered the pool (its lock was taken) */
-	__u32 pad;
+	__u32 nv_op;		/* NV_OP_*: an NVIDIA RM call (below) */
+	__s64 known;		/* pages the kernel fixes on success: + pinned
+				 * (XDP_UMEM_REG, RM OS descriptor), - unpinned
+				 * (RM_FREE of a known range); 0: unknown */
+	__u64 nv_params;	/* user address of the RM parameters */
+	__u32 nv_hroot, nv_hobject, nv_hparent, nv_pad;
 };
 
 /*
@@ -1265,8 +1270,12 @@ static __always_inline void cpu_off_learn(void)
 		foll_pin_cpu_off[cpu] = mine - base;
 }
 
-/* Open a window for the current thread. */
-static __always_inline void dma_open(long nr, __s32 fd, __u64 range_start, __u64 range_pages)
+/*
+ * Open a window for the current thread; returns it (NULL: not opened) for
+ * the caller to add what it knows before the syscall runs.
+ */
+static __always_inline struct dma_window *dma_open(long nr, __s32 fd, __u64 range_start,
+						   __u64 range_pages)
 {
 	struct task_struct *task = current_task();
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
@@ -1276,7 +1285,7 @@ static __always_inline void dma_open(long nr, __s32 fd, __u64 range_start, __u64
 	cpu_off_learn();
 	if (!foll_pin_now(task, &w.foll_pin)) {
 		dma_unreadable = 1;
-		return;
+		return NULL;
 	}
 	mm = BPF_CORE_READ(task, mm);
 	if (mm)
@@ -1289,14 +1298,15 @@ static __always_inline void dma_open(long nr, __s32 fd, __u64 range_start, __u64
 	w.nr = nr;
 	w.range_start = range_start;
 	w.range_pages = range_pages;
+	w.known = range_pages;
 	if (bpf_map_update_elem(&dma_windows, &tid, &w, BPF_ANY)) {
 		__sync_fetch_and_add(&dma_windows_open, -1);
 		drop(MEMACCT_DROP_DMA_WINDOW_FULL);
-		return;
+		return NULL;
 	}
 	wp = bpf_map_lookup_elem(&dma_windows, &tid);
 	if (!wp || nr == MEMACCT_PIN_EV_KWORKER || !pool_lock())
-		return;
+		return wp;
 	/* read again under the lock: the pool's events are ordered */
 	if (foll_pin_now(task, &wp->foll_pin)) {
 		__s64 c = wp->foll_pin - dma_pool.x;
@@ -1311,6 +1321,7 @@ static __always_inline void dma_open(long nr, __s32 fd, __u64 range_start, __u64
 		wp->pooled = 1;
 	}
 	pool_unlock();
+	return wp;
 }
 
 /*
@@ -1376,6 +1387,234 @@ static __always_inline __u64 dma_release_queued(__u64 pages)
 	return asked - pages;
 }
 
+/* ---- NVIDIA: CUDA pinned host memory by range ------------------------
+ *
+ * cudaHostAlloc (pin_memory=True), cudaHostRegister and CUDA's own staging
+ * buffers pin user memory through one driver call: ioctl(/dev/nvidiactl or
+ * /dev/nvidiaN, NV_ESC_RM_ALLOC_MEMORY) with class
+ * NV01_MEMORY_SYSTEM_OS_DESCRIPTOR, whose parameters name the range
+ * (pMemory, limit) and whose success pins exactly its pages
+ * (open-gpu-kernel-modules src/nvidia/arch/nvalloc/unix/src/escape.c
+ * RmIoctl -> RmAllocOsDescriptor -> RmCreateOsDescriptor ->
+ * os_lock_user_pages -> pin_user_pages, one FOLL_PIN reference per page;
+ * seen on the H100 host, driver 580.159.04: CUDA init 5 x 2 MiB,
+ * pin_memory 1 GiB, cudaHostRegister 65,537 pages, docs/metrics.md). The
+ * object lives until NV_ESC_RM_FREE of its handle (or of its parent, or
+ * the client's fd closed). A window around such a call takes the range's
+ * size as the kernel-fixed size (exact when other pinners overlap) and,
+ * on success (ioctl 0 and the RM status read back 0), records the range
+ * under its handles in dma_ranges; a FREE of a known handle gives exactly
+ * its pages back. Parameters travel directly (_IOC_SIZE = the struct's
+ * size) or, when large, behind NV_ESC_IOCTL_XFER_CMD (nv_ioctl_xfer_t
+ * {cmd, size, ptr}: kernel-open/common/inc/nv-ioctl.h), followed here.
+ * A layout of another size is never guessed: MEMACCT_DROP_NV_RANGE_UNKNOWN
+ * (the pins are still counted by the window, the range is not known).
+ * Layouts (nvos.h; NvP64/NvU64 8-aligned, the same on arm64):
+ *   NVOS02_PARAMETERS + int fd, 56 bytes: hRoot@0 hObjectParent@4
+ *     hObjectNew@8 hClass@12 flags@16 pMemory@24 limit@32 status@40
+ *   NVOS00_PARAMETERS, 16 bytes: hRoot@0 hObjectParent@4 hObjectOld@8
+ *     status@12
+ */
+#define NV_IOCTL_MAGIC		'F'	/* kernel-open/common/inc/nv-ioctl-numbers.h */
+#define NV_ESC_RM_ALLOC_MEMORY	0x27	/* src/nvidia/arch/nvalloc/unix/include/nv_escape.h */
+#define NV_ESC_RM_FREE		0x29
+#define NV_ESC_IOCTL_XFER_CMD	(200 + 11)
+#define NV_ALLOC_MEMORY_SIZE	56
+#define NV_FREE_SIZE		16
+#define NV_XFER_SIZE		16
+#define NV01_MEMORY_SYSTEM_OS_DESCRIPTOR 0x71	/* src/common/sdk/nvidia/inc/class/cl0071.h */
+
+enum { NV_OP_NONE, NV_OP_ALLOC, NV_OP_FREE };
+
+/* RM pinning calls decoded (ok: ioctl 0 and RM status NV_OK), frees of a
+ * known range: MEMACCT_NV_* indexes, read by userspace from .bss */
+__u64 nv_calls[MEMACCT_NV_NR];
+
+struct nv_xfer {
+	__u32 cmd;		/* the escape's _IOC_NR */
+	__u32 size;
+	__u64 ptr;
+};
+
+struct nvos02 {
+	__u32 hroot, hparent, hnew, hclass, flags, pad;
+	__u64 pmemory, limit;
+	__u32 status;
+};
+
+struct nvos00 {
+	__u32 hroot, hparent, hold, status;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);	/* sized by bpf_loader.c */
+	__type(key, struct memacct_dma_range_key);
+	__type(value, struct memacct_dma_range_val);
+} dma_ranges SEC(".maps");
+
+enum { FORGET_ALL, FORGET_FD, FORGET_HANDLE };
+
+struct forget_ctx {
+	struct memacct_proc_key proc;
+	__u32 mode;		/* FORGET_* */
+	__u32 hroot, handle;
+	__s32 fd;
+	__u64 n;		/* entries deleted */
+};
+
+static long forget_one(struct bpf_map *map, struct memacct_dma_range_key *k,
+		       struct memacct_dma_range_val *v, struct forget_ctx *c)
+{
+	if (k->proc.tgid != c->proc.tgid || k->proc.start_boottime_ns != c->proc.start_boottime_ns)
+		return 0;
+	if (c->mode == FORGET_FD && v->r.fd != c->fd)
+		return 0;
+	/* a freed object takes its children with it; a freed client all */
+	if (c->mode == FORGET_HANDLE &&
+	    (k->hroot != c->hroot || (c->handle != c->hroot && v->hparent != c->handle)))
+		return 0;
+	if (!bpf_map_delete_elem(map, k))
+		c->n++;
+	return 0;
+}
+
+/*
+ * Delete @p's ranges that @mode selects (every one, those pinned through
+ * fd @fd, or those under RM object @handle of client @hroot). Needs
+ * bpf_for_each_map_elem (v5.13, commit 69c087ba6225 "bpf: Add
+ * bpf_for_each_map_elem() helper"); before it the entries stay until the
+ * process's record goes and userspace shows only live processes' ranges.
+ */
+static __always_inline void dma_ranges_forget(struct memacct_proc *p,
+					      const struct memacct_proc_key *key, __u32 mode,
+					      __u32 hroot, __u32 handle, __s32 fd)
+{
+	struct forget_ctx c = { .proc = *key, .mode = mode, .hroot = hroot,
+				.handle = handle, .fd = fd };
+
+	if (!p->dma_mapped_ranges ||
+	    !bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_for_each_map_elem))
+		return;
+	bpf_for_each_map_elem(&dma_ranges, forget_one, &c, 0);
+	p->dma_mapped_ranges -= c.n < p->dma_mapped_ranges ? c.n : p->dma_mapped_ranges;
+}
+
+/* Whether @f is an NVIDIA device file (/dev/nvidiactl, /dev/nvidiaN). */
+static __always_inline bool nvidia_file(struct file *f)
+{
+	const unsigned char *name = BPF_CORE_READ(f, f_path.dentry, d_name.name);
+	char b[8] = {};
+
+	bpf_probe_read_kernel(b, 6, name);
+	return b[0] == 'n' && b[1] == 'v' && b[2] == 'i' && b[3] == 'd' && b[4] == 'i' &&
+	       b[5] == 'a';
+}
+
+/*
+ * An ioctl on an NVIDIA device: a window that knows the range an
+ * OS-descriptor allocation pins, or the range a FREE gives back.
+ */
+static __always_inline void nv_enter(long nr, __s32 fd, __u32 cmd, __u64 arg)
+{
+	__u32 esc = cmd & 0xff, size = (cmd >> 16) & 0x3fff;
+	struct memacct_dma_range_key k = {};
+	struct memacct_dma_range_val *v;
+	struct dma_window *w;
+
+	if (esc == NV_ESC_IOCTL_XFER_CMD && size == NV_XFER_SIZE) {
+		struct nv_xfer x;
+
+		if (bpf_probe_read_user(&x, sizeof(x), (void *)arg))
+			goto plain;
+		esc = x.cmd;
+		size = x.size;
+		arg = x.ptr;
+	}
+	if (esc == NV_ESC_RM_ALLOC_MEMORY) {
+		struct nvos02 o;
+		__u64 off;
+
+		if (size != NV_ALLOC_MEMORY_SIZE ||
+		    bpf_probe_read_user(&o, sizeof(o), (void *)arg)) {
+			drop(MEMACCT_DROP_NV_RANGE_UNKNOWN);
+			goto plain;
+		}
+		if (o.hclass != NV01_MEMORY_SYSTEM_OS_DESCRIPTOR)
+			goto plain;
+		off = o.pmemory & (page_size - 1);
+		w = dma_open(nr, fd, o.pmemory - off, (off + o.limit + page_size) / page_size);
+		if (!w)
+			return;
+		w->nv_op = NV_OP_ALLOC;
+		w->nv_params = arg;
+		w->nv_hroot = o.hroot;
+		w->nv_hobject = o.hnew;
+		w->nv_hparent = o.hparent;
+		return;
+	}
+	if (esc == NV_ESC_RM_FREE) {
+		struct nvos00 o;
+
+		if (size != NV_FREE_SIZE || bpf_probe_read_user(&o, sizeof(o), (void *)arg)) {
+			drop(MEMACCT_DROP_NV_RANGE_UNKNOWN);
+			goto plain;
+		}
+		w = dma_open(nr, fd, 0, 0);
+		if (!w)
+			return;
+		w->nv_op = NV_OP_FREE;
+		w->nv_params = arg;
+		w->nv_hroot = o.hroot;
+		w->nv_hobject = o.hold;
+		proc_key_of(current_task(), &k.proc);
+		k.hroot = o.hroot;
+		k.hobject = o.hold;
+		v = bpf_map_lookup_elem(&dma_ranges, &k);
+		if (v)
+			w->known = -(__s64)v->r.pages;
+		return;
+	}
+plain:
+	dma_open(nr, fd, 0, 0);
+}
+
+/* The RM status of @w's call, read back at exit: 0 is NV_OK. */
+static __always_inline bool nv_ok(const struct dma_window *w)
+{
+	__u32 st = 1;
+
+	bpf_probe_read_user(&st, sizeof(st),
+			    (void *)(w->nv_params + (w->nv_op == NV_OP_ALLOC ? 40 : 12)));
+	return st == 0;
+}
+
+/* After a successful RM call: the range recorded, or forgotten. */
+static __always_inline void nv_exit(struct dma_window *w, struct memacct_proc *p,
+				    const struct memacct_proc_key *key, __s64 d)
+{
+	struct memacct_dma_range_key k = { .proc = *key, .hroot = w->nv_hroot,
+					   .hobject = w->nv_hobject };
+
+	if (w->nv_op == NV_OP_ALLOC) {
+		struct memacct_dma_range_val v = {
+			.r = { .start = w->range_start, .pages = w->range_pages, .fd = w->fd },
+			.hparent = w->nv_hparent,
+		};
+
+		if (bpf_map_update_elem(&dma_ranges, &k, &v, BPF_NOEXIST))
+			drop(MEMACCT_DROP_DMA_RANGE_FULL);
+		else
+			p->dma_mapped_ranges++;
+	} else if (w->known) {
+		if (!bpf_map_delete_elem(&dma_ranges, &k) && p->dma_mapped_ranges)
+			p->dma_mapped_ranges--;
+	} else if (d < 0) {
+		/* a parent (device, client) freed: its memory objects with it */
+		dma_ranges_forget(p, key, FORGET_HANDLE, w->nv_hroot, w->nv_hobject, 0);
+	}
+}
+
 /*
  * Close the current thread's window (@ok: the syscall succeeded). Net
  * pins go to the process, its fd and, with a known range, its range list;
@@ -1397,9 +1636,15 @@ static __always_inline void dma_close(bool ok)
 	if (!w)
 		return;
 	__sync_fetch_and_add(&dma_windows_open, -1);
+	if (w->nv_op && ok)
+		ok = nv_ok(w);	/* the ioctl returns 0 with an RM error */
+	if (w->nv_op == NV_OP_ALLOC)
+		__sync_fetch_and_add(&nv_calls[ok ? MEMACCT_NV_PIN_OK : MEMACCT_NV_PIN_FAILED], 1);
+	else if (w->nv_op == NV_OP_FREE && w->known && ok)
+		__sync_fetch_and_add(&nv_calls[MEMACCT_NV_FREE_KNOWN], 1);
 	est = w->estimate || dma_window_gen != w->gen;
 	if (w->pooled && pool_lock()) {
-		__s64 known = w->range_pages && ok ? (__s64)w->range_pages : 0;
+		__s64 known = ok ? w->known : 0;
 		bool got = foll_pin_now(task, &now);
 
 		if (!got)	/* leave anyway: the pool's count stays right */
@@ -1429,8 +1674,8 @@ static __always_inline void dma_close(bool ok)
 		if (!foll_pin_now(task, &now))
 			goto out;
 		d = now - w->foll_pin;
-		if (w->range_pages && ok) {
-			d = w->range_pages;
+		if (w->known && ok) {
+			d = w->known;
 			est = false;
 		}
 		if (d)	/* also a window that never got in (lock missed at open) */
@@ -1439,12 +1684,16 @@ static __always_inline void dma_close(bool ok)
 	mm = BPF_CORE_READ(task, mm);
 	if (mm)
 		d -= (__s64)BPF_CORE_READ(mm, pinned_vm.counter) - (__s64)w->pinned_vm;
-	if (!d)
+	if (!d && !(w->nv_op && ok))
 		goto out;
 	p = proc_get(task, true);
 	if (!p)
 		goto out;
 	proc_key_of(task, &fk.proc);
+	if (w->nv_op && ok)
+		nv_exit(w, p, &fk.proc, d);
+	if (!d)
+		goto out;
 	fk.fd = w->fd;
 	fdp = bpf_map_lookup_elem(&dma_fds, &fk);
 	if (d > 0) {
@@ -1457,7 +1706,7 @@ static __always_inline void dma_close(bool ok)
 			if (!bpf_map_update_elem(&dma_fds, &fk, &v, BPF_NOEXIST))
 				__sync_fetch_and_add(&dma_fds_live, 1);
 		}
-		if (w->range_pages && ok) {
+		if (w->range_pages && ok && !w->nv_op) {
 			for (int i = 0; i < MEMACCT_DMA_RANGES; i++) {
 				if (p->dma_ranges[i].pages)
 					continue;
@@ -1545,7 +1794,10 @@ int sys_enter_ioctl(struct syscall_trace_enter *ctx)
 	major = BPF_CORE_READ(f, f_inode, i_rdev) >> 20;	/* MAJOR() */
 	if (major == 4 || major == 5 || (major >= 136 && major <= 143))
 		return 0;	/* tty, console, ptmx, pts */
-	dma_open(ctx->nr, ctx->args[0], 0, 0);
+	if (((ctx->args[1] >> 8) & 0xff) == NV_IOCTL_MAGIC && nvidia_file(f))
+		nv_enter(ctx->nr, ctx->args[0], ctx->args[1], ctx->args[2]);
+	else
+		dma_open(ctx->nr, ctx->args[0], 0, 0);
 	return 0;
 }
 
@@ -1596,6 +1848,7 @@ int sys_enter_close(struct syscall_trace_enter *ctx)
 		for (int i = 0; i < MEMACCT_DMA_RANGES; i++)
 			if (p->dma_ranges[i].fd == fk.fd)
 				p->dma_ranges[i].pages = 0;
+		dma_ranges_forget(p, &fk.proc, FORGET_FD, 0, 0, fk.fd);
 	}
 	bpf_map_delete_elem(&dma_fds, &fk);
 	__sync_fetch_and_add(&dma_fds_live, -1);
@@ -1947,6 +2200,7 @@ int BPF_PROG(sched_process_exit, struct task_struct *task)
 	 * a DMA one (only when DMA pins are pending, else nothing listens) */
 	if (p->pin.pinned_vm_pages && dma_releasing_pages)
 		dma_queue(&key, p->memcg_id, p->pin.pinned_vm_pages, 1);
+	dma_ranges_forget(p, &key, FORGET_ALL, 0, 0, 0);
 
 	/* the exit record: a per-process row for run/attach. With the ring
 	 * full (nobody reads it: the daemon down) only that row is lost, not

@@ -49,7 +49,22 @@ enum memacct_drop {
 	MEMACCT_DROP_PROC_ALLOC,	/* a procs record could not be allocated
 					 * at that moment (-ENOMEM): as
 					 * PROC_MAP_FULL, its flows in its cgroup */
+	MEMACCT_DROP_DMA_RANGE_FULL,	/* a range pinned by the NVIDIA driver not
+					 * recorded (dma_ranges map full): its pages
+					 * counted, its mapping not known */
+	MEMACCT_DROP_NV_RANGE_UNKNOWN,	/* an NVIDIA RM allocate/free call whose
+					 * parameters memacct could not read (an
+					 * unknown layout, or not resident): its
+					 * pages counted, its range not known */
 	MEMACCT_DROP_NR,
+};
+
+/* NVIDIA RM pinning calls seen (BPF global nv_calls[]; "NVIDIA" in bpf/). */
+enum memacct_nv_call {
+	MEMACCT_NV_PIN_OK = 0,		/* an OS-descriptor allocation that pinned */
+	MEMACCT_NV_PIN_FAILED,		/* one that failed (ioctl or RM status) */
+	MEMACCT_NV_FREE_KNOWN,		/* a free of a range memacct knew */
+	MEMACCT_NV_NR,
 };
 
 /* Key of the procs map: a PID alone could be reused by a later process. */
@@ -111,6 +126,27 @@ struct memacct_dma_range {
 	__u32 pad;
 };
 
+/*
+ * Key and value of the dma_ranges map: a range of user memory that an
+ * NVIDIA driver call pinned for DMA (CUDA pinned host memory:
+ * cudaHostAlloc, cudaHostRegister, pin_memory=True), known by the RM
+ * handles that name it until NV_ESC_RM_FREE or exit. Source: the
+ * NV_ESC_RM_ALLOC_MEMORY parameters (NVOS02_PARAMETERS, class
+ * NV01_MEMORY_SYSTEM_OS_DESCRIPTOR) of open-gpu-kernel-modules
+ * src/common/sdk/nvidia/inc/nvos.h; bpf/memacct.bpf.c "NVIDIA".
+ */
+struct memacct_dma_range_key {
+	struct memacct_proc_key proc;
+	__u32 hroot;			/* RM client handle */
+	__u32 hobject;			/* the memory object's handle */
+};
+
+struct memacct_dma_range_val {
+	struct memacct_dma_range r;	/* page-aligned start, pages, fd */
+	__u32 hparent;			/* the object it was allocated under */
+	__u32 pad;
+};
+
 #define MEMACCT_PROC_EXITED	(1U << 0)	/* exit record (ring buffer or left in map) */
 #define MEMACCT_PROC_EXIT_MM	(1U << 1)	/* rss_* at exit were read from the mm */
 
@@ -133,6 +169,7 @@ struct memacct_proc {
 	__u32 pad;
 	struct memacct_dma_range dma_ranges[MEMACCT_DMA_RANGES];
 	__u64 dma_queued_pages;		/* of dma_pinned: fd closed, unpin pending */
+	__u64 dma_mapped_ranges;	/* its entries in the dma_ranges map */
 };
 
 /*

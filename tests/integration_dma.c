@@ -243,6 +243,44 @@ static bool wl_start(struct dma_watch *w, const char *args)
  * cgroup with VmLck = VmPin = 0; back to 0 after close() (the kworker's
  * unpin) and after exit; the host figure moves by the same.
  */
+/*
+ * The NVIDIA driver's pinning calls, decoded on a host without a GPU:
+ * tests/workloads/nv_ioctl issues the real command numbers with crafted
+ * parameter blocks on devices named nvidiactl/nvidia0 (and one named gpu0)
+ * with /dev/null's numbers. Every call fails (ENOTTY): memacct counts the
+ * three OS-descriptor allocations it decoded (direct and behind
+ * NV_ESC_IOCTL_XFER_CMD) as failed, the three it could not read as
+ * nvidia_range_unknown, ignores the other class and the other device, and
+ * leaves nothing: no DMA pin, no range.
+ */
+START_TEST(test_dma_nvidia_decoded)
+{
+	json_t *calls, *drops, *p;
+	struct result *r;
+
+	r = run_cmd("%s -j run -- %s/nv_ioctl", memacct, workloads);
+	if (r->status == 77 || strstr(r->out, "skip:")) {
+		SKIP_TEST("cannot make device nodes here");
+		result_free(r);
+		return;
+	}
+	ck_assert_msg(r->status == 0 && r->report, "run nv_ioctl (rc %d): %s", r->status, r->out);
+	ck_assert_int_eq(truth(r, "enotty"), truth(r, "calls"));
+	calls = json_object_get(r->report, "nvidia_pin_calls");
+	drops = json_object_get(r->report, "dropped_events_by_cause");
+	printf("  nv_ioctl: nvidia_pin_calls %s, nvidia_range_unknown %lld\n",
+	       json_dumps(calls, JSON_COMPACT), jint(drops, "nvidia_range_unknown"));
+	ck_assert_int_eq(jint(calls, "failed"), truth(r, "nv_pin_calls_failed"));
+	ck_assert_int_eq(jint(calls, "pinned"), 0);
+	ck_assert_int_eq(jint(calls, "freed"), 0);
+	ck_assert_int_eq(jint(drops, "nvidia_range_unknown"), truth(r, "nv_range_unknown"));
+	ck_assert_int_eq(jint(json_object_get(r->report, "totals"), "dma_pinned_bytes"), 0);
+	p = json_array_get(json_object_get(r->report, "processes"), 0);
+	ck_assert_msg(p && jint(p, "dma_pinned_peak_bytes") == 0, "no pin: %s", r->out);
+	result_free(r);
+}
+END_TEST
+
 START_TEST(test_dma_af_xdp_umem)
 {
 	struct dma_watch w;
@@ -859,6 +897,19 @@ START_TEST(test_dma_explain_shared)
 	ck_assert_msg(strstr(v, "64.0 MiB is pinned for DMA") && strstr(v, "/dev/zero (deleted)") &&
 		      strstr(v, "rw-s"), "the verdict names the pinned mapping: %s", v);
 	ck_assert_msg(!strstr(v, "without swap"), "pinned shmem called swappable: %s", v);
+	/* the range itself, with the mapping that holds it */
+	{
+		json_t *rs = json_object_get(p, "dma_pinned_ranges"), *g = json_array_get(rs, 0);
+		json_t *gm = json_object_get(g, "mapping");
+
+		ck_assert_msg(json_array_size(rs) == 1 && gm, "one range with its mapping: %s",
+			      r->out);
+		ck_assert_str_eq(json_string_value(json_object_get(g, "source")), "xdp");
+		ck_assert_int_eq(jint(g, "bytes"), want);
+		ck_assert_str_eq(json_string_value(json_object_get(g, "start")),
+				 json_string_value(json_object_get(m, "start")));
+		ck_assert_str_eq(json_string_value(json_object_get(gm, "path")), "/dev/zero");
+	}
 	result_free(r);
 
 	/* no daemon pinned there: unknown, never 0 */
@@ -995,6 +1046,7 @@ Suite *dma_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_checked_fixture(tc, NULL, teardown);
 	tcase_add_test(tc, test_dma_af_xdp_umem);
+	tcase_add_test(tc, test_dma_nvidia_decoded);
 	tcase_add_test(tc, test_dma_af_xdp_exit);
 	tcase_add_test(tc, test_dma_io_uring_and_xdp);
 	tcase_add_test(tc, test_dma_xdp_mlocked);

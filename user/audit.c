@@ -778,7 +778,8 @@ static int all_cgroups(struct audit_cg **as, int *cap)
  * (the same figures its /metrics gives), net of the mlocked part of their
  * ranges as run/attach/explain show them.
  */
-static void daemon_dma_one(size_t i, const struct memacct_proc *v, void *ctx)
+static void daemon_dma_one(size_t i, const struct memacct_proc *v, const struct dma_ranges *r,
+			   void *ctx)
 {
 	struct audit_proc *p = &((struct audit_cg *)ctx)->procs[i];
 

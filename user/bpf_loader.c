@@ -471,9 +471,15 @@ static void size_maps(struct memacct_bpf *skel, const struct btf *btf)
 	loader_sizes(btf, &sz);
 	bpf_map__set_max_entries(skel->maps.procs, sz.procs);
 	bpf_map__set_max_entries(skel->maps.cgroups, sz.cgroups);
-	if (sz.no_prealloc)
+	if (sz.no_prealloc) {
 		bpf_map__set_map_flags(skel->maps.procs,
 				       bpf_map__map_flags(skel->maps.procs) | BPF_F_NO_PREALLOC);
+		/* CUDA pinned ranges: 16,384 preallocated (1.3 MiB) before 6.1 */
+		bpf_map__set_max_entries(skel->maps.dma_ranges, 65536);
+		bpf_map__set_map_flags(skel->maps.dma_ranges,
+				       bpf_map__map_flags(skel->maps.dma_ranges) |
+				       BPF_F_NO_PREALLOC);
+	}
 }
 
 int loader_start(const struct loader_opts *o, struct memacct_bpf **out)

@@ -236,6 +236,14 @@ static void format_self(struct dstate *d, const struct collection *col,
 		l[0] = (struct mlabel){ "reason", drop_names[i] };
 		metrics_sample_u64(b, l, 1, col->counters.dropped[i]);
 	}
+	metrics_family(b, "memacct_nvidia_pin_calls", MT_COUNTER, NULL,
+		       "NVIDIA driver calls that pin user memory (NV_ESC_RM_ALLOC_MEMORY, OS "
+		       "descriptor: CUDA pinned host memory) by result, and frees of a range "
+		       "memacct knew");
+	for (int i = 0; i < MEMACCT_NV_NR; i++) {
+		l[0] = (struct mlabel){ "result", nv_call_names[i] };
+		metrics_sample_u64(b, l, 1, col->counters.nv_calls[i]);
+	}
 	metrics_family(b, "memacct_ringbuf_full", MT_COUNTER, NULL,
 		       "Exit records that found the ring buffer full (the daemon down or "
 		       "stalled): not needed here, every exit's flows are folded into its "

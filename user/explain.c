@@ -362,18 +362,68 @@ uint64_t dma_total(const struct explain *e)
  */
 uint64_t dma_in_map(const struct xproc *x, const struct smaps_map *m)
 {
-	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE), n = 0;
+	uint64_t n = 0;
 
 	if (!x->has_ranges || m->vm_locked)
 		return 0;	/* mlocked: in VmLck, not in the process's DMA figure */
-	for (int i = 0; i < MEMACCT_DMA_RANGES; i++) {
-		uint64_t a = x->dma_ranges[i].start, b = a + x->dma_ranges[i].pages * page;
+	for (size_t i = 0; i < x->ranges.n; i++) {
+		uint64_t a = x->ranges.v[i].start, b = x->ranges.v[i].end;
 		uint64_t lo = m->start > a ? m->start : a, hi = m->end < b ? m->end : b;
 
-		if (x->dma_ranges[i].pages && lo < hi)
+		if (lo < hi)
 			n += hi - lo;
 	}
 	return n < m->rss ? n : m->rss;
+}
+
+const struct smaps_map *dma_range_map(const struct xproc *x, const struct dma_range *r)
+{
+	for (size_t j = 0; j < x->sm.n; j++)
+		if (x->sm.maps[j].start <= r->start && r->start < x->sm.maps[j].end)
+			return &x->sm.maps[j];
+	return NULL;
+}
+
+/* The verdict's lines naming each range the NVIDIA driver pinned (at most 6). */
+static void nvidia_ranges_say(struct explain *e)
+{
+	uint64_t more_bytes = 0;
+	int said = 0, more = 0;
+	char b[16];
+
+	for (size_t i = 0; i < e->nprocs; i++) {
+		const struct xproc *x = &e->procs[i];
+
+		for (size_t k = 0; k < x->ranges.n; k++) {
+			const struct dma_range *r = &x->ranges.v[k];
+			const struct smaps_map *m = dma_range_map(x, r);
+			char path[160];
+
+			if (r->src != DMA_SRC_NVIDIA)
+				continue;
+			if (said == 6) {
+				more++;
+				more_bytes += r->end - r->start;
+				continue;
+			}
+			safe_path(path, sizeof(path), m && m->path ? m->path : "[anon]");
+			if (m)
+				say(e, "pid %d: %s at %" PRIx64 "-%" PRIx64 " pinned for DMA by %s, "
+				    "in mapping %" PRIx64 "-%" PRIx64 " %s %s%s", (int)x->pid,
+				    fmt_bytes(b, sizeof(b), r->end - r->start), r->start, r->end,
+				    dma_source_text(r->src), m->start, m->end, m->perms, path,
+				    m->deleted ? " (deleted)" : "");
+			else
+				say(e, "pid %d: %s at %" PRIx64 "-%" PRIx64 " pinned for DMA by %s, "
+				    "in no mapping now (unmapped while pinned)", (int)x->pid,
+				    fmt_bytes(b, sizeof(b), r->end - r->start), r->start, r->end,
+				    dma_source_text(r->src));
+			said++;
+		}
+	}
+	if (more)
+		say(e, "and %d more ranges pinned by the NVIDIA driver, %s (explain -j: "
+		    "dma_pinned_ranges)", more, fmt_bytes(b, sizeof(b), more_bytes));
 }
 
 /*
@@ -541,10 +591,12 @@ static void build_verdict(struct explain *e)
 		char where[200], may[160] = "";
 
 		dma_mappings(e, where, sizeof(where), &shm_dma, &unr);
-		if (dma_total(e))
+		if (dma_total(e)) {
 			say(e, "%s is pinned for DMA by a driver (CUDA host memory, pin_memory=True, "
 			    "AF_XDP UMEM, ...): never reclaimable, not even by swap%s",
 			    fmt_bytes(b[0], 16, dma_total(e)), where);
+			nvidia_ranges_say(e);
+		}
 		/* the pinned part of shmem is not "reclaimable with swap" */
 		shm_dma = shm_dma < shown ? shm_dma : shown;
 		/* pins of unknown range may be any of it (cudaHostAlloc's
@@ -850,9 +902,10 @@ static int watch_cow(struct explain *e, const struct memcg *cg, uint64_t dur_ns)
 	return 0;
 }
 
-static void daemon_one(size_t i, const struct memacct_proc *v, void *ctx)
+static void daemon_one(size_t i, const struct memacct_proc *v, const struct dma_ranges *r,
+		       void *ctx)
 {
-	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE), ranged = 0;
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE), ranged = r ? dma_ranges_bytes(r) / page : 0;
 	struct explain *e = ctx;
 	struct xproc *x = &e->procs[i];
 
@@ -862,10 +915,14 @@ static void daemon_one(size_t i, const struct memacct_proc *v, void *ctx)
 	metrics_from_bpf_flows(&x->flows, &v->f, page);
 	e->daemon_cow = true;
 	x->dma = dma_pinned_net(x->pid, v, x->st.locked, &x->dma_est);
-	memcpy(x->dma_ranges, v->dma_ranges, sizeof(x->dma_ranges));
-	for (int k = 0; k < MEMACCT_DMA_RANGES; k++)
-		ranged += v->dma_ranges[k].pages;
-	x->has_ranges = ranged;
+	x->ranges.v = r && r->n ? malloc(r->n * sizeof(*r->v)) : NULL;
+	if (x->ranges.v) {
+		memcpy(x->ranges.v, r->v, r->n * sizeof(*r->v));
+		x->ranges.n = r->n;
+	} else if (!r || r->n) {
+		ranged = 0;	/* unreadable, or no memory for them: unknown */
+	}
+	x->has_ranges = r && (!r->n || x->ranges.v);	/* known, maybe none */
 	x->ranges_all = ranged >= v->pin.dma_pinned_pages;
 	e->daemon_dma = true;
 }
@@ -1115,6 +1172,7 @@ out_procs:
 	for (size_t i = 0; i < (size_t)npids && e.procs; i++) {
 		smaps_free(&e.procs[i].sm);
 		numa_maps_free(&e.procs[i].nm);
+		dma_ranges_free(&e.procs[i].ranges);
 	}
 	free(e.procs);
 	free(e.files);

@@ -19,6 +19,7 @@
 #include "proc.h"
 #include "report.h"
 #include "smaps.h"
+#include "dma_ranges.h"
 
 /* Figures of one process, or of a cgroup (bytes). */
 enum by { BY_MAPPING, BY_FILE, BY_KIND };
@@ -38,9 +39,9 @@ struct xproc {
 					 * bytes and counts; stocks unused */
 	uint64_t dma;			/* dma_pinned: the watch, or a daemon's pins (bytes) */
 	bool dma_est;			/* that figure is an estimate */
-	bool has_ranges;		/* dma_ranges from a daemon's pins */
+	bool has_ranges;		/* ranges from a daemon's pins */
 	bool ranges_all;		/* ... and they cover every DMA pin */
-	struct memacct_dma_range dma_ranges[MEMACCT_DMA_RANGES];
+	struct dma_ranges ranges;	/* the known pinned ranges (owned) */
 	bool has_numa;			/* numa_maps read: nm and nu are valid */
 	struct numa_maps nm;		/* mappings kept, joined with sm by start */
 	struct numa_usage nu;
@@ -85,7 +86,7 @@ struct explain {
 	uint64_t watch_ns;
 	struct proc_row *watch_rows;	/* the BPF session's report (--watch) */
 	size_t nwatch_rows;
-	char verdict[16][320];
+	char verdict[24][320];
 	int nverdict;
 	bool has_topo;
 	struct numa_topo topo;
@@ -111,6 +112,8 @@ void safe_path(char *dst, size_t len, const char *src);
 uint64_t dma_total(const struct explain *e);
 /* dma_in_map() - bytes of @x's known pinned ranges inside mapping @m. */
 uint64_t dma_in_map(const struct xproc *x, const struct smaps_map *m);
+/* dma_range_map() - the mapping of @x that holds the start of range @r, or NULL. */
+const struct smaps_map *dma_range_map(const struct xproc *x, const struct dma_range *r);
 
 /* explain_sum_proc() - @p's sums (p->sum) from its smaps (p->sm). */
 void explain_sum_proc(struct xproc *p);

@@ -371,6 +371,52 @@ static void kind_sums(const struct explain *e, struct xsum k[SMAPS_KIND_NR])
 		}
 }
 
+static json_t *hex_json(uint64_t a)
+{
+	char buf[24];
+
+	snprintf(buf, sizeof(buf), "0x%" PRIx64, a);
+	return json_string(buf);
+}
+
+/*
+ * "dma_pinned_ranges" of @x: each known pinned range (start, end, bytes,
+ * source "nvidia" or "xdp", the fd, and the mapping holding it or null);
+ * null when no daemon's pins told the ranges.
+ */
+static json_t *ranges_json(const struct xproc *x)
+{
+	json_t *arr;
+
+	if (!x->has_ranges)
+		return json_null();
+	arr = json_array();
+	for (size_t k = 0; k < x->ranges.n; k++) {
+		const struct dma_range *r = &x->ranges.v[k];
+		const struct smaps_map *m = dma_range_map(x, r);
+		json_t *j = json_object(), *mj = json_null();
+
+		json_object_set_new(j, "start", hex_json(r->start));
+		json_object_set_new(j, "end", hex_json(r->end));
+		set_u64(j, "bytes", r->end - r->start);
+		json_object_set_new(j, "source", json_string(dma_source_name(r->src)));
+		json_object_set_new(j, "fd", json_integer(r->fd));
+		if (m) {
+			mj = json_object();
+			json_object_set_new(mj, "start", hex_json(m->start));
+			json_object_set_new(mj, "end", hex_json(m->end));
+			json_object_set_new(mj, "perms", json_string(m->perms));
+			json_object_set_new(mj, "path", m->path ? json_string_sanitized(m->path) :
+					    json_null());
+			json_object_set_new(mj, "deleted", json_boolean(m->deleted));
+			json_object_set_new(mj, "kind", json_string(smaps_kind_name(m->kind)));
+		}
+		json_object_set_new(j, "mapping", mj);
+		json_array_append_new(arr, j);
+	}
+	return arr;
+}
+
 static json_t *explain_json(const struct explain *e, const struct report *r, size_t top)
 {
 	json_t *o = report_json(r), *t = json_object_get(o, "totals");
@@ -394,6 +440,7 @@ static json_t *explain_json(const struct explain *e, const struct report *r, siz
 		if (!x)
 			continue;
 		sum_json(p, &x->sum);
+		json_object_set_new(p, "dma_pinned_ranges", ranges_json(x));
 	}
 	arr = json_array();
 	for (i = 0; i < e->nfiles && (!top || i < top); i++) {

@@ -20,6 +20,7 @@
 #include "task_walk.h"
 #include "proc.h"
 #include "cgroup.h"
+#include "dma_ranges.h"
 #include "util.h"
 
 #pragma GCC poison u8 u16 u32 u64 s8 s16 s32 s64
@@ -36,11 +37,13 @@ static const struct map_want maps_wanted[] = {
 	{ "cgroups", sizeof(__u64), sizeof(struct memacct_cgroup) },
 	{ "exits", 0, 0 },
 	{ "bss", 4, 0 },	/* value size of this build's .bss: see reattach() */
+	{ "dma_ranges", sizeof(struct memacct_dma_range_key), sizeof(struct memacct_dma_range_val) },
 };
 
 static int *map_fd_slot(struct pinned *p, int i)
 {
-	int *slots[] = { &p->procs_fd, &p->cgroups_fd, &p->exits_fd, &p->bss_fd };
+	int *slots[] = { &p->procs_fd, &p->cgroups_fd, &p->exits_fd, &p->bss_fd,
+			 &p->dma_ranges_fd };
 
 	return slots[i];
 }
@@ -188,7 +191,7 @@ static int load_and_pin(struct pinned *p)
 {
 	struct loader_opts o = { 0 };	/* every process */
 	const struct bpf_object_skeleton *s;
-	struct bpf_map *maps[4];
+	struct bpf_map *maps[5];
 	char path[512];
 	int err;
 
@@ -200,7 +203,8 @@ static int load_and_pin(struct pinned *p)
 	maps[1] = p->skel->maps.cgroups;
 	maps[2] = p->skel->maps.exits;
 	maps[3] = p->skel->maps.bss;
-	for (int i = 0; i < 4; i++) {
+	maps[4] = p->skel->maps.dma_ranges;
+	for (int i = 0; i < 5; i++) {
 		path_of(path, sizeof(path), p->dir, "maps", maps_wanted[i].name);
 		err = bpf_map__pin(maps[i], path);
 		if (err) {
@@ -279,6 +283,7 @@ int pin_open(const char *dir, struct pinned *p)
 
 	memset(p, 0, sizeof(*p));
 	p->procs_fd = p->cgroups_fd = p->exits_fd = p->bss_fd = p->iter_link_fd = -1;
+	p->dma_ranges_fd = -1;
 	p->lock_fd = -1;
 	snprintf(p->dir, sizeof(p->dir), "%s", dir);
 	snprintf(maps, sizeof(maps), "%s/maps", dir);
@@ -359,7 +364,7 @@ int pin_links_gone(const struct pinned *p)
 void pin_close(struct pinned *p)
 {
 	int *fds[] = { &p->procs_fd, &p->cgroups_fd, &p->exits_fd, &p->bss_fd,
-		       &p->iter_link_fd };
+		       &p->dma_ranges_fd, &p->iter_link_fd };
 
 	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
 		if (*fds[i] >= 0)
@@ -534,6 +539,8 @@ int pin_counters(const struct pinned *p, struct pin_counters *c)
 		c->dropped[i] = bss->dropped[i];
 	c->vma_lockless = bss->vma_lockless_lookups;
 	c->dma_attributed_pages = bss->dma_attributed_pages;
+	for (int i = 0; i < MEMACCT_NV_NR; i++)
+		c->nv_calls[i] = bss->nv_calls[i];
 	c->dma_readable = !bss->dma_unreadable;
 	c->flow_moves_begin = bss->flow_moves_begin;
 	c->flow_moves_end = bss->flow_moves_end;
@@ -717,7 +724,8 @@ long pin_read_stocks(struct pinned *p, bool own_fields, struct memacct_task_stoc
 }
 
 int pin_procs_of(const char *dir, const pid_t *pids, size_t n,
-		 void (*fn)(size_t i, const struct memacct_proc *v, void *ctx), void *ctx)
+		 void (*fn)(size_t i, const struct memacct_proc *v, const struct dma_ranges *r,
+			    void *ctx), void *ctx)
 {
 	struct memacct_proc_key key, next;
 	struct bpf_map_info info = { 0 };
@@ -725,12 +733,15 @@ int pin_procs_of(const char *dir, const pid_t *pids, size_t n,
 	struct memacct_proc v;
 	char path[PATH_MAX];
 	void *prev = NULL;
-	int fd, found = 0;
+	int fd, rfd, found = 0;
 
 	snprintf(path, sizeof(path), "%s/maps/procs", dir);
 	fd = bpf_obj_get(path);
 	if (fd < 0)
 		return -errno;
+	snprintf(path, sizeof(path), "%s/maps/dma_ranges", dir);
+	rfd = bpf_obj_get(path);	/* -1: the record's ranges only */
+	snprintf(path, sizeof(path), "%s/maps/procs", dir);
 	if (bpf_obj_get_info_by_fd(fd, &info, &len) ||
 	    info.key_size != sizeof(key) || info.value_size != sizeof(v)) {
 		p_info("%s: not the procs map of this build", path);
@@ -741,16 +752,20 @@ int pin_procs_of(const char *dir, const pid_t *pids, size_t n,
 		key = next;
 		prev = &key;
 		for (size_t i = 0; i < n; i++) {
+			struct dma_ranges r;
 			struct proc_stat st;
 
 			if ((pid_t)key.tgid != pids[i] || read_stat(pids[i], &st) ||
 			    !proc_start_matches(key.start_boottime_ns, st.starttime_ticks) ||
 			    bpf_map_lookup_elem(fd, &key, &v))
 				continue;
-			fn(i, &v, ctx);
+			fn(i, &v, dma_ranges_read(rfd, &key, &v, &r) < 0 ? NULL : &r, ctx);
+			dma_ranges_free(&r);
 			found++;
 		}
 	}
+	if (rfd >= 0)
+		close(rfd);
 	close(fd);
 	return found;
 }

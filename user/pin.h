@@ -19,6 +19,7 @@
 #define PIN_MAX_PROGS 64
 
 struct memacct_bpf;
+struct dma_ranges;
 struct task_walk;
 
 struct pin_prog {
@@ -31,7 +32,7 @@ struct pinned {
 	int lock_fd;
 	struct memacct_bpf *skel;	/* NULL when re-attached to pins */
 	bool reattached;
-	int procs_fd, cgroups_fd, exits_fd, bss_fd, iter_link_fd;
+	int procs_fd, cgroups_fd, exits_fd, bss_fd, dma_ranges_fd, iter_link_fd;
 	uint32_t procs_max, cgroups_max, bss_size;
 	struct pin_prog progs[PIN_MAX_PROGS];
 	int nprogs;
@@ -77,6 +78,7 @@ struct pin_counters {
 	uint64_t dropped[MEMACCT_DROP_NR];	/* events lost, by enum memacct_drop */
 	uint64_t vma_lockless;		/* VMAs read by the lockless walk (bpf/maple.bpf.h) */
 	uint64_t dma_attributed_pages;	/* DMA pages attributed to processes, not yet unpinned */
+	uint64_t nv_calls[MEMACCT_NV_NR];	/* NVIDIA RM pinning calls decoded */
 	bool dma_readable;		/* the FOLL_PIN counters can be read (false once a read failed) */
 	/* moves of flows between records, and exits' folds, begun and ended
 	 * (bpf/memacct.bpf.c flows_move()): a reader of the cgroups and procs
@@ -100,12 +102,15 @@ int pin_counters(const struct pinned *p, struct pin_counters *c);
  * matches). For each of the @n processes @pids whose record is there, @fn
  * is called with its index and the record (the BPF side's per-process
  * flows since the daemon attached, and its pinned gauges: mm->locked_vm,
- * mm->pinned_vm, DMA pins, in pages). Returns the number of processes
+ * mm->pinned_vm, DMA pins, in pages) and its known pinned ranges (@dir/
+ * maps/dma_ranges and the record's; valid during the call; NULL when they
+ * could not be read). Returns the number of processes
  * found, -ENOENT when nothing is pinned under @dir, -EPROTO when the pins
  * are of another build (printed with p_info), or another negative errno.
  */
 int pin_procs_of(const char *dir, const pid_t *pids, size_t n,
-		 void (*fn)(size_t i, const struct memacct_proc *v, void *ctx), void *ctx);
+		 void (*fn)(size_t i, const struct memacct_proc *v, const struct dma_ranges *r,
+			    void *ctx), void *ctx);
 /*
  * pin_other_kernel_sides() - how many other memacct kernel sides are loaded
  * beside @p's: the kernel's programs (BPF_PROG_GET_NEXT_ID) named as ours

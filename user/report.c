@@ -85,6 +85,8 @@ const char *const drop_names[MEMACCT_DROP_NR] = {
 	[MEMACCT_DROP_DMA_WINDOW_FULL] = "dma_window_full",
 	[MEMACCT_DROP_OOM_VICTIM_FULL] = "oom_victim_map_full",
 	[MEMACCT_DROP_PROC_ALLOC] = "proc_alloc_failed",
+	[MEMACCT_DROP_DMA_RANGE_FULL] = "dma_range_map_full",
+	[MEMACCT_DROP_NV_RANGE_UNKNOWN] = "nvidia_range_unknown",
 };
 
 uint64_t report_dropped_total(const uint64_t dropped[MEMACCT_DROP_NR])
@@ -100,6 +102,21 @@ uint64_t report_dropped_total(const uint64_t dropped[MEMACCT_DROP_NR])
 static void set_u64(json_t *o, const char *k, uint64_t v)
 {
 	json_object_set_new(o, k, json_integer((json_int_t)v));
+}
+
+const char *const nv_call_names[MEMACCT_NV_NR] = {
+	[MEMACCT_NV_PIN_OK] = "pinned",
+	[MEMACCT_NV_PIN_FAILED] = "failed",
+	[MEMACCT_NV_FREE_KNOWN] = "freed",
+};
+
+json_t *report_nv_calls_json(const uint64_t calls[MEMACCT_NV_NR])
+{
+	json_t *o = json_object();
+
+	for (int i = 0; i < MEMACCT_NV_NR; i++)
+		set_u64(o, nv_call_names[i], calls[i]);
+	return o;
 }
 
 uint64_t report_flows_lost_bytes(const struct metrics *lost)
@@ -207,6 +224,7 @@ json_t *report_json(const struct report *r)
 	for (int i = 0; i < MEMACCT_DROP_NR; i++)
 		set_u64(drops, drop_names[i], r->dropped[i]);
 	json_object_set_new(o, "dropped_events_by_cause", drops);
+	json_object_set_new(o, "nvidia_pin_calls", report_nv_calls_json(r->nv_calls));
 	json_object_set_new(o, "flows_lost", report_flows_lost_json(&r->flows_lost));
 	set_u64(o, "vma_lockless_lookups", r->vma_lockless_lookups);
 	if (r->has_host)

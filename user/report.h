@@ -76,6 +76,8 @@ struct report {
 	struct metrics exited_folded;
 	uint64_t dropped_events;
 	uint64_t dropped[MEMACCT_DROP_NR];
+	/* NVIDIA RM pinning calls the BPF side decoded (bpf/ nv_calls[]) */
+	uint64_t nv_calls[MEMACCT_NV_NR];
 	/* flows that found no record at all (bpf/memacct.bpf.c lost_flows):
 	 * not in the totals; 0 unless the fallback record was deleted */
 	struct metrics flows_lost;
@@ -147,6 +149,14 @@ int report_numa_verdicts(const struct report *r, char (*out)[320], int max);
  * and OpenMetrics label values. */
 extern const char *const migrate_reason_names[MEMACCT_MR_NR];
 extern const char *const drop_names[MEMACCT_DROP_NR];
+/* "pinned", "failed", "freed": enum memacct_nv_call (JSON keys, metric labels) */
+extern const char *const nv_call_names[MEMACCT_NV_NR];
+/*
+ * report_nv_calls_json() - the "nvidia_pin_calls" object (new reference):
+ * NVIDIA RM calls that pinned user memory, that failed, and frees of a
+ * range memacct knew, counts since the kernel side was loaded.
+ */
+json_t *report_nv_calls_json(const uint64_t calls[MEMACCT_NV_NR]);
 
 /*
  * report_dropped_total() - events lost, by the BPF side's drop counters

@@ -825,6 +825,8 @@ int session_report(struct session *s, struct report *r)
 	cgroup_totals(s, r, ids, nids);
 	session_host(s, r);
 	loader_dropped(s->skel, r->dropped);
+	for (int i = 0; i < MEMACCT_NV_NR; i++)
+		r->nv_calls[i] = __atomic_load_n(&s->skel->bss->nv_calls[i], __ATOMIC_RELAXED);
 	{
 		struct memacct_flows lost;
 
