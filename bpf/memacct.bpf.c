@@ -1409,6 +1409,16 @@ static __always_inline __u64 dma_release_queued(__u64 pages)
  * {cmd, size, ptr}: kernel-open/common/inc/nv-ioctl.h), followed here.
  * A layout of another size is never guessed: MEMACCT_DROP_NV_RANGE_UNKNOWN
  * (the pins are still counted by the window, the range is not known).
+ * RM pins user memory in RmCreateOsDescriptor() alone (escape.c), reached
+ * from those two escapes and NV_ESC_RM_VID_HEAP_CONTROL (function
+ * NVOS32_FUNCTION_ALLOC_OS_DESCRIPTOR, layout not decoded: a plain window);
+ * it unpins at NV_ESC_RM_FREE and when the client's fd is released. Every
+ * other escape on these files (NV_ESC_RM_CONTROL: 426 calls in one CUDA
+ * init, RM_ALLOC, RM_MAP_MEMORY, ...) gets no window: none pins, and a
+ * window there would share the counter with the pinning calls of other
+ * processes (two concurrent pinners were off by 165 pages each, flagged,
+ * before). A pin by any other path still shows in the host's FOLL_PIN pages
+ * not attributed (memacct_host_dma_pinned_unattributed_bytes).
  * Layouts (nvos.h; NvP64/NvU64 8-aligned, the same on arm64):
  *   NVOS02_PARAMETERS + int fd, 56 bytes: hRoot@0 hObjectParent@4
  *     hObjectNew@8 hClass@12 flags@16 pMemory@24 limit@32 status@40
@@ -1418,6 +1428,7 @@ static __always_inline __u64 dma_release_queued(__u64 pages)
 #define NV_IOCTL_MAGIC		'F'	/* kernel-open/common/inc/nv-ioctl-numbers.h */
 #define NV_ESC_RM_ALLOC_MEMORY	0x27	/* src/nvidia/arch/nvalloc/unix/include/nv_escape.h */
 #define NV_ESC_RM_FREE		0x29
+#define NV_ESC_RM_VID_HEAP_CONTROL 0x4a
 #define NV_ESC_IOCTL_XFER_CMD	(200 + 11)
 #define NV_ALLOC_MEMORY_SIZE	56
 #define NV_FREE_SIZE		16
@@ -1525,8 +1536,10 @@ static __always_inline void nv_enter(long nr, __s32 fd, __u32 cmd, __u64 arg)
 	if (esc == NV_ESC_IOCTL_XFER_CMD && size == NV_XFER_SIZE) {
 		struct nv_xfer x;
 
-		if (bpf_probe_read_user(&x, sizeof(x), (void *)arg))
+		if (bpf_probe_read_user(&x, sizeof(x), (void *)arg)) {
+			drop(MEMACCT_DROP_NV_RANGE_UNKNOWN);
 			goto plain;
+		}
 		esc = x.cmd;
 		size = x.size;
 		arg = x.ptr;
@@ -1541,7 +1554,7 @@ static __always_inline void nv_enter(long nr, __s32 fd, __u32 cmd, __u64 arg)
 			goto plain;
 		}
 		if (o.hclass != NV01_MEMORY_SYSTEM_OS_DESCRIPTOR)
-			goto plain;
+			return;	/* the driver's own pages: nothing pinned */
 		off = o.pmemory & (page_size - 1);
 		w = dma_open(nr, fd, o.pmemory - off, (off + o.limit + page_size) / page_size);
 		if (!w)
@@ -1575,6 +1588,8 @@ static __always_inline void nv_enter(long nr, __s32 fd, __u32 cmd, __u64 arg)
 			w->known = -(__s64)v->r.pages;
 		return;
 	}
+	if (esc != NV_ESC_RM_VID_HEAP_CONTROL)
+		return;	/* no other escape pins (above) */
 plain:
 	dma_open(nr, fd, 0, 0);
 }

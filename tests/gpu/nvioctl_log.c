@@ -5,7 +5,8 @@
  * RM parameter blocks memacct decodes (NVOS02 of NV_ESC_RM_ALLOC_MEMORY,
  * NVOS00 of NV_ESC_RM_FREE, NVOS21 of NV_ESC_RM_ALLOC, NVOS32's function of
  * NV_ESC_RM_VID_HEAP_CONTROL, and the same behind NV_ESC_IOCTL_XFER_CMD),
- * read before and after the call. Layouts: open-gpu-kernel-modules
+ * read before and after the call, and each /dev/nvidia-uvm ioctl's number.
+ * Layouts: open-gpu-kernel-modules
  * src/common/sdk/nvidia/inc/nvos.h, kernel-open/common/inc/nv-ioctl.h.
  * NOT RUN in CI (needs the NVIDIA driver). Built on the GPU host:
  *   cc -shared -fPIC -O2 -o nvioctl_log.so nvioctl_log.c -ldl
@@ -97,7 +98,7 @@ static void dump(const char *when, int fd, unsigned long cmd, void *arg, long re
 {
 	unsigned nr = cmd & 0xff, size = (cmd >> 16) & 0x3fff;
 
-	if (when[0] == 'e')
+	if (!strcmp(when, "enter"))
 		logf_("ioctl fd %d cmd %#lx nr %#x size %u arg %p\n", fd, cmd, nr, size, arg);
 	else
 		logf_("  ret %ld\n", ret);
@@ -106,7 +107,7 @@ static void dump(const char *when, int fd, unsigned long cmd, void *arg, long re
 	if (nr == 0xd3 && size == sizeof(struct xfer)) {
 		struct xfer *x = arg;
 
-		if (when[0] == 'e')
+		if (!strcmp(when, "enter"))
 			logf_("  xfer cmd %#x size %u ptr %#lx\n", x->cmd, x->size, (unsigned long)x->ptr);
 		rm(when, x->cmd, x->size, (void *)(uintptr_t)x->ptr);
 	} else {
@@ -114,6 +115,7 @@ static void dump(const char *when, int fd, unsigned long cmd, void *arg, long re
 	}
 }
 
+/* 1: an RM device (/dev/nvidiactl, /dev/nvidiaN), 2: /dev/nvidia-uvm, 0: other */
 static int is_nvidia(int fd)
 {
 	char l[64], t[128];
@@ -124,7 +126,9 @@ static int is_nvidia(int fd)
 	if (n <= 0)
 		return 0;
 	t[n] = 0;
-	return !strncmp(t, "/dev/nvidia", 11) && strncmp(t, "/dev/nvidia-uvm", 15);
+	if (strncmp(t, "/dev/nvidia", 11))
+		return 0;
+	return strncmp(t, "/dev/nvidia-uvm", 15) ? 1 : 2;
 }
 
 int ioctl(int fd, unsigned long cmd, ...)
@@ -139,11 +143,13 @@ int ioctl(int fd, unsigned long cmd, ...)
 	va_end(ap);
 	if (!real)
 		real = (int (*)(int, unsigned long, ...))dlsym(RTLD_NEXT, "ioctl");
-	nv = is_nvidia(fd) && ((cmd >> 8) & 0xff) == 'F';
-	if (nv)
+	nv = is_nvidia(fd);
+	if (nv == 1 && ((cmd >> 8) & 0xff) == 'F')
 		dump("enter", fd, cmd, arg, 0);
 	r = real(fd, cmd, arg);
-	if (nv)
+	if (nv == 1 && ((cmd >> 8) & 0xff) == 'F')
 		dump("exit", fd, cmd, arg, r);
+	else if (nv == 2)	/* UVM: which calls run, for the windows' sharing */
+		logf_("uvm fd %d cmd %lu ret %d\n", fd, cmd, r);
 	return r;
 }

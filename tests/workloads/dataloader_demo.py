@@ -46,6 +46,8 @@ through the epoch the parent prints its truth lines so far and
                                    minus before CUDA init (per-CPU diffs
                                    folded when root: /proc/sys/vm/stat_refresh)
   kernel foll_pin_delta_peak_pages N  the largest such delta seen per batch
+  kernel foll_pin_base_pages N     the baseline: host FOLL_PIN pages before
+                                   CUDA init, once unchanged for 0.5 s
 
 Output (stdout), at the end:
   truth list_objects N             samples in the list
@@ -95,6 +97,24 @@ def foll_pinned_pages():
     if len(v) != 2:
         return None
     return v["nr_foll_pin_acquired"] - v["nr_foll_pin_released"]
+
+
+def settled_foll_pinned_pages(timeout_s=10.0):
+    """Host FOLL_PIN pages once unchanged for 0.5 s (at most @timeout_s):
+    a process that exited just before (the previous step of a test) may
+    still be unpinning, and a baseline taken meanwhile makes every later
+    delta too small (GPU host, 2026-11-26: a peak delta of 0 printed for a
+    run that pinned 330 MiB)."""
+    last, t0 = foll_pinned_pages(), time.monotonic()
+    stable = t0
+    while last is not None and time.monotonic() - t0 < timeout_s:
+        time.sleep(0.1)
+        now = foll_pinned_pages()
+        if now != last:
+            last, stable = now, time.monotonic()
+        elif time.monotonic() - stable >= 0.5:
+            break
+    return last
 
 
 def smaps_rollup():
@@ -223,7 +243,7 @@ def main():
             print("skip: --pin-memory needs CUDA (pin_memory=True pins nothing without it)",
                   file=sys.stderr)
             return 77
-        foll0 = foll_pinned_pages()
+        foll0 = settled_foll_pinned_pages()
         if foll0 is None:
             print("skip: no nr_foll_pin_* in /proc/vmstat (kernel < 5.7)", file=sys.stderr)
             return 77
@@ -259,7 +279,8 @@ def main():
 
         fetched = 0
         batch_pids, reports = set(), {}
-        pinned_batches = pinned_batch_bytes = foll_peak = nbatch = 0
+        pinned_batches = pinned_batch_bytes = nbatch = 0
+        foll_peak = None  # the largest delta seen, negative ones too
         half = (len(ds) + args.batch_size - 1) // args.batch_size // 2
         for out in loader:
             if isinstance(out, torch.Tensor):
@@ -268,7 +289,8 @@ def main():
                 if out.is_pinned():
                     pinned_batches += 1
                     pinned_batch_bytes = max(pinned_batch_bytes, out.nbytes)
-                foll_peak = max(foll_peak, foll_pinned_pages() - foll0)
+                d = foll_pinned_pages() - foll0
+                foll_peak = d if foll_peak is None else max(foll_peak, d)
                 if nbatch == half and args.hold > 0:
                     print("truth pinned_batches %d" % pinned_batches)
                     print("truth pinned_batch_bytes %d" % pinned_batch_bytes)
@@ -314,7 +336,8 @@ def main():
         print("truth pinned_batches %d" % pinned_batches)
         print("truth pinned_batch_bytes %d" % pinned_batch_bytes)
         print("kernel foll_pin_delta_pages %d" % (foll_pinned_pages() - foll0))
-        print("kernel foll_pin_delta_peak_pages %d" % foll_peak)
+        print("kernel foll_pin_base_pages %d" % foll0)
+        print("kernel foll_pin_delta_peak_pages %d" % (foll_peak or 0))
     for pid in sorted(reports):
         print("truth worker_pid %d" % pid)
     for pid in sorted(reports):
