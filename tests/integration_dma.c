@@ -7,6 +7,7 @@
  * the nr_foll_pin_acquired - released delta of /proc/vmstat around the pins.
  * Skipped, saying why, on kernels without AF_XDP sockets or the counters.
  */
+#define _GNU_SOURCE
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -16,6 +17,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -1029,6 +1032,58 @@ START_TEST(test_dma_two_pinners)
 }
 END_TEST
 
+/*
+ * A pinner of known sizes beside a process whose windows pin nothing (ioctl
+ * on /dev/null, a character device, on the other CPU, as a CUDA process's
+ * UVM calls are beside another's registrations): the fixed sizes are
+ * reserved in the shared counter, so the pinner stays exact, not short of
+ * the shares the empty windows would take.
+ */
+START_TEST(test_dma_pinner_beside_empty_windows)
+{
+	int ncpu = sysconf(_SC_NPROCESSORS_ONLN) > 1 ? 2 : 1;
+	long long want = 100 * MiB, pa;
+	struct dma_watch a;
+	json_t *rep, *p;
+	pid_t spin;
+
+	if (getenv("MEMACCT_VMTEST")) {
+		SKIP_TEST(TWO_PINNERS_TCG);
+		return;
+	}
+	if (!dma_start(&a, "1 0 0"))
+		return;
+	json_decref(fresh_report(&a));
+	spin = fork();
+	if (spin == 0) {
+		int fd = open("/dev/null", O_RDONLY);
+		unsigned long long n = 0;
+		cpu_set_t set;
+		char buf[64];
+
+		CPU_ZERO(&set);
+		CPU_SET(ncpu - 1, &set);
+		sched_setaffinity(0, sizeof(set), &set);
+		for (;;)
+			n += ioctl(fd, TCGETS, buf) < 0;	/* ENOTTY: an empty window */
+	}
+	wl_cmd(&a, "many 100 0 0", "done");
+	kill(spin, SIGKILL);
+	waitpid(spin, NULL, 0);
+	ck_assert_int_eq(truth(&a.truths, "many_pages") * (long long)PAGE, want);
+	rep = fresh_report(&a);
+	p = proc_of(rep, a.pid);
+	ck_assert_msg(p, "dma_pin not in the report");
+	pa = jint(p, "dma_pinned_bytes");
+	printf("  pinner beside empty windows: %lld bytes (%s), want %lld\n", pa,
+	       json_is_true(json_object_get(p, "dma_pinned_estimate")) ? "estimate" : "exact", want);
+	ck_assert_int_eq(pa, want);
+	ck_assert(json_is_false(json_object_get(p, "dma_pinned_estimate")));
+	json_decref(rep);
+	dma_stop(&a);
+}
+END_TEST
+
 START_TEST(test_dma_two_pinners_hidden)
 {
 	if (getenv("MEMACCT_VMTEST"))
@@ -1055,6 +1110,7 @@ Suite *dma_suite(void)
 	tcase_add_test(tc, test_dma_daemon_host_gauges);
 	tcase_add_test(tc, test_dma_two_pinners);
 	tcase_add_test(tc, test_dma_two_pinners_hidden);
+	tcase_add_test(tc, test_dma_pinner_beside_empty_windows);
 	tcase_add_test(tc, test_dma_audit_oneshot);
 	tcase_add_test(tc, test_dma_explain_shared);
 	tcase_add_test(tc, test_dma_daemon_mlocked);
