@@ -1492,11 +1492,10 @@ static __always_inline __u64 dma_release_queued(__u64 pages)
  * NVOS32_FUNCTION_ALLOC_OS_DESCRIPTOR, layout not decoded: a plain window);
  * it unpins at NV_ESC_RM_FREE and when the client's fd is released. Every
  * other escape on these files (NV_ESC_RM_CONTROL: 426 calls in one CUDA
- * init, RM_ALLOC, RM_MAP_MEMORY, ...) gets no window: none pins, and a
- * window there would share the counter with the pinning calls of other
- * processes (two concurrent pinners were off by 165 pages each, flagged,
- * before). A pin by any other path still shows in the host's FOLL_PIN pages
- * not attributed (memacct_host_dma_pinned_unattributed_bytes).
+ * init, RM_ALLOC, RM_MAP_MEMORY, ...) gets no window: none pins, and the
+ * window's reads would cost on every call. A pin by any other path still
+ * shows in the host's FOLL_PIN pages not attributed
+ * (memacct_host_dma_pinned_unattributed_bytes).
  * Layouts (nvos.h; NvP64/NvU64 8-aligned, the same on arm64):
  *   NVOS02_PARAMETERS + int fd, 56 bytes: hRoot@0 hObjectParent@4
  *     hObjectNew@8 hClass@12 flags@16 pMemory@24 limit@32 status@40
