@@ -1541,51 +1541,21 @@ struct {
 	__type(value, struct memacct_dma_range_val);
 } dma_ranges SEC(".maps");
 
-enum { FORGET_ALL, FORGET_FD, FORGET_HANDLE };
-
-struct forget_ctx {
-	struct memacct_proc_key proc;
-	__u32 mode;		/* FORGET_* */
-	__u32 hroot, handle;
-	__s32 fd;
-	__u64 n;		/* entries deleted */
-};
-
-static long forget_one(struct bpf_map *map, struct memacct_dma_range_key *k,
-		       struct memacct_dma_range_val *v, struct forget_ctx *c)
-{
-	if (k->proc.tgid != c->proc.tgid || k->proc.start_boottime_ns != c->proc.start_boottime_ns)
-		return 0;
-	if (c->mode == FORGET_FD && v->r.fd != c->fd)
-		return 0;
-	/* a freed object takes its children with it; a freed client all */
-	if (c->mode == FORGET_HANDLE &&
-	    (k->hroot != c->hroot || (c->handle != c->hroot && v->hparent != c->handle)))
-		return 0;
-	if (!bpf_map_delete_elem(map, k))
-		c->n++;
-	return 0;
-}
-
 /*
- * Delete @p's ranges that @mode selects (every one, those pinned through
- * fd @fd, or those under RM object @handle of client @hroot). Needs
- * bpf_for_each_map_elem (v5.13, commit 69c087ba6225 "bpf: Add
- * bpf_for_each_map_elem() helper"); before it the entries stay until the
- * process's record goes and userspace shows only live processes' ranges.
+ * A process's ranges go stale together: a free of a parent (device,
+ * client) or the close of an fd that pinned takes some of them with it,
+ * which a tracepoint program cannot find without walking the map
+ * (bpf_for_each_map_elem: 5.13, and its callback's BPF_PSEUDO_FUNC makes a
+ * program unloadable on 5.10: "number of funcs in func_info doesn't match
+ * number of subprogs"). The process's range generation moves on instead:
+ * userspace shows only ranges of the current generation and deletes the
+ * others and those of exited processes (dma_ranges_prune()), so a range is
+ * never shown that may be gone, at the cost of not showing some that live.
  */
-static __always_inline void dma_ranges_forget(struct memacct_proc *p,
-					      const struct memacct_proc_key *key, __u32 mode,
-					      __u32 hroot, __u32 handle, __s32 fd)
+static __always_inline void dma_ranges_stale(struct memacct_proc *p)
 {
-	struct forget_ctx c = { .proc = *key, .mode = mode, .hroot = hroot,
-				.handle = handle, .fd = fd };
-
-	if (!p->dma_mapped_ranges ||
-	    !bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_for_each_map_elem))
-		return;
-	bpf_for_each_map_elem(&dma_ranges, forget_one, &c, 0);
-	p->dma_mapped_ranges -= c.n < p->dma_mapped_ranges ? c.n : p->dma_mapped_ranges;
+	if (p->dma_mapped_ranges)
+		p->dma_range_gen++;
 }
 
 /* Whether @f is an NVIDIA device file (/dev/nvidiactl, /dev/nvidiaN). */
@@ -1693,6 +1663,7 @@ static __always_inline void nv_exit(struct dma_window *w, struct memacct_proc *p
 			.hparent = w->nv_hparent,
 		};
 
+		v.gen = p->dma_range_gen;
 		if (bpf_map_update_elem(&dma_ranges, &k, &v, BPF_NOEXIST))
 			drop(MEMACCT_DROP_DMA_RANGE_FULL);
 		else
@@ -1702,7 +1673,7 @@ static __always_inline void nv_exit(struct dma_window *w, struct memacct_proc *p
 			p->dma_mapped_ranges--;
 	} else if (d < 0) {
 		/* a parent (device, client) freed: its memory objects with it */
-		dma_ranges_forget(p, key, FORGET_HANDLE, w->nv_hroot, w->nv_hobject, 0);
+		dma_ranges_stale(p);
 	}
 }
 
@@ -1948,7 +1919,7 @@ int sys_enter_close(struct syscall_trace_enter *ctx)
 		for (int i = 0; i < MEMACCT_DMA_RANGES; i++)
 			if (p->dma_ranges[i].fd == fk.fd)
 				p->dma_ranges[i].pages = 0;
-		dma_ranges_forget(p, &fk.proc, FORGET_FD, 0, 0, fk.fd);
+		dma_ranges_stale(p);
 	}
 	bpf_map_delete_elem(&dma_fds, &fk);
 	__sync_fetch_and_add(&dma_fds_live, -1);
@@ -2300,7 +2271,6 @@ int BPF_PROG(sched_process_exit, struct task_struct *task)
 	 * a DMA one (only when DMA pins are pending, else nothing listens) */
 	if (p->pin.pinned_vm_pages && dma_releasing_pages)
 		dma_queue(&key, p->memcg_id, p->pin.pinned_vm_pages, 1);
-	dma_ranges_forget(p, &key, FORGET_ALL, 0, 0, 0);
 
 	/* the exit record: a per-process row for run/attach. With the ring
 	 * full (nobody reads it: the daemon down) only that row is lost, not

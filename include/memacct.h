@@ -144,7 +144,7 @@ struct memacct_dma_range_key {
 struct memacct_dma_range_val {
 	struct memacct_dma_range r;	/* page-aligned start, pages, fd */
 	__u32 hparent;			/* the object it was allocated under */
-	__u32 pad;
+	__u32 gen;			/* the process's dma_range_gen then */
 };
 
 #define MEMACCT_PROC_EXITED	(1U << 0)	/* exit record (ring buffer or left in map) */
@@ -169,7 +169,9 @@ struct memacct_proc {
 	__u32 pad;
 	struct memacct_dma_range dma_ranges[MEMACCT_DMA_RANGES];
 	__u64 dma_queued_pages;		/* of dma_pinned: fd closed, unpin pending */
-	__u64 dma_mapped_ranges;	/* its entries in the dma_ranges map */
+	__u32 dma_mapped_ranges;	/* its entries in the dma_ranges map */
+	__u32 dma_range_gen;		/* entries of another generation are stale
+					 * (a parent freed, a pinning fd closed) */
 };
 
 /*

@@ -9,6 +9,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "collect.h"
+#include "dma_ranges.h"
 #include "metric_table.h"
 #include "session.h"
 #include "util.h"
@@ -290,6 +291,7 @@ static long read_procs(struct collector *cs, struct cgi *v, size_t n, struct pro
 	}
 	for (size_t i = 0; i < dead.n; i++)
 		bpf_map_delete_elem(cs->pin->procs_fd, &dead.k[i]);
+	dma_ranges_prune(cs->pin->dma_ranges_fd, cs->pin->procs_fd);
 	free(dead.k);
 	free(keys);
 	free(vals);

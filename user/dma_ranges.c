@@ -54,8 +54,8 @@ int dma_ranges_read(int map_fd, const struct memacct_proc_key *key,
 		k = next;
 		prev = &k;
 		if (k.proc.tgid != key->tgid || k.proc.start_boottime_ns != key->start_boottime_ns ||
-		    bpf_map_lookup_elem(map_fd, &k, &v) || !v.r.pages)
-			continue;
+		    bpf_map_lookup_elem(map_fd, &k, &v) || !v.r.pages || v.gen != p->dma_range_gen)
+			continue;	/* another process's, or stale */
 		if (add(out, &cap, v.r.start, v.r.pages, v.r.fd, DMA_SRC_NVIDIA))
 			goto nomem;
 	}
@@ -65,6 +65,32 @@ int dma_ranges_read(int map_fd, const struct memacct_proc_key *key,
 nomem:
 	dma_ranges_free(out);
 	return -ENOMEM;
+}
+
+int dma_ranges_prune(int map_fd, int procs_fd)
+{
+	struct memacct_dma_range_key k, next, gone[64];
+	struct memacct_dma_range_val v;
+	struct memacct_proc p;
+	void *prev = NULL;
+	int n = 0, deleted = 0;
+
+	if (map_fd < 0 || procs_fd < 0)
+		return 0;
+	/* collected first, deleted after: a delete during the walk would
+	 * restart it at the first key */
+	while (n < 64 && !bpf_map_get_next_key(map_fd, prev, &next)) {
+		k = next;
+		prev = &k;
+		if (bpf_map_lookup_elem(map_fd, &k, &v))
+			continue;
+		if (bpf_map_lookup_elem(procs_fd, &k.proc, &p) ||
+		    (p.flags & MEMACCT_PROC_EXITED) || v.gen != p.dma_range_gen)
+			gone[n++] = k;
+	}
+	for (int i = 0; i < n; i++)
+		deleted += !bpf_map_delete_elem(map_fd, &gone[i]);
+	return deleted;
 }
 
 uint64_t dma_ranges_bytes(const struct dma_ranges *r)

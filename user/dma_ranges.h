@@ -37,6 +37,15 @@ struct dma_ranges {
 int dma_ranges_read(int map_fd, const struct memacct_proc_key *key,
 		    const struct memacct_proc *p, struct dma_ranges *out);
 
+/*
+ * dma_ranges_prune() - delete from the dma_ranges map @map_fd up to 64
+ * entries whose process has no record in the procs map @procs_fd (exited)
+ * or whose generation is not its record's (a parent freed, a pinning fd
+ * closed: bpf/memacct.bpf.c dma_ranges_stale()). Each collection calls it,
+ * so a stale entry lasts a few intervals. Returns the entries deleted.
+ */
+int dma_ranges_prune(int map_fd, int procs_fd);
+
 /* dma_ranges_bytes() - the bytes the ranges of @r pin. */
 uint64_t dma_ranges_bytes(const struct dma_ranges *r);
 

@@ -21,6 +21,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "bpf_loader.h"
+#include "dma_ranges.h"
 #include "metric_table.h"
 #include "memacct.skel.h"
 #include "hostpin.h"
@@ -787,6 +788,7 @@ int session_report(struct session *s, struct report *r)
 	r->numa_multi = s->numa_multi;
 	r->elapsed_s = (now_ns() - s->t0_ns) / 1e9;
 	ring_buffer__consume(s->rb);
+	dma_ranges_prune(bpf_map__fd(s->skel->maps.dma_ranges), bpf_map__fd(s->skel->maps.procs));
 
 	nids = memcg_descendant_ids(&s->cg, &ids);
 	if (nids < 0) {	/* cgroup removed: keep only the cgroup itself */
