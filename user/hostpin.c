@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include "hostpin.h"
 #include "metrics.h"
+#include "numa.h"
 #include "util.h"
 
 #pragma GCC poison u8 u16 u32 u64 s8 s16 s32 s64
@@ -173,14 +174,6 @@ void hostmem_from_fields(struct hostmem *m, const struct hm_fields *f, uint64_t 
 	m->rsvd_known = host && has(f, HM_HP_RSVD) && hp_kb;
 	m->hugetlb_reserved = v[HM_HP_RSVD] * hp_kb * 1024;
 	m->unowned_known = host && !hostmem_unowned(f, &m->unowned);
-}
-
-bool hostmem_cpulist_empty(const char *text)
-{
-	for (; *text; text++)
-		if (*text >= '0' && *text <= '9')
-			return false;
-	return true;
 }
 
 static int read_text(const char *path, char *buf, size_t len)
@@ -349,8 +342,13 @@ int hostpin_read(struct hostpin *h, bool refresh)
 		}
 		snprintf(path, sizeof(path), "/sys/devices/system/node/%s/cpulist", de->d_name);
 		if (!read_text(path, buf, sizeof(buf))) {
-			n->cpu_known = true;
-			n->cpuless = hostmem_cpulist_empty(buf);
+			static bool cpus[4096];
+			int c;
+
+			memset(cpus, 0, sizeof(cpus));
+			c = parse_cpulist(buf, cpus, 4096);
+			n->cpu_known = c >= 0 || c == -ERANGE;	/* -ERANGE: CPU 4096+ */
+			n->cpuless = c == 0;
 		}
 		h->nnodes++;
 	}

@@ -150,9 +150,6 @@ bool hostmem_uma(const char *root, const char *force, char *src, size_t len);
  */
 bool hostmem_uma_verdict(const struct hostpin *h, char *buf, size_t len);
 
-/* hostmem_cpulist_empty() - a nodeN/cpulist text names no CPU. */
-bool hostmem_cpulist_empty(const char *text);
-
 /*
  * parse_foll_pin() - nr_foll_pin_acquired and nr_foll_pin_released of a
  * vmstat text (/proc/vmstat or nodeN/vmstat), in pages. Returns 0, or
