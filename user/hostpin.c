@@ -143,6 +143,45 @@ int hostmem_unowned(const struct hm_fields *f, uint64_t *bytes)
 	return 0;
 }
 
+int parse_zoneinfo_pcp(const char *text, uint64_t *per_node, int max, uint64_t *total)
+{
+	const char *p = text;
+	long node = -1;
+	bool any = false;
+
+	memset(per_node, 0, sizeof(*per_node) * max);
+	*total = 0;
+	while (p && *p) {
+		const char *q = p;
+		char *end;
+
+		while (*q == ' ' || *q == '\t')
+			q++;
+		if (!strncmp(q, "Node ", 5)) {
+			errno = 0;
+			node = strtol(q + 5, &end, 10);
+			if (errno || end == q + 5 || *end != ',')
+				node = -1;
+			else
+				any = true;
+		} else if (!strncmp(q, "count:", 6) && node >= 0) {
+			uint64_t v;
+
+			errno = 0;
+			v = strtoull(q + 6, &end, 10);
+			if (!errno && end != q + 6) {
+				*total += v;
+				if (node < max)
+					per_node[node] += v;
+			}
+		}
+		p = strchr(p, '\n');
+		if (p)
+			p++;
+	}
+	return any ? 0 : -ENOENT;
+}
+
 void hostmem_from_fields(struct hostmem *m, const struct hm_fields *f, uint64_t hp_kb,
 			 bool host)
 {
@@ -281,10 +320,12 @@ static uint64_t outstanding(uint64_t acq, uint64_t rel, long page)
 
 int hostpin_read(struct hostpin *h, bool refresh)
 {
-	static char buf[1 << 16];
+	static char buf[1 << 20];	/* zoneinfo: ~100 bytes per CPU and zone */
 	long page = sysconf(_SC_PAGESIZE);
+	static uint64_t pcp[HOSTPIN_MAX_NODES];
 	struct hm_fields f;
-	uint64_t acq, rel, hp_kb;
+	uint64_t acq, rel, hp_kb, pcp_total;
+	bool pcp_known = false;
 	struct dirent *de;
 	DIR *d;
 	int err;
@@ -306,6 +347,15 @@ int hostpin_read(struct hostpin *h, bool refresh)
 	h->mem_total = f.v[HM_MEM_TOTAL] * 1024;
 	hostmem_from_fields(&h->mem, &f, 0, true);
 	hp_kb = f.have & 1ULL << HM_HP_SIZE ? f.v[HM_HP_SIZE] : 0;
+	if (!read_text("/proc/zoneinfo", buf, sizeof(buf)) &&
+	    !parse_zoneinfo_pcp(buf, pcp, HOSTPIN_MAX_NODES, &pcp_total)) {
+		pcp_known = true;
+		h->mem.pcp_known = true;
+		h->mem.pcp_free = pcp_total * page;
+		/* free pages all the same: not unowned */
+		h->mem.unowned = h->mem.unowned > h->mem.pcp_free ?
+				 h->mem.unowned - h->mem.pcp_free : 0;
+	}
 	h->uma = hostmem_uma("", getenv("MEMACCT_UMA"), h->uma_source, sizeof(h->uma_source));
 	err = read_text("/proc/vmstat", buf, sizeof(buf));
 	if (err)
@@ -339,6 +389,8 @@ int hostpin_read(struct hostpin *h, bool refresh)
 		if (!read_text(path, buf, sizeof(buf)) && !parse_meminfo(buf, &f)) {
 			n->mem_total = f.v[HM_MEM_TOTAL] * 1024;
 			hostmem_from_fields(&n->mem, &f, hp_kb, false);
+			n->mem.pcp_known = pcp_known && id < HOSTPIN_MAX_NODES;
+			n->mem.pcp_free = n->mem.pcp_known ? pcp[id] * page : 0;
 		}
 		snprintf(path, sizeof(path), "/sys/devices/system/node/%s/cpulist", de->d_name);
 		if (!read_text(path, buf, sizeof(buf))) {
@@ -476,6 +528,9 @@ void hostmem_metrics(struct mbuf *b, const struct hostpin *h)
 		{ "memacct_host_hugetlb_reserved_bytes", "HugePages_Rsvd x Hugepagesize: hugetlb "
 		  "pages promised to mappings, not yet faulted", offsetof(struct hostmem,
 		  hugetlb_reserved), offsetof(struct hostmem, rsvd_known) },
+		{ "memacct_host_pcp_free_bytes", "Free pages on the per-CPU lists (zoneinfo "
+		  "pagesets count): free, though MemFree leaves them out",
+		  offsetof(struct hostmem, pcp_free), offsetof(struct hostmem, pcp_known) },
 		{ "memacct_host_unowned_kernel_bytes", "MemTotal - MemFree - every category "
 		  "meminfo accounts for: driver allocations, pipe and socket buffers "
 		  "(docs/metrics.md)", offsetof(struct hostmem, unowned),

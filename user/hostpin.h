@@ -70,6 +70,10 @@ struct hostmem {
 				 * Hugepagesize (node: the default size) */
 	bool rsvd_known;	/* host only */
 	uint64_t hugetlb_reserved;	/* HugePages_Rsvd x Hugepagesize */
+	bool pcp_known;		/* /proc/zoneinfo read */
+	uint64_t pcp_free;	/* free pages on the per-CPU lists: zoneinfo
+				 * pagesets "count:" (mm/page_alloc.c
+				 * rmqueue_bulk() takes them out of MemFree) */
 	bool unowned_known;	/* host only: Percpu, VmallocUsed and Zswap have
 				 * no per-node figure */
 	uint64_t unowned;	/* hostmem_unowned() */
@@ -124,12 +128,21 @@ void hostmem_from_fields(struct hostmem *m, const struct hm_fields *f, uint64_t 
  * Percpu (mm/percpu.c pcpu_nr_pages()), VmallocUsed (mm/vmalloc.c
  * vmalloc_nr_pages(); KernelStack is inside it with CONFIG_VMAP_STACK, so
  * KernelStack is subtracted only where it exceeds VmallocUsed), Hugetlb,
- * Bounce, WritebackTmp, Zswap (the compressed pool) and Unaccepted. What
- * is left: driver pages from alloc_pages() (GPU, NIC rings), pipe and
- * socket buffers, per-CPU free lists, pages in flight. Returns -ENOENT
+ * Bounce, WritebackTmp, Zswap (the compressed pool) and Unaccepted; the
+ * caller subtracts the per-CPU free lists (parse_zoneinfo_pcp()). What is
+ * left: driver pages from alloc_pages() (GPU, NIC rings), pipe and socket
+ * buffers, pages in flight. Returns -ENOENT
  * when a field it needs is absent (then unknown, never 0); clamps at 0.
  */
 int hostmem_unowned(const struct hm_fields *f, uint64_t *bytes);
+
+/*
+ * parse_zoneinfo_pcp() - free pages on the per-CPU page lists of each node
+ * (@per_node[0..@max-1], zeroed first) from /proc/zoneinfo (mm/vmstat.c
+ * zoneinfo_show_print(): "count:" of each "pagesets" cpu), in pages; their
+ * sum in @total. Returns 0, or -ENOENT when no "Node N, zone" line is found.
+ */
+int parse_zoneinfo_pcp(const char *text, uint64_t *per_node, int max, uint64_t *total);
 
 /*
  * hostmem_uma() - whether the host's GPU allocates from the host's RAM
@@ -189,7 +202,7 @@ void hostpin_metrics(struct mbuf *b, const struct hostpin *h, bool attributed_kn
  * hostmem_metrics() - the budget gauges of @h into @b (memacct_host_
  * mem_free_bytes, mem_available_bytes, page_cache_bytes,
  * reclaimable_page_cache_bytes, unevictable_bytes, mlocked_bytes,
- * hugetlb_bytes, hugetlb_reserved_bytes, unowned_kernel_bytes, host and
+ * hugetlb_bytes, hugetlb_reserved_bytes, pcp_free_bytes, unowned_kernel_bytes, host and
  * {node} where the kernel gives it; node_cpuless {node}; unified_memory).
  */
 void hostmem_metrics(struct mbuf *b, const struct hostpin *h);

@@ -289,6 +289,7 @@ static void hostmem_json(json_t *o, const struct hostmem *m)
 	json_object_set_new(o, "hugetlb_bytes", u64_or_null(k && m->hugetlb_known, m->hugetlb));
 	json_object_set_new(o, "hugetlb_reserved_bytes", u64_or_null(k && m->rsvd_known,
 								    m->hugetlb_reserved));
+	json_object_set_new(o, "pcp_free_bytes", u64_or_null(k && m->pcp_known, m->pcp_free));
 	json_object_set_new(o, "unowned_kernel_bytes", u64_or_null(k && m->unowned_known,
 								  m->unowned));
 }
