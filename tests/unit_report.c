@@ -578,6 +578,32 @@ START_TEST(test_meminfo_budget)
 }
 END_TEST
 
+/* Per-CPU free pages per node from a zoneinfo text as mm/vmstat.c prints
+ * it (two nodes, two CPUs, a zone with none). */
+START_TEST(test_zoneinfo_pcp)
+{
+	static const char text[] =
+		"Node 0, zone      DMA\n  pages free     3840\n  pagesets\n    cpu: 0\n"
+		"              count:    0\n              high:     0\n"
+		"Node 0, zone   Normal\n  pagesets\n    cpu: 0\n              count:    7403\n"
+		"              high:     7569\n    cpu: 1\n              count:    12\n"
+		"Node 1, zone   Normal\n  pagesets\n    cpu: 0\n              count:    5\n"
+		"  node_unreclaimable:  0\n";
+	uint64_t per[4], total;
+
+	ck_assert_int_eq(parse_zoneinfo_pcp(text, per, 4, &total), 0);
+	ck_assert_uint_eq(per[0], 7415);
+	ck_assert_uint_eq(per[1], 5);
+	ck_assert_uint_eq(per[2], 0);
+	ck_assert_uint_eq(total, 7420);
+	/* a node beyond @max counts in the total only */
+	ck_assert_int_eq(parse_zoneinfo_pcp(text, per, 1, &total), 0);
+	ck_assert_uint_eq(per[0], 7415);
+	ck_assert_uint_eq(total, 7420);
+	ck_assert_int_eq(parse_zoneinfo_pcp("count: 5\n", per, 4, &total), -ENOENT);
+}
+END_TEST
+
 /* Unified memory from tests/data/uma/: a GB10's information file, a Jetson
  * device tree, an H100 (discrete: no), and MEMACCT_UMA both ways. */
 START_TEST(test_uma_detect)
@@ -984,6 +1010,7 @@ Suite *report_suite(void)
 	tcase_add_test(tc, test_foll_pin_vmstat);
 	tcase_add_test(tc, test_mem_total);
 	tcase_add_test(tc, test_meminfo_budget);
+	tcase_add_test(tc, test_zoneinfo_pcp);
 	tcase_add_test(tc, test_uma_detect);
 	tcase_add_test(tc, test_host_budget_json);
 	tcase_add_test(tc, test_host_unknown);

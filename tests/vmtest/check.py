@@ -407,7 +407,8 @@ def check_numa_stock(s):
         check('numa_stock.%s.process' % st,
               got == kremote and np.get('remote_numa_bytes') == kremote
               and np.get('home_node') == 0 and np.get('home_node_source') == 'affinity'
-              and np.get('bytes_by_node') == dict((n, total.get(n, 0)) for n in ('0', '1')),
+              and np.get('bytes_by_node') == dict(
+                  (n, total.get(n, 0)) for n in set(('0', '1')) | set(np.get('bytes_by_node') or {})),
               'processes[].remote_numa_bytes %d, numa.processes[] %s (home %s by %s), '
               'numa_maps off node 0 %d, by node %s' % (
                   got, np.get('remote_numa_bytes'), np.get('home_node'),
