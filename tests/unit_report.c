@@ -663,6 +663,36 @@ START_TEST(test_host_budget_json)
 }
 END_TEST
 
+/* The daemon's budget gauges: a sample per node where the kernel gives the
+ * figure, none where it does not (MemAvailable, unowned per node). */
+START_TEST(test_host_budget_metrics)
+{
+	struct hostpin h = { .mem_total = 8ULL << 30, .uma = true, .nnodes = 2 };
+	struct mbuf b;
+
+	h.mem = (struct hostmem){ .meminfo = true, .mem_free = 4096, .avail_known = true,
+		.mem_available = 8192, .unowned_known = true, .unowned = 12288 };
+	h.nodes[0] = (struct hostpin_node){ .node = 0, .cpu_known = true,
+		.mem = { .meminfo = true, .mem_free = 1024 } };
+	h.nodes[1] = (struct hostpin_node){ .node = 2, .cpu_known = true, .cpuless = true,
+		.mem = { .meminfo = true, .page_cache = 4096000 } };
+	mbuf_init(&b, false);
+	hostmem_metrics(&b, &h);
+	ck_assert_msg(strstr(b.s, "memacct_host_mem_free_bytes 4096\n") &&
+		      strstr(b.s, "memacct_host_mem_free_bytes{node=\"0\"} 1024\n") &&
+		      strstr(b.s, "memacct_host_page_cache_bytes{node=\"2\"} 4096000\n") &&
+		      strstr(b.s, "memacct_host_mem_available_bytes 8192\n") &&
+		      !strstr(b.s, "memacct_host_mem_available_bytes{") &&
+		      strstr(b.s, "memacct_host_unowned_kernel_bytes 12288\n") &&
+		      !strstr(b.s, "memacct_host_unowned_kernel_bytes{") &&
+		      !strstr(b.s, "memacct_host_pcp_free_bytes") &&
+		      strstr(b.s, "memacct_host_node_cpuless{node=\"2\"} 1\n") &&
+		      strstr(b.s, "memacct_host_node_cpuless{node=\"0\"} 0\n") &&
+		      strstr(b.s, "memacct_host_unified_memory 1\n"), "%s", b.s);
+	mbuf_free(&b);
+}
+END_TEST
+
 /* Unknown counters are null and said so, never 0. */
 START_TEST(test_host_unknown)
 {
@@ -1013,6 +1043,7 @@ Suite *report_suite(void)
 	tcase_add_test(tc, test_zoneinfo_pcp);
 	tcase_add_test(tc, test_uma_detect);
 	tcase_add_test(tc, test_host_budget_json);
+	tcase_add_test(tc, test_host_budget_metrics);
 	tcase_add_test(tc, test_host_unknown);
 	tcase_add_test(tc, test_host_known);
 	tcase_add_test(tc, test_metric_table_rows);

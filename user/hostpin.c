@@ -416,12 +416,20 @@ int hostpin_read(struct hostpin *h, bool refresh)
 	return 0;
 }
 
+/* One sample of @v labelled {node="@node"}. */
+static void node_sample(struct mbuf *b, int node, uint64_t v)
+{
+	struct mlabel l[1];
+	char id[16];
+
+	snprintf(id, sizeof(id), "%d", node);
+	l[0] = (struct mlabel){ "node", id };
+	metrics_sample_u64(b, l, 1, v);
+}
+
 void hostpin_metrics(struct mbuf *b, const struct hostpin *h, bool attributed_known,
 		     uint64_t attributed)
 {
-	struct mlabel l[1];
-	char node[16];
-
 	metrics_family(b, "memacct_host_foll_pin_counters", MT_GAUGE, NULL,
 		       "1 when the kernel counts FOLL_PIN pages (nr_foll_pin_* in /proc/vmstat)");
 	metrics_sample_u64(b, NULL, 0, h->known);
@@ -429,9 +437,7 @@ void hostpin_metrics(struct mbuf *b, const struct hostpin *h, bool attributed_kn
 		       "MemTotal of the host and of each NUMA node");
 	metrics_sample_u64(b, NULL, 0, h->mem_total);
 	for (int i = 0; i < h->nnodes; i++) {
-		snprintf(node, sizeof(node), "%d", h->nodes[i].node);
-		l[0] = (struct mlabel){ "node", node };
-		metrics_sample_u64(b, l, 1, h->nodes[i].mem_total);
+		node_sample(b, h->nodes[i].node, h->nodes[i].mem_total);
 	}
 	if (!h->known)
 		return;	/* unknown on this kernel: no samples, never 0 */
@@ -442,9 +448,7 @@ void hostpin_metrics(struct mbuf *b, const struct hostpin *h, bool attributed_kn
 	for (int i = 0; i < h->nnodes; i++) {
 		if (!h->nodes[i].known)
 			continue;
-		snprintf(node, sizeof(node), "%d", h->nodes[i].node);
-		l[0] = (struct mlabel){ "node", node };
-		metrics_sample_u64(b, l, 1, h->nodes[i].foll_pinned);
+		node_sample(b, h->nodes[i].node, h->nodes[i].foll_pinned);
 	}
 	if (!attributed_known)
 		return;
@@ -474,8 +478,6 @@ bool hostmem_uma_verdict(const struct hostpin *h, char *buf, size_t len)
 static void mem_family(struct mbuf *b, const struct hostpin *h, const char *name,
 		       const char *help, size_t off, long known_off)
 {
-	struct mlabel l[1];
-	char node[16];
 	bool any = false;
 
 #define HM_KNOWN(m) ((m)->meminfo && (known_off < 0 || *(const bool *)((const char *)(m) + known_off)))
@@ -491,9 +493,7 @@ static void mem_family(struct mbuf *b, const struct hostpin *h, const char *name
 	for (int i = 0; i < h->nnodes; i++) {
 		if (!HM_KNOWN(&h->nodes[i].mem))
 			continue;
-		snprintf(node, sizeof(node), "%d", h->nodes[i].node);
-		l[0] = (struct mlabel){ "node", node };
-		metrics_sample_u64(b, l, 1, HM_VAL(&h->nodes[i].mem));
+		node_sample(b, h->nodes[i].node, HM_VAL(&h->nodes[i].mem));
 	}
 #undef HM_KNOWN
 #undef HM_VAL
@@ -536,8 +536,6 @@ void hostmem_metrics(struct mbuf *b, const struct hostpin *h)
 		  "(docs/metrics.md)", offsetof(struct hostmem, unowned),
 		  offsetof(struct hostmem, unowned_known) },
 	};
-	struct mlabel l[1];
-	char node[16];
 	bool any = false;
 
 	for (size_t i = 0; i < sizeof(fam) / sizeof(fam[0]); i++)
@@ -550,9 +548,7 @@ void hostmem_metrics(struct mbuf *b, const struct hostpin *h)
 		for (int i = 0; i < h->nnodes; i++) {
 			if (!h->nodes[i].cpu_known)
 				continue;
-			snprintf(node, sizeof(node), "%d", h->nodes[i].node);
-			l[0] = (struct mlabel){ "node", node };
-			metrics_sample_u64(b, l, 1, h->nodes[i].cpuless);
+			node_sample(b, h->nodes[i].node, h->nodes[i].cpuless);
 		}
 	}
 	metrics_family(b, "memacct_host_unified_memory", MT_GAUGE, NULL,
