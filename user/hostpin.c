@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause)
-/* hostpin.c - the host's FOLL_PIN pages and MemTotal (hostpin.h). */
+/* hostpin.c - the host's FOLL_PIN pages and memory budget, per NUMA node,
+ * and whether its GPU shares its RAM (hostpin.h). */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
