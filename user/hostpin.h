@@ -76,7 +76,7 @@ struct hostmem {
 				 * rmqueue_bulk() takes them out of MemFree) */
 	bool unowned_known;	/* host only: Percpu, VmallocUsed and Zswap have
 				 * no per-node figure */
-	uint64_t unowned;	/* hostmem_unowned() */
+	uint64_t unowned;	/* hostmem_unowned() less pcp_free */
 };
 
 struct hostpin_node {
