@@ -523,6 +523,176 @@ START_TEST(test_mem_total)
 }
 END_TEST
 
+/*
+ * The budget of tests/data/meminfo (the 6.18 host) and node_meminfo, each
+ * figure worked out by hand from the file: unowned = 24683656 - 23225572
+ * (free) - 307860 - 914068 - 12800 (LRU) - 132480 (Slab) - 0 (KReclaimable
+ * - SReclaimable) - 4648 - 1456 - 34768 (PageTables, Percpu, VmallocUsed;
+ * KernelStack 2272 inside it) = 50004 kB.
+ */
+START_TEST(test_meminfo_budget)
+{
+	char *text = NULL;
+	struct hm_fields f;
+	struct hostmem m;
+	uint64_t v;
+
+	ck_assert_int_ge(read_file("data/meminfo", &text, 1 << 20), 0);
+	ck_assert_int_eq(parse_meminfo(text, &f), 0);
+	hostmem_from_fields(&m, &f, 0, true);
+	ck_assert_uint_eq(m.mem_free, 23225572ULL * 1024);
+	ck_assert(m.avail_known);
+	ck_assert_uint_eq(m.mem_available, 23688296ULL * 1024);
+	ck_assert_uint_eq(m.page_cache, (306260ULL + 325040) * 1024);
+	ck_assert_uint_eq(m.reclaimable, (306260ULL + 325040 - 1948) * 1024);
+	ck_assert_uint_eq(m.file_pages, (638312ULL + 1948 + 0) * 1024);
+	ck_assert_uint_eq(m.unevictable, 12800ULL * 1024);
+	ck_assert_uint_eq(m.mlocked, 11096ULL * 1024);
+	ck_assert(m.hugetlb_known && m.rsvd_known);
+	ck_assert_uint_eq(m.hugetlb, 0);
+	ck_assert(m.unowned_known);
+	ck_assert_uint_eq(m.unowned, 50004ULL * 1024);
+	/* a kernel without Percpu (before 4.20): unknown, never a guess */
+	*strstr(text, "Percpu") = 'p';
+	ck_assert_int_eq(parse_meminfo(text, &f), 0);
+	ck_assert_int_eq(hostmem_unowned(&f, &v), -ENOENT);
+	free(text);
+	/* a node: no MemAvailable, no unowned figure, HugePages_Total x the
+	 * host's Hugepagesize */
+	ck_assert_int_ge(read_file("data/node_meminfo", &text, 1 << 20), 0);
+	ck_assert_int_eq(parse_meminfo(text, &f), 0);
+	hostmem_from_fields(&m, &f, 2048, false);
+	ck_assert_uint_eq(m.mem_free, 5974168ULL * 1024);
+	ck_assert(!m.avail_known && !m.unowned_known && !m.rsvd_known);
+	ck_assert_uint_eq(m.file_pages, 640260ULL * 1024);
+	ck_assert_uint_eq(m.page_cache, (306260ULL + 325040) * 1024);
+	ck_assert_uint_eq(m.shmem, 8960ULL * 1024);
+	ck_assert(m.hugetlb_known);
+	ck_assert_uint_eq(m.hugetlb, 0);
+	free(text);
+	/* "Active" is not "Active(file)", a prefix is not a key */
+	ck_assert_int_eq(parse_meminfo("MemTotal: 100 kB\nActive(file): 7 kB\nMemFreeX: 3 kB\n", &f), 0);
+	ck_assert(!(f.have & 1ULL << HM_ACTIVE) && !(f.have & 1ULL << HM_MEM_FREE));
+	ck_assert_uint_eq(f.v[HM_ACTIVE_FILE], 7);
+	ck_assert_int_eq(parse_meminfo("MemFree: 1 kB\n", &f), -ENOENT);
+}
+END_TEST
+
+/* Per-CPU free pages per node from a zoneinfo text as mm/vmstat.c prints
+ * it (two nodes, two CPUs, a zone with none). */
+START_TEST(test_zoneinfo_pcp)
+{
+	static const char text[] =
+		"Node 0, zone      DMA\n  pages free     3840\n  pagesets\n    cpu: 0\n"
+		"              count:    0\n              high:     0\n"
+		"Node 0, zone   Normal\n  pagesets\n    cpu: 0\n              count:    7403\n"
+		"              high:     7569\n    cpu: 1\n              count:    12\n"
+		"Node 1, zone   Normal\n  pagesets\n    cpu: 0\n              count:    5\n"
+		"  node_unreclaimable:  0\n";
+	uint64_t per[4], total;
+
+	ck_assert_int_eq(parse_zoneinfo_pcp(text, per, 4, &total), 0);
+	ck_assert_uint_eq(per[0], 7415);
+	ck_assert_uint_eq(per[1], 5);
+	ck_assert_uint_eq(per[2], 0);
+	ck_assert_uint_eq(total, 7420);
+	/* a node beyond @max counts in the total only */
+	ck_assert_int_eq(parse_zoneinfo_pcp(text, per, 1, &total), 0);
+	ck_assert_uint_eq(per[0], 7415);
+	ck_assert_uint_eq(total, 7420);
+	ck_assert_int_eq(parse_zoneinfo_pcp("count: 5\n", per, 4, &total), -ENOENT);
+}
+END_TEST
+
+/* Unified memory from tests/data/uma/: a GB10's information file, a Jetson
+ * device tree, an H100 (discrete: no), and MEMACCT_UMA both ways. */
+START_TEST(test_uma_detect)
+{
+	char src[160];
+
+	ck_assert(hostmem_uma("data/uma/gb10", NULL, src, sizeof(src)));
+	ck_assert_msg(strstr(src, "Model NVIDIA GB10") && strstr(src, "000f:01:00.0"), "%s", src);
+	ck_assert(hostmem_uma("data/uma/jetson", "", src, sizeof(src)));
+	ck_assert_msg(strstr(src, "nvidia,tegra234"), "%s", src);
+	ck_assert(!hostmem_uma("data/uma/h100", NULL, src, sizeof(src)));
+	ck_assert_str_eq(src, "");
+	ck_assert(!hostmem_uma("data/uma/none", NULL, src, sizeof(src)));
+	ck_assert(hostmem_uma("data/uma/h100", "1", src, sizeof(src)));
+	ck_assert_str_eq(src, "MEMACCT_UMA=1");
+	ck_assert(!hostmem_uma("data/uma/gb10", "off", src, sizeof(src)));
+	ck_assert_str_eq(src, "MEMACCT_UMA=off");
+	/* anything else: detected as without it */
+	ck_assert(hostmem_uma("data/uma/gb10", "maybe", src, sizeof(src)));
+}
+END_TEST
+
+/* The UMA verdict, and the budget in JSON: nodes' MemAvailable null, a
+ * CPU-less node flagged. */
+START_TEST(test_host_budget_json)
+{
+	struct report *r = sample_report("x");
+	json_t *h, *n;
+	char v[512];
+
+	r->has_host = true;
+	r->host.mem_total = 128ULL << 30;
+	r->host.mem = (struct hostmem){ .meminfo = true, .mem_free = 42ULL << 30,
+		.avail_known = true, .mem_available = 116ULL << 30 };
+	r->host.nnodes = 2;
+	r->host.nodes[0] = (struct hostpin_node){ .node = 0, .cpu_known = true,
+		.mem = { .meminfo = true } };
+	r->host.nodes[1] = (struct hostpin_node){ .node = 1, .cpu_known = true, .cpuless = true,
+		.mem = { .meminfo = true, .page_cache = 1 << 20 } };
+	ck_assert(!hostmem_uma_verdict(&r->host, v, sizeof(v)));
+	h = report_host_json(r);
+	ck_assert(json_is_null(json_object_get(h, "unified_memory_verdict")));
+	ck_assert(json_is_null(json_object_get(h, "unowned_kernel_bytes")));
+	n = json_array_get(json_object_get(h, "nodes"), 1);
+	ck_assert(json_is_true(json_object_get(n, "cpuless")));
+	ck_assert(json_is_null(json_object_get(n, "mem_available_bytes")));
+	ck_assert_int_eq(json_integer_value(json_object_get(n, "page_cache_bytes")), 1 << 20);
+	json_decref(h);
+	r->host.uma = true;
+	ck_assert(hostmem_uma_verdict(&r->host, v, sizeof(v)));
+	ck_assert_msg(strstr(v, "42.0 GiB now (MemFree)") && strstr(v, "116 GiB after reclaim") &&
+		      strstr(v, "cgroup limits do not bound") &&
+		      strstr(v, "memacct reclaim --cgroup CG --file-only"), "%s", v);
+	h = report_host_json(r);
+	ck_assert_str_eq(json_string_value(json_object_get(h, "unified_memory_verdict")), v);
+	json_decref(h);
+}
+END_TEST
+
+/* The daemon's budget gauges: a sample per node where the kernel gives the
+ * figure, none where it does not (MemAvailable, unowned per node). */
+START_TEST(test_host_budget_metrics)
+{
+	struct hostpin h = { .mem_total = 8ULL << 30, .uma = true, .nnodes = 2 };
+	struct mbuf b;
+
+	h.mem = (struct hostmem){ .meminfo = true, .mem_free = 4096, .avail_known = true,
+		.mem_available = 8192, .unowned_known = true, .unowned = 12288 };
+	h.nodes[0] = (struct hostpin_node){ .node = 0, .cpu_known = true,
+		.mem = { .meminfo = true, .mem_free = 1024 } };
+	h.nodes[1] = (struct hostpin_node){ .node = 2, .cpu_known = true, .cpuless = true,
+		.mem = { .meminfo = true, .page_cache = 4096000 } };
+	mbuf_init(&b, false);
+	hostmem_metrics(&b, &h);
+	ck_assert_msg(strstr(b.s, "memacct_host_mem_free_bytes 4096\n") &&
+		      strstr(b.s, "memacct_host_mem_free_bytes{node=\"0\"} 1024\n") &&
+		      strstr(b.s, "memacct_host_page_cache_bytes{node=\"2\"} 4096000\n") &&
+		      strstr(b.s, "memacct_host_mem_available_bytes 8192\n") &&
+		      !strstr(b.s, "memacct_host_mem_available_bytes{") &&
+		      strstr(b.s, "memacct_host_unowned_kernel_bytes 12288\n") &&
+		      !strstr(b.s, "memacct_host_unowned_kernel_bytes{") &&
+		      !strstr(b.s, "memacct_host_pcp_free_bytes") &&
+		      strstr(b.s, "memacct_host_node_cpuless{node=\"2\"} 1\n") &&
+		      strstr(b.s, "memacct_host_node_cpuless{node=\"0\"} 0\n") &&
+		      strstr(b.s, "memacct_host_unified_memory 1\n"), "%s", b.s);
+	mbuf_free(&b);
+}
+END_TEST
+
 /* Unknown counters are null and said so, never 0. */
 START_TEST(test_host_unknown)
 {
@@ -869,6 +1039,11 @@ Suite *report_suite(void)
 	tcase_add_test(tc, test_zoneinfo_two_nodes);
 	tcase_add_test(tc, test_foll_pin_vmstat);
 	tcase_add_test(tc, test_mem_total);
+	tcase_add_test(tc, test_meminfo_budget);
+	tcase_add_test(tc, test_zoneinfo_pcp);
+	tcase_add_test(tc, test_uma_detect);
+	tcase_add_test(tc, test_host_budget_json);
+	tcase_add_test(tc, test_host_budget_metrics);
 	tcase_add_test(tc, test_host_unknown);
 	tcase_add_test(tc, test_host_known);
 	tcase_add_test(tc, test_metric_table_rows);

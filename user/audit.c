@@ -495,11 +495,16 @@ static void print_plain(struct audit_cg *as, int n, const struct audit_opts *o)
 		struct report r;
 		char hl[320];
 
+		char uv[512];
+
 		if (!audit_host(as, n, o, &r)) {
 			report_host_line(&r, hl, sizeof(hl));
 			printf("%s\n", hl);
+			print_host_budget(stdout, &r.host);
 			if (report_host_verdict(&r.host, hl, sizeof(hl)))
 				printf("Verdict: %s\n", hl);
+			if (hostmem_uma_verdict(&r.host, uv, sizeof(uv)))
+				printf("Verdict: %s\n", uv);
 		}
 	}
 	print_host_check(as, n, o);

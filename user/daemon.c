@@ -173,6 +173,7 @@ static void daemon_host_metrics(const struct dstate *d, const struct collection 
 		return;
 	hostpin_metrics(b, &s->host, col->counters.dma_readable,
 			(col->counters.dma_attributed_pages + col->pinned_vm_pages) * d->page_size);
+	hostmem_metrics(b, &s->host);
 }
 
 /*

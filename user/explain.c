@@ -1157,6 +1157,8 @@ int do_explain(int argc, char **argv)
 			say(&e, "%s", hv);
 		else
 			say(&e, "DMA pins: unknown on this kernel (no nr_foll_pin_* in /proc/vmstat)");
+		if (hostmem_uma_verdict(&r.host, hv, sizeof(hv)))
+			say(&e, "%s", hv);
 	}
 	if (e.has_topo)
 		numa_verdicts(&e);

@@ -644,6 +644,7 @@ void explain_print_plain(const struct explain *e, const struct report *r, enum b
 
 		report_host_line(r, hl, sizeof(hl));
 		printf("%s\n", hl);
+		print_host_budget(stdout, &r->host);
 	}
 	if (e->has_stat) {
 		const struct memcg_stat *c = &e->cst;

@@ -1,24 +1,38 @@
 // SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause)
-/* hostpin.c - the host's FOLL_PIN pages and MemTotal (hostpin.h). */
+/* hostpin.c - the host's FOLL_PIN pages and memory budget, per NUMA node,
+ * and whether its GPU shares its RAM (hostpin.h). */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 #include "hostpin.h"
 #include "metrics.h"
+#include "numa.h"
+#include "util.h"
 
 #pragma GCC poison u8 u16 u32 u64 s8 s16 s32 s64
 
-/* The value after @key (a whole word at a line start) in @text. */
+/* The value after @key (a whole word at a line start, after a nodeN/meminfo
+ * "Node N " prefix) in @text. */
 static int key_u64(const char *text, const char *key, uint64_t *v)
 {
 	size_t n = strlen(key);
 	const char *p = text;
 
 	while (p && *p) {
+		if (!strncmp(p, "Node ", 5)) {
+			const char *q = p + 5;
+
+			while (*q >= '0' && *q <= '9')
+				q++;
+			if (*q == ' ')
+				p = q + 1;
+		}
 		if (!strncmp(p, key, n) && (p[n] == ' ' || p[n] == ':' || p[n] == '\t')) {
 			char *end;
 
@@ -48,13 +62,158 @@ int parse_foll_pin(const char *text, uint64_t *acquired, uint64_t *released)
 
 int parse_mem_total(const char *text, uint64_t *bytes)
 {
-	const char *p = strstr(text, "MemTotal:");
 	uint64_t kb;
 
-	if (!p || key_u64(p, "MemTotal", &kb))
+	if (key_u64(text, "MemTotal", &kb))
 		return -ENOENT;
 	*bytes = kb * 1024;
 	return 0;
+}
+
+static const char *const hm_names[HM_NR] = {
+	[HM_MEM_TOTAL] = "MemTotal", [HM_MEM_FREE] = "MemFree",
+	[HM_MEM_AVAILABLE] = "MemAvailable", [HM_ACTIVE] = "Active",
+	[HM_INACTIVE] = "Inactive", [HM_ACTIVE_FILE] = "Active(file)",
+	[HM_INACTIVE_FILE] = "Inactive(file)", [HM_UNEVICTABLE] = "Unevictable",
+	[HM_MLOCKED] = "Mlocked", [HM_DIRTY] = "Dirty", [HM_WRITEBACK] = "Writeback",
+	[HM_FILE_PAGES] = "FilePages", [HM_CACHED] = "Cached", [HM_BUFFERS] = "Buffers",
+	[HM_SHMEM] = "Shmem", [HM_SWAP_CACHED] = "SwapCached", [HM_SLAB] = "Slab",
+	[HM_SRECLAIMABLE] = "SReclaimable", [HM_KRECLAIMABLE] = "KReclaimable",
+	[HM_KERNEL_STACK] = "KernelStack", [HM_PAGE_TABLES] = "PageTables",
+	[HM_SEC_PAGE_TABLES] = "SecPageTables", [HM_BOUNCE] = "Bounce",
+	[HM_WRITEBACK_TMP] = "WritebackTmp", [HM_VMALLOC_USED] = "VmallocUsed",
+	[HM_PERCPU] = "Percpu", [HM_ZSWAP] = "Zswap", [HM_UNACCEPTED] = "Unaccepted",
+	[HM_HUGETLB] = "Hugetlb", [HM_HP_TOTAL] = "HugePages_Total",
+	[HM_HP_RSVD] = "HugePages_Rsvd", [HM_HP_SIZE] = "Hugepagesize",
+};
+
+int parse_meminfo(const char *text, struct hm_fields *f)
+{
+	memset(f, 0, sizeof(*f));
+	for (int i = 0; i < HM_NR; i++)
+		if (!key_u64(text, hm_names[i], &f->v[i]))
+			f->have |= 1ULL << i;
+	return f->have & 1ULL << HM_MEM_TOTAL ? 0 : -ENOENT;
+}
+
+static bool has(const struct hm_fields *f, enum hm_field i)
+{
+	return f->have & 1ULL << i;
+}
+
+/* a - b, 0 when b is larger */
+static uint64_t sub0(uint64_t a, uint64_t b)
+{
+	return a > b ? a - b : 0;
+}
+
+int hostmem_unowned(const struct hm_fields *f, uint64_t *bytes)
+{
+	/* needed: without one of these the rest would count it as unowned */
+	static const enum hm_field need[] = {
+		HM_MEM_TOTAL, HM_MEM_FREE, HM_ACTIVE, HM_INACTIVE, HM_UNEVICTABLE,
+		HM_SLAB, HM_KERNEL_STACK, HM_PAGE_TABLES, HM_PERCPU, HM_VMALLOC_USED,
+	};
+	/* subtracted where the kernel has them (each newer than the above) */
+	static const enum hm_field opt[] = {
+		HM_SEC_PAGE_TABLES, HM_BOUNCE, HM_WRITEBACK_TMP, HM_ZSWAP, HM_UNACCEPTED,
+	};
+	const uint64_t *v = f->v;
+	uint64_t kb, hp;
+
+	for (size_t i = 0; i < sizeof(need) / sizeof(need[0]); i++)
+		if (!has(f, need[i]))
+			return -ENOENT;
+	kb = sub0(v[HM_MEM_TOTAL], v[HM_MEM_FREE]);
+	kb = sub0(kb, v[HM_ACTIVE] + v[HM_INACTIVE] + v[HM_UNEVICTABLE]);
+	kb = sub0(kb, v[HM_SLAB]);
+	if (has(f, HM_KRECLAIMABLE) && has(f, HM_SRECLAIMABLE))
+		kb = sub0(kb, sub0(v[HM_KRECLAIMABLE], v[HM_SRECLAIMABLE]));
+	kb = sub0(kb, v[HM_PAGE_TABLES] + v[HM_PERCPU] + v[HM_VMALLOC_USED]);
+	kb = sub0(kb, sub0(v[HM_KERNEL_STACK], v[HM_VMALLOC_USED]));
+	for (size_t i = 0; i < sizeof(opt) / sizeof(opt[0]); i++)
+		if (has(f, opt[i]))
+			kb = sub0(kb, v[opt[i]]);
+	if (has(f, HM_HUGETLB))
+		hp = v[HM_HUGETLB];
+	else if (has(f, HM_HP_TOTAL) && has(f, HM_HP_SIZE))
+		hp = v[HM_HP_TOTAL] * v[HM_HP_SIZE];
+	else
+		hp = 0;	/* no hugetlb in this kernel */
+	*bytes = sub0(kb, hp) * 1024;
+	return 0;
+}
+
+int parse_zoneinfo_pcp(const char *text, uint64_t *per_node, int max, uint64_t *total)
+{
+	const char *p = text;
+	long node = -1;
+	bool any = false;
+
+	memset(per_node, 0, sizeof(*per_node) * max);
+	*total = 0;
+	while (p && *p) {
+		const char *q = p;
+		char *end;
+
+		while (*q == ' ' || *q == '\t')
+			q++;
+		if (!strncmp(q, "Node ", 5)) {
+			errno = 0;
+			node = strtol(q + 5, &end, 10);
+			if (errno || end == q + 5 || *end != ',')
+				node = -1;
+			else
+				any = true;
+		} else if (!strncmp(q, "count:", 6) && node >= 0) {
+			uint64_t v;
+
+			errno = 0;
+			v = strtoull(q + 6, &end, 10);
+			if (!errno && end != q + 6) {
+				*total += v;
+				if (node < max)
+					per_node[node] += v;
+			}
+		}
+		p = strchr(p, '\n');
+		if (p)
+			p++;
+	}
+	return any ? 0 : -ENOENT;
+}
+
+void hostmem_from_fields(struct hostmem *m, const struct hm_fields *f, uint64_t hp_kb,
+			 bool host)
+{
+	const uint64_t *v = f->v;
+
+	memset(m, 0, sizeof(*m));
+	m->meminfo = true;
+	m->mem_free = v[HM_MEM_FREE] * 1024;
+	m->avail_known = host && has(f, HM_MEM_AVAILABLE);
+	m->mem_available = v[HM_MEM_AVAILABLE] * 1024;
+	m->page_cache = (v[HM_ACTIVE_FILE] + v[HM_INACTIVE_FILE]) * 1024;
+	m->dirty = v[HM_DIRTY] * 1024;
+	m->writeback = v[HM_WRITEBACK] * 1024;
+	m->reclaimable = sub0(m->page_cache, m->dirty + m->writeback);
+	m->file_pages = (host ? v[HM_CACHED] + v[HM_BUFFERS] + v[HM_SWAP_CACHED] :
+			 v[HM_FILE_PAGES]) * 1024;
+	m->shmem = v[HM_SHMEM] * 1024;
+	m->unevictable = v[HM_UNEVICTABLE] * 1024;
+	m->mlocked = v[HM_MLOCKED] * 1024;
+	if (has(f, HM_HP_SIZE))
+		hp_kb = v[HM_HP_SIZE];
+	if (host && has(f, HM_HUGETLB)) {
+		m->hugetlb_known = true;
+		m->hugetlb = v[HM_HUGETLB] * 1024;
+	} else if (has(f, HM_HP_TOTAL) && hp_kb) {
+		m->hugetlb_known = true;
+		m->hugetlb = v[HM_HP_TOTAL] * hp_kb * 1024;
+	}
+	m->rsvd_known = host && has(f, HM_HP_RSVD) && hp_kb;
+	m->hugetlb_reserved = v[HM_HP_RSVD] * hp_kb * 1024;
+	m->unowned_known = host && !hostmem_unowned(f, &m->unowned);
 }
 
 static int read_text(const char *path, char *buf, size_t len)
@@ -72,6 +231,88 @@ static int read_text(const char *path, char *buf, size_t len)
 	return 0;
 }
 
+/* models of NVIDIA GPUs that have no memory of their own */
+static const char *const uma_models[] = { "GB10", "Tegra", "Orin", "Thor", "Xavier" };
+
+static bool uma_gpu_info(const char *root, char *src, size_t len)
+{
+	static char buf[4096];
+	char path[512];
+	struct dirent *de;
+	bool found = false;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "%s/proc/driver/nvidia/gpus", root);
+	d = opendir(path);
+	if (!d)
+		return false;
+	while (!found && (de = readdir(d))) {
+		const char *m, *e;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/proc/driver/nvidia/gpus/%s/information", root,
+			 de->d_name);
+		if (read_text(path, buf, sizeof(buf)) || !(m = strstr(buf, "Model:")))
+			continue;
+		m += 6;
+		while (*m == ' ' || *m == '\t')
+			m++;
+		e = strchr(m, '\n');
+		for (size_t i = 0; i < sizeof(uma_models) / sizeof(uma_models[0]); i++) {
+			const char *hit = strstr(m, uma_models[i]);
+
+			if (hit && (!e || hit < e)) {
+				int ml = e ? (int)(e - m) : (int)strlen(m);
+
+				snprintf(src, len, "/proc/driver/nvidia/gpus/%.40s/information: "
+					 "Model %.*s", de->d_name, ml > 60 ? 60 : ml, m);
+				found = true;
+				break;
+			}
+		}
+	}
+	closedir(d);
+	return found;
+}
+
+bool hostmem_uma(const char *root, const char *force, char *src, size_t len)
+{
+	static char buf[4096];
+	char path[512];
+	int fd;
+	ssize_t n;
+
+	src[0] = '\0';
+	if (force && *force) {
+		if (!strcmp(force, "1") || !strcasecmp(force, "on") || !strcasecmp(force, "yes")) {
+			snprintf(src, len, "MEMACCT_UMA=%s", force);
+			return true;
+		}
+		if (!strcmp(force, "0") || !strcasecmp(force, "off") || !strcasecmp(force, "no")) {
+			snprintf(src, len, "MEMACCT_UMA=%s", force);
+			return false;
+		}
+	}
+	if (uma_gpu_info(root, src, len))
+		return true;
+	/* compatible is NUL-separated strings: read it raw */
+	snprintf(path, sizeof(path), "%s/proc/device-tree/compatible", root);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	for (ssize_t i = 0; i < n; i += strlen(buf + i) + 1) {
+		buf[n] = '\0';
+		if (!strncmp(buf + i, "nvidia,tegra", 12)) {
+			snprintf(src, len, "/proc/device-tree/compatible: %.60s", buf + i);
+			return true;
+		}
+	}
+	return false;
+}
+
 /* acquired - released in bytes; a counter that went backwards reads 0. */
 static uint64_t outstanding(uint64_t acq, uint64_t rel, long page)
 {
@@ -80,9 +321,12 @@ static uint64_t outstanding(uint64_t acq, uint64_t rel, long page)
 
 int hostpin_read(struct hostpin *h, bool refresh)
 {
-	static char buf[1 << 16];
+	static char buf[1 << 20];	/* zoneinfo: ~100 bytes per CPU and zone */
 	long page = sysconf(_SC_PAGESIZE);
-	uint64_t acq, rel;
+	static uint64_t pcp[HOSTPIN_MAX_NODES];
+	struct hm_fields f;
+	uint64_t acq, rel, hp_kb, pcp_total;
+	bool pcp_known = false;
 	struct dirent *de;
 	DIR *d;
 	int err;
@@ -99,8 +343,21 @@ int hostpin_read(struct hostpin *h, bool refresh)
 	err = read_text("/proc/meminfo", buf, sizeof(buf));
 	if (err)
 		return err;
-	if (parse_mem_total(buf, &h->mem_total))
+	if (parse_meminfo(buf, &f))
 		return -EINVAL;
+	h->mem_total = f.v[HM_MEM_TOTAL] * 1024;
+	hostmem_from_fields(&h->mem, &f, 0, true);
+	hp_kb = f.have & 1ULL << HM_HP_SIZE ? f.v[HM_HP_SIZE] : 0;
+	if (!read_text("/proc/zoneinfo", buf, sizeof(buf)) &&
+	    !parse_zoneinfo_pcp(buf, pcp, HOSTPIN_MAX_NODES, &pcp_total)) {
+		pcp_known = true;
+		h->mem.pcp_known = true;
+		h->mem.pcp_free = pcp_total * page;
+		/* free pages all the same: not unowned */
+		h->mem.unowned = h->mem.unowned > h->mem.pcp_free ?
+				 h->mem.unowned - h->mem.pcp_free : 0;
+	}
+	h->uma = hostmem_uma("", getenv("MEMACCT_UMA"), h->uma_source, sizeof(h->uma_source));
 	err = read_text("/proc/vmstat", buf, sizeof(buf));
 	if (err)
 		return err;
@@ -130,8 +387,22 @@ int hostpin_read(struct hostpin *h, bool refresh)
 			n->foll_pinned = outstanding(acq, rel, page);
 		}
 		snprintf(path, sizeof(path), "/sys/devices/system/node/%s/meminfo", de->d_name);
-		if (!read_text(path, buf, sizeof(buf)))
-			parse_mem_total(buf, &n->mem_total);
+		if (!read_text(path, buf, sizeof(buf)) && !parse_meminfo(buf, &f)) {
+			n->mem_total = f.v[HM_MEM_TOTAL] * 1024;
+			hostmem_from_fields(&n->mem, &f, hp_kb, false);
+			n->mem.pcp_known = pcp_known && id < HOSTPIN_MAX_NODES;
+			n->mem.pcp_free = n->mem.pcp_known ? pcp[id] * page : 0;
+		}
+		snprintf(path, sizeof(path), "/sys/devices/system/node/%s/cpulist", de->d_name);
+		if (!read_text(path, buf, sizeof(buf))) {
+			static bool cpus[4096];
+			int c;
+
+			memset(cpus, 0, sizeof(cpus));
+			c = parse_cpulist(buf, cpus, 4096);
+			n->cpu_known = c >= 0 || c == -ERANGE;	/* -ERANGE: CPU 4096+ */
+			n->cpuless = c == 0;
+		}
 		h->nnodes++;
 	}
 	closedir(d);
@@ -146,12 +417,20 @@ int hostpin_read(struct hostpin *h, bool refresh)
 	return 0;
 }
 
+/* One sample of @v labelled {node="@node"}. */
+static void node_sample(struct mbuf *b, int node, uint64_t v)
+{
+	struct mlabel l[1];
+	char id[16];
+
+	snprintf(id, sizeof(id), "%d", node);
+	l[0] = (struct mlabel){ "node", id };
+	metrics_sample_u64(b, l, 1, v);
+}
+
 void hostpin_metrics(struct mbuf *b, const struct hostpin *h, bool attributed_known,
 		     uint64_t attributed)
 {
-	struct mlabel l[1];
-	char node[16];
-
 	metrics_family(b, "memacct_host_foll_pin_counters", MT_GAUGE, NULL,
 		       "1 when the kernel counts FOLL_PIN pages (nr_foll_pin_* in /proc/vmstat)");
 	metrics_sample_u64(b, NULL, 0, h->known);
@@ -159,9 +438,7 @@ void hostpin_metrics(struct mbuf *b, const struct hostpin *h, bool attributed_kn
 		       "MemTotal of the host and of each NUMA node");
 	metrics_sample_u64(b, NULL, 0, h->mem_total);
 	for (int i = 0; i < h->nnodes; i++) {
-		snprintf(node, sizeof(node), "%d", h->nodes[i].node);
-		l[0] = (struct mlabel){ "node", node };
-		metrics_sample_u64(b, l, 1, h->nodes[i].mem_total);
+		node_sample(b, h->nodes[i].node, h->nodes[i].mem_total);
 	}
 	if (!h->known)
 		return;	/* unknown on this kernel: no samples, never 0 */
@@ -172,9 +449,7 @@ void hostpin_metrics(struct mbuf *b, const struct hostpin *h, bool attributed_kn
 	for (int i = 0; i < h->nnodes; i++) {
 		if (!h->nodes[i].known)
 			continue;
-		snprintf(node, sizeof(node), "%d", h->nodes[i].node);
-		l[0] = (struct mlabel){ "node", node };
-		metrics_sample_u64(b, l, 1, h->nodes[i].foll_pinned);
+		node_sample(b, h->nodes[i].node, h->nodes[i].foll_pinned);
 	}
 	if (!attributed_known)
 		return;
@@ -182,4 +457,102 @@ void hostpin_metrics(struct mbuf *b, const struct hostpin *h, bool attributed_kn
 		       "FOLL_PIN bytes not attributed to a live process (dma_pinned or pinned_vm): "
 		       "exited owners, the kernel, paths memacct does not see");
 	metrics_sample_u64(b, NULL, 0, h->foll_pinned > attributed ? h->foll_pinned - attributed : 0);
+}
+
+bool hostmem_uma_verdict(const struct hostpin *h, char *buf, size_t len)
+{
+	char b[2][16];
+
+	if (!h->uma || !h->mem.meminfo)
+		return false;
+	snprintf(buf, len, "unified memory: a CUDA allocation can get %s now (MemFree) and "
+		 "%s after reclaim (MemAvailable); cgroup limits do not bound GPU "
+		 "allocations here; instead of drop_caches, free a job's page cache with "
+		 "memacct reclaim --cgroup CG --file-only",
+		 fmt_bytes(b[0], 16, h->mem.mem_free),
+		 h->mem.avail_known ? fmt_bytes(b[1], 16, h->mem.mem_available) : "unknown");
+	return true;
+}
+
+/* A gauge of the host and of each node: @off is a uint64_t in struct
+ * hostmem, @known_off its bool (-1: known with the meminfo). */
+static void mem_family(struct mbuf *b, const struct hostpin *h, const char *name,
+		       const char *help, size_t off, long known_off)
+{
+	bool any = false;
+
+#define HM_KNOWN(m) ((m)->meminfo && (known_off < 0 || *(const bool *)((const char *)(m) + known_off)))
+#define HM_VAL(m) (*(const uint64_t *)((const char *)(m) + off))
+	any = HM_KNOWN(&h->mem);
+	for (int i = 0; i < h->nnodes; i++)
+		any |= HM_KNOWN(&h->nodes[i].mem);
+	if (!any)
+		return;
+	metrics_family(b, name, MT_GAUGE, "bytes", help);
+	if (HM_KNOWN(&h->mem))
+		metrics_sample_u64(b, NULL, 0, HM_VAL(&h->mem));
+	for (int i = 0; i < h->nnodes; i++) {
+		if (!HM_KNOWN(&h->nodes[i].mem))
+			continue;
+		node_sample(b, h->nodes[i].node, HM_VAL(&h->nodes[i].mem));
+	}
+#undef HM_KNOWN
+#undef HM_VAL
+}
+
+void hostmem_metrics(struct mbuf *b, const struct hostpin *h)
+{
+	static const struct {
+		const char *name, *help;
+		size_t off;
+		long known;
+	} fam[] = {
+		{ "memacct_host_mem_free_bytes", "MemFree of the host and of each NUMA node "
+		  "(on unified memory: what a CUDA allocation can get now)",
+		  offsetof(struct hostmem, mem_free), -1 },
+		{ "memacct_host_mem_available_bytes", "MemAvailable of the host (no per-node figure)",
+		  offsetof(struct hostmem, mem_available), offsetof(struct hostmem, avail_known) },
+		{ "memacct_host_page_cache_bytes", "File LRU pages: Active(file) + Inactive(file)",
+		  offsetof(struct hostmem, page_cache), -1 },
+		{ "memacct_host_reclaimable_page_cache_bytes", "Clean file LRU pages reclaim can "
+		  "drop: Active(file) + Inactive(file) - Dirty - Writeback",
+		  offsetof(struct hostmem, reclaimable), -1 },
+		{ "memacct_host_file_pages_bytes", "Page cache with shmem: NR_FILE_PAGES",
+		  offsetof(struct hostmem, file_pages), -1 },
+		{ "memacct_host_unevictable_bytes", "Unevictable LRU pages (mlocked, ramfs, "
+		  "SHM_LOCK)", offsetof(struct hostmem, unevictable), -1 },
+		{ "memacct_host_mlocked_bytes", "Mlocked pages (a part of unevictable)",
+		  offsetof(struct hostmem, mlocked), -1 },
+		{ "memacct_host_hugetlb_bytes", "The hugetlb pools (Hugetlb; per node the default "
+		  "size's HugePages_Total)", offsetof(struct hostmem, hugetlb),
+		  offsetof(struct hostmem, hugetlb_known) },
+		{ "memacct_host_hugetlb_reserved_bytes", "HugePages_Rsvd x Hugepagesize: hugetlb "
+		  "pages promised to mappings, not yet faulted", offsetof(struct hostmem,
+		  hugetlb_reserved), offsetof(struct hostmem, rsvd_known) },
+		{ "memacct_host_pcp_free_bytes", "Free pages on the per-CPU lists (zoneinfo "
+		  "pagesets count): free, though MemFree leaves them out",
+		  offsetof(struct hostmem, pcp_free), offsetof(struct hostmem, pcp_known) },
+		{ "memacct_host_unowned_kernel_bytes", "MemTotal - MemFree - every category "
+		  "meminfo accounts for: driver allocations, pipe and socket buffers "
+		  "(docs/metrics.md)", offsetof(struct hostmem, unowned),
+		  offsetof(struct hostmem, unowned_known) },
+	};
+	bool any = false;
+
+	for (size_t i = 0; i < sizeof(fam) / sizeof(fam[0]); i++)
+		mem_family(b, h, fam[i].name, fam[i].help, fam[i].off, fam[i].known);
+	for (int i = 0; i < h->nnodes; i++)
+		any |= h->nodes[i].cpu_known;
+	if (any) {
+		metrics_family(b, "memacct_host_node_cpuless", MT_GAUGE, NULL,
+			       "1 for a NUMA node without CPUs (GPU HBM in NUMA mode, CXL)");
+		for (int i = 0; i < h->nnodes; i++) {
+			if (!h->nodes[i].cpu_known)
+				continue;
+			node_sample(b, h->nodes[i].node, h->nodes[i].cpuless);
+		}
+	}
+	metrics_family(b, "memacct_host_unified_memory", MT_GAUGE, NULL,
+		       "1 when the GPU allocates from the host's RAM (GB10, Tegra; MEMACCT_UMA)");
+	metrics_sample_u64(b, NULL, 0, h->uma);
 }

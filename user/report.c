@@ -270,8 +270,33 @@ static json_t *u64_or_null(bool known, uint64_t v)
 	return known ? json_integer((json_int_t)v) : json_null();
 }
 
+/* The budget fields of @m into @o (hostpin.h struct hostmem). */
+static void hostmem_json(json_t *o, const struct hostmem *m)
+{
+	bool k = m->meminfo;
+
+	json_object_set_new(o, "mem_free_bytes", u64_or_null(k, m->mem_free));
+	json_object_set_new(o, "mem_available_bytes", u64_or_null(k && m->avail_known,
+								 m->mem_available));
+	json_object_set_new(o, "page_cache_bytes", u64_or_null(k, m->page_cache));
+	json_object_set_new(o, "reclaimable_page_cache_bytes", u64_or_null(k, m->reclaimable));
+	json_object_set_new(o, "dirty_bytes", u64_or_null(k, m->dirty));
+	json_object_set_new(o, "writeback_bytes", u64_or_null(k, m->writeback));
+	json_object_set_new(o, "file_pages_bytes", u64_or_null(k, m->file_pages));
+	json_object_set_new(o, "shmem_bytes", u64_or_null(k, m->shmem));
+	json_object_set_new(o, "unevictable_bytes", u64_or_null(k, m->unevictable));
+	json_object_set_new(o, "mlocked_bytes", u64_or_null(k, m->mlocked));
+	json_object_set_new(o, "hugetlb_bytes", u64_or_null(k && m->hugetlb_known, m->hugetlb));
+	json_object_set_new(o, "hugetlb_reserved_bytes", u64_or_null(k && m->rsvd_known,
+								    m->hugetlb_reserved));
+	json_object_set_new(o, "pcp_free_bytes", u64_or_null(k && m->pcp_known, m->pcp_free));
+	json_object_set_new(o, "unowned_kernel_bytes", u64_or_null(k && m->unowned_known,
+								  m->unowned));
+}
+
 json_t *report_host_json(const struct report *r)
 {
+	char uv[512];
 	const struct hostpin *h = &r->host;
 	json_t *o = json_object(), *nodes = json_array();
 	uint64_t un = h->foll_pinned > r->dma_attributed ? h->foll_pinned - r->dma_attributed : 0;
@@ -287,6 +312,13 @@ json_t *report_host_json(const struct report *r)
 			    h->known && h->mem_total ?
 			    json_real(100.0 * h->foll_pinned / h->mem_total) : json_null());
 	json_object_set_new(o, "refreshed", json_boolean(h->refreshed));
+	hostmem_json(o, &h->mem);
+	json_object_set_new(o, "unified_memory", json_boolean(h->uma));
+	json_object_set_new(o, "unified_memory_source",
+			    h->uma_source[0] ? json_string_sanitized(h->uma_source) : json_null());
+	json_object_set_new(o, "unified_memory_verdict",
+			    hostmem_uma_verdict(h, uv, sizeof(uv)) ?
+			    json_string_sanitized(uv) : json_null());
 	for (int i = 0; i < h->nnodes; i++) {
 		json_t *n = json_object();
 
@@ -294,6 +326,9 @@ json_t *report_host_json(const struct report *r)
 		json_object_set_new(n, "foll_pinned_bytes",
 				    u64_or_null(h->nodes[i].known, h->nodes[i].foll_pinned));
 		set_u64(n, "mem_total_bytes", h->nodes[i].mem_total);
+		json_object_set_new(n, "cpuless", h->nodes[i].cpu_known ?
+				    json_boolean(h->nodes[i].cpuless) : json_null());
+		hostmem_json(n, &h->nodes[i].mem);
 		json_array_append_new(nodes, n);
 	}
 	json_object_set_new(o, "nodes", nodes);
@@ -317,6 +352,41 @@ void report_host_line(const struct report *r, char *buf, size_t len)
 		 r->dma_attribution ?
 		 fmt_bytes(b[2], 16, h->foll_pinned > r->dma_attributed ?
 			   h->foll_pinned - r->dma_attributed : 0) : "unknown");
+}
+
+/* A figure of hostmem or "unknown". */
+static const char *fmt_known(char *b, bool known, uint64_t v)
+{
+	return known ? fmt_bytes(b, 16, v) : "unknown";
+}
+
+void print_host_budget(FILE *f, const struct hostpin *h)
+{
+	const struct hostmem *m = &h->mem;
+	char b[9][16];
+
+	if (!m->meminfo)
+		return;
+	fprintf(f, "host memory: free %s, available %s, page cache %s (reclaimable %s), "
+		"unevictable %s (mlocked %s),\n  hugetlb %s (reserved %s), unowned kernel %s\n",
+		fmt_bytes(b[0], 16, m->mem_free), fmt_known(b[1], m->avail_known, m->mem_available),
+		fmt_bytes(b[2], 16, m->page_cache), fmt_bytes(b[3], 16, m->reclaimable),
+		fmt_bytes(b[4], 16, m->unevictable), fmt_bytes(b[5], 16, m->mlocked),
+		fmt_known(b[6], m->hugetlb_known, m->hugetlb),
+		fmt_known(b[7], m->rsvd_known, m->hugetlb_reserved),
+		fmt_known(b[8], m->unowned_known, m->unowned));
+	for (int i = 0; i < h->nnodes; i++) {
+		const struct hostpin_node *n = &h->nodes[i];
+
+		if (!n->mem.meminfo)
+			continue;
+		fprintf(f, "  node %d%s: total %s, free %s, page cache %s (reclaimable %s), "
+			"shmem %s, unevictable %s\n", n->node,
+			n->cpu_known && n->cpuless ? " (no CPU)" : "",
+			fmt_bytes(b[0], 16, n->mem_total), fmt_bytes(b[1], 16, n->mem.mem_free),
+			fmt_bytes(b[2], 16, n->mem.page_cache), fmt_bytes(b[3], 16, n->mem.reclaimable),
+			fmt_bytes(b[4], 16, n->mem.shmem), fmt_bytes(b[5], 16, n->mem.unevictable));
+	}
 }
 
 bool report_host_verdict(const struct hostpin *h, char *buf, size_t len)

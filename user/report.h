@@ -136,6 +136,9 @@ void report_host_line(const struct report *r, char *buf, size_t len);
  * 10-15% of RAM rule, into @buf; false when the counters are unknown.
  */
 bool report_host_verdict(const struct hostpin *h, char *buf, size_t len);
+/* print_host_budget() - the host's memory budget (hostpin.h struct hostmem)
+ * and each node's, CPU-less nodes named, as lines into @f. */
+void print_host_budget(FILE *f, const struct hostpin *h);
 
 /*
  * report_numa_verdicts() - for a final run/attach report, one sentence per

@@ -307,6 +307,46 @@ def check_dma(s):
         s.dump()
 
 
+def check_cpuless(s):
+    """cpuless: node 2 (no CPU), 1,000 pages of ext2 page cache read with the
+    policy bound to it; memacct's host JSON against node2/meminfo, exact"""
+    k, t = s.kernel, s.truth
+    pages = t.get('pages', -1)
+    host = s.json.get('audit', {}).get('host', {})
+    n2 = next((n for n in host.get('nodes', []) if n.get('node') == 2), {})
+    cl = s.plain.get('plain cpulist2', ['?'])[0]
+    check('cpuless.node', n2.get('cpuless') is True and cl == '[]'
+          and all(n.get('cpuless') is False for n in host.get('nodes', []) if n.get('node') != 2),
+          'node 2 cpuless %s (cpulist %s, has_cpu %s), others %s' % (
+              n2.get('cpuless'), cl, s.plain.get('plain has_cpu', ['?'])[0],
+              [n.get('cpuless') for n in host.get('nodes', [])]))
+    check('cpuless.workload', s.rc.get('workload') == 0 and pages == 1000
+          and t.get('resident_before') == 0 and t.get('resident_after') == pages
+          and t.get('pages_on_node') == pages,
+          'exit %s: resident before %s, after %s, on node 2 %s of %s pages' % (
+              s.rc.get('workload'), t.get('resident_before'), t.get('resident_after'),
+              t.get('pages_on_node'), pages))
+
+    def lru(w):
+        return k.get(w + '_Active_file_kb', -1) + k.get(w + '_Inactive_file_kb', -1)
+    d_lru, d_fp = lru('after') - lru('before'), (k.get('after_file_pages_kb', -1)
+                                                   - k.get('before_file_pages_kb', -1))
+    check('cpuless.kernel_delta', d_lru == pages * 4 and d_fp == pages * 4,
+          'node2/meminfo: file LRU +%d kB, FilePages +%d kB; read %d pages = %d kB' % (
+              d_lru, d_fp, pages, pages * 4))
+    pc, fp = n2.get('page_cache_bytes', -1), n2.get('file_pages_bytes', -1)
+    check('cpuless.page_cache', s.rc.get('audit') == 0
+          and pc == lru('after_audit') * 1024 and fp == k.get('after_audit_file_pages_kb', -1) * 1024
+          and pc - lru('before') * 1024 == pages * 4096
+          and n2.get('reclaimable_page_cache_bytes') == pc and n2.get('mem_available_bytes', 0) is None,
+          'memacct node 2 page_cache_bytes %s (node2/meminfo %d), file_pages_bytes %s (%d), '
+          'reclaimable %s; +%d pages since before (read %d)' % (
+              pc, lru('after_audit') * 1024, fp, k.get('after_audit_file_pages_kb', -1) * 1024,
+              n2.get('reclaimable_page_cache_bytes'), (pc - lru('before') * 1024) // 4096, pages))
+    if fails and fails[-1].startswith('cpuless.'):
+        s.dump()
+
+
 def numa_maps_nodes(lines):
     """/proc/PID/numa_maps: ({start: {node: bytes}}, {node: bytes} summed)"""
     maps, total = {}, {}
@@ -367,7 +407,8 @@ def check_numa_stock(s):
         check('numa_stock.%s.process' % st,
               got == kremote and np.get('remote_numa_bytes') == kremote
               and np.get('home_node') == 0 and np.get('home_node_source') == 'affinity'
-              and np.get('bytes_by_node') == dict((n, total.get(n, 0)) for n in ('0', '1')),
+              and np.get('bytes_by_node') == dict(
+                  (n, total.get(n, 0)) for n in set(('0', '1')) | set(np.get('bytes_by_node') or {})),
               'processes[].remote_numa_bytes %d, numa.processes[] %s (home %s by %s), '
               'numa_maps off node 0 %d, by node %s' % (
                   got, np.get('remote_numa_bytes'), np.get('home_node'),
@@ -569,7 +610,7 @@ def check_cow_busy(s):
 V2_TESTS = [('zero_fill', check_zero_fill), ('cow_busy', check_cow_busy),
             ('numa_stock', check_numa_stock), ('oom', check_oom), ('attach', check_attach),
             ('limits', check_limits), ('explain', check_explain), ('audit', check_audit),
-            ('dma', check_dma), ('nomem', check_nomem)]
+            ('dma', check_dma), ('cpuless', check_cpuless), ('nomem', check_nomem)]
 
 
 def main():

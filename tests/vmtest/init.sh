@@ -306,6 +306,31 @@ t_integration() {
 	find $cg -mindepth 1 -type d | sed 's/^/plain leftover /'
 }
 
+# cpuless: node 2 has memory and no CPU (run.sh's third -numa node, as the
+# GPU's HBM of a GH200 in NUMA mode); page_cache_node reads 1,000 pages of
+# an ext2 file (real page cache, not shmem) with its policy bound to node
+# 2; memacct's host JSON against node2/meminfo before and after, both read
+# after stat_refresh (memacct refreshes too)
+node2() {
+	echo 1 > /proc/sys/vm/stat_refresh
+	sed -n 's/^Node 2 \([A-Za-z]*\)(file): *\([0-9]*\) kB/kernel '$1'_\1_file_kb \2/p;
+		s/^Node 2 FilePages: *\([0-9]*\) kB/kernel '$1'_file_pages_kb \1/p' \
+		/sys/devices/system/node/node2/meminfo
+}
+t_cpuless() {
+	echo "plain cpulist2 [$(cat /sys/devices/system/node/node2/cpulist 2>&1)]"
+	echo "plain has_cpu [$(cat /sys/devices/system/node/has_cpu)]"
+	node2 before
+	page_cache_node 2 /mnt/pc_node2 1000
+	echo "rc workload $?"
+	node2 after
+	memacct -j audit > /tmp/cl
+	echo "rc audit $?"
+	node2 after_audit
+	sed 's/^/json audit /' /tmp/cl
+	rm -f /mnt/pc_node2
+}
+
 env_info() {
 	echo "kernel $(uname -r)"
 	echo "nodes $(ls -d /sys/devices/system/node/node* | wc -l)"
@@ -326,6 +351,7 @@ section limits t_limits
 section explain t_explain
 section audit t_audit
 section dma t_dma
+section cpuless t_cpuless
 grep -q 'memacct.integration=1' /proc/cmdline && section integration t_integration
 section nomem t_nomem
 echo "@@VMTEST done" > $out

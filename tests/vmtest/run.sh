@@ -80,10 +80,12 @@ for s in "${suites[@]}"; do
 	fi
 	t0=$(date +%s)
 	rm -f "$log.results" "$log.console"
-	timeout "$limit" qemu-system-x86_64 -accel "${VMTEST_ACCEL:-tcg,thread=single}" -cpu "${VMTEST_CPU:-max,-cx16}" -m 2G \
+	timeout "$limit" qemu-system-x86_64 -accel "${VMTEST_ACCEL:-tcg,thread=single}" -cpu "${VMTEST_CPU:-max,-cx16}" -m 2304M \
 		-smp 2,sockets=2,cores=1,threads=1 \
 		-object memory-backend-ram,id=m0,size=1G -object memory-backend-ram,id=m1,size=1G \
+		-object memory-backend-ram,id=m2,size=256M \
 		-numa node,nodeid=0,cpus=0,memdev=m0 -numa node,nodeid=1,cpus=1,memdev=m1 \
+		-numa node,nodeid=2,memdev=m2 \
 		-kernel "$k" -initrd "$dir/initramfs.gz" \
 		-drive file="$dir/disk.img",if=none,id=d0,format=raw -device nvme,serial=memacct,drive=d0 \
 		-append "console=ttyS0 panic=-1 oops=panic loglevel=4$append" \
