@@ -112,5 +112,6 @@ Suite *top_suite(void) __attribute__((weak));
 Suite *matrix_suite(void) __attribute__((weak));
 Suite *loss_suite(void) __attribute__((weak));
 Suite *jobsafe_suite(void) __attribute__((weak));
+Suite *reclaim_suite(void) __attribute__((weak));
 
 #endif
