@@ -278,10 +278,6 @@ int do_reclaim(int argc, char **argv)
 		p_err("bad --bytes '%s' (a size above 0: 4096, 256M, 1G)", sizearg);
 		return EXIT_USAGE;
 	}
-	if (geteuid() != 0) {
-		p_err("memacct reclaim needs root (it writes the cgroup's memory.reclaim)");
-		return EXIT_ENV;
-	}
 	err = memcg_resolve(cgarg, &cg, stderr);
 	if (err == -ENOTUNIQ) {
 		p_err("cgroup name '%s' is ambiguous: give one of the paths above", cgarg);
@@ -292,10 +288,21 @@ int do_reclaim(int argc, char **argv)
 		return memcg_resolve_is_usage(err) ? EXIT_USAGE : EXIT_ENV;
 	}
 	r.cg = &cg;
+	/* after the arguments' checks: a bad one is 2 for anyone, as in explain */
+	if (geteuid() != 0) {
+		p_err("memacct reclaim needs root (it writes the cgroup's memory.reclaim)");
+		return EXIT_ENV;
+	}
 	if (cg.version == 1) {
 		p_err("cgroup v1 has no memory.reclaim: it cannot reclaim part of %s, nor its "
 		      "page cache alone (memory.force_empty reclaims all of its memory, anon "
 		      "to swap too; memacct never lowers a limit to force reclaim)", cg.path);
+		return EXIT_ENV;
+	}
+	if (memcg_has_memory(&cg) == 0) {
+		p_err("cgroup %s has no memory controller (its parent's "
+		      "cgroup.subtree_control lacks memory): nothing is charged to it, "
+		      "nothing to reclaim", cg.path);
 		return EXIT_ENV;
 	}
 	err = memcg_read_stat(&cg, &r.before);
