@@ -113,5 +113,6 @@ Suite *matrix_suite(void) __attribute__((weak));
 Suite *loss_suite(void) __attribute__((weak));
 Suite *jobsafe_suite(void) __attribute__((weak));
 Suite *host_suite(void) __attribute__((weak));
+Suite *reclaim_suite(void) __attribute__((weak));
 
 #endif

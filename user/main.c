@@ -28,6 +28,7 @@ static const struct cmd cmds[] = {
 	{ "audit", do_audit },
 	{ "daemon", do_daemon },
 	{ "detach", do_detach },
+	{ "reclaim", do_reclaim },
 	{ "help", do_help },
 };
 

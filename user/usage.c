@@ -132,6 +132,20 @@ static const struct usage_opt detach_opts[] = {
 	{ NULL },
 };
 
+static const struct usage_opt reclaim_opts[] = {
+	{ "-c, --cgroup", "NAME|PATH", "The cgroup (as attach): absolute cgroupfs path, path below\n"
+	  "the memory cgroup root, or a directory name unique below it." },
+	{ "--bytes", "SIZE", "Reclaim SIZE bytes (4096, 256M, 1G; binary units). Default:\n"
+	  "with --file-only the cgroup's file LRUs (memory.stat active_file +\n"
+	  "inactive_file), else its whole charge (memory.current)." },
+	{ "--file-only", NULL, "Page cache only: \"SIZE swappiness=0\" (Linux 6.11+). An older\n"
+	  "kernel is used only where anon cannot be reclaimed anyway (no\n"
+	  "swap, or memory.swap.max 0, and no demotion); else exit 3." },
+	OPT_JSON,
+	OPT_HELP,
+	{ NULL },
+};
+
 static const struct usage_opt help_opts[] = {
 	{ NULL },
 };
@@ -220,6 +234,20 @@ static const struct cmd_usage usages[] = {
 	{ "detach", "detach [--pin-path DIR]",
 	  "Removes the daemon's pinned kernel side (programs, links, maps).",
 	  detach_opts, NULL },
+	{ "reclaim", "reclaim --cgroup NAME|PATH [--bytes SIZE] [--file-only] [OPTIONS]",
+	  "Asks the kernel to reclaim one cgroup's memory, a targeted drop_caches\n"
+	  "(docs/reclaim.md): writes SIZE to its cgroup v2 memory.reclaim, which acts on\n"
+	  "that cgroup and its descendants only, and prints memory.current and each\n"
+	  "memory.stat class before and after, and what was freed (after less before).\n"
+	  "Exit 0 when the kernel reclaimed SIZE, 1 when it reclaimed less (partial: the\n"
+	  "report says what was freed), 2 bad option, SIZE or unknown cgroup, 3 not root,\n"
+	  "cgroup v1, no memory.reclaim or --file-only impossible, 4 write failed.",
+	  reclaim_opts,
+	  "cgroup v1 has no memory.reclaim: reclaim refuses there (exit 3). Its\n"
+	  "memory.force_empty would reclaim all of the cgroup's memory, anon too, which\n"
+	  "is not what was asked, and memacct never lowers a limit to force reclaim.\n"
+	  "MADV_FREE'd anon pages (LazyFree) sit on the file LRUs and are freed as\n"
+	  "clean cache even with --file-only; memory.stat counts them as anon." },
 	{ "help", "help [COMMAND]",
 	  "The list of commands, or COMMAND's options; exit 0.",
 	  help_opts, NULL },

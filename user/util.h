@@ -13,6 +13,7 @@
 enum {
 	EXIT_OK = 0,
 	EXIT_VIOLATION = 1,	/* audit: a cap is exceeded */
+	EXIT_PARTIAL = 1,	/* reclaim: the kernel reclaimed less than asked */
 	EXIT_USAGE = 2,		/* bad command line */
 	EXIT_ENV = 3,		/* environment: not root, no BTF, no memory cgroup */
 	EXIT_RUNTIME = 4,	/* runtime failure */

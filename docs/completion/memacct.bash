@@ -37,7 +37,7 @@ _memacct()
 		if [[ $cur == -* ]]; then
 			COMPREPLY=($(compgen -W "-j --json -v --verbose -h --help -V --version -T --timestamp --bytes -o --output" -- "$cur"))
 		else
-			COMPREPLY=($(compgen -W "run attach top explain audit daemon detach help" -- "$cur"))
+			COMPREPLY=($(compgen -W "run attach top explain audit daemon detach reclaim help" -- "$cur"))
 		fi
 		return
 	fi
@@ -259,13 +259,28 @@ _memacct()
 			COMPREPLY=($(compgen -W "--pin-path -h --help" -- "$cur"))
 		fi
 		;;
+	reclaim)
+		case $prev in
+		-c|--cgroup)
+			COMPREPLY=($(compgen -d -- "$cur"))
+			return
+			;;
+		--bytes)
+			# SIZE: nothing to offer
+			return
+			;;
+		esac
+		if [[ $cur == -* ]]; then
+			COMPREPLY=($(compgen -W "-c --cgroup --bytes --file-only -j --json -h --help" -- "$cur"))
+		fi
+		;;
 	help)
 		case $prev in
 		esac
 		if [[ $cur == -* ]]; then
 			COMPREPLY=($(compgen -W "" -- "$cur"))
 		elif ((COMP_CWORD == ci + 1)); then
-			COMPREPLY=($(compgen -W "run attach top explain audit daemon detach help" -- "$cur"))
+			COMPREPLY=($(compgen -W "run attach top explain audit daemon detach reclaim help" -- "$cur"))
 		fi
 		;;
 	esac

@@ -607,10 +607,43 @@ def check_cow_busy(s):
         s.dump()
 
 
+def check_reclaim(s):
+    """memacct reclaim --file-only (docs/reclaim.md) on 64 MiB of page cache in
+    a cgroup: >= 90% of it freed, anon within 1 MiB (memory.stat's flush
+    threshold), the reported file freed = memory.stat's delta within 1 MiB,
+    "swappiness=0" on 6.11+ and the no-swap fallback before; without
+    memory.reclaim (< 5.19) refused with exit 3"""
+    j, rc = s.json.get('reclaim') or {}, s.rc.get('reclaim')
+    rel = str(s.kernel.get('release', '0.0'))
+    ver = tuple(int(x) for x in re.findall(r'\d+', rel)[:2])
+    if not s.kernel.get('has_reclaim'):
+        check('reclaim.refused', rc == 3 and not j,
+              'kernel %s has no memory.reclaim: exit %s (want 3)' % (rel, rc))
+        return
+    if not s.kernel.get('disk'):
+        check('reclaim', False, 'no ext2 disk at /mnt', 'page cache would be shmem')
+        return
+    mib = 1 << 20
+    fb, fa = s.memstat.get('before_file', 0), s.memstat.get('after_file', -1)
+    ab, aa = s.memstat.get('before_anon', 0), s.memstat.get('after_anon', -1)
+    want = 'swappiness=0' if ver >= (6, 11) else 'no_swap'
+    check('reclaim.status', rc == 0 and j.get('method') == want,
+          'kernel %s: exit %s, method %s (want %s)' % (rel, rc, j.get('method'), want))
+    check('reclaim.file', fb >= 62 * mib and fb - fa >= 64 * mib * 9 // 10,
+          'memory.stat file %d -> %d' % (fb, fa))
+    check('reclaim.anon', abs(aa - ab) <= mib, 'memory.stat anon %d -> %d' % (ab, aa))
+    got = j.get('freed_bytes', {}).get('file', -1 << 40)
+    check('reclaim.reported', abs(got - (fb - fa)) <= mib,
+          'freed_bytes.file %d, memory.stat delta %d' % (got, fb - fa))
+    if fails and fails[-1].startswith('reclaim'):
+        s.dump()
+
+
 V2_TESTS = [('zero_fill', check_zero_fill), ('cow_busy', check_cow_busy),
             ('numa_stock', check_numa_stock), ('oom', check_oom), ('attach', check_attach),
             ('limits', check_limits), ('explain', check_explain), ('audit', check_audit),
-            ('dma', check_dma), ('cpuless', check_cpuless), ('nomem', check_nomem)]
+            ('dma', check_dma), ('cpuless', check_cpuless), ('reclaim', check_reclaim),
+            ('nomem', check_nomem)]
 
 
 def main():

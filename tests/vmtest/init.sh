@@ -331,6 +331,28 @@ t_cpuless() {
 	rm -f /mnt/pc_node2
 }
 
+# memacct reclaim --file-only on every kernel (docs/reclaim.md): 64 MiB of
+# page cache on the ext2 disk read by a process in a cgroup of ours (it stays
+# charged there after the process exits); memory.stat around the command
+t_reclaim() {
+	r=$cg/memacct-vm-reclaim f=/var/tmp/memacct-vm-reclaim
+	mkdir $r
+	echo "kernel release $(uname -r)"
+	echo "kernel disk $(grep -c ' /mnt ' /proc/mounts)"
+	echo "kernel has_reclaim $([ -e $r/memory.reclaim ] && echo 1 || echo 0)"
+	echo "kernel swap_kb $(awk '/^SwapTotal/ {print $2}' /proc/meminfo)"
+	dd if=/dev/zero of=$f bs=1M count=64 conv=fsync 2> /dev/null
+	echo 1 > /proc/sys/vm/drop_caches	# the guest's own: the read charges $r
+	sh -c "echo \$\$ > $r/cgroup.procs && exec cat $f > /dev/null"
+	grep -E '^(anon|file) ' $r/memory.stat | sed 's/^/memstat before_/'
+	j=$(/bin/memacct -j reclaim --cgroup memacct-vm-reclaim --file-only)
+	echo "rc reclaim $?"
+	echo "json reclaim $j"
+	grep -E '^(anon|file) ' $r/memory.stat | sed 's/^/memstat after_/'
+	rm -f $f
+	rmdir $r
+}
+
 env_info() {
 	echo "kernel $(uname -r)"
 	echo "nodes $(ls -d /sys/devices/system/node/node* | wc -l)"
@@ -352,6 +374,7 @@ section explain t_explain
 section audit t_audit
 section dma t_dma
 section cpuless t_cpuless
+section reclaim t_reclaim
 grep -q 'memacct.integration=1' /proc/cmdline && section integration t_integration
 section nomem t_nomem
 echo "@@VMTEST done" > $out
