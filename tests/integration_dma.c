@@ -271,8 +271,13 @@ START_TEST(test_dma_nvidia_decoded)
 	ck_assert_int_eq(truth(r, "enotty"), truth(r, "calls"));
 	calls = json_object_get(r->report, "nvidia_pin_calls");
 	drops = json_object_get(r->report, "dropped_events_by_cause");
-	printf("  nv_ioctl: nvidia_pin_calls %s, nvidia_range_unknown %lld\n",
-	       json_dumps(calls, JSON_COMPACT), jint(drops, "nvidia_range_unknown"));
+	{
+		char *cs = json_dumps(calls, JSON_COMPACT);
+
+		printf("  nv_ioctl: nvidia_pin_calls %s, nvidia_range_unknown %lld\n", cs,
+		       jint(drops, "nvidia_range_unknown"));
+		free(cs);
+	}
 	ck_assert_int_eq(jint(calls, "failed"), truth(r, "nv_pin_calls_failed"));
 	ck_assert_int_eq(jint(calls, "pinned"), 0);
 	ck_assert_int_eq(jint(calls, "freed"), 0);
