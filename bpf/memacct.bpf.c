@@ -1534,6 +1534,12 @@ struct nvos00 {
 	__u32 hroot, hparent, hold, status;
 };
 
+/* bpf_helpers.h's offsetof() is no constant expression: the builtin */
+_Static_assert(__builtin_offsetof(struct nvos02, pmemory) == 24 &&
+	       __builtin_offsetof(struct nvos02, limit) == 32 &&
+	       __builtin_offsetof(struct nvos02, status) == 40, "NVOS02_PARAMETERS layout (nvos.h)");
+_Static_assert(__builtin_offsetof(struct nvos00, status) == 12, "NVOS00_PARAMETERS layout (nvos.h)");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 16384);	/* sized by bpf_loader.c */
@@ -1645,8 +1651,9 @@ static __always_inline bool nv_ok(const struct dma_window *w)
 {
 	__u32 st = 1;
 
-	bpf_probe_read_user(&st, sizeof(st),
-			    (void *)(w->nv_params + (w->nv_op == NV_OP_ALLOC ? 40 : 12)));
+	bpf_probe_read_user(&st, sizeof(st), (void *)(w->nv_params +
+			    (w->nv_op == NV_OP_ALLOC ? offsetof(struct nvos02, status) :
+						       offsetof(struct nvos00, status))));
 	return st == 0;
 }
 
