@@ -56,6 +56,9 @@ enum memacct_drop {
 					 * parameters memacct could not read (an
 					 * unknown layout, or not resident): its
 					 * pages counted, its range not known */
+	MEMACCT_DROP_OOM_RING_FULL,	/* an OOM kill's record not sent (the
+					 * oom_events ring full): the kill is
+					 * counted, it is in oom_history */
 	MEMACCT_DROP_NR,
 };
 
@@ -198,6 +201,50 @@ struct memacct_cgroup {
 struct memacct_exit_event {
 	struct memacct_proc_key key;
 	struct memacct_proc proc;
+};
+
+/*
+ * OOM kill record (ring buffer oom_events, and slot seq % MEMACCT_OOM_HISTORY
+ * of the array oom_history that the daemon pins): written by oom:mark_victim
+ * while the victim's mm is intact (the kernel has sent SIGKILL, nothing is
+ * freed yet). bpf/memacct.bpf.c "OOM kills"; docs/metrics.md "OOM kills".
+ */
+#define MEMACCT_OOM_HISTORY	64
+
+#define MEMACCT_OOM_TASK	(1U << 0)	/* the victim's task was read (the
+						 * tracepoint passes it: >= 6.7);
+						 * else pid only, the rest 0 */
+#define MEMACCT_OOM_MM		(1U << 1)	/* rss_*, swap, total_vm, locked_vm,
+						 * pinned_vm read from its mm */
+#define MEMACCT_OOM_FLOWS	(1U << 2)	/* its procs record: f, pin.dma_* */
+#define MEMACCT_OOM_LIMIT	(1U << 3)	/* a memcg at its limit was found */
+
+struct memacct_oom_event {
+	__u64 seq;			/* 1, 2, ...: kills since load */
+	__u64 ts_ns;			/* bpf_ktime_get_boot_ns(): CLOCK_BOOTTIME */
+	struct memacct_proc_key key;	/* the victim's process */
+	__u32 tid;			/* the victim task (tracepoint's pid) */
+	__u32 flags;			/* MEMACCT_OOM_* */
+	__u64 memcg_id;			/* the victim's memcg (pid only: the
+					 * killing task's, current) */
+	/* the nearest memcg, from the victim's up, whose page_counter usage
+	 * was within max(max / 32, 512 pages) of its max: the limit that was
+	 * hit (0 and !MEMACCT_OOM_LIMIT: none, a host-wide OOM) */
+	__u64 limit_memcg_id;
+	__u64 limit_pages;		/* mem_cgroup->memory.max */
+	__u64 usage_pages;		/* mem_cgroup->memory.usage at the kill */
+	__u64 rss_anon_pages;		/* mm->rss_stat[MM_ANONPAGES] */
+	__u64 rss_file_pages;		/* mm->rss_stat[MM_FILEPAGES] */
+	__u64 rss_shmem_pages;		/* mm->rss_stat[MM_SHMEMPAGES] */
+	__u64 swap_ents_pages;		/* mm->rss_stat[MM_SWAPENTS] */
+	__u64 total_vm_pages;		/* mm->total_vm */
+	__u64 locked_vm_pages;		/* mm->locked_vm */
+	__u64 pinned_vm_pages;		/* mm->pinned_vm */
+	__s32 oom_score_adj;		/* signal->oom_score_adj */
+	__u32 ppid;
+	char comm[MEMACCT_COMM_LEN];	/* group leader's */
+	struct memacct_flows f;		/* its record's flows since attach */
+	struct memacct_pinned pin;	/* its record's pins (dma_pinned_*) */
 };
 
 /* Pfn range of one NUMA node, filled by userspace from /proc/zoneinfo. */

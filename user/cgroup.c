@@ -1199,6 +1199,8 @@ static const struct stat_key v2_keys[] = {
 	SK("inactive_anon", inactive_anon),
 	SK("unevictable", unevictable),
 	SK("slab_reclaimable", slab_reclaimable),
+	SK("slab", slab),	/* >= 5.9 */
+	SK("kernel", kernel),	/* >= 5.18: slab, stacks, page tables, ... */
 	SK("pgfault", pgfault),
 	SK("pgmajfault", pgmajfault),
 };

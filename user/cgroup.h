@@ -222,6 +222,7 @@ struct memcg_stat {
 	uint64_t anon, file, shmem, file_mapped, file_dirty, file_writeback;
 	uint64_t active_file, inactive_file, active_anon, inactive_anon;
 	uint64_t unevictable, slab_reclaimable;
+	uint64_t slab, kernel;	/* v2 only: kernel memory charged (0: absent) */
 	uint64_t pgfault, pgmajfault;	/* counts */
 	uint64_t oom_kill;		/* count */
 	bool has_oom_kill;

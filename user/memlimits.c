@@ -62,6 +62,8 @@ int limits_getopt(int c, const char *arg, struct limits_req *req)
 	return 0;
 }
 
+static int read_limit_raw(const char *dir, const char *file, char *val, size_t len);
+
 const char *limit_file(int version, enum limit_kind k)
 {
 	static const char *const v1[LIMIT_NR] = {
@@ -95,6 +97,23 @@ int parse_limit_value(const char *text, uint64_t *bytes, bool *unlimited)
 		return -EINVAL;
 	*unlimited = *bytes >= V1_UNLIMITED_MIN;
 	return 0;
+}
+
+int memcg_limit_read(const struct memcg *cg, enum limit_kind k, uint64_t *bytes)
+{
+	char val[64];
+	bool unlimited;
+	int err;
+
+	if (!limit_file(cg->version, k))
+		return -EINVAL;
+	err = read_limit_raw(cg->path, limit_file(cg->version, k), val, sizeof(val));
+	if (err)
+		return err;
+	err = parse_limit_value(val, bytes, &unlimited);
+	if (err)
+		return err;
+	return unlimited ? -ERANGE : 0;
 }
 
 int format_limits_state(const struct limits_state *st, char *buf, size_t len)

@@ -64,6 +64,13 @@ const char *limit_file(int version, enum limit_kind k);
  */
 int parse_limit_value(const char *text, uint64_t *bytes, bool *unlimited);
 
+/*
+ * memcg_limit_read() - @cg's own limit of kind @k (limit_file()) in *@bytes.
+ * 0; -ERANGE when unlimited ("max", or v1's PAGE_COUNTER_MAX); -ENOENT when
+ * the kernel has no such file; read_file()'s errors.
+ */
+int memcg_limit_read(const struct memcg *cg, enum limit_kind k, uint64_t *bytes);
+
 /* The state file: who changed which files of which cgroup, and the old values. */
 #define LIMITS_STATE_MAX_FILES 4
 struct limits_state {

@@ -4,7 +4,9 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include "metric_table.h"
+#include "oom.h"
 #include "proc.h"
 #include "report.h"
 #include "table.h"
@@ -60,6 +62,7 @@ void metrics_hold_bpf_flows(struct metrics *m, const struct metrics *prev)
 
 void report_free(struct report *r)
 {
+	free(r->ooms);
 	free(r->procs);
 	r->procs = NULL;
 	r->nprocs = 0;
@@ -87,6 +90,7 @@ const char *const drop_names[MEMACCT_DROP_NR] = {
 	[MEMACCT_DROP_PROC_ALLOC] = "proc_alloc_failed",
 	[MEMACCT_DROP_DMA_RANGE_FULL] = "dma_range_map_full",
 	[MEMACCT_DROP_NV_RANGE_UNKNOWN] = "nvidia_range_unknown",
+	[MEMACCT_DROP_OOM_RING_FULL] = "oom_ring_full",
 };
 
 uint64_t report_dropped_total(const uint64_t dropped[MEMACCT_DROP_NR])
@@ -198,6 +202,9 @@ json_t *report_json(const struct report *r)
 		json_object_set_new(o, "exit_status", json_integer(r->exit_status));
 	json_object_set_new(o, "final", json_boolean(r->final));
 	report_metrics_json(t, &r->totals, 0);
+	if (r->command && (!strcmp(r->command, "run") || !strcmp(r->command, "attach")))
+		json_object_set_new(t, "limit_bytes", r->has_limit ?
+				    json_integer((json_int_t)r->limit_bytes) : json_null());
 	json_object_set_new(o, "totals", t);
 	for (size_t i = 0; i < r->nprocs; i++) {
 		const struct proc_row *p = &r->procs[i];
@@ -207,8 +214,13 @@ json_t *report_json(const struct report *r)
 		json_object_set_new(j, "ppid", json_integer(p->ppid));
 		json_object_set_new(j, "comm", json_string_sanitized(p->comm));
 		json_object_set_new(j, "exited", json_boolean(p->exited));
-		if (p->exited)
-			json_object_set_new(j, "exit_code", json_integer(p->exit_code));
+		if (p->exited) {	/* the wait status split: code, or signal */
+			json_object_set_new(j, "exit_code", WIFEXITED(p->exit_code) ?
+					    json_integer(WEXITSTATUS(p->exit_code)) : json_null());
+			json_object_set_new(j, "exit_signal", WIFSIGNALED(p->exit_code) ?
+					    json_integer(WTERMSIG(p->exit_code)) : json_null());
+			json_object_set_new(j, "oom_killed", json_boolean(p->oom_killed));
+		}
 		report_metrics_json(j, &p->m, MF_TOTALS);
 		json_array_append_new(procs, j);
 	}
@@ -219,6 +231,14 @@ json_t *report_json(const struct report *r)
 		json_object_set_new(j, "count", json_integer((json_int_t)r->nexited_folded));
 		report_metrics_json(j, &r->exited_folded, MF_TOTALS);
 		json_object_set_new(o, "exited_folded", j);
+	}
+	if (r->command && (!strcmp(r->command, "run") || !strcmp(r->command, "attach"))) {
+		json_t *ooms = json_array();
+
+		for (size_t i = 0; i < r->nooms; i++)
+			json_array_append_new(ooms, oom_json(&r->ooms[i]));
+		json_object_set_new(o, "oom_kills", ooms);
+		set_u64(o, "oom_kills_unlisted", r->ooms_unlisted);
 	}
 	set_u64(o, "dropped_events", r->dropped_events);
 	for (int i = 0; i < MEMACCT_DROP_NR; i++)
@@ -235,6 +255,24 @@ json_t *report_json(const struct report *r)
 		char hv[320];
 		json_t *arr = json_array(), *det = json_array();
 
+		/* each OOM kill first: what the user needs most */
+		for (size_t i = 0; i < r->nooms; i++) {
+			const struct oom_kill *k = &r->ooms[i];
+			json_t *d = json_object();
+
+			json_array_append_new(arr, json_string_sanitized(k->verdict));
+			json_object_set_new(d, "kind", json_string("oom"));
+			json_object_set_new(d, "cause", json_string(k->cause ? k->cause : "anon"));
+			json_object_set_new(d, "text", json_string_sanitized(k->verdict));
+			json_object_set_new(d, "pid", json_integer(k->pid));
+			set_u64(d, "bytes", k->cause_bytes);
+			if (k->has_limit && k->limit_bytes) {
+				set_u64(d, "of_bytes", k->limit_bytes);
+				json_object_set_new(d, "percent",
+					json_real(100.0 * k->cause_bytes / k->limit_bytes));
+			}
+			json_array_append_new(det, d);
+		}
 		for (int i = 0; i < n; i++) {
 			json_t *d = json_object();
 
@@ -743,7 +781,8 @@ static void print_report_table(FILE *f, const struct report *r)
 		const struct proc_row *p = &r->procs[row];
 		struct row_ids *id = &ids[row];
 
-		snprintf(id->pid, sizeof(id->pid), "%d%s", p->pid, p->exited ? "x" : "");
+		snprintf(id->pid, sizeof(id->pid), "%d%s", p->pid,
+			 p->oom_killed ? "K" : p->exited ? "x" : "");
 		snprintf(id->ppid, sizeof(id->ppid), "%d", p->ppid);
 		table_comm(id->comm, sizeof(id->comm), p->comm);
 		report_row_cells(cells + row * RC_NR, b + row * RC_NR, id->pid, id->ppid,
@@ -895,14 +934,27 @@ void print_report_plain(FILE *f, const struct report *r)
 		fprintf(f, "NOTE: %llu exited processes have no row (ring buffer full: "
 			"ringbuf_full); their flows are in the totals\n",
 			(unsigned long long)r->dropped[MEMACCT_DROP_RINGBUF_FULL]);
-	fprintf(f, "x = exited (sizes at exit); RSS PEAK: the kernel's high-water mark; "
-		"TOTAL RSS: cgroup charge\n");
+	fprintf(f, "x = exited (sizes at exit); %sRSS PEAK: the kernel's high-water mark; "
+		"TOTAL RSS: cgroup charge\n", r->nooms ? "K = OOM-killed (sizes at the kill); " : "");
 	if (r->command && !strcmp(r->command, "attach"))
 		fprintf(f, "COW, FILE COW, %s, faults: since attach (%.1f s); copies made before "
 			"attach are not seen\n", r->numa_multi ? "REMOTE" : "ZEROFILL",
 			r->elapsed_s);
 	if (t->dma_estimate)
 		fprintf(f, "~ = estimate: DMA pins measured while another pin was in progress\n");
+	for (size_t i = 0; i < r->nooms; i++) {
+		if (r->final) {
+			json_t *j = oom_json(&r->ooms[i]);
+
+			oom_print_json(f, j, false);
+			json_decref(j);
+		} else {
+			print_wrapped(f, "", r->ooms[i].verdict);
+		}
+	}
+	if (r->ooms_unlisted)
+		fprintf(f, "NOTE: %llu more OOM kills, counted only (the first %zu are listed)\n",
+			(unsigned long long)r->ooms_unlisted, r->nooms);
 	if (r->final) {
 		struct verdict v[16];
 		int n = report_verdicts(r, v, 16);

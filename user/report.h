@@ -19,6 +19,8 @@
 
 #define REPORT_SCHEMA "memacct.report/v1"
 
+struct oom_kill;
+
 struct metrics {
 	/* stocks: now (live) or at exit (exited processes) */
 	uint64_t rss, anon, file, shmem, rss_peak;
@@ -52,6 +54,8 @@ struct proc_row {
 	char comm[64];
 	bool exited;
 	int exit_code;			/* wait status, exited rows only */
+	bool oom_killed;		/* the victim of an OOM kill (oom_kills):
+					 * its stocks are those at the kill */
 	uint64_t start_boottime_ns;
 	uint64_t dma_locked;		/* bytes of its DMA pins in mlocked mappings
 					 * (counted as mlocked, not as dma_pinned) */
@@ -91,6 +95,13 @@ struct report {
 					 * of every process seen, pinned_vm of
 					 * this report's live processes) */
 	bool dma_attribution;		/* the BPF side reads the FOLL_PIN counters */
+	/* the cgroup's own memory limit (memory.max / memory.limit_in_bytes) */
+	bool has_limit;
+	uint64_t limit_bytes;
+	/* OOM kills in the subtree, each a post-mortem (oom.h); owned */
+	struct oom_kill *ooms;
+	size_t nooms;
+	uint64_t ooms_unlisted;		/* kills past SESSION_OOM_KILLS: counted only */
 };
 
 /* One finding of a final run/attach report (JSON verdict_details). */

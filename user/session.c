@@ -25,6 +25,8 @@
 #include "metric_table.h"
 #include "memacct.skel.h"
 #include "hostpin.h"
+#include "memlimits.h"
+#include "oom.h"
 #include "proc.h"
 #include "session.h"
 #include "smaps.h"
@@ -455,6 +457,92 @@ static void row_numa(struct session *s, struct proc_row *row)
 	row->numa_peak = sm->peak;
 }
 
+/*
+ * One sample of the subtree's processes for the OOM post-mortems (oom.h):
+ * those with a BPF record (every process that ran since attach), stocks
+ * from /proc/PID/status, flows and DMA pins from the record. At most
+ * SAMPLE_MAX processes, once a second: ~10 us a process.
+ */
+#define OOM_SAMPLE_MAX 1024
+static void sample_oom(struct session *s)
+{
+	int fd = bpf_map__fd(s->skel->maps.procs);
+	struct memacct_proc_key key, next, *prev = NULL;
+	struct oom_proc *a = calloc(OOM_SAMPLE_MAX, sizeof(*a));
+	uint64_t t = boot_now_ns();
+	struct memacct_proc p;
+	size_t n = 0;
+
+	if (!a)
+		return;
+	while (n < OOM_SAMPLE_MAX && bpf_map_get_next_key(fd, prev, &next) == 0) {
+		struct proc_status st;
+		struct oom_proc *o = &a[n];
+
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(fd, &key, &p) || (p.flags & MEMACCT_PROC_EXITED) ||
+		    read_status(key.tgid, &st) < 0 || !st.has_mm)
+			continue;
+		o->pid = key.tgid;
+		o->start_ns = key.start_boottime_ns;
+		o->memcg_id = p.memcg_id;
+		memcpy(o->comm, p.comm, MEMACCT_COMM_LEN);
+		metrics_from_bpf_flows(&o->m, &p.f, s->page_size);
+		o->m.rss = st.rss;
+		o->m.anon = st.rss_anon;
+		o->m.file = st.rss_file;
+		o->m.shmem = st.rss_shmem;
+		o->m.mlocked = st.locked;
+		o->m.pinned_vm = st.pinned;
+		o->m.dma_pinned = pages(s, p.pin.dma_pinned_pages);
+		o->m.pinned = o->m.mlocked + o->m.pinned_vm + o->m.dma_pinned;
+		n++;
+	}
+	oom_hist_push(&s->oom_hist, t, a, n);
+}
+
+/* An OOM kill's record: its post-mortem made now, while the memcg's page
+ * cache and shmem are as they were (its victim's anon goes in ~20 ms). */
+static int on_oom_event(void *ctx, void *data, size_t len)
+{
+	struct session *s = ctx;
+	const struct memacct_oom_event *ev = data;
+	struct oom_kill *k;
+
+	if (len < sizeof(*ev))
+		return 0;
+	if (s->nooms >= SESSION_OOM_KILLS) {
+		s->ooms_unlisted++;
+		return 0;
+	}
+	if (!s->ooms) {
+		s->ooms = calloc(SESSION_OOM_KILLS, sizeof(*s->ooms));
+		if (!s->ooms) {
+			s->ooms_unlisted++;
+			return 0;
+		}
+	}
+	k = &s->ooms[s->nooms];
+	oom_from_event(k, ev, s->page_size);
+	/* pid only (before 6.7): the kill of a process outside the subtree
+	 * is another session's (the BPF side could not filter it) */
+	if (!(ev->flags & MEMACCT_OOM_TASK)) {
+		uint64_t *ids = NULL;
+		int n = memcg_descendant_ids(&s->cg, &ids);
+		bool mine = false;
+
+		for (int i = 0; i < n && !mine; i++)
+			mine = ids[i] == ev->memcg_id;
+		free(ids);
+		if (!mine)
+			return 0;
+	}
+	oom_explain(k, &s->oom_hist);
+	s->nooms++;
+	return 0;
+}
+
 static int take_baseline(struct session *s)
 {
 	pid_t *pids = NULL;
@@ -509,6 +597,11 @@ int session_start(struct session *s, const struct memcg *cg)
 		p_err("creating the ring buffer: %s", strerror(-err));
 		goto out_stop;
 	}
+	if (ring_buffer__add(s->rb, bpf_map__fd(s->skel->maps.oom_events), on_oom_event, s)) {
+		err = -errno;
+		p_err("adding the OOM ring buffer: %s", strerror(-err));
+		goto out_rb;
+	}
 	s->t0_ns = now_ns();
 	err = take_baseline(s);
 	if (err) {
@@ -541,6 +634,10 @@ int session_poll(struct session *s, int timeout_ms)
 	if (s->numa_multi && now_ns() - s->numa_sampled_ns >= NUMA_SAMPLE_NS) {
 		s->numa_sampled_ns = now_ns();
 		sample_numa(s);
+	}
+	if (now_ns() - s->oom_sampled_ns >= OOM_SAMPLE_NS) {
+		s->oom_sampled_ns = now_ns();
+		sample_oom(s);
 	}
 
 	return n < 0 && n != -EINTR ? n : 0;
@@ -776,6 +873,50 @@ static void session_host(struct session *s, struct report *r)
 							  __ATOMIC_RELAXED));
 }
 
+/*
+ * The OOM kills so far into @r (a copy), their victims' rows marked and
+ * given the stocks at the kill (at exit the OOM reaper may have taken its
+ * anon already), and the cgroup's own limit.
+ */
+static int report_ooms(struct session *s, struct report *r)
+{
+	uint64_t lim;
+
+	r->has_limit = !memcg_limit_read(&s->cg, LIMIT_MAX, &lim);
+	r->limit_bytes = r->has_limit ? lim : 0;
+	r->ooms_unlisted = s->ooms_unlisted;
+	if (!s->nooms)
+		return 0;
+	r->ooms = malloc(s->nooms * sizeof(*r->ooms));
+	if (!r->ooms)
+		return -ENOMEM;
+	memcpy(r->ooms, s->ooms, s->nooms * sizeof(*r->ooms));
+	r->nooms = s->nooms;
+	for (size_t i = 0; i < r->nprocs; i++) {
+		struct proc_row *row = &r->procs[i];
+
+		for (size_t j = 0; j < r->nooms; j++) {
+			const struct oom_kill *k = &r->ooms[j];
+			struct metrics *m = &row->m;
+
+			if (k->pid != row->pid || (k->victim.start_ns && row->start_boottime_ns &&
+						   k->victim.start_ns != row->start_boottime_ns))
+				continue;
+			row->oom_killed = true;
+			if (!(k->flags & MEMACCT_OOM_MM))
+				break;
+			m->anon = k->victim.m.anon;
+			m->file = k->victim.m.file;
+			m->shmem = k->victim.m.shmem;
+			m->rss = k->victim.m.rss;
+			m->rss_peak = m->rss_peak > m->rss ? m->rss_peak : m->rss;
+			m->unknown &= ~(MBIT(M_RSS) | MBIT(M_ANON) | MBIT(M_FILE) | MBIT(M_SHMEM));
+			break;
+		}
+	}
+	return 0;
+}
+
 int session_report(struct session *s, struct report *r)
 {
 	uint64_t *ids = NULL;
@@ -824,6 +965,9 @@ int session_report(struct session *s, struct report *r)
 			row_numa(s, &r->procs[i]);
 	r->nexited_folded = s->nexited_folded;
 	r->exited_folded = s->exited_folded;
+	err = report_ooms(s, r);
+	if (err)
+		goto out;
 	cgroup_totals(s, r, ids, nids);
 	session_host(s, r);
 	loader_dropped(s->skel, r->dropped);
@@ -863,6 +1007,8 @@ void session_stop(struct session *s)
 	free(s->base);
 	free(s->numa);
 	free(s->dma_ov);
+	free(s->ooms);
+	oom_hist_free(&s->oom_hist);
 	numa_topo_free(&s->topo);
 	memset(s, 0, sizeof(*s));
 }

@@ -12,6 +12,7 @@
 #include <sys/types.h>
 #include "cgroup.h"
 #include "numa.h"
+#include "oom.h"
 #include "report.h"
 
 struct memacct_bpf;
@@ -57,7 +58,17 @@ struct session {
 	uint64_t dma_sampled_ns;
 	struct metrics last_flows;	/* flows of the last report's totals:
 					 * a later one never reads lower */
+	/* OOM kills in the subtree (oom.h): the processes sampled once a
+	 * second, and each kill's post-mortem, made as its record is read */
+	struct oom_hist oom_hist;
+	uint64_t oom_sampled_ns;
+	struct oom_kill *ooms;		/* the first SESSION_OOM_KILLS in full */
+	size_t nooms;
+	uint64_t ooms_unlisted;		/* kills past them: counted only */
 };
+
+/* OOM kills a session keeps in full (a storm's further kills are counted) */
+#define SESSION_OOM_KILLS 64
 
 /* flows_add() - @to += @f, every flow (struct memacct_flows is an array of
  * __u64, pages and counts): the daemon's sums and run/attach's subtree. */

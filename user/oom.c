@@ -1,0 +1,749 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause)
+/*
+ * oom.c - OOM kill post-mortems (oom.h): the BPF record of the victim at
+ * oom:mark_victim, the limited memcg's stocks, the processes sampled before
+ * the kill, what grew, and the verdict (docs/metrics.md "OOM kills").
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "cgroup.h"
+#include "hostpin.h"
+#include "memlimits.h"
+#include "metric_table.h"
+#include "oom.h"
+#include "util.h"
+
+uint64_t boot_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_BOOTTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+void oom_hist_push(struct oom_hist *h, uint64_t boot_ns, struct oom_proc *p, size_t n)
+{
+	struct oom_sample *s = &h->s[h->next % OOM_HIST_SAMPLES];
+
+	free(s->p);
+	s->boot_ns = boot_ns;
+	s->p = p;
+	s->n = n;
+	h->next++;
+}
+
+void oom_hist_free(struct oom_hist *h)
+{
+	for (int i = 0; i < OOM_HIST_SAMPLES; i++)
+		free(h->s[i].p);
+	memset(h, 0, sizeof(*h));
+}
+
+/* pinned = mlocked + pinned_vm + dma_pinned, as the reports sum it */
+static void proc_pinned(struct metrics *m)
+{
+	m->pinned = m->mlocked + m->pinned_vm + m->dma_pinned;
+}
+
+void oom_from_event(struct oom_kill *k, const struct memacct_oom_event *ev, long page_size)
+{
+	uint64_t ps = page_size, now_boot = boot_now_ns();
+	struct timespec rt;
+	struct metrics *m = &k->victim.m;
+
+	memset(k, 0, sizeof(*k));
+	k->seq = ev->seq;
+	k->boot_ns = ev->ts_ns;
+	clock_gettime(CLOCK_REALTIME, &rt);
+	k->time = rt.tv_sec + rt.tv_nsec / 1e9 -
+		  (now_boot > ev->ts_ns ? (now_boot - ev->ts_ns) / 1e9 : 0);
+	k->pid = ev->key.tgid;
+	k->tid = ev->tid;
+	k->ppid = ev->ppid;
+	k->oom_score_adj = ev->oom_score_adj;
+	k->flags = ev->flags;
+	memcpy(k->comm, ev->comm, MEMACCT_COMM_LEN);
+	k->comm[MEMACCT_COMM_LEN] = '\0';
+	k->memcg_id = ev->memcg_id;
+	k->has_limit = ev->flags & MEMACCT_OOM_LIMIT;
+	k->limit_memcg_id = ev->limit_memcg_id;
+	k->limit_bytes = ev->limit_pages * ps;
+	k->usage_bytes = ev->usage_pages * ps;
+	k->victim.pid = k->pid;
+	k->victim.start_ns = ev->key.start_boottime_ns;
+	k->victim.memcg_id = ev->memcg_id;
+	memcpy(k->victim.comm, k->comm, sizeof(k->comm));
+	if (ev->flags & MEMACCT_OOM_MM) {
+		m->anon = ev->rss_anon_pages * ps;
+		m->file = ev->rss_file_pages * ps;
+		m->shmem = ev->rss_shmem_pages * ps;
+		m->rss = m->anon + m->file + m->shmem;
+		m->mlocked = ev->locked_vm_pages * ps;
+		m->pinned_vm = ev->pinned_vm_pages * ps;
+		k->swap_bytes = ev->swap_ents_pages * ps;
+		k->total_vm_bytes = ev->total_vm_pages * ps;
+	}
+	if (ev->flags & MEMACCT_OOM_FLOWS) {
+		metrics_from_bpf_flows(m, &ev->f, ps);
+		m->dma_pinned = ev->pin.dma_pinned_pages * ps;
+		m->dma_estimate = ev->pin.dma_flags & MEMACCT_DMA_ESTIMATE;
+	}
+	proc_pinned(m);
+	k->sample_age_s = -1;
+}
+
+/* ------------------------------------------------------- cgroup paths */
+
+struct path_find {
+	uint64_t ids[2];
+	char *out[2];
+	int left;
+};
+
+static int path_find_one(const struct memcg *cg, void *ctx)
+{
+	struct path_find *pf = ctx;
+
+	for (int i = 0; i < 2; i++) {
+		if (pf->ids[i] && pf->ids[i] == cg->id && !pf->out[i][0]) {
+			snprintf(pf->out[i], OOM_PATH, "%s", cg->rel);
+			pf->left--;
+		}
+	}
+	return pf->left <= 0 ? 1 : 0;
+}
+
+/* The paths of the victim's memcg and the limited one: one walk. */
+static void oom_paths(struct oom_kill *k)
+{
+	struct path_find pf = { { k->memcg_id, k->has_limit ? k->limit_memcg_id : 0 },
+				{ k->cgroup, k->limit_cgroup }, 0 };
+
+	pf.left = (pf.ids[0] != 0) + (pf.ids[1] != 0);
+	if (pf.ids[0] && pf.ids[0] == pf.ids[1])
+		pf.left = 1;
+	if (pf.left)
+		memcg_walk(path_find_one, &pf);
+	if (pf.ids[0] == pf.ids[1] && k->cgroup[0])
+		snprintf(k->limit_cgroup, OOM_PATH, "%s", k->cgroup);
+}
+
+/* ------------------------------------------------------------- stocks */
+
+static void oom_stocks(struct oom_kill *k)
+{
+	struct hostpin hp;
+	struct memcg cg;
+	char root[PATH_MAX], abs[PATH_MAX + OOM_PATH];
+	int version;
+
+	if (k->has_limit) {
+		if (!k->limit_cgroup[0] || memcg_root(root, &version))
+			return;
+		snprintf(abs, sizeof(abs), "%s%s", root,
+			 strcmp(k->limit_cgroup, "/") ? k->limit_cgroup : "");
+		if (memcg_of_path(root, version, abs, &cg) || cg.id != k->limit_memcg_id ||
+		    memcg_read_stat(&cg, &k->st))
+			return;
+		k->has_stocks = true;
+	} else {
+		if (hostpin_read(&hp, false) < 0 || !hp.mem.meminfo)
+			return;
+		k->host = hp.mem;
+		k->mem_total = hp.mem_total;
+		k->has_stocks = true;
+	}
+	k->stocks_after_s = (boot_now_ns() - k->boot_ns) / 1e9;
+}
+
+/* -------------------------------------------------- processes, growth */
+
+/* The newest sample taken before the kill, or NULL. */
+static const struct oom_sample *sample_before(const struct oom_hist *h, uint64_t t)
+{
+	const struct oom_sample *best = NULL;
+
+	for (int i = 0; h && i < OOM_HIST_SAMPLES; i++) {
+		const struct oom_sample *s = &h->s[i];
+
+		if (s->p && s->boot_ns <= t && (!best || s->boot_ns > best->boot_ns))
+			best = s;
+	}
+	return best;
+}
+
+/* The oldest sample within OOM_GREW_WINDOW_NS before @t, or NULL. */
+static const struct oom_sample *sample_window_start(const struct oom_hist *h, uint64_t t)
+{
+	const struct oom_sample *best = NULL;
+
+	for (int i = 0; h && i < OOM_HIST_SAMPLES; i++) {
+		const struct oom_sample *s = &h->s[i];
+
+		if (s->p && s->boot_ns <= t && t - s->boot_ns <= OOM_GREW_WINDOW_NS &&
+		    (!best || s->boot_ns < best->boot_ns))
+			best = s;
+	}
+	return best;
+}
+
+static const struct oom_proc *sample_find(const struct oom_sample *s, int pid, uint64_t start)
+{
+	for (size_t i = 0; s && i < s->n; i++)
+		if (s->p[i].pid == pid && (!start || !s->p[i].start_ns || s->p[i].start_ns == start))
+			return &s->p[i];
+	return NULL;
+}
+
+static bool id_in(const uint64_t *ids, int n, uint64_t id)
+{
+	for (int i = 0; i < n; i++)
+		if (ids[i] == id)
+			return true;
+	return false;
+}
+
+static int cmp_rss_desc(const void *a, const void *b)
+{
+	const struct oom_proc *x = a, *y = b;
+
+	return x->m.rss < y->m.rss ? 1 : x->m.rss > y->m.rss ? -1 : 0;
+}
+
+static int cmp_grew_desc(const void *a, const void *b)
+{
+	const struct oom_grew *x = a, *y = b;
+
+	return x->bytes < y->bytes ? 1 : x->bytes > y->bytes ? -1 : 0;
+}
+
+/*
+ * The processes of the limited memcg's subtree (host-wide: every one) in
+ * the last sample before the kill, the victim as at the kill; their sums
+ * for the verdict.
+ */
+static void oom_procs(struct oom_kill *k, const struct oom_hist *h)
+{
+	const struct oom_sample *last = sample_before(h, k->boot_ns);
+	uint64_t *ids = NULL;
+	struct oom_proc *all;
+	size_t n = 0;
+	int nids = -1;
+	bool victim_in = false;
+
+	if (!(k->flags & MEMACCT_OOM_TASK)) {	/* pid only: name it from the sample */
+		const struct oom_proc *v = sample_find(last, k->pid, 0);
+
+		if (v) {
+			k->victim = *v;
+			memcpy(k->comm, v->comm, sizeof(k->comm));
+			if (!k->memcg_id)
+				k->memcg_id = v->memcg_id;
+		}
+	}
+	if (!last)
+		return;
+	k->sample_age_s = (k->boot_ns - last->boot_ns) / 1e9;
+	if (k->has_limit && k->limit_cgroup[0]) {
+		char root[PATH_MAX], abs[PATH_MAX + OOM_PATH];
+		struct memcg cg;
+		int version;
+
+		if (!memcg_root(root, &version)) {
+			snprintf(abs, sizeof(abs), "%s%s", root,
+				 strcmp(k->limit_cgroup, "/") ? k->limit_cgroup : "");
+			if (!memcg_of_path(root, version, abs, &cg))
+				nids = memcg_descendant_ids(&cg, &ids);
+		}
+	}
+	all = calloc(last->n + 1, sizeof(*all));
+	if (!all) {
+		free(ids);
+		return;
+	}
+	for (size_t i = 0; i < last->n; i++) {
+		const struct oom_proc *p = &last->p[i];
+
+		if (k->has_limit && (nids < 0 || !id_in(ids, nids, p->memcg_id)))
+			continue;
+		if (p->pid == k->pid && (k->flags & MEMACCT_OOM_TASK)) {
+			all[n++] = k->victim;	/* as at the kill */
+			victim_in = true;
+			continue;
+		}
+		all[n++] = *p;
+	}
+	if (!victim_in && (k->flags & MEMACCT_OOM_TASK))
+		all[n++] = k->victim;
+	free(ids);
+	for (size_t i = 0; i < n; i++) {
+		k->pinned_bytes += all[i].m.pinned;
+		k->cow_bytes += all[i].m.cow_copied;
+		k->anon_bytes += all[i].m.anon;
+	}
+	k->nprocs_all = n;
+	if (n)
+		qsort(all, n, sizeof(*all), cmp_rss_desc);
+	k->nprocs = n < OOM_PROCS_MAX ? n : OOM_PROCS_MAX;
+	memcpy(k->procs, all, k->nprocs * sizeof(*all));
+
+	/* growth: each process against the oldest sample in the window */
+	{
+		const struct oom_sample *first = sample_window_start(h, k->boot_ns);
+		static const enum metric_id keys[] = {
+			M_ANON, M_SHMEM, M_FILE, M_MLOCKED, M_PINNED_VM, M_DMA_PINNED,
+			M_COW_COPIED,
+		};
+		struct oom_grew g[OOM_GREW_MAX * 4];
+		size_t ng = 0;
+
+		for (size_t i = 0; first && i < n; i++) {
+			const struct oom_proc *was = sample_find(first, all[i].pid, all[i].start_ns);
+			bool victim = all[i].pid == k->pid;
+			uint64_t t_now = victim ? k->boot_ns : last->boot_ns;
+
+			if (!was || t_now <= first->boot_ns)
+				continue;
+			for (size_t j = 0; j < sizeof(keys) / sizeof(keys[0]); j++) {
+				int64_t d = (int64_t)metric_get(&all[i].m, keys[j]) -
+					    (int64_t)metric_get(&was->m, keys[j]);
+
+				if (d < (int64_t)OOM_GREW_MIN_BYTES)
+					continue;
+				if (ng == sizeof(g) / sizeof(g[0])) {
+					qsort(g, ng, sizeof(g[0]), cmp_grew_desc);
+					ng = OOM_GREW_MAX;
+				}
+				g[ng].pid = all[i].pid;
+				memcpy(g[ng].comm, all[i].comm, sizeof(g[ng].comm));
+				g[ng].key = metric_table[keys[j]].key;
+				g[ng].bytes = d;
+				g[ng].seconds = (t_now - first->boot_ns) / 1e9;
+				ng++;
+			}
+		}
+		if (ng)
+			qsort(g, ng, sizeof(g[0]), cmp_grew_desc);
+		k->ngrew = ng < OOM_GREW_MAX ? ng : OOM_GREW_MAX;
+		memcpy(k->grew, g, k->ngrew * sizeof(g[0]));
+	}
+	free(all);
+}
+
+/* ------------------------------------------------------------ verdict */
+
+/* "anon_bytes" → "anon" for a sentence */
+static const char *key_word(const char *key)
+{
+	static const struct { const char *key, *word; } w[] = {
+		{ "anon_bytes", "anon" }, { "shmem_bytes", "shmem" },
+		{ "file_bytes", "page cache" }, { "mlocked_bytes", "mlocked" },
+		{ "pinned_vm_bytes", "pinned_vm" }, { "dma_pinned_bytes", "DMA-pinned" },
+		{ "cow_copied_bytes", "CoW copies" },
+	};
+
+	for (size_t i = 0; i < sizeof(w) / sizeof(w[0]); i++)
+		if (!strcmp(w[i].key, key))
+			return w[i].word;
+	return key;
+}
+
+static bool at_least(uint64_t part, uint64_t whole)
+{
+	return whole && part * 100 >= (uint64_t)OOM_CAUSE_PCT * whole;
+}
+
+/* The forked processes that copied most, "PID 12 (w), PID 13 (w)" */
+static void cow_names(const struct oom_kill *k, char *buf, size_t len, size_t *nworkers)
+{
+	const struct oom_proc *top[3] = { 0 };
+	size_t off = 0;
+
+	*nworkers = 0;
+	buf[0] = '\0';
+	for (size_t i = 0; i < k->nprocs; i++) {
+		const struct oom_proc *p = &k->procs[i];
+
+		if (p->m.cow_copied < OOM_GREW_MIN_BYTES)
+			continue;
+		(*nworkers)++;
+		for (int j = 0; j < 3; j++) {
+			if (!top[j] || p->m.cow_copied > top[j]->m.cow_copied) {
+				memmove(&top[j + 1], &top[j], (2 - j) * sizeof(top[0]));
+				top[j] = p;
+				break;
+			}
+		}
+	}
+	for (int j = 0; j < 3 && top[j] && off < len; j++) {
+		char b[16];
+
+		off += snprintf(buf + off, len - off, "%sPID %d (%s) %s", j ? ", " : "",
+				top[j]->pid, top[j]->comm, fmt_bytes(b, sizeof(b), top[j]->m.cow_copied));
+	}
+}
+
+/* the verdict: docs/metrics.md "OOM kills" gives these rules */
+static void oom_verdict(struct oom_kill *k)
+{
+	uint64_t base = k->has_limit ? k->limit_bytes : k->mem_total;
+	uint64_t shmem = 0, cache = 0, reclaimable = 0, mlocked = 0, pinned_vm = 0, dma = 0;
+	char b[8][16], cause[400], where[OOM_PATH + 64], grew[200] = "";
+	size_t off = 0;
+	int n;
+
+	for (size_t i = 0; i < k->nprocs; i++) {
+		mlocked += k->procs[i].m.mlocked;
+		pinned_vm += k->procs[i].m.pinned_vm;
+		dma += k->procs[i].m.dma_pinned;
+	}
+	if (!k->nprocs) {	/* no sample: the victim alone */
+		k->pinned_bytes = k->victim.m.pinned;
+		k->cow_bytes = k->victim.m.cow_copied;
+		k->anon_bytes = k->victim.m.anon;
+		mlocked = k->victim.m.mlocked;
+		pinned_vm = k->victim.m.pinned_vm;
+		dma = k->victim.m.dma_pinned;
+	}
+	if (k->has_stocks && k->has_limit) {
+		shmem = k->st.shmem;
+		cache = k->st.file > k->st.shmem ? k->st.file - k->st.shmem : 0;
+		reclaimable = memcg_reclaimable(&k->st);
+	} else if (k->has_stocks) {
+		shmem = k->host.shmem;
+		cache = k->host.page_cache;
+		reclaimable = k->host.reclaimable;
+	} else {
+		shmem = k->victim.m.shmem;
+	}
+	if (at_least(k->pinned_bytes, base)) {
+		k->cause = "pinned";
+		k->cause_bytes = k->pinned_bytes;
+		snprintf(cause, sizeof(cause), "%s of it was pinned (mlocked %s + pinned_vm %s + "
+			 "DMA %s), which reclaim can never free",
+			 fmt_bytes(b[0], 16, k->pinned_bytes), fmt_bytes(b[1], 16, mlocked),
+			 fmt_bytes(b[2], 16, pinned_vm), fmt_bytes(b[3], 16, dma));
+	} else if (at_least(k->cow_bytes, base)) {
+		char names[200];
+		size_t nw;
+
+		cow_names(k, names, sizeof(names), &nw);
+		k->cause = "cow";
+		k->cause_bytes = k->cow_bytes;
+		snprintf(cause, sizeof(cause), "%s of it were copy-on-write copies made by %zu "
+			 "forked process%s (%s): each wrote to pages shared with its parent",
+			 fmt_bytes(b[0], 16, k->cow_bytes), nw, nw == 1 ? "" : "es",
+			 names[0] ? names : "none sampled");
+	} else if (at_least(shmem, base)) {
+		k->cause = "shmem";
+		k->cause_bytes = shmem;
+		snprintf(cause, sizeof(cause), "%s of it was shmem (tmpfs, /dev/shm, shared "
+			 "anonymous memory), which stays charged until its files are removed and "
+			 "can only go to swap", fmt_bytes(b[0], 16, shmem));
+	} else if (at_least(reclaimable, base)) {
+		k->cause = "page_cache";
+		k->cause_bytes = reclaimable;
+		snprintf(cause, sizeof(cause), "%s of it was clean page cache that reclaim could "
+			 "have dropped, yet the limit was hit: allocations outran reclaim",
+			 fmt_bytes(b[0], 16, reclaimable));
+	} else {
+		const struct oom_proc *big = k->nprocs ? &k->procs[0] : &k->victim;
+
+		for (size_t i = 0; i < k->nprocs; i++)
+			if (k->procs[i].m.anon > big->m.anon)
+				big = &k->procs[i];
+		k->cause = "anon";
+		k->cause_bytes = k->anon_bytes;
+		snprintf(cause, sizeof(cause), "its processes' anonymous memory (%s, %s of it in "
+			 "PID %d %s) was above what the limit allows: the working set does not fit",
+			 fmt_bytes(b[0], 16, k->anon_bytes), fmt_bytes(b[1], 16, big->m.anon),
+			 big->pid, big->comm);
+	}
+	if (k->has_limit)
+		snprintf(where, sizeof(where), "in %s at its %s limit",
+			 k->limit_cgroup[0] ? k->limit_cgroup : "a memory cgroup",
+			 fmt_bytes(b[4], 16, k->limit_bytes));
+	else
+		snprintf(where, sizeof(where), "by the host-wide OOM killer (no memory cgroup at "
+			 "its limit; MemTotal %s)", fmt_bytes(b[4], 16, k->mem_total));
+	if (k->ngrew) {
+		const struct oom_grew *g = &k->grew[0];
+
+		snprintf(grew, sizeof(grew), "; in the last %.1f s %s grew by %s in PID %d (%s)",
+			 g->seconds, key_word(g->key), fmt_bytes(b[5], 16, (uint64_t)g->bytes),
+			 g->pid, g->comm);
+	}
+	n = snprintf(k->verdict, sizeof(k->verdict), "OOM: %s (PID %d) was killed %s; %s",
+		     k->comm[0] ? k->comm : "?", k->pid, where, cause);
+	off = n > 0 && (size_t)n < sizeof(k->verdict) ? (size_t)n : sizeof(k->verdict) - 1;
+	n = snprintf(k->verdict + off, sizeof(k->verdict) - off, "; %s anon, %s page cache (%s "
+		     "reclaimable), %s shmem, %s pinned%s",
+		     fmt_bytes(b[0], 16, k->anon_bytes), fmt_bytes(b[1], 16, cache),
+		     fmt_bytes(b[2], 16, reclaimable), fmt_bytes(b[3], 16, shmem),
+		     fmt_bytes(b[6], 16, k->pinned_bytes), grew);
+	(void)n;
+}
+
+void oom_explain(struct oom_kill *k, const struct oom_hist *h)
+{
+	oom_paths(k);
+	oom_stocks(k);
+	oom_procs(k, h);
+	oom_verdict(k);
+}
+
+/* --------------------------------------------------------------- JSON */
+
+static void set_u64(json_t *o, const char *k, uint64_t v)
+{
+	json_object_set_new(o, k, json_integer((json_int_t)v));
+}
+
+/* the figures a process has in a post-mortem, under the report's keys */
+static const enum metric_id proc_keys[] = {
+	M_RSS, M_ANON, M_FILE, M_SHMEM, M_MLOCKED, M_PINNED_VM, M_DMA_PINNED, M_PINNED,
+	M_COW_COPIED, M_COW_FILE_COPIED, M_ZERO_FILL, M_REMOTE_NUMA_ALLOC,
+};
+
+static json_t *proc_json(const struct oom_proc *p, bool stocks, bool flows)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, "pid", json_integer(p->pid));
+	json_object_set_new(o, "comm", json_string_sanitized(p->comm));
+	for (size_t i = 0; i < sizeof(proc_keys) / sizeof(proc_keys[0]); i++) {
+		enum metric_id id = proc_keys[i];
+		bool flow = metric_table[id].flags & MF_FLOW, known = flow ? flows : stocks;
+
+		if (id == M_DMA_PINNED || id == M_PINNED)
+			known = stocks || flows;
+		json_object_set_new(o, metric_table[id].key,
+				    known ? json_integer((json_int_t)metric_get(&p->m, id)) :
+					    json_null());
+	}
+	return o;
+}
+
+static json_t *stocks_json(const struct oom_kill *k)
+{
+	json_t *o;
+
+	if (!k->has_stocks)
+		return json_null();
+	o = json_object();
+	json_object_set_new(o, "read_after_kill_s", json_real(k->stocks_after_s));
+	if (k->has_limit) {
+		const struct memcg_stat *s = &k->st;
+
+		json_object_set_new(o, "source", json_string("memory.stat"));
+		set_u64(o, "usage_bytes", s->usage);
+		set_u64(o, "anon_bytes", s->anon);
+		set_u64(o, "file_bytes", s->file);
+		set_u64(o, "shmem_bytes", s->shmem);
+		set_u64(o, "reclaimable_bytes", memcg_reclaimable(s));
+		set_u64(o, "unevictable_bytes", s->unevictable);
+		set_u64(o, "slab_reclaimable_bytes", s->slab_reclaimable);
+		json_object_set_new(o, "slab_bytes", s->slab ? json_integer(s->slab) : json_null());
+		json_object_set_new(o, "kernel_bytes",
+				    s->kernel ? json_integer(s->kernel) : json_null());
+		if (s->has_oom_kill)
+			set_u64(o, "oom_kill", s->oom_kill);
+		return o;
+	}
+	json_object_set_new(o, "source", json_string("/proc/meminfo"));
+	set_u64(o, "mem_total_bytes", k->mem_total);
+	set_u64(o, "mem_free_bytes", k->host.mem_free);
+	json_object_set_new(o, "mem_available_bytes", k->host.avail_known ?
+			    json_integer(k->host.mem_available) : json_null());
+	set_u64(o, "page_cache_bytes", k->host.page_cache);
+	set_u64(o, "reclaimable_bytes", k->host.reclaimable);
+	set_u64(o, "shmem_bytes", k->host.shmem);
+	set_u64(o, "unevictable_bytes", k->host.unevictable);
+	set_u64(o, "mlocked_bytes", k->host.mlocked);
+	return o;
+}
+
+json_t *oom_json(const struct oom_kill *k)
+{
+	json_t *o = json_object(), *procs = json_array(), *grew = json_array(), *v;
+	char ts[40];
+	time_t t = (time_t)k->time;
+	struct tm tm;
+
+	set_u64(o, "seq", k->seq);
+	json_object_set_new(o, "pid", json_integer(k->pid));
+	json_object_set_new(o, "tid", json_integer(k->tid));
+	json_object_set_new(o, "comm", json_string_sanitized(k->comm));
+	json_object_set_new(o, "cgroup", k->cgroup[0] ? json_string_sanitized(k->cgroup) :
+			    json_null());
+	json_object_set_new(o, "time", json_real(k->time));
+	gmtime_r(&t, &tm);
+	strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	json_object_set_new(o, "time_iso", json_string(ts));
+	json_object_set_new(o, "host_wide", json_boolean(!k->has_limit));
+	json_object_set_new(o, "limit_cgroup", k->has_limit && k->limit_cgroup[0] ?
+			    json_string_sanitized(k->limit_cgroup) : json_null());
+	json_object_set_new(o, "limit_bytes", k->has_limit ? json_integer(k->limit_bytes) :
+			    json_null());
+	json_object_set_new(o, "usage_bytes", k->has_limit ? json_integer(k->usage_bytes) :
+			    json_null());
+	v = proc_json(&k->victim, k->flags & MEMACCT_OOM_MM || !(k->flags & MEMACCT_OOM_TASK),
+		      k->flags & MEMACCT_OOM_FLOWS || !(k->flags & MEMACCT_OOM_TASK));
+	json_object_set_new(v, "ppid", json_integer(k->ppid));
+	json_object_set_new(v, "swap_bytes", k->flags & MEMACCT_OOM_MM ?
+			    json_integer(k->swap_bytes) : json_null());
+	json_object_set_new(v, "total_vm_bytes", k->flags & MEMACCT_OOM_MM ?
+			    json_integer(k->total_vm_bytes) : json_null());
+	json_object_set_new(v, "oom_score_adj", k->flags & MEMACCT_OOM_TASK ?
+			    json_integer(k->oom_score_adj) : json_null());
+	json_object_set_new(v, "at_kill", json_boolean(k->flags & MEMACCT_OOM_MM));
+	json_object_set_new(o, "victim", v);
+	json_object_set_new(o, "cgroup_stocks", stocks_json(k));
+	for (size_t i = 0; i < k->nprocs; i++)
+		json_array_append_new(procs, proc_json(&k->procs[i], true, true));
+	json_object_set_new(o, "processes", procs);
+	json_object_set_new(o, "processes_total", json_integer((json_int_t)k->nprocs_all));
+	json_object_set_new(o, "sample_age_s", k->sample_age_s >= 0 ?
+			    json_real(k->sample_age_s) : json_null());
+	for (size_t i = 0; i < k->ngrew; i++) {
+		json_t *g = json_object();
+
+		json_object_set_new(g, "pid", json_integer(k->grew[i].pid));
+		json_object_set_new(g, "comm", json_string_sanitized(k->grew[i].comm));
+		json_object_set_new(g, "key", json_string(k->grew[i].key));
+		json_object_set_new(g, "bytes", json_integer(k->grew[i].bytes));
+		json_object_set_new(g, "seconds", json_real(k->grew[i].seconds));
+		json_array_append_new(grew, g);
+	}
+	json_object_set_new(o, "grew", grew);
+	json_object_set_new(o, "cause", k->cause ? json_string(k->cause) : json_null());
+	set_u64(o, "cause_bytes", k->cause_bytes);
+	set_u64(o, "pinned_bytes", k->pinned_bytes);
+	set_u64(o, "cow_copied_bytes", k->cow_bytes);
+	set_u64(o, "anon_bytes", k->anon_bytes);
+	json_object_set_new(o, "verdict", json_string_sanitized(k->verdict));
+	return o;
+}
+
+/* ------------------------------------------------------------ text */
+
+static uint64_t jbytes(const json_t *o, const char *key)
+{
+	const json_t *v = json_object_get(o, key);
+
+	return json_is_integer(v) ? (uint64_t)json_integer_value(v) : 0;
+}
+
+static const char *jbytes_s(char *b, const json_t *o, const char *key)
+{
+	const json_t *v = json_object_get(o, key);
+
+	if (!json_is_integer(v))
+		return "-";
+	return fmt_bytes(b, 16, (uint64_t)json_integer_value(v));
+}
+
+/* "@prefix@text" in lines of at most 100 columns, broken at spaces */
+static void wrapped(FILE *f, const char *prefix, const char *text)
+{
+	size_t col = strlen(prefix), len;
+	bool first = true;
+
+	fputs(prefix, f);
+	while (*text) {
+		len = strcspn(text, " ");
+		if (!first && col + 1 + len > 100) {
+			fputs("\n  ", f);
+			col = 2;
+			first = true;
+		}
+		if (!first) {
+			fputc(' ', f);
+			col++;
+		}
+		fwrite(text, 1, len, f);
+		col += len;
+		first = false;
+		text += len;
+		while (*text == ' ')
+			text++;
+	}
+	fputc('\n', f);
+}
+
+void oom_print_json(FILE *f, const json_t *o, bool full)
+{
+	const json_t *v = json_object_get(o, "victim"), *st = json_object_get(o, "cgroup_stocks");
+	const json_t *procs = json_object_get(o, "processes"), *grew = json_object_get(o, "grew");
+	const char *verdict = json_string_value(json_object_get(o, "verdict"));
+	char b[8][16];
+	size_t i, n;
+
+	char line[1024];
+
+	wrapped(f, "", verdict ? verdict : "OOM kill");
+	snprintf(line, sizeof(line), "at %s, seq %" PRIu64 "; victim PID %d (%s)%s: anon %s, "
+		 "file %s, shmem %s, swap %s, mlocked %s, pinned_vm %s, DMA %s, CoW-copied %s",
+		 json_string_value(json_object_get(o, "time_iso")) ?: "?", jbytes(o, "seq"),
+		 (int)jbytes(o, "pid"), json_string_value(json_object_get(o, "comm")) ?: "?",
+		 json_is_true(json_object_get(v, "at_kill")) ? " at the kill" : "",
+		 jbytes_s(b[0], v, "anon_bytes"), jbytes_s(b[1], v, "file_bytes"),
+		 jbytes_s(b[2], v, "shmem_bytes"), jbytes_s(b[3], v, "swap_bytes"),
+		 jbytes_s(b[4], v, "mlocked_bytes"), jbytes_s(b[5], v, "pinned_vm_bytes"),
+		 jbytes_s(b[6], v, "dma_pinned_bytes"), jbytes_s(b[7], v, "cow_copied_bytes"));
+	wrapped(f, "  ", line);
+	if (json_is_object(st) && json_object_get(st, "usage_bytes")) {
+		snprintf(line, sizeof(line), "cgroup %s: usage at the kill %s of its limit %s; "
+			 "memory.stat %.2f s after it: anon %s, file %s, shmem %s, reclaimable %s, "
+			 "unevictable %s, kernel %s",
+			 json_string_value(json_object_get(o, "limit_cgroup")) ?: "?",
+			 jbytes_s(b[0], o, "usage_bytes"), jbytes_s(b[1], o, "limit_bytes"),
+			 json_real_value(json_object_get(st, "read_after_kill_s")),
+			 jbytes_s(b[2], st, "anon_bytes"), jbytes_s(b[3], st, "file_bytes"),
+			 jbytes_s(b[4], st, "shmem_bytes"), jbytes_s(b[5], st, "reclaimable_bytes"),
+			 jbytes_s(b[6], st, "unevictable_bytes"), jbytes_s(b[7], st, "kernel_bytes"));
+		wrapped(f, "  ", line);
+	} else if (json_is_object(st)) {
+		snprintf(line, sizeof(line), "host: MemTotal %s, available %s, page cache %s "
+			 "(reclaimable %s), shmem %s, unevictable %s",
+			 jbytes_s(b[0], st, "mem_total_bytes"),
+			 jbytes_s(b[1], st, "mem_available_bytes"),
+			 jbytes_s(b[2], st, "page_cache_bytes"),
+			 jbytes_s(b[3], st, "reclaimable_bytes"), jbytes_s(b[4], st, "shmem_bytes"),
+			 jbytes_s(b[5], st, "unevictable_bytes"));
+		wrapped(f, "  ", line);
+	}
+	n = json_array_size(procs);
+	if (n) {
+		const json_t *age = json_object_get(o, "sample_age_s");
+
+		fprintf(f, "  processes (%zu, sampled %.1f s before the kill; the victim at it):\n",
+			(size_t)jbytes(o, "processes_total"),
+			json_is_number(age) ? json_number_value(age) : 0.0);
+		fprintf(f, "  %7s %-15s %8s %8s %8s %8s %8s\n", "PID", "COMM", "RSS", "ANON",
+			"SHMEM", "PINNED", "COW");
+	}
+	for (i = 0; i < n && (full || i < 5); i++) {
+		const json_t *p = json_array_get(procs, i);
+
+		fprintf(f, "  %7d %-15.15s %8s %8s %8s %8s %8s\n", (int)jbytes(p, "pid"),
+			json_string_value(json_object_get(p, "comm")) ?: "?",
+			jbytes_s(b[0], p, "rss_bytes"), jbytes_s(b[1], p, "anon_bytes"),
+			jbytes_s(b[2], p, "shmem_bytes"), jbytes_s(b[3], p, "pinned_bytes"),
+			jbytes_s(b[4], p, "cow_copied_bytes"));
+	}
+	if (i < n)
+		fprintf(f, "  ... %zu more (memacct oom --last, -j)\n", n - i);
+	for (i = 0; i < json_array_size(grew); i++) {
+		const json_t *g = json_array_get(grew, i);
+
+		fprintf(f, "  grew: PID %d (%s) %s +%s in %.1f s\n", (int)jbytes(g, "pid"),
+			json_string_value(json_object_get(g, "comm")) ?: "?",
+			key_word(json_string_value(json_object_get(g, "key")) ?: "?"),
+			jbytes_s(b[0], g, "bytes"),
+			json_number_value(json_object_get(g, "seconds")));
+	}
+}

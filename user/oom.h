@@ -1,0 +1,142 @@
+/* SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause) */
+/*
+ * oom.h - OOM kill post-mortems: what the memory of the cgroup that hit its
+ * limit (or of the host) was made of at the kill. The BPF side records the
+ * victim at oom:mark_victim (include/memacct.h struct memacct_oom_event);
+ * userspace adds, as soon as it reads the record, the limited memcg's
+ * stocks, its processes from the last sample before the kill, what grew in
+ * the seconds before, and a verdict naming the largest cause
+ * (docs/metrics.md "OOM kills"). run, attach, the daemon and `memacct oom`
+ * fill and print the same struct oom_kill. Sizes in bytes.
+ */
+#ifndef MEMACCT_OOM_H
+#define MEMACCT_OOM_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <jansson.h>
+#include "memacct.h"
+#include "report.h"
+
+#define OOM_HIST_SAMPLES	8	/* samples of the processes kept */
+#define OOM_SAMPLE_NS		1000000000ULL	/* run/attach: one a second */
+#define OOM_GREW_WINDOW_NS	5000000000ULL	/* "grew in the last N s": <= 5 s */
+#define OOM_GREW_MIN_BYTES	(1ULL << 20)	/* growth named from 1 MiB */
+#define OOM_PROCS_MAX		32	/* processes listed, the largest RSS */
+#define OOM_GREW_MAX		8
+#define OOM_CAUSE_PCT		25	/* a cause is named at >= 25% of the limit */
+#define OOM_PATH		PATH_MAX	/* cgroup paths (struct memcg.rel) */
+
+/* One process of a sample (or the victim at the kill): bytes, and flows. */
+struct oom_proc {
+	int pid;
+	uint64_t start_ns;		/* memacct_proc_key.start_boottime_ns; 0 unknown */
+	uint64_t memcg_id;
+	char comm[MEMACCT_COMM_LEN + 1];
+	struct metrics m;		/* rss, anon, file, shmem, mlocked,
+					 * pinned_vm, dma_pinned, pinned, and
+					 * the BPF flows (cow_copied, ...) */
+};
+
+/* The processes at one moment (CLOCK_BOOTTIME, as the BPF record's ts). */
+struct oom_sample {
+	uint64_t boot_ns;
+	struct oom_proc *p;		/* owned */
+	size_t n;
+};
+
+/* The last OOM_HIST_SAMPLES samples, a ring; zeroed is empty. */
+struct oom_hist {
+	struct oom_sample s[OOM_HIST_SAMPLES];
+	unsigned int next;
+};
+
+/* What grew in the seconds before the kill, in one process. */
+struct oom_grew {
+	int pid;
+	char comm[MEMACCT_COMM_LEN + 1];
+	const char *key;		/* a report key: "anon_bytes", ... */
+	int64_t bytes;
+	double seconds;
+};
+
+struct oom_kill {
+	uint64_t seq;			/* the BPF side's kill number since load */
+	uint64_t boot_ns;		/* CLOCK_BOOTTIME of the kill */
+	double time;			/* Unix time of the kill, s */
+	int pid, tid, ppid, oom_score_adj;
+	unsigned int flags;		/* MEMACCT_OOM_* */
+	char comm[MEMACCT_COMM_LEN + 1];
+	uint64_t memcg_id;
+	char cgroup[OOM_PATH];		/* the victim's memcg ("" unknown) */
+	bool has_limit;			/* a memcg at its limit: a memcg OOM */
+	uint64_t limit_memcg_id;
+	char limit_cgroup[OOM_PATH];
+	uint64_t limit_bytes, usage_bytes;	/* page_counter at the kill */
+	struct oom_proc victim;		/* at the kill (BPF: the mm intact) */
+	uint64_t swap_bytes, total_vm_bytes;
+	/* the limited memcg's memory.stat (or the host's meminfo), read as
+	 * soon as the record was: its anon and usage no longer hold the
+	 * victim's, its page cache and shmem do */
+	bool has_stocks;
+	struct memcg_stat st;		/* memcg OOM */
+	struct hostmem host;		/* host-wide OOM */
+	uint64_t mem_total;
+	double stocks_after_s;		/* read this long after the kill */
+	/* the processes of the limited memcg (host: all) in the last sample
+	 * before the kill, the victim as at the kill */
+	struct oom_proc procs[OOM_PROCS_MAX];
+	size_t nprocs, nprocs_all;
+	double sample_age_s;		/* how long before the kill; < 0: none */
+	struct oom_grew grew[OOM_GREW_MAX];
+	size_t ngrew;
+	/* the verdict: docs/metrics.md "OOM kills" */
+	const char *cause;		/* "pinned", "cow", "shmem", "page_cache", "anon" */
+	uint64_t cause_bytes;
+	uint64_t pinned_bytes, cow_bytes, anon_bytes;	/* the memcg's, summed */
+	char verdict[800];
+};
+
+/*
+ * oom_hist_push() - add a sample of @n processes at @boot_ns (CLOCK_BOOTTIME
+ * ns) to @h, which takes @p (malloc'd) and frees the oldest sample.
+ */
+void oom_hist_push(struct oom_hist *h, uint64_t boot_ns, struct oom_proc *p, size_t n);
+void oom_hist_free(struct oom_hist *h);
+
+/* boot_now_ns() - CLOCK_BOOTTIME, ns: the clock of bpf_ktime_get_boot_ns() */
+uint64_t boot_now_ns(void);
+
+/*
+ * oom_from_event() - @k from the BPF record @ev (pages → bytes with
+ * @page_size): victim, its stocks and flows at the kill, the limit and the
+ * usage of the memcg that hit it. Paths, stocks and verdict: oom_explain().
+ */
+void oom_from_event(struct oom_kill *k, const struct memacct_oom_event *ev, long page_size);
+
+/*
+ * oom_explain() - what userspace adds to @k, at once after the record was
+ * read: cgroup paths (a walk of the hierarchy), the limited memcg's
+ * memory.stat or, host-wide, /proc/meminfo, the processes of the last
+ * sample of @h (NULL: none) before the kill that were in the limited
+ * memcg's subtree, what grew in the OOM_GREW_WINDOW_NS before it, and the
+ * verdict. A pid-only record (kernels before 6.7) takes the victim's name
+ * and figures from the sample.
+ */
+void oom_explain(struct oom_kill *k, const struct oom_hist *h);
+
+/* oom_json() - @k as the JSON object of "oom_kills" (new reference). */
+json_t *oom_json(const struct oom_kill *k);
+
+/*
+ * oom_print_json() - a post-mortem as lines for a person from its JSON
+ * object (oom_json(), or one read back from the daemon's log), to @f:
+ * the verdict, the victim and the limited memcg's stocks, the processes,
+ * what grew. @full: every process (memacct oom --last), else the five
+ * largest.
+ */
+void oom_print_json(FILE *f, const json_t *o, bool full);
+
+#endif
