@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -92,7 +93,7 @@ void oom_from_event(struct oom_kill *k, const struct memacct_oom_event *ev, long
 		m->dma_estimate = ev->pin.dma_flags & MEMACCT_DMA_ESTIMATE;
 	}
 	proc_pinned(m);
-	k->sample_age_s = -1;
+	k->sample_age_s = NAN;
 }
 
 /* ------------------------------------------------------- cgroup paths */
@@ -175,6 +176,25 @@ static const struct oom_sample *sample_before(const struct oom_hist *h, uint64_t
 	return best;
 }
 
+/*
+ * The sample the processes are taken from: the first one after the kill
+ * (made when its record was read: every process but the victim as it is
+ * then, ~0.1 s later at most), or the newest before it.
+ */
+static const struct oom_sample *sample_near(const struct oom_hist *h, uint64_t t)
+{
+	const struct oom_sample *best = NULL;
+
+	for (int i = 0; h && i < OOM_HIST_SAMPLES; i++) {
+		const struct oom_sample *s = &h->s[i];
+
+		if (s->p && s->boot_ns > t && s->boot_ns - t <= OOM_SAMPLE_NS &&
+		    (!best || s->boot_ns < best->boot_ns))
+			best = s;
+	}
+	return best ? best : sample_before(h, t);
+}
+
 /* The oldest sample within OOM_GREW_WINDOW_NS before @t, or NULL. */
 static const struct oom_sample *sample_window_start(const struct oom_hist *h, uint64_t t)
 {
@@ -227,7 +247,7 @@ static int cmp_grew_desc(const void *a, const void *b)
  */
 static void oom_procs(struct oom_kill *k, const struct oom_hist *h)
 {
-	const struct oom_sample *last = sample_before(h, k->boot_ns);
+	const struct oom_sample *last = sample_near(h, k->boot_ns);
 	uint64_t *ids = NULL;
 	struct oom_proc *all;
 	size_t n = 0;
@@ -235,7 +255,7 @@ static void oom_procs(struct oom_kill *k, const struct oom_hist *h)
 	bool victim_in = false;
 
 	if (!(k->flags & MEMACCT_OOM_TASK)) {	/* pid only: name it from the sample */
-		const struct oom_proc *v = sample_find(last, k->pid, 0);
+		const struct oom_proc *v = sample_find(sample_before(h, k->boot_ns), k->pid, 0);
 
 		if (v) {
 			k->victim = *v;
@@ -246,7 +266,7 @@ static void oom_procs(struct oom_kill *k, const struct oom_hist *h)
 	}
 	if (!last)
 		return;
-	k->sample_age_s = (k->boot_ns - last->boot_ns) / 1e9;
+	k->sample_age_s = ((double)k->boot_ns - (double)last->boot_ns) / 1e9;
 	if (k->has_limit && k->limit_cgroup[0]) {
 		char root[PATH_MAX], abs[PATH_MAX + OOM_PATH];
 		struct memcg cg;
@@ -269,14 +289,15 @@ static void oom_procs(struct oom_kill *k, const struct oom_hist *h)
 
 		if (k->has_limit && (nids < 0 || !id_in(ids, nids, p->memcg_id)))
 			continue;
-		if (p->pid == k->pid && (k->flags & MEMACCT_OOM_TASK)) {
+		if (p->pid == k->pid) {
 			all[n++] = k->victim;	/* as at the kill */
 			victim_in = true;
 			continue;
 		}
 		all[n++] = *p;
 	}
-	if (!victim_in && (k->flags & MEMACCT_OOM_TASK))
+	if (!victim_in && k->victim.pid == k->pid && (k->flags & MEMACCT_OOM_TASK ||
+						      k->victim.comm[0]))
 		all[n++] = k->victim;
 	free(ids);
 	for (size_t i = 0; i < n; i++) {
@@ -303,7 +324,8 @@ static void oom_procs(struct oom_kill *k, const struct oom_hist *h)
 		for (size_t i = 0; first && i < n; i++) {
 			const struct oom_proc *was = sample_find(first, all[i].pid, all[i].start_ns);
 			bool victim = all[i].pid == k->pid;
-			uint64_t t_now = victim ? k->boot_ns : last->boot_ns;
+			uint64_t t_now = victim && (k->flags & MEMACCT_OOM_MM) ? k->boot_ns :
+					 last->boot_ns;
 
 			if (!was || t_now <= first->boot_ns)
 				continue;
@@ -606,7 +628,7 @@ json_t *oom_json(const struct oom_kill *k)
 		json_array_append_new(procs, proc_json(&k->procs[i], true, true));
 	json_object_set_new(o, "processes", procs);
 	json_object_set_new(o, "processes_total", json_integer((json_int_t)k->nprocs_all));
-	json_object_set_new(o, "sample_age_s", k->sample_age_s >= 0 ?
+	json_object_set_new(o, "sample_age_s", !isnan(k->sample_age_s) ?
 			    json_real(k->sample_age_s) : json_null());
 	for (size_t i = 0; i < k->ngrew; i++) {
 		json_t *g = json_object();
@@ -720,9 +742,10 @@ void oom_print_json(FILE *f, const json_t *o, bool full)
 	if (n) {
 		const json_t *age = json_object_get(o, "sample_age_s");
 
-		fprintf(f, "  processes (%zu, sampled %.1f s before the kill; the victim at it):\n",
-			(size_t)jbytes(o, "processes_total"),
-			json_is_number(age) ? json_number_value(age) : 0.0);
+		double a = json_is_number(age) ? json_number_value(age) : 0.0;
+
+		fprintf(f, "  processes (%zu, sampled %.2f s %s the kill; the victim at it):\n",
+			(size_t)jbytes(o, "processes_total"), fabs(a), a < 0 ? "after" : "before");
 		fprintf(f, "  %7s %-15s %8s %8s %8s %8s %8s\n", "PID", "COMM", "RSS", "ANON",
 			"SHMEM", "PINNED", "COW");
 	}

@@ -85,11 +85,13 @@ struct oom_kill {
 	struct hostmem host;		/* host-wide OOM */
 	uint64_t mem_total;
 	double stocks_after_s;		/* read this long after the kill */
-	/* the processes of the limited memcg (host: all) in the last sample
-	 * before the kill, the victim as at the kill */
+	/* the processes of the limited memcg (host: all) in the sample made
+	 * when the record was read (else the last before the kill), the
+	 * victim as at the kill */
 	struct oom_proc procs[OOM_PROCS_MAX];
 	size_t nprocs, nprocs_all;
-	double sample_age_s;		/* how long before the kill; < 0: none */
+	double sample_age_s;		/* how long before the kill it was taken
+					 * (< 0: after it); NAN: no sample */
 	struct oom_grew grew[OOM_GREW_MAX];
 	size_t ngrew;
 	/* the verdict: docs/metrics.md "OOM kills" */

@@ -525,6 +525,8 @@ static int on_oom_event(void *ctx, void *data, size_t len)
 	}
 	k = &s->ooms[s->nooms];
 	oom_from_event(k, ev, s->page_size);
+	sample_oom(s);	/* the others as they are now, ~0.1 s after the kill */
+	s->oom_sampled_ns = now_ns();
 	/* pid only (before 6.7): the kill of a process outside the subtree
 	 * is another session's (the BPF side could not filter it) */
 	if (!(ev->flags & MEMACCT_OOM_TASK)) {
