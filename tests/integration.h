@@ -114,5 +114,6 @@ Suite *loss_suite(void) __attribute__((weak));
 Suite *jobsafe_suite(void) __attribute__((weak));
 Suite *host_suite(void) __attribute__((weak));
 Suite *reclaim_suite(void) __attribute__((weak));
+Suite *oom_suite(void) __attribute__((weak));
 
 #endif

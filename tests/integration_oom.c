@@ -1,0 +1,265 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause)
+/*
+ * integration_oom.c - OOM kills explained (user/oom.c): `memacct run
+ * --memory-max` over workloads of a known make-up (tests/workloads/oom,
+ * oom_cause) until the OOM killer takes one. Truth: the workloads' own
+ * sizes, the kernel's report of the kill in the kernel log ("Killed process
+ * PID (comm) total-vm:..., anon-rss:N kB, file-rss:..., shmem-rss:...",
+ * mm/oom_kill.c __oom_kill_process()), memory.stat of the cgroup, the
+ * kernel's count of kills (memory.events / memory.oom_control oom_kill).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/utsname.h>
+#include "integration.h"
+
+/*
+ * The kernel's own figures of the kill of @pid from /dev/kmsg (read as root
+ * without the dmesg binary, also in the guests): anon-rss and shmem-rss in
+ * bytes. false when the kernel log has no such line (overwritten).
+ */
+static bool kmsg_kill(long long pid, long long *anon, long long *shmem)
+{
+	char rec[8192], want[64];
+	bool found = false;
+	int fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK);
+	ssize_t n;
+
+	if (fd < 0)
+		return false;
+	snprintf(want, sizeof(want), "Killed process %lld (", pid);
+	while ((n = read(fd, rec, sizeof(rec) - 1)) != 0) {
+		const char *p, *a, *s;
+
+		if (n < 0) {
+			if (errno == EPIPE)	/* overwritten records: go on */
+				continue;
+			break;			/* EAGAIN: the end */
+		}
+		rec[n] = '\0';
+		p = strstr(rec, want);
+		a = p ? strstr(p, "anon-rss:") : NULL;
+		s = p ? strstr(p, "shmem-rss:") : NULL;
+		if (a && s) {
+			*anon = strtoll(a + 9, NULL, 10) * 1024;
+			*shmem = strtoll(s + 10, NULL, 10) * 1024;
+			found = true;
+		}
+	}
+	close(fd);
+	return found;
+}
+
+/* The report's first OOM post-mortem; fails when there is none. */
+static json_t *first_oom(const struct result *r)
+{
+	json_t *a = json_object_get(r->report, "oom_kills");
+
+	ck_assert_msg(json_is_array(a) && json_array_size(a) >= 1, "no oom_kills in: %s", r->out);
+	return json_array_get(a, 0);
+}
+
+static const char *jstr(json_t *o, const char *key)
+{
+	const char *s = json_string_value(json_object_get(o, key));
+
+	ck_assert_msg(s, "JSON key '%s' missing or not a string", key);
+	return s;
+}
+
+/* the mark_victim tracepoint passes the task (>= 6.7): figures at the kill */
+static bool at_kill(json_t *k)
+{
+	return json_is_true(json_object_get(json_object_get(k, "victim"), "at_kill"));
+}
+
+/* What every post-mortem of a run under --memory-max LIMIT states. */
+static void check_common(const struct result *r, json_t *k, long long victim,
+			 const char *comm, long long limit)
+{
+	json_t *cg = json_object_get(r->report, "cgroup"), *p = proc_by_pid(r, victim);
+	json_t *verdict = json_object_get(r->report, "verdict");
+
+	printf("  %s\n", jstr(k, "verdict"));
+	ck_assert_int_eq(jint(k, "pid"), victim);
+	ck_assert_str_eq(jstr(k, "comm"), comm);
+	ck_assert_int_eq(jint(k, "limit_bytes"), limit);
+	ck_assert_int_le(jint(k, "usage_bytes"), limit);
+	ck_assert_int_ge(jint(k, "usage_bytes"), limit - 4 * (long long)MiB);
+	ck_assert_str_eq(jstr(k, "limit_cgroup"), jstr(cg, "path"));
+	ck_assert_int_eq(jint(json_object_get(r->report, "totals"), "limit_bytes"), limit);
+	/* the victim's row: marked, the signal apart from the exit code */
+	ck_assert_msg(json_is_true(json_object_get(p, "oom_killed")), "victim's row not marked");
+	ck_assert_int_eq(jint(p, "exit_signal"), SIGKILL);
+	ck_assert_msg(json_is_null(json_object_get(p, "exit_code")), "exit_code of a kill");
+	/* the verdict says it first */
+	ck_assert_str_eq(json_string_value(json_array_get(verdict, 0)), jstr(k, "verdict"));
+}
+
+/* plain anon growth past --memory-max 64M: the victim's anon is the kernel's */
+START_TEST(test_oom_anon)
+{
+	struct result *r = run_cmd("%s -j run --memory-max 64M -- %s/oom 128 2>/dev/null",
+				   memacct, workloads);
+	long long victim = truth(r, "pid"), anon, shmem;
+	json_t *k = first_oom(r), *v = json_object_get(k, "victim");
+
+	check_common(r, k, victim, "oom", 64 * MiB);
+	ck_assert_str_eq(jstr(k, "cause"), "anon");
+	if (!at_kill(k)) {
+		SKIP_TEST("mark_victim passes a pid only here (< 6.7): no figures at the kill");
+		result_free(r);
+		return;
+	}
+	ck_assert_msg(kmsg_kill(victim, &anon, &shmem), "no 'Killed process %lld' in /dev/kmsg",
+		      victim);
+	printf("  victim anon %lld, kernel's anon-rss %lld\n", jint(v, "anon_bytes"), anon);
+	ck_assert_int_le(llabs(jint(v, "anon_bytes") - anon), (long long)MiB);
+	result_free(r);
+}
+END_TEST
+
+/* 32 MiB mlocked, then anon growth: the pinned share is named, exact */
+START_TEST(test_oom_mlock)
+{
+	struct result *r = run_cmd("%s -j run --memory-max 64M -- %s/oom_cause mlock 32 128 "
+				   "2>/dev/null", memacct, workloads);
+	long long victim = truth(r, "pid");
+	json_t *k = first_oom(r);
+
+	check_common(r, k, victim, "oom_cause", 64 * MiB);
+	if (at_kill(k))
+		ck_assert_int_eq(jint(json_object_get(k, "victim"), "mlocked_bytes"),
+				 truth(r, "mlocked_bytes"));
+	ck_assert_int_eq(jint(k, "pinned_bytes"), truth(r, "mlocked_bytes"));
+	ck_assert_str_eq(jstr(k, "cause"), "pinned");
+	ck_assert_msg(strstr(jstr(k, "verdict"), "32.0 MiB of it was pinned (mlocked 32.0 MiB"),
+		      "%s", jstr(k, "verdict"));
+	result_free(r);
+
+	/* the table says the same: the row marked K, the post-mortem under it */
+	r = run_cmd("%s run --memory-max 64M -- %s/oom_cause mlock 32 128 2>/dev/null",
+		    memacct, workloads);
+	{
+		char want[64];
+
+		snprintf(want, sizeof(want), " %lldK ", truth(r, "pid"));
+		ck_assert_msg(strstr(r->out, want), "no row %s in: %s", want, r->out);
+		snprintf(want, sizeof(want), "OOM: oom_cause (PID %lld) was killed", truth(r, "pid"));
+		ck_assert_msg(strstr(r->out, want), "no '%s' in: %s", want, r->out);
+		ck_assert_msg(strstr(r->out, "K = OOM-killed"), "%s", r->out);
+	}
+	result_free(r);
+}
+END_TEST
+
+/* forked workers copying a 48 MiB buffer under 96M: the CoW copies and the workers */
+START_TEST(test_oom_cow)
+{
+	struct result *r = run_cmd("%s -j run --memory-max 96M -- %s/oom_cause cow 48 3 "
+				   "2>/dev/null", memacct, workloads);
+	json_t *k = first_oom(r);
+	char want[64];
+
+	printf("  %s\n", jstr(k, "verdict"));
+	ck_assert_str_eq(jstr(k, "cause"), "cow");
+	/* the first worker copied the whole buffer before the second began */
+	ck_assert_int_ge(jint(k, "cow_copied_bytes"), truth(r, "cow_buffer_bytes") / 2);
+	ck_assert_int_le(jint(k, "cow_copied_bytes"), 3 * truth(r, "cow_buffer_bytes"));
+	want[0] = '\0';
+	for (int i = 0; i < r->nt; i++)	/* worker 0, which copied all, is named */
+		if (!strcmp(r->t[i].key, "worker") && !strcmp(r->t[i].arg, "0"))
+			snprintf(want, sizeof(want), "PID %lld (oom_cause)", r->t[i].val);
+	ck_assert_msg(want[0], "no 'truth worker 0' line: %s", r->out);
+	ck_assert_msg(strstr(jstr(k, "verdict"), "forked process") &&
+		      strstr(jstr(k, "verdict"), want), "workers not named (%s): %s", want,
+		      jstr(k, "verdict"));
+	ck_assert_int_eq(jint(k, "limit_bytes"), 96 * MiB);
+	result_free(r);
+}
+END_TEST
+
+/* a 40 MiB tmpfs file, then anon growth: shmem exact and named */
+START_TEST(test_oom_shmem)
+{
+	char path[64];
+	struct result *r;
+	json_t *k, *st;
+
+	snprintf(path, sizeof(path), "/dev/shm/memacct-test-oom-%d", (int)getpid());
+	r = run_cmd("%s -j run --memory-max 64M -- %s/oom_cause shm %s 40 128 2>/dev/null",
+		    memacct, workloads, path);
+	unlink(path);
+	k = first_oom(r);
+	st = json_object_get(k, "cgroup_stocks");
+	printf("  %s\n", jstr(k, "verdict"));
+	ck_assert_int_eq(jint(st, "shmem_bytes"), truth(r, "shm_bytes"));
+	ck_assert_str_eq(jstr(k, "cause"), "shmem");
+	check_common(r, k, truth(r, "pid"), "oom_cause", 64 * MiB);
+	result_free(r);
+}
+END_TEST
+
+/*
+ * An OOM storm: 100 children killed one after the other in ~3 s. Every
+ * kill is listed, counted past the 64 listed, or counted as a dropped
+ * record; their sum is the kernel's count of kills.
+ */
+START_TEST(test_oom_storm)
+{
+	struct result *r = run_cmd("%s -j run --memory-max 32M -- %s/oom_cause storm 100 64 "
+				   "2>/dev/null", memacct, workloads);
+	json_t *t = json_object_get(r->report, "totals");
+	long long listed = json_array_size(json_object_get(r->report, "oom_kills"));
+	long long unlisted = jint(r->report, "oom_kills_unlisted");
+	long long dropped = jint(json_object_get(r->report, "dropped_events_by_cause"),
+				 "oom_ring_full");
+
+	printf("  storm: %lld listed + %lld unlisted + %lld dropped; kernel's kills %lld\n",
+	       listed, unlisted, dropped, jint(t, "oom_kills_total"));
+	ck_assert_int_eq(r->status, 0);		/* the parent was never the victim */
+	ck_assert_int_eq(jint(t, "oom_kills_total"), truth(r, "storm_children"));
+	ck_assert_int_eq(listed + unlisted + dropped, jint(t, "oom_kills_total"));
+	ck_assert_int_eq(listed, 64);
+	result_free(r);
+}
+END_TEST
+
+/* exit code and signal apart: `exit 3` is 3, not the wait status 768 */
+START_TEST(test_exit_code_split)
+{
+	struct result *r = run_cmd("%s -j run -- sh -c 'echo truth pid $$; exit 3' 2>/dev/null",
+				   memacct);
+	json_t *p = proc_by_pid(r, truth(r, "pid"));
+
+	ck_assert_int_eq(r->status, 3);
+	ck_assert_int_eq(jint(p, "exit_code"), 3);
+	ck_assert_msg(json_is_null(json_object_get(p, "exit_signal")), "exit_signal of exit 3");
+	ck_assert_msg(json_is_false(json_object_get(p, "oom_killed")), "not OOM-killed");
+	ck_assert_int_eq(json_array_size(json_object_get(r->report, "oom_kills")), 0);
+	ck_assert_msg(json_is_null(json_object_get(json_object_get(r->report, "totals"),
+						   "limit_bytes")), "no limit: null");
+	result_free(r);
+}
+END_TEST
+
+Suite *oom_suite(void)
+{
+	Suite *s = suite_create("oom");
+	TCase *tc = tcase_swept("oom");
+
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_oom_anon);
+	tcase_add_test(tc, test_oom_mlock);
+	tcase_add_test(tc, test_oom_cow);
+	tcase_add_test(tc, test_oom_shmem);
+	tcase_add_test(tc, test_oom_storm);
+	tcase_add_test(tc, test_exit_code_split);
+	suite_add_tcase(s, tc);
+	return s;
+}
