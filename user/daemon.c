@@ -34,6 +34,7 @@
 #include "bpf_loader.h"
 #include "cgroup.h"
 #include "collect.h"
+#include "daemon_oom.h"
 #include "commands.h"
 #include "daemon.h"
 #include "hostpin.h"
@@ -57,6 +58,7 @@ struct dopts {
 	uint64_t interval_ns;
 	const char *pin_path;
 	const char *json_log;
+	const char *oom_log;	/* NULL: none ("--oom-log none") */
 	const char *filters[MAX_FILTERS];
 	int nfilters;
 	int top_n;
@@ -89,6 +91,7 @@ struct dstate {
 	uint64_t log_errors;	/* JSON log lines that could not be written */
 	bool log_failing;	/* the last line failed: said once */
 	struct collector cs;	/* collect.h: reads the above, keeps its state */
+	struct daemon_oom oom;	/* OOM post-mortems (daemon_oom.h) */
 	double last_wall_s, last_cpu_s;
 	uint64_t last_ok_ns;	/* CLOCK_MONOTONIC of the last published collection */
 	uint64_t stall_ns;	/* none for that long: stalled (/healthz, watchdog) */
@@ -330,6 +333,7 @@ static void format(struct dstate *d, const struct collection *col,
 		}
 	}
 	format_self(d, col, s, b);
+	doom_metrics(b, &d->oom);
 }
 
 /* ---------------------------------------------------------------- JSON log */
@@ -372,6 +376,15 @@ static void log_line(struct dstate *d, const char *s)
 		p_warn("writing %s: %s (line dropped; memacct_json_log_errors_total counts them)",
 		       d->o.json_log, strerror(err));
 	d->log_failing = true;
+}
+
+/* daemon_oom's post-mortem lines to the --json-log too */
+static void json_log_line(void *ctx, const char *line)
+{
+	struct dstate *d = ctx;
+
+	if (d->log)
+		log_line(d, line);
 }
 
 static void write_json_log(struct dstate *d, const struct collection *col)
@@ -549,6 +562,7 @@ static int collect_and_publish(struct dstate *d)
 	err = collect(&d->cs, &col);
 	if (err)
 		return err;
+	doom_sample_collection(&d->oom, &col);
 	if (d->stats_fd < 0) {
 		char *t = NULL;
 
@@ -583,6 +597,7 @@ static int parse_daemon_args(int argc, char **argv, struct dopts *o, bool *stop_
 		{ "interval", required_argument, NULL, 'i' },
 		{ "pin-path", required_argument, NULL, 'p' },
 		{ "json-log", required_argument, NULL, 'J' },
+		{ "oom-log", required_argument, NULL, 'O' },
 		{ "cgroup-filter", required_argument, NULL, 'f' },
 		{ "top-processes", required_argument, NULL, 'n' },
 		{ "stop-kernel-side", no_argument, NULL, 'S' },
@@ -599,6 +614,7 @@ static int parse_daemon_args(int argc, char **argv, struct dopts *o, bool *stop_
 	http_parse_listen("127.0.0.1:9464", &o->listen);
 	o->interval_ns = 10000000000ULL;
 	o->pin_path = PIN_DEFAULT_DIR;
+	o->oom_log = OOM_LOG_DEFAULT;
 	o->top_n = 0;
 	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
 		switch (c) {
@@ -621,6 +637,9 @@ static int parse_daemon_args(int argc, char **argv, struct dopts *o, bool *stop_
 			break;
 		case 'J':
 			o->json_log = optarg;
+			break;
+		case 'O':
+			o->oom_log = strcmp(optarg, "none") ? optarg : NULL;
 			break;
 		case 'f':
 			if (o->nfilters >= MAX_FILTERS) {
@@ -808,9 +827,20 @@ int do_daemon(int argc, char **argv)
 			p_warn("bpf_stats unavailable (%s): memacct_bpf_* series left out",
 			       strerror(errno));
 	}
+	d.oom = (struct daemon_oom){
+		.pin = &d.pin, .page_size = d.page_size, .log_path = d.o.oom_log,
+		/* "grew": from the collection before the last one */
+		.window_ns = d.o.interval_ns < UINT64_MAX / 3 ? 2 * d.o.interval_ns + 1000000000ULL :
+			     UINT64_MAX,
+		.json_log = json_log_line, .json_log_ctx = &d,
+	};
 	d.rb = ring_buffer__new(d.pin.exits_fd, on_exit_record, &d, NULL);
 	if (!d.rb)
 		p_warn("exit ring buffer: %s", strerror(errno));
+	/* OOM kills: records left while no daemon ran are explained now */
+	if (d.rb && ring_buffer__add(d.rb, d.pin.oom_events_fd, doom_on_record, &d.oom))
+		p_warn("OOM ring buffer: %s (no post-mortems; memacct oom reads the pinned "
+		       "history)", strerror(errno));
 	d.cs = (struct collector){
 		.pin = &d.pin, .rb = d.rb, .root = d.root, .version = d.version,
 		.page_size = d.page_size, .filters = d.o.filters, .nfilters = d.o.nfilters,
@@ -881,6 +911,7 @@ out_log:
 	if (d.log)
 		fclose(d.log);
 	collector_free(&d.cs);
+	doom_free(&d.oom);
 	numa_topo_free(&d.topo);
 	return ret;
 }

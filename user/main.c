@@ -29,6 +29,7 @@ static const struct cmd cmds[] = {
 	{ "daemon", do_daemon },
 	{ "detach", do_detach },
 	{ "reclaim", do_reclaim },
+	{ "oom", do_oom },
 	{ "help", do_help },
 };
 

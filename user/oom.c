@@ -195,15 +195,16 @@ static const struct oom_sample *sample_near(const struct oom_hist *h, uint64_t t
 	return best ? best : sample_before(h, t);
 }
 
-/* The oldest sample within OOM_GREW_WINDOW_NS before @t, or NULL. */
-static const struct oom_sample *sample_window_start(const struct oom_hist *h, uint64_t t)
+/* The oldest sample within @window_ns before @t, or NULL. */
+static const struct oom_sample *sample_window_start(const struct oom_hist *h, uint64_t t,
+						    uint64_t window_ns)
 {
 	const struct oom_sample *best = NULL;
 
 	for (int i = 0; h && i < OOM_HIST_SAMPLES; i++) {
 		const struct oom_sample *s = &h->s[i];
 
-		if (s->p && s->boot_ns <= t && t - s->boot_ns <= OOM_GREW_WINDOW_NS &&
+		if (s->p && s->boot_ns <= t && t - s->boot_ns <= window_ns &&
 		    (!best || s->boot_ns < best->boot_ns))
 			best = s;
 	}
@@ -245,7 +246,7 @@ static int cmp_grew_desc(const void *a, const void *b)
  * the last sample before the kill, the victim as at the kill; their sums
  * for the verdict.
  */
-static void oom_procs(struct oom_kill *k, const struct oom_hist *h)
+static void oom_procs(struct oom_kill *k, const struct oom_hist *h, uint64_t window_ns)
 {
 	const struct oom_sample *last = sample_near(h, k->boot_ns);
 	uint64_t *ids = NULL;
@@ -313,7 +314,7 @@ static void oom_procs(struct oom_kill *k, const struct oom_hist *h)
 
 	/* growth: each process against the oldest sample in the window */
 	{
-		const struct oom_sample *first = sample_window_start(h, k->boot_ns);
+		const struct oom_sample *first = sample_window_start(h, k->boot_ns, window_ns);
 		static const enum metric_id keys[] = {
 			M_ANON, M_SHMEM, M_FILE, M_MLOCKED, M_PINNED_VM, M_DMA_PINNED,
 			M_COW_COPIED,
@@ -509,11 +510,17 @@ static void oom_verdict(struct oom_kill *k)
 	(void)n;
 }
 
-void oom_explain(struct oom_kill *k, const struct oom_hist *h)
+void oom_explain(struct oom_kill *k, const struct oom_hist *h, uint64_t window_ns)
 {
 	oom_paths(k);
 	oom_stocks(k);
-	oom_procs(k, h);
+	oom_procs(k, h, window_ns);
+	oom_verdict(k);
+}
+
+void oom_explain_late(struct oom_kill *k)
+{
+	oom_paths(k);
 	oom_verdict(k);
 }
 

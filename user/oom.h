@@ -123,11 +123,20 @@ void oom_from_event(struct oom_kill *k, const struct memacct_oom_event *ev, long
  * read: cgroup paths (a walk of the hierarchy), the limited memcg's
  * memory.stat or, host-wide, /proc/meminfo, the processes of the last
  * sample of @h (NULL: none) before the kill that were in the limited
- * memcg's subtree, what grew in the OOM_GREW_WINDOW_NS before it, and the
- * verdict. A pid-only record (kernels before 6.7) takes the victim's name
- * and figures from the sample.
+ * memcg's subtree, what grew in the @window_ns before it (run/attach:
+ * OOM_GREW_WINDOW_NS; the daemon: its last collections), and the verdict.
+ * A pid-only record (kernels before 6.7) takes the victim's name and
+ * figures from the sample.
  */
-void oom_explain(struct oom_kill *k, const struct oom_hist *h);
+void oom_explain(struct oom_kill *k, const struct oom_hist *h, uint64_t window_ns);
+
+/*
+ * oom_explain_late() - what can still be said of a kill long after it
+ * (memacct oom, a record of the pinned history the daemon never read): the
+ * cgroup paths and a verdict from the victim's own figures at the kill,
+ * no stocks, no other processes.
+ */
+void oom_explain_late(struct oom_kill *k);
 
 /* oom_json() - @k as the JSON object of "oom_kills" (new reference). */
 json_t *oom_json(const struct oom_kill *k);

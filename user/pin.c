@@ -38,12 +38,14 @@ static const struct map_want maps_wanted[] = {
 	{ "exits", 0, 0 },
 	{ "bss", 4, 0 },	/* value size of this build's .bss: see reattach() */
 	{ "dma_ranges", sizeof(struct memacct_dma_range_key), sizeof(struct memacct_dma_range_val) },
+	{ "oom_events", 0, 0 },
+	{ "oom_history", sizeof(__u32), sizeof(struct memacct_oom_event) },
 };
 
 static int *map_fd_slot(struct pinned *p, int i)
 {
 	int *slots[] = { &p->procs_fd, &p->cgroups_fd, &p->exits_fd, &p->bss_fd,
-			 &p->dma_ranges_fd };
+			 &p->dma_ranges_fd, &p->oom_events_fd, &p->oom_history_fd };
 
 	return slots[i];
 }
@@ -191,7 +193,7 @@ static int load_and_pin(struct pinned *p)
 {
 	struct loader_opts o = { 0 };	/* every process */
 	const struct bpf_object_skeleton *s;
-	struct bpf_map *maps[5];
+	struct bpf_map *maps[7];
 	char path[512];
 	int err;
 
@@ -204,7 +206,11 @@ static int load_and_pin(struct pinned *p)
 	maps[2] = p->skel->maps.exits;
 	maps[3] = p->skel->maps.bss;
 	maps[4] = p->skel->maps.dma_ranges;
-	for (int i = 0; i < 5; i++) {
+	maps[5] = p->skel->maps.oom_events;
+	maps[6] = p->skel->maps.oom_history;
+	_Static_assert(sizeof(maps) / sizeof(maps[0]) ==
+		       sizeof(maps_wanted) / sizeof(maps_wanted[0]), "every wanted map pinned");
+	for (int i = 0; i < 7; i++) {
 		path_of(path, sizeof(path), p->dir, "maps", maps_wanted[i].name);
 		err = bpf_map__pin(maps[i], path);
 		if (err) {
@@ -283,7 +289,7 @@ int pin_open(const char *dir, struct pinned *p)
 
 	memset(p, 0, sizeof(*p));
 	p->procs_fd = p->cgroups_fd = p->exits_fd = p->bss_fd = p->iter_link_fd = -1;
-	p->dma_ranges_fd = -1;
+	p->dma_ranges_fd = p->oom_events_fd = p->oom_history_fd = -1;
 	p->lock_fd = -1;
 	snprintf(p->dir, sizeof(p->dir), "%s", dir);
 	snprintf(maps, sizeof(maps), "%s/maps", dir);
@@ -364,7 +370,8 @@ int pin_links_gone(const struct pinned *p)
 void pin_close(struct pinned *p)
 {
 	int *fds[] = { &p->procs_fd, &p->cgroups_fd, &p->exits_fd, &p->bss_fd,
-		       &p->dma_ranges_fd, &p->iter_link_fd };
+		       &p->dma_ranges_fd, &p->oom_events_fd, &p->oom_history_fd,
+		       &p->iter_link_fd };
 
 	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
 		if (*fds[i] >= 0)

@@ -33,6 +33,7 @@ struct pinned {
 	struct memacct_bpf *skel;	/* NULL when re-attached to pins */
 	bool reattached;
 	int procs_fd, cgroups_fd, exits_fd, bss_fd, dma_ranges_fd, iter_link_fd;
+	int oom_events_fd, oom_history_fd;	/* OOM kill records: ring, last 64 */
 	uint32_t procs_max, cgroups_max, bss_size;
 	struct pin_prog progs[PIN_MAX_PROGS];
 	int nprogs;

@@ -540,7 +540,7 @@ static int on_oom_event(void *ctx, void *data, size_t len)
 		if (!mine)
 			return 0;
 	}
-	oom_explain(k, &s->oom_hist);
+	oom_explain(k, &s->oom_hist, OOM_GREW_WINDOW_NS);
 	s->nooms++;
 	return 0;
 }

@@ -2,6 +2,7 @@
 /* usage.c - the usage text of every command: --help, `memacct help` and memacct(1). */
 #include <string.h>
 #include "pin.h"
+#include "daemon_oom.h"
 #include "usage.h"
 
 #pragma GCC poison u8 u16 u32 u64 s8 s16 s32 s64
@@ -112,7 +113,11 @@ static const struct usage_opt daemon_opts[] = {
 	{ "--interval", "DUR", "Collect every DUR (default 10s)." },
 	{ "--pin-path", "DIR", "Pin the kernel side under DIR (default " PIN_DEFAULT_DIR ")\n"
 	  "so counters survive a restart." },
-	{ "--json-log", "FILE", "Append one memacct.report/v1 line per interval; SIGHUP\nreopens it." },
+	{ "--json-log", "FILE", "Append one memacct.report/v1 line per interval, and one\n"
+	  "memacct.oom/v1 line per OOM kill; SIGHUP reopens it." },
+	{ "--oom-log", "FILE", "Append each OOM kill's post-mortem there (default\n"
+	  OOM_LOG_DEFAULT ", kept to 4 MiB + one old file; none: off),\n"
+	  "for memacct oom." },
 	{ "--cgroup-filter", "PATH", "Only cgroups at or below PATH (repeatable)." },
 	{ "--top-processes", "N", "Pid-labelled series for the N largest by RSS (default 0, 0..10000)." },
 	{ "--stop-kernel-side", NULL, "Remove the pinned kernel side and exit (as detach)." },
@@ -141,6 +146,17 @@ static const struct usage_opt reclaim_opts[] = {
 	{ "--file-only", NULL, "Page cache only: \"SIZE swappiness=0\" (Linux 6.11+). An older\n"
 	  "kernel is used only where anon cannot be reclaimed anyway (no\n"
 	  "swap, or memory.swap.max 0, and no demotion); else exit 3." },
+	OPT_JSON,
+	OPT_HELP,
+	{ NULL },
+};
+
+static const struct usage_opt oom_opts[] = {
+	{ "--since", "DUR", "Only the kills of the last DUR (10m, 2h, 1d)." },
+	{ "--last", NULL, "The newest kill only, in full (every process)." },
+	{ "--pin-path", "DIR", "The daemon's pin directory (default " PIN_DEFAULT_DIR "):\n"
+	  "the kernel's records of the last 64 kills." },
+	{ "--oom-log", "FILE", "The daemon's OOM log (default " OOM_LOG_DEFAULT ")." },
 	OPT_JSON,
 	OPT_HELP,
 	{ NULL },
@@ -248,6 +264,16 @@ static const struct cmd_usage usages[] = {
 	  "is not what was asked, and memacct never lowers a limit to force reclaim.\n"
 	  "MADV_FREE'd anon pages (LazyFree) sit on the file LRUs and are freed as\n"
 	  "clean cache even with --file-only; memory.stat counts them as anon." },
+	{ "oom", "oom [--since DUR] [--last] [OPTIONS]",
+	  "The OOM kills a memacct daemon recorded, oldest first, each with its cause\n"
+	  "(docs/metrics.md \"OOM kills\"); --last: the newest in full, the post-mortem\n"
+	  "made at the kill: the victim's memory at the kill, the limited cgroup's\n"
+	  "stocks, its processes, what grew before it, the verdict. Exit 0, 3 when\n"
+	  "neither the OOM log nor the pinned history can be read.",
+	  oom_opts,
+	  "Kills the daemon never read (it was down and its ring overflowed) come from\n"
+	  "the kernel side's pinned records of the last 64: the victim's figures and\n"
+	  "the limit only, marked [kernel record only]." },
 	{ "help", "help [COMMAND]",
 	  "The list of commands, or COMMAND's options; exit 0.",
 	  help_opts, NULL },

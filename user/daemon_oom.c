@@ -1,0 +1,250 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause)
+/*
+ * daemon_oom.c - the daemon's OOM post-mortems (daemon_oom.h).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <bpf/bpf.h>
+#include "daemon_oom.h"
+#include "util.h"
+
+#pragma GCC poison u8 u16 u32 u64 s8 s16 s32 s64
+
+static void proc_from_stock(struct oom_proc *o, const struct memacct_task_stock *t, long ps)
+{
+	memset(o, 0, sizeof(*o));
+	o->pid = t->tgid;
+	o->start_ns = t->start_boottime_ns;
+	o->memcg_id = t->memcg_id;
+	memcpy(o->comm, t->comm, MEMACCT_COMM_LEN);
+	o->m.anon = t->rss_anon_pages * ps;
+	o->m.file = t->rss_file_pages * ps;
+	o->m.shmem = t->rss_shmem_pages * ps;
+	o->m.rss = o->m.anon + o->m.file + o->m.shmem;
+	o->m.mlocked = t->locked_vm_pages * ps;
+	o->m.pinned_vm = t->pinned_vm_pages * ps;
+}
+
+static void proc_flows(struct oom_proc *o, const struct memacct_flows *f, uint64_t dma, long ps)
+{
+	metrics_from_bpf_flows(&o->m, f, ps);
+	o->m.dma_pinned = dma * ps;
+}
+
+static int cmp_pf_tgid(const void *a, const void *b)
+{
+	const struct proc_flow *x = *(const struct proc_flow *const *)a;
+	const struct proc_flow *y = *(const struct proc_flow *const *)b;
+
+	return x->key.tgid < y->key.tgid ? -1 : x->key.tgid > y->key.tgid;
+}
+
+void doom_sample_collection(struct daemon_oom *o, const struct collection *col)
+{
+	const struct proc_flow **idx = NULL;
+	struct oom_proc *a;
+	long n = col->nst > 0 ? col->nst : 0;
+
+	a = calloc(n ? n : 1, sizeof(*a));
+	if (!a)
+		return;
+	if (col->npf > 0) {
+		idx = malloc(col->npf * sizeof(*idx));
+		for (long i = 0; idx && i < col->npf; i++)
+			idx[i] = &col->pf[i];
+		if (idx)
+			qsort(idx, col->npf, sizeof(*idx), cmp_pf_tgid);
+	}
+	for (long i = 0; i < n; i++) {
+		struct proc_flow want = { .key.tgid = col->st[i].tgid }, *w = &want;
+		const struct proc_flow **hit;
+
+		proc_from_stock(&a[i], &col->st[i], o->page_size);
+		hit = idx ? bsearch(&w, idx, col->npf, sizeof(*idx), cmp_pf_tgid) : NULL;
+		if (hit)
+			proc_flows(&a[i], &(*hit)->f, (*hit)->dma, o->page_size);
+		a[i].m.pinned = a[i].m.mlocked + a[i].m.pinned_vm + a[i].m.dma_pinned;
+	}
+	free(idx);
+	oom_hist_push(&o->hist, boot_now_ns(), a, n);
+}
+
+/* Every process now (the walk of a collection, with its own fields, and
+ * each one's procs record): the survivors as at the kill, ~0.1 s after. */
+static void sample_now(struct daemon_oom *o)
+{
+	struct memacct_task_stock *st;
+	long n = pin_read_stocks(o->pin, true, &st);
+	struct oom_proc *a;
+
+	if (n < 0)
+		return;
+	a = calloc(n ? n : 1, sizeof(*a));
+	if (!a)
+		return;
+	for (long i = 0; i < n; i++) {
+		struct memacct_proc_key key = { .tgid = st[i].tgid,
+						.start_boottime_ns = st[i].start_boottime_ns };
+		struct memacct_proc p;
+
+		proc_from_stock(&a[i], &st[i], o->page_size);
+		if (!bpf_map_lookup_elem(o->pin->procs_fd, &key, &p))
+			proc_flows(&a[i], &p.f, p.pin.dma_pinned_pages, o->page_size);
+		a[i].m.pinned = a[i].m.mlocked + a[i].m.pinned_vm + a[i].m.dma_pinned;
+	}
+	oom_hist_push(&o->hist, boot_now_ns(), a, n);
+}
+
+int oom_log_append(const char *path, const char *line)
+{
+	struct stat sb;
+	char dir[PATH_MAX], old[PATH_MAX + 8];
+	size_t len = strlen(line);
+	int fd, err = 0;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	if (strrchr(dir, '/') && strrchr(dir, '/') != dir) {
+		*strrchr(dir, '/') = '\0';
+		if (mkdir(dir, 0700) && errno != EEXIST)
+			return -errno;
+	}
+	if (!stat(path, &sb) && sb.st_size > OOM_LOG_MAX_BYTES) {
+		snprintf(old, sizeof(old), "%s.1", path);
+		if (rename(path, old))
+			return -errno;
+	}
+	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	/* one write: a line is whole or absent, never cut by another writer */
+	{
+		char *buf = malloc(len + 1);
+
+		if (!buf) {
+			close(fd);
+			return -ENOMEM;
+		}
+		memcpy(buf, line, len);
+		buf[len] = '\n';
+		if (write(fd, buf, len + 1) != (ssize_t)(len + 1))
+			err = errno ? -errno : -EIO;
+		free(buf);
+	}
+	if (close(fd) && !err)
+		err = -errno;
+	return err;
+}
+
+/* the last kill's time for @cgroup and each cgroup above it */
+static void note_last(struct daemon_oom *o, const char *cgroup, double t)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s", cgroup);
+	for (;;) {
+		size_t i;
+
+		for (i = 0; i < o->nlast; i++)
+			if (!strcmp(o->last[i].cgroup, path))
+				break;
+		if (i == o->nlast) {
+			if (o->nlast == DOOM_CGROUPS) {	/* the oldest goes */
+				size_t old = 0;
+
+				for (size_t j = 1; j < o->nlast; j++)
+					if (o->last[j].time < o->last[old].time)
+						old = j;
+				free(o->last[old].cgroup);
+				o->last[old] = o->last[--o->nlast];
+			}
+			o->last[o->nlast].cgroup = strdup(path);
+			if (!o->last[o->nlast].cgroup)
+				return;
+			i = o->nlast++;
+		}
+		if (t > o->last[i].time)
+			o->last[i].time = t;
+		if (!strcmp(path, "/"))
+			return;
+		*strrchr(path, '/') = '\0';
+		if (!path[0])
+			strcpy(path, "/");
+	}
+}
+
+int doom_on_record(void *ctx, void *data, size_t len)
+{
+	struct daemon_oom *o = ctx;
+	const struct memacct_oom_event *ev = data;
+	struct oom_kill *k;
+	json_t *line, *arr;
+	char *s;
+	int err;
+
+	if (len < sizeof(*ev))
+		return 0;
+	k = calloc(1, sizeof(*k));
+	if (!k)
+		return 0;
+	oom_from_event(k, ev, o->page_size);
+	sample_now(o);
+	oom_explain(k, &o->hist, o->window_ns);
+	o->recorded++;
+	if (k->cgroup[0])
+		note_last(o, k->cgroup, k->time);
+	line = json_object();
+	arr = json_array();
+	json_object_set_new(line, "schema", json_string(OOM_SCHEMA));
+	json_object_set_new(line, "command", json_string("daemon"));
+	json_array_append_new(arr, oom_json(k));
+	json_object_set_new(line, "oom_kills", arr);
+	s = json_dumps(line, JSON_COMPACT);
+	json_decref(line);
+	p_info("%s", k->verdict);
+	free(k);
+	if (!s)
+		return 0;
+	if (o->log_path) {
+		err = oom_log_append(o->log_path, s);
+		if (err) {
+			o->log_errors++;
+			p_warn("writing %s: %s (post-mortem in the JSON log and on stderr only)",
+			       o->log_path, strerror(-err));
+		}
+	}
+	if (o->json_log)
+		o->json_log(o->json_log_ctx, s);
+	free(s);
+	return 0;
+}
+
+void doom_metrics(struct mbuf *b, const struct daemon_oom *o)
+{
+	struct mlabel l[1];
+
+	metrics_family(b, "memacct_oom_last_kill_timestamp_seconds", MT_GAUGE, "seconds",
+		       "Unix time of the last OOM kill of a process in the cgroup or below it "
+		       "(oom:mark_victim), since the daemon started");
+	for (size_t i = 0; i < o->nlast; i++) {
+		l[0] = (struct mlabel){ "cgroup", o->last[i].cgroup };
+		metrics_sample(b, l, 1, o->last[i].time);
+	}
+	metrics_family(b, "memacct_oom_postmortems", MT_COUNTER, NULL,
+		       "OOM kills the daemon explained (a line in its OOM log each)");
+	metrics_sample_u64(b, NULL, 0, o->recorded);
+	metrics_family(b, "memacct_oom_log_errors", MT_COUNTER, NULL,
+		       "OOM post-mortems that could not be written to the OOM log");
+	metrics_sample_u64(b, NULL, 0, o->log_errors);
+}
+
+void doom_free(struct daemon_oom *o)
+{
+	for (size_t i = 0; i < o->nlast; i++)
+		free(o->last[i].cgroup);
+	oom_hist_free(&o->hist);
+	o->nlast = 0;
+}

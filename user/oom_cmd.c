@@ -1,0 +1,236 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause)
+/*
+ * oom_cmd.c - `memacct oom`: the OOM kills the daemon recorded, after the
+ * fact. Two sources, joined: the daemon's OOM log (daemon_oom.h, one
+ * memacct.oom/v1 line per kill, the full post-mortem made at the kill) and
+ * the kernel side's pinned oom_history (the last MEMACCT_OOM_HISTORY
+ * records as oom:mark_victim wrote them, kills while no daemon ran
+ * included: those get the kernel's figures only, "source": "kernel").
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include "commands.h"
+#include "daemon_oom.h"
+#include "pin.h"
+#include "usage.h"
+#include "util.h"
+
+#pragma GCC poison u8 u16 u32 u64 s8 s16 s32 s64
+
+/* Post-mortems of @path (the OOM log) appended to @all; lines not ours are skipped. */
+static int read_log(const char *path, json_t *all)
+{
+	char *text = NULL, *line, *save = NULL;
+	long n = read_file(path, &text, 64 << 20);
+
+	if (n < 0)
+		return (int)n;
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		json_t *o = json_loads(line, 0, NULL), *ks = json_object_get(o, "oom_kills");
+
+		if (json_is_object(o) &&
+		    !strcmp(json_string_value(json_object_get(o, "schema")) ?: "", OOM_SCHEMA))
+			for (size_t i = 0; i < json_array_size(ks); i++) {
+				json_t *k = json_array_get(ks, i);
+
+				json_object_set_new(k, "source", json_string("daemon"));
+				json_array_append(all, k);
+			}
+		json_decref(o);
+	}
+	free(text);
+	return 0;
+}
+
+/* Whether @all has the post-mortem of the kill @k (same pid, within 1 s). */
+static bool have_kill(json_t *all, const struct oom_kill *k)
+{
+	for (size_t i = 0; i < json_array_size(all); i++) {
+		json_t *o = json_array_get(all, i);
+
+		if (json_integer_value(json_object_get(o, "pid")) == k->pid &&
+		    fabs(json_number_value(json_object_get(o, "time")) - k->time) < 1.0)
+			return true;
+	}
+	return false;
+}
+
+/* The pinned history's records that the log lacks, appended to @all. */
+static int read_history(const char *pin_dir, json_t *all, long page_size)
+{
+	char path[PATH_MAX];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/maps/oom_history", pin_dir);
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return -errno;
+	for (__u32 i = 0; i < MEMACCT_OOM_HISTORY; i++) {
+		struct memacct_oom_event ev;
+		struct oom_kill *k;
+
+		if (bpf_map_lookup_elem(fd, &i, &ev) || !ev.seq)
+			continue;
+		k = calloc(1, sizeof(*k));
+		if (!k)
+			break;
+		oom_from_event(k, &ev, page_size);
+		if (!have_kill(all, k)) {
+			json_t *o;
+
+			oom_explain_late(k);
+			o = oom_json(k);
+			json_object_set_new(o, "source", json_string("kernel"));
+			json_array_append_new(all, o);
+		}
+		free(k);
+	}
+	close(fd);
+	return 0;
+}
+
+static int cmp_time(const void *a, const void *b)
+{
+	double x = json_number_value(json_object_get(*(json_t *const *)a, "time"));
+	double y = json_number_value(json_object_get(*(json_t *const *)b, "time"));
+
+	return x < y ? -1 : x > y;
+}
+
+int do_oom(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "since", required_argument, NULL, 's' },
+		{ "last", no_argument, NULL, 'l' },
+		{ "pin-path", required_argument, NULL, 'p' },
+		{ "oom-log", required_argument, NULL, 'O' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	const char *pin_dir = PIN_DEFAULT_DIR, *log = OOM_LOG_DEFAULT;
+	uint64_t since_ns = 0;
+	bool last = false;
+	json_t *all, *out, *list;
+	char old[PATH_MAX + 8];
+	int c, err_log, err_log1, err_hist;
+	double now;
+	size_t n;
+	json_t **v;
+
+	while ((c = getopt_long(argc, argv, ":js:lh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			json_output = true;
+			break;
+		case 's':
+			if (parse_duration(optarg, &since_ns) || !since_ns) {
+				p_err("bad --since '%s' (examples: 10m, 2h, 1d)", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'l':
+			last = true;
+			break;
+		case 'p':
+			pin_dir = optarg;
+			break;
+		case 'O':
+			log = optarg;
+			break;
+		case 'h':
+			usage_print(stdout, "oom");
+			return EXIT_OK;
+		default:
+			return opt_error("oom", c, argv);
+		}
+	}
+	if (optind < argc) {
+		p_err("oom: unexpected argument '%s'", argv[optind]);
+		return EXIT_USAGE;
+	}
+	all = json_array();
+	snprintf(old, sizeof(old), "%s.1", log);
+	err_log1 = read_log(old, all);
+	err_log = read_log(log, all);
+	err_hist = read_history(pin_dir, all, sysconf(_SC_PAGESIZE));
+	if (err_log && err_hist) {
+		p_err("no OOM log at %s (%s) and no pinned history at %s/maps/oom_history (%s): "
+		      "is a memacct daemon running (memacct daemon --pin-path, --oom-log)?",
+		      log, strerror(-err_log), pin_dir, strerror(-err_hist));
+		json_decref(all);
+		return EXIT_ENV;
+	}
+	(void)err_log1;
+	/* oldest first, --since applied */
+	n = json_array_size(all);
+	v = calloc(n ? n : 1, sizeof(*v));
+	if (!v) {
+		json_decref(all);
+		return EXIT_RUNTIME;
+	}
+	for (size_t i = 0; i < n; i++)
+		v[i] = json_array_get(all, i);
+	qsort(v, n, sizeof(*v), cmp_time);
+	{
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		now = ts.tv_sec + ts.tv_nsec / 1e9;
+	}
+	list = json_array();
+	for (size_t i = 0; i < n; i++)
+		if (!since_ns || json_number_value(json_object_get(v[i], "time")) >=
+				 now - since_ns / 1e9)
+			json_array_append(list, v[i]);
+	free(v);
+	json_decref(all);
+	if (last && json_array_size(list) > 1) {
+		json_t *newest = json_incref(json_array_get(list, json_array_size(list) - 1));
+
+		json_array_clear(list);
+		json_array_append_new(list, newest);
+	}
+	if (json_output) {
+		char *s;
+
+		out = json_object();
+		json_object_set_new(out, "schema", json_string(OOM_SCHEMA));
+		json_object_set_new(out, "command", json_string("oom"));
+		json_object_set_new(out, "oom_kills", list);
+		s = json_dumps(out, JSON_COMPACT);
+		json_decref(out);
+		if (!s)
+			return EXIT_RUNTIME;
+		fprintf(report_stream(), "%s\n", s);
+		free(s);
+		return report_written(report_stream()) ? EXIT_RUNTIME : EXIT_OK;
+	}
+	if (!json_array_size(list))
+		fprintf(report_stream(), "no OOM kills recorded%s\n", since_ns ? " in that time" : "");
+	for (size_t i = 0; i < json_array_size(list); i++) {
+		json_t *k = json_array_get(list, i);
+
+		if (last) {
+			oom_print_json(report_stream(), k, true);
+			continue;
+		}
+		fprintf(report_stream(), "%s  PID %-7d %-15s %-8s %s%s\n",
+			json_string_value(json_object_get(k, "time_iso")) ?: "?",
+			(int)json_integer_value(json_object_get(k, "pid")),
+			json_string_value(json_object_get(k, "comm")) ?: "?",
+			json_string_value(json_object_get(k, "cause")) ?: "-",
+			json_string_value(json_object_get(k, "limit_cgroup")) ?:
+			(json_is_true(json_object_get(k, "host_wide")) ? "(host-wide)" : "?"),
+			!strcmp(json_string_value(json_object_get(k, "source")) ?: "", "kernel") ?
+			"  [kernel record only]" : "");
+	}
+	json_decref(list);
+	return report_written(report_stream()) ? EXIT_RUNTIME : EXIT_OK;
+}
