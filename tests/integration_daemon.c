@@ -2983,6 +2983,144 @@ START_TEST(test_pipelined_bounded)
 }
 END_TEST
 
+/* The daemon's post-mortems of @log (memacct oom -j), as an array (new reference). */
+static json_t *oom_list(const char *log)
+{
+	struct result *r = run_cmd("%s oom -j --pin-path %s --oom-log %s", memacct, pin_dir, log);
+	json_t *a;
+
+	ck_assert_msg(r->status == 0 && r->report, "memacct oom -j: %d %s", r->status, r->out);
+	a = json_incref(json_object_get(r->report, "oom_kills"));
+	result_free(r);
+	return a;
+}
+
+/* lines of @path, 0 when it is absent */
+static int file_lines(const char *path)
+{
+	struct result *r = run_cmd("cat %s 2>/dev/null | wc -l", path);
+	int n = atoi(r->out);
+
+	result_free(r);
+	return n;
+}
+
+/*
+ * OOM kills in a cgroup of ours (--memory-max as the kubelet sets
+ * memory.max): the daemon's post-mortem in its OOM log, in --json-log and
+ * via memacct oom -j; a kill while it is down is there from the pinned
+ * history at once (the kernel's record), and explained in full when it
+ * comes back (the pinned ring kept it).
+ */
+START_TEST(test_daemon_oom_postmortem)
+{
+	char log[96], jlog[96], rel[320], want[400], args[256], *m;
+	long long pid1, pid2;
+	json_t *a, *k;
+	pid_t d;
+
+	if (skip_no_http(__func__))
+		return;
+	snprintf(log, sizeof(log), "/tmp/memacct-test-oom-%d.jsonl", (int)getpid());
+	snprintf(jlog, sizeof(jlog), "/tmp/memacct-test-oom-%d.json", (int)getpid());
+	unlink(log);
+	unlink(jlog);
+	snprintf(cg, sizeof(cg), "%s/memacct-dtest-%d", cgroot, (int)getpid());
+	snprintf(rel, sizeof(rel), "/memacct-dtest-%d", (int)getpid());
+	ck_assert_int_eq(mkdir(cg, 0755), 0);
+	{
+		char f[300];
+		FILE *fp;
+
+		snprintf(f, sizeof(f), "%s/%s", cg, cgversion == 1 ? "memory.limit_in_bytes" :
+			 "memory.max");
+		fp = fopen(f, "w");
+		ck_assert_ptr_nonnull(fp);
+		fprintf(fp, "%llu\n", 64 * MiB);
+		ck_assert_int_eq(fclose(fp), 0);
+	}
+	snprintf(args, sizeof(args), "--oom-log %s --json-log %s", log, jlog);
+	d = start_daemon(args);
+	ck_assert(d > 0);
+	{
+		struct result *r = run_cmd("sh -c 'echo $$ > %s/cgroup.procs && exec "
+					   "%s/oom_cause mlock 32 128' 2>/dev/null", cg, workloads);
+
+		pid1 = truth(r, "pid");
+		result_free(r);
+	}
+	for (int i = 0; i < 50 && file_lines(log) < 1; i++)
+		sleep_ms(100);
+	a = oom_list(log);
+	ck_assert_int_eq(json_array_size(a), 1);
+	k = json_array_get(a, 0);
+	printf("  daemon: %s\n", json_string_value(json_object_get(k, "verdict")));
+	ck_assert_int_eq(jint(k, "pid"), pid1);
+	ck_assert_str_eq(json_string_value(json_object_get(k, "source")), "daemon");
+	ck_assert_str_eq(json_string_value(json_object_get(k, "cause")), "pinned");
+	ck_assert_str_eq(json_string_value(json_object_get(k, "limit_cgroup")), rel);
+	ck_assert_int_eq(jint(k, "limit_bytes"), 64 * MiB);
+	if (json_is_true(json_object_get(json_object_get(k, "victim"), "at_kill")))
+		ck_assert_int_eq(jint(json_object_get(k, "victim"), "mlocked_bytes"), 32 * MiB);
+	json_decref(a);
+	/* the same line in --json-log, valid there (test_schema validates the file) */
+	{
+		struct result *r = run_cmd("grep -c '\"schema\":\"memacct.oom/v1\".*\"pid\":%lld,' %s",
+					   pid1, jlog);
+
+		ck_assert_msg(atoi(r->out) == 1, "--json-log: %s", r->out);
+		result_free(r);
+	}
+	/* the gauge of the last kill, for the cgroup and the root */
+	sleep_ms(1200);
+	m = http_get("/metrics", NULL);
+	ck_assert_ptr_nonnull(m);
+	snprintf(want, sizeof(want), "memacct_oom_last_kill_timestamp_seconds{cgroup=\"%s\"} ", rel);
+	ck_assert_msg(strstr(m, want), "no '%s'", want);
+	free(m);
+
+	/* down: a kill now is in the pinned history at once, the kernel's record */
+	stop_daemon(d, SIGTERM);
+	{
+		struct result *r = run_cmd("sh -c 'echo $$ > %s/cgroup.procs && exec %s/oom 128' "
+					   "2>/dev/null", cg, workloads);
+
+		pid2 = truth(r, "pid");
+		result_free(r);
+	}
+	a = oom_list(log);
+	ck_assert_int_eq(json_array_size(a), 2);
+	k = json_array_get(a, 1);
+	ck_assert_int_eq(jint(k, "pid"), pid2);
+	ck_assert_str_eq(json_string_value(json_object_get(k, "source")), "kernel");
+	ck_assert_str_eq(json_string_value(json_object_get(k, "limit_cgroup")), rel);
+	json_decref(a);
+	/* back: the pinned ring kept the record; explained in full now */
+	d = start_daemon(args);
+	ck_assert(d > 0);
+	for (int i = 0; i < 50 && file_lines(log) < 2; i++)
+		sleep_ms(100);
+	a = oom_list(log);
+	ck_assert_int_eq(json_array_size(a), 2);
+	k = json_array_get(a, 1);
+	ck_assert_int_eq(jint(k, "pid"), pid2);
+	ck_assert_str_eq(json_string_value(json_object_get(k, "source")), "daemon");
+	ck_assert_str_eq(json_string_value(json_object_get(k, "cause")), "anon");
+	json_decref(a);
+	{
+		struct result *r = run_cmd("%s oom --last --pin-path %s --oom-log %s", memacct,
+					   pin_dir, log);
+
+		snprintf(want, sizeof(want), "OOM: oom (PID %lld) was killed in %s", pid2, rel);
+		ck_assert_msg(r->status == 0 && strstr(r->out, want), "%s", r->out);
+		result_free(r);
+	}
+	stop_daemon(d, SIGTERM);
+	unlink(log);
+	unlink(jlog);
+}
+END_TEST
+
 Suite *daemon_suite(void)
 {
 	Suite *s = suite_create("daemon");
@@ -3044,6 +3182,7 @@ Suite *daemon_suite(void)
 	tcase_add_test(tc, test_sd_notify);
 	tcase_add_test(tc, test_json_log_logrotate);
 	tcase_add_test(tc, test_json_log_full_disk);
+	tcase_add_test(tc, test_daemon_oom_postmortem);
 	suite_add_tcase(s, tc);
 	tc = tcase_swept("rss");
 	tcase_set_timeout(tc, 120);
