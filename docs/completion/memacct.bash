@@ -37,7 +37,7 @@ _memacct()
 		if [[ $cur == -* ]]; then
 			COMPREPLY=($(compgen -W "-j --json -v --verbose -h --help -V --version -T --timestamp --bytes -o --output" -- "$cur"))
 		else
-			COMPREPLY=($(compgen -W "run attach top explain audit daemon detach reclaim help" -- "$cur"))
+			COMPREPLY=($(compgen -W "run attach top explain audit daemon detach reclaim oom help" -- "$cur"))
 		fi
 		return
 	fi
@@ -227,6 +227,10 @@ _memacct()
 			COMPREPLY=($(compgen -f -- "$cur"))
 			return
 			;;
+		--oom-log)
+			COMPREPLY=($(compgen -f -- "$cur"))
+			return
+			;;
 		--cgroup-filter)
 			COMPREPLY=($(compgen -d -- "$cur"))
 			return
@@ -245,7 +249,7 @@ _memacct()
 			;;
 		esac
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "--listen --interval --pin-path --json-log --cgroup-filter --top-processes --stop-kernel-side --bpf-stats --metrics-allow --metrics-deny -h --help" -- "$cur"))
+			COMPREPLY=($(compgen -W "--listen --interval --pin-path --json-log --oom-log --cgroup-filter --top-processes --stop-kernel-side --bpf-stats --metrics-allow --metrics-deny -h --help" -- "$cur"))
 		fi
 		;;
 	detach)
@@ -274,13 +278,32 @@ _memacct()
 			COMPREPLY=($(compgen -W "-c --cgroup --bytes --file-only -j --json -h --help" -- "$cur"))
 		fi
 		;;
+	oom)
+		case $prev in
+		--since)
+			# DUR: nothing to offer
+			return
+			;;
+		--pin-path)
+			COMPREPLY=($(compgen -d -- "$cur"))
+			return
+			;;
+		--oom-log)
+			COMPREPLY=($(compgen -f -- "$cur"))
+			return
+			;;
+		esac
+		if [[ $cur == -* ]]; then
+			COMPREPLY=($(compgen -W "--since --last --pin-path --oom-log -j --json -h --help" -- "$cur"))
+		fi
+		;;
 	help)
 		case $prev in
 		esac
 		if [[ $cur == -* ]]; then
 			COMPREPLY=($(compgen -W "" -- "$cur"))
 		elif ((COMP_CWORD == ci + 1)); then
-			COMPREPLY=($(compgen -W "run attach top explain audit daemon detach reclaim help" -- "$cur"))
+			COMPREPLY=($(compgen -W "run attach top explain audit daemon detach reclaim oom help" -- "$cur"))
 		fi
 		;;
 	esac
