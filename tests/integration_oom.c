@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include "integration.h"
 
@@ -222,10 +223,14 @@ START_TEST(test_oom_storm)
 
 	printf("  storm: %lld listed + %lld unlisted + %lld dropped; kernel's kills %lld\n",
 	       listed, unlisted, dropped, jint(t, "oom_kills_total"));
-	ck_assert_int_eq(r->status, 0);		/* the parent was never the victim */
-	ck_assert_int_eq(jint(t, "oom_kills_total"), truth(r, "storm_children"));
 	ck_assert_int_eq(listed + unlisted + dropped, jint(t, "oom_kills_total"));
-	ck_assert_int_eq(listed, 64);
+	ck_assert_int_eq(listed, jint(t, "oom_kills_total") < 64 ? jint(t, "oom_kills_total") : 64);
+	/* each child killed; rarely the parent too, once a victim's memory was
+	 * reaped (MMF_OOM_SKIP) while the limit was still hit: then fewer */
+	if (r->status == 0)
+		ck_assert_int_eq(jint(t, "oom_kills_total"), truth(r, "storm_children"));
+	else
+		ck_assert_int_eq(r->status, 128 + SIGKILL);
 	result_free(r);
 }
 END_TEST
@@ -248,18 +253,61 @@ START_TEST(test_exit_code_split)
 }
 END_TEST
 
+static char att_cg[256];	/* test_oom_attach's cgroup, removed by teardown() */
+
+static void teardown(void)
+{
+	if (!att_cg[0])
+		return;
+	for (int i = 0; i < 50 && rmdir(att_cg) && errno == EBUSY; i++)
+		usleep(100000);	/* a worker's last seconds */
+	att_cg[0] = '\0';
+}
+
+/* attach to a cgroup of ours with a limit, CoW workers OOM in it: the same post-mortem */
+START_TEST(test_oom_attach)
+{
+	struct result *r;
+	json_t *k;
+	char f[320];
+	FILE *fp;
+
+	snprintf(att_cg, sizeof(att_cg), "%s/memacct-test-oomatt-%d", cgroot, (int)getpid());
+	ck_assert_int_eq(mkdir(att_cg, 0755), 0);
+	snprintf(f, sizeof(f), "%s/%s", att_cg, cgversion == 1 ? "memory.limit_in_bytes" :
+		 "memory.max");
+	fp = fopen(f, "w");
+	ck_assert_ptr_nonnull(fp);
+	fprintf(fp, "%llu\n", 96 * MiB);
+	ck_assert_int_eq(fclose(fp), 0);
+	r = run_cmd("%s -j attach --cgroup %s --duration 7s 2>/dev/null & a=$!; sleep 2; "
+		    "sh -c 'echo $$ > %s/cgroup.procs && exec %s/oom_cause cow 48 3' 2>/dev/null; "
+		    "wait $a", memacct, att_cg, att_cg, workloads);
+	k = first_oom(r);
+	printf("  attach: %s\n", jstr(k, "verdict"));
+	ck_assert_str_eq(jstr(k, "cause"), "cow");
+	ck_assert_int_eq(jint(k, "limit_bytes"), 96 * MiB);
+	ck_assert_int_eq(jint(json_object_get(r->report, "totals"), "limit_bytes"), 96 * MiB);
+	ck_assert_msg(json_is_true(json_object_get(proc_by_pid(r, jint(k, "pid")), "oom_killed")),
+		      "victim's row not marked");
+	result_free(r);
+}
+END_TEST
+
 Suite *oom_suite(void)
 {
 	Suite *s = suite_create("oom");
 	TCase *tc = tcase_swept("oom");
 
 	tcase_set_timeout(tc, 120);
+	tcase_add_checked_fixture(tc, NULL, teardown);
 	tcase_add_test(tc, test_oom_anon);
 	tcase_add_test(tc, test_oom_mlock);
 	tcase_add_test(tc, test_oom_cow);
 	tcase_add_test(tc, test_oom_shmem);
 	tcase_add_test(tc, test_oom_storm);
 	tcase_add_test(tc, test_exit_code_split);
+	tcase_add_test(tc, test_oom_attach);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -191,8 +191,19 @@ int doom_on_record(void *ctx, void *data, size_t len)
 	if (!k)
 		return 0;
 	oom_from_event(k, ev, o->page_size);
-	sample_now(o);
-	oom_explain(k, &o->hist, o->window_ns);
+	/* a storm (a fork bomb under a limit): past DOOM_FULL_PER_S a second,
+	 * the kernel's figures only, no walk of every process each */
+	if (now_ns() - o->second_ns >= 1000000000ULL) {
+		o->second_ns = now_ns();
+		o->full_this_second = 0;
+	}
+	if (o->full_this_second++ < DOOM_FULL_PER_S) {
+		sample_now(o);
+		oom_explain(k, &o->hist, o->window_ns);
+	} else {
+		oom_explain_late(k);
+		o->brief++;
+	}
 	o->recorded++;
 	if (k->cgroup[0])
 		note_last(o, k->cgroup, k->time);
@@ -236,6 +247,9 @@ void doom_metrics(struct mbuf *b, const struct daemon_oom *o)
 	metrics_family(b, "memacct_oom_postmortems", MT_COUNTER, NULL,
 		       "OOM kills the daemon explained (a line in its OOM log each)");
 	metrics_sample_u64(b, NULL, 0, o->recorded);
+	metrics_family(b, "memacct_oom_postmortems_brief", MT_COUNTER, NULL,
+		       "OOM post-mortems with the kernel's figures only: past 10 kills a second");
+	metrics_sample_u64(b, NULL, 0, o->brief);
 	metrics_family(b, "memacct_oom_log_errors", MT_COUNTER, NULL,
 		       "OOM post-mortems that could not be written to the OOM log");
 	metrics_sample_u64(b, NULL, 0, o->log_errors);

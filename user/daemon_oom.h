@@ -22,6 +22,7 @@
 #define OOM_LOG_MAX_BYTES	(4 << 20)	/* then renamed to FILE.1, one kept */
 #define OOM_SCHEMA		"memacct.oom/v1"
 #define DOOM_CGROUPS		1024	/* cgroups with a last-kill time kept */
+#define DOOM_FULL_PER_S		10	/* full post-mortems a second, at most */
 
 struct doom_last {
 	char *cgroup;			/* malloc'd path below the hierarchy root */
@@ -37,6 +38,9 @@ struct daemon_oom {
 	struct doom_last last[DOOM_CGROUPS];
 	size_t nlast;
 	uint64_t recorded;		/* post-mortems made */
+	uint64_t brief;			/* ... of which the kernel's figures only */
+	uint64_t second_ns;		/* the storm guard's current second */
+	unsigned int full_this_second;
 	uint64_t log_errors;		/* lines that could not be written */
 	/* each line also to the --json-log (daemon.c log_line()) */
 	void (*json_log)(void *ctx, const char *line);
@@ -54,7 +58,8 @@ int doom_on_record(void *ctx, void *data, size_t len);
 
 /*
  * doom_metrics() - memacct_oom_last_kill_timestamp_seconds{cgroup} (the
- * victim's cgroup and each above it) and memacct_oom_postmortems_total.
+ * victim's cgroup and each above it), memacct_oom_postmortems_total, of
+ * them memacct_oom_postmortems_brief_total, memacct_oom_log_errors_total.
  */
 void doom_metrics(struct mbuf *b, const struct daemon_oom *o);
 

@@ -124,7 +124,7 @@ int do_oom(int argc, char **argv)
 	size_t n;
 	json_t **v;
 
-	while ((c = getopt_long(argc, argv, ":js:lh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":jh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'j':
 			json_output = true;

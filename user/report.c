@@ -63,6 +63,8 @@ void metrics_hold_bpf_flows(struct metrics *m, const struct metrics *prev)
 void report_free(struct report *r)
 {
 	free(r->ooms);
+	r->ooms = NULL;
+	r->nooms = 0;
 	free(r->procs);
 	r->procs = NULL;
 	r->nprocs = 0;

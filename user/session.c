@@ -499,7 +499,11 @@ static void sample_oom(struct session *s)
 		o->m.pinned = o->m.mlocked + o->m.pinned_vm + o->m.dma_pinned;
 		n++;
 	}
-	oom_hist_push(&s->oom_hist, t, a, n);
+	{
+		struct oom_proc *fit = realloc(a, (n ? n : 1) * sizeof(*a));
+
+		oom_hist_push(&s->oom_hist, t, fit ? fit : a, n);
+	}
 }
 
 /* An OOM kill's record: its post-mortem made now, while the memcg's page

@@ -16,8 +16,8 @@
  *                                       hold the copies for 3 s
  *   oom_cause storm N MIB               fork N children one after the other,
  *                                       each touching MIB of anon: N kills
- *                                       (the child, by far the largest, is
- *                                       the victim each time)
+ *                                       (the child, by far the largest and
+ *                                       at oom_score_adj 1000, is the victim)
  *
  * Growth is 1 MiB every 10 ms, so that memacct's once-a-second samples see
  * it. Ground truth on stdout, flushed before the memory it describes is
@@ -177,6 +177,15 @@ static void mode_storm(unsigned long n, unsigned long mib)
 			exit(1);
 		}
 		if (c == 0) {
+			/* the victim before the parent whenever both can be
+			 * chosen (raising needs no privilege) */
+			int fd = open("/proc/self/oom_score_adj", O_WRONLY);
+
+			if (fd >= 0) {
+				if (write(fd, "1000", 4) != 4)
+					_exit(1);
+				close(fd);
+			}
 			touch(anon(mib * MIB), mib * MIB);
 			_exit(0);
 		}
