@@ -2115,8 +2115,15 @@ static __always_inline void oom_record(struct task_struct *victim, __u32 tid,
 	struct memacct_oom_event *ev;
 	struct memacct_proc *p;
 	struct mm_struct *mm;
-	__u64 seq = __sync_fetch_and_add(&oom_seq, 1) + 1;
-	__u32 slot = seq % MEMACCT_OOM_HISTORY;
+	__u64 seq;
+	__u32 slot;
+
+	/* mark_victim runs under oom_lock (mm/oom_kill.c: out_of_memory()'s
+	 * callers hold it, memcg OOMs too): kills are one at a time, a
+	 * plain increment is enough (an atomic fetch-add is BPF_ATOMIC_FETCH,
+	 * refused before 5.12: "BPF_STX uses reserved fields" on 5.10) */
+	seq = ++oom_seq;
+	slot = seq % MEMACCT_OOM_HISTORY;
 
 	ev = bpf_map_lookup_elem(&oom_history, &slot);
 	if (!ev)
