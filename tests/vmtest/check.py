@@ -139,6 +139,19 @@ def check_oom(s):
           'memory.max %s, asked 64M' % s.kernel.get('memory_max'))
     check('oom.kills', got == ker and isinstance(ker, int) and ker >= 1,
           'oom_kills_total %d, kernel memory.events oom_kill %s' % (got, ker))
+    # the post-mortem (docs/metrics.md "OOM kills"): the victim, the limit
+    # found from the page counters, the cause; before 6.7 from a pid only
+    ks = (s.report or {}).get('oom_kills') or [{}]
+    k, pid = ks[0], s.truth.get('pid')
+    victim = proc(s.report or {}, pid) or {}
+    check('oom.postmortem', k.get('pid') == pid and k.get('limit_bytes') == 64 << 20 and
+          k.get('cause') == 'anon' and victim.get('oom_killed') is True and
+          victim.get('exit_signal') == 9,
+          'oom_kills[0] pid %s (truth %s), limit_bytes %s, cause %s, at_kill %s; row '
+          'oom_killed %s exit_signal %s: %s' % (
+              k.get('pid'), pid, k.get('limit_bytes'), k.get('cause'),
+              (k.get('victim') or {}).get('at_kill'), victim.get('oom_killed'),
+              victim.get('exit_signal'), k.get('verdict')))
 
 
 def check_attach(s):
