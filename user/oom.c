@@ -150,6 +150,8 @@ static void oom_stocks(struct oom_kill *k)
 		    memcg_read_stat(&cg, &k->st))
 			return;
 		k->has_stocks = true;
+		/* v1's soft limit is no memory.high: v2 only */
+		k->has_high = cg.version == 2 && !memcg_limit_read(&cg, LIMIT_HIGH, &k->high_bytes);
 	} else {
 		if (hostpin_read(&hp, false) < 0 || !hp.mem.meminfo)
 			return;
@@ -569,6 +571,9 @@ static json_t *stocks_json(const struct oom_kill *k)
 
 		json_object_set_new(o, "source", json_string("memory.stat"));
 		set_u64(o, "usage_bytes", s->usage);
+		json_object_set_new(o, "limit_bytes", json_integer((json_int_t)k->limit_bytes));
+		json_object_set_new(o, "high_bytes", k->has_high ?
+				    json_integer((json_int_t)k->high_bytes) : json_null());
 		set_u64(o, "anon_bytes", s->anon);
 		set_u64(o, "file_bytes", s->file);
 		set_u64(o, "shmem_bytes", s->shmem);

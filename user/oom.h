@@ -82,6 +82,8 @@ struct oom_kill {
 	 * victim's, its page cache and shmem do */
 	bool has_stocks;
 	struct memcg_stat st;		/* memcg OOM */
+	bool has_high;			/* v2 memory.high below "max" */
+	uint64_t high_bytes;
 	struct hostmem host;		/* host-wide OOM */
 	uint64_t mem_total;
 	double stocks_after_s;		/* read this long after the kill */

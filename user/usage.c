@@ -196,9 +196,10 @@ static const struct cmd_usage usages[] = {
 	  "alone in a cgroup: exec memacct run). At the root, memacct enables the memory\n"
 	  "controller in cgroup.subtree_control if it is not, with a warning. The TOTAL\n"
 	  "row is the cgroup's charge after everything exited; process rows marked x are\n"
-	  "at exit. docs/run.md has the details. The job comes first: when the reader of\n"
-	  "the reports goes away (a closed pipe: | head), the reports stop and run goes on\n"
-	  "waiting for CMD. CMD gets SIGPIPE and the signal mask as memacct got them." },
+	  "at exit, K OOM-killed (sizes at the kill; each kill's post-mortem follows the\n"
+	  "table: docs/metrics.md \"OOM kills\"). docs/run.md has the details. The job\n"
+	  "comes first: when the reader of the reports goes away (a closed pipe: | head),\n"
+	  "the reports stop and run goes on waiting for CMD. CMD gets SIGPIPE and the signal mask as memacct got them." },
 	{ "attach", "attach --cgroup NAME|PATH | --pid PID [OPTIONS] [INTERVAL [COUNT]]",
 	  "Accounts an existing memory cgroup and everything below it from now on: one\n"
 	  "report per interval, a summary with a diagnosis at the end (SIGINT, SIGTERM,\n"
