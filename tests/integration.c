@@ -269,6 +269,19 @@ bool memacct_without_http(void)
 	return state > 0;
 }
 
+void cg_set_memory_max(const char *cg, unsigned long long bytes)
+{
+	char f[600];
+	FILE *fp;
+
+	snprintf(f, sizeof(f), "%s/%s", cg, cgversion == 1 ? "memory.limit_in_bytes" :
+		 "memory.max");
+	fp = fopen(f, "w");
+	ck_assert_msg(fp, "%s: %s", f, strerror(errno));
+	fprintf(fp, "%llu\n", bytes);
+	ck_assert_msg(fclose(fp) == 0, "writing %s: %s", f, strerror(errno));
+}
+
 void skip_test(const char *func, const char *fmt, ...)
 {
 	size_t n = strlen(func);

@@ -94,6 +94,10 @@ void sweep_leftovers(void);
  */
 int free_port(void);
 
+/* cg_set_memory_max() - @bytes to the memory limit of our cgroup @cg
+ * (v1 memory.limit_in_bytes, v2 memory.max); fails the test when refused. */
+void cg_set_memory_max(const char *cg, unsigned long long bytes);
+
 void skip_test(const char *func, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Suites of other files; main() runs those that are linked in. */

@@ -3028,17 +3028,7 @@ START_TEST(test_daemon_oom_postmortem)
 	snprintf(cg, sizeof(cg), "%s/memacct-dtest-%d", cgroot, (int)getpid());
 	snprintf(rel, sizeof(rel), "/memacct-dtest-%d", (int)getpid());
 	ck_assert_int_eq(mkdir(cg, 0755), 0);
-	{
-		char f[300];
-		FILE *fp;
-
-		snprintf(f, sizeof(f), "%s/%s", cg, cgversion == 1 ? "memory.limit_in_bytes" :
-			 "memory.max");
-		fp = fopen(f, "w");
-		ck_assert_ptr_nonnull(fp);
-		fprintf(fp, "%llu\n", 64 * MiB);
-		ck_assert_int_eq(fclose(fp), 0);
-	}
+	cg_set_memory_max(cg, 64 * MiB);
 	snprintf(args, sizeof(args), "--oom-log %s --json-log %s", log, jlog);
 	d = start_daemon(args);
 	ck_assert(d > 0);

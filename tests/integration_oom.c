@@ -269,17 +269,10 @@ START_TEST(test_oom_attach)
 {
 	struct result *r;
 	json_t *k;
-	char f[320];
-	FILE *fp;
 
 	snprintf(att_cg, sizeof(att_cg), "%s/memacct-test-oomatt-%d", cgroot, (int)getpid());
 	ck_assert_int_eq(mkdir(att_cg, 0755), 0);
-	snprintf(f, sizeof(f), "%s/%s", att_cg, cgversion == 1 ? "memory.limit_in_bytes" :
-		 "memory.max");
-	fp = fopen(f, "w");
-	ck_assert_ptr_nonnull(fp);
-	fprintf(fp, "%llu\n", 96 * MiB);
-	ck_assert_int_eq(fclose(fp), 0);
+	cg_set_memory_max(att_cg, 96 * MiB);
 	r = run_cmd("%s -j attach --cgroup %s --duration 7s 2>/dev/null & a=$!; sleep 2; "
 		    "sh -c 'echo $$ > %s/cgroup.procs && exec %s/oom_cause cow 48 3' 2>/dev/null; "
 		    "wait $a", memacct, att_cg, att_cg, workloads);

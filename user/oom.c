@@ -680,34 +680,6 @@ static const char *jbytes_s(char *b, const json_t *o, const char *key)
 	return fmt_bytes(b, 16, (uint64_t)json_integer_value(v));
 }
 
-/* "@prefix@text" in lines of at most 100 columns, broken at spaces */
-static void wrapped(FILE *f, const char *prefix, const char *text)
-{
-	size_t col = strlen(prefix), len;
-	bool first = true;
-
-	fputs(prefix, f);
-	while (*text) {
-		len = strcspn(text, " ");
-		if (!first && col + 1 + len > 100) {
-			fputs("\n  ", f);
-			col = 2;
-			first = true;
-		}
-		if (!first) {
-			fputc(' ', f);
-			col++;
-		}
-		fwrite(text, 1, len, f);
-		col += len;
-		first = false;
-		text += len;
-		while (*text == ' ')
-			text++;
-	}
-	fputc('\n', f);
-}
-
 void oom_print_json(FILE *f, const json_t *o, bool full)
 {
 	const json_t *v = json_object_get(o, "victim"), *st = json_object_get(o, "cgroup_stocks");
@@ -718,7 +690,7 @@ void oom_print_json(FILE *f, const json_t *o, bool full)
 
 	char line[1024];
 
-	wrapped(f, "", verdict ? verdict : "OOM kill");
+	print_wrapped(f, "", verdict ? verdict : "OOM kill");
 	snprintf(line, sizeof(line), "at %s, seq %" PRIu64 "; victim PID %d (%s)%s: anon %s, "
 		 "file %s, shmem %s, swap %s, mlocked %s, pinned_vm %s, DMA %s, CoW-copied %s",
 		 json_string_value(json_object_get(o, "time_iso")) ?: "?", jbytes(o, "seq"),
@@ -728,7 +700,7 @@ void oom_print_json(FILE *f, const json_t *o, bool full)
 		 jbytes_s(b[2], v, "shmem_bytes"), jbytes_s(b[3], v, "swap_bytes"),
 		 jbytes_s(b[4], v, "mlocked_bytes"), jbytes_s(b[5], v, "pinned_vm_bytes"),
 		 jbytes_s(b[6], v, "dma_pinned_bytes"), jbytes_s(b[7], v, "cow_copied_bytes"));
-	wrapped(f, "  ", line);
+	print_wrapped(f, "  ", line);
 	if (json_is_object(st) && json_object_get(st, "usage_bytes")) {
 		snprintf(line, sizeof(line), "cgroup %s: usage at the kill %s of its limit %s; "
 			 "memory.stat %.2f s after it: anon %s, file %s, shmem %s, reclaimable %s, "
@@ -739,7 +711,7 @@ void oom_print_json(FILE *f, const json_t *o, bool full)
 			 jbytes_s(b[2], st, "anon_bytes"), jbytes_s(b[3], st, "file_bytes"),
 			 jbytes_s(b[4], st, "shmem_bytes"), jbytes_s(b[5], st, "reclaimable_bytes"),
 			 jbytes_s(b[6], st, "unevictable_bytes"), jbytes_s(b[7], st, "kernel_bytes"));
-		wrapped(f, "  ", line);
+		print_wrapped(f, "  ", line);
 	} else if (json_is_object(st)) {
 		snprintf(line, sizeof(line), "host: MemTotal %s, available %s, page cache %s "
 			 "(reclaimable %s), shmem %s, unevictable %s",
@@ -748,7 +720,7 @@ void oom_print_json(FILE *f, const json_t *o, bool full)
 			 jbytes_s(b[2], st, "page_cache_bytes"),
 			 jbytes_s(b[3], st, "reclaimable_bytes"), jbytes_s(b[4], st, "shmem_bytes"),
 			 jbytes_s(b[5], st, "unevictable_bytes"));
-		wrapped(f, "  ", line);
+		print_wrapped(f, "  ", line);
 	}
 	n = json_array_size(procs);
 	if (n) {

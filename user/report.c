@@ -639,8 +639,7 @@ int report_numa_verdicts(const struct report *r, char (*out)[320], int max)
 }
 
 
-/* "@prefix@text" in lines of at most 100 columns, broken at spaces, indented by 2. */
-static void print_wrapped(FILE *f, const char *prefix, const char *text)
+void print_wrapped(FILE *f, const char *prefix, const char *text)
 {
 	size_t col = strlen(prefix), len;
 	bool first = true;	/* no word on this line yet */

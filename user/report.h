@@ -194,6 +194,10 @@ json_t *report_flows_lost_json(const struct metrics *lost);
 
 void report_free(struct report *r);
 
+/* print_wrapped() - "@prefix@text" to @f in lines of at most 100 columns,
+ * broken at spaces, the next lines indented by 2. */
+void print_wrapped(FILE *f, const char *prefix, const char *text);
+
 /*
  * metrics_from_bpf_flows() - @m's flows from a BPF record's (include/memacct.h,
  * bpf/memacct.bpf.c: pages and counts) in bytes and counts; @page_size in
