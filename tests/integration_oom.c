@@ -273,9 +273,14 @@ START_TEST(test_oom_attach)
 	snprintf(att_cg, sizeof(att_cg), "%s/memacct-test-oomatt-%d", cgroot, (int)getpid());
 	ck_assert_int_eq(mkdir(att_cg, 0755), 0);
 	cg_set_memory_max(att_cg, 96 * MiB);
-	r = run_cmd("%s -j attach --cgroup %s --duration 7s 2>/dev/null & a=$!; sleep 2; "
+	/* the workload once attach reports (attached: its first interval line),
+	 * so its copies count; the final report after SIGINT */
+	r = run_cmd("f=/tmp/memacct-test-oomatt-%d; %s -j attach --cgroup %s --interval 1s "
+		    "2>/dev/null > $f & a=$!; i=0; until grep -q '^{' $f 2>/dev/null; do "
+		    "i=$((i+1)); [ $i -gt 600 ] && break; sleep 0.1; done; "
 		    "sh -c 'echo $$ > %s/cgroup.procs && exec %s/oom_cause cow 48 3' 2>/dev/null; "
-		    "wait $a", memacct, att_cg, att_cg, workloads);
+		    "sleep 1.2; kill -INT $a; wait $a; cat $f; rm -f $f", (int)getpid(), memacct,
+		    att_cg, att_cg, workloads);
 	k = first_oom(r);
 	printf("  attach: %s\n", jstr(k, "verdict"));
 	ck_assert_str_eq(jstr(k, "cause"), "cow");
