@@ -483,9 +483,9 @@ static void oom_verdict(struct oom_kill *k)
 		k->cause = "anon";
 		k->cause_bytes = k->anon_bytes;
 		snprintf(cause, sizeof(cause), "its processes' anonymous memory (%s, %s of it in "
-			 "PID %d %s) was above what the limit allows: the working set does not fit",
+			 "PID %d %s) was above what the %s allows: the working set does not fit",
 			 fmt_bytes(b[0], 16, k->anon_bytes), fmt_bytes(b[1], 16, big->m.anon),
-			 big->pid, big->comm);
+			 big->pid, big->comm, k->has_limit ? "limit" : "host's memory");
 	}
 	if (k->has_limit)
 		snprintf(where, sizeof(where), "in %s at its %s limit",

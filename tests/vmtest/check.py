@@ -154,6 +154,23 @@ def check_oom(s):
               victim.get('exit_signal'), k.get('verdict')))
 
 
+def check_oom_host(s):
+    """run -- oom 16384, no limit: the host-wide OOM killer's post-mortem"""
+    k = ((s.report or {}).get('oom_kills') or [{}])[0]
+    st, pid = k.get('cgroup_stocks') or {}, s.truth.get('pid')
+    check('oom_host.postmortem',
+          s.rc.get('run') == 128 + 9 and k.get('pid') == pid and
+          k.get('host_wide') is True and k.get('limit_bytes') is None and
+          st.get('source') == '/proc/meminfo' and
+          st.get('mem_total_bytes') == s.kernel.get('mem_total_kb', -1) * 1024 and
+          k.get('cause') == 'anon',
+          'run exit %s; oom_kills[0] pid %s (truth %s), host_wide %s, limit_bytes %s, stocks '
+          'from %s, MemTotal %s (kernel %s kB), cause %s: %s' % (
+              s.rc.get('run'), k.get('pid'), pid, k.get('host_wide'), k.get('limit_bytes'),
+              st.get('source'), st.get('mem_total_bytes'), s.kernel.get('mem_total_kb'),
+              k.get('cause'), k.get('verdict')))
+
+
 def check_attach(s):
     """attach --cgroup job_4711 while cow_fork 64 4 runs in it"""
     rep = s.report or {}
@@ -653,7 +670,8 @@ def check_reclaim(s):
 
 
 V2_TESTS = [('zero_fill', check_zero_fill), ('cow_busy', check_cow_busy),
-            ('numa_stock', check_numa_stock), ('oom', check_oom), ('attach', check_attach),
+            ('numa_stock', check_numa_stock), ('oom', check_oom), ('oom_host', check_oom_host),
+            ('attach', check_attach),
             ('limits', check_limits), ('explain', check_explain), ('audit', check_audit),
             ('dma', check_dma), ('cpuless', check_cpuless), ('reclaim', check_reclaim),
             ('nomem', check_nomem)]

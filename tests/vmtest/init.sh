@@ -158,6 +158,18 @@ t_oom() {
 	rmdir "$p"
 }
 
+# a host-wide OOM (no memory cgroup at its limit: run's cgroup has none):
+# the allocator, at oom_score_adj 1000, is the victim; this shell and
+# memacct out of the OOM killer's reach (-1000, inherited)
+t_oom_host() {
+	echo -1000 > /proc/self/oom_score_adj
+	memacct -j run -- sh -c 'echo 1000 > /proc/self/oom_score_adj; exec oom 16384' \
+		> /tmp/oomh.out
+	echo "rc run $?"
+	cat /tmp/oomh.out
+	echo "kernel mem_total_kb $(sed -n 's/^MemTotal: *\([0-9]*\) kB/\1/p' /proc/meminfo)"
+}
+
 # zero fills read from pagemap (the kernel maps the zero page, or not)
 t_zero_fill() {
 	echo "kernel release $(uname -r)"
@@ -368,6 +380,7 @@ section cow_busy t_cow_busy
 section numa /bin/memacct -v -j run -- /bin/numa_bind 32
 section numa_stock t_numa_stock
 section oom t_oom
+section oom_host t_oom_host
 section attach t_attach
 section limits t_limits
 section explain t_explain
