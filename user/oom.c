@@ -244,9 +244,57 @@ static int cmp_grew_desc(const void *a, const void *b)
 }
 
 /*
+ * What grew in each of the @n processes @all (the victim as at the kill,
+ * the others as in sample @last) since the oldest sample within @window_ns
+ * before the kill: from OOM_GREW_MIN_BYTES, the largest OOM_GREW_MAX.
+ */
+static void oom_growth(struct oom_kill *k, const struct oom_hist *h, uint64_t window_ns,
+		       const struct oom_proc *all, size_t n, const struct oom_sample *last)
+{
+	const struct oom_sample *first = sample_window_start(h, k->boot_ns, window_ns);
+	static const enum metric_id keys[] = {
+		M_ANON, M_SHMEM, M_FILE, M_MLOCKED, M_PINNED_VM, M_DMA_PINNED,
+		M_COW_COPIED,
+	};
+	struct oom_grew g[OOM_GREW_MAX * 4];
+	size_t ng = 0;
+
+	for (size_t i = 0; first && i < n; i++) {
+		const struct oom_proc *was = sample_find(first, all[i].pid, all[i].start_ns);
+		bool victim = all[i].pid == k->pid;
+		uint64_t t_now = victim && (k->flags & MEMACCT_OOM_MM) ? k->boot_ns :
+				 last->boot_ns;
+
+		if (!was || t_now <= first->boot_ns)
+			continue;
+		for (size_t j = 0; j < sizeof(keys) / sizeof(keys[0]); j++) {
+			int64_t d = (int64_t)metric_get(&all[i].m, keys[j]) -
+				    (int64_t)metric_get(&was->m, keys[j]);
+
+			if (d < (int64_t)OOM_GREW_MIN_BYTES)
+				continue;
+			if (ng == sizeof(g) / sizeof(g[0])) {
+				qsort(g, ng, sizeof(g[0]), cmp_grew_desc);
+				ng = OOM_GREW_MAX;
+			}
+			g[ng].pid = all[i].pid;
+			memcpy(g[ng].comm, all[i].comm, sizeof(g[ng].comm));
+			g[ng].key = metric_table[keys[j]].key;
+			g[ng].bytes = d;
+			g[ng].seconds = (t_now - first->boot_ns) / 1e9;
+			ng++;
+		}
+	}
+	if (ng)
+		qsort(g, ng, sizeof(g[0]), cmp_grew_desc);
+	k->ngrew = ng < OOM_GREW_MAX ? ng : OOM_GREW_MAX;
+	memcpy(k->grew, g, k->ngrew * sizeof(g[0]));
+}
+
+/*
  * The processes of the limited memcg's subtree (host-wide: every one) in
- * the last sample before the kill, the victim as at the kill; their sums
- * for the verdict.
+ * the sample sample_near() picks, the victim as at the kill; their sums for
+ * the verdict, and what grew.
  */
 static void oom_procs(struct oom_kill *k, const struct oom_hist *h, uint64_t window_ns)
 {
@@ -314,47 +362,7 @@ static void oom_procs(struct oom_kill *k, const struct oom_hist *h, uint64_t win
 	k->nprocs = n < OOM_PROCS_MAX ? n : OOM_PROCS_MAX;
 	memcpy(k->procs, all, k->nprocs * sizeof(*all));
 
-	/* growth: each process against the oldest sample in the window */
-	{
-		const struct oom_sample *first = sample_window_start(h, k->boot_ns, window_ns);
-		static const enum metric_id keys[] = {
-			M_ANON, M_SHMEM, M_FILE, M_MLOCKED, M_PINNED_VM, M_DMA_PINNED,
-			M_COW_COPIED,
-		};
-		struct oom_grew g[OOM_GREW_MAX * 4];
-		size_t ng = 0;
-
-		for (size_t i = 0; first && i < n; i++) {
-			const struct oom_proc *was = sample_find(first, all[i].pid, all[i].start_ns);
-			bool victim = all[i].pid == k->pid;
-			uint64_t t_now = victim && (k->flags & MEMACCT_OOM_MM) ? k->boot_ns :
-					 last->boot_ns;
-
-			if (!was || t_now <= first->boot_ns)
-				continue;
-			for (size_t j = 0; j < sizeof(keys) / sizeof(keys[0]); j++) {
-				int64_t d = (int64_t)metric_get(&all[i].m, keys[j]) -
-					    (int64_t)metric_get(&was->m, keys[j]);
-
-				if (d < (int64_t)OOM_GREW_MIN_BYTES)
-					continue;
-				if (ng == sizeof(g) / sizeof(g[0])) {
-					qsort(g, ng, sizeof(g[0]), cmp_grew_desc);
-					ng = OOM_GREW_MAX;
-				}
-				g[ng].pid = all[i].pid;
-				memcpy(g[ng].comm, all[i].comm, sizeof(g[ng].comm));
-				g[ng].key = metric_table[keys[j]].key;
-				g[ng].bytes = d;
-				g[ng].seconds = (t_now - first->boot_ns) / 1e9;
-				ng++;
-			}
-		}
-		if (ng)
-			qsort(g, ng, sizeof(g[0]), cmp_grew_desc);
-		k->ngrew = ng < OOM_GREW_MAX ? ng : OOM_GREW_MAX;
-		memcpy(k->grew, g, k->ngrew * sizeof(g[0]));
-	}
+	oom_growth(k, h, window_ns, all, n, last);
 	free(all);
 }
 
