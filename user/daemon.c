@@ -834,6 +834,7 @@ int do_daemon(int argc, char **argv)
 			     UINT64_MAX,
 		.json_log = json_log_line, .json_log_ctx = &d,
 	};
+	doom_seed(&d.oom);
 	d.rb = ring_buffer__new(d.pin.exits_fd, on_exit_record, &d, NULL);
 	if (!d.rb)
 		p_warn("exit ring buffer: %s", strerror(errno));

@@ -176,6 +176,27 @@ static void note_last(struct daemon_oom *o, const char *cgroup, double t)
 	}
 }
 
+void doom_seed(struct daemon_oom *o)
+{
+	char *text = NULL, *line, *save = NULL;
+
+	if (!o->log_path || read_file(o->log_path, &text, 64 << 20) < 0)
+		return;
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		json_t *j = json_loads(line, 0, NULL), *ks = json_object_get(j, "oom_kills");
+
+		for (size_t i = 0; i < json_array_size(ks); i++) {
+			json_t *k = json_array_get(ks, i);
+			const char *cg = json_string_value(json_object_get(k, "cgroup"));
+
+			if (cg && cg[0] == '/')
+				note_last(o, cg, json_number_value(json_object_get(k, "time")));
+		}
+		json_decref(j);
+	}
+	free(text);
+}
+
 int doom_on_record(void *ctx, void *data, size_t len)
 {
 	struct daemon_oom *o = ctx;
@@ -239,7 +260,7 @@ void doom_metrics(struct mbuf *b, const struct daemon_oom *o)
 
 	metrics_family(b, "memacct_oom_last_kill_timestamp_seconds", MT_GAUGE, "seconds",
 		       "Unix time of the last OOM kill of a process in the cgroup or below it "
-		       "(oom:mark_victim), since the daemon started");
+		       "(oom:mark_victim; the OOM log's kills too)");
 	for (size_t i = 0; i < o->nlast; i++) {
 		l[0] = (struct mlabel){ "cgroup", o->last[i].cgroup };
 		metrics_sample(b, l, 1, o->last[i].time);

@@ -35,7 +35,7 @@ struct daemon_oom {
 	uint64_t window_ns;		/* "grew": the last collections (2 intervals) */
 	const char *log_path;		/* NULL: no OOM log */
 	struct oom_hist hist;
-	struct doom_last last[DOOM_CGROUPS];
+	struct doom_last last[DOOM_CGROUPS];	/* seeded from the OOM log */
 	size_t nlast;
 	uint64_t recorded;		/* post-mortems made */
 	uint64_t brief;			/* ... of which the kernel's figures only */
@@ -52,6 +52,12 @@ struct daemon_oom {
  * BPF flows) into the history, at the collection's time.
  */
 void doom_sample_collection(struct daemon_oom *o, const struct collection *col);
+
+/*
+ * doom_seed() - the last-kill times of the kills already in the OOM log
+ * (a restarted daemon keeps memacct_oom_last_kill_timestamp_seconds).
+ */
+void doom_seed(struct daemon_oom *o);
 
 /* doom_on_record() - ring_buffer callback of oom_events; @ctx the daemon_oom. */
 int doom_on_record(void *ctx, void *data, size_t len);
