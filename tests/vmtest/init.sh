@@ -162,9 +162,13 @@ t_oom() {
 # the allocator, at oom_score_adj 1000, is the victim; this shell and
 # memacct out of the OOM killer's reach (-1000, inherited)
 t_oom_host() {
-	echo -1000 > /proc/self/oom_score_adj
-	memacct -j run -- sh -c 'echo 1000 > /proc/self/oom_score_adj; exec oom 16384' \
-		> /tmp/oomh.out
+	# a subshell: section() runs this in init's own shell, whose -1000
+	# every later section would inherit (an OOM then finds no victim and
+	# the allocating task waits for ever: the integration run hung so)
+	(
+		echo -1000 > /proc/self/oom_score_adj
+		exec memacct -j run -- sh -c 'echo 1000 > /proc/self/oom_score_adj; exec oom 16384'
+	) > /tmp/oomh.out
 	echo "rc run $?"
 	cat /tmp/oomh.out
 	echo "kernel mem_total_kb $(sed -n 's/^MemTotal: *\([0-9]*\) kB/\1/p' /proc/meminfo)"
