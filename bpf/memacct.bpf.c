@@ -2198,8 +2198,9 @@ int mark_victim_pid(struct trace_event_raw_mark_victim *ctx)
 
 	if (bpf_map_update_elem(&oom_victims, &pid, &one, BPF_ANY))
 		drop(MEMACCT_DROP_OOM_VICTIM_FULL);
-	/* pid only: userspace filters by the pid and names the victim from
-	 * its exit record; the limit from the killing task's memcg */
+	/* pid only: no filter here (userspace keeps the kills of its
+	 * subtree by this memcg) and the victim's figures from userspace's
+	 * samples; the limit and memcg from the killing task's */
 	oom_record(NULL, pid, current_task());
 	return 0;
 }

@@ -176,25 +176,40 @@ static void note_last(struct daemon_oom *o, const char *cgroup, double t)
 	}
 }
 
-void doom_seed(struct daemon_oom *o)
+int oom_log_read(const char *path, json_t *kills)
 {
 	char *text = NULL, *line, *save = NULL;
+	long n = read_file(path, &text, 64 << 20);
 
-	if (!o->log_path || read_file(o->log_path, &text, 64 << 20) < 0)
-		return;
+	if (n < 0)
+		return (int)n;
 	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		json_t *j = json_loads(line, 0, NULL), *ks = json_object_get(j, "oom_kills");
+		json_t *o = json_loads(line, 0, NULL), *ks = json_object_get(o, "oom_kills");
 
-		for (size_t i = 0; i < json_array_size(ks); i++) {
-			json_t *k = json_array_get(ks, i);
+		if (json_is_object(o) &&
+		    !strcmp(json_string_value(json_object_get(o, "schema")) ?: "", OOM_SCHEMA))
+			for (size_t i = 0; i < json_array_size(ks); i++)
+				json_array_append(kills, json_array_get(ks, i));
+		json_decref(o);
+	}
+	free(text);
+	return 0;
+}
+
+void doom_seed(struct daemon_oom *o)
+{
+	json_t *kills = json_array();
+
+	if (o->log_path && !oom_log_read(o->log_path, kills)) {
+		for (size_t i = 0; i < json_array_size(kills); i++) {
+			json_t *k = json_array_get(kills, i);
 			const char *cg = json_string_value(json_object_get(k, "cgroup"));
 
 			if (cg && cg[0] == '/')
 				note_last(o, cg, json_number_value(json_object_get(k, "time")));
 		}
-		json_decref(j);
 	}
-	free(text);
+	json_decref(kills);
 }
 
 int doom_on_record(void *ctx, void *data, size_t len)

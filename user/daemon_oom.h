@@ -72,6 +72,13 @@ void doom_metrics(struct mbuf *b, const struct daemon_oom *o);
 void doom_free(struct daemon_oom *o);
 
 /*
+ * oom_log_read() - every post-mortem of the OOM log @path (its
+ * memacct.oom/v1 lines; others skipped) appended to the JSON array @kills.
+ * 0 or read_file()'s negative errno.
+ */
+int oom_log_read(const char *path, json_t *kills);
+
+/*
  * oom_log_append() - @line (one JSON object) and a newline to the OOM log
  * @path, created 0600 with its directory; renamed to @path.1 first when
  * past OOM_LOG_MAX_BYTES. 0 or negative errno.

@@ -99,59 +99,54 @@ void oom_from_event(struct oom_kill *k, const struct memacct_oom_event *ev, long
 /* ------------------------------------------------------- cgroup paths */
 
 struct path_find {
-	uint64_t ids[2];
-	char *out[2];
-	int left;
+	struct oom_kill *k;
+	struct memcg *lim;		/* the limited memcg, when found */
+	bool victim_found, lim_found;
 };
 
 static int path_find_one(const struct memcg *cg, void *ctx)
 {
 	struct path_find *pf = ctx;
+	struct oom_kill *k = pf->k;
 
-	for (int i = 0; i < 2; i++) {
-		if (pf->ids[i] && pf->ids[i] == cg->id && !pf->out[i][0]) {
-			snprintf(pf->out[i], OOM_PATH, "%s", cg->rel);
-			pf->left--;
-		}
+	if (!pf->victim_found && cg->id == k->memcg_id) {
+		snprintf(k->cgroup, OOM_PATH, "%s", cg->rel);
+		pf->victim_found = true;
 	}
-	return pf->left <= 0 ? 1 : 0;
+	if (!pf->lim_found && cg->id == k->limit_memcg_id) {
+		snprintf(k->limit_cgroup, OOM_PATH, "%s", cg->rel);
+		*pf->lim = *cg;
+		pf->lim_found = true;
+	}
+	return pf->victim_found && pf->lim_found;
 }
 
-/* The paths of the victim's memcg and the limited one: one walk. */
-static void oom_paths(struct oom_kill *k)
+/*
+ * The paths of the victim's memcg and the limited one, and the limited
+ * one itself into @lim: one walk. Whether @lim was found.
+ */
+static bool oom_paths(struct oom_kill *k, struct memcg *lim)
 {
-	struct path_find pf = { { k->memcg_id, k->has_limit ? k->limit_memcg_id : 0 },
-				{ k->cgroup, k->limit_cgroup }, 0 };
+	struct path_find pf = { k, lim, !k->memcg_id, !k->has_limit || !k->limit_memcg_id };
 
-	pf.left = (pf.ids[0] != 0) + (pf.ids[1] != 0);
-	if (pf.ids[0] && pf.ids[0] == pf.ids[1])
-		pf.left = 1;
-	if (pf.left)
+	if (!pf.victim_found || !pf.lim_found)
 		memcg_walk(path_find_one, &pf);
-	if (pf.ids[0] == pf.ids[1] && k->cgroup[0])
-		snprintf(k->limit_cgroup, OOM_PATH, "%s", k->cgroup);
+	return k->has_limit && pf.lim_found;
 }
 
 /* ------------------------------------------------------------- stocks */
 
-static void oom_stocks(struct oom_kill *k)
+/* @lim: the limited memcg (NULL: a host-wide OOM, or not found) */
+static void oom_stocks(struct oom_kill *k, const struct memcg *lim)
 {
 	struct hostpin hp;
-	struct memcg cg;
-	char root[PATH_MAX], abs[PATH_MAX + OOM_PATH];
-	int version;
 
 	if (k->has_limit) {
-		if (!k->limit_cgroup[0] || memcg_root(root, &version))
-			return;
-		snprintf(abs, sizeof(abs), "%s%s", root,
-			 strcmp(k->limit_cgroup, "/") ? k->limit_cgroup : "");
-		if (memcg_of_path(root, version, abs, &cg) || cg.id != k->limit_memcg_id ||
-		    memcg_read_stat(&cg, &k->st))
+		if (!lim || memcg_read_stat(lim, &k->st))
 			return;
 		k->has_stocks = true;
 		/* v1's soft limit is no memory.high: v2 only */
-		k->has_high = cg.version == 2 && !memcg_limit_read(&cg, LIMIT_HIGH, &k->high_bytes);
+		k->has_high = lim->version == 2 && !memcg_limit_read(lim, LIMIT_HIGH, &k->high_bytes);
 	} else {
 		if (hostpin_read(&hp, false) < 0 || !hp.mem.meminfo)
 			return;
@@ -294,9 +289,11 @@ static void oom_growth(struct oom_kill *k, const struct oom_hist *h, uint64_t wi
 /*
  * The processes of the limited memcg's subtree (host-wide: every one) in
  * the sample sample_near() picks, the victim as at the kill; their sums for
- * the verdict, and what grew.
+ * the verdict, and what grew. @lim: the limited memcg (NULL: host-wide, or
+ * not found: then the victim alone when the OOM was a memcg's).
  */
-static void oom_procs(struct oom_kill *k, const struct oom_hist *h, uint64_t window_ns)
+static void oom_procs(struct oom_kill *k, const struct oom_hist *h, uint64_t window_ns,
+		      const struct memcg *lim)
 {
 	const struct oom_sample *last = sample_near(h, k->boot_ns);
 	uint64_t *ids = NULL;
@@ -318,18 +315,8 @@ static void oom_procs(struct oom_kill *k, const struct oom_hist *h, uint64_t win
 	if (!last)
 		return;
 	k->sample_age_s = ((double)k->boot_ns - (double)last->boot_ns) / 1e9;
-	if (k->has_limit && k->limit_cgroup[0]) {
-		char root[PATH_MAX], abs[PATH_MAX + OOM_PATH];
-		struct memcg cg;
-		int version;
-
-		if (!memcg_root(root, &version)) {
-			snprintf(abs, sizeof(abs), "%s%s", root,
-				 strcmp(k->limit_cgroup, "/") ? k->limit_cgroup : "");
-			if (!memcg_of_path(root, version, abs, &cg))
-				nids = memcg_descendant_ids(&cg, &ids);
-		}
-	}
+	if (lim)
+		nids = memcg_descendant_ids(lim, &ids);
 	all = calloc(last->n + 1, sizeof(*all));
 	if (!all) {
 		free(ids);
@@ -522,15 +509,19 @@ static void oom_verdict(struct oom_kill *k)
 
 void oom_explain(struct oom_kill *k, const struct oom_hist *h, uint64_t window_ns)
 {
-	oom_paths(k);
-	oom_stocks(k);
-	oom_procs(k, h, window_ns);
+	struct memcg lim;
+	bool found = oom_paths(k, &lim);
+
+	oom_stocks(k, found ? &lim : NULL);
+	oom_procs(k, h, window_ns, found ? &lim : NULL);
 	oom_verdict(k);
 }
 
 void oom_explain_late(struct oom_kill *k)
 {
-	oom_paths(k);
+	struct memcg lim;
+
+	oom_paths(k, &lim);
 	oom_verdict(k);
 }
 

@@ -23,29 +23,15 @@
 
 #pragma GCC poison u8 u16 u32 u64 s8 s16 s32 s64
 
-/* Post-mortems of @path (the OOM log) appended to @all; lines not ours are skipped. */
+/* Post-mortems of the OOM log @path appended to @all, "source": "daemon". */
 static int read_log(const char *path, json_t *all)
 {
-	char *text = NULL, *line, *save = NULL;
-	long n = read_file(path, &text, 64 << 20);
+	size_t from = json_array_size(all);
+	int err = oom_log_read(path, all);
 
-	if (n < 0)
-		return (int)n;
-	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		json_t *o = json_loads(line, 0, NULL), *ks = json_object_get(o, "oom_kills");
-
-		if (json_is_object(o) &&
-		    !strcmp(json_string_value(json_object_get(o, "schema")) ?: "", OOM_SCHEMA))
-			for (size_t i = 0; i < json_array_size(ks); i++) {
-				json_t *k = json_array_get(ks, i);
-
-				json_object_set_new(k, "source", json_string("daemon"));
-				json_array_append(all, k);
-			}
-		json_decref(o);
-	}
-	free(text);
-	return 0;
+	for (size_t i = from; i < json_array_size(all); i++)
+		json_object_set_new(json_array_get(all, i), "source", json_string("daemon"));
+	return err;
 }
 
 /* Whether @all has the post-mortem of the kill @k (same pid, within 1 s). */

@@ -527,10 +527,6 @@ static int on_oom_event(void *ctx, void *data, size_t len)
 			return 0;
 		}
 	}
-	k = &s->ooms[s->nooms];
-	oom_from_event(k, ev, s->page_size);
-	sample_oom(s);	/* the others as they are now, ~0.1 s after the kill */
-	s->oom_sampled_ns = now_ns();
 	/* pid only (before 6.7): the kill of a process outside the subtree
 	 * is another session's (the BPF side could not filter it) */
 	if (!(ev->flags & MEMACCT_OOM_TASK)) {
@@ -544,6 +540,10 @@ static int on_oom_event(void *ctx, void *data, size_t len)
 		if (!mine)
 			return 0;
 	}
+	k = &s->ooms[s->nooms];
+	oom_from_event(k, ev, s->page_size);
+	sample_oom(s);	/* the others as they are now, ~0.1 s after the kill */
+	s->oom_sampled_ns = now_ns();
 	oom_explain(k, &s->oom_hist, OOM_GREW_WINDOW_NS);
 	s->nooms++;
 	return 0;
