@@ -894,15 +894,14 @@ START_TEST(test_run_pid_namespaces)
 		    "sleep 0.1; i=$((i+1)); done; "
 		    "$M run -- true > $D.host 2>&1; echo \"truth host_rc $?\"; wait; "
 		    "echo \"truth rc1 $(cat $D.rc1)\"; echo \"truth rc2 $(cat $D.rc2)\"; "
-		    "grep -c 'left by a memacct run' $D.host | sed 's/^/truth host_stale /'",
+		    "grep -c 'left by a memacct run' $D.host | sed 's/^/truth host_stale /'; "
+		    "for i in 1 2; do echo \"== run $i\"; tail -c 600 $D.out$i; done",
 		    memacct, d);
 	printf("  %-40s rc %lld and %lld, host run rc %lld, its stale warnings %lld\n",
 	       "two runs, PID 1 each", truth(r, "rc1"), truth(r, "rc2"), truth(r, "host_rc"),
 	       truth(r, "host_stale"));
-	ck_assert_int_eq(truth(r, "rc1"), 0);
-	ck_assert_int_eq(truth(r, "rc2"), 0);
-	ck_assert_int_eq(truth(r, "host_rc"), 0);
-	ck_assert_int_eq(truth(r, "host_stale"), 0);
+	ck_assert_msg(truth(r, "rc1") == 0 && truth(r, "rc2") == 0 && truth(r, "host_rc") == 0 &&
+		      truth(r, "host_stale") == 0, "%.1500s", r->out);
 	snprintf(f, sizeof(f), "%s.cg1", d);
 	ck_assert(cgroup_from_file(f, a, sizeof(a)));
 	snprintf(f, sizeof(f), "%s.cg2", d);

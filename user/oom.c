@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -23,6 +24,50 @@ uint64_t boot_now_ns(void)
 
 	clock_gettime(CLOCK_BOOTTIME, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/* usage >= OOM_NEAR_PCT of the limit of the cgroup at @dir; unlimited: no */
+static bool level_near(const char *dir, int version)
+{
+	char path[PATH_MAX + 32], *text = NULL;
+	uint64_t limit, usage;
+	bool unlimited, near = true;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, version == 2 ? "memory.max"
+								: "memory.limit_in_bytes");
+	if (read_file(path, &text, 64) < 0 || parse_limit_value(text, &limit, &unlimited))
+		goto out;
+	near = false;
+	if (unlimited)
+		goto out;
+	free(text);
+	text = NULL;
+	snprintf(path, sizeof(path), "%s/%s", dir, version == 2 ? "memory.current"
+								: "memory.usage_in_bytes");
+	near = read_file(path, &text, 64) < 0 || sscanf(text, "%" SCNu64, &usage) != 1 ||
+	       usage >= limit / 100 * OOM_NEAR_PCT;
+out:
+	free(text);
+	return near;
+}
+
+bool oom_near(const struct memcg *cg)
+{
+	char dir[PATH_MAX], *text = NULL;
+	struct hm_fields f = { 0 };
+	bool near = true;
+
+	snprintf(dir, sizeof(dir), "%s", cg->path);
+	for (int level = cg->level; level > 0; level--) {
+		if (level_near(dir, cg->version))
+			return true;
+		*strrchr(dir, '/') = '\0';
+	}
+	if (read_file("/proc/meminfo", &text, 1 << 16) >= 0 && !parse_meminfo(text, &f) &&
+	    (f.have & (1ULL << HM_MEM_TOTAL)) && (f.have & (1ULL << HM_MEM_AVAILABLE)))
+		near = f.v[HM_MEM_AVAILABLE] < f.v[HM_MEM_TOTAL] / 100 * OOM_NEAR_HOST_PCT;
+	free(text);
+	return near;
 }
 
 void oom_hist_push(struct oom_hist *h, uint64_t boot_ns, struct oom_proc *p, size_t n)

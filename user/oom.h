@@ -27,6 +27,8 @@
 #define OOM_PROCS_MAX		32	/* processes listed, the largest RSS */
 #define OOM_GREW_MAX		8
 #define OOM_CAUSE_PCT		25	/* a cause is named at >= 25% of the limit */
+#define OOM_NEAR_PCT		50	/* oom_near(): usage >= 50% of a limit */
+#define OOM_NEAR_HOST_PCT	25	/* oom_near(): MemAvailable < 25% of MemTotal */
 #define OOM_PATH		PATH_MAX	/* cgroup paths (struct memcg.rel) */
 
 /* One process of a sample (or the victim at the kill): bytes, and flows. */
@@ -109,6 +111,18 @@ struct oom_kill {
  */
 void oom_hist_push(struct oom_hist *h, uint64_t boot_ns, struct oom_proc *p, size_t n);
 void oom_hist_free(struct oom_hist *h);
+
+/*
+ * oom_near() - whether an OOM kill may come soon to the processes of @cg,
+ * so that run and attach take their samples of them (OOM_SAMPLE_NS; a
+ * sample reads /proc/PID/status of up to 1,024 processes): some memory
+ * cgroup from @cg up to the root uses at least OOM_NEAR_PCT of its limit
+ * (v2 memory.current of memory.max, v1 memory.usage_in_bytes of
+ * memory.limit_in_bytes), or the host's MemAvailable is below
+ * OOM_NEAR_HOST_PCT of MemTotal (/proc/meminfo). Two small files a level
+ * and /proc/meminfo. A file that cannot be read counts as near (true).
+ */
+bool oom_near(const struct memcg *cg);
 
 /* boot_now_ns() - CLOCK_BOOTTIME, ns: the clock of bpf_ktime_get_boot_ns() */
 uint64_t boot_now_ns(void);

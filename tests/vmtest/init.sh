@@ -311,11 +311,16 @@ t_integration() {
 	echo "kernel cgroup1_mounts $(grep -c ' - cgroup ' /proc/self/mountinfo)"
 	for f in /bin/*; do [ -L $f ] || cp $f /mnt/bin/; done
 	[ -x /usr/bin/dash ] && ln -sf /usr/bin/dash /bin/sh
+	# memacct.ck_run_case=NAME on the kernel command line (VMTEST_APPEND)
+	# runs that one test case
+	ck_case=$(tr ' ' '\n' < /proc/cmdline | sed -n 's/^memacct.ck_run_case=//p')
+	[ -n "$ck_case" ] && export CK_RUN_CASE=$ck_case
 	sh -c 'echo $$ > '$s'/cgroup.procs && cd /tmp && exec env PATH=/usr/sbin:/usr/bin:/bin \
 		MEMACCT=/mnt/bin/memacct WORKLOADS=/mnt/bin TESTS=/tests CK_VERBOSITY=verbose \
 		MEMACCT_VMTEST=1 \
 		/mnt/bin/test_integration 2>&1'
 	echo "rc test_integration $?"
+	unset CK_RUN_CASE
 	ln -sf busybox /bin/sh
 	rmdir $s $cg/user.slice/user-0.slice $cg/user.slice
 	echo "kernel leftover_cgroups $(find $cg -mindepth 1 -type d | wc -l)"
