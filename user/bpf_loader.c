@@ -9,8 +9,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <dirent.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
@@ -19,6 +24,81 @@
 #include "util.h"
 
 #pragma GCC poison u8 u16 u32 u64 s8 s16 s32 s64
+
+struct loader_timing loader_timing;
+
+bool loader_phases(void)
+{
+	const char *e = getenv("MEMACCT_PHASES");
+
+	return e && *e && strcmp(e, "0");
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/* Per-program verifier statistics (MEMACCT_PHASES): log level BPF_LOG_STATS. */
+#define STATS_LOG_BYTES 512
+static char (*stats_logs)[STATS_LOG_BYTES];
+
+static void verify_stats_request(struct memacct_bpf *skel)
+{
+	struct bpf_program *prog;
+	int n = 0, i = 0;
+
+	bpf_object__for_each_program(prog, skel->obj)
+		n++;
+	stats_logs = calloc(n ? n : 1, STATS_LOG_BYTES);
+	if (!stats_logs)
+		return;
+	bpf_object__for_each_program(prog, skel->obj) {
+		bpf_program__set_log_buf(prog, stats_logs[i++], STATS_LOG_BYTES);
+		bpf_program__set_log_level(prog, 4);	/* BPF_LOG_STATS */
+	}
+}
+
+/* Sum "verification time N usec" over the loaded programs; the 3 slowest. */
+static void verify_stats_collect(struct memacct_bpf *skel)
+{
+	struct bpf_program *prog;
+	uint64_t top[3] = { 0 };
+	int i = 0;
+
+	if (!stats_logs)
+		return;
+	bpf_object__for_each_program(prog, skel->obj) {
+		const char *t = strstr(stats_logs[i++], "verification time ");
+		unsigned long long us;
+
+		if (!bpf_program__autoload(prog) || !t ||
+		    sscanf(t, "verification time %llu usec", &us) != 1)
+			continue;
+		loader_timing.verify_ns += us * 1000;
+		loader_timing.programs++;
+		for (int k = 0; k < 3; k++) {
+			if (us * 1000 <= top[k])
+				continue;
+			for (int j = 2; j > k; j--) {
+				top[j] = top[j - 1];
+				memcpy(loader_timing.slowest[j], loader_timing.slowest[j - 1],
+				       sizeof(loader_timing.slowest[j]));
+			}
+			top[k] = us * 1000;
+			snprintf(loader_timing.slowest[k], sizeof(loader_timing.slowest[k]),
+				 "%.30s %.1f", bpf_program__name(prog), us / 1000.0);
+			break;
+		}
+	}
+	bpf_object__for_each_program(prog, skel->obj)
+		bpf_program__set_log_buf(prog, NULL, 0);
+	free(stats_logs);
+	stats_logs = NULL;
+}
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
@@ -488,7 +568,9 @@ int loader_start(const struct loader_opts *o, struct memacct_bpf **out)
 	struct memacct_bpf *skel;
 	struct btf *btf;
 	int err, n, nodes = 1;
+	uint64_t t0 = mono_ns(), t1;
 
+	memset(&loader_timing, 0, sizeof(loader_timing));
 	libbpf_set_print(libbpf_print);
 	skel = memacct_bpf__open();
 	if (!skel) {
@@ -545,7 +627,13 @@ int loader_start(const struct loader_opts *o, struct memacct_bpf **out)
 	skel->rodata->fault_old = bpf_program__autoload(skel->progs.page_fault_user_old) ||
 				  bpf_program__autoload(skel->progs.mm_page_alloc_old) ||
 				  bpf_program__autoload(skel->progs.sched_switch_old);
+	if (loader_phases())
+		verify_stats_request(skel);
+	t1 = mono_ns();
+	loader_timing.open_ns = t1 - t0;
 	err = memacct_bpf__load(skel);
+	loader_timing.load_ns = mono_ns() - t1;
+	verify_stats_collect(skel);
 	if (err) {
 		p_err("loading the BPF programs: %s (run with -v for the verifier log)",
 		      strerror(-err));
@@ -562,6 +650,7 @@ int loader_start(const struct loader_opts *o, struct memacct_bpf **out)
 			goto out_destroy;
 		}
 	}
+	t1 = mono_ns();
 	if (skel->rodata->nr_node_ranges) {
 		uint64_t base;
 		int e = loader_measure_vmemmap(skel, &base);
@@ -579,6 +668,7 @@ int loader_start(const struct loader_opts *o, struct memacct_bpf **out)
 		goto out_destroy;
 	}
 	learn_cpus();
+	loader_timing.attach_ns = mono_ns() - t1;
 	*out = skel;
 	return 0;
 
@@ -590,6 +680,121 @@ out_destroy:
 void loader_stop(struct memacct_bpf *skel)
 {
 	memacct_bpf__destroy(skel);
+}
+
+/* What the release helper needs; filled before clone(), read-only after. */
+#define RELEASE_MAX_FDS 256
+static struct release_args {
+	int keep[RELEASE_MAX_FDS];	/* perf event fds, ascending */
+	int nkeep;
+	int max_fd;			/* highest fd open at clone() */
+	int rfd;			/* the pipe's read end */
+} rel;
+static char release_stack[64 * 1024] __attribute__((aligned(16)));
+
+/*
+ * The helper, in our address space (CLONE_VM) on its own stack: raw
+ * syscalls only (no libc state of ours is touched: it is shared, and so is
+ * the thread pointer). Every signal is blocked (inherited).
+ */
+static int release_helper(void *arg)
+{
+	char c;
+	int k = 0;
+
+	(void)arg;
+	syscall(SYS_prctl, PR_SET_NAME, (unsigned long)"memacct-release", 0, 0, 0);
+	syscall(SYS_setsid);	/* out of the caller's job: no terminal signal */
+	for (int fd = 0; fd <= rel.max_fd; fd++) {
+		if (k < rel.nkeep && rel.keep[k] == fd) {
+			k++;
+			continue;
+		}
+		if (fd != rel.rfd)
+			syscall(SYS_close, fd);
+	}
+	/* EOF when the parent's write end goes: at its exit, whatever ends it */
+	while (syscall(SYS_read, rel.rfd, &c, 1) > 0)	/* 0: EOF; -1: any error */
+		;
+	return 0;	/* the kernel closes the perf events now, in this process */
+}
+
+/* The perf event fds of this process (ascending) into rel.keep; -1 if too many. */
+static int perf_event_fds(void)
+{
+	char path[64], target[64];
+	struct dirent *de;
+	DIR *d = opendir("/proc/self/fd");
+	int fd, max = 0;
+	ssize_t n;
+
+	if (!d)
+		return -1;
+	rel.nkeep = 0;
+	while ((de = readdir(d))) {
+		char *end;
+		long v = strtol(de->d_name, &end, 10);
+
+		if (end == de->d_name || *end || v < 0 || v > INT32_MAX)
+			continue;
+		fd = (int)v;
+		if (fd > max)
+			max = fd;
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		n = readlink(path, target, sizeof(target) - 1);
+		if (n <= 0)
+			continue;
+		target[n] = '\0';
+		if (strcmp(target, "anon_inode:[perf_event]"))
+			continue;
+		if (rel.nkeep == RELEASE_MAX_FDS) {
+			closedir(d);
+			return -1;
+		}
+		rel.keep[rel.nkeep++] = fd;
+	}
+	closedir(d);
+	/* readdir's order is the fd table's, ascending; sorted for safety */
+	for (int i = 1; i < rel.nkeep; i++)
+		for (int j = i; j > 0 && rel.keep[j - 1] > rel.keep[j]; j--) {
+			int t = rel.keep[j];
+
+			rel.keep[j] = rel.keep[j - 1];
+			rel.keep[j - 1] = t;
+		}
+	rel.max_fd = max + 8;	/* the pipe, opened after */
+	return rel.nkeep;
+}
+
+void loader_stop_detached(struct memacct_bpf *skel)
+{
+	sigset_t all, old;
+	int p[2];
+	pid_t pid;
+
+	if (perf_event_fds() <= 0 || pipe2(p, O_CLOEXEC)) {
+		loader_stop(skel);
+		return;
+	}
+	if (p[0] > rel.max_fd || p[1] > rel.max_fd)
+		rel.max_fd = p[0] > p[1] ? p[0] : p[1];
+	rel.rfd = p[0];
+	sigfillset(&all);
+	sigprocmask(SIG_SETMASK, &all, &old);
+	pid = clone(release_helper, release_stack + sizeof(release_stack), CLONE_VM | SIGCHLD,
+		    NULL);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	close(p[0]);
+	if (pid < 0) {
+		p_info("release helper: clone: %s; detaching here", strerror(errno));
+		close(p[1]);
+		loader_stop(skel);
+		return;
+	}
+	/* the helper holds its own references to the perf events now: our
+	 * closes below are not the last, so they return at once; p[1] stays
+	 * open until we exit */
+	loader_stop(skel);
 }
 
 void loader_dropped(struct memacct_bpf *skel, uint64_t out[MEMACCT_DROP_NR])

@@ -72,6 +72,42 @@ int loader_start(const struct loader_opts *o, struct memacct_bpf **skel);
 void loader_stop(struct memacct_bpf *skel);
 
 /*
+ * loader_stop_detached() - loader_stop() without waiting for the kernel's
+ * release of the perf events behind classic tracepoints (tp/syscalls/...):
+ * closing the last reference to each waits for RCU grace periods under the
+ * kernel's event_mutex (30-80 ms each here, one after another). A helper
+ * process (clone(CLONE_VM), no copy of our memory, every signal blocked,
+ * named memacct-release) takes a reference to those perf events only and
+ * closes every other fd it inherited; then the programs are detached and
+ * every link, program and map closed here as loader_stop() does, at once.
+ * The helper waits for EOF on a pipe whose only write end is ours
+ * (O_CLOEXEC), so it ends when this process ends, however it ends (exit,
+ * SIGKILL), and the kernel then releases the events in the helper, which
+ * nobody waits for (its parent is gone: init or a subreaper reaps it). A
+ * helper killed itself leaves nothing either: the kernel closes its fds.
+ * Falls back to loader_stop() when there is no perf event or the helper
+ * cannot start. Call it last: the helper lives as long as we do.
+ */
+void loader_stop_detached(struct memacct_bpf *skel);
+
+/*
+ * struct loader_timing - where loader_start() spent its time (ns), filled
+ * when the environment has MEMACCT_PHASES (memacct run prints it; make
+ * bench's run_true workload reads it): open (skeleton open, BTF, rodata,
+ * program choice), load (maps, relocations, every BPF_PROG_LOAD), of which
+ * verify (the kernel's "verification time" of each program, log level
+ * BPF_LOG_STATS, summed), attach (links, vmemmap probe, per-CPU learning).
+ */
+struct loader_timing {
+	uint64_t open_ns, load_ns, verify_ns, attach_ns;
+	unsigned int programs;		/* loaded */
+	char slowest[3][64];		/* "name 12.3" (ms), slowest first */
+};
+extern struct loader_timing loader_timing;
+/* loader_phases() - MEMACCT_PHASES is set in the environment. */
+bool loader_phases(void);
+
+/*
  * loader_measure_vmemmap() - the kernel address of the struct page array,
  * page_to_pfn()'s base (vmemmap_base, randomized with CONFIG_RANDOMIZE_MEMORY
  * and unreadable where kallsyms has no data symbols). Faults in 4 anonymous

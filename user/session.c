@@ -855,14 +855,24 @@ int session_cgroup_exited(const struct session *s, uint64_t id, struct metrics *
 	return 0;
 }
 
-void session_stop(struct session *s)
+static void session_stop_with(struct session *s, void (*stop)(struct memacct_bpf *))
 {
 	ring_buffer__free(s->rb);
-	loader_stop(s->skel);
+	stop(s->skel);
 	free(s->exited);
 	free(s->base);
 	free(s->numa);
 	free(s->dma_ov);
 	numa_topo_free(&s->topo);
 	memset(s, 0, sizeof(*s));
+}
+
+void session_stop(struct session *s)
+{
+	session_stop_with(s, loader_stop);
+}
+
+void session_stop_detached(struct session *s)
+{
+	session_stop_with(s, loader_stop_detached);
 }
