@@ -841,6 +841,7 @@ __u32 vmemmap_tid;
 __u64 vmemmap_page;
 __u32 vmemmap_struct_size;	/* sizeof(struct page), bytes */
 __u64 vmemmap_measured;		/* the base it gave; 0: not measured */
+__u64 vmemmap_base_addr;	/* &vmemmap_base from kallsyms when not measured */
 
 SEC("tp_btf/mm_page_alloc")
 int BPF_PROG(vmemmap_probe, struct page *page, unsigned int order)
@@ -1893,11 +1894,19 @@ int sys_enter_io_uring_register(struct syscall_trace_enter *ctx)
 	return 0;
 }
 
+/*
+ * DMA windows on (--dma-pins on, or auto with a device that pins): false
+ * leaves the windows' programs unloaded (user/bpf_loader.c) and this one
+ * keeps only pinned_vm, the verifier dropping the window code.
+ */
+const volatile bool dma_windows_on = true;
+
 SEC("tp/syscalls/sys_exit_io_uring_register")
 int sys_exit_io_uring_register(struct syscall_trace_exit *ctx)
 {
 	pinned_update(ctx);
-	dma_close(ctx->ret >= 0);
+	if (dma_windows_on)
+		dma_close(ctx->ret >= 0);
 	return 0;
 }
 

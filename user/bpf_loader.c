@@ -287,6 +287,105 @@ static void learn_cpus(void)
 	sched_setaffinity(0, sizeof(old), &old);
 }
 
+enum loader_dma loader_dma_pins = LOADER_DMA_AUTO;
+
+int loader_dma_parse(const char *arg)
+{
+	if (!strcmp(arg, "auto"))
+		loader_dma_pins = LOADER_DMA_AUTO;
+	else if (!strcmp(arg, "on"))
+		loader_dma_pins = LOADER_DMA_ON;
+	else if (!strcmp(arg, "off"))
+		loader_dma_pins = LOADER_DMA_OFF;
+	else {
+		p_err("bad --dma-pins '%s' (auto, on or off)", arg);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* The first entry of @dir whose name starts with @prefix (and is not
+ * @except), as "dir/name" in @why; false if none or unreadable. */
+static bool dir_has(const char *dir, const char *prefix, const char *except, char *why,
+		    size_t len)
+{
+	struct dirent *de;
+	DIR *d = opendir(dir);
+	bool found = false;
+
+	if (!d)
+		return false;
+	while (!found && (de = readdir(d))) {
+		if (de->d_name[0] == '.' || strncmp(de->d_name, prefix, strlen(prefix)) ||
+		    (except && !strcmp(de->d_name, except)))
+			continue;
+		found = true;
+		if (why)
+			snprintf(why, len, "%s/%s", dir, de->d_name);
+	}
+	closedir(d);
+	return found;
+}
+
+/* AF_XDP sockets of this network namespace: the "XDP" line's sockets column. */
+static bool xdp_sockets(void)
+{
+	char *text, *l;
+	unsigned long size, n = 0;
+	long len = read_file("/proc/net/protocols", &text, 1 << 16);
+
+	if (len < 0)
+		return false;
+	for (l = text; l; l = strchr(l, '\n'), l = l ? l + 1 : NULL)
+		if (!strncmp(l, "XDP ", 4) && sscanf(l + 4, "%lu %lu", &size, &n) == 2)
+			break;
+	free(text);
+	return n > 0;
+}
+
+bool loader_dma_devices(char *why, size_t len)
+{
+	if (dir_has("/dev", "nvidia", NULL, why, len) ||
+	    dir_has("/dev/infiniband", "uverbs", NULL, why, len) ||
+	    dir_has("/dev/vfio", "", "vfio", why, len))
+		return true;
+	if (xdp_sockets()) {
+		if (why)
+			snprintf(why, len, "AF_XDP sockets (/proc/net/protocols)");
+		return true;
+	}
+	return false;
+}
+
+bool loader_dma_windows(void)
+{
+	char why[300];
+
+	if (loader_dma_pins != LOADER_DMA_AUTO)
+		return loader_dma_pins == LOADER_DMA_ON;
+	if (loader_dma_devices(why, sizeof(why))) {
+		p_info("--dma-pins auto: on (%s)", why);
+		return true;
+	}
+	p_info("--dma-pins auto: off (no NVIDIA, RDMA uverbs or vfio device, no AF_XDP socket)");
+	return false;
+}
+
+/* --dma-pins off: the DMA windows' programs left out (bpf_loader.h). */
+static void dma_windows_off(struct memacct_bpf *skel)
+{
+	struct bpf_program *dma[] = {
+		skel->progs.sys_enter_setsockopt, skel->progs.sys_exit_setsockopt,
+		skel->progs.sys_enter_ioctl, skel->progs.sys_exit_ioctl,
+		skel->progs.sys_enter_io_uring_register, skel->progs.sys_enter_close,
+		skel->progs.workqueue_execute_start, skel->progs.workqueue_execute_end,
+	};
+
+	for (size_t i = 0; i < sizeof(dma) / sizeof(dma[0]); i++)
+		bpf_program__set_autoload(dma[i], false);
+	skel->rodata->dma_windows_on = false;
+}
+
 /* Leave out programs whose tracepoint this kernel does not have. */
 static void choose_programs(struct memacct_bpf *skel, const struct btf *btf)
 {
@@ -436,6 +535,23 @@ static int pagemap_pfn(int fd, const volatile void *addr, uint64_t *pfn)
 		return n < 0 ? -errno : -EIO;
 	*pfn = e & ((1ULL << 55) - 1);
 	return (e >> 63) && *pfn ? 0 : -ENODATA;
+}
+
+/* The address of data symbol @name in /proc/kallsyms; 0 if absent or hidden. */
+static uint64_t kallsyms_addr(const char *name)
+{
+	char line[256], sym[128], type;
+	unsigned long long addr;
+	uint64_t found = 0;
+	FILE *f = fopen("/proc/kallsyms", "re");
+
+	if (!f)
+		return 0;
+	while (!found && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%llx %c %127s", &addr, &type, sym) == 3 && !strcmp(sym, name))
+			found = addr;
+	fclose(f);
+	return found;
 }
 
 int loader_measure_vmemmap(struct memacct_bpf *skel, uint64_t *base)
@@ -614,6 +730,10 @@ int loader_start(const struct loader_opts *o, struct memacct_bpf **out)
 	bpf_program__set_autoattach(skel->progs.vmemmap_probe, false);
 	choose_programs(skel, btf);
 	choose_fallbacks(skel, btf);
+	if (!o->task_iter)
+		bpf_program__set_autoload(skel->progs.task_stocks, false);
+	if (!loader_dma_windows())
+		dma_windows_off(skel);
 	size_maps(skel, btf);
 	btf__free(btf);
 	if (o->pin_events && pin_events_only(skel, o) == 0) {
@@ -655,11 +775,13 @@ int loader_start(const struct loader_opts *o, struct memacct_bpf **out)
 		uint64_t base;
 		int e = loader_measure_vmemmap(skel, &base);
 
-		if (e)
+		if (e) {
 			p_warn("cannot measure the struct page array base (%s): remote-NUMA bytes rely on kallsyms or the default base",
 			       strerror(-e));
-		else
+			skel->bss->vmemmap_base_addr = kallsyms_addr("vmemmap_base");
+		} else {
 			skel->bss->vmemmap_measured = base;
+		}
 	}
 	err = memacct_bpf__attach(skel);
 	if (err) {
@@ -667,7 +789,8 @@ int loader_start(const struct loader_opts *o, struct memacct_bpf **out)
 		      strerror(-err));
 		goto out_destroy;
 	}
-	learn_cpus();
+	if (skel->rodata->dma_windows_on)
+		learn_cpus();	/* sys_enter_close learns each CPU's offset */
 	loader_timing.attach_ns = mono_ns() - t1;
 	*out = skel;
 	return 0;

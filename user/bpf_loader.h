@@ -9,6 +9,44 @@
 
 struct memacct_bpf;
 
+/*
+ * --dma-pins auto|on|off (run, attach, daemon; docs/metrics.md "DMA pins"):
+ * the DMA-pin windows, programs on sys_enter/exit of ioctl, setsockopt and
+ * io_uring_register, sys_enter_close and workqueue_execute_start/end, that
+ * attribute FOLL_PIN pages no mm counter shows. Off, they are not loaded:
+ * no sys_enter tracepoint (every syscall of the host tests one bit less),
+ * ~170 ms less verification at start, and such pins are reported in the
+ * host's dma_pinned_unattributed_bytes. Auto: on when the host has a
+ * device whose driver pins (loader_dma_devices()), else off.
+ */
+enum loader_dma { LOADER_DMA_AUTO, LOADER_DMA_ON, LOADER_DMA_OFF };
+extern enum loader_dma loader_dma_pins;	/* set by the command's options */
+
+/* getopt_long code of --dma-pins (past memlimits.h's and table.h's) */
+#define OPT_DMA_PINS 0x400
+#define DMA_PINS_LONG_OPTION { "dma-pins", required_argument, NULL, OPT_DMA_PINS }
+
+/*
+ * loader_dma_parse() - "auto", "on" or "off" into loader_dma_pins. 0, or
+ * -EINVAL after printing the error (exit 2).
+ */
+int loader_dma_parse(const char *arg);
+
+/*
+ * loader_dma_devices() - does this host have something whose driver pins
+ * user pages for DMA with pin_user_pages() (FOLL_PIN)? An NVIDIA device
+ * (/dev/nvidia*), an RDMA uverbs device (/dev/infiniband/uverbs*), a vfio
+ * group or device (/dev/vfio/ other than the container node, and
+ * /dev/vfio/devices/), or an AF_XDP socket in our network namespace (the
+ * "XDP" line of /proc/net/protocols counts them). Writes what was found
+ * to @why (may be NULL). io_uring's registered buffers need no window:
+ * they are in pinned_vm, kept by sys_exit_io_uring_register either way.
+ */
+bool loader_dma_devices(char *why, size_t len);
+
+/* loader_dma_windows() - loader_dma_pins resolved (auto: loader_dma_devices()). */
+bool loader_dma_windows(void);
+
 struct loader_opts {
 	uint64_t filter_cgid;	/* 0: every process */
 	uint32_t filter_level;	/* level of filter_cgid below the memcg root */
@@ -27,6 +65,9 @@ struct loader_opts {
 	 * load; 0 makes none (such flows are then counted lost).
 	 */
 	uint64_t fallback_cgid;
+	/* the task_stocks iterator (iter/task) too: the daemon's pinned side
+	 * reads it (user/pin.c); run, attach and explain do not load it */
+	bool task_iter;
 };
 
 /*
