@@ -13,6 +13,8 @@
 #    daemon with --bpf-stats.
 # 3. The daemon's own CPU per collection and RSS with 1,000 and 10,000
 #    processes; explain on 10,000 mappings.
+# 4. `memacct run -- /bin/true`: the wall time run adds, median of RUN_RUNS
+#    (20), with the breakdown (bench/run_true.py; SKIP_RUN=1 skips it).
 # Needs root. SIZES ("1000 10000"), SKIP_AB=1 (skips 1 and 2), SKIP_PAIRED=1
 # (skips 1), PAIRED_WORKLOADS ("fault,cow,switch,syscall,fork,loader"; "demo"
 # adds the README's DataLoader job under PYTHON, DEMO_ARGS), PAIRED_ARMS
@@ -126,6 +128,14 @@ if [ "${SKIP_AB:-0}" != 1 ]; then
 	perprog "context switch bench" 400000 "$B/switch" 200000
 	perprog "fork+exit bench" 5000 "$B/fork" 5000
 	stop_daemon
+fi
+
+# issue 30: the wall time `memacct run -- /bin/true` adds, with its breakdown
+# (bench/run_true.py; BASE_MEMACCT too when given: before and after in one run)
+if [ "${SKIP_RUN:-0}" != 1 ]; then
+	wait_quiet
+	"${PYTHON:-/usr/bin/python3}" "$(dirname "$0")/bench/run_true.py" "$MEMACCT" \
+		--runs "${RUN_RUNS:-20}" ${BASE_MEMACCT:+--base "$BASE_MEMACCT"}
 fi
 
 echo "== daemon cost per collection (interval 1s) =="

@@ -190,7 +190,7 @@ static bool dma_start(struct dma_watch *w, const char *args)
 
 		dup2(fd, 1);
 		execl(memacct, memacct, "-j", "attach", "--cgroup", w->name, "--interval",
-		      "300ms", "--duration", "120s", (char *)NULL);
+		      "300ms", "--duration", "120s", "--dma-pins", "on", (char *)NULL);
 		_exit(127);
 	}
 	for (int i = 0; i < 600 && out_lines(w) < 1; i++)
@@ -261,7 +261,7 @@ START_TEST(test_dma_nvidia_decoded)
 	json_t *calls, *drops, *p;
 	struct result *r;
 
-	r = run_cmd("%s -j run -- %s/nv_ioctl", memacct, workloads);
+	r = run_cmd("%s -j run --dma-pins on -- %s/nv_ioctl", memacct, workloads);
 	if (r->status == 77 || strstr(r->out, "skip:")) {
 		SKIP_TEST("cannot make device nodes here");
 		result_free(r);
@@ -511,7 +511,7 @@ static pid_t daemon_spawn(const char *pin, int port)
 
 	if (d == 0) {
 		snprintf(cmd, sizeof(cmd), "exec %s daemon --listen 127.0.0.1:%d --interval 300ms "
-			 "--top-processes 10000 --pin-path %s > /dev/null 2>&1", memacct, port, pin);
+			 "--top-processes 10000 --dma-pins on --pin-path %s > /dev/null 2>&1", memacct, port, pin);
 		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
 		_exit(127);
 	}
