@@ -371,6 +371,58 @@ bool loader_dma_windows(void)
 	return false;
 }
 
+/* Arguments of tp_btf/@name (btf_trace_<name>: a pointer to a function
+ * taking void *ctx, then them); -1 if absent. */
+static int tp_btf_nargs(const struct btf *btf, const char *name)
+{
+	const struct btf_type *t;
+	char buf[128];
+	int id;
+
+	snprintf(buf, sizeof(buf), "btf_trace_%s", name);
+	id = btf ? btf__find_by_name_kind(btf, buf, BTF_KIND_TYPEDEF) : -1;
+	if (id <= 0)
+		return -1;
+	t = btf__type_by_id(btf, btf__type_by_id(btf, id)->type);
+	if (!t || !btf_is_ptr(t))
+		return -1;
+	t = btf__type_by_id(btf, t->type);
+	return t && btf_is_func_proto(t) ? btf_vlen(t) - 1 : -1;
+}
+
+/*
+ * locked_vm/pinned_vm kept without syscall tracepoints (bpf/memacct.bpf.c
+ * mmap_lock_released): where the DMA windows are off and the kernel's
+ * mmap_lock tracepoints are (mm, write), as on this 6.18 kernel. Older
+ * kernels pass (mm, memcg_path, write) and format the cgroup's path on
+ * every event, and before per-VMA locks (v6.4) every page fault takes the
+ * mmap lock: there the sys_exit_* programs of the mlock family stay (the
+ * exact version that dropped memcg_path is not checked here: the BTF
+ * decides).
+ */
+static bool tp_btf_first_arg_is_ptr(const struct btf *btf, const char *name);
+static void choose_pinned_hooks(struct memacct_bpf *skel, const struct btf *btf, bool windows)
+{
+	struct bpf_program *sys[] = {
+		skel->progs.sys_exit_mlock, skel->progs.sys_exit_mlock2,
+		skel->progs.sys_exit_munlock, skel->progs.sys_exit_mlockall,
+		skel->progs.sys_exit_munlockall, skel->progs.sys_exit_mmap,
+		skel->progs.sys_exit_munmap, skel->progs.sys_exit_mremap,
+		skel->progs.sys_exit_brk, skel->progs.sys_exit_io_uring_register,
+	};
+	bool lockev = !windows && tp_btf_nargs(btf, "mmap_lock_released") == 2 &&
+		      tp_btf_first_arg_is_ptr(btf, "mmap_lock_released");
+
+	if (!lockev) {
+		bpf_program__set_autoload(skel->progs.mmap_lock_released, false);
+		bpf_program__set_autoload(skel->progs.io_uring_register_pinned, false);
+		return;
+	}
+	p_info("locked_vm/pinned_vm from mmap_lock_released and io_uring_register: no syscall tracepoint");
+	for (size_t i = 0; i < sizeof(sys) / sizeof(sys[0]); i++)
+		bpf_program__set_autoload(sys[i], false);
+}
+
 /* --dma-pins off: the DMA windows' programs left out (bpf_loader.h). */
 static void dma_windows_off(struct memacct_bpf *skel)
 {
@@ -685,6 +737,7 @@ int loader_start(const struct loader_opts *o, struct memacct_bpf **out)
 	struct btf *btf;
 	int err, n, nodes = 1;
 	uint64_t t0 = mono_ns(), t1;
+	bool windows;
 
 	memset(&loader_timing, 0, sizeof(loader_timing));
 	libbpf_set_print(libbpf_print);
@@ -732,8 +785,10 @@ int loader_start(const struct loader_opts *o, struct memacct_bpf **out)
 	choose_fallbacks(skel, btf);
 	if (!o->task_iter)
 		bpf_program__set_autoload(skel->progs.task_stocks, false);
-	if (!loader_dma_windows())
+	windows = loader_dma_windows();
+	if (!windows)
 		dma_windows_off(skel);
+	choose_pinned_hooks(skel, btf, windows);
 	size_maps(skel, btf);
 	btf__free(btf);
 	if (o->pin_events && pin_events_only(skel, o) == 0) {
