@@ -728,6 +728,22 @@ static void size_maps(struct memacct_bpf *skel, const struct btf *btf)
 				       bpf_map__map_flags(skel->maps.dma_ranges) |
 				       BPF_F_NO_PREALLOC);
 	}
+	/*
+	 * Nothing reserved for what cannot happen (docs/overhead.md "Kernel
+	 * memory"): without the DMA windows nothing writes the windows, fds
+	 * and ranges maps (2.1 MiB: the first two preallocated); fault_spill
+	 * serves the *_old fault programs only (512 KiB of buckets). A map
+	 * must exist for the programs that name it: one entry.
+	 */
+	if (!skel->rodata->dma_windows_on) {
+		bpf_map__set_max_entries(skel->maps.dma_windows, 1);
+		bpf_map__set_max_entries(skel->maps.dma_fds, 1);
+		bpf_map__set_max_entries(skel->maps.dma_ranges, 1);
+	}
+	if (!bpf_program__autoload(skel->progs.page_fault_user_old) &&
+	    !bpf_program__autoload(skel->progs.mm_page_alloc_old) &&
+	    !bpf_program__autoload(skel->progs.sched_switch_old))
+		bpf_map__set_max_entries(skel->maps.fault_spill, 1);
 }
 
 int loader_start(const struct loader_opts *o, struct memacct_bpf **out)

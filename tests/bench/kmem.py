@@ -2,10 +2,11 @@
 # SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause)
 """kmem.py OUTPUT_DIR [N ...] - the kernel memory of memacct's kernel side
 
-make bench's part 5 (issue 30, 3): for each N (default 100 10000), N
-sleeping processes (bench/spawn), then the memacct daemon's kernel side
-(every process of the host: the largest kernel side) loaded and one
-collection done; then the kernel's own accounting of each BPF object the
+make bench's part 5 (issue 30, 3): for each N (default 100 10000), the
+memacct daemon's kernel side (every process of the host: the largest kernel
+side) loaded, then N sleeping processes started (bench/spawn: each forked
+and faulted under the programs, so each has its procs record) and two
+collections done; then the kernel's own accounting of each BPF object the
 daemon holds, from /proc/DAEMON/fdinfo: maps ("memlock", which since v6.4
 is bpf_map_memory_usage(): for a hash map without preallocation its buckets
 plus the elements in use, for a preallocated one every element, for a ring
@@ -46,9 +47,6 @@ def names(kind):
 
 
 def measure(out, n):
-    spawn = subprocess.Popen([os.path.join(out, "bench", "spawn"), str(n)],
-                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    got = spawn.stdout.readline().split()
     pin = "/sys/fs/bpf/memacct-kmem-%d" % os.getpid()
     log = os.path.join(out, "bench", "kmem-daemon.log")
     memacct = os.path.join(out, "memacct")
@@ -56,12 +54,19 @@ def measure(out, n):
         d = subprocess.Popen([memacct, "daemon", "--listen", "127.0.0.1:%d" % PORT,
                               "--pin-path", pin, "--interval", "1s"],
                              stdout=subprocess.DEVNULL, stderr=lf)
+    spawn = None
     try:
         for _ in range(600):
             if "serving on port" in open(log).read() or d.poll() is not None:
                 break
             time.sleep(0.05)
-        time.sleep(2.5)	# two collections: every process has its record
+        # spawned after the load: every child forks and faults under the
+        # programs, so each has its procs record (sleepers from before the
+        # load would have none until they do something)
+        spawn = subprocess.Popen([os.path.join(out, "bench", "spawn"), str(n)],
+                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        got = spawn.stdout.readline().split()
+        time.sleep(2.5)	# two collections
         objs = fdinfo(d.pid)
         mnames, pnames = names("map"), names("prog")
     finally:
@@ -69,8 +74,9 @@ def measure(out, n):
         d.wait(30)
         subprocess.run([memacct, "detach", "--pin-path", pin],
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        spawn.stdin.close()
-        spawn.wait(60)
+        if spawn:
+            spawn.stdin.close()
+            spawn.wait(120)
     maps = sorted(((v, mnames.get(k[1], "?")) for k, v in objs.items() if k[0] == "map"),
                   reverse=True)
     progs = [v for k, v in objs.items() if k[0] == "prog"]

@@ -7,7 +7,8 @@ make bench's `run -- /bin/true` workload (issue 30): the wall time that
 it (from fork to the caller's wait returning), median of N runs (default 20)
 with a 95% interval (percentile bootstrap of the median, 2,000 resamples)
 and the breakdown memacct prints with MEMACCT_PHASES=1 (medians of each
-phase, ms). The arms (/bin/true alone, memacct, and BASE_MEMACCT when given:
+phase, ms). The arms (/bin/true alone, memacct, memacct --dma-pins on, and
+BASE_MEMACCT when given:
 another build, e.g. main's, so that before and after come from one run) are
 visited in a random order in each of N rounds, back to back as a CI job or a
 person would run them. After the last run: every memacct-release helper
@@ -104,6 +105,8 @@ def main():
     links0, progs0 = bpf_ids("link"), bpf_ids("prog")
     env = dict(os.environ, MEMACCT_PHASES="1")
     arms = {"true": ["/bin/true"], "memacct": [memacct, "run", "--", "/bin/true"]}
+    if not check:
+        arms["dma_on"] = [memacct, "run", "--dma-pins", "on", "--", "/bin/true"]
     if base:
         arms["base"] = [base, "run", "--", "/bin/true"]
     walls = {a: [] for a in arms}
@@ -115,7 +118,7 @@ def main():
             wall, err = one(arms[a], env)
             walls[a].append(wall)
             m = re.search(r"memacct phases \(ms\): (.*?) slowest: (.*)", err)
-            if a == "memacct" and m:
+            if a == "memacct" and m:	# the default: --dma-pins auto
                 f = m.group(1).split()
                 for k, v in zip(f[0::2], f[1::2]):
                     phases.setdefault(k, []).append(float(v))
@@ -125,10 +128,11 @@ def main():
     print(f"== memacct run -- /bin/true: wall time its caller waits, {runs} runs "
           f"(median [95% interval], min..max, ms)")
     print(f"  /bin/true alone        {t * 1e3:8.1f}")
-    for a in [x for x in ("memacct", "base") if x in arms]:
+    for a in [x for x in ("memacct", "dma_on", "base") if x in arms]:
         added = [w - t for w in walls[a]]
         m, lo, hi = median_ci(added, rng)
-        name = "this memacct" if a == "memacct" else "BASE_MEMACCT"
+        name = {"memacct": "this memacct", "dma_on": "  with --dma-pins on",
+                "base": "BASE_MEMACCT"}[a]
         print(f"  {name:22s} added {m * 1e3:8.1f} [{lo * 1e3:.1f}, {hi * 1e3:.1f}], "
               f"{min(added) * 1e3:.1f}..{max(added) * 1e3:.1f} (target: <= 250)")
     if phases:
