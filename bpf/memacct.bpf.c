@@ -1067,7 +1067,9 @@ int BPF_PROG(mmap_lock_released, struct mm_struct *mm)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 
-	if (mm != task->mm)
+	/* an exiting task (PF_EXITING: acct_collect(), exit_mm()) takes its
+	 * last sample in sched_process_exit; nothing grows in between */
+	if (mm != task->mm || (task->flags & 0x00000004))
 		return 0;
 	pinned_sample(task, mm);
 	return 0;
