@@ -118,9 +118,10 @@ void loader_stop(struct memacct_bpf *skel);
  * closing the last reference to each waits for RCU grace periods under the
  * kernel's event_mutex (30-80 ms each here, one after another). A helper
  * process (clone(CLONE_VM), no copy of our memory, every signal blocked,
- * named memacct-release) takes a reference to those perf events only and
- * closes every other fd it inherited; then the programs are detached and
- * every link, program and map closed here as loader_stop() does, at once.
+ * named memacct-release) inherits a reference to every fd; every link,
+ * program and map is closed here as loader_stop() does, at once (not the
+ * last references), and the helper closes every fd but the perf events (the
+ * perf-event links' last references: they wait there).
  * The helper waits for EOF on a pipe whose only write end is ours
  * (O_CLOEXEC), so it ends when this process ends, however it ends (exit,
  * SIGKILL), and the kernel then releases the events in the helper, which
