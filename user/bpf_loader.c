@@ -877,86 +877,71 @@ void loader_stop(struct memacct_bpf *skel)
 }
 
 /* What the release helper needs; filled before clone(), read-only after. */
-#define RELEASE_MAX_FDS 256
+#define RELEASE_MAX_FDS 1024
 static struct release_args {
-	int keep[RELEASE_MAX_FDS];	/* perf event fds, ascending */
-	int nkeep;
-	int max_fd;			/* highest fd open at clone() */
-	int rfd;			/* the pipe's read end */
+	int keep[RELEASE_MAX_FDS];	/* perf event fds */
+	int drop[RELEASE_MAX_FDS];	/* every other fd open at the scan */
+	int nkeep, ndrop;
+	int rfd, wfd;			/* the pipe */
 } rel;
 static char release_stack[64 * 1024] __attribute__((aligned(16)));
 
 /*
- * The helper, in our address space (CLONE_VM) on its own stack: raw
- * syscalls only (no libc state of ours is touched: it is shared, and so is
- * the thread pointer). Every signal is blocked (inherited).
+ * The helper, in our address space (CLONE_VM) on its own stack: syscalls
+ * only, none that can fail (each fd closed is open), so that libc's
+ * syscall() never writes errno, which lives in our thread's TLS: the helper
+ * shares the thread pointer. Every signal is blocked (inherited).
  */
 static int release_helper(void *arg)
 {
 	char c;
-	int k = 0;
 
 	(void)arg;
 	syscall(SYS_prctl, PR_SET_NAME, (unsigned long)"memacct-release", 0, 0, 0);
 	syscall(SYS_setsid);	/* out of the caller's job: no terminal signal */
-	for (int fd = 0; fd <= rel.max_fd; fd++) {
-		if (k < rel.nkeep && rel.keep[k] == fd) {
-			k++;
-			continue;
-		}
-		if (fd != rel.rfd)
-			syscall(SYS_close, fd);
-	}
+	syscall(SYS_close, rel.wfd);
+	for (int i = 0; i < rel.ndrop; i++)
+		syscall(SYS_close, rel.drop[i]);
 	/* EOF when the parent's write end goes: at its exit, whatever ends it */
 	while (syscall(SYS_read, rel.rfd, &c, 1) > 0)	/* 0: EOF; -1: any error */
 		;
 	return 0;	/* the kernel closes the perf events now, in this process */
 }
 
-/* The perf event fds of this process (ascending) into rel.keep; -1 if too many. */
-static int perf_event_fds(void)
+/* This process's fds into rel: perf events to keep, the others to drop.
+ * The number of perf events, or -1 (unreadable, too many). */
+static int scan_fds(void)
 {
 	char path[64], target[64];
 	struct dirent *de;
 	DIR *d = opendir("/proc/self/fd");
-	int fd, max = 0;
 	ssize_t n;
 
 	if (!d)
 		return -1;
-	rel.nkeep = 0;
+	rel.nkeep = rel.ndrop = 0;
 	while ((de = readdir(d))) {
 		char *end;
 		long v = strtol(de->d_name, &end, 10);
+		int fd = (int)v;
 
-		if (end == de->d_name || *end || v < 0 || v > INT32_MAX)
+		if (end == de->d_name || *end || v < 0 || v > INT32_MAX || fd == dirfd(d))
 			continue;
-		fd = (int)v;
-		if (fd > max)
-			max = fd;
 		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 		n = readlink(path, target, sizeof(target) - 1);
 		if (n <= 0)
 			continue;
 		target[n] = '\0';
-		if (strcmp(target, "anon_inode:[perf_event]"))
-			continue;
-		if (rel.nkeep == RELEASE_MAX_FDS) {
+		if (rel.nkeep == RELEASE_MAX_FDS || rel.ndrop == RELEASE_MAX_FDS) {
 			closedir(d);
 			return -1;
 		}
-		rel.keep[rel.nkeep++] = fd;
+		if (!strcmp(target, "anon_inode:[perf_event]"))
+			rel.keep[rel.nkeep++] = fd;
+		else
+			rel.drop[rel.ndrop++] = fd;
 	}
 	closedir(d);
-	/* readdir's order is the fd table's, ascending; sorted for safety */
-	for (int i = 1; i < rel.nkeep; i++)
-		for (int j = i; j > 0 && rel.keep[j - 1] > rel.keep[j]; j--) {
-			int t = rel.keep[j];
-
-			rel.keep[j] = rel.keep[j - 1];
-			rel.keep[j - 1] = t;
-		}
-	rel.max_fd = max + 8;	/* the pipe, opened after */
 	return rel.nkeep;
 }
 
@@ -966,13 +951,12 @@ void loader_stop_detached(struct memacct_bpf *skel)
 	int p[2];
 	pid_t pid;
 
-	if (perf_event_fds() <= 0 || pipe2(p, O_CLOEXEC)) {
+	if (scan_fds() <= 0 || pipe2(p, O_CLOEXEC)) {
 		loader_stop(skel);
 		return;
 	}
-	if (p[0] > rel.max_fd || p[1] > rel.max_fd)
-		rel.max_fd = p[0] > p[1] ? p[0] : p[1];
 	rel.rfd = p[0];
+	rel.wfd = p[1];
 	sigfillset(&all);
 	sigprocmask(SIG_SETMASK, &all, &old);
 	pid = clone(release_helper, release_stack + sizeof(release_stack), CLONE_VM | SIGCHLD,

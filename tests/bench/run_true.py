@@ -13,7 +13,8 @@ another build, e.g. main's, so that before and after come from one run) are
 visited in a random order in each of N rounds, back to back as a CI job or a
 person would run them. After the last run: every memacct-release helper
 must end within 10 s and no BPF link or program may be left (exit 1
-otherwise); --check: 3 runs, that and a kill -9 test only (make bench-check).
+otherwise); --check: 3 runs with --dma-pins on (perf events: the release
+helper's path), that and a kill -9 test only (make bench-check).
 """
 import os
 import random
@@ -69,9 +70,11 @@ def median_ci(v, rng):
 
 def kill9_check(memacct, links0, progs0):
     """kill -9 of memacct while loading, while CMD runs, and right after
-    CMD's end (its helper then lives on its own): nothing may be left."""
-    for delay, cmd in ((0.05, "sleep 5"), (1.0, "sleep 5"), (None, "true")):
-        p = subprocess.Popen([memacct, "run", "--", "sh", "-c", cmd],
+    CMD's end (its helper then lives on its own), with --dma-pins on (so
+    that there are perf events, and a helper): nothing may be left."""
+    # CMD is exec'd directly: memacct's death kills it (PR_SET_PDEATHSIG)
+    for delay, cmd in ((0.05, ["sleep", "5"]), (1.0, ["sleep", "5"]), (None, ["true"])):
+        p = subprocess.Popen([memacct, "run", "--dma-pins", "on", "--"] + cmd,
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         if delay is None:
             p.wait()
@@ -105,7 +108,9 @@ def main():
     links0, progs0 = bpf_ids("link"), bpf_ids("prog")
     env = dict(os.environ, MEMACCT_PHASES="1")
     arms = {"true": ["/bin/true"], "memacct": [memacct, "run", "--", "/bin/true"]}
-    if not check:
+    if check:	# the release helper's path: perf events to release
+        arms["memacct"][2:2] = ["--dma-pins", "on"]
+    else:
         arms["dma_on"] = [memacct, "run", "--dma-pins", "on", "--", "/bin/true"]
     if base:
         arms["base"] = [base, "run", "--", "/bin/true"]
