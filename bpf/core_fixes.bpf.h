@@ -274,13 +274,15 @@ static __always_inline __u64 cgroup_ancestor_id(struct cgroup *cg, int level)
  * In order: the base userspace measured before attaching (vmemmap_measured,
  * user/bpf_loader.c measure_vmemmap(): page addresses from mm_page_alloc
  * against frame numbers from pagemap; it works where kallsyms has no data
- * symbols, as on kernels without CONFIG_KALLSYMS_ALL), the variable through a
- * weak typeless ksym (resolved by libbpf from kallsyms), the constant
- * userspace put in rodata.
+ * symbols, as on kernels without CONFIG_KALLSYMS_ALL), the variable
+ * vmemmap_base at the address userspace found in /proc/kallsyms when the
+ * measurement failed (vmemmap_base_addr; a typeless __ksym here made libbpf
+ * parse all of kallsyms at every load, ~45 ms of memacct run's start), the
+ * constant userspace put in rodata.
  */
-extern const void vmemmap_base __ksym __weak;
 extern const volatile __u64 vmemmap_start;
 extern __u64 vmemmap_measured;
+extern __u64 vmemmap_base_addr;
 static __u64 vmemmap_base_cached;
 
 static __always_inline __u64 vmemmap_base_get(void)
@@ -290,8 +292,8 @@ static __always_inline __u64 vmemmap_base_get(void)
 	if (base)
 		return base;
 	base = vmemmap_measured;
-	if (!base && &vmemmap_base)
-		bpf_probe_read_kernel(&base, sizeof(base), &vmemmap_base);
+	if (!base && vmemmap_base_addr)
+		bpf_probe_read_kernel(&base, sizeof(base), (const void *)vmemmap_base_addr);
 	if (!base)
 		base = vmemmap_start;
 	vmemmap_base_cached = base;

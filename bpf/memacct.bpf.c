@@ -841,6 +841,7 @@ __u32 vmemmap_tid;
 __u64 vmemmap_page;
 __u32 vmemmap_struct_size;	/* sizeof(struct page), bytes */
 __u64 vmemmap_measured;		/* the base it gave; 0: not measured */
+__u64 vmemmap_base_addr;	/* &vmemmap_base from kallsyms when not measured */
 
 SEC("tp_btf/mm_page_alloc")
 int BPF_PROG(vmemmap_probe, struct page *page, unsigned int order)
@@ -914,12 +915,19 @@ static __always_inline void peak(__u64 *peak, __u64 v)
  * Record a process's locked_vm/pinned_vm (pages) and move its cgroup's sums
  * by the difference, keeping peaks of both. True when either value changed.
  */
+/* Process records whose locked_vm or pinned_vm is not 0 (pinned_set()):
+ * while none is, mmap_lock_released leaves a process at 0 at once. */
+__s64 pinned_procs;
+
 static __always_inline bool pinned_set(struct memacct_proc *p, __u64 locked, __u64 pinned)
 {
 	__s64 dl = locked - p->pin.locked_vm_pages;
 	__s64 dp = pinned - p->pin.pinned_vm_pages;
+	bool was = p->pin.locked_vm_pages || p->pin.pinned_vm_pages;
 	struct memacct_cgroup *c;
 
+	if (was != (locked || pinned))
+		__sync_fetch_and_add(&pinned_procs, was ? -1 : 1);
 	p->pin.locked_vm_pages = locked;
 	p->pin.pinned_vm_pages = pinned;
 	peak(&p->pin.locked_vm_peak_pages, locked);
@@ -1024,6 +1032,59 @@ PINNED_EXIT(mmap)
 PINNED_EXIT(munmap)
 PINNED_EXIT(mremap)
 PINNED_EXIT(brk)		/* heap growth under mlockall(MCL_FUTURE) */
+
+/*
+ * The same without any syscall tracepoint (--dma-pins off, kernels whose
+ * mmap_lock tracepoints are (mm, write), as 6.18's, with per-VMA locks, so
+ * page faults seldom take the mmap lock; user/bpf_loader.c chooses). A syscall
+ * tracepoint puts every syscall of every task on the slow path (~55 ns a
+ * getppid() here, docs/overhead.md); these fire only where the counters can
+ * move. mm->locked_vm only grows under the mmap lock held for writing
+ * (mlock_fixup(), mmap_region(), brk, mremap, vfio's account_locked_vm(),
+ * stack growth: lock_mm_and_find_vma() upgrades), and mmap_lock_released
+ * fires before the lock goes: the value read is the one the operation left,
+ * before any other change, so each peak is exact. Read releases count too:
+ * munmap() and stack growth downgrade to a read lock before releasing.
+ * pinned_vm of io_uring's registered buffers grows without the mmap lock
+ * (io_account_mem()): io_uring:io_uring_register fires at the end of every
+ * io_uring_register(). Only the current task's own mm is its process's
+ * (khugepaged, /proc readers and remote GUP take other mms' locks).
+ */
+static __always_inline void pinned_sample(struct task_struct *task, struct mm_struct *mm)
+{
+	struct memacct_proc *p;
+	__u64 locked = mm->locked_vm, pinned = mm->pinned_vm.counter;
+
+	if (!locked && !pinned && !pinned_procs)
+		return;		/* nothing pinned and nothing to take back */
+	p = proc_get(task, locked || pinned);
+	if (p)
+		pinned_set(p, locked, pinned);
+}
+
+SEC("tp_btf/mmap_lock_released")
+int BPF_PROG(mmap_lock_released, struct mm_struct *mm)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+
+	/* an exiting task (PF_EXITING: acct_collect(), exit_mm()) takes its
+	 * last sample in sched_process_exit; nothing grows in between */
+	if (mm != task->mm || (task->flags & 0x00000004))
+		return 0;
+	pinned_sample(task, mm);
+	return 0;
+}
+
+SEC("tp_btf/io_uring_register")
+int BPF_PROG(io_uring_register_pinned)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct mm_struct *mm = task->mm;
+
+	if (mm)
+		pinned_sample(task, mm);
+	return 0;
+}
 
 /* ---- DMA pins: FOLL_PIN pages no mm counter shows ----------------------
  *
@@ -1893,11 +1954,19 @@ int sys_enter_io_uring_register(struct syscall_trace_enter *ctx)
 	return 0;
 }
 
+/*
+ * DMA windows on (--dma-pins on, or auto with a device that pins): false
+ * leaves the windows' programs unloaded (user/bpf_loader.c) and this one
+ * keeps only pinned_vm, the verifier dropping the window code.
+ */
+const volatile bool dma_windows_on = true;
+
 SEC("tp/syscalls/sys_exit_io_uring_register")
 int sys_exit_io_uring_register(struct syscall_trace_exit *ctx)
 {
 	pinned_update(ctx);
-	dma_close(ctx->ret >= 0);
+	if (dma_windows_on)
+		dma_close(ctx->ret >= 0);
 	return 0;
 }
 
@@ -2414,6 +2483,10 @@ int BPF_PROG(sched_process_exit, struct task_struct *task)
 		for (int i = 0; i < FLOW_WORDS; i++)
 			add_nz(&to[i], from[i]);
 	}
+	/* the record keeps its at-exit values, but no longer counts as one
+	 * with pins for mmap_lock_released */
+	if (p->pin.locked_vm_pages || p->pin.pinned_vm_pages)
+		__sync_fetch_and_add(&pinned_procs, -1);
 	if (c) {
 		/* its pinned memory goes with its mm: take it out of the
 		 * cgroup's sums (the record keeps the at-exit values) */

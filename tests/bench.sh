@@ -13,6 +13,11 @@
 #    daemon with --bpf-stats.
 # 3. The daemon's own CPU per collection and RSS with 1,000 and 10,000
 #    processes; explain on 10,000 mappings.
+# 4. `memacct run -- /bin/true`: the wall time run adds, median of RUN_RUNS
+#    (20), with the breakdown (bench/run_true.py; SKIP_RUN=1 skips it).
+# 5. The kernel memory of the daemon's kernel side with KMEM_SIZES ("100
+#    10000"; 100000 needs kernel.pid_max above it) processes (bench/kmem.py;
+#    SKIP_KMEM=1 skips it).
 # Needs root. SIZES ("1000 10000"), SKIP_AB=1 (skips 1 and 2), SKIP_PAIRED=1
 # (skips 1), PAIRED_WORKLOADS ("fault,cow,switch,syscall,fork,loader"; "demo"
 # adds the README's DataLoader job under PYTHON, DEMO_ARGS), PAIRED_ARMS
@@ -128,6 +133,14 @@ if [ "${SKIP_AB:-0}" != 1 ]; then
 	stop_daemon
 fi
 
+# issue 30: the wall time `memacct run -- /bin/true` adds, with its breakdown
+# (bench/run_true.py; BASE_MEMACCT too when given: before and after in one run)
+if [ "${SKIP_RUN:-0}" != 1 ]; then
+	wait_quiet
+	"${PYTHON:-/usr/bin/python3}" "$(dirname "$0")/bench/run_true.py" "$MEMACCT" \
+		--runs "${RUN_RUNS:-20}" ${BASE_MEMACCT:+--base "$BASE_MEMACCT"}
+fi
+
 echo "== daemon cost per collection (interval 1s) =="
 for n in ${SIZES:-1000 10000}; do
 	coproc SP { "$B/spawn" "$n"; }
@@ -145,6 +158,11 @@ for n in ${SIZES:-1000 10000}; do
 	eval "exec ${SP[1]}>&-"
 	wait "$SP_PID" 2>/dev/null || true
 done
+
+# issue 30: the kernel memory of the kernel side (maps, rings, programs)
+if [ "${SKIP_KMEM:-0}" != 1 ]; then
+	"${PYTHON:-/usr/bin/python3}" "$(dirname "$0")/bench/kmem.py" "$OUT" ${KMEM_SIZES:-100 10000}
+fi
 
 if [ "${SKIP_EXPLAIN:-0}" != 1 ]; then
 	echo "== memacct explain on a process with 10,000 mappings"

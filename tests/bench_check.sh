@@ -5,8 +5,11 @@
 # workloads fault and switch), so that the bench cannot rot between runs:
 # toggle must take the programs of empty_attach and of a real memacct daemon,
 # every arm must give a figure, and nothing may stay attached or loaded
-# afterwards. Its figures are not checked (3 blocks resolve nothing: make
-# bench measures). Needs root and BTF; skipped (exit 0) without them.
+# afterwards; and `memacct run -- /bin/true` 3 times and killed with -9 at
+# three points (bench/run_true.py --check): every memacct-release helper
+# ends, nothing stays attached. Its figures are not checked (3 blocks
+# resolve nothing: make bench measures). Needs root and BTF; skipped (exit 0)
+# without them.
 set -eu
 OUT=$1
 fail() { echo "bench-check: FAIL: $*" >&2; exit 1; }
@@ -29,6 +32,12 @@ for w in fault switch; do
 done
 # 3 blocks x 2 workloads x 3 arms, and the CSV's header
 [ "$(wc -l <"$OUT/bench/check-raw.csv")" = 19 ] || fail "$OUT/bench/check-raw.csv: not 18 values"
+# memacct run -- /bin/true 3 times, then kill -9 at three points: every
+# release helper must end and nothing may stay attached (bench/run_true.py)
+res=$(/usr/bin/python3 "$(dirname "$0")/bench/run_true.py" "$OUT/memacct" --check 2>&1) ||
+	fail "run_true.py --check: $res"
+echo "$res" | grep -q 'nothing attached afterwards' || fail "run_true.py: $res"
+[ "$(echo "$res" | grep -c ': nothing left')" = 3 ] || fail "run_true.py kill -9: $res"
 # a closed program goes after an RCU grace period: give it a second
 sleep 1
 [ "$(newer link "$l0")" = 0 ] || fail "$(newer link "$l0") links left attached"

@@ -561,6 +561,12 @@ START_TEST(test_pinned_io_uring) { pinned_mode("io_uring"); }
 END_TEST
 START_TEST(test_pinned_steps) { pinned_mode("steps"); }
 END_TEST
+/* peaks that no exit value shows: pinned_vm back to 0 before exit, and a
+ * cgroup whose locked memory went to 0 in one process before another's */
+START_TEST(test_pinned_io_uring_steps) { pinned_mode("io_uring_steps"); }
+END_TEST
+START_TEST(test_pinned_steps2) { pinned_mode("steps2"); }
+END_TEST
 
 /* ---- lifecycle ----------------------------------------------------- */
 
@@ -800,6 +806,8 @@ Suite *integration_suite(void)
 	tcase_add_test(tc, test_pinned_map_locked);
 	tcase_add_test(tc, test_pinned_mlockall);
 	tcase_add_test(tc, test_pinned_io_uring);
+	tcase_add_test(tc, test_pinned_io_uring_steps);
+	tcase_add_test(tc, test_pinned_steps2);
 	tcase_add_test(tc, test_pinned_steps);
 	tcase_add_test(tc, test_short_lived_children);
 	tcase_add_test(tc, test_outside_not_counted);

@@ -175,6 +175,9 @@ static void dma_stop(struct dma_watch *w)
  */
 static bool wl_start(struct dma_watch *w, const char *args);
 
+/* --dma-pins of the attach dma_start() starts ("on" but in one test) */
+static const char *dma_pins_mode = "on";
+
 static bool dma_start(struct dma_watch *w, const char *args)
 {
 	memset(w, 0, sizeof(*w));
@@ -190,7 +193,7 @@ static bool dma_start(struct dma_watch *w, const char *args)
 
 		dup2(fd, 1);
 		execl(memacct, memacct, "-j", "attach", "--cgroup", w->name, "--interval",
-		      "300ms", "--duration", "120s", (char *)NULL);
+		      "300ms", "--duration", "120s", "--dma-pins", dma_pins_mode, (char *)NULL);
 		_exit(127);
 	}
 	for (int i = 0; i < 600 && out_lines(w) < 1; i++)
@@ -261,7 +264,7 @@ START_TEST(test_dma_nvidia_decoded)
 	json_t *calls, *drops, *p;
 	struct result *r;
 
-	r = run_cmd("%s -j run -- %s/nv_ioctl", memacct, workloads);
+	r = run_cmd("%s -j run --dma-pins on -- %s/nv_ioctl", memacct, workloads);
 	if (r->status == 77 || strstr(r->out, "skip:")) {
 		SKIP_TEST("cannot make device nodes here");
 		result_free(r);
@@ -340,6 +343,42 @@ START_TEST(test_dma_af_xdp_umem)
 	ck_assert_int_eq(jint(p, "dma_pinned_peak_bytes"), want);
 	assert_near("af_xdp: host foll_pinned after close", host_pinned(rep) - h0, 0);
 	printf("  af_xdp: after close() process and cgroup dma_pinned 0\n");
+	json_decref(rep);
+	dma_stop(&w);
+}
+END_TEST
+
+/*
+ * --dma-pins off: no window sees the UMEM's pins, and they are not lost:
+ * the host's FOLL_PIN pages include them and, attributed to nobody, the
+ * report's dma_pinned_unattributed_bytes moves by the workload's truth;
+ * the process's dma_pinned_bytes stays 0.
+ */
+START_TEST(test_dma_off_unattributed)
+{
+	struct dma_watch w;
+	long long delta, u0, u1;
+	json_t *rep, *p;
+	bool started;
+
+	dma_pins_mode = "off";
+	started = dma_start(&w, "64 0 0");
+	dma_pins_mode = "on";
+	if (!started)
+		return;
+	rep = fresh_report(&w);
+	u0 = jint(json_object_get(rep, "host"), "dma_pinned_unattributed_bytes");
+	json_decref(rep);
+	wl_cmd(&w, "pin", "pinned");
+	delta = truth(&w.truths, "foll_pin_delta_pages") * (long long)PAGE;
+	ck_assert_int_ge(delta, 64 * MiB);
+	rep = fresh_report(&w);
+	p = proc_of(rep, w.pid);
+	ck_assert_msg(p, "dma_pin not in the report");
+	ck_assert_int_eq(jint(p, "dma_pinned_bytes"), 0);
+	ck_assert_int_eq(jint(json_object_get(rep, "totals"), "dma_pinned_bytes"), 0);
+	u1 = jint(json_object_get(rep, "host"), "dma_pinned_unattributed_bytes");
+	assert_near("dma-pins off: host unattributed moved", u1 - u0, delta);
 	json_decref(rep);
 	dma_stop(&w);
 }
@@ -511,7 +550,7 @@ static pid_t daemon_spawn(const char *pin, int port)
 
 	if (d == 0) {
 		snprintf(cmd, sizeof(cmd), "exec %s daemon --listen 127.0.0.1:%d --interval 300ms "
-			 "--top-processes 10000 --pin-path %s > /dev/null 2>&1", memacct, port, pin);
+			 "--top-processes 10000 --dma-pins on --pin-path %s > /dev/null 2>&1", memacct, port, pin);
 		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
 		_exit(127);
 	}
@@ -1106,6 +1145,7 @@ Suite *dma_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_checked_fixture(tc, NULL, teardown);
 	tcase_add_test(tc, test_dma_af_xdp_umem);
+	tcase_add_test(tc, test_dma_off_unattributed);
 	tcase_add_test(tc, test_dma_nvidia_decoded);
 	tcase_add_test(tc, test_dma_af_xdp_exit);
 	tcase_add_test(tc, test_dma_io_uring_and_xdp);

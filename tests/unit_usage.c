@@ -13,6 +13,9 @@
 #include <dirent.h>
 #include "check_util.h"
 #include <stdbool.h>
+#include <glob.h>
+#include <string.h>
+#include "bpf_loader.h"
 #include "completion.h"
 #include "usage.h"
 
@@ -452,6 +455,67 @@ START_TEST(test_completion_zsh_every_option)
 }
 END_TEST
 
+/* --dma-pins takes exactly auto, on and off (run, attach, daemon). */
+START_TEST(test_dma_pins_values)
+{
+	static const char *bad[] = { "", "ON", "yes", "1", "auto ", "of" };
+
+	ck_assert_int_eq(loader_dma_parse("on"), 0);
+	ck_assert_int_eq(loader_dma_pins, LOADER_DMA_ON);
+	ck_assert_int_eq(loader_dma_parse("off"), 0);
+	ck_assert_int_eq(loader_dma_pins, LOADER_DMA_OFF);
+	ck_assert(!loader_dma_windows());
+	ck_assert_int_eq(loader_dma_parse("auto"), 0);
+	ck_assert_int_eq(loader_dma_pins, LOADER_DMA_AUTO);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		ck_assert_int_eq(loader_dma_parse(bad[i]), -EINVAL);
+		ck_assert_int_eq(loader_dma_pins, LOADER_DMA_AUTO);	/* unchanged */
+	}
+	loader_dma_pins = LOADER_DMA_ON;
+	ck_assert(loader_dma_windows());
+	loader_dma_pins = LOADER_DMA_AUTO;
+}
+END_TEST
+
+/* Does @pattern match anything (other than @except)? */
+static bool globbed(const char *pattern, const char *except)
+{
+	glob_t g;
+	bool any = false;
+
+	if (glob(pattern, 0, NULL, &g) == 0)
+		for (size_t i = 0; i < g.gl_pathc; i++)
+			any |= !except || strcmp(g.gl_pathv[i], except);
+	globfree(&g);
+	return any;
+}
+
+/* auto's device probe against this host, looked at independently (glob(3)
+ * and /proc/net/protocols' XDP line read here). */
+START_TEST(test_dma_pins_auto_probe)
+{
+	char why[300] = "", line[512];
+	bool want = globbed("/dev/nvidia*", NULL) ||
+		    globbed("/dev/infiniband/uverbs*", NULL) ||
+		    globbed("/dev/vfio/*", "/dev/vfio/vfio");
+	FILE *f = fopen("/proc/net/protocols", "r");
+	bool got;
+
+	while (f && fgets(line, sizeof(line), f)) {
+		unsigned long size, n;
+
+		if (sscanf(line, "XDP %lu %lu", &size, &n) == 2 && n > 0)
+			want = true;
+	}
+	if (f)
+		fclose(f);
+	got = loader_dma_devices(why, sizeof(why));
+	printf("  --dma-pins auto here: %s%s%s\n", got ? "on (" : "off", why, got ? ")" : "");
+	ck_assert_int_eq(got, want);
+	ck_assert(!got || why[0]);
+}
+END_TEST
+
 Suite *usage_suite(void)
 {
 	Suite *s = suite_create("usage");
@@ -465,6 +529,8 @@ Suite *usage_suite(void)
 	tcase_add_test(tc, test_completion_generated);
 	tcase_add_test(tc, test_completion_bash_every_option);
 	tcase_add_test(tc, test_completion_zsh_every_option);
+	tcase_add_test(tc, test_dma_pins_values);
+	tcase_add_test(tc, test_dma_pins_auto_probe);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -107,6 +107,7 @@ int do_attach(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		LIMITS_LONG_OPTIONS,
 		TABLE_LONG_OPTIONS,
+		DMA_PINS_LONG_OPTION,
 		{ 0 },
 	};
 	struct limits_req lim = { 0 };
@@ -148,6 +149,10 @@ int do_attach(int argc, char **argv)
 		case 'h':
 			attach_usage(stdout);
 			return EXIT_OK;
+		case OPT_DMA_PINS:
+			if (loader_dma_parse(optarg))
+				return EXIT_USAGE;
+			break;
 		case OPT_TABLE_COLUMNS:
 		case OPT_TABLE_RAW:
 		case OPT_TABLE_CSV:

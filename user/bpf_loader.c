@@ -9,8 +9,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <dirent.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
@@ -19,6 +24,81 @@
 #include "util.h"
 
 #pragma GCC poison u8 u16 u32 u64 s8 s16 s32 s64
+
+struct loader_timing loader_timing;
+
+bool loader_phases(void)
+{
+	const char *e = getenv("MEMACCT_PHASES");
+
+	return e && *e && strcmp(e, "0");
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/* Per-program verifier statistics (MEMACCT_PHASES): log level BPF_LOG_STATS. */
+#define STATS_LOG_BYTES 512
+static char (*stats_logs)[STATS_LOG_BYTES];
+
+static void verify_stats_request(struct memacct_bpf *skel)
+{
+	struct bpf_program *prog;
+	int n = 0, i = 0;
+
+	bpf_object__for_each_program(prog, skel->obj)
+		n++;
+	stats_logs = calloc(n ? n : 1, STATS_LOG_BYTES);
+	if (!stats_logs)
+		return;
+	bpf_object__for_each_program(prog, skel->obj) {
+		bpf_program__set_log_buf(prog, stats_logs[i++], STATS_LOG_BYTES);
+		bpf_program__set_log_level(prog, 4);	/* BPF_LOG_STATS */
+	}
+}
+
+/* Sum "verification time N usec" over the loaded programs; the 3 slowest. */
+static void verify_stats_collect(struct memacct_bpf *skel)
+{
+	struct bpf_program *prog;
+	uint64_t top[3] = { 0 };
+	int i = 0;
+
+	if (!stats_logs)
+		return;
+	bpf_object__for_each_program(prog, skel->obj) {
+		const char *t = strstr(stats_logs[i++], "verification time ");
+		unsigned long long us;
+
+		if (!bpf_program__autoload(prog) || !t ||
+		    sscanf(t, "verification time %llu usec", &us) != 1)
+			continue;
+		loader_timing.verify_ns += us * 1000;
+		loader_timing.programs++;
+		for (int k = 0; k < 3; k++) {
+			if (us * 1000 <= top[k])
+				continue;
+			for (int j = 2; j > k; j--) {
+				top[j] = top[j - 1];
+				memcpy(loader_timing.slowest[j], loader_timing.slowest[j - 1],
+				       sizeof(loader_timing.slowest[j]));
+			}
+			top[k] = us * 1000;
+			snprintf(loader_timing.slowest[k], sizeof(loader_timing.slowest[k]),
+				 "%.30s %.1f", bpf_program__name(prog), us / 1000.0);
+			break;
+		}
+	}
+	bpf_object__for_each_program(prog, skel->obj)
+		bpf_program__set_log_buf(prog, NULL, 0);
+	free(stats_logs);
+	stats_logs = NULL;
+}
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
@@ -207,6 +287,157 @@ static void learn_cpus(void)
 	sched_setaffinity(0, sizeof(old), &old);
 }
 
+enum loader_dma loader_dma_pins = LOADER_DMA_AUTO;
+
+int loader_dma_parse(const char *arg)
+{
+	if (!strcmp(arg, "auto"))
+		loader_dma_pins = LOADER_DMA_AUTO;
+	else if (!strcmp(arg, "on"))
+		loader_dma_pins = LOADER_DMA_ON;
+	else if (!strcmp(arg, "off"))
+		loader_dma_pins = LOADER_DMA_OFF;
+	else {
+		p_err("bad --dma-pins '%s' (auto, on or off)", arg);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* The first entry of @dir whose name starts with @prefix (and is not
+ * @except), as "dir/name" in @why; false if none or unreadable. */
+static bool dir_has(const char *dir, const char *prefix, const char *except, char *why,
+		    size_t len)
+{
+	struct dirent *de;
+	DIR *d = opendir(dir);
+	bool found = false;
+
+	if (!d)
+		return false;
+	while (!found && (de = readdir(d))) {
+		if (de->d_name[0] == '.' || strncmp(de->d_name, prefix, strlen(prefix)) ||
+		    (except && !strcmp(de->d_name, except)))
+			continue;
+		found = true;
+		if (why)
+			snprintf(why, len, "%s/%s", dir, de->d_name);
+	}
+	closedir(d);
+	return found;
+}
+
+/* AF_XDP sockets of this network namespace: the "XDP" line's sockets column. */
+static bool xdp_sockets(void)
+{
+	char *text, *l;
+	unsigned long size, n = 0;
+	long len = read_file("/proc/net/protocols", &text, 1 << 16);
+
+	if (len < 0)
+		return false;
+	for (l = text; l; l = strchr(l, '\n'), l = l ? l + 1 : NULL)
+		if (!strncmp(l, "XDP ", 4) && sscanf(l + 4, "%lu %lu", &size, &n) == 2)
+			break;
+	free(text);
+	return n > 0;
+}
+
+bool loader_dma_devices(char *why, size_t len)
+{
+	if (dir_has("/dev", "nvidia", NULL, why, len) ||
+	    dir_has("/dev/infiniband", "uverbs", NULL, why, len) ||
+	    dir_has("/dev/vfio", "", "vfio", why, len))
+		return true;
+	if (xdp_sockets()) {
+		if (why)
+			snprintf(why, len, "AF_XDP sockets (/proc/net/protocols)");
+		return true;
+	}
+	return false;
+}
+
+bool loader_dma_windows(void)
+{
+	char why[300];
+
+	if (loader_dma_pins != LOADER_DMA_AUTO)
+		return loader_dma_pins == LOADER_DMA_ON;
+	if (loader_dma_devices(why, sizeof(why))) {
+		p_info("--dma-pins auto: on (%s)", why);
+		return true;
+	}
+	p_info("--dma-pins auto: off (no NVIDIA, RDMA uverbs or vfio device, no AF_XDP socket)");
+	return false;
+}
+
+/* Arguments of tp_btf/@name (btf_trace_<name>: a pointer to a function
+ * taking void *ctx, then them); -1 if absent. */
+static int tp_btf_nargs(const struct btf *btf, const char *name)
+{
+	const struct btf_type *t;
+	char buf[128];
+	int id;
+
+	snprintf(buf, sizeof(buf), "btf_trace_%s", name);
+	id = btf ? btf__find_by_name_kind(btf, buf, BTF_KIND_TYPEDEF) : -1;
+	if (id <= 0)
+		return -1;
+	t = btf__type_by_id(btf, btf__type_by_id(btf, id)->type);
+	if (!t || !btf_is_ptr(t))
+		return -1;
+	t = btf__type_by_id(btf, t->type);
+	return t && btf_is_func_proto(t) ? btf_vlen(t) - 1 : -1;
+}
+
+/*
+ * locked_vm/pinned_vm kept without syscall tracepoints (bpf/memacct.bpf.c
+ * mmap_lock_released): where the DMA windows are off and the kernel's
+ * mmap_lock tracepoints are (mm, write), as on this 6.18 kernel. Older
+ * kernels pass (mm, memcg_path, write) and format the cgroup's path on
+ * every event, and before per-VMA locks (v6.4) every page fault takes the
+ * mmap lock: there the sys_exit_* programs of the mlock family stay (the
+ * exact version that dropped memcg_path is not checked here: the BTF
+ * decides).
+ */
+static bool tp_btf_first_arg_is_ptr(const struct btf *btf, const char *name);
+static void choose_pinned_hooks(struct memacct_bpf *skel, const struct btf *btf, bool windows)
+{
+	struct bpf_program *sys[] = {
+		skel->progs.sys_exit_mlock, skel->progs.sys_exit_mlock2,
+		skel->progs.sys_exit_munlock, skel->progs.sys_exit_mlockall,
+		skel->progs.sys_exit_munlockall, skel->progs.sys_exit_mmap,
+		skel->progs.sys_exit_munmap, skel->progs.sys_exit_mremap,
+		skel->progs.sys_exit_brk, skel->progs.sys_exit_io_uring_register,
+	};
+	bool lockev = !windows && tp_btf_nargs(btf, "mmap_lock_released") == 2 &&
+		      tp_btf_first_arg_is_ptr(btf, "mmap_lock_released");
+
+	if (!lockev) {
+		bpf_program__set_autoload(skel->progs.mmap_lock_released, false);
+		bpf_program__set_autoload(skel->progs.io_uring_register_pinned, false);
+		return;
+	}
+	p_info("locked_vm/pinned_vm from mmap_lock_released and io_uring_register: no syscall tracepoint");
+	for (size_t i = 0; i < sizeof(sys) / sizeof(sys[0]); i++)
+		bpf_program__set_autoload(sys[i], false);
+}
+
+/* --dma-pins off: the DMA windows' programs left out (bpf_loader.h). */
+static void dma_windows_off(struct memacct_bpf *skel)
+{
+	struct bpf_program *dma[] = {
+		skel->progs.sys_enter_setsockopt, skel->progs.sys_exit_setsockopt,
+		skel->progs.sys_enter_ioctl, skel->progs.sys_exit_ioctl,
+		skel->progs.sys_enter_io_uring_register, skel->progs.sys_enter_close,
+		skel->progs.workqueue_execute_start, skel->progs.workqueue_execute_end,
+	};
+
+	for (size_t i = 0; i < sizeof(dma) / sizeof(dma[0]); i++)
+		bpf_program__set_autoload(dma[i], false);
+	skel->rodata->dma_windows_on = false;
+}
+
 /* Leave out programs whose tracepoint this kernel does not have. */
 static void choose_programs(struct memacct_bpf *skel, const struct btf *btf)
 {
@@ -358,6 +589,23 @@ static int pagemap_pfn(int fd, const volatile void *addr, uint64_t *pfn)
 	return (e >> 63) && *pfn ? 0 : -ENODATA;
 }
 
+/* The address of data symbol @name in /proc/kallsyms; 0 if absent or hidden. */
+static uint64_t kallsyms_addr(const char *name)
+{
+	char line[256], sym[128], type;
+	unsigned long long addr;
+	uint64_t found = 0;
+	FILE *f = fopen("/proc/kallsyms", "re");
+
+	if (!f)
+		return 0;
+	while (!found && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%llx %c %127s", &addr, &type, sym) == 3 && !strcmp(sym, name))
+			found = addr;
+	fclose(f);
+	return found;
+}
+
 int loader_measure_vmemmap(struct memacct_bpf *skel, uint64_t *base)
 {
 	enum { PAGES = 4 };
@@ -480,6 +728,22 @@ static void size_maps(struct memacct_bpf *skel, const struct btf *btf)
 				       bpf_map__map_flags(skel->maps.dma_ranges) |
 				       BPF_F_NO_PREALLOC);
 	}
+	/*
+	 * Nothing reserved for what cannot happen (docs/overhead.md "Kernel
+	 * memory"): without the DMA windows nothing writes the windows, fds
+	 * and ranges maps (2.1 MiB: the first two preallocated); fault_spill
+	 * serves the *_old fault programs only (512 KiB of buckets). A map
+	 * must exist for the programs that name it: one entry.
+	 */
+	if (!skel->rodata->dma_windows_on) {
+		bpf_map__set_max_entries(skel->maps.dma_windows, 1);
+		bpf_map__set_max_entries(skel->maps.dma_fds, 1);
+		bpf_map__set_max_entries(skel->maps.dma_ranges, 1);
+	}
+	if (!bpf_program__autoload(skel->progs.page_fault_user_old) &&
+	    !bpf_program__autoload(skel->progs.mm_page_alloc_old) &&
+	    !bpf_program__autoload(skel->progs.sched_switch_old))
+		bpf_map__set_max_entries(skel->maps.fault_spill, 1);
 }
 
 int loader_start(const struct loader_opts *o, struct memacct_bpf **out)
@@ -488,7 +752,10 @@ int loader_start(const struct loader_opts *o, struct memacct_bpf **out)
 	struct memacct_bpf *skel;
 	struct btf *btf;
 	int err, n, nodes = 1;
+	uint64_t t0 = mono_ns(), t1;
+	bool windows;
 
+	memset(&loader_timing, 0, sizeof(loader_timing));
 	libbpf_set_print(libbpf_print);
 	skel = memacct_bpf__open();
 	if (!skel) {
@@ -532,6 +799,12 @@ int loader_start(const struct loader_opts *o, struct memacct_bpf **out)
 	bpf_program__set_autoattach(skel->progs.vmemmap_probe, false);
 	choose_programs(skel, btf);
 	choose_fallbacks(skel, btf);
+	if (!o->task_iter)
+		bpf_program__set_autoload(skel->progs.task_stocks, false);
+	windows = loader_dma_windows();
+	if (!windows)
+		dma_windows_off(skel);
+	choose_pinned_hooks(skel, btf, windows);
 	size_maps(skel, btf);
 	btf__free(btf);
 	if (o->pin_events && pin_events_only(skel, o) == 0) {
@@ -545,7 +818,13 @@ int loader_start(const struct loader_opts *o, struct memacct_bpf **out)
 	skel->rodata->fault_old = bpf_program__autoload(skel->progs.page_fault_user_old) ||
 				  bpf_program__autoload(skel->progs.mm_page_alloc_old) ||
 				  bpf_program__autoload(skel->progs.sched_switch_old);
+	if (loader_phases())
+		verify_stats_request(skel);
+	t1 = mono_ns();
+	loader_timing.open_ns = t1 - t0;
 	err = memacct_bpf__load(skel);
+	loader_timing.load_ns = mono_ns() - t1;
+	verify_stats_collect(skel);
 	if (err) {
 		p_err("loading the BPF programs: %s (run with -v for the verifier log)",
 		      strerror(-err));
@@ -562,15 +841,18 @@ int loader_start(const struct loader_opts *o, struct memacct_bpf **out)
 			goto out_destroy;
 		}
 	}
+	t1 = mono_ns();
 	if (skel->rodata->nr_node_ranges) {
 		uint64_t base;
 		int e = loader_measure_vmemmap(skel, &base);
 
-		if (e)
+		if (e) {
 			p_warn("cannot measure the struct page array base (%s): remote-NUMA bytes rely on kallsyms or the default base",
 			       strerror(-e));
-		else
+			skel->bss->vmemmap_base_addr = kallsyms_addr("vmemmap_base");
+		} else {
 			skel->bss->vmemmap_measured = base;
+		}
 	}
 	err = memacct_bpf__attach(skel);
 	if (err) {
@@ -578,7 +860,9 @@ int loader_start(const struct loader_opts *o, struct memacct_bpf **out)
 		      strerror(-err));
 		goto out_destroy;
 	}
-	learn_cpus();
+	if (skel->rodata->dma_windows_on)
+		learn_cpus();	/* sys_enter_close learns each CPU's offset */
+	loader_timing.attach_ns = mono_ns() - t1;
 	*out = skel;
 	return 0;
 
@@ -590,6 +874,105 @@ out_destroy:
 void loader_stop(struct memacct_bpf *skel)
 {
 	memacct_bpf__destroy(skel);
+}
+
+/* What the release helper needs; filled before clone(), read-only after. */
+#define RELEASE_MAX_FDS 1024
+static struct release_args {
+	int keep[RELEASE_MAX_FDS];	/* perf event fds */
+	int drop[RELEASE_MAX_FDS];	/* every other fd open at the scan */
+	int nkeep, ndrop;
+	int rfd, wfd;			/* the pipe */
+} rel;
+static char release_stack[64 * 1024] __attribute__((aligned(16)));
+
+/*
+ * The helper, in our address space (CLONE_VM) on its own stack: syscalls
+ * only, none that can fail (each fd closed is open), so that libc's
+ * syscall() never writes errno, which lives in our thread's TLS: the helper
+ * shares the thread pointer. Every signal is blocked (inherited).
+ */
+static int release_helper(void *arg)
+{
+	char c;
+
+	(void)arg;
+	syscall(SYS_prctl, PR_SET_NAME, (unsigned long)"memacct-release", 0, 0, 0);
+	syscall(SYS_setsid);	/* out of the caller's job: no terminal signal */
+	syscall(SYS_close, rel.wfd);
+	for (int i = 0; i < rel.ndrop; i++)
+		syscall(SYS_close, rel.drop[i]);
+	/* EOF when the parent's write end goes: at its exit, whatever ends it */
+	while (syscall(SYS_read, rel.rfd, &c, 1) > 0)	/* 0: EOF; -1: any error */
+		;
+	return 0;	/* the kernel closes the perf events now, in this process */
+}
+
+/* This process's fds into rel: perf events to keep, the others to drop.
+ * The number of perf events, or -1 (unreadable, too many). */
+static int scan_fds(void)
+{
+	char path[64], target[64];
+	struct dirent *de;
+	DIR *d = opendir("/proc/self/fd");
+	ssize_t n;
+
+	if (!d)
+		return -1;
+	rel.nkeep = rel.ndrop = 0;
+	while ((de = readdir(d))) {
+		char *end;
+		long v = strtol(de->d_name, &end, 10);
+		int fd = (int)v;
+
+		if (end == de->d_name || *end || v < 0 || v > INT32_MAX || fd == dirfd(d))
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		n = readlink(path, target, sizeof(target) - 1);
+		if (n <= 0)
+			continue;
+		target[n] = '\0';
+		if (rel.nkeep == RELEASE_MAX_FDS || rel.ndrop == RELEASE_MAX_FDS) {
+			closedir(d);
+			return -1;
+		}
+		if (!strcmp(target, "anon_inode:[perf_event]"))
+			rel.keep[rel.nkeep++] = fd;
+		else
+			rel.drop[rel.ndrop++] = fd;
+	}
+	closedir(d);
+	return rel.nkeep;
+}
+
+void loader_stop_detached(struct memacct_bpf *skel)
+{
+	sigset_t all, old;
+	int p[2];
+	pid_t pid;
+
+	if (scan_fds() <= 0 || pipe2(p, O_CLOEXEC)) {
+		loader_stop(skel);
+		return;
+	}
+	rel.rfd = p[0];
+	rel.wfd = p[1];
+	sigfillset(&all);
+	sigprocmask(SIG_SETMASK, &all, &old);
+	pid = clone(release_helper, release_stack + sizeof(release_stack), CLONE_VM | SIGCHLD,
+		    NULL);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	close(p[0]);
+	if (pid < 0) {
+		p_info("release helper: clone: %s; detaching here", strerror(errno));
+		close(p[1]);
+		loader_stop(skel);
+		return;
+	}
+	/* the helper holds its own references to the perf events now: our
+	 * closes below are not the last, so they return at once; p[1] stays
+	 * open until we exit */
+	loader_stop(skel);
 }
 
 void loader_dropped(struct memacct_bpf *skel, uint64_t out[MEMACCT_DROP_NR])

@@ -9,6 +9,44 @@
 
 struct memacct_bpf;
 
+/*
+ * --dma-pins auto|on|off (run, attach, daemon; docs/metrics.md "DMA pins"):
+ * the DMA-pin windows, programs on sys_enter/exit of ioctl, setsockopt and
+ * io_uring_register, sys_enter_close and workqueue_execute_start/end, that
+ * attribute FOLL_PIN pages no mm counter shows. Off, they are not loaded:
+ * no sys_enter tracepoint (every syscall of the host tests one bit less),
+ * ~170 ms less verification at start, and such pins are reported in the
+ * host's dma_pinned_unattributed_bytes. Auto: on when the host has a
+ * device whose driver pins (loader_dma_devices()), else off.
+ */
+enum loader_dma { LOADER_DMA_AUTO, LOADER_DMA_ON, LOADER_DMA_OFF };
+extern enum loader_dma loader_dma_pins;	/* set by the command's options */
+
+/* getopt_long code of --dma-pins (past memlimits.h's and table.h's) */
+#define OPT_DMA_PINS 0x400
+#define DMA_PINS_LONG_OPTION { "dma-pins", required_argument, NULL, OPT_DMA_PINS }
+
+/*
+ * loader_dma_parse() - "auto", "on" or "off" into loader_dma_pins. 0, or
+ * -EINVAL after printing the error (exit 2).
+ */
+int loader_dma_parse(const char *arg);
+
+/*
+ * loader_dma_devices() - does this host have something whose driver pins
+ * user pages for DMA with pin_user_pages() (FOLL_PIN)? An NVIDIA device
+ * (/dev/nvidia*), an RDMA uverbs device (/dev/infiniband/uverbs*), a vfio
+ * group or device (/dev/vfio/ other than the container node, and
+ * /dev/vfio/devices/), or an AF_XDP socket in our network namespace (the
+ * "XDP" line of /proc/net/protocols counts them). Writes what was found
+ * to @why (may be NULL). io_uring's registered buffers need no window:
+ * they are in pinned_vm, kept by sys_exit_io_uring_register either way.
+ */
+bool loader_dma_devices(char *why, size_t len);
+
+/* loader_dma_windows() - loader_dma_pins resolved (auto: loader_dma_devices()). */
+bool loader_dma_windows(void);
+
 struct loader_opts {
 	uint64_t filter_cgid;	/* 0: every process */
 	uint32_t filter_level;	/* level of filter_cgid below the memcg root */
@@ -27,6 +65,9 @@ struct loader_opts {
 	 * load; 0 makes none (such flows are then counted lost).
 	 */
 	uint64_t fallback_cgid;
+	/* the task_stocks iterator (iter/task) too: the daemon's pinned side
+	 * reads it (user/pin.c); run, attach and explain do not load it */
+	bool task_iter;
 };
 
 /*
@@ -70,6 +111,43 @@ int loader_check_env(void);
  */
 int loader_start(const struct loader_opts *o, struct memacct_bpf **skel);
 void loader_stop(struct memacct_bpf *skel);
+
+/*
+ * loader_stop_detached() - loader_stop() without waiting for the kernel's
+ * release of the perf events behind classic tracepoints (tp/syscalls/...):
+ * closing the last reference to each waits for RCU grace periods under the
+ * kernel's event_mutex (30-80 ms each here, one after another). A helper
+ * process (clone(CLONE_VM), no copy of our memory, every signal blocked,
+ * named memacct-release) inherits a reference to every fd; every link,
+ * program and map is closed here as loader_stop() does, at once (not the
+ * last references), and the helper closes every fd but the perf events (the
+ * perf-event links' last references: they wait there).
+ * The helper waits for EOF on a pipe whose only write end is ours
+ * (O_CLOEXEC), so it ends when this process ends, however it ends (exit,
+ * SIGKILL), and the kernel then releases the events in the helper, which
+ * nobody waits for (its parent is gone: init or a subreaper reaps it). A
+ * helper killed itself leaves nothing either: the kernel closes its fds.
+ * Falls back to loader_stop() when there is no perf event or the helper
+ * cannot start. Call it last: the helper lives as long as we do.
+ */
+void loader_stop_detached(struct memacct_bpf *skel);
+
+/*
+ * struct loader_timing - where loader_start() spent its time (ns), filled
+ * when the environment has MEMACCT_PHASES (memacct run prints it; make
+ * bench's run_true workload reads it): open (skeleton open, BTF, rodata,
+ * program choice), load (maps, relocations, every BPF_PROG_LOAD), of which
+ * verify (the kernel's "verification time" of each program, log level
+ * BPF_LOG_STATS, summed), attach (links, vmemmap probe, per-CPU learning).
+ */
+struct loader_timing {
+	uint64_t open_ns, load_ns, verify_ns, attach_ns;
+	unsigned int programs;		/* loaded */
+	char slowest[3][64];		/* "name 12.3" (ms), slowest first */
+};
+extern struct loader_timing loader_timing;
+/* loader_phases() - MEMACCT_PHASES is set in the environment. */
+bool loader_phases(void);
 
 /*
  * loader_measure_vmemmap() - the kernel address of the struct page array,

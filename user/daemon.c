@@ -604,6 +604,7 @@ static int parse_daemon_args(int argc, char **argv, struct dopts *o, bool *stop_
 		{ "bpf-stats", no_argument, NULL, 'B' },
 		{ "metrics-allow", required_argument, NULL, 'A' },
 		{ "metrics-deny", required_argument, NULL, 'D' },
+		DMA_PINS_LONG_OPTION,
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -660,6 +661,10 @@ static int parse_daemon_args(int argc, char **argv, struct dopts *o, bool *stop_
 			break;
 		case 'B':
 			o->bpf_stats = true;
+			break;
+		case OPT_DMA_PINS:
+			if (loader_dma_parse(optarg))
+				return -EINVAL;
 			break;
 		case 'A':
 		case 'D':

@@ -198,6 +198,7 @@ static int load_and_pin(struct pinned *p)
 	int err;
 
 	o.fallback_cgid = memcg_root_id();
+	o.task_iter = true;
 	err = loader_start(&o, &p->skel);
 	if (err)
 		return err;

@@ -121,6 +121,8 @@ int pinwatch_open(const struct memcg *filter, pinwatch_fn fn, void *ctx,
 		o.filter_cgid = filter->id;
 		o.filter_level = filter->level;
 	}
+	/* audit --watch watches DMA pins by name: its windows are always on */
+	loader_dma_pins = LOADER_DMA_ON;
 	err = loader_start(&o, &w->skel);
 	if (err)
 		goto out_free;

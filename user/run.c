@@ -298,6 +298,35 @@ static void run_leaf_return(struct run_leaf *l)
 	l->lock = -1;
 }
 
+/*
+ * MEMACCT_PHASES: where run's time went, one line on stderr (make bench's
+ * run_true workload): setup (options, cgroup), open/load/verify/attach
+ * (bpf_loader.h struct loader_timing; verify is part of load), session (the
+ * rest of session_start(): ring, baseline), cmd (from attached to CMD and
+ * its descendants gone: the vfork, the cgroup join, exec), report (the
+ * final report built and printed), cleanup (cgroup removed), detach
+ * (session_stop_detached()), total (do_run()'s whole time).
+ */
+struct run_phases {
+	uint64_t start, setup, session, cmd_done, reported, removed, stopped;
+};
+
+static void print_phases(const struct run_phases *ph)
+{
+	const struct loader_timing *t = &loader_timing;
+	double ms = 1e6;
+
+	fprintf(stderr, "memacct phases (ms): setup %.1f open %.1f load %.1f verify %.1f "
+		"programs %u attach %.1f session %.1f cmd %.1f report %.1f cleanup %.1f "
+		"detach %.1f total %.1f slowest: %s, %s, %s\n",
+		(ph->setup - ph->start) / ms, t->open_ns / ms, t->load_ns / ms,
+		t->verify_ns / ms, t->programs, t->attach_ns / ms,
+		(ph->session - ph->setup - t->open_ns - t->load_ns - t->attach_ns) / ms,
+		(ph->cmd_done - ph->session) / ms, (ph->reported - ph->cmd_done) / ms,
+		(ph->removed - ph->reported) / ms, (ph->stopped - ph->removed) / ms,
+		(ph->stopped - ph->start) / ms, t->slowest[0], t->slowest[1], t->slowest[2]);
+}
+
 int do_run(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -307,9 +336,11 @@ int do_run(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		LIMITS_LONG_OPTIONS,
 		TABLE_LONG_OPTIONS,
+		DMA_PINS_LONG_OPTION,
 		{ 0 },
 	};
 	struct limits_req lim = { 0 };
+	struct run_phases ph = { .start = now_ns() };
 	uint64_t interval_ns = 0, next_ns;
 	struct session s;
 	struct report r;
@@ -317,7 +348,7 @@ int do_run(int argc, char **argv)
 	struct run_leaf leaf;
 	volatile struct exec_failure child = { 0 };
 	int c, err, lock, status = 0, ret = EXIT_RUNTIME;
-	bool keep = false, cmd_done = false;
+	bool keep = false, cmd_done = false, handoff = false;
 	pid_t pid;
 
 	while ((c = getopt_long(argc, argv, "+:ji:h", opts, NULL)) != -1) {
@@ -337,6 +368,10 @@ int do_run(int argc, char **argv)
 		case 'h':
 			run_usage(stdout);
 			return EXIT_OK;
+		case OPT_DMA_PINS:
+			if (loader_dma_parse(optarg))
+				return EXIT_USAGE;
+			break;
 		case OPT_TABLE_COLUMNS:
 		case OPT_TABLE_RAW:
 		case OPT_TABLE_CSV:
@@ -384,11 +419,13 @@ int do_run(int argc, char **argv)
 		ret = err;
 		goto out_rmdir;
 	}
+	ph.setup = now_ns();
 	err = session_start(&s, &cg);
 	if (err) {
 		ret = EXIT_ENV;
 		goto out_rmdir;
 	}
+	ph.session = now_ns();
 	if (stop_requested) {	/* during the BPF load: CMD never starts */
 		ret = 128 + stop_requested;
 		goto out_session;
@@ -427,6 +464,7 @@ int do_run(int argc, char **argv)
 			next_ns = ns_after(next_ns, interval_ns);
 		}
 	}
+	ph.cmd_done = now_ns();
 	session_poll(&s, 0);
 	/* CMD never started: the vfork child's row is memacct's own memory */
 	if (child.err)
@@ -451,8 +489,12 @@ int do_run(int argc, char **argv)
 	limits_note(&cg, &lim, &r);
 	ret = r.exit_status;
 	report_free(&r);
+	/* the report is out: the BPF side goes last, its slow part in a helper */
+	handoff = true;
+	ph.reported = now_ns();
 out_session:
-	session_stop(&s);
+	if (!handoff)
+		session_stop(&s);
 out_rmdir:
 	if (!keep) {
 		err = memcg_remove(&cg);
@@ -466,5 +508,14 @@ out_rmdir:
 		       leaf.own.path, leaf.leaf.path);
 	}
 	close(lock);
+	if (handoff) {
+		/* after run_leaf_return(): the helper starts in the caller's
+		 * cgroup, not in memacct's leaf, which is gone */
+		ph.removed = now_ns();
+		session_stop_detached(&s);
+		ph.stopped = now_ns();
+		if (loader_phases())
+			print_phases(&ph);
+	}
 	return ret;
 }

@@ -1007,10 +1007,10 @@ int session_cgroup_exited(const struct session *s, uint64_t id, struct metrics *
 	return 0;
 }
 
-void session_stop(struct session *s)
+static void session_stop_with(struct session *s, void (*stop)(struct memacct_bpf *))
 {
 	ring_buffer__free(s->rb);
-	loader_stop(s->skel);
+	stop(s->skel);
 	free(s->exited);
 	free(s->base);
 	free(s->numa);
@@ -1019,4 +1019,14 @@ void session_stop(struct session *s)
 	oom_hist_free(&s->oom_hist);
 	numa_topo_free(&s->topo);
 	memset(s, 0, sizeof(*s));
+}
+
+void session_stop(struct session *s)
+{
+	session_stop_with(s, loader_stop);
+}
+
+void session_stop_detached(struct session *s)
+{
+	session_stop_with(s, loader_stop_detached);
 }

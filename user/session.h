@@ -115,7 +115,15 @@ void session_memcg_stocks(const struct memcg_stat *st, struct metrics *m);
  */
 int session_cgroup_exited(const struct session *s, uint64_t id, struct metrics *m);
 
+/* session_stop() - detach the BPF side and free everything of @s. */
 void session_stop(struct session *s);
+/*
+ * session_stop_detached() - the same, but the kernel's slow release of the
+ * classic tracepoints' perf events is left to a helper process that ends
+ * with ours (bpf_loader.h loader_stop_detached()): call it last, just
+ * before exiting.
+ */
+void session_stop_detached(struct session *s);
 
 /*
  * dma_locked_overlap() - bytes of @p's DMA-pinned ranges (the BPF record of

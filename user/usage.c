@@ -20,6 +20,14 @@
 	{ "--force", NULL, "Allow a limit below the cgroup's current usage (the kernel\n" \
 	  "reclaims or OOM-kills at once)." }
 
+#define OPT_DMA_PINS_USAGE \
+	{ "--dma-pins", "auto|on|off", "DMA-pin windows (ioctl on character devices, setsockopt\n" \
+	  "SOL_XDP, io_uring_register): attribute FOLL_PIN pages no mm\n" \
+	  "counter shows, at a syscall tracepoint cost on every task. auto\n" \
+	  "(default): on when the host has an NVIDIA, RDMA uverbs or vfio\n" \
+	  "device or an AF_XDP socket. Off, such pins are reported as the\n" \
+	  "host's dma_pinned_unattributed_bytes." }
+
 #define OPT_TABLE \
 	{ "--columns", "LIST", "The process table's columns, comma-separated as lsblk -o takes\n" \
 	  "them (default PID,COMM,RSS,RSS_PEAK,ANON,FILE,COW,FILE_COW,ZEROFILL\n" \
@@ -38,6 +46,7 @@ static const struct usage_opt run_opts[] = {
 	OPT_JSON,
 	{ "-i, --interval", "DUR", "Also print a report every DUR (500ms, 2s, 1m) while CMD runs." },
 	{ "--keep-cgroup", NULL, "Leave the cgroup memacct-run-PID-X in place at the end." },
+	OPT_DMA_PINS_USAGE,
 	OPT_TABLE,
 	OPT_LIMITS,
 	OPT_HELP,
@@ -51,6 +60,7 @@ static const struct usage_opt attach_opts[] = {
 	OPT_JSON,
 	{ "-i, --interval", "DUR", "One report per DUR (default 5s)." },
 	{ "-d, --duration", "DUR", "Stop after DUR (default: at SIGINT or SIGTERM)." },
+	OPT_DMA_PINS_USAGE,
 	OPT_TABLE,
 	OPT_LIMITS,
 	OPT_HELP,
@@ -123,6 +133,7 @@ static const struct usage_opt daemon_opts[] = {
 	{ "--stop-kernel-side", NULL, "Remove the pinned kernel side and exit (as detach)." },
 	{ "--bpf-stats", NULL, "Turn on kernel bpf_stats for the memacct_bpf_* self-metrics\n"
 	  "(two clock reads per program run)." },
+	OPT_DMA_PINS_USAGE,
 	{ "--metrics-allow", "REGEX", "Only the families whose name (without _total) REGEX matches\n"
 	  "whole (POSIX extended: 'memacct_(rss|cow_copied)_bytes')." },
 	{ "--metrics-deny", "REGEX", "Leave out the families REGEX matches whole\n"

@@ -58,6 +58,10 @@ _memacct()
 			# DUR: nothing to offer
 			return
 			;;
+		--dma-pins)
+			COMPREPLY=($(compgen -W "auto on off" -- "$cur"))
+			return
+			;;
 		--columns)
 			# LIST: nothing to offer
 			return
@@ -76,7 +80,7 @@ _memacct()
 			;;
 		esac
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "-j --json -i --interval --keep-cgroup --columns --raw --csv --memory-max --memory-high --memory-swap-max --force -h --help" -- "$cur"))
+			COMPREPLY=($(compgen -W "-j --json -i --interval --keep-cgroup --dma-pins --columns --raw --csv --memory-max --memory-high --memory-swap-max --force -h --help" -- "$cur"))
 		fi
 		;;
 	attach)
@@ -97,6 +101,10 @@ _memacct()
 			# DUR: nothing to offer
 			return
 			;;
+		--dma-pins)
+			COMPREPLY=($(compgen -W "auto on off" -- "$cur"))
+			return
+			;;
 		--columns)
 			# LIST: nothing to offer
 			return
@@ -115,7 +123,7 @@ _memacct()
 			;;
 		esac
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "-c --cgroup -p --pid -j --json -i --interval -d --duration --columns --raw --csv --memory-max --memory-high --memory-swap-max --force -h --help" -- "$cur"))
+			COMPREPLY=($(compgen -W "-c --cgroup -p --pid -j --json -i --interval -d --duration --dma-pins --columns --raw --csv --memory-max --memory-high --memory-swap-max --force -h --help" -- "$cur"))
 		fi
 		;;
 	top)
@@ -239,6 +247,10 @@ _memacct()
 			# N: nothing to offer
 			return
 			;;
+		--dma-pins)
+			COMPREPLY=($(compgen -W "auto on off" -- "$cur"))
+			return
+			;;
 		--metrics-allow)
 			# REGEX: nothing to offer
 			return
@@ -249,7 +261,7 @@ _memacct()
 			;;
 		esac
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "--listen --interval --pin-path --json-log --oom-log --cgroup-filter --top-processes --stop-kernel-side --bpf-stats --metrics-allow --metrics-deny -h --help" -- "$cur"))
+			COMPREPLY=($(compgen -W "--listen --interval --pin-path --json-log --oom-log --cgroup-filter --top-processes --stop-kernel-side --bpf-stats --dma-pins --metrics-allow --metrics-deny -h --help" -- "$cur"))
 		fi
 		;;
 	detach)

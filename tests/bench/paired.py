@@ -31,7 +31,12 @@ Arms:
             (bench/empty_sys.bpf.c)
   floor_hot the same without the syscall tracepoints: floor - floor_hot is
             what putting every syscall on the slow path costs
-  on        memacct's daemon kernel side (bpf_stats off, the default)
+  on        memacct's daemon kernel side (bpf_stats off, the default;
+            --dma-pins auto: no DMA-pin window on a host without a device
+            that pins, and then no syscall tracepoint at all on kernels with
+            (mm, write) mmap_lock tracepoints)
+  on_dma    the same with --dma-pins on (the DMA-pin windows' syscall
+            tracepoints attached): on_dma - on is what they cost
   base      the same with another memacct binary (--base PATH, e.g. a build
             of main): on - base is what a change to memacct did
   bpftrace  Debian's bpftrace running the one-line per-process fault counter
@@ -111,14 +116,16 @@ class Arm:
                                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
             if self.proc.stdout.readline().strip() != 'ready':
                 fail('empty_attach did not attach')
-        elif self.name in ('on', 'base'):
+        elif self.name in ('on', 'on_dma', 'base'):
             # ready when it says "serving on port": it listens before it
             # loads, so an open port is no sign of attached programs (the
             # first workloads after it ran with none attached)
             with open(self.log, 'w') as log:
                 self.proc = subprocess.Popen([self.memacct, 'daemon',
                                               '--listen', '127.0.0.1:%d' % PORT,
-                                              '--pin-path', self.pin, '--interval', '60s'],
+                                              '--pin-path', self.pin, '--interval', '60s'] +
+                                             (['--dma-pins', 'on'] if self.name == 'on_dma'
+                                              else []),
                                              stdout=subprocess.DEVNULL, stderr=log)
             for _ in range(600):
                 with open(self.log) as log:
@@ -150,7 +157,7 @@ class Arm:
             self.proc.kill()
             self.proc.wait()
         self.proc = None
-        if self.name in ('on', 'base'):
+        if self.name in ('on', 'on_dma', 'base'):
             subprocess.run([self.memacct, 'detach', '--pin-path', self.pin],
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
@@ -339,6 +346,8 @@ def main():
         pairs.append(('on', 'bpftrace'))
     if 'on' in arms and 'base' in arms:
         pairs.append(('on', 'base'))
+    if 'on' in arms and 'on_dma' in arms:
+        pairs.append(('on_dma', 'on'))
     for w in WORKLOADS:
         base = statistics.median(val[('off', w[0])])
         fmt = (lambda v: '%+.1f ns' % v) if w[4] == 'ns' else \

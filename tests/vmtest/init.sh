@@ -292,7 +292,7 @@ t_dma() {
 	else
 		echo "kernel foll_pin_counters 0"
 	fi
-	printf 'pin\nexit\n' | memacct -j run -- dma_pin 64 0 0
+	printf 'pin\nexit\n' | memacct -j run --dma-pins on -- dma_pin 64 0 0
 	echo "rc run $?"
 }
 

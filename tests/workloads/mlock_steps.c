@@ -23,6 +23,12 @@
  *   steps           mmap 64 MiB; mlock the first 16 MiB (VmLck 16 MiB), the
  *                   next 48 (64 MiB), munlock the first 32 (32 MiB); SIZE is
  *                   ignored: peak 64 MiB, exit 32 MiB
+ *   io_uring_steps  io_uring as above, then IORING_UNREGISTER_BUFFERS:
+ *                   peak VmPin SIZE, exit 0 (a peak no exit value shows)
+ *   steps2          mlock SIZE, munlock all of it (VmLck 0), then a child
+ *                   mlocks SIZE/4 and exits: the cgroup's locked memory was
+ *                   SIZE then SIZE/4, its peak SIZE (a munlock to 0 that
+ *                   memacct missed would make it 5/4 SIZE)
  *
  * The readings of the deterministic modes (all but mlockall) are checked
  * against the expected values; a mismatch is an error (exit 1).
@@ -53,6 +59,7 @@
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <sys/wait.h>
 
 #include "vm_status.h"
 
@@ -71,7 +78,7 @@ static void die(const char *what)
 static void usage(void)
 {
 	fprintf(stderr, "usage: mlock_steps {mlock|mlock2_onfault|map_locked|mlockall|"
-		"io_uring|steps} [MiB=64] [hold_seconds=0]\n");
+		"io_uring|io_uring_steps|steps|steps2} [MiB=64] [hold_seconds=0]\n");
 	exit(2);
 }
 
@@ -160,7 +167,7 @@ int main(int argc, char **argv)
 		if (mlockall(MCL_CURRENT | MCL_FUTURE))
 			die("mlockall");
 		step("mlockall", -1, 0);
-	} else if (!strcmp(mode, "io_uring")) {
+	} else if (!strcmp(mode, "io_uring") || !strcmp(mode, "io_uring_steps")) {
 		struct rlimit rl = { RLIM_INFINITY, RLIM_INFINITY };
 		struct io_uring_params params;
 		struct iovec iov;
@@ -187,7 +194,13 @@ int main(int argc, char **argv)
 		if (syscall(__NR_io_uring_register, ring, IORING_REGISTER_BUFFERS, &iov, 1) < 0)
 			die("io_uring_register(IORING_REGISTER_BUFFERS)");
 		step("register_buffers", 0, size);
-		/* the ring stays open (and the buffer pinned) until exit */
+		/* io_uring: the ring stays open (and the buffer pinned) until exit */
+		if (!strcmp(mode, "io_uring_steps")) {
+			if (syscall(__NR_io_uring_register, ring, IORING_UNREGISTER_BUFFERS,
+				    NULL, 0) < 0)
+				die("io_uring_register(IORING_UNREGISTER_BUFFERS)");
+			step("unregister_buffers", 0, 0);
+		}
 	} else if (!strcmp(mode, "steps")) {
 		len = 64 * MIB;
 		p = map_anon(len, 0);
@@ -200,6 +213,31 @@ int main(int argc, char **argv)
 		if (munlock(p, 32 * MIB))
 			die("munlock 32 MiB");
 		step("munlock_32M", 32 * MIB, 0);
+	} else if (!strcmp(mode, "steps2")) {
+		pid_t child;
+		int st;
+
+		p = map_anon(len, 0);
+		if (mlock(p, len))
+			die("mlock");
+		step("mlock", size, 0);
+		if (munlock(p, len))
+			die("munlock");
+		step("munlock_all", 0, 0);
+		fflush(stdout);
+		child = fork();
+		if (child < 0)
+			die("fork");
+		if (child == 0) {
+			char *q = map_anon(len / 4, 0);
+
+			if (mlock(q, len / 4))
+				_exit(1);
+			_exit(0);
+		}
+		if (waitpid(child, &st, 0) != child || !WIFEXITED(st) || WEXITSTATUS(st))
+			die("child mlock");
+		printf("truth cgroup_peak_locked_bytes %lld\n", size);
 	} else {
 		usage();
 	}
