@@ -173,7 +173,7 @@ FUZZ_SRCS  := util.c proc.c smaps.c numa.c cgroup.c memlimits.c bpf_loader.c
 FUZZ_OBJS  := $(patsubst %.c,$(FUZZ_DIR)/%.o,$(FUZZ_SRCS))
 # parser selector byte by seed file name (see fuzz_parsers.c)
 FUZZ_SEL   := status_:0 numa_maps_:1 stat_:2 smaps_:4 mountinfo_:5 \
-	proc_cgroup_:6 memory_stat_:7 memory_oom_control_:8 memory_events_:8 numa_stat_:9 \
+	proc_cgroup_:6 memory_stat_:7 memory_oom_control_:8 memory_events_:8 memory_pressure_:8 numa_stat_:9 \
 	zoneinfo_:10 node_:11
 
 $(FUZZ_DIR)/%.o: user/%.c $(wildcard user/*.h) include/memacct.h $(SKELS)

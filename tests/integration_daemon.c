@@ -1723,6 +1723,15 @@ static long long stat_key(const char *path, const char *key)
 	return v;
 }
 
+/* stat_key() of the file @dir/@name */
+static long long stat_key_in(const char *dir, const char *name, const char *key)
+{
+	char path[700];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	return stat_key(path, key);
+}
+
 /*
  * Issue #15: memacct_build_info, the daemon's process_* self metrics against
  * its /proc/PID/stat and /proc/PID/fd, memacct_working_set_bytes against
@@ -1848,6 +1857,178 @@ START_TEST(test_standard_families)
 				  strstr(m, "\nmemacct_remote_numa_bytes{"));
 		/* migrations are counted on one node too (compaction) */
 		ck_assert(strstr(m, "\nmemacct_numa_migrated_bytes_total{"));
+	}
+	free(m);
+	stop_daemon(d, SIGTERM);
+}
+END_TEST
+
+/* The first number of the file @dir/@name; -1 when absent or not a number ("max"). */
+static long long file_num(const char *dir, const char *name)
+{
+	char path[700];
+	long long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "r");
+	if (f && fscanf(f, "%lld", &v) != 1)
+		v = -1;
+	if (f)
+		fclose(f);
+	return v;
+}
+
+/* total= of the "@kind ..." line of @dir/memory.pressure, µs; -1 when absent */
+static long long psi_file_total(const char *dir, const char *kind)
+{
+	char path[700], line[256], *t;
+	long long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/memory.pressure", dir);
+	f = fopen(path, "r");
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, kind, strlen(kind)) && (t = strstr(line, " total=")))
+			v = strtoll(t + 7, NULL, 10);
+	if (f)
+		fclose(f);
+	return v;
+}
+
+/* The value of @name{cgroup="@rel"} in the text @m; NAN when there is no such sample. */
+static double sample_cg(const char *m, const char *name, const char *rel)
+{
+	char want[600];
+	const char *p;
+
+	snprintf(want, sizeof(want), "\n%s{cgroup=\"%s\"} ", name, rel);
+	p = strstr(m, want);
+	return p ? strtod(p + strlen(want), NULL) : NAN;
+}
+
+/*
+ * Issue #25 part 3: the families an SRE alerts on against the kernel's own
+ * files, read here: a cgroup of ours with a 64 MiB limit (v2: memory.high
+ * 96 MiB too, above the limit so that it never throttles the workloads), a
+ * child of it without a limit of its own, a zero_fill workload of known
+ * truth, then an OOM kill in it. Absent where the kernel gives no figure:
+ * the unlimited child's and the root's limit, memory.high and PSI on v1.
+ */
+START_TEST(test_limit_families)
+{
+	const char *peak_f = cgversion == 1 ? "memory.max_usage_in_bytes" : "memory.peak";
+	const char *limit_f = cgversion == 1 ? "memory.limit_in_bytes" : "memory.max";
+	char rel[96], crel[128], *m;
+	long long zf, some0 = -1, full0 = -1, want;
+	struct result *r;
+	double v;
+	pid_t d;
+
+	if (skip_no_http(__func__))
+		return;
+	snprintf(rel, sizeof(rel), "/memacct-test-limits-%d", (int)getpid());
+	snprintf(crel, sizeof(crel), "%s/unlimited", rel);
+	snprintf(cg, sizeof(cg), "%s%s", cgroot, rel);
+	ck_assert_int_eq(mkdir(cg, 0755), 0);
+	cg_set_memory_max(cg, 64 * MiB);
+	snprintf(extra_cg[0], sizeof(extra_cg[0]), "%s%s", cgroot, crel);
+	ck_assert_int_eq(mkdir(extra_cg[0], 0755), 0);
+	if (cgversion == 2) {
+		r = run_cmd("echo %llu > %s/memory.high", 96 * MiB, cg);
+		ck_assert_int_eq(r->status, 0);
+		result_free(r);
+	}
+	d = start_daemon(NULL);
+	ck_assert(d > 0);
+
+	/* zero fills: the workload's truth (pagemap), the counter of its cgroup */
+	r = run_cmd("sh -c 'echo $$ > %s/cgroup.procs && exec %s/zero_fill 32'", cg, workloads);
+	ck_assert_int_eq(r->status, 0);
+	zf = truth(r, "zero_fill_bytes");
+	result_free(r);
+	sleep_ms(1200);
+	m = http_get("/metrics", NULL);
+	ck_assert_ptr_nonnull(m);
+	v = sample_cg(m, "memacct_zero_fill_bytes_total", rel);
+	ck_assert_msg(!isnan(v), "no memacct_zero_fill_bytes_total for %s", rel);
+	assert_near("memacct_zero_fill_bytes_total vs zero_fill's pagemap truth", (long long)v, zf);
+	ck_assert(sample_cg(m, "memacct_zero_fill_bytes_total", "/") >= v);
+	free(m);
+
+	/* an OOM kill in it: 128 MiB written under the 64 MiB limit, no swap */
+	r = run_cmd("sh -c 'echo $$ > %s/cgroup.procs && exec %s/oom 128' 2>/dev/null", cg,
+		    workloads);
+	ck_assert_msg(r->status != 0, "oom 128 was not killed: %d", r->status);
+	result_free(r);
+	ck_assert_int_ge(stat_key_in(cg, cgversion == 1 ? "memory.oom_control" : "memory.events",
+				     "oom_kill"), 1);
+	if (cgversion == 2) {
+		some0 = psi_file_total(cg, "some");
+		full0 = psi_file_total(cg, "full");
+	}
+	sleep_ms(1200);	/* two collections since the reads above */
+	m = http_get("/metrics", NULL);
+	ck_assert_ptr_nonnull(m);
+
+	want = file_num(cg, limit_f);
+	ck_assert_int_eq(want, 64 * MiB);
+	v = sample_cg(m, "memacct_memory_limit_bytes", rel);
+	printf("  limit: memacct %.0f, %s %lld\n", v, limit_f, want);
+	ck_assert_msg(v == want, "memacct_memory_limit_bytes %.0f vs %s %lld", v, limit_f, want);
+	ck_assert_msg(isnan(sample_cg(m, "memacct_memory_limit_bytes", crel)),
+		      "a limit sample for %s, which has none", crel);
+	ck_assert_msg(isnan(sample_cg(m, "memacct_memory_limit_bytes", "/")),
+		      "a limit sample for the unlimited root");
+
+	want = file_num(cg, peak_f);	/* nothing runs there now: stable */
+	v = sample_cg(m, "memacct_memory_peak_bytes", rel);
+	printf("  peak: memacct %.0f, %s %lld\n", v, peak_f, want);
+	if (want < 0) {
+		ck_assert_msg(isnan(v), "a peak sample without %s", peak_f);
+	} else {
+		ck_assert_msg(v == want, "memacct_memory_peak_bytes %.0f vs %s %lld", v, peak_f,
+			      want);
+		ck_assert_msg(want > (long long)(48 * MiB) && want <= (long long)(64 * MiB), "%s %lld: the OOM workload "
+			      "did not reach the limit", peak_f, want);
+	}
+
+	want = stat_key_in(cg, cgversion == 1 ? "memory.oom_control" : "memory.events",
+			   "oom_kill");
+	v = sample_cg(m, "memacct_oom_kills_total", rel);
+	printf("  oom kills: memacct %.0f, oom_kill %lld\n", v, want);
+	ck_assert_msg(v == want, "memacct_oom_kills_total %.0f vs oom_kill %lld", v, want);
+
+	if (cgversion == 1) {
+		ck_assert_msg(isnan(sample_cg(m, "memacct_memory_high_bytes", rel)) &&
+			      isnan(sample_cg(m, "memacct_memory_pressure_waiting_seconds_total", rel)) &&
+			      isnan(sample_cg(m, "memacct_memory_pressure_stalled_seconds_total", rel)),
+			      "memory.high or PSI samples on cgroup v1, which has neither");
+	} else {
+		want = file_num(cg, "memory.high");
+		v = sample_cg(m, "memacct_memory_high_bytes", rel);
+		ck_assert_int_eq(want, 96 * MiB);
+		ck_assert_msg(v == want, "memacct_memory_high_bytes %.0f vs memory.high %lld", v,
+			      want);
+		ck_assert_msg(isnan(sample_cg(m, "memacct_memory_high_bytes", crel)),
+			      "a memory.high sample for %s (max)", crel);
+		for (int k = 0; k < 2; k++) {
+			const char *kind = k ? "full" : "some";
+			const char *fam = k ? "memacct_memory_pressure_stalled_seconds_total" :
+					      "memacct_memory_pressure_waiting_seconds_total";
+			long long before = k ? full0 : some0, after = psi_file_total(cg, kind);
+
+			v = sample_cg(m, fam, rel);
+			printf("  PSI %s: memacct %.6f s, memory.pressure total= %lld..%lld us\n",
+			       kind, v, before, after);
+			if (before < 0) {	/* PSI off on this kernel */
+				ck_assert_msg(isnan(v), "%s without memory.pressure", fam);
+				continue;
+			}
+			ck_assert_msg(v * 1e6 >= before - 1 && v * 1e6 <= after + 1,
+				      "%s %.6f s outside memory.pressure's %lld..%lld us", fam, v,
+				      before, after);
+		}
 	}
 	free(m);
 	stop_daemon(d, SIGTERM);
@@ -3135,6 +3316,7 @@ Suite *daemon_suite(void)
 	tcase_add_test(tc, test_parent_keeps_removed_children);
 	tcase_add_test(tc, test_moved_process_keeps_flows);
 	tcase_add_test(tc, test_standard_families);
+	tcase_add_test(tc, test_limit_families);
 	tcase_add_test(tc, test_prometheus_no_reset);
 	tcase_add_test(tc, test_dashboard_queries);
 	tcase_add_test(tc, test_kube_names);

@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include "cgroup.h"
 #include "memacct.h"
+#include "memlimits.h"
 #include "numa.h"
 #include "pin.h"
 #include "report.h"
@@ -33,6 +34,7 @@ struct cgi {
 	uint64_t dma, dma_peak;	/* DMA pins (pages): the BPF cgroups map */
 	struct memcg_stat st;
 	bool st_ok;
+	struct memcg_bounds bounds;	/* limits, pressure: read when st_ok */
 	uint64_t remote_numa;	/* bytes off the home node (memory.numa_stat) */
 	struct metrics m;	/* what is published: bytes, counters clamped */
 };
