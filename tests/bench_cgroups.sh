@@ -9,10 +9,11 @@
 # rounds, each a fresh daemon at --interval 1s: after 4 s, the median of 9
 # collections' memacct_scrape_cpu_seconds (the collection thread's CPU).
 # Prints per arm the median over rounds [min..max of the rounds' medians].
+# NEW_MEMACCT: the build measured as "new" (default OUTPUT_DIR/memacct).
 # Needs root; removes its cgroups, processes and pins at the end.
 set -euo pipefail
 OUT=${1:?usage: bench_cgroups.sh OUTPUT_DIR [BASE_MEMACCT]}
-NEW=$OUT/memacct
+NEW=${NEW_MEMACCT:-$OUT/memacct}
 BASE=${2:-}
 PROCS=${PROCS:-1000}
 CGROUPS=${CGROUPS:-200}
@@ -36,11 +37,14 @@ cleanup() {
 	[ -n "$DPID" ] && kill "$DPID" 2>/dev/null && wait "$DPID" 2>/dev/null || true
 	"$NEW" detach --pin-path "$PIN" >/dev/null 2>&1 || true
 	exec 9>&- 2>/dev/null || true	# EOF: every spawn ends with its children
-	for _ in $(seq 100); do
-		[ -z "$(cat "$TOP"/c*/cgroup.procs 2>/dev/null)" ] && break
+	for i in $(seq 100); do
+		procs=$(cat "$TOP"/c[0-9]*/cgroup.procs 2>/dev/null || true)
+		[ -z "$procs" ] && break
+		# ours: what is left in our cgroups after 5 s
+		[ "$i" -gt 50 ] && kill -KILL $procs 2>/dev/null
 		sleep 0.1
 	done
-	rmdir "$TOP"/c* "$TOP" 2>/dev/null || true
+	rmdir "$TOP"/c[0-9]* "$TOP" 2>/dev/null || true
 	rm -f "$FIFO"
 }
 trap cleanup EXIT
@@ -53,11 +57,12 @@ mkdir "$TOP"
 per=$((PROCS / CGROUPS))
 for i in $(seq "$CGROUPS"); do
 	mkdir "$TOP/c$i"
+	# fd 9 (the FIFO's only writer) closed in the workload: EOF ends it
 	sh -c 'echo $$ > "$1/cgroup.procs" && exec "$2" "$3" <"$4" >/dev/null' sh \
-		"$TOP/c$i" "$B/spawn" $((per - 1)) "$FIFO" &
+		"$TOP/c$i" "$B/spawn" $((per - 1)) "$FIFO" 9>&- &
 done
 for _ in $(seq 300); do
-	n=$(cat "$TOP"/c*/cgroup.procs | wc -l)
+	n=$(cat "$TOP"/c[0-9]*/cgroup.procs | wc -l)
 	[ "$n" -ge $((per * CGROUPS)) ] && break
 	sleep 0.1
 done

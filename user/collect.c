@@ -647,6 +647,9 @@ int collect(struct collector *cs, struct collection *col)
 			continue;
 		}
 		c->st_ok = !err;
+		/* every sample of the cgroup carries them: parsed once here,
+		 * not per family (30 families, 2 texts) */
+		cgroup_path_labels(c->rel, &c->labels);
 		if (c->st_ok)	/* absent figures stay absent, whatever the error */
 			memcg_read_bounds(&m, &c->bounds);
 		if (cs->numa_multi) {	/* one node: every page is on its home node */

@@ -28,6 +28,7 @@ struct cgi {
 	int level;
 	char *rel;		/* path below the hierarchy root ("/" for the root) */
 	bool wanted;		/* passes --cgroup-filter */
+	struct cg_labels labels;	/* of rel, once per collection (wanted ones) */
 	/* local (this cgroup only), then hierarchical after aggregate() */
 	struct memacct_flows f;	/* BPF flows: pages and counts */
 	uint64_t rss, mlocked, pinned_vm;

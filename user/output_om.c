@@ -133,9 +133,11 @@ void om_cgroup_info(struct mbuf *b, const char *rel)
 	metrics_sample_u64(b, l, 4, 1);
 }
 
-static int cg_labels_of(const struct cgi *c, struct cg_labels *cl, struct mlabel *l)
+/* @c's labels into @l (4 of them; the absent ones NULL): how many */
+static int cg_labels_of(const struct cgi *c, struct mlabel *l)
 {
-	cgroup_path_labels(c->rel, cl);
+	const struct cg_labels *cl = &c->labels;
+
 	l[0] = (struct mlabel){ "cgroup", c->rel };
 	l[1] = (struct mlabel){ "pod_uid", cl->pod_uid[0] ? cl->pod_uid : NULL };
 	l[2] = (struct mlabel){ "container_id", cl->container_id[0] ? cl->container_id : NULL };
@@ -190,7 +192,6 @@ static void om_bound_families(struct mbuf *b, const struct cgi *cg, size_t ncg)
 			"Time every non-idle task of the cgroup stalled on memory at once: "
 			"memory.pressure full total= (v2 PSI)", MT_COUNTER },
 	};
-	struct cg_labels cl;
 	struct mlabel l[4];
 	uint64_t v;
 
@@ -201,7 +202,7 @@ static void om_bound_families(struct mbuf *b, const struct cgi *cg, size_t ncg)
 
 			if (!bound_value(&cg[i], f, &v))
 				continue;
-			nl = cg_labels_of(&cg[i], &cl, l);
+			nl = cg_labels_of(&cg[i], l);
 			if (f == BF_PSI_SOME || f == BF_PSI_FULL)
 				metrics_sample(b, l, nl, v / 1e6);
 			else
@@ -212,13 +213,12 @@ static void om_bound_families(struct mbuf *b, const struct cgi *cg, size_t ncg)
 
 void om_cgroup_families(struct mbuf *b, const struct cgi *cg, size_t ncg, bool one_node)
 {
-	struct cg_labels cl;
 	struct mlabel l[4];
 
 	om_cgroup_info_family(b);
 	for (size_t i = 0; i < ncg; i++)
-		if (cg[i].wanted)
-			om_cgroup_info(b, cg[i].rel);
+		if (cg[i].wanted)	/* om_cgroup_info()'s, from the parsed labels */
+			metrics_sample_u64(b, l, cg_labels_of(&cg[i], l), 1);
 	for (int id = 0; id < M_NR; id++) {
 		const struct metric_def *md = &metric_table[id];
 
@@ -235,7 +235,7 @@ void om_cgroup_families(struct mbuf *b, const struct cgi *cg, size_t ncg, bool o
 
 			if (!c->wanted || (!c->st_ok && (md->flags & MF_MEMCG_STAT)))
 				continue;
-			metrics_sample_u64(b, l, cg_labels_of(c, &cl, l), metric_get(&c->m, id));
+			metrics_sample_u64(b, l, cg_labels_of(c, l), metric_get(&c->m, id));
 		}
 	}
 	/* the same pages as memacct_numa_migrated_bytes, split by reason */
@@ -249,7 +249,7 @@ void om_cgroup_families(struct mbuf *b, const struct cgi *cg, size_t ncg, bool o
 
 		if (!c->wanted)
 			continue;
-		nl = cg_labels_of(c, &cl, rl);
+		nl = cg_labels_of(c, rl);
 		for (int r = 0; r < MEMACCT_MR_NR; r++) {
 			if (!c->m.numa_migrated_by_reason[r])
 				continue;	/* bounded cardinality: a series from its first page */
