@@ -120,29 +120,29 @@ void om_cgroup_info_family(struct mbuf *b)
 		       "job_id); value 1");
 }
 
+/* the labels of @rel, whose path labels are @cl, into @l (4; the absent ones NULL): how many */
+static int path_labels(const char *rel, const struct cg_labels *cl, struct mlabel *l)
+{
+	l[0] = (struct mlabel){ "cgroup", rel };
+	l[1] = (struct mlabel){ "pod_uid", cl->pod_uid[0] ? cl->pod_uid : NULL };
+	l[2] = (struct mlabel){ "container_id", cl->container_id[0] ? cl->container_id : NULL };
+	l[3] = (struct mlabel){ "job_id", cl->job_id[0] ? cl->job_id : NULL };
+	return 4;
+}
+
 void om_cgroup_info(struct mbuf *b, const char *rel)
 {
 	struct cg_labels cl;
 	struct mlabel l[4];
 
 	cgroup_path_labels(rel, &cl);
-	l[0] = (struct mlabel){ "cgroup", rel };
-	l[1] = (struct mlabel){ "pod_uid", cl.pod_uid[0] ? cl.pod_uid : NULL };
-	l[2] = (struct mlabel){ "container_id", cl.container_id[0] ? cl.container_id : NULL };
-	l[3] = (struct mlabel){ "job_id", cl.job_id[0] ? cl.job_id : NULL };
-	metrics_sample_u64(b, l, 4, 1);
+	metrics_sample_u64(b, l, path_labels(rel, &cl, l), 1);
 }
 
-/* @c's labels into @l (4 of them; the absent ones NULL): how many */
+/* @c's labels (parsed by collect()) into @l: how many */
 static int cg_labels_of(const struct cgi *c, struct mlabel *l)
 {
-	const struct cg_labels *cl = &c->labels;
-
-	l[0] = (struct mlabel){ "cgroup", c->rel };
-	l[1] = (struct mlabel){ "pod_uid", cl->pod_uid[0] ? cl->pod_uid : NULL };
-	l[2] = (struct mlabel){ "container_id", cl->container_id[0] ? cl->container_id : NULL };
-	l[3] = (struct mlabel){ "job_id", cl->job_id[0] ? cl->job_id : NULL };
-	return 4;
+	return path_labels(c->rel, &c->labels, l);
 }
 
 /* What a family of om_bound_families() shows of a cgroup; false: no sample. */
