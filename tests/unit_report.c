@@ -880,6 +880,47 @@ START_TEST(test_cgroup_families_docs)
 }
 END_TEST
 
+/*
+ * Every memacct family the shipped dashboard and rules query is one that
+ * docs/daemon.md documents as the daemon writes it (name, _total and all):
+ * no panel or alert on a name the daemon does not export.
+ */
+START_TEST(test_deploy_families_documented)
+{
+	static const char *const files[] = {
+		"../../docs/deploy/grafana-dashboard.json",
+		"../../docs/deploy/memacct-alerts.rules.yml",
+		"../../docs/deploy/memacct-kubernetes.rules.yml",
+	};
+	char *daemon = load_data("../../docs/daemon.md");
+	int n = 0;
+
+	for (size_t f = 0; f < sizeof(files) / sizeof(files[0]); f++) {
+		char *text = load_data(files[f]);
+
+		for (const char *p = text; (p = strstr(p, "memacct_")); ) {
+			size_t len = strspn(p, "abcdefghijklmnopqrstuvwxyz0123456789_");
+			char want[140];
+			const char *d;
+
+			ck_assert_uint_lt(len, sizeof(want) - 2);
+			want[0] = '`';
+			memcpy(want + 1, p, len);
+			want[len + 1] = '\0';
+			for (d = strstr(daemon, want); d; d = strstr(d + 1, want))
+				if (d[len + 1] == '`' || d[len + 1] == '{')
+					break;
+			ck_assert_msg(d, "%s: %s not in docs/daemon.md", files[f] + 6, want + 1);
+			n++;
+			p += len;
+		}
+		free(text);
+	}
+	ck_assert_int_gt(n, 40);
+	free(daemon);
+}
+END_TEST
+
 /* BPF pages to bytes, sums, the clamp and JSON, all through the table. */
 START_TEST(test_metric_table_flows)
 {
@@ -1115,6 +1156,7 @@ Suite *report_suite(void)
 	tcase_add_test(tc, test_metric_table_rows);
 	tcase_add_test(tc, test_metric_table_docs);
 	tcase_add_test(tc, test_cgroup_families_docs);
+	tcase_add_test(tc, test_deploy_families_documented);
 	tcase_add_test(tc, test_metric_table_flows);
 	tcase_add_test(tc, test_jsonw);
 	tcase_add_test(tc, test_explain_json_fixture);
