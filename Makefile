@@ -54,7 +54,7 @@ endif
 
 .DELETE_ON_ERROR:
 .PHONY: all check unit integration bench install uninstall vmlinux clean deps vmtest man fuzz \
-	completion deb deb-check image image-check soak bench-check
+	completion deb deb-check image image-check soak bench-check alerts-check
 
 all: $(OUTPUT)/memacct $(BENCH_BINS) $(BENCH_OBJS)
 
@@ -155,7 +155,17 @@ integration: $(OUTPUT)/memacct $(OUTPUT)/test_integration $(WORKLOADS)
 san_verdict = $(if $(SANITIZE),if grep -l 'ERROR\|runtime error' $(SAN_LOGS)/* >/dev/null 2>&1; \
 	then cat $(SAN_LOGS)/*; echo "sanitizer reports in $(SAN_LOGS)"; exit 1; fi)
 
-check: unit integration $(if $(SANITIZE),,deb-check image-check bench-check)
+check: unit integration alerts-check $(if $(SANITIZE),,deb-check image-check bench-check)
+
+# the shipped alerting and recording rules: valid (promtool check rules) and
+# each alert made to fire and not fire (tests/alerts/*.test.yml); promtool
+# is in Debian's prometheus package (make deps); skipped, saying so, without it
+ALERT_RULES := $(wildcard docs/deploy/*.rules.yml)
+alerts-check:
+	$(Q)if ! command -v promtool >/dev/null; then \
+		echo "SKIP alerts-check: no promtool (Debian package prometheus: make deps)"; \
+	else promtool check rules $(ALERT_RULES) && \
+		for t in tests/alerts/*.test.yml; do promtool test rules $$t || exit 1; done; fi
 
 # make bench's paired part in 3 toggled blocks: the bench must not rot (tests/bench_check.sh)
 bench-check: $(OUTPUT)/memacct $(BENCH_BINS) $(BENCH_OBJS)
@@ -173,7 +183,7 @@ FUZZ_SRCS  := util.c proc.c smaps.c numa.c cgroup.c memlimits.c bpf_loader.c
 FUZZ_OBJS  := $(patsubst %.c,$(FUZZ_DIR)/%.o,$(FUZZ_SRCS))
 # parser selector byte by seed file name (see fuzz_parsers.c)
 FUZZ_SEL   := status_:0 numa_maps_:1 stat_:2 smaps_:4 mountinfo_:5 \
-	proc_cgroup_:6 memory_stat_:7 memory_oom_control_:8 memory_events_:8 numa_stat_:9 \
+	proc_cgroup_:6 memory_stat_:7 memory_oom_control_:8 memory_events_:8 memory_pressure_:8 numa_stat_:9 \
 	zoneinfo_:10 node_:11
 
 $(FUZZ_DIR)/%.o: user/%.c $(wildcard user/*.h) include/memacct.h $(SKELS)
@@ -252,7 +262,7 @@ completion: $(OUTPUT)/gen_completion
 DOC_FILES  := README.md docs/metrics.md docs/explain.md docs/audit.md docs/daemon.md \
 	docs/numa.md docs/overhead.md docs/memacct.report.v1.schema.json
 DEPLOY_FILES := docs/deploy/daemonset.yaml docs/deploy/grafana-dashboard.json \
-	docs/deploy/memacct-kubernetes.rules.yml
+	docs/deploy/memacct-kubernetes.rules.yml docs/deploy/memacct-alerts.rules.yml
 UNIT_DIR   := $(PREFIX)/lib/systemd/system
 SYSCONFDIR ?= /etc
 

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include "check_util.h"
 #include "cgroup.h"
+#include "memlimits.h"
 #include "daemon.h"
 #include "util.h"
 
@@ -312,6 +313,35 @@ START_TEST(test_oom_kill)
 }
 END_TEST
 
+/* PSI's cumulative totals, captured from a v2 root (tests/data/memory_pressure_v2) */
+START_TEST(test_memory_pressure)
+{
+	uint64_t some = 0, full = 0;
+	char *text = load_data("memory_pressure_v2");
+
+	ck_assert_int_eq(parse_memory_pressure(text, &some, &full), 0);
+	ck_assert_uint_eq(some, 1868790);
+	ck_assert_uint_eq(full, 1276907);
+	free(text);
+	/* no trailing newline; totals past 2^32 */
+	ck_assert_int_eq(parse_memory_pressure("some avg10=1.00 avg60=0.50 avg300=0.10 "
+					       "total=5000000000\nfull avg10=0.00 avg60=0.00 "
+					       "avg300=0.00 total=7", &some, &full), 0);
+	ck_assert_uint_eq(some, 5000000000ULL);
+	ck_assert_uint_eq(full, 7);
+	/* either line missing, or its total: no figure (never a 0) */
+	ck_assert_int_eq(parse_memory_pressure("some avg10=0.00 total=3\n", &some, &full),
+			 -EINVAL);
+	ck_assert_int_eq(parse_memory_pressure("some avg10=0.00\nfull total=3\n", &some, &full),
+			 -EINVAL);
+	ck_assert_int_eq(parse_memory_pressure("some total=x\nfull total=3\n", &some, &full),
+			 -EINVAL);
+	ck_assert_int_eq(parse_memory_pressure("something total=1\nfull total=3\n", &some,
+					       &full), -EINVAL);
+	ck_assert_int_eq(parse_memory_pressure("", &some, &full), -EINVAL);
+}
+END_TEST
+
 START_TEST(test_of_path)
 {
 	struct memcg cg;
@@ -555,6 +585,60 @@ START_TEST(test_descendant_ids)
 	for (i = 0; i < n; i++)
 		ck_assert(ids[i] != want[0] && ids[i] != want[1]);
 	free(ids);
+}
+END_TEST
+
+/*
+ * The limits and pressure the daemon publishes (memcg_read_bounds()): a
+ * figure only where the file gives one; unlimited, v1's memory.high (there
+ * is none: soft_limit_in_bytes is another thing), PSI on v1 and a missing
+ * file are absent, never 0.
+ */
+START_TEST(test_read_bounds)
+{
+	struct memcg cg;
+	struct memcg_bounds b;
+	char *t;
+
+	fake_cg(&cg, fpath("/stat1"), 1);
+	write_text(fake, "stat1/memory.limit_in_bytes", "9223372036854771712\n");
+	write_text(fake, "stat1/memory.soft_limit_in_bytes", "67108864\n");
+	ck_assert_int_eq(memcg_read_bounds(&cg, &b), 0);
+	ck_assert(!b.has_max && !b.has_high && !b.has_psi);
+	write_text(fake, "stat1/memory.limit_in_bytes", "67108864\n");
+	ck_assert_int_eq(memcg_read_bounds(&cg, &b), 0);
+	ck_assert(b.has_max && !b.has_high && !b.has_psi);
+	ck_assert_uint_eq(b.max, 67108864);
+
+	/* v2: no limit files yet (as on the root) */
+	fake_cg(&cg, fpath("/v2"), 2);
+	ck_assert_int_eq(memcg_read_bounds(&cg, &b), 0);
+	ck_assert(!b.has_max && !b.has_high && !b.has_psi);
+	write_text(fake, "v2/memory.max", "max\n");
+	write_text(fake, "v2/memory.high", "100663296\n");
+	t = load_data("memory_pressure_v2");
+	write_text(fake, "v2/memory.pressure", t);
+	free(t);
+	ck_assert_int_eq(memcg_read_bounds(&cg, &b), 0);
+	ck_assert(!b.has_max && b.has_high && b.has_psi);
+	ck_assert_uint_eq(b.high, 100663296);
+	ck_assert_uint_eq(b.psi_some_us, 1868790);
+	ck_assert_uint_eq(b.psi_full_us, 1276907);
+	write_text(fake, "v2/memory.max", "67108864\n");
+	write_text(fake, "v2/memory.high", "max\n");
+	ck_assert_int_eq(memcg_read_bounds(&cg, &b), 0);
+	ck_assert(b.has_max && !b.has_high && b.has_psi);
+	ck_assert_uint_eq(b.max, 67108864);
+	/* garbage: said, and absent */
+	write_text(fake, "v2/memory.pressure", "some total=\n");
+	ck_assert_int_eq(memcg_read_bounds(&cg, &b), -EINVAL);
+	ck_assert(b.has_max && !b.has_psi);
+
+	/* a cgroup removed: nothing, and no error to publish */
+	fake_cg(&cg, fpath("/x"), 2);
+	xsnprintf(cg.path, sizeof(cg.path), "%s", fpath("/gone"));
+	ck_assert_int_eq(memcg_read_bounds(&cg, &b), 0);
+	ck_assert(!b.has_max && !b.has_high && !b.has_psi);
 }
 END_TEST
 
@@ -878,6 +962,7 @@ Suite *cgroup_suite(void)
 	tcase_add_test(tc, test_memory_stat_v1);
 	tcase_add_test(tc, test_memory_stat_v2);
 	tcase_add_test(tc, test_oom_kill);
+	tcase_add_test(tc, test_memory_pressure);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("fake_tree");
@@ -889,6 +974,7 @@ Suite *cgroup_suite(void)
 	tcase_add_test(tc, test_pids);
 	tcase_add_test(tc, test_descendant_ids);
 	tcase_add_test(tc, test_read_stat);
+	tcase_add_test(tc, test_read_bounds);
 	tcase_add_test(tc, test_read_stat_v2_root);
 	tcase_add_test(tc, test_v2_charged_at);
 	tcase_add_test(tc, test_v2_create_delegates);

@@ -12,6 +12,7 @@
 #include "jsonw.h"
 #include "metric_table.h"
 #include "metrics.h"
+#include "output_om.h"
 #include "report.h"
 #include "table.h"
 #include "util.h"
@@ -814,6 +815,112 @@ START_TEST(test_metric_table_docs)
 }
 END_TEST
 
+/*
+ * Every per-cgroup family the daemon writes (om_cgroup_families(): the
+ * table's rows and the limit, peak and pressure families beside them) is
+ * in docs/daemon.md, written as a series is there; a cgroup that has every
+ * figure gets a sample of each, and one removed since the walk none.
+ */
+START_TEST(test_cgroup_families_docs)
+{
+	char *daemon = load_data("../../docs/daemon.md");
+	struct cgi c[2] = { 0 };
+	const char *text, *l;
+	struct mbuf b;
+	int n = 0;
+
+	c[0] = (struct cgi){ .id = 1, .rel = "/", .wanted = true, .st_ok = true,
+			     .st = { .peak = 4096, .has_peak = true },
+			     .bounds = { .max = 8192, .high = 4096, .psi_some_us = 1500000,
+					 .psi_full_us = 250000, .has_max = true, .has_high = true,
+					 .has_psi = true } };
+	c[1] = c[0];
+	c[1].id = 2;
+	c[1].rel = "/gone";
+	c[1].wanted = false;	/* collect(): removed between the walk and the read */
+	mbuf_init(&b, false);
+	om_cgroup_families(&b, c, 2, false);
+	text = metrics_end(&b);
+	for (l = text; (l = strstr(l, "# TYPE ")); l++) {
+		char name[128], want[140], *p;
+		size_t len = strcspn(l + 7, " ");
+
+		ck_assert_uint_lt(len, sizeof(name));
+		memcpy(name, l + 7, len);
+		name[len] = '\0';
+		xsnprintf(want, sizeof(want), "`%s", name);
+		for (p = strstr(daemon, want); p; p = strstr(p + 1, want))
+			if (p[strlen(want)] == '`' || p[strlen(want)] == '{')
+				break;
+		ck_assert_msg(p, "%s not in docs/daemon.md", want);
+		n++;
+	}
+	ck_assert_int_gt(n, 20);
+	ck_assert_ptr_nonnull(strstr(text, "\nmemacct_memory_limit_bytes{cgroup=\"/\"} 8192\n"));
+	ck_assert_ptr_nonnull(strstr(text, "\nmemacct_memory_high_bytes{cgroup=\"/\"} 4096\n"));
+	ck_assert_ptr_nonnull(strstr(text, "\nmemacct_memory_peak_bytes{cgroup=\"/\"} 4096\n"));
+	ck_assert_ptr_nonnull(strstr(text, "\nmemacct_memory_pressure_waiting_seconds_total"
+				     "{cgroup=\"/\"} 1.5\n"));
+	ck_assert_ptr_nonnull(strstr(text, "\nmemacct_memory_pressure_stalled_seconds_total"
+				     "{cgroup=\"/\"} 0.25\n"));
+	ck_assert_ptr_null(strstr(text, "\"/gone\""));
+	mbuf_free(&b);
+	/* absent figures: no sample, never a 0 */
+	c[0].bounds = (struct memcg_bounds){ 0 };
+	c[0].st.has_peak = false;
+	mbuf_init(&b, false);
+	om_cgroup_families(&b, c, 1, false);
+	text = metrics_end(&b);
+	ck_assert_ptr_null(strstr(text, "\nmemacct_memory_limit_bytes{"));
+	ck_assert_ptr_null(strstr(text, "\nmemacct_memory_high_bytes{"));
+	ck_assert_ptr_null(strstr(text, "\nmemacct_memory_peak_bytes{"));
+	ck_assert_ptr_null(strstr(text, "\nmemacct_memory_pressure_waiting_seconds_total{"));
+	mbuf_free(&b);
+	free(daemon);
+}
+END_TEST
+
+/*
+ * Every memacct family the shipped dashboard and rules query is one that
+ * docs/daemon.md documents as the daemon writes it (name, _total and all):
+ * no panel or alert on a name the daemon does not export.
+ */
+START_TEST(test_deploy_families_documented)
+{
+	static const char *const files[] = {
+		"../../docs/deploy/grafana-dashboard.json",
+		"../../docs/deploy/memacct-alerts.rules.yml",
+		"../../docs/deploy/memacct-kubernetes.rules.yml",
+	};
+	char *daemon = load_data("../../docs/daemon.md");
+	int n = 0;
+
+	for (size_t f = 0; f < sizeof(files) / sizeof(files[0]); f++) {
+		char *text = load_data(files[f]);
+
+		for (const char *p = text; (p = strstr(p, "memacct_")); ) {
+			size_t len = strspn(p, "abcdefghijklmnopqrstuvwxyz0123456789_");
+			char want[140];
+			const char *d;
+
+			ck_assert_uint_lt(len, sizeof(want) - 2);
+			want[0] = '`';
+			memcpy(want + 1, p, len);
+			want[len + 1] = '\0';
+			for (d = strstr(daemon, want); d; d = strstr(d + 1, want))
+				if (d[len + 1] == '`' || d[len + 1] == '{')
+					break;
+			ck_assert_msg(d, "%s: %s not in docs/daemon.md", files[f] + 6, want + 1);
+			n++;
+			p += len;
+		}
+		free(text);
+	}
+	ck_assert_int_gt(n, 40);
+	free(daemon);
+}
+END_TEST
+
 /* BPF pages to bytes, sums, the clamp and JSON, all through the table. */
 START_TEST(test_metric_table_flows)
 {
@@ -1048,6 +1155,8 @@ Suite *report_suite(void)
 	tcase_add_test(tc, test_host_known);
 	tcase_add_test(tc, test_metric_table_rows);
 	tcase_add_test(tc, test_metric_table_docs);
+	tcase_add_test(tc, test_cgroup_families_docs);
+	tcase_add_test(tc, test_deploy_families_documented);
 	tcase_add_test(tc, test_metric_table_flows);
 	tcase_add_test(tc, test_jsonw);
 	tcase_add_test(tc, test_explain_json_fixture);

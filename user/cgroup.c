@@ -1276,6 +1276,48 @@ static long read_cg_file(const struct memcg *cg, const char *name, char **buf)
 	return read_file(path, buf, CGROUP_FILE_MAX);
 }
 
+/* the number after "total=" on the line of @text that starts with @kind */
+static int psi_total(const char *text, const char *kind, uint64_t *us)
+{
+	size_t kl = strlen(kind);
+	const char *pos = text, *eol, *t;
+
+	for (; *pos; pos = *eol ? eol + 1 : eol) {
+		eol = strchrnul(pos, '\n');
+		if ((size_t)(eol - pos) <= kl || memcmp(pos, kind, kl) || pos[kl] != ' ')
+			continue;
+		t = memmem(pos, eol - pos, " total=", 7);
+		if (!t)
+			return -EINVAL;
+		t += 7;	/* the line ends at '\n' or '\0': strcspn() stays on it */
+		return parse_u64_n(t, strcspn(t, " \n"), us) ? -EINVAL : 0;
+	}
+	return -EINVAL;
+}
+
+int parse_memory_pressure(const char *text, uint64_t *some_us, uint64_t *full_us)
+{
+	if (!text || psi_total(text, "some", some_us) || psi_total(text, "full", full_us))
+		return -EINVAL;
+	return 0;
+}
+
+int memcg_read_pressure(const struct memcg *cg, uint64_t *some_us, uint64_t *full_us)
+{
+	char *buf;
+	long len;
+	int err;
+
+	if (cg->version != 2)
+		return -ENOENT;
+	len = read_cg_file(cg, "memory.pressure", &buf);
+	if (len < 0)
+		return (int)len;
+	err = parse_memory_pressure(buf, some_us, full_us);
+	free(buf);
+	return err;
+}
+
 /* a file holding one number and a newline (memory.current and the like) */
 static int read_cg_u64(const struct memcg *cg, const char *name, uint64_t *v)
 {

@@ -232,6 +232,23 @@ int parse_memory_stat(const char *text, int version, struct memcg_stat *s);
 /* parse_memory_events() - v2 memory.events or v1 memory.oom_control: oom_kill. */
 int parse_oom_kill(const char *text, uint64_t *oom_kill);
 /*
+ * parse_memory_pressure() - the cumulative stall times of a v2
+ * memory.pressure file (PSI, kernel/sched/psi.c psi_show(): lines "some
+ * avg10=.. avg60=.. avg300=.. total=US" and "full ..."), in microseconds,
+ * into *@some_us and *@full_us. 0; -EINVAL when either line or its total=
+ * is missing or not a number.
+ */
+int parse_memory_pressure(const char *text, uint64_t *some_us, uint64_t *full_us);
+/*
+ * memcg_read_pressure() - parse_memory_pressure() of @cg's memory.pressure
+ * (v2 only: PSI is a cgroup2 interface; kernels >= 4.20 built with
+ * CONFIG_PSI, not booted psi=0). -ENOENT when @cg is v1 or the file is
+ * absent (PSI off, or the cgroup removed), -EOPNOTSUPP where reading it
+ * fails so (psi=0 leaves the files, which then refuse), read_file()'s
+ * other errors.
+ */
+int memcg_read_pressure(const struct memcg *cg, uint64_t *some_us, uint64_t *full_us);
+/*
  * cgroup_v1_mount() - the mount point of the cgroup v1 hierarchy with
  * @controller ("cpuset") from /proc/self/mountinfo, unescaped, into @mnt
  * (PATH_MAX bytes). 0, -ENOENT (none), or read_file()'s error.

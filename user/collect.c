@@ -589,6 +589,7 @@ int collect(struct collector *cs, struct collection *col)
 	struct stat st;
 	struct prev *np;
 	size_t nnp = 0;
+	int err;
 
 	memset(col, 0, sizeof(*col));
 	if (cs->rb)
@@ -637,7 +638,20 @@ int collect(struct collector *cs, struct collection *col)
 			continue;
 		snprintf(m.path, sizeof(m.path), "%s%s", cs->root, c->level ? c->rel : "");
 		snprintf(m.rel, sizeof(m.rel), "%s", c->rel);
-		c->st_ok = memcg_read_stat(&m, &c->st) == 0;
+		err = memcg_read_stat(&m, &c->st);
+		if ((err == -ENOENT || err == -ENODEV) && access(m.path, F_OK)) {
+			/* removed since the walk: no series this collection
+			 * (its flows are its parent's now, cgroup_rmdir); a v2
+			 * cgroup without the memory controller keeps its own */
+			c->wanted = false;
+			continue;
+		}
+		c->st_ok = !err;
+		/* every sample of the cgroup carries them: parsed once here,
+		 * not per family (30 families, 2 texts) */
+		cgroup_path_labels(c->rel, &c->labels);
+		if (c->st_ok)	/* absent figures stay absent, whatever the error */
+			memcg_read_bounds(&m, &c->bounds);
 		if (cs->numa_multi) {	/* one node: every page is on its home node */
 			struct numa_usage u;
 

@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include "cgroup.h"
 #include "memacct.h"
+#include "memlimits.h"
 #include "numa.h"
 #include "pin.h"
 #include "report.h"
@@ -27,12 +28,14 @@ struct cgi {
 	int level;
 	char *rel;		/* path below the hierarchy root ("/" for the root) */
 	bool wanted;		/* passes --cgroup-filter */
+	struct cg_labels labels;	/* of rel, once per collection (wanted ones) */
 	/* local (this cgroup only), then hierarchical after aggregate() */
 	struct memacct_flows f;	/* BPF flows: pages and counts */
 	uint64_t rss, mlocked, pinned_vm;
 	uint64_t dma, dma_peak;	/* DMA pins (pages): the BPF cgroups map */
 	struct memcg_stat st;
 	bool st_ok;
+	struct memcg_bounds bounds;	/* limits, pressure: read when st_ok */
 	uint64_t remote_numa;	/* bytes off the home node (memory.numa_stat) */
 	struct metrics m;	/* what is published: bytes, counters clamped */
 };

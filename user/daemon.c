@@ -438,7 +438,7 @@ static void write_json_log(struct dstate *d, const struct collection *col)
 	arr = json_array();
 	for (size_t i = 0; o && arr && i < col->ncg; i++) {
 		const struct cgi *c = &col->cg[i];
-		struct cg_labels cl;
+		const struct cg_labels *cl = &c->labels;
 		json_t *co;
 
 		if (!c->wanted)
@@ -446,13 +446,12 @@ static void write_json_log(struct dstate *d, const struct collection *col)
 		co = json_object();
 		json_object_set_new(co, "cgroup", json_string_sanitized(c->rel));
 		json_object_set_new(co, "id", json_integer((json_int_t)c->id));
-		cgroup_path_labels(c->rel, &cl);
-		if (cl.pod_uid[0])
-			json_object_set_new(co, "pod_uid", json_string(cl.pod_uid));
-		if (cl.container_id[0])
-			json_object_set_new(co, "container_id", json_string(cl.container_id));
-		if (cl.job_id[0])
-			json_object_set_new(co, "job_id", json_string(cl.job_id));
+		if (cl->pod_uid[0])
+			json_object_set_new(co, "pod_uid", json_string(cl->pod_uid));
+		if (cl->container_id[0])
+			json_object_set_new(co, "container_id", json_string(cl->container_id));
+		if (cl->job_id[0])
+			json_object_set_new(co, "job_id", json_string(cl->job_id));
 		report_metrics_json(co, &c->m, MF_SAMPLED);
 		json_array_append_new(arr, co);
 	}

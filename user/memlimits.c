@@ -116,6 +116,30 @@ int memcg_limit_read(const struct memcg *cg, enum limit_kind k, uint64_t *bytes)
 	return unlimited ? -ERANGE : 0;
 }
 
+/* @err of a read: 0 when it only says the figure is absent or unlimited */
+static int bounds_err(int err)
+{
+	return err == -ENOENT || err == -ERANGE ? 0 : err;
+}
+
+int memcg_read_bounds(const struct memcg *cg, struct memcg_bounds *b)
+{
+	int err, first;
+
+	memset(b, 0, sizeof(*b));
+	err = memcg_limit_read(cg, LIMIT_MAX, &b->max);
+	b->has_max = !err;
+	first = bounds_err(err);
+	if (cg->version == 2) {
+		err = memcg_limit_read(cg, LIMIT_HIGH, &b->high);
+		b->has_high = !err;
+		first = first ? first : bounds_err(err);
+	}
+	err = memcg_read_pressure(cg, &b->psi_some_us, &b->psi_full_us);
+	b->has_psi = !err;
+	return first ? first : bounds_err(err);
+}
+
 int format_limits_state(const struct limits_state *st, char *buf, size_t len)
 {
 	size_t off;

@@ -71,6 +71,30 @@ int parse_limit_value(const char *text, uint64_t *bytes, bool *unlimited);
  */
 int memcg_limit_read(const struct memcg *cg, enum limit_kind k, uint64_t *bytes);
 
+/*
+ * A cgroup's own limits and memory pressure now, for the daemon's series
+ * (docs/daemon.md "Limits, peak and pressure"). A has_ flag false: the
+ * figure is absent (unlimited, no such file on this kernel or hierarchy,
+ * the cgroup removed meanwhile), never 0.
+ */
+struct memcg_bounds {
+	uint64_t max;		/* bytes: v2 memory.max, v1 memory.limit_in_bytes */
+	uint64_t high;		/* bytes: v2 memory.high (v1 has none) */
+	uint64_t psi_some_us;	/* v2 memory.pressure "some" total=: microseconds
+				 * in which some task of the cgroup stalled on memory */
+	uint64_t psi_full_us;	/* "full" total=: all non-idle tasks stalled */
+	bool has_max, has_high, has_psi;
+};
+
+/*
+ * memcg_read_bounds() - @b from @cg's files: memcg_limit_read() of
+ * LIMIT_MAX, of LIMIT_HIGH on v2 (v1's LIMIT_HIGH file is the soft limit,
+ * another thing), memcg_read_pressure(). 0, or the first error that is
+ * neither absence (-ENOENT) nor "unlimited" (-ERANGE); the figures it
+ * concerns are left absent either way.
+ */
+int memcg_read_bounds(const struct memcg *cg, struct memcg_bounds *b);
+
 /* The state file: who changed which files of which cgroup, and the old values. */
 #define LIMITS_STATE_MAX_FILES 4
 struct limits_state {

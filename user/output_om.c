@@ -120,38 +120,105 @@ void om_cgroup_info_family(struct mbuf *b)
 		       "job_id); value 1");
 }
 
-void om_cgroup_info(struct mbuf *b, const char *rel)
+/* the labels of @rel, whose path labels are @cl, into @l (4; the absent ones NULL): how many */
+static int path_labels(const char *rel, const struct cg_labels *cl, struct mlabel *l)
 {
-	struct cg_labels cl;
-	struct mlabel l[4];
-
-	cgroup_path_labels(rel, &cl);
 	l[0] = (struct mlabel){ "cgroup", rel };
-	l[1] = (struct mlabel){ "pod_uid", cl.pod_uid[0] ? cl.pod_uid : NULL };
-	l[2] = (struct mlabel){ "container_id", cl.container_id[0] ? cl.container_id : NULL };
-	l[3] = (struct mlabel){ "job_id", cl.job_id[0] ? cl.job_id : NULL };
-	metrics_sample_u64(b, l, 4, 1);
-}
-
-static int cg_labels_of(const struct cgi *c, struct cg_labels *cl, struct mlabel *l)
-{
-	cgroup_path_labels(c->rel, cl);
-	l[0] = (struct mlabel){ "cgroup", c->rel };
 	l[1] = (struct mlabel){ "pod_uid", cl->pod_uid[0] ? cl->pod_uid : NULL };
 	l[2] = (struct mlabel){ "container_id", cl->container_id[0] ? cl->container_id : NULL };
 	l[3] = (struct mlabel){ "job_id", cl->job_id[0] ? cl->job_id : NULL };
 	return 4;
 }
 
-void om_cgroup_families(struct mbuf *b, const struct cgi *cg, size_t ncg, bool one_node)
+void om_cgroup_info(struct mbuf *b, const char *rel)
 {
 	struct cg_labels cl;
 	struct mlabel l[4];
 
+	cgroup_path_labels(rel, &cl);
+	metrics_sample_u64(b, l, path_labels(rel, &cl, l), 1);
+}
+
+/* @c's labels (parsed by collect()) into @l: how many */
+static int cg_labels_of(const struct cgi *c, struct mlabel *l)
+{
+	return path_labels(c->rel, &c->labels, l);
+}
+
+/* What a family of om_bound_families() shows of a cgroup; false: no sample. */
+enum bound_fam { BF_LIMIT, BF_HIGH, BF_PEAK, BF_PSI_SOME, BF_PSI_FULL, BF_NR };
+
+static bool bound_value(const struct cgi *c, enum bound_fam f, uint64_t *v)
+{
+	const struct memcg_bounds *b = &c->bounds;
+
+	if (!c->wanted || !c->st_ok)
+		return false;
+	switch (f) {
+	case BF_LIMIT: *v = b->max; return b->has_max;
+	case BF_HIGH: *v = b->high; return b->has_high;
+	case BF_PEAK: *v = c->st.peak; return c->st.has_peak;
+	case BF_PSI_SOME: *v = b->psi_some_us; return b->has_psi;
+	case BF_PSI_FULL: *v = b->psi_full_us; return b->has_psi;
+	default: return false;
+	}
+}
+
+/*
+ * The cgroup's own limits, its kernel peak and its memory pressure, read
+ * from its files at each collection (memcg_read_stat(), memcg_read_bounds()):
+ * a cgroup gets a sample only where the kernel gives the figure (no limit
+ * set, v1, memory.peak before 5.19, PSI off: no sample, never 0). Bytes as
+ * integers; PSI's microseconds as seconds.
+ */
+static void om_bound_families(struct mbuf *b, const struct cgi *cg, size_t ncg)
+{
+	static const struct {
+		const char *name, *unit, *help;
+		enum mtype type;
+	} fam[BF_NR] = {
+		[BF_LIMIT] = { "memacct_memory_limit_bytes", "bytes",
+			"The cgroup's memory limit: memory.max (v2) / memory.limit_in_bytes (v1); "
+			"no sample when unlimited", MT_GAUGE },
+		[BF_HIGH] = { "memacct_memory_high_bytes", "bytes",
+			"The cgroup's memory.high throttle limit (v2); no sample when max", MT_GAUGE },
+		[BF_PEAK] = { "memacct_memory_peak_bytes", "bytes",
+			"The kernel's high-water mark of the cgroup's charge: memory.peak (v2, 5.19+) / "
+			"memory.max_usage_in_bytes (v1)", MT_GAUGE },
+		[BF_PSI_SOME] = { "memacct_memory_pressure_waiting_seconds", "seconds",
+			"Time some task of the cgroup stalled on memory: memory.pressure some total= "
+			"(v2 PSI)", MT_COUNTER },
+		[BF_PSI_FULL] = { "memacct_memory_pressure_stalled_seconds", "seconds",
+			"Time every non-idle task of the cgroup stalled on memory at once: "
+			"memory.pressure full total= (v2 PSI)", MT_COUNTER },
+	};
+	struct mlabel l[4];
+	uint64_t v;
+
+	for (int f = 0; f < BF_NR; f++) {
+		metrics_family(b, fam[f].name, fam[f].type, fam[f].unit, fam[f].help);
+		for (size_t i = 0; i < ncg; i++) {
+			int nl;
+
+			if (!bound_value(&cg[i], f, &v))
+				continue;
+			nl = cg_labels_of(&cg[i], l);
+			if (f == BF_PSI_SOME || f == BF_PSI_FULL)
+				metrics_sample(b, l, nl, v / 1e6);
+			else
+				metrics_sample_u64(b, l, nl, v);
+		}
+	}
+}
+
+void om_cgroup_families(struct mbuf *b, const struct cgi *cg, size_t ncg, bool one_node)
+{
+	struct mlabel l[4];
+
 	om_cgroup_info_family(b);
 	for (size_t i = 0; i < ncg; i++)
-		if (cg[i].wanted)
-			om_cgroup_info(b, cg[i].rel);
+		if (cg[i].wanted)	/* om_cgroup_info()'s, from the parsed labels */
+			metrics_sample_u64(b, l, cg_labels_of(&cg[i], l), 1);
 	for (int id = 0; id < M_NR; id++) {
 		const struct metric_def *md = &metric_table[id];
 
@@ -168,7 +235,7 @@ void om_cgroup_families(struct mbuf *b, const struct cgi *cg, size_t ncg, bool o
 
 			if (!c->wanted || (!c->st_ok && (md->flags & MF_MEMCG_STAT)))
 				continue;
-			metrics_sample_u64(b, l, cg_labels_of(c, &cl, l), metric_get(&c->m, id));
+			metrics_sample_u64(b, l, cg_labels_of(c, l), metric_get(&c->m, id));
 		}
 	}
 	/* the same pages as memacct_numa_migrated_bytes, split by reason */
@@ -182,7 +249,7 @@ void om_cgroup_families(struct mbuf *b, const struct cgi *cg, size_t ncg, bool o
 
 		if (!c->wanted)
 			continue;
-		nl = cg_labels_of(c, &cl, rl);
+		nl = cg_labels_of(c, rl);
 		for (int r = 0; r < MEMACCT_MR_NR; r++) {
 			if (!c->m.numa_migrated_by_reason[r])
 				continue;	/* bounded cardinality: a series from its first page */
@@ -190,6 +257,7 @@ void om_cgroup_families(struct mbuf *b, const struct cgi *cg, size_t ncg, bool o
 			metrics_sample_u64(b, rl, nl + 1, c->m.numa_migrated_by_reason[r]);
 		}
 	}
+	om_bound_families(b, cg, ncg);
 }
 
 void om_comm_families(struct mbuf *b, struct cgi *cg, size_t ncg,

@@ -61,8 +61,13 @@ int om_parse_btime(const char *text, uint64_t *btime_s);
  * metric_table.h that has one (a counter for MF_FLOW rows; rows from
  * memory.stat left out of a cgroup whose stat was not read; MF_REMOTE rows
  * without samples on a @one_node host), then
- * memacct_numa_migrated_by_reason_bytes (a series from its first page).
- * Values are cgi.m: bytes and counts, clamped by collect().
+ * memacct_numa_migrated_by_reason_bytes (a series from its first page), then
+ * memacct_memory_limit_bytes, memacct_memory_high_bytes,
+ * memacct_memory_peak_bytes (bytes) and
+ * memacct_memory_pressure_{waiting,stalled}_seconds_total (PSI's µs as
+ * seconds) from cgi.bounds and cgi.st, a sample only where the kernel gave
+ * the figure. Values are cgi.m: bytes and counts, clamped by collect();
+ * labels from cgi.labels.
  */
 void om_cgroup_families(struct mbuf *b, const struct cgi *cg, size_t ncg, bool one_node);
 /*

@@ -89,6 +89,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		uint64_t v;
 
 		parse_oom_kill(text, &v);
+		parse_memory_pressure(text, &v, &v);
 		break;
 	}
 	case 9: {
