@@ -46,6 +46,8 @@ static const struct usage_opt run_opts[] = {
 	OPT_JSON,
 	{ "-i, --interval", "DUR", "Also print a report every DUR (500ms, 2s, 1m) while CMD runs." },
 	{ "--keep-cgroup", NULL, "Leave the cgroup memacct-run-PID-X in place at the end." },
+	{ "--params", "N", "The model's parameter count (1.5e9, 7000000000, 80B, 350M):\n"
+	  "every change of a phase is also given in bytes per parameter." },
 	OPT_DMA_PINS_USAGE,
 	OPT_TABLE,
 	OPT_LIMITS,

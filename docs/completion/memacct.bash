@@ -58,6 +58,10 @@ _memacct()
 			# DUR: nothing to offer
 			return
 			;;
+		--params)
+			# N: nothing to offer
+			return
+			;;
 		--dma-pins)
 			COMPREPLY=($(compgen -W "auto on off" -- "$cur"))
 			return
@@ -80,7 +84,7 @@ _memacct()
 			;;
 		esac
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "-j --json -i --interval --keep-cgroup --dma-pins --columns --raw --csv --memory-max --memory-high --memory-swap-max --force -h --help" -- "$cur"))
+			COMPREPLY=($(compgen -W "-j --json -i --interval --keep-cgroup --params --dma-pins --columns --raw --csv --memory-max --memory-high --memory-swap-max --force -h --help" -- "$cur"))
 		fi
 		;;
 	attach)
