@@ -475,7 +475,8 @@ static int serve_one(struct phases *p)
 				       MEMACCT_MARK_LINE_MAX);
 	else
 		k = mark_parse(buf, n, name, sizeof(name), why, sizeof(why));
-	if (k != MARK_BAD && p->ndone >= PHASES_MAX) {
+	/* a phase past PHASES_MAX is refused; "end" of the last one is not */
+	if (k == MARK_PHASE && p->ndone + p->open + 1 > PHASES_MAX) {
 		p->refused++;
 		k = MARK_BAD;
 		snprintf(why, sizeof(why), "too many phases (%d): mark ignored", PHASES_MAX);

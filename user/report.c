@@ -232,6 +232,7 @@ json_t *report_json(const struct report *r)
 		if (r->phases->params > 0)
 			json_object_set_new(o, "params", json_real(r->phases->params));
 		json_object_set_new(o, "phases", phases_json(r->phases));
+		set_u64(o, "phases_refused", r->phases->refused);
 	}
 	if (r->nexited_folded) {	/* exited processes without a row: flows only */
 		json_t *j = json_object();
