@@ -342,6 +342,13 @@ static int phase_build(struct phase *ph, const struct phase_snap *a, const struc
 		d->exited = rb->exited;
 		ph->nprocs++;
 	}
+	if (ph->nprocs < b->nprocs) {	/* a phase keeps only the rows that moved */
+		struct phase_proc *fit = realloc(ph->procs, (ph->nprocs ? ph->nprocs : 1) *
+						 sizeof(*fit));
+
+		if (fit)
+			ph->procs = fit;
+	}
 	metrics_delta(&ph->totals, &a->r.totals, &b->totals, 0);
 	if (!bmaps)
 		return 0;
@@ -548,6 +555,10 @@ void phases_free(struct phases *p)
 
 int parse_params(const char *s, double *out)
 {
+	static const struct { char c; double mul; } suffixes[] = {
+		{ 'K', 1e3 }, { 'k', 1e3 }, { 'M', 1e6 }, { 'B', 1e9 }, { 'G', 1e9 },
+		{ 'T', 1e12 },
+	};
 	char *end;
 	double v;
 
@@ -555,24 +566,12 @@ int parse_params(const char *s, double *out)
 	v = strtod(s, &end);
 	if (errno || end == s || !isfinite(v) || v <= 0)
 		return -EINVAL;
-	switch (*end) {
-	case '\0':
-		break;
-	case 'K': case 'k':
-		v *= 1e3, end++;
-		break;
-	case 'M':
-		v *= 1e6, end++;
-		break;
-	case 'B': case 'G':
-		v *= 1e9, end++;
-		break;
-	case 'T':
-		v *= 1e12, end++;
-		break;
-	default:
-		return -EINVAL;
-	}
+	for (size_t i = 0; *end && i < sizeof(suffixes) / sizeof(suffixes[0]); i++)
+		if (*end == suffixes[i].c) {
+			v *= suffixes[i].mul;
+			end++;
+			break;
+		}
 	if (*end || v < 1)
 		return -EINVAL;
 	*out = v;
