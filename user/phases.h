@@ -132,9 +132,10 @@ void phases_free(struct phases *p);
  */
 int parse_params(const char *s, double *out);
 
-/* phases_json() - the "phases" array (new reference). */
+/* phases_json() - the "phases" array (new reference). In phases_print.c. */
 json_t *phases_json(const struct phases *p);
-/* print_phases_plain() - a table per phase, then its mappings. */
+/* print_phases_plain() - a table per phase, then its mappings; a line for
+ * the refused marks. In phases_print.c. */
 void print_phases_plain(FILE *f, const struct phases *p);
 
 #endif
