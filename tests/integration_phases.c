@@ -245,22 +245,37 @@ START_TEST(test_phases_concurrent)
 }
 END_TEST
 
-/* memacct mark and the Python module; both no-ops outside memacct run */
+/*
+ * memacct mark and the Python module; both no-ops outside memacct run. In
+ * phase "py" Python fills a 16 MiB bytearray: its process's anon change
+ * and a mapping of at least that much that appeared.
+ */
 START_TEST(test_phases_clients)
 {
 	struct result *r = run_cmd(
 		"%s -j run -- sh -c '%s mark shell && PYTHONPATH=%s/../user python3 -c \""
-		"import memacct; assert memacct.mark(\\\"py\\\"); "
-		"b = bytearray(16 << 20); assert memacct.end()\" && %s mark --end'",
-		memacct, memacct, testsdir, memacct);
-	json_t *py;
+		"import memacct, os; assert memacct.mark(\\\"py\\\"); "
+		"b = bytearray(16 << 20); b[:] = bytes(16 << 20); "
+		"print(\\\"truth py_pid\\\", os.getpid()); assert memacct.end()\" && "
+		"%s mark --end'", memacct, memacct, testsdir, memacct);
+	json_t *py, *p, *m;
+	long long mapped = 0;
+	size_t i;
 
 	ck_assert_int_eq(r->status, 0);
 	ck_assert_int_eq(json_array_size(json_object_get(r->report, "phases")), 2);
 	phase_named(r->report, "shell");
 	py = phase_named(r->report, "py");
-	/* bytearray(16 MiB): calloc'd, so untouched pages may stay unmapped */
-	ck_assert_int_ge(jint(json_object_get(py, "totals"), "rss_bytes"), 0);
+	p = phase_proc(py, truth(r, "py_pid"));
+	ck_assert_msg(jint(p, "anon_bytes") >= (long long)(16 * MiB - SLACK),
+		      "python's anon grew by %lld in phase py", jint(p, "anon_bytes"));
+	json_array_foreach(json_object_get(py, "mappings"), i, m)
+		if (jint(m, "pid") == truth(r, "py_pid") && jint(m, "rss_change_bytes") > mapped)
+			mapped = jint(m, "rss_change_bytes");
+	ck_assert_msg(mapped >= (long long)(16 * MiB - SLACK), "largest mapping change %lld",
+		      mapped);
+	printf("  python bytearray(16 MiB): anon +%lld, mapping rss +%lld\n",
+	       jint(p, "anon_bytes"), mapped);
 	result_free(r);
 	r = run_cmd("env -u MEMACCT_MARK_FD %s mark x && env -u MEMACCT_MARK_FD "
 		    "PYTHONPATH=%s/../user python3 -c 'import memacct, sys; "
