@@ -116,6 +116,7 @@ START_TEST(test_phases_three)
 	assert_pages("alloc: mapping rss_change_bytes", jint(m, "rss_change_bytes"),
 		     truth(r, "alloc_anon_bytes"));
 	ck_assert_str_eq(json_string_value(json_object_get(m, "kind")), "anon");
+	ck_assert_str_eq(json_string_value(json_object_get(m, "freed_in")), "lock");
 
 	cow = phase_named(r->report, "cow");
 	p = phase_proc(cow, child);
@@ -149,6 +150,7 @@ START_TEST(test_phases_three)
 	m = phase_map(lock, "appeared", truth(r, "locked_start"));
 	ck_assert_int_eq(jint(m, "size_bytes"), truth(r, "lock_mlocked_bytes"));
 	ck_assert_int_eq(jint(m, "rss_bytes"), truth(r, "lock_mlocked_bytes"));
+	ck_assert(json_is_null(json_object_get(m, "freed_in")));	/* still mapped at end */
 	m = phase_map(lock, "vanished", truth(r, "big_start"));
 	ck_assert_int_eq(jint(m, "size_change_bytes"), -truth(r, "alloc_anon_bytes"));
 	assert_pages("lock: vanished rss_change_bytes", jint(m, "rss_change_bytes"),

@@ -253,6 +253,7 @@ static int push_map(struct phase *ph, size_t *cap, int pid, enum map_change c,
 	pm->rss = now ? now->rss : 0;
 	pm->size_change = (int64_t)(now ? now->size : 0) - (int64_t)(was ? was->size : 0);
 	pm->rss_change = (int64_t)(now ? now->rss : 0) - (int64_t)(was ? was->rss : 0);
+	pm->freed_in = -1;
 	return 0;
 }
 
@@ -371,6 +372,35 @@ static void phase_free(struct phase *ph)
 	free(ph->maps);
 }
 
+/*
+ * Mappings of earlier phases that appeared or grew and are gone in @ph
+ * (index @idx): one of @ph's vanished mappings of the same process and
+ * object overlaps them, or their process exited in @ph.
+ */
+static void note_freed(struct phases *p, const struct phase *ph, int idx)
+{
+	for (size_t e = 0; e < p->ndone; e++) {
+		for (size_t i = 0; i < p->done[e].nmaps; i++) {
+			struct phase_map *m = &p->done[e].maps[i];
+
+			if (m->freed_in >= 0 ||
+			    (m->change != MAP_APPEARED && m->change != MAP_GREW))
+				continue;
+			for (size_t j = 0; j < ph->nprocs && m->freed_in < 0; j++)
+				if (ph->procs[j].pid == m->pid && ph->procs[j].exited)
+					m->freed_in = idx;
+			for (size_t j = 0; j < ph->nmaps && m->freed_in < 0; j++) {
+				const struct phase_map *v = &ph->maps[j];
+
+				if (v->change == MAP_VANISHED && v->pid == m->pid &&
+				    v->kind == m->kind && !strcmp(v->path, m->path) &&
+				    v->start < m->end && m->start < v->end)
+					m->freed_in = idx;
+			}
+		}
+	}
+}
+
 /* close the open phase at @b; its snapshot (@bmaps) may be NULL */
 static int phase_close(struct phases *p, const struct report *b, const struct phase_snap *bmaps)
 {
@@ -396,6 +426,7 @@ static int phase_close(struct phases *p, const struct report *b, const struct ph
 		phase_free(ph);
 		return err;
 	}
+	note_freed(p, ph, (int)p->ndone);
 	p->ndone++;
 	return 0;
 }

@@ -57,6 +57,9 @@ struct phase_map {
 	char path[256];			/* "" for anonymous */
 	uint64_t size, rss;		/* at the phase's end (vanished: 0) */
 	int64_t size_change, rss_change;
+	/* appeared or grew: index in phases.done of the later phase where it
+	 * vanished or its process exited; -1: still there at the last mark */
+	int freed_in;
 };
 
 struct phase {

@@ -75,6 +75,10 @@ json_t *phases_json(const struct phases *p)
 			json_object_set_new(mo, "rss_bytes", json_integer((json_int_t)m->rss));
 			json_object_set_new(mo, "size_change_bytes", json_integer(m->size_change));
 			json_object_set_new(mo, "rss_change_bytes", json_integer(m->rss_change));
+			if (m->change == MAP_APPEARED || m->change == MAP_GREW)
+				json_object_set_new(mo, "freed_in", m->freed_in >= 0 ?
+						    json_string_sanitized(p->done[m->freed_in].name) :
+						    json_null());
 			json_array_append_new(maps, mo);
 		}
 		json_object_set_new(o, "mappings", maps);
@@ -167,10 +171,16 @@ void print_phases_plain(FILE *f, const struct phases *p)
 			fmt_bytes(b, sizeof(b), m->change == MAP_VANISHED ?
 				  (uint64_t)-m->size_change : m->size);
 			fmt_delta(c, sizeof(c), m->rss_change, true);
-			fprintf(f, "  %d %s %llx-%llx %s %s, rss %s%s%s\n", m->pid,
+			fprintf(f, "  %d %s %llx-%llx %s %s, rss %s%s%s", m->pid,
 				change_names[m->change], (unsigned long long)m->start,
 				(unsigned long long)m->end, b, smaps_kind_name(m->kind), c,
 				m->path[0] ? " " : "", m->path);
+			if (m->change == MAP_VANISHED || m->change == MAP_SHRANK)
+				fputc('\n', f);
+			else if (m->freed_in >= 0)
+				fprintf(f, "; freed in \"%s\"\n", p->done[m->freed_in].name);
+			else
+				fprintf(f, "; not freed by the last mark\n");
 		}
 	}
 	if (p->refused)
