@@ -205,7 +205,8 @@ static void metrics_delta(struct phase_proc *d, const struct metrics *a, const s
 		if (metric_table[id].flags & skip)
 			d->unknown |= MBIT(id);
 		else
-			d->d[id] = (int64_t)metric_get(b, id) - (a ? (int64_t)metric_get(a, id) : 0);
+			d->d[id] = (int64_t)metric_get(b, id) -
+				   (a ? (int64_t)metric_get(a, id) : 0);
 	}
 }
 

@@ -34,6 +34,12 @@ static void delta_json(json_t *o, const struct phase_proc *d, unsigned int skip,
 		json_object_set_new(o, "per_param", per);
 }
 
+/* the phase where @m went, or null: still mapped at the last mark */
+static json_t *freed_in_json(const struct phases *p, const struct phase_map *m)
+{
+	return m->freed_in >= 0 ? json_string_sanitized(p->done[m->freed_in].name) : json_null();
+}
+
 json_t *phases_json(const struct phases *p)
 {
 	json_t *a = json_array();
@@ -76,9 +82,7 @@ json_t *phases_json(const struct phases *p)
 			json_object_set_new(mo, "size_change_bytes", json_integer(m->size_change));
 			json_object_set_new(mo, "rss_change_bytes", json_integer(m->rss_change));
 			if (m->change == MAP_APPEARED || m->change == MAP_GREW)
-				json_object_set_new(mo, "freed_in", m->freed_in >= 0 ?
-						    json_string_sanitized(p->done[m->freed_in].name) :
-						    json_null());
+				json_object_set_new(mo, "freed_in", freed_in_json(p, m));
 			json_array_append_new(maps, mo);
 		}
 		json_object_set_new(o, "mappings", maps);
