@@ -264,6 +264,11 @@ DOC_FILES  := README.md docs/metrics.md docs/explain.md docs/audit.md docs/daemo
 DEPLOY_FILES := docs/deploy/daemonset.yaml docs/deploy/grafana-dashboard.json \
 	docs/deploy/memacct-kubernetes.rules.yml docs/deploy/memacct-alerts.rules.yml
 UNIT_DIR   := $(PREFIX)/lib/systemd/system
+# the Python module memacct (phase marks): where Debian's python3 looks,
+# /usr/lib/python3/dist-packages for the .deb (PREFIX=/usr), else
+# PREFIX/lib/python3.X/dist-packages (/usr/local: Debian's site directory)
+PYTHON_VERSION := $(shell python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null || echo 3)
+PYTHON_DIR ?= $(if $(filter /usr,$(PREFIX)),/usr/lib/python3/dist-packages,$(PREFIX)/lib/python$(PYTHON_VERSION)/dist-packages)
 SYSCONFDIR ?= /etc
 
 install: $(OUTPUT)/memacct
@@ -280,12 +285,15 @@ install: $(OUTPUT)/memacct
 		> $(DESTDIR)$(UNIT_DIR)/memacct.service
 	chmod 0644 $(DESTDIR)$(UNIT_DIR)/memacct.service
 	install -D -m 0644 docs/deploy/memacct.logrotate $(DESTDIR)$(SYSCONFDIR)/logrotate.d/memacct
+	install -D -m 0644 user/memacct.py $(DESTDIR)$(PYTHON_DIR)/memacct.py
+	install -D -m 0644 include/memacct_mark.h $(DESTDIR)$(PREFIX)/include/memacct_mark.h
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/sbin/memacct $(DESTDIR)$(PREFIX)/share/man/man1/memacct.1 \
 		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/memacct \
 		$(DESTDIR)$(PREFIX)/share/zsh/vendor-completions/_memacct \
-		$(DESTDIR)$(UNIT_DIR)/memacct.service $(DESTDIR)$(SYSCONFDIR)/logrotate.d/memacct
+		$(DESTDIR)$(UNIT_DIR)/memacct.service $(DESTDIR)$(SYSCONFDIR)/logrotate.d/memacct \
+		$(DESTDIR)$(PYTHON_DIR)/memacct.py $(DESTDIR)$(PREFIX)/include/memacct_mark.h
 	rm -rf $(DESTDIR)$(PREFIX)/share/doc/memacct
 
 # make deb: a Debian binary package (dpkg-deb) of `make install` under /usr,

@@ -28,7 +28,8 @@ for f in ./usr/sbin/memacct ./usr/share/man/man1/memacct.1.gz \
 	./usr/lib/systemd/system/memacct.service ./etc/logrotate.d/memacct \
 	./usr/share/doc/memacct/copyright ./usr/share/doc/memacct/README.md \
 	./usr/share/doc/memacct/daemon.md ./usr/share/doc/memacct/metrics.md \
-	./usr/share/doc/memacct/memacct.report.v1.schema.json; do
+	./usr/share/doc/memacct/memacct.report.v1.schema.json \
+	./usr/lib/python3/dist-packages/memacct.py ./usr/include/memacct_mark.h; do
 	echo "$list" | grep -q " $f\$" || fail "$f is not in the package"
 done
 echo "$list" | grep -v ' root/root ' && fail "files not owned by root/root"

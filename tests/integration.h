@@ -119,5 +119,6 @@ Suite *jobsafe_suite(void) __attribute__((weak));
 Suite *host_suite(void) __attribute__((weak));
 Suite *reclaim_suite(void) __attribute__((weak));
 Suite *oom_suite(void) __attribute__((weak));
+Suite *phases_suite(void) __attribute__((weak));
 
 #endif

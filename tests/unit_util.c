@@ -670,6 +670,7 @@ static const struct {
 	{ "metrics", metrics_suite },
 	{ "numa", numa_suite },
 	{ "usage", usage_suite },
+	{ "phases", phases_suite },
 };
 
 /*

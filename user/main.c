@@ -30,6 +30,7 @@ static const struct cmd cmds[] = {
 	{ "detach", do_detach },
 	{ "reclaim", do_reclaim },
 	{ "oom", do_oom },
+	{ "mark", do_mark },
 	{ "help", do_help },
 };
 

@@ -8,6 +8,7 @@
 #include "metric_table.h"
 #include "oom.h"
 #include "proc.h"
+#include "phases.h"
 #include "report.h"
 #include "table.h"
 #include "util.h"
@@ -227,6 +228,12 @@ json_t *report_json(const struct report *r)
 		json_array_append_new(procs, j);
 	}
 	json_object_set_new(o, "processes", procs);
+	if (r->phases) {
+		if (r->phases->params > 0)
+			json_object_set_new(o, "params", json_real(r->phases->params));
+		json_object_set_new(o, "phases", phases_json(r->phases));
+		set_u64(o, "phases_refused", r->phases->refused);
+	}
 	if (r->nexited_folded) {	/* exited processes without a row: flows only */
 		json_t *j = json_object();
 
@@ -969,6 +976,8 @@ void print_report_plain(FILE *f, const struct report *r)
 				print_wrapped(f, "Verdict: ", hv);
 		}
 	}
+	if (r->phases)
+		print_phases_plain(f, r->phases);
 	fflush(f);
 }
 

@@ -20,6 +20,7 @@
 #define REPORT_SCHEMA "memacct.report/v1"
 
 struct oom_kill;
+struct phases;
 
 struct metrics {
 	/* stocks: now (live) or at exit (exited processes) */
@@ -102,6 +103,9 @@ struct report {
 	struct oom_kill *ooms;
 	size_t nooms;
 	uint64_t ooms_unlisted;		/* kills past SESSION_OOM_KILLS: counted only */
+	/* run's phase marks (phases.h), borrowed: "phases" in JSON, a table
+	 * per phase after the report; NULL: none */
+	const struct phases *phases;
 };
 
 /* One finding of a final run/attach report (JSON verdict_details). */

@@ -7,13 +7,16 @@
  * descendant (memacct is their subreaper), prints the report, removes the
  * cgroup and exits with CMD's status (128+N when CMD was killed by signal
  * N; 127 when CMD cannot be found, 126 when it cannot be executed, as the
- * shell does).
+ * shell does). CMD and its descendants may mark phases (MEMACCT_MARK_FD,
+ * phases.h): each mark is answered once its snapshot is taken, and the
+ * final report gives every phase's changes.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,10 +25,12 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <bpf/libbpf.h>
 #include "bpf_loader.h"
 #include "cgroup.h"
 #include "commands.h"
 #include "memlimits.h"
+#include "phases.h"
 #include "session.h"
 #include "table.h"
 #include "usage.h"
@@ -327,12 +332,32 @@ static void print_phases(const struct run_phases *ph)
 		(ph->stopped - ph->start) / ms, t->slowest[0], t->slowest[1], t->slowest[2]);
 }
 
+/*
+ * Wait up to @timeout_ms for an exit record or a phase mark, then take
+ * both: the session's records and samples (session_poll()), every mark
+ * waiting (phases_serve(): a snapshot each, answered at once).
+ */
+static void run_poll(struct session *s, struct phases *ph, int timeout_ms)
+{
+	struct pollfd p[2] = {
+		{ .fd = ring_buffer__epoll_fd(s->rb), .events = POLLIN },
+		{ .fd = ph->fd, .events = POLLIN },
+	};
+
+	poll(p, ph->fd >= 0 ? 2 : 1, timeout_ms);
+	session_poll(s, 0);
+	phases_serve(ph);
+}
+
+#define OPT_PARAMS 0x100
+
 int do_run(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "json", no_argument, NULL, 'j' },
 		{ "interval", required_argument, NULL, 'i' },
 		{ "keep-cgroup", no_argument, NULL, 'k' },
+		{ "params", required_argument, NULL, OPT_PARAMS },
 		{ "help", no_argument, NULL, 'h' },
 		LIMITS_LONG_OPTIONS,
 		TABLE_LONG_OPTIONS,
@@ -343,6 +368,8 @@ int do_run(int argc, char **argv)
 	struct run_phases ph = { .start = now_ns() };
 	uint64_t interval_ns = 0, next_ns;
 	struct session s;
+	struct phases phs = { .fd = -1, .child_fd = -1 };
+	double params = 0;
 	struct report r;
 	struct memcg cg, parent;
 	struct run_leaf leaf;
@@ -364,6 +391,13 @@ int do_run(int argc, char **argv)
 			break;
 		case 'k':
 			keep = true;
+			break;
+		case OPT_PARAMS:
+			if (parse_params(optarg, &params)) {
+				p_err("bad --params '%s' (examples: 1.5e9, 7000000000, 80B, 350M)",
+				      optarg);
+				return EXIT_USAGE;
+			}
 			break;
 		case 'h':
 			run_usage(stdout);
@@ -431,7 +465,13 @@ int do_run(int argc, char **argv)
 		goto out_session;
 	}
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	/* CMD marks phases without them when the channel cannot be made */
+	err = phases_open(&phs, &s);
+	if (err)
+		p_warn("no phase marks (MEMACCT_MARK_FD): %s", strerror(-err));
+	phs.params = params;
 	pid = spawn_in_cgroup(&cg, argv, &child);
+	phases_spawned(&phs);
 	if (pid < 0) {
 		p_err("vfork: %s", strerror(errno));
 		goto out_session;
@@ -454,7 +494,7 @@ int do_run(int argc, char **argv)
 			stop_descendants(&cg, stop_requested, &status, pid, &cmd_done);
 			break;
 		}
-		session_poll(&s, 100);
+		run_poll(&s, &phs, 100);
 		if (interval_ns && now_ns() >= next_ns) {
 			if (!session_report(&s, &r)) {
 				r.command = "run";
@@ -476,6 +516,11 @@ int do_run(int argc, char **argv)
 	}
 	r.command = "run";
 	r.final = true;
+	err = phases_finish(&phs, &r);
+	if (err)
+		p_warn("closing the last phase: %s", strerror(-err));
+	if (phs.ndone || phs.refused)
+		r.phases = &phs;
 	r.has_exit_status = true;
 	r.exit_status = WIFEXITED(status) ? WEXITSTATUS(status) :
 			WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 255;
@@ -493,6 +538,7 @@ int do_run(int argc, char **argv)
 	handoff = true;
 	ph.reported = now_ns();
 out_session:
+	phases_free(&phs);
 	if (!handoff)
 		session_stop(&s);
 out_rmdir:

@@ -46,6 +46,8 @@ static const struct usage_opt run_opts[] = {
 	OPT_JSON,
 	{ "-i, --interval", "DUR", "Also print a report every DUR (500ms, 2s, 1m) while CMD runs." },
 	{ "--keep-cgroup", NULL, "Leave the cgroup memacct-run-PID-X in place at the end." },
+	{ "--params", "N", "The model's parameter count (1.5e9, 7000000000, 80B, 350M):\n"
+	  "every change of a phase is also given in bytes per parameter." },
 	OPT_DMA_PINS_USAGE,
 	OPT_TABLE,
 	OPT_LIMITS,
@@ -173,6 +175,12 @@ static const struct usage_opt oom_opts[] = {
 	{ NULL },
 };
 
+static const struct usage_opt mark_opts[] = {
+	{ "-e, --end", NULL, "Close the current phase (no NAME)." },
+	OPT_HELP,
+	{ NULL },
+};
+
 static const struct usage_opt help_opts[] = {
 	{ NULL },
 };
@@ -286,6 +294,20 @@ static const struct cmd_usage usages[] = {
 	  "Kills the daemon never read (it was down and its ring overflowed) come from\n"
 	  "the kernel side's pinned records of the last 64: the victim's figures and\n"
 	  "the limit only, marked [kernel record only]." },
+	{ "mark", "mark NAME | mark --end",
+	  "Marks a phase of the job from inside it, for shell scripts run by memacct\n"
+	  "run: closes the current phase and opens NAME (1 to 200 bytes of UTF-8), or\n"
+	  "--end closes it. Returns once memacct took its snapshot. Without\n"
+	  "MEMACCT_MARK_FD (not under memacct run) it does nothing and exits 0; exit 4\n"
+	  "when memacct answered an error or is gone. No root needed.",
+	  mark_opts,
+	  "memacct run gives CMD and its descendants MEMACCT_MARK_FD, a SOCK_SEQPACKET\n"
+	  "socket: a process sends the line \"phase NAME\" or \"end\" and reads \"ok\" once\n"
+	  "the snapshot is taken, or \"error WHY\". The C header memacct_mark.h and the\n"
+	  "Python module memacct (with memacct.phase(\"step\"): ...) speak it too. At\n"
+	  "the end run prints per phase the change of every figure of each process and\n"
+	  "of the cgroup, and the mappings that appeared, grew, shrank or vanished\n"
+	  "(docs/run.md \"Phases\")." },
 	{ "help", "help [COMMAND]",
 	  "The list of commands, or COMMAND's options; exit 0.",
 	  help_opts, NULL },

@@ -37,7 +37,7 @@ _memacct()
 		if [[ $cur == -* ]]; then
 			COMPREPLY=($(compgen -W "-j --json -v --verbose -h --help -V --version -T --timestamp --bytes -o --output" -- "$cur"))
 		else
-			COMPREPLY=($(compgen -W "run attach top explain audit daemon detach reclaim oom help" -- "$cur"))
+			COMPREPLY=($(compgen -W "run attach top explain audit daemon detach reclaim oom mark help" -- "$cur"))
 		fi
 		return
 	fi
@@ -56,6 +56,10 @@ _memacct()
 		case $prev in
 		-i|--interval)
 			# DUR: nothing to offer
+			return
+			;;
+		--params)
+			# N: nothing to offer
 			return
 			;;
 		--dma-pins)
@@ -80,7 +84,7 @@ _memacct()
 			;;
 		esac
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "-j --json -i --interval --keep-cgroup --dma-pins --columns --raw --csv --memory-max --memory-high --memory-swap-max --force -h --help" -- "$cur"))
+			COMPREPLY=($(compgen -W "-j --json -i --interval --keep-cgroup --params --dma-pins --columns --raw --csv --memory-max --memory-high --memory-swap-max --force -h --help" -- "$cur"))
 		fi
 		;;
 	attach)
@@ -309,13 +313,20 @@ _memacct()
 			COMPREPLY=($(compgen -W "--since --last --pin-path --oom-log -j --json -h --help" -- "$cur"))
 		fi
 		;;
+	mark)
+		case $prev in
+		esac
+		if [[ $cur == -* ]]; then
+			COMPREPLY=($(compgen -W "-e --end -h --help" -- "$cur"))
+		fi
+		;;
 	help)
 		case $prev in
 		esac
 		if [[ $cur == -* ]]; then
 			COMPREPLY=($(compgen -W "" -- "$cur"))
 		elif ((COMP_CWORD == ci + 1)); then
-			COMPREPLY=($(compgen -W "run attach top explain audit daemon detach reclaim oom help" -- "$cur"))
+			COMPREPLY=($(compgen -W "run attach top explain audit daemon detach reclaim oom mark help" -- "$cur"))
 		fi
 		;;
 	esac

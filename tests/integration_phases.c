@@ -1,0 +1,321 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause)
+/*
+ * integration_phases.c - `memacct run`'s phase marks (docs/run.md
+ * "Phases") against ground truth: tests/workloads/phases.c marks three
+ * phases (64 MiB anon written; a forked child copies 16 MiB; 8 MiB mlocked
+ * and the 64 MiB freed) and prints what it did and the kernel's own RssAnon
+ * and VmLck after each answer; the per-phase changes must match both to a
+ * few pages. Then bad input (garbage, 10,000 marks, a closed fd, concurrent
+ * markers), the shell and Python clients, and a mark's cost at 100
+ * processes.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <jansson.h>
+#include "integration.h"
+
+/* "a few pages": 16 of them, whatever the size (assert_near allows 1%) */
+static void assert_pages(const char *what, long long got, long long want)
+{
+	ck_assert_msg(llabs(got - want) <= (long long)SLACK,
+		      "%s: memacct %lld, truth %lld (tolerance %llu)", what, got, want, SLACK);
+	printf("  %-44s memacct %12lld  truth %12lld\n", what, got, want);
+}
+
+/*
+ * A cgroup's memory.stat counts lag its processes' by the kernel's per-CPU
+ * batch (mm/memcontrol.c MEMCG_CHARGE_BATCH, 64 pages a CPU; the stats are
+ * flushed past that): a cgroup's change is exact to that.
+ */
+static void assert_memcg(const char *what, long long got, long long want)
+{
+	long long tol = 64 * PAGE * sysconf(_SC_NPROCESSORS_ONLN);
+
+	ck_assert_msg(llabs(got - want) <= tol, "%s: memacct %lld, truth %lld (tolerance %lld)",
+		      what, got, want, tol);
+	printf("  %-44s memacct %12lld  truth %12lld\n", what, got, want);
+}
+
+/* the value of "kernel|truth KEY ARG V" */
+static long long truth_arg(const struct result *r, const char *key, const char *arg)
+{
+	for (int i = r->nt - 1; i >= 0; i--)
+		if (!strcmp(r->t[i].key, key) && !strcmp(r->t[i].arg, arg))
+			return r->t[i].val;
+	ck_abort_msg("no '%s %s' line in the workload's output", key, arg);
+	return 0;
+}
+
+static json_t *phase_named(json_t *report, const char *name)
+{
+	json_t *phases = json_object_get(report, "phases"), *p;
+	size_t i;
+
+	ck_assert_msg(json_is_array(phases), "no phases in the report");
+	json_array_foreach(phases, i, p)
+		if (!strcmp(json_string_value(json_object_get(p, "name")), name))
+			return p;
+	ck_abort_msg("no phase '%s'", name);
+	return NULL;
+}
+
+static json_t *phase_proc(json_t *phase, long long pid)
+{
+	json_t *p;
+	size_t i;
+
+	json_array_foreach(json_object_get(phase, "processes"), i, p)
+		if (jint(p, "pid") == pid)
+			return p;
+	ck_abort_msg("pid %lld not in phase %s", pid,
+		     json_string_value(json_object_get(phase, "name")));
+	return NULL;
+}
+
+/* the mapping of @phase that changed as @change at address @start */
+static json_t *phase_map(json_t *phase, const char *change, long long start)
+{
+	json_t *m;
+	size_t i;
+
+	json_array_foreach(json_object_get(phase, "mappings"), i, m)
+		if (!strcmp(json_string_value(json_object_get(m, "change")), change) &&
+		    jint(m, "addr_start") == start)
+			return m;
+	ck_abort_msg("phase %s: no mapping %s at %llx",
+		     json_string_value(json_object_get(phase, "name")), change,
+		     (unsigned long long)start);
+	return NULL;
+}
+
+START_TEST(test_phases_three)
+{
+	struct result *r = memacct_run("phases");
+	long long pid = truth(r, "pid"), child = truth(r, "child_pid");
+	json_t *alloc, *cow, *lock, *p, *m;
+
+	ck_assert_int_eq(r->status, 0);
+	ck_assert_int_eq(json_array_size(json_object_get(r->report, "phases")), 3);
+
+	alloc = phase_named(r->report, "alloc");
+	p = phase_proc(alloc, pid);
+	assert_pages("alloc: anon_bytes", jint(p, "anon_bytes"), truth(r, "alloc_anon_bytes"));
+	assert_pages("alloc: anon_bytes vs RssAnon", jint(p, "anon_bytes"),
+		     truth_arg(r, "anon_at", "cow") - truth_arg(r, "anon_at", "alloc"));
+	assert_pages("alloc: zero_fill_bytes", jint(p, "zero_fill_bytes"),
+		     truth(r, "alloc_anon_bytes"));
+	assert_pages("alloc: cow_copied_bytes", jint(p, "cow_copied_bytes"), 0);
+	assert_memcg("alloc: totals anon_bytes", jint(json_object_get(alloc, "totals"),
+						      "anon_bytes"), truth(r, "alloc_anon_bytes"));
+	m = phase_map(alloc, "appeared", truth(r, "big_start"));
+	ck_assert_int_eq(jint(m, "size_bytes"), truth(r, "alloc_anon_bytes"));
+	assert_pages("alloc: mapping rss_change_bytes", jint(m, "rss_change_bytes"),
+		     truth(r, "alloc_anon_bytes"));
+	ck_assert_str_eq(json_string_value(json_object_get(m, "kind")), "anon");
+	ck_assert_str_eq(json_string_value(json_object_get(m, "freed_in")), "lock");
+
+	cow = phase_named(r->report, "cow");
+	p = phase_proc(cow, child);
+	ck_assert(json_is_true(json_object_get(p, "appeared")));
+	ck_assert(json_is_true(json_object_get(p, "exited")));
+	assert_pages("cow: child cow_copied_bytes", jint(p, "cow_copied_bytes"),
+		     truth(r, "cow_child_bytes"));
+	assert_pages("cow: parent cow_copied_bytes", jint(phase_proc(cow, pid), "cow_copied_bytes"),
+		     0);
+	assert_pages("cow: parent anon_bytes", jint(phase_proc(cow, pid), "anon_bytes"),
+		     truth_arg(r, "anon_at", "lock") - truth_arg(r, "anon_at", "cow"));
+	assert_pages("cow: totals cow_copied_bytes",
+		     jint(json_object_get(cow, "totals"), "cow_copied_bytes"),
+		     truth(r, "cow_child_bytes"));
+	/* the child's copies were freed with it: the cgroup's anon is back */
+	assert_memcg("cow: totals anon_bytes", jint(json_object_get(cow, "totals"), "anon_bytes"),
+		     0);
+
+	lock = phase_named(r->report, "lock");
+	p = phase_proc(lock, pid);
+	ck_assert_int_eq(jint(p, "mlocked_bytes"), truth(r, "lock_mlocked_bytes"));
+	ck_assert_int_eq(jint(p, "mlocked_bytes"),
+			 truth_arg(r, "locked_at", "end") - truth_arg(r, "locked_at", "lock"));
+	assert_pages("lock: anon_bytes", jint(p, "anon_bytes"), truth(r, "lock_anon_bytes"));
+	assert_pages("lock: anon_bytes vs RssAnon", jint(p, "anon_bytes"),
+		     truth_arg(r, "anon_at", "end") - truth_arg(r, "anon_at", "lock"));
+	ck_assert_int_eq(jint(json_object_get(lock, "totals"), "mlocked_bytes"),
+			 truth(r, "lock_mlocked_bytes"));
+	assert_memcg("lock: totals anon_bytes", jint(json_object_get(lock, "totals"), "anon_bytes"),
+		     truth(r, "lock_anon_bytes"));
+	m = phase_map(lock, "appeared", truth(r, "locked_start"));
+	ck_assert_int_eq(jint(m, "size_bytes"), truth(r, "lock_mlocked_bytes"));
+	ck_assert_int_eq(jint(m, "rss_bytes"), truth(r, "lock_mlocked_bytes"));
+	ck_assert(json_is_null(json_object_get(m, "freed_in")));	/* still mapped at end */
+	m = phase_map(lock, "vanished", truth(r, "big_start"));
+	ck_assert_int_eq(jint(m, "size_change_bytes"), -truth(r, "alloc_anon_bytes"));
+	assert_pages("lock: vanished rss_change_bytes", jint(m, "rss_change_bytes"),
+		     -truth(r, "alloc_anon_bytes"));
+	result_free(r);
+}
+END_TEST
+
+/* --params: per_param is each change over N, the table has B/PARAM */
+START_TEST(test_phases_params)
+{
+	struct result *r = run_cmd("%s -j run --params 1.5e9 -- %s/phases", memacct, workloads);
+	json_t *t;
+
+	ck_assert_ptr_nonnull(r->report);
+	ck_assert(json_real_value(json_object_get(r->report, "params")) == 1.5e9);
+	t = json_object_get(phase_named(r->report, "alloc"), "totals");
+	ck_assert(json_real_value(json_object_get(json_object_get(t, "per_param"), "anon_bytes")) ==
+		  jint(t, "anon_bytes") / 1.5e9);
+	result_free(r);
+	r = run_cmd("%s run --params 80B -- %s/phases 2>&1", memacct, workloads);
+	ck_assert_msg(strstr(r->out, "B/PARAM") && strstr(r->out, "phase \"lock\""),
+		      "no phase table with B/PARAM:\n%s", r->out);
+	result_free(r);
+	r = run_cmd("%s run --params 0 -- true 2>&1", memacct);
+	ck_assert_int_eq(r->status, 2);
+	result_free(r);
+}
+END_TEST
+
+START_TEST(test_phases_garbage)
+{
+	struct result *r = memacct_run("phases garbage");
+
+	ck_assert_int_eq(r->status, 0);
+	ck_assert_int_eq(truth(r, "garbage_answered"), 10);
+	/* only the good marks are phases */
+	ck_assert_int_eq(json_array_size(json_object_get(r->report, "phases")), 2);
+	phase_named(r->report, "raw ok");
+	phase_named(r->report, "after garbage");
+	result_free(r);
+}
+END_TEST
+
+/* 10,000 marks: each answered (1,000 kept, the rest refused at once) */
+START_TEST(test_phases_storm)
+{
+	struct timespec a, b;
+	struct result *r;
+	double s;
+
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	r = memacct_run("phases storm 10000");
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	s = b.tv_sec - a.tv_sec + (b.tv_nsec - a.tv_nsec) / 1e9;
+	printf("  10,000 marks: run took %.1f s\n", s);
+	ck_assert_int_eq(r->status, 0);
+	ck_assert_int_eq(truth(r, "storm_marks"), 10000);
+	ck_assert_int_eq(json_array_size(json_object_get(r->report, "phases")), 1000);
+	ck_assert_int_eq(jint(r->report, "phases_refused"), 9000);
+	ck_assert_msg(s < 120, "10,000 marks took %.1f s", s);
+	result_free(r);
+}
+END_TEST
+
+/* a closed fd: the mark fails at once, the workload goes on */
+START_TEST(test_phases_closed_fd)
+{
+	struct result *r = memacct_run("phases closefd");
+
+	ck_assert_int_eq(r->status, 0);
+	ck_assert_int_eq(truth(r, "closefd_err"), -EBADF);
+	ck_assert_int_lt(truth(r, "closefd_us"), 100000);
+	ck_assert_ptr_null(json_object_get(r->report, "phases"));
+	result_free(r);
+}
+END_TEST
+
+/* 8 processes marking at once: each gets its own 25 answers */
+START_TEST(test_phases_concurrent)
+{
+	struct result *r = memacct_run("phases concurrent 8 25");
+	char name[32];
+
+	ck_assert_int_eq(r->status, 0);
+	ck_assert_int_eq(truth(r, "concurrent_ok"), 8);
+	ck_assert_int_eq(json_array_size(json_object_get(r->report, "phases")), 200);
+	for (int k = 0; k < 8; k++)
+		for (int i = 0; i < 25; i++) {
+			snprintf(name, sizeof(name), "c%d-%d", k, i);
+			phase_named(r->report, name);
+		}
+	result_free(r);
+}
+END_TEST
+
+/*
+ * memacct mark and the Python module; both no-ops outside memacct run. In
+ * phase "py" Python fills a 16 MiB bytearray: its process's anon change
+ * and a mapping of at least that much that appeared.
+ */
+START_TEST(test_phases_clients)
+{
+	struct result *r = run_cmd(
+		"%s -j run -- sh -c '%s mark shell && PYTHONPATH=%s/../user python3 -c \""
+		"import memacct, os; assert memacct.mark(\\\"py\\\"); "
+		"b = bytearray(16 << 20); b[:] = bytes(16 << 20); "
+		"print(\\\"truth py_pid\\\", os.getpid()); assert memacct.end()\" && "
+		"%s mark --end'", memacct, memacct, testsdir, memacct);
+	json_t *py, *p, *m;
+	long long mapped = 0;
+	size_t i;
+
+	ck_assert_int_eq(r->status, 0);
+	ck_assert_int_eq(json_array_size(json_object_get(r->report, "phases")), 2);
+	phase_named(r->report, "shell");
+	py = phase_named(r->report, "py");
+	p = phase_proc(py, truth(r, "py_pid"));
+	ck_assert_msg(jint(p, "anon_bytes") >= (long long)(16 * MiB - SLACK),
+		      "python's anon grew by %lld in phase py", jint(p, "anon_bytes"));
+	json_array_foreach(json_object_get(py, "mappings"), i, m)
+		if (jint(m, "pid") == truth(r, "py_pid") && jint(m, "rss_change_bytes") > mapped)
+			mapped = jint(m, "rss_change_bytes");
+	ck_assert_msg(mapped >= (long long)(16 * MiB - SLACK), "largest mapping change %lld",
+		      mapped);
+	printf("  python bytearray(16 MiB): anon +%lld, mapping rss +%lld\n",
+	       jint(p, "anon_bytes"), mapped);
+	result_free(r);
+	r = run_cmd("env -u MEMACCT_MARK_FD %s mark x && env -u MEMACCT_MARK_FD "
+		    "PYTHONPATH=%s/../user python3 -c 'import memacct, sys; "
+		    "sys.exit(memacct.mark(\"x\") is not False)' && echo clients-ok",
+		    memacct, testsdir);
+	ck_assert_msg(strstr(r->out, "clients-ok"), "outside run: %s", r->out);
+	result_free(r);
+}
+END_TEST
+
+/* a mark's cost to the workload with 100 processes in the cgroup */
+START_TEST(test_phases_cost)
+{
+	struct result *r = memacct_run("phases procs 100 20");
+
+	ck_assert_int_eq(r->status, 0);
+	printf("  mark at 100 processes: avg %lld us, max %lld us\n", truth(r, "mark_us_avg"),
+	       truth(r, "mark_us_max"));
+	/* a few ms measured (docs/run.md); bounded loosely for a loaded host */
+	ck_assert_int_lt(truth(r, "mark_us_avg"), 50000);
+	result_free(r);
+}
+END_TEST
+
+Suite *phases_suite(void)
+{
+	Suite *s = suite_create("phases");
+	TCase *tc = tcase_swept("phases");
+
+	tcase_set_timeout(tc, 600);
+	tcase_add_test(tc, test_phases_three);
+	tcase_add_test(tc, test_phases_params);
+	tcase_add_test(tc, test_phases_garbage);
+	tcase_add_test(tc, test_phases_storm);
+	tcase_add_test(tc, test_phases_closed_fd);
+	tcase_add_test(tc, test_phases_concurrent);
+	tcase_add_test(tc, test_phases_clients);
+	tcase_add_test(tc, test_phases_cost);
+	suite_add_tcase(s, tc);
+	return s;
+}

@@ -1,0 +1,611 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause)
+/*
+ * phases.c - phase marks of `memacct run` (phases.h, docs/run.md "Phases").
+ * The channel is an AF_UNIX SOCK_SEQPACKET socketpair: a message is a line
+ * whole (several processes writing at once never interleave), and a
+ * client's private answer socket travels with its line (SCM_RIGHTS). At
+ * each mark: session_report() (the report's own figures, from the kernel:
+ * /proc/PID/status and stat, BPF flows, memory.stat) and /proc/PID/smaps
+ * of every live process of the report; a phase is the difference of two
+ * such snapshots.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include "memacct_mark.h"
+#include "phases.h"
+#include "session.h"
+#include "util.h"
+
+#pragma GCC poison u8 u16 u32 u64 s8 s16 s32 s64
+
+enum mark_kind mark_parse(const char *buf, size_t n, char *name, size_t len, char *why,
+			  size_t whylen)
+{
+	size_t i;
+
+	if (n && buf[n - 1] == '\n')
+		n--;
+	if (n == 3 && !memcmp(buf, "end", 3))
+		return MARK_END;
+	if (n < 6 || memcmp(buf, "phase ", 6)) {
+		snprintf(why, whylen, "expected 'phase NAME' or 'end'");
+		return MARK_BAD;
+	}
+	buf += 6;
+	n -= 6;
+	if (!n || n > MEMACCT_MARK_NAME_MAX || n >= len) {
+		snprintf(why, whylen, "NAME must be 1 to %d bytes", MEMACCT_MARK_NAME_MAX);
+		return MARK_BAD;
+	}
+	for (i = 0; i < n;) {
+		size_t l = utf8_len((const unsigned char *)buf + i);
+
+		if (!l || i + l > n) {
+			snprintf(why, whylen, "NAME is not UTF-8");
+			return MARK_BAD;
+		}
+		if (l == 1 && ((unsigned char)buf[i] < 0x20 || buf[i] == 0x7f)) {
+			snprintf(why, whylen, "control byte in NAME");
+			return MARK_BAD;
+		}
+		i += l;
+	}
+	memcpy(name, buf, n);
+	name[n] = '\0';
+	return MARK_PHASE;
+}
+
+int phases_open(struct phases *p, struct session *s)
+{
+	int sv[2];
+	char v[16];
+
+	memset(p, 0, sizeof(*p));
+	p->fd = p->child_fd = -1;
+	p->s = s;
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv))
+		return -errno;
+	/* ours: not inherited, never blocks our loop */
+	if (fcntl(sv[0], F_SETFD, FD_CLOEXEC) < 0) {
+		close(sv[0]);
+		close(sv[1]);
+		return -errno;
+	}
+	p->fd = sv[0];
+	p->child_fd = sv[1];
+	snprintf(v, sizeof(v), "%d", sv[1]);
+	if (setenv(MEMACCT_MARK_ENV, v, 1))
+		return -errno;
+	return 0;
+}
+
+void phases_spawned(struct phases *p)
+{
+	unsetenv(MEMACCT_MARK_ENV);
+	if (p->child_fd >= 0)
+		close(p->child_fd);
+	p->child_fd = -1;
+}
+
+static void snap_free(struct phase_snap *sn)
+{
+	for (size_t i = 0; i < sn->nmaps; i++)
+		smaps_free(&sn->maps[i].sm);
+	free(sn->maps);
+	report_free(&sn->r);
+	memset(sn, 0, sizeof(*sn));
+}
+
+/* the same process: a start time of 0 is unknown (no BPF record yet) */
+static bool same_proc(const struct proc_row *a, const struct proc_row *b)
+{
+	return a->pid == b->pid && (!a->start_boottime_ns || !b->start_boottime_ns ||
+				    a->start_boottime_ns == b->start_boottime_ns);
+}
+
+static const struct snap_maps *snap_maps_of(const struct phase_snap *sn, int pid,
+					     uint64_t start_ns)
+{
+	for (size_t i = 0; i < sn->nmaps; i++)
+		if (sn->maps[i].pid == pid && (!start_ns || !sn->maps[i].start_ns ||
+					       sn->maps[i].start_ns == start_ns))
+			return &sn->maps[i];
+	return NULL;
+}
+
+/*
+ * Whether @row's stocks are those it had in @prev, whose smaps were read:
+ * reading smaps walks the page tables and is most of a mark's cost
+ * (docs/run.md "Phases"), so an unchanged process is not read again.
+ */
+static bool unchanged(const struct phase_snap *prev, const struct proc_row *row)
+{
+	static const enum metric_id stocks[] = { M_RSS, M_ANON, M_FILE, M_SHMEM, M_MLOCKED,
+						  M_PINNED_VM };
+
+	if (!prev || !snap_maps_of(prev, row->pid, row->start_boottime_ns))
+		return false;
+	for (size_t i = 0; i < prev->r.nprocs; i++) {
+		const struct proc_row *o = &prev->r.procs[i];
+
+		if (o->exited || !same_proc(o, row))
+			continue;
+		for (size_t k = 0; k < sizeof(stocks) / sizeof(stocks[0]); k++)
+			if (metric_get(&o->m, stocks[k]) != metric_get(&row->m, stocks[k]))
+				return false;
+		return true;
+	}
+	return false;
+}
+
+/*
+ * A snapshot: the report's figures and smaps of its live processes, but
+ * those unchanged since @prev (NULL: none), taken from it by snap_adopt().
+ */
+static int snap_take(struct session *s, struct phase_snap *sn, const struct phase_snap *prev)
+{
+	int err;
+
+	memset(sn, 0, sizeof(*sn));
+	err = session_report(s, &sn->r);
+	if (err)
+		return err;
+	sn->maps = calloc(sn->r.nprocs ? sn->r.nprocs : 1, sizeof(*sn->maps));
+	if (!sn->maps) {
+		report_free(&sn->r);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < sn->r.nprocs; i++) {
+		const struct proc_row *row = &sn->r.procs[i];
+		struct snap_maps *m = &sn->maps[sn->nmaps];
+
+		if (row->exited)
+			continue;
+		m->reused = unchanged(prev, row);
+		/* a process that exited meanwhile has no mappings to diff */
+		if (!m->reused && read_smaps(row->pid, &m->sm) < 0)
+			continue;
+		m->pid = row->pid;
+		m->start_ns = row->start_boottime_ns;
+		sn->nmaps++;
+	}
+	return 0;
+}
+
+/* the smaps of @sn's reused entries moved from @prev (then freed) */
+static void snap_adopt(struct phase_snap *sn, struct phase_snap *prev)
+{
+	for (size_t i = 0; i < sn->nmaps; i++) {
+		struct snap_maps *m = &sn->maps[i];
+
+		for (size_t j = 0; m->reused && j < prev->nmaps; j++) {
+			struct snap_maps *o = &prev->maps[j];
+
+			if (o->pid != m->pid || (m->start_ns && o->start_ns &&
+						 m->start_ns != o->start_ns))
+				continue;
+			m->sm = o->sm;
+			memset(&o->sm, 0, sizeof(o->sm));
+			m->reused = false;
+		}
+	}
+}
+
+static void metrics_delta(struct phase_proc *d, const struct metrics *a, const struct metrics *b,
+			  unsigned int skip)
+{
+	d->unknown = (a ? a->unknown : 0) | b->unknown;
+	for (int id = 0; id < M_NR; id++) {
+		if (metric_table[id].flags & skip)
+			d->unknown |= MBIT(id);
+		else
+			d->d[id] = (int64_t)metric_get(b, id) -
+				   (a ? (int64_t)metric_get(a, id) : 0);
+	}
+}
+
+static bool delta_zero(const struct phase_proc *d)
+{
+	for (int id = 0; id < M_NR; id++)
+		if (!(d->unknown & MBIT(id)) && d->d[id])
+			return false;
+	return true;
+}
+
+static bool same_object(const struct smaps_map *a, const struct smaps_map *b)
+{
+	if (a->inode != b->inode || a->kind != b->kind)
+		return false;
+	if (!a->path || !b->path)
+		return !a->path && !b->path;
+	return !strcmp(a->path, b->path);
+}
+
+static int push_map(struct phase *ph, size_t *cap, int pid, enum map_change c,
+		    const struct smaps_map *now, const struct smaps_map *was)
+{
+	const struct smaps_map *m = now ? now : was;
+	struct phase_map *pm;
+
+	if (ph->nmaps == *cap) {
+		size_t n = *cap ? 2 * *cap : 16;
+		struct phase_map *a = realloc(ph->maps, n * sizeof(*a));
+
+		if (!a)
+			return -ENOMEM;
+		ph->maps = a;
+		*cap = n;
+	}
+	pm = &ph->maps[ph->nmaps++];
+	memset(pm, 0, sizeof(*pm));
+	pm->pid = pid;
+	pm->change = c;
+	pm->start = m->start;
+	pm->end = m->end;
+	pm->kind = m->kind;
+	snprintf(pm->path, sizeof(pm->path), "%s", m->path ? m->path : "");
+	pm->size = now ? now->size : 0;
+	pm->rss = now ? now->rss : 0;
+	pm->size_change = (int64_t)(now ? now->size : 0) - (int64_t)(was ? was->size : 0);
+	pm->rss_change = (int64_t)(now ? now->rss : 0) - (int64_t)(was ? was->rss : 0);
+	pm->freed_in = -1;
+	return 0;
+}
+
+static bool big(int64_t v)
+{
+	return (uint64_t)(v < 0 ? -v : v) >= PHASE_MAP_MIN_BYTES;
+}
+
+/*
+ * Mappings of one process that moved: a mapping now is the one before that
+ * overlaps it and maps the same object (a VMA merged with a neighbour or
+ * split by mlock keeps its identity); each old mapping matches once.
+ */
+static int diff_maps(struct phase *ph, size_t *cap, int pid, const struct smaps *was,
+		     const struct smaps *now)
+{
+	bool *used = calloc(was->n ? was->n : 1, sizeof(*used));
+	int err = 0;
+
+	if (!used)
+		return -ENOMEM;
+	for (size_t i = 0; i < now->n && !err; i++) {
+		const struct smaps_map *n = &now->maps[i], *o = NULL;
+
+		for (size_t j = 0; j < was->n; j++) {
+			const struct smaps_map *w = &was->maps[j];
+
+			if (used[j] || w->end <= n->start || w->start >= n->end ||
+			    !same_object(w, n))
+				continue;
+			used[j] = true;
+			o = w;
+			break;
+		}
+		if (!o) {
+			if (big(n->size) || big(n->rss))
+				err = push_map(ph, cap, pid, MAP_APPEARED, n, NULL);
+			continue;
+		}
+		if (big((int64_t)n->size - (int64_t)o->size) ||
+		    big((int64_t)n->rss - (int64_t)o->rss))
+			err = push_map(ph, cap, pid,
+				       (int64_t)n->size + (int64_t)n->rss >=
+				       (int64_t)o->size + (int64_t)o->rss ? MAP_GREW : MAP_SHRANK,
+				       n, o);
+	}
+	for (size_t j = 0; j < was->n && !err; j++)
+		if (!used[j] && (big(was->maps[j].size) || big(was->maps[j].rss)))
+			err = push_map(ph, cap, pid, MAP_VANISHED, NULL, &was->maps[j]);
+	free(used);
+	return err;
+}
+
+/*
+ * The phase from @a to @b: each process of @b against its row in @a (none:
+ * it appeared), those that moved; the totals; mappings of the processes
+ * live at both ends (@b's maps NULL: none).
+ */
+static int phase_build(struct phase *ph, const struct phase_snap *a, const struct report *b,
+		       const struct phase_snap *bmaps)
+{
+	size_t mcap = 0;
+	int err;
+
+	ph->start_s = a->r.elapsed_s;
+	ph->end_s = b->elapsed_s;
+	ph->procs = calloc(b->nprocs ? b->nprocs : 1, sizeof(*ph->procs));
+	if (!ph->procs)
+		return -ENOMEM;
+	for (size_t i = 0; i < b->nprocs; i++) {
+		const struct proc_row *rb = &b->procs[i], *ra = NULL;
+		struct phase_proc *d = &ph->procs[ph->nprocs];
+
+		for (size_t j = 0; j < a->r.nprocs; j++)
+			if (same_proc(&a->r.procs[j], rb) &&
+			    (!ra || a->r.procs[j].exited == rb->exited))
+				ra = &a->r.procs[j];
+		if (ra && ra->exited && !rb->exited)
+			ra = NULL;	/* the PID's earlier process */
+		memset(d, 0, sizeof(*d));
+		metrics_delta(d, ra ? &ra->m : NULL, &rb->m, MF_TOTALS);
+		if (ra && delta_zero(d))
+			continue;
+		d->pid = rb->pid;
+		snprintf(d->comm, sizeof(d->comm), "%s", rb->comm);
+		d->appeared = !ra;
+		d->exited = rb->exited;
+		ph->nprocs++;
+	}
+	if (ph->nprocs < b->nprocs) {	/* a phase keeps only the rows that moved */
+		struct phase_proc *fit = realloc(ph->procs, (ph->nprocs ? ph->nprocs : 1) *
+						 sizeof(*fit));
+
+		if (fit)
+			ph->procs = fit;
+	}
+	metrics_delta(&ph->totals, &a->r.totals, &b->totals, 0);
+	if (!bmaps)
+		return 0;
+	for (size_t i = 0; i < bmaps->nmaps; i++) {
+		const struct snap_maps *n = &bmaps->maps[i];
+		const struct snap_maps *o = snap_maps_of(a, n->pid, n->start_ns);
+
+		if (!o || n->reused)	/* reused: the same smaps, nothing moved */
+			continue;
+		err = diff_maps(ph, &mcap, n->pid, &o->sm, &n->sm);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static void phase_free(struct phase *ph)
+{
+	free(ph->procs);
+	free(ph->maps);
+}
+
+/*
+ * Mappings of earlier phases that appeared or grew and are gone in @ph
+ * (index @idx): one of @ph's vanished mappings of the same process and
+ * object overlaps them, or their process exited in @ph.
+ */
+static void note_freed(struct phases *p, const struct phase *ph, int idx)
+{
+	for (size_t e = 0; e < p->ndone; e++) {
+		for (size_t i = 0; i < p->done[e].nmaps; i++) {
+			struct phase_map *m = &p->done[e].maps[i];
+
+			if (m->freed_in >= 0 ||
+			    (m->change != MAP_APPEARED && m->change != MAP_GREW))
+				continue;
+			for (size_t j = 0; j < ph->nprocs && m->freed_in < 0; j++)
+				if (ph->procs[j].pid == m->pid && ph->procs[j].exited)
+					m->freed_in = idx;
+			for (size_t j = 0; j < ph->nmaps && m->freed_in < 0; j++) {
+				const struct phase_map *v = &ph->maps[j];
+
+				if (v->change == MAP_VANISHED && v->pid == m->pid &&
+				    v->kind == m->kind && !strcmp(v->path, m->path) &&
+				    v->start < m->end && m->start < v->end)
+					m->freed_in = idx;
+			}
+		}
+	}
+}
+
+/* close the open phase at @b; its snapshot (@bmaps) may be NULL */
+static int phase_close(struct phases *p, const struct report *b, const struct phase_snap *bmaps)
+{
+	struct phase *ph;
+	int err;
+
+	if (!p->open)
+		return 0;
+	if (p->ndone == p->cap) {
+		size_t n = p->cap ? 2 * p->cap : 8;
+		struct phase *d = realloc(p->done, n * sizeof(*d));
+
+		if (!d)
+			return -ENOMEM;
+		p->done = d;
+		p->cap = n;
+	}
+	ph = &p->done[p->ndone];
+	memset(ph, 0, sizeof(*ph));
+	snprintf(ph->name, sizeof(ph->name), "%s", p->cur_name);
+	err = phase_build(ph, &p->start, b, bmaps);
+	if (err) {
+		phase_free(ph);
+		return err;
+	}
+	note_freed(p, ph, (int)p->ndone);
+	p->ndone++;
+	return 0;
+}
+
+/* a mark: snapshot, close the open phase, open @name (NULL: "end") */
+static int mark(struct phases *p, const char *name)
+{
+	struct phase_snap now;
+	uint64_t t = now_ns();
+	int err;
+
+	err = snap_take(p->s, &now, p->open ? &p->start : NULL);
+	if (err)
+		return err;
+	err = phase_close(p, &now.r, &now);
+	if (p->open) {
+		snap_adopt(&now, &p->start);
+		snap_free(&p->start);
+		p->open = false;
+	}
+	if (err) {
+		snap_free(&now);
+		return err;
+	}
+	if (name) {
+		snprintf(p->cur_name, sizeof(p->cur_name), "%s", name);
+		p->start = now;
+		p->open = true;
+	} else {
+		snap_free(&now);
+	}
+	t = now_ns() - t;
+	p->snap_ns_sum += t;
+	p->snap_ns_max = t > p->snap_ns_max ? t : p->snap_ns_max;
+	p->marks++;
+	return 0;
+}
+
+/* the answer, on the client's own socket when it sent one, else on ours */
+static void reply(struct phases *p, int fd, const char *line)
+{
+	/* SEQPACKET: a short message is sent whole or not at all; a client
+	 * gone or not reading never blocks us */
+	if (send(fd >= 0 ? fd : p->fd, line, strlen(line), MSG_DONTWAIT | MSG_NOSIGNAL) < 0 &&
+	    errno != EPIPE && errno != ECONNRESET && errno != EAGAIN)
+		p_warn("answering a phase mark: %s", strerror(errno));
+}
+
+/* one message: 1 served, 0 none waiting, negative errno */
+static int serve_one(struct phases *p)
+{
+	union {
+		char buf[CMSG_SPACE(4 * sizeof(int))];
+		struct cmsghdr align;
+	} c;
+	char buf[MEMACCT_MARK_LINE_MAX + 1], name[MEMACCT_MARK_NAME_MAX + 1], why[128], ans[160];
+	struct iovec iov = { buf, sizeof(buf) };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1,
+			      .msg_control = c.buf, .msg_controllen = sizeof(c.buf) };
+	int fd = -1, err = 0;
+	enum mark_kind k;
+	ssize_t n;
+
+	n = recvmsg(p->fd, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+	if (n < 0)
+		return errno == EAGAIN || errno == EINTR ? 0 : -errno;
+	if (n == 0 && !msg.msg_controllen)
+		return -EPIPE;	/* no process holds CMD's end any more */
+	for (struct cmsghdr *cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm)) {
+		int nfd = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int), fds[4];
+
+		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
+			continue;
+		memcpy(fds, CMSG_DATA(cm), nfd * sizeof(int));
+		for (int i = 0; i < nfd; i++) {
+			if (fd < 0)
+				fd = fds[i];
+			else
+				close(fds[i]);	/* one answer socket, the rest closed */
+		}
+	}
+	if (msg.msg_flags & MSG_TRUNC)
+		k = MARK_BAD, snprintf(why, sizeof(why), "line over %d bytes",
+				       MEMACCT_MARK_LINE_MAX);
+	else
+		k = mark_parse(buf, n, name, sizeof(name), why, sizeof(why));
+	/* a phase past PHASES_MAX is refused; "end" of the last one is not */
+	if (k == MARK_PHASE && p->ndone + p->open + 1 > PHASES_MAX) {
+		p->refused++;
+		k = MARK_BAD;
+		snprintf(why, sizeof(why), "too many phases (%d): mark ignored", PHASES_MAX);
+	}
+	if (k != MARK_BAD) {
+		err = mark(p, k == MARK_PHASE ? name : NULL);
+		if (err)
+			snprintf(why, sizeof(why), "snapshot failed: %s", strerror(-err));
+	}
+	if (k == MARK_BAD || err)
+		snprintf(ans, sizeof(ans), "error %s\n", why);
+	else
+		snprintf(ans, sizeof(ans), "ok\n");
+	reply(p, fd, ans);
+	if (fd >= 0)
+		close(fd);
+	return 1;
+}
+
+int phases_serve(struct phases *p)
+{
+	int n;
+
+	if (p->fd < 0)
+		return 0;
+	/* a bounded batch: the loop's reaping and reports go on during a storm */
+	for (int i = 0; i < 64; i++) {
+		n = serve_one(p);
+		if (n == 1)
+			continue;
+		if (n < 0) {
+			if (n != -EPIPE)
+				p_warn("phase marks: %s; no more marks taken", strerror(-n));
+			close(p->fd);
+			p->fd = -1;
+			return n == -EPIPE ? 0 : n;
+		}
+		break;
+	}
+	return 0;
+}
+
+int phases_finish(struct phases *p, const struct report *final)
+{
+	int err = phase_close(p, final, NULL);
+
+	if (p->open)
+		snap_free(&p->start);
+	p->open = false;
+	return err;
+}
+
+void phases_free(struct phases *p)
+{
+	if (p->fd >= 0)
+		close(p->fd);
+	if (p->child_fd >= 0)
+		close(p->child_fd);
+	if (p->open)
+		snap_free(&p->start);
+	for (size_t i = 0; i < p->ndone; i++)
+		phase_free(&p->done[i]);
+	free(p->done);
+	p->fd = p->child_fd = -1;
+	p->done = NULL;
+	p->ndone = p->cap = 0;
+	p->open = false;
+}
+
+int parse_params(const char *s, double *out)
+{
+	static const struct { char c; double mul; } suffixes[] = {
+		{ 'K', 1e3 }, { 'k', 1e3 }, { 'M', 1e6 }, { 'B', 1e9 }, { 'G', 1e9 },
+		{ 'T', 1e12 },
+	};
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || !isfinite(v) || v <= 0)
+		return -EINVAL;
+	for (size_t i = 0; *end && i < sizeof(suffixes) / sizeof(suffixes[0]); i++)
+		if (*end == suffixes[i].c) {
+			v *= suffixes[i].mul;
+			end++;
+			break;
+		}
+	if (*end || v < 1)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}

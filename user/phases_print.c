@@ -1,0 +1,193 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause)
+/*
+ * phases_print.c - the phases of a run (phases.h) as JSON ("phases" of the
+ * final report, schema $defs/phase) and as a table per phase: the output
+ * side of phases.c, as explain_print.c is explain.c's.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "phases.h"
+#include "util.h"
+
+#pragma GCC poison u8 u16 u32 u64 s8 s16 s32 s64
+
+static const char *const change_names[] = { "appeared", "grew", "shrank", "vanished" };
+
+static void delta_json(json_t *o, const struct phase_proc *d, unsigned int skip, double params)
+{
+	json_t *per = params > 0 ? json_object() : NULL;
+
+	for (int id = 0; id < M_NR; id++) {
+		const char *key = metric_table[id].key;
+
+		if (metric_table[id].flags & skip)
+			continue;
+		if (d->unknown & MBIT(id)) {
+			json_object_set_new(o, key, json_null());
+			continue;
+		}
+		json_object_set_new(o, key, json_integer(d->d[id]));
+		if (per && (metric_table[id].flags & MF_BYTES))
+			json_object_set_new(per, key, json_real(d->d[id] / params));
+	}
+	if (per)
+		json_object_set_new(o, "per_param", per);
+}
+
+/* the phase where @m went, or null: still mapped at the last mark */
+static json_t *freed_in_json(const struct phases *p, const struct phase_map *m)
+{
+	return m->freed_in >= 0 ? json_string_sanitized(p->done[m->freed_in].name) : json_null();
+}
+
+json_t *phases_json(const struct phases *p)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; i < p->ndone; i++) {
+		const struct phase *ph = &p->done[i];
+		json_t *o = json_object(), *procs = json_array(), *maps = json_array();
+		json_t *t = json_object();
+
+		json_object_set_new(o, "name", json_string_sanitized(ph->name));
+		json_object_set_new(o, "start", json_real(ph->start_s));
+		json_object_set_new(o, "end", json_real(ph->end_s));
+		for (size_t j = 0; j < ph->nprocs; j++) {
+			const struct phase_proc *d = &ph->procs[j];
+			json_t *po = json_object();
+
+			json_object_set_new(po, "pid", json_integer(d->pid));
+			json_object_set_new(po, "comm", json_string_sanitized(d->comm));
+			json_object_set_new(po, "appeared", json_boolean(d->appeared));
+			json_object_set_new(po, "exited", json_boolean(d->exited));
+			delta_json(po, d, MF_TOTALS, p->params);
+			json_array_append_new(procs, po);
+		}
+		json_object_set_new(o, "processes", procs);
+		delta_json(t, &ph->totals, 0, p->params);
+		json_object_set_new(o, "totals", t);
+		for (size_t j = 0; j < ph->nmaps; j++) {
+			const struct phase_map *m = &ph->maps[j];
+			json_t *mo = json_object();
+
+			json_object_set_new(mo, "pid", json_integer(m->pid));
+			json_object_set_new(mo, "change", json_string(change_names[m->change]));
+			json_object_set_new(mo, "addr_start", json_integer((json_int_t)m->start));
+			json_object_set_new(mo, "addr_end", json_integer((json_int_t)m->end));
+			json_object_set_new(mo, "kind", json_string(smaps_kind_name(m->kind)));
+			json_object_set_new(mo, "path", m->path[0] ?
+					    json_string_sanitized(m->path) : json_null());
+			json_object_set_new(mo, "size_bytes", json_integer((json_int_t)m->size));
+			json_object_set_new(mo, "rss_bytes", json_integer((json_int_t)m->rss));
+			json_object_set_new(mo, "size_change_bytes", json_integer(m->size_change));
+			json_object_set_new(mo, "rss_change_bytes", json_integer(m->rss_change));
+			if (m->change == MAP_APPEARED || m->change == MAP_GREW)
+				json_object_set_new(mo, "freed_in", freed_in_json(p, m));
+			json_array_append_new(maps, mo);
+		}
+		json_object_set_new(o, "mappings", maps);
+		json_array_append_new(a, o);
+	}
+	return a;
+}
+
+/* "+64.0 MiB", "-8.00 MiB", "0"; exact with --bytes */
+static char *fmt_delta(char *buf, size_t len, int64_t v, bool bytes)
+{
+	char b[32];
+
+	if (!v)
+		return snprintf(buf, len, "0"), buf;
+	if (!bytes)
+		snprintf(b, sizeof(b), "%llu", (unsigned long long)(v < 0 ? -v : v));
+	else
+		fmt_bytes(b, sizeof(b), (uint64_t)(v < 0 ? -v : v));
+	snprintf(buf, len, "%c%s", v < 0 ? '-' : '+', b);
+	return buf;
+}
+
+/* the table's columns: the report's stocks and flows */
+static const enum metric_id phase_cols[] = {
+	M_RSS, M_ANON, M_FILE, M_SHMEM, M_MLOCKED, M_PINNED_VM, M_DMA_PINNED,
+	M_COW_COPIED, M_ZERO_FILL, M_PAGE_FAULTS,
+};
+static const char *const phase_col_names[] = {
+	"RSS", "ANON", "FILE", "SHMEM", "MLOCKED", "PINNED_VM", "DMA", "COW", "ZEROFILL", "FAULTS",
+};
+#define NCOLS (sizeof(phase_cols) / sizeof(phase_cols[0]))
+
+static void print_delta_row(FILE *f, const char *pid, const char *comm,
+			    const struct phase_proc *d)
+{
+	char b[40];
+
+	fprintf(f, "%8s %-15.15s", pid, comm);
+	for (size_t c = 0; c < NCOLS; c++) {
+		enum metric_id id = phase_cols[c];
+
+		if (d->unknown & MBIT(id))
+			fprintf(f, " %10s", "-");
+		else
+			fprintf(f, " %10s", fmt_delta(b, sizeof(b), d->d[id],
+						      metric_table[id].flags & MF_BYTES));
+	}
+	fputc('\n', f);
+}
+
+void print_phases_plain(FILE *f, const struct phases *p)
+{
+	for (size_t i = 0; i < p->ndone; i++) {
+		const struct phase *ph = &p->done[i];
+		char pid[16], b[40], c[40];
+
+		fprintf(f, "\nphase \"%s\": %.3f s to %.3f s (%.3f s)\n", ph->name, ph->start_s,
+			ph->end_s, ph->end_s - ph->start_s);
+		fprintf(f, "%8s %-15s", "PID", "COMM");
+		for (size_t k = 0; k < NCOLS; k++)
+			fprintf(f, " %10s", phase_col_names[k]);
+		fputc('\n', f);
+		for (size_t j = 0; j < ph->nprocs; j++) {
+			const struct phase_proc *d = &ph->procs[j];
+
+			snprintf(pid, sizeof(pid), "%d%s%s", d->pid, d->appeared ? "+" : "",
+				 d->exited ? "x" : "");
+			print_delta_row(f, pid, d->comm, d);
+		}
+		print_delta_row(f, "TOTAL", "", &ph->totals);
+		if (p->params > 0) {
+			fprintf(f, "%8s %-15s", "B/PARAM", "");
+			for (size_t k = 0; k < NCOLS; k++) {
+				enum metric_id id = phase_cols[k];
+
+				if (ph->totals.unknown & MBIT(id) ||
+				    !(metric_table[id].flags & MF_BYTES))
+					fprintf(f, " %10s", "-");
+				else if (!ph->totals.d[id])
+					fprintf(f, " %10s", "0");
+				else
+					fprintf(f, " %+10.3g", ph->totals.d[id] / p->params);
+			}
+			fputc('\n', f);
+		}
+		for (size_t j = 0; j < ph->nmaps; j++) {
+			const struct phase_map *m = &ph->maps[j];
+
+			fmt_bytes(b, sizeof(b), m->change == MAP_VANISHED ?
+				  (uint64_t)-m->size_change : m->size);
+			fmt_delta(c, sizeof(c), m->rss_change, true);
+			fprintf(f, "  %d %s %llx-%llx %s %s, rss %s%s%s", m->pid,
+				change_names[m->change], (unsigned long long)m->start,
+				(unsigned long long)m->end, b, smaps_kind_name(m->kind), c,
+				m->path[0] ? " " : "", m->path);
+			if (m->change == MAP_VANISHED || m->change == MAP_SHRANK)
+				fputc('\n', f);
+			else if (m->freed_in >= 0)
+				fprintf(f, "; freed in \"%s\"\n", p->done[m->freed_in].name);
+			else
+				fprintf(f, "; not freed by the last mark\n");
+		}
+	}
+	if (p->refused)
+		fprintf(f, "phases: %llu marks past the first %d phases were refused\n",
+			(unsigned long long)p->refused, PHASES_MAX);
+}
