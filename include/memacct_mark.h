@@ -102,8 +102,21 @@ static inline int memacct_mark_line(const char *line, char *reply, size_t len)
 	cm->cmsg_type = SCM_RIGHTS;
 	cm->cmsg_len = CMSG_LEN(sizeof(int));
 	memcpy(CMSG_DATA(cm), &sv[1], sizeof(int));
-	if (sendmsg(fd, &msg, MSG_NOSIGNAL) < 0)
+	/* never blocked by a full queue (memacct stopped, many markers):
+	 * wait for room up to the timeout, then give up */
+	pfd.fd = fd;
+	pfd.events = POLLOUT;
+	while (sendmsg(fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
 		err = errno == ECONNRESET ? -EPIPE : -errno;
+		if (err != -EAGAIN && err != -EINTR)
+			break;
+		n = poll(&pfd, 1, MEMACCT_MARK_TIMEOUT_MS);
+		if (n == 0) {
+			err = -ETIMEDOUT;
+			break;
+		}
+		err = 0;
+	}
 	close(sv[1]);
 	if (err)
 		goto out_close;

@@ -23,6 +23,7 @@ get their own answer.
 import array
 import contextlib
 import os
+import select
 import socket
 import warnings
 
@@ -58,8 +59,16 @@ def _send(line):
             with theirs:
                 # a duplicate: closing it leaves the inherited fd open
                 with socket.fromfd(fd, socket.AF_UNIX, socket.SOCK_SEQPACKET) as shared:
-                    shared.sendmsg([line], [(socket.SOL_SOCKET, socket.SCM_RIGHTS,
-                                             array.array("i", [theirs.fileno()]))])
+                    fds = [(socket.SOL_SOCKET, socket.SCM_RIGHTS,
+                            array.array("i", [theirs.fileno()]))]
+                    # never blocked by a full queue: room awaited up to TIMEOUT_S
+                    while True:
+                        try:
+                            shared.sendmsg([line], fds, socket.MSG_DONTWAIT)
+                            break
+                        except BlockingIOError:
+                            if not select.select([], [shared], [], TIMEOUT_S)[1]:
+                                raise TimeoutError("memacct took no mark for %g s" % TIMEOUT_S)
             mine.settimeout(TIMEOUT_S)
             answer = mine.recv(LINE_MAX + 1)
     except OSError as e:
