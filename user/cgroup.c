@@ -1356,6 +1356,12 @@ static int read_cg_oom_kill(const struct memcg *cg, const char *name,
 	return err;
 }
 
+int memcg_read_usage(const struct memcg *cg, uint64_t *bytes)
+{
+	return read_cg_u64(cg, cg->version == 1 ? "memory.usage_in_bytes" : "memory.current",
+			   bytes);
+}
+
 /*
  * memcg_read_stat(): the v2 root cgroup has no memory.current,
  * memory.peak or memory.events; usage stays 0 there.
@@ -1375,7 +1381,7 @@ int memcg_read_stat(const struct memcg *cg, struct memcg_stat *s)
 	if (err)
 		return err;
 
-	err = read_cg_u64(cg, v1 ? "memory.usage_in_bytes" : "memory.current", &s->usage);
+	err = memcg_read_usage(cg, &s->usage);
 	if (err && !(err == -ENOENT && !v1 && cg->level == 0))
 		return err;
 

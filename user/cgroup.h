@@ -256,6 +256,12 @@ int memcg_read_pressure(const struct memcg *cg, uint64_t *some_us, uint64_t *ful
 int cgroup_v1_mount(const char *controller, char *mnt);
 /* parse_mountinfo_v1() - the same from mountinfo @text (the one parser). */
 int parse_mountinfo_v1(const char *text, const char *controller, char *mnt);
+/*
+ * memcg_read_usage() - @cg's charged bytes now, page cache included (v1
+ * memory.usage_in_bytes, v2 memory.current). 0; -ENOENT (gone, or the v2
+ * root, which has no such file), read_file()'s or parse_u64()'s errors.
+ */
+int memcg_read_usage(const struct memcg *cg, uint64_t *bytes);
 /* memcg_read_stat() - all of the above for a live cgroup. */
 int memcg_read_stat(const struct memcg *cg, struct memcg_stat *s);
 /*

@@ -26,42 +26,31 @@ uint64_t boot_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
-/* usage >= OOM_NEAR_PCT of the limit of the cgroup at @dir; unlimited: no */
-static bool level_near(const char *dir, int version)
+/*
+ * usage >= OOM_NEAR_PCT of @cg's own limit (memory.max / limit_in_bytes);
+ * unlimited: no; a file that cannot be read: yes
+ */
+static bool level_near(const struct memcg *cg)
 {
-	char path[PATH_MAX + 32], *text = NULL;
 	uint64_t limit, usage;
-	bool unlimited, near = true;
+	int err = memcg_limit_read(cg, LIMIT_MAX, &limit);
 
-	snprintf(path, sizeof(path), "%s/%s", dir, version == 2 ? "memory.max"
-								: "memory.limit_in_bytes");
-	if (read_file(path, &text, 64) < 0 || parse_limit_value(text, &limit, &unlimited))
-		goto out;
-	near = false;
-	if (unlimited)
-		goto out;
-	free(text);
-	text = NULL;
-	snprintf(path, sizeof(path), "%s/%s", dir, version == 2 ? "memory.current"
-								: "memory.usage_in_bytes");
-	near = read_file(path, &text, 64) < 0 || sscanf(text, "%" SCNu64, &usage) != 1 ||
-	       usage >= limit / 100 * OOM_NEAR_PCT;
-out:
-	free(text);
-	return near;
+	if (err)
+		return err != -ERANGE;
+	return memcg_read_usage(cg, &usage) || usage >= limit / 100 * OOM_NEAR_PCT;
 }
 
 bool oom_near(const struct memcg *cg)
 {
-	char dir[PATH_MAX], *text = NULL;
+	struct memcg up = *cg;
 	struct hm_fields f = { 0 };
+	char *text = NULL;
 	bool near = true;
 
-	snprintf(dir, sizeof(dir), "%s", cg->path);
-	for (int level = cg->level; level > 0; level--) {
-		if (level_near(dir, cg->version))
+	for (; up.level > 0; up.level--) {
+		if (level_near(&up))
 			return true;
-		*strrchr(dir, '/') = '\0';
+		*strrchr(up.path, '/') = '\0';
 	}
 	if (read_file("/proc/meminfo", &text, 1 << 16) >= 0 && !parse_meminfo(text, &f) &&
 	    (f.have & (1ULL << HM_MEM_TOTAL)) && (f.have & (1ULL << HM_MEM_AVAILABLE)))
