@@ -2304,8 +2304,16 @@ int BPF_PROG(sched_process_exec, struct task_struct *task)
 {
 	struct memacct_proc *p = proc_get(task, true);
 
-	if (p)
+	if (p) {
+		unsigned long maxrss = task->signal->maxrss;	/* direct load: tp_btf */
+
 		bpf_probe_read_kernel_str(p->comm, sizeof(p->comm), task->comm);
+		/* begin_new_exec() -> exec_mmap() folded the old image's
+		 * hiwater into signal->maxrss before this tracepoint: what
+		 * maxrss holds now belongs to the images before the exec */
+		p->exec_maxrss_pages = maxrss > 0xffffffffUL ? 0xffffffffU : maxrss;
+		p->flags |= MEMACCT_PROC_EXECED;
+	}
 	/* a new mm: forget the VMA caches (a new mm at the old address could
 	 * show the same sequence) */
 	if (bpf_core_enum_value_exists(enum bpf_map_type, BPF_MAP_TYPE_TASK_STORAGE)) {
@@ -2444,18 +2452,18 @@ int BPF_PROG(sched_process_exit, struct task_struct *task)
 		return 0;	/* its flows went to its cgroup's record (flows_get()) */
 	/* direct loads, as task_stocks (iter/task) does on every kernel */
 	mm = task->mm;
-	p->exit_maxrss_pages = sig->maxrss;
+	p->exit_maxrss_pages = sig->maxrss;	/* no mm: the best the kernel kept */
 	if (mm) {
 		p->exit_rss_file_pages = mm_counter_pages_direct(mm, MM_FILEPAGES);
 		p->exit_rss_anon_pages = mm_counter_pages_direct(mm, MM_ANONPAGES);
 		p->exit_rss_shmem_pages = mm_counter_pages_direct(mm, MM_SHMEMPAGES);
 		rss = p->exit_rss_file_pages + p->exit_rss_anon_pages +
 		      p->exit_rss_shmem_pages;
+		/* this image's peak alone (VmHWM's definition): signal->maxrss
+		 * also holds the images before an exec (a shell's, memacct's
+		 * own pre-exec child's) */
 		hiwater = mm->hiwater_rss;
-		if (hiwater < rss)
-			hiwater = rss;
-		if (hiwater > p->exit_maxrss_pages)
-			p->exit_maxrss_pages = hiwater;
+		p->exit_maxrss_pages = hiwater > rss ? hiwater : rss;
 		/* last word on pinned memory: peaks see growth no syscall
 		 * hook saw (stack growth under MCL_FUTURE, ...) */
 		pinned_set(p, mm->locked_vm, mm->pinned_vm.counter);

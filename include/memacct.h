@@ -152,6 +152,7 @@ struct memacct_dma_range_val {
 
 #define MEMACCT_PROC_EXITED	(1U << 0)	/* exit record (ring buffer or left in map) */
 #define MEMACCT_PROC_EXIT_MM	(1U << 1)	/* rss_* at exit were read from the mm */
+#define MEMACCT_PROC_EXECED	(1U << 2)	/* exec'd since memacct saw it: exec_maxrss_pages */
 
 /* Value of the procs map, and body of the exit record. */
 struct memacct_proc {
@@ -165,11 +166,15 @@ struct memacct_proc {
 	__u64 exit_rss_file_pages;	/* mm->rss_stat[MM_FILEPAGES] */
 	__u64 exit_rss_anon_pages;	/* mm->rss_stat[MM_ANONPAGES] */
 	__u64 exit_rss_shmem_pages;	/* mm->rss_stat[MM_SHMEMPAGES] */
-	__u64 exit_maxrss_pages;	/* signal->maxrss: the kernel's RSS high-water mark */
+	__u64 exit_maxrss_pages;	/* the RSS high-water mark of the image that exits:
+					 * max(mm->hiwater_rss, rss) where the mm is there
+					 * (MEMACCT_PROC_EXIT_MM), else signal->maxrss, which
+					 * also holds the images before an exec */
 	__u64 exit_min_flt;		/* signal->min_flt + task->min_flt */
 	__u64 exit_maj_flt;		/* signal->maj_flt + task->maj_flt */
 	__s32 exit_code;		/* task->exit_code (wait status) */
-	__u32 pad;
+	__u32 exec_maxrss_pages;	/* signal->maxrss at the last exec: the peak of the
+					 * images before it (saturated at U32_MAX) */
 	struct memacct_dma_range dma_ranges[MEMACCT_DMA_RANGES];
 	__u64 dma_queued_pages;		/* of dma_pinned: fd closed, unpin pending */
 	__u32 dma_mapped_ranges;	/* its entries in the dma_ranges map */

@@ -120,5 +120,6 @@ Suite *host_suite(void) __attribute__((weak));
 Suite *reclaim_suite(void) __attribute__((weak));
 Suite *oom_suite(void) __attribute__((weak));
 Suite *phases_suite(void) __attribute__((weak));
+Suite *figures_suite(void) __attribute__((weak));
 
 #endif

@@ -569,7 +569,8 @@ END_TEST
 /*
  * run of a command that cannot start: the shell's status for it (127 not
  * found, 126 not executable), no process row (the vfork child that shared
- * memacct's memory was reported as "memacct"), and the reason in the report.
+ * memacct's memory was reported as "memacct"), the reason in the JSON
+ * report; as text, no report, the reason on stderr.
  */
 static void failed_exec(const char *cmd, int want_errno)
 {
@@ -589,11 +590,15 @@ static void failed_exec(const char *cmd, int want_errno)
 	ck_assert_str_eq(json_string_value(json_object_get(e, "command")), cmd);
 	result_free(r);
 
+	/* text: no report at all (it would be the empty cgroup's), the reason
+	 * on stderr (issue #26) */
 	r = run_cmd("%s run -- %s 2>/dev/null", memacct, cmd);
 	ck_assert_int_eq(r->status, sh->status);
-	ck_assert_msg(strstr(r->out, "CMD did not start") && strstr(r->out, cmd),
-		      "the table says CMD did not start: %s", r->out);
-	ck_assert_msg(!strstr(r->out, " memacct "), "no row named memacct: %s", r->out);
+	ck_assert_msg(!r->out[0], "a report for a CMD that did not start: %s", r->out);
+	result_free(r);
+	r = run_cmd("%s run -- %s 2>&1 >/dev/null", memacct, cmd);
+	ck_assert_msg(strstr(r->out, "cannot run '") && strstr(r->out, cmd),
+		      "stderr names CMD: %s", r->out);
 	result_free(r);
 	result_free(sh);
 }

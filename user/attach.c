@@ -71,6 +71,7 @@ static void tree_totals(struct report *r)
 	struct metrics *t = &r->totals;
 
 	memset(t, 0, sizeof(*t));
+	r->totals_of_rows = true;
 	for (size_t i = 0; i < r->nprocs; i++) {
 		const struct metrics *m = &r->procs[i].m;
 
@@ -170,6 +171,7 @@ int do_attach(int argc, char **argv)
 			return opt_error("attach", c, argv);
 		}
 	}
+	report_table_timed(true);	/* attach reports every INTERVAL */
 	/* positional INTERVAL [COUNT] as vmstat and bcc tools: COUNT reports in all */
 	if (optind < argc) {
 		if (parse_duration(argv[optind], &interval_ns) || !interval_ns) {

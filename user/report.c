@@ -683,7 +683,7 @@ enum {
 	RC_PID, RC_COMM, RC_RSS, RC_RSS_PEAK, RC_ANON, RC_FILE, RC_COW, RC_FILE_COW,
 	RC_ZEROFILL, RC_REMOTE, RC_PINNED,
 	RC_PPID, RC_SHMEM, RC_MLOCKED, RC_PINNED_VM, RC_DMA, RC_PINNED_PEAK, RC_REMOTE_RSS,
-	RC_MIGRATED, RC_FAULTS, RC_MAJFLT,
+	RC_MIGRATED, RC_FAULTS, RC_MAJFLT, RC_EXITED, RC_ELAPSED_S, RC_TIME,
 	RC_NR
 };
 
@@ -709,9 +709,18 @@ static const struct table_col report_cols[RC_NR] = {
 	[RC_MIGRATED]	= { "MIGRATED", "MIGRATED", 8, false, "pages migrated between NUMA nodes" },
 	[RC_FAULTS]	= { "FAULTS", "FAULTS", 8, false, "page faults, minor and major (a count)" },
 	[RC_MAJFLT]	= { "MAJFLT", "MAJFLT", 8, false, "major page faults (a count)" },
+	[RC_EXITED]	= { "EXITED", "EXITED", 6, false, "1: exited (sizes at exit), 0: live" },
+	[RC_ELAPSED_S]	= { "ELAPSED_S", "ELAPSED S", 9, false, "seconds since the start, at this report" },
+	[RC_TIME]	= { "TIME", "TIME", 24, true, "wall-clock time of the report (RFC 3339 UTC)" },
 };
 
 static struct table_opts report_table;
+static bool report_timed;	/* -i: reports come in a series */
+
+void report_table_timed(bool timed)
+{
+	report_timed = timed;
+}
 
 int report_table_getopt(int opt, const char *arg)
 {
@@ -768,6 +777,7 @@ static void print_report_table(FILE *f, const struct report *r)
 	static const int def[] = { RC_PID, RC_COMM, RC_RSS, RC_RSS_PEAK, RC_ANON, RC_FILE,
 				   RC_COW, RC_FILE_COW, RC_ZEROFILL, RC_PINNED };
 	struct row_ids { char pid[24], ppid[16], comm[16]; } *ids;
+	char elapsed[24], when[32], folded[40] = "(more exited)";
 	size_t nrows = r->nprocs + !!r->nexited_folded + 1, row = 0;
 	const char **cells = calloc(nrows * RC_NR, sizeof(*cells));
 	char (*b)[24] = calloc(nrows * RC_NR, sizeof(*b));
@@ -784,26 +794,47 @@ static void print_report_table(FILE *f, const struct report *r)
 		memcpy(sel, def, sizeof(def));
 		if (r->numa_multi)
 			sel[8] = RC_REMOTE;
+		/* scripts get the state and the time as columns of their own,
+		 * not as marks in the PID field */
+		if (report_table.csv) {
+			sel[nsel++] = RC_EXITED;
+			if (report_timed)
+				sel[nsel++] = RC_ELAPSED_S;
+			if (timestamps)
+				sel[nsel++] = RC_TIME;
+		}
 	}
+	snprintf(elapsed, sizeof(elapsed), "%.3f", r->elapsed_s);
+	fmt_time_now(when, sizeof(when), true);
 	for (; row < r->nprocs; row++) {
 		const struct proc_row *p = &r->procs[row];
 		struct row_ids *id = &ids[row];
 
-		snprintf(id->pid, sizeof(id->pid), "%d%s", p->pid,
+		/* x, K: marks for a person; CSV has EXITED (and -j oom_killed) */
+		snprintf(id->pid, sizeof(id->pid), "%d%s", p->pid, report_table.csv ? "" :
 			 p->oom_killed ? "K" : p->exited ? "x" : "");
 		snprintf(id->ppid, sizeof(id->ppid), "%d", p->ppid);
 		table_comm(id->comm, sizeof(id->comm), p->comm);
 		report_row_cells(cells + row * RC_NR, b + row * RC_NR, id->pid, id->ppid,
 				 id->comm, &p->m);
+		cells[row * RC_NR + RC_EXITED] = p->exited ? "1" : "0";
 	}
 	if (r->nexited_folded) {
-		snprintf(ids[row].pid, sizeof(ids[row].pid), "+%zux", r->nexited_folded);
+		if (report_table.csv)	/* no PID: the count goes in COMM */
+			snprintf(folded, sizeof(folded), "(%zu more exited)", r->nexited_folded);
+		else
+			snprintf(ids[row].pid, sizeof(ids[row].pid), "+%zux", r->nexited_folded);
 		report_row_cells(cells + row * RC_NR, b + row * RC_NR, ids[row].pid, "-",
-				 "(more exited)", &r->exited_folded);
+				 folded, &r->exited_folded);
+		cells[row * RC_NR + RC_EXITED] = "1";
 		row++;
 	}
-	report_row_cells(cells + row * RC_NR, b + row * RC_NR, "TOTAL", "-", "(cgroup)",
-			 &r->totals);
+	report_row_cells(cells + row * RC_NR, b + row * RC_NR, "TOTAL", "-",
+			 r->totals_of_rows ? "(processes)" : "(cgroup)", &r->totals);
+	for (size_t i = 0; i < nrows; i++) {
+		cells[i * RC_NR + RC_ELAPSED_S] = elapsed;
+		cells[i * RC_NR + RC_TIME] = when;
+	}
 	if (report_table.csv) {
 		err = table_print_csv(f, report_cols, RC_NR, sel, nsel, cells, nrows,
 				      !csv_header_done);
@@ -871,8 +902,12 @@ void print_report_plain(FILE *f, const struct report *r)
 	char b[6][16];
 	const struct metrics *t = &r->totals;
 
-	if (report_table.csv) {	/* the table only: lines for a person are not CSV */
+	if (report_table.csv || report_table.raw) {
+		/* the tables only: the lines for a person are neither CSV nor
+		 * fields a script splits (-j has them all) */
 		print_report_table(f, r);
+		if (report_table.raw && r->numa_multi)
+			print_numa_table(f, r);
 		return;
 	}
 	if (timestamps) {
@@ -883,8 +918,10 @@ void print_report_plain(FILE *f, const struct report *r)
 	fprintf(f, "memacct %s: cgroup %s (v%d), %.1f s%s\n", r->command, r->cg.rel,
 		r->cg.version, r->elapsed_s, r->final ? ", final" : "");
 	print_report_table(f, r);
-	fprintf(f, "cgroup: charged %s (peak %s); reclaimable page cache %s (peak %s); "
-		"anon peak %s\n",
+	/* the kernel keeps no high-water mark of these: the largest of the
+	 * memory.stat samples (every 250 ms and at each report), so named */
+	fprintf(f, "cgroup: charged %s (peak %s); reclaimable page cache %s (peak* %s); "
+		"anon peak* %s\n",
 		fmt_bytes(b[0], 16, t->usage), fmt_bytes(b[1], 16, t->rss_peak),
 		fmt_bytes(b[2], 16, t->reclaimable), fmt_bytes(b[3], 16, t->reclaimable_peak),
 		fmt_bytes(b[4], 16, t->anon_peak));
@@ -942,8 +979,15 @@ void print_report_plain(FILE *f, const struct report *r)
 		fprintf(f, "NOTE: %llu exited processes have no row (ring buffer full: "
 			"ringbuf_full); their flows are in the totals\n",
 			(unsigned long long)r->dropped[MEMACCT_DROP_RINGBUF_FULL]);
-	fprintf(f, "x = exited (sizes at exit); %sRSS PEAK: the kernel's high-water mark; "
-		"TOTAL RSS: cgroup charge\n", r->nooms ? "K = OOM-killed (sizes at the kill); " : "");
+	fprintf(f, "x = exited (sizes at exit)%s; RSS PEAK: the kernel's high-water mark since "
+		"the last exec\n", r->nooms ? "; K = OOM-killed (sizes at the kill)" : "");
+	fprintf(f, "peak*: the largest memory.stat sample (every 250 ms): the kernel keeps no "
+		"high-water mark\n");
+	if (r->totals_of_rows)
+		fprintf(f, "TOTAL (processes): sums of the rows (stocks: of the live ones)\n");
+	else
+		fprintf(f, "TOTAL (cgroup): the cgroup's own stocks now (RSS: its charge), peaks and "
+			"flows; not a sum of rows\n");
 	if (r->command && !strcmp(r->command, "attach"))
 		fprintf(f, "COW, FILE COW, %s, faults: since attach (%.1f s); copies made before "
 			"attach are not seen\n", r->numa_multi ? "REMOTE" : "ZEROFILL",

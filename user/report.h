@@ -72,6 +72,8 @@ struct report {
 	bool has_exit_status;
 	int exit_status;
 	bool final;			/* the summary at the end, not an interval */
+	bool totals_of_rows;		/* totals: sums of the rows (attach --pid), not
+					 * the cgroup's own figures */
 	struct metrics totals;
 	struct proc_row *procs;		/* owned; sorted by pid */
 	size_t nprocs;
@@ -248,6 +250,12 @@ void print_report_plain(FILE *f, const struct report *r);
  * -EINVAL on a bad list or --raw with --csv; else 0.
  */
 int report_table_getopt(int opt, const char *arg);
+/*
+ * report_table_timed() - the reports come in a series (-i): --csv's default
+ * columns end with ELAPSED_S (seconds since the start, each row of a report
+ * the same), as they end with TIME under -T.
+ */
+void report_table_timed(bool timed);
 /*
  * print_report() - JSON or plain by -j; @f stdout means report_stream() (-o
  * FILE). Returns report_written()'s 0 or negative errno; -EPIPE, writing

@@ -97,34 +97,33 @@ static void exec_failure_msg(char *msg, size_t len, const char *cmd,
 		snprintf(msg, len, "cannot run '%s': %s", cmd, strerror(-f->err));
 }
 
-/* The report of a run whose CMD could not start: "exec_error" says why. */
+/*
+ * A run whose CMD could not start: no report for a person (the cgroup's
+ * figures would be memacct's own vfork child's; the error went to stderr
+ * when it happened); with -j the one object scripts wait for, its
+ * "exec_error" saying why (docs/metrics.md) and no process rows.
+ */
 static void print_failed_report(const struct report *r, const char *cmd,
 				const struct exec_failure *f, const char *cg_path)
 {
 	char msg[PATH_MAX + 256];
 	FILE *out = report_stream();	/* -o FILE or stdout */
 
-	if (reports_closed())
+	json_t *o, *e;
+
+	if (!json_output || reports_closed())
 		return;
 	exec_failure_msg(msg, sizeof(msg), cmd, f, cg_path);
-	if (json_output) {
-		json_t *o = report_json(r), *e = json_object();
-
-		json_object_set_new(e, "command", json_string_sanitized(cmd));
-		json_object_set_new(e, "errno", json_integer(-f->err));
-		json_object_set_new(e, "message", json_string_sanitized(msg));
-		json_object_set_new(o, "exec_error", e);
-		errno = 0;
-		json_dumpf(o, out, JSON_COMPACT | JSON_ENSURE_ASCII);
-		fputc('\n', out);
-		json_decref(o);
-		report_written(out);
-		return;
-	}
-	if (print_report(out, r) == -EPIPE)
-		return;
+	o = report_json(r);
+	e = json_object();
+	json_object_set_new(e, "command", json_string_sanitized(cmd));
+	json_object_set_new(e, "errno", json_integer(-f->err));
+	json_object_set_new(e, "message", json_string_sanitized(msg));
+	json_object_set_new(o, "exec_error", e);
 	errno = 0;
-	fprintf(out, "CMD did not start: %s (exit status %d)\n", msg, r->exit_status);
+	json_dumpf(o, out, JSON_COMPACT | JSON_ENSURE_ASCII);
+	fputc('\n', out);
+	json_decref(o);
 	report_written(out);
 }
 
@@ -428,6 +427,7 @@ int do_run(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	argv += optind;
+	report_table_timed(interval_ns != 0);
 	/* a closed report pipe ends the reports, never us and CMD with us */
 	ignore_sigpipe();
 	if (loader_check_env())

@@ -249,6 +249,13 @@ static void row_from_exit(const struct session *s, const struct memacct_proc_key
 	if (!(p->flags & MEMACCT_PROC_EXIT_MM))
 		row->m.unknown |= MBIT(M_RSS) | MBIT(M_ANON) | MBIT(M_FILE) | MBIT(M_SHMEM);
 	row->m.rss_peak = max_u64(pages(s, p->exit_maxrss_pages), row->m.rss);
+	/* RSS PEAK is the exiting image's (VmHWM's meaning, as live). Without
+	 * the mm only signal->maxrss is left, which holds the images before
+	 * an exec too: it is this image's peak only if it grew past the
+	 * value it had at the exec */
+	if (!(p->flags & MEMACCT_PROC_EXIT_MM) && (p->flags & MEMACCT_PROC_EXECED) &&
+	    p->exit_maxrss_pages <= p->exec_maxrss_pages)
+		row->m.unknown |= MBIT(M_RSS_PEAK);
 	row->m.mlocked = pages(s, p->pin.locked_vm_pages);
 	row->m.pinned_vm = pages(s, p->pin.pinned_vm_pages);
 	if (row->m.dma_pinned && row->m.mlocked) {
@@ -288,8 +295,11 @@ static int cmp_rss_peak_desc(const void *a, const void *b)
 static void fold_exited(struct session *s)
 {
 	qsort(s->exited, s->nexited, sizeof(*s->exited), cmp_rss_peak_desc);
-	for (size_t i = SESSION_EXITED_ROWS; i < s->nexited; i++)
+	for (size_t i = SESSION_EXITED_ROWS; i < s->nexited; i++) {
 		metrics_add_flows(&s->exited_folded, &s->exited[i].m);
+		s->exited_folded.page_faults += s->exited[i].m.page_faults;
+		s->exited_folded.major_faults += s->exited[i].m.major_faults;
+	}
 	s->nexited_folded += s->nexited - SESSION_EXITED_ROWS;
 	s->nexited = SESSION_EXITED_ROWS;
 }
@@ -738,7 +748,7 @@ static void cgroup_totals(struct session *s, struct report *r, const uint64_t *i
 	bool whole;
 	uint64_t bpf_oom = 0;
 
-	uint64_t dma_locked = 0;
+	uint64_t dma_locked = 0, rows_faults, rows_majflt;
 
 	memset(t, 0, sizeof(*t));
 	whole = subtree_flows(s, ids, nids, &f);
@@ -747,7 +757,11 @@ static void cgroup_totals(struct session *s, struct report *r, const uint64_t *i
 		metrics_hold_bpf_flows(t, &s->last_flows);
 	metrics_clamp_flows(t, &s->last_flows);
 	s->last_flows = *t;
+	rows_faults = r->exited_folded.page_faults;
+	rows_majflt = r->exited_folded.major_faults;
 	for (size_t i = 0; i < r->nprocs; i++) {
+		rows_faults += r->procs[i].m.page_faults;
+		rows_majflt += r->procs[i].m.major_faults;
 		if (!r->procs[i].exited) {
 			t->rss_sum += r->procs[i].m.rss;
 			t->mlocked += r->procs[i].m.mlocked;
@@ -756,6 +770,8 @@ static void cgroup_totals(struct session *s, struct report *r, const uint64_t *i
 			t->dma_estimate |= r->procs[i].m.dma_estimate;
 		}
 	}
+	t->page_faults = rows_faults;	/* the cgroup gone: its processes' */
+	t->major_faults = rows_majflt;
 	bpf_oom = t->oom_kills;
 	/* pinned peaks of the cgroups, kept by BPF at every pinned change */
 	for (int i = 0; i < nids; i++) {
@@ -800,8 +816,11 @@ static void cgroup_totals(struct session *s, struct report *r, const uint64_t *i
 	t->file_peak = s->file_peak;
 	t->shmem_peak = s->shmem_peak;
 	t->reclaimable_peak = s->reclaimable_peak;
-	t->page_faults = st.pgfault - s->cg_base.pgfault;
-	t->major_faults = st.pgmajfault - s->cg_base.pgmajfault;
+	/* memcg event counters are flushed lazily (rstat, every ~2 s): a
+	 * short run's memory.stat may not show its faults yet. The rows'
+	 * own counters (/proc/PID/stat, signal->min_flt at exit) are a floor. */
+	t->page_faults = max_u64(st.pgfault - s->cg_base.pgfault, rows_faults);
+	t->major_faults = max_u64(st.pgmajfault - s->cg_base.pgmajfault, rows_majflt);
 	if (st.has_oom_kill)
 		t->oom_kills = max_u64(bpf_oom, st.oom_kill - s->cg_base.oom_kill);
 }

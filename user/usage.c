@@ -33,14 +33,18 @@
 	  "them (default PID,COMM,RSS,RSS_PEAK,ANON,FILE,COW,FILE_COW,ZEROFILL\n" \
 	  "or on several NUMA nodes REMOTE,PINNED); also PPID, SHMEM,\n" \
 	  "MLOCKED, PINNED_VM, DMA, PINNED_PEAK, REMOTE_RSS, MIGRATED, FAULTS,\n" \
-	  "MAJFLT (docs/metrics.md). A bad name lists them all." }, \
-	{ "--raw", NULL, "The process (and NUMA) table for scripts, as lsblk --raw: one\n" \
-	  "space between unpadded fields, a blank inside a field as \\x20,\n" \
-	  "headers by column name; with --bytes every figure an integer." }, \
+	  "MAJFLT, EXITED, ELAPSED_S, TIME (docs/metrics.md). A bad name lists\n" \
+	  "them all." }, \
+	{ "--raw", NULL, "The process (and NUMA) table alone for scripts, as lsblk --raw:\n" \
+	  "one space between unpadded fields, a blank inside a field as \\x20,\n" \
+	  "headers by column name, none of the lines for a person; with\n" \
+	  "--bytes every figure an integer." }, \
 	{ "--csv", NULL, "The process table alone as CSV (RFC 4180) for scripts: a header\n" \
 	  "line of column names, then a line per process and TOTAL, figures\n" \
-	  "in bytes (no ~ mark: -j has dma_pinned_estimate). With --interval\n" \
-	  "the header once, each report's rows ending with its TOTAL." }
+	  "in bytes (no ~ mark: -j has dma_pinned_estimate), PIDs as integers\n" \
+	  "and the default columns followed by EXITED (1: exited), ELAPSED_S\n" \
+	  "with --interval (the header once, each report's rows ending with\n" \
+	  "its TOTAL) and TIME with -T." }
 
 static const struct usage_opt run_opts[] = {
 	OPT_JSON,
