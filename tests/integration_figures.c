@@ -280,6 +280,65 @@ START_TEST(test_readme_examples)
 }
 END_TEST
 
+/* VmRSS of @pid in bytes, or -1 */
+static long long vmrss(long long pid)
+{
+	char path[64], line[256];
+	long long kib = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%lld/status", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmRSS: %lld kB", &kib) == 1)
+			break;
+	fclose(f);
+	return kib < 0 ? -1 : kib * 1024;
+}
+
+/*
+ * attach --pid: TOTAL is labelled a sum of processes, in the table and in
+ * JSON (totals_of), and is the sum of its rows, each row the kernel's VmRSS.
+ */
+START_TEST(test_attach_pid_totals_are_sums)
+{
+	/* the tree's output away from ours: run_cmd() reads to EOF */
+	struct result *r = run_cmd("sh -c 'sleep 30 & sleep 30 & wait' >/dev/null 2>&1 & P=$!; "
+				   "sleep 0.3; "
+				   "echo truth tree $P; %s -j attach -p $P 300ms 2; rc=$?; "
+				   "echo truth rc $rc", memacct);
+	json_t *procs = json_object_get(r->report, "processes"), *p, *t;
+	long long sum = 0, tree = truth(r, "tree");
+	size_t i;
+
+	ck_assert_msg(r->report && truth(r, "rc") == 0, "%s", r->out);
+	t = json_object_get(r->report, "totals");
+	ck_assert_str_eq(json_string_value(json_object_get(r->report, "totals_of")), "processes");
+	ck_assert_int_eq(json_array_size(procs), 3);
+	json_array_foreach(procs, i, p) {
+		long long rss = jint(p, "rss_bytes"), kernel = vmrss(jint(p, "pid"));
+
+		ck_assert_msg(kernel > 0 && llabs(rss - kernel) <= (long long)SLACK,
+			      "PID %lld: RSS %lld, VmRSS %lld", jint(p, "pid"), rss, kernel);
+		sum += rss;
+	}
+	ck_assert_int_eq(jint(t, "rss_bytes"), sum);
+	ck_assert_int_eq(jint(t, "rss_sum_bytes"), sum);
+	printf("  %-40s totals %12lld  rows %12lld\n", "attach --pid: RSS", jint(t, "rss_bytes"),
+	       sum);
+	result_free(r);
+	r = run_cmd("kill %lld; pkill -P %lld sleep; true", tree, tree);
+	result_free(r);
+
+	r = run_cmd("sleep 5 >/dev/null 2>&1 & P=$!; %s attach -p $P 300ms 1; kill $P", memacct);
+	ck_assert_msg(strstr(r->out, "TOTAL (processes)") && !strstr(r->out, "(cgroup)"),
+		      "%s", r->out);
+	result_free(r);
+}
+END_TEST
+
 Suite *figures_suite(void)
 {
 	Suite *s = suite_create("figures");
@@ -291,6 +350,7 @@ Suite *figures_suite(void)
 	tcase_add_test(tc, test_csv_columns);
 	tcase_add_test(tc, test_raw_table_only);
 	tcase_add_test(tc, test_readme_examples);
+	tcase_add_test(tc, test_attach_pid_totals_are_sums);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -817,6 +817,45 @@ START_TEST(test_metric_table_docs)
 END_TEST
 
 /*
+ * And the other way: every key in the first column of docs/metrics.md's
+ * metric table is a row of the table, or one of the few figures beside the
+ * rows (a flag, a split): a row removed or renamed leaves no doc behind.
+ */
+START_TEST(test_metric_docs_have_rows)
+{
+	static const char *const beside[] = { "dma_pinned_estimate", "numa_migrated_bytes_by_reason" };
+	char *metrics = load_data("../../docs/metrics.md"), *line, *save, *start;
+	int keys = 0;
+
+	start = strstr(metrics, "| key | definition | source |");
+	ck_assert_ptr_nonnull(start);
+	for (line = strtok_r(start, "\n", &save); line && line[0] == '|';
+	     line = strtok_r(NULL, "\n", &save)) {
+		char *end = strchr(line + 1, '|'), *k = line;
+
+		*end = '\0';
+		while ((k = strchr(k, '`'))) {
+			char *e = strchr(k + 1, '`');
+			bool found = false;
+
+			ck_assert_ptr_nonnull(e);
+			*e = '\0';
+			for (int id = 0; id < M_NR && !found; id++)
+				found = !strcmp(metric_table[id].key, k + 1);
+			for (size_t i = 0; i < sizeof(beside) / sizeof(beside[0]) && !found; i++)
+				found = !strcmp(beside[i], k + 1);
+			ck_assert_msg(found, "docs/metrics.md documents `%s`, which no row of "
+				      "user/metric_table.h has", k + 1);
+			keys++;
+			k = e + 1;
+		}
+	}
+	ck_assert_int_ge(keys, M_NR);
+	free(metrics);
+}
+END_TEST
+
+/*
  * Every per-cgroup family the daemon writes (om_cgroup_families(): the
  * table's rows and the limit, peak and pressure families beside them) is
  * in docs/daemon.md, written as a series is there; a cgroup that has every
@@ -1156,6 +1195,7 @@ Suite *report_suite(void)
 	tcase_add_test(tc, test_host_known);
 	tcase_add_test(tc, test_metric_table_rows);
 	tcase_add_test(tc, test_metric_table_docs);
+	tcase_add_test(tc, test_metric_docs_have_rows);
 	tcase_add_test(tc, test_cgroup_families_docs);
 	tcase_add_test(tc, test_deploy_families_documented);
 	tcase_add_test(tc, test_metric_table_flows);

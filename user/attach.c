@@ -68,33 +68,8 @@ static void keep_tree(struct report *r, int pid)
 /* With --pid the totals are the sums of the process tree's rows. */
 static void tree_totals(struct report *r)
 {
-	struct metrics *t = &r->totals;
-
-	memset(t, 0, sizeof(*t));
+	metrics_sum_rows(&r->totals, r->procs, r->nprocs);
 	r->totals_of_rows = true;
-	for (size_t i = 0; i < r->nprocs; i++) {
-		const struct metrics *m = &r->procs[i].m;
-
-		if (!r->procs[i].exited) {
-			t->rss += m->rss;
-			t->anon += m->anon;
-			t->file += m->file;
-			t->shmem += m->shmem;
-			t->mlocked += m->mlocked;
-			t->pinned_vm += m->pinned_vm;
-			t->pinned += m->pinned;
-			t->dma_pinned += m->dma_pinned;
-		}
-		t->dma_pinned_peak += m->dma_pinned_peak;
-		t->dma_estimate |= m->dma_estimate;
-		t->rss_peak += m->rss_peak;
-		t->mlocked_peak += m->mlocked_peak;
-		t->pinned_vm_peak += m->pinned_vm_peak;
-		t->pinned_peak += m->pinned_peak;
-		metrics_add_flows(t, m);
-		t->page_faults += m->page_faults;
-		t->major_faults += m->major_faults;
-	}
 }
 
 int do_attach(int argc, char **argv)

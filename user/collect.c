@@ -576,7 +576,7 @@ static void metrics_of_cgi(const struct collector *cs, const struct cgi *c, stru
 	m->remote_numa_peak = c->remote_numa;
 	if (!c->st_ok)
 		return;
-	session_memcg_stocks(&c->st, m);
+	metrics_from_memcg_stat(m, &c->st);
 	m->rss_peak = c->st.has_peak ? c->st.peak : 0;
 	m->page_faults = c->st.pgfault;
 	m->major_faults = c->st.pgmajfault;

@@ -782,19 +782,12 @@ int explain_fill_report(struct explain *e, struct report *r)
 		else if (!e->watched)	/* a daemon's record has no fault counts, and
 					 * /proc/PID/stat's are since exec, not attach */
 			row->m.unknown |= metric_flow_mask(false);
-		r->totals.rss += row->m.rss;
-		r->totals.rss_sum += row->m.rss;
-		r->totals.anon += row->m.anon;
-		r->totals.file += row->m.file;
-		r->totals.mlocked += row->m.mlocked;
-		r->totals.pinned_vm += row->m.pinned_vm;
-		r->totals.pinned += row->m.pinned;
-		r->totals.dma_pinned += row->m.dma_pinned;
 		r->dma_attributed += row->m.pinned_vm + row->m.dma_pinned;
-		metrics_add_flows(&r->totals, &row->m);
-		r->totals.page_faults += row->m.page_faults;
-		r->totals.major_faults += row->m.major_faults;
 	}
+	/* the processes' sums (their smaps, status and flows: what explain
+	 * breaks down); with --cgroup the charge replaces rss below */
+	metrics_sum_rows(&r->totals, r->procs, r->nprocs);
+	r->totals_of_rows = true;
 	if (e->has_stat) {
 		r->totals.usage = e->cst.usage;
 		r->totals.working_set = memcg_working_set(&e->cst);

@@ -1,12 +1,11 @@
 /* SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause) */
 /*
- * metric_table.h - what each figure of struct metrics (report.h) is: its
+ * metric_table.h - what each figure of struct metrics is: its
  * JSON key (memacct.report/v1, docs/metrics.md), its per-cgroup OpenMetrics
  * family (docs/daemon.md), unit, counter or gauge, help, kernel source and
  * where BPF counts it. JSON, OpenMetrics, the run/attach table, the daemon's
  * clamp and explain's unknown-as-null iterate metric_table[], as bpftool's
- * metrics[] drives its printers. A new flow is a field of struct
- * memacct_flows counted by BPF, its field in struct metrics, and a row here.
+ * metrics[] drives its printers.
  */
 #ifndef MEMACCT_METRIC_TABLE_H
 #define MEMACCT_METRIC_TABLE_H
@@ -14,20 +13,159 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "report.h"
+#include "memacct.h"
 
-/* Rows, in the order JSON prints them. */
+/*
+ * The one list of memacct's figures, in the order JSON prints them:
+ *   X(ID, field, JSON key, per-cgroup family or NULL, MF_* flags,
+ *     TR_* rule of a sum of rows, BPF(struct memacct_flows field) or NO_BPF,
+ *     help, kernel source)
+ * It makes enum metric_id (M_ID), the uint64_t fields of struct metrics and
+ * metric_table[] (metric_table.c): a new figure is its ABI word and BPF
+ * increment (include/memacct.h, bpf/), one X() here and its docs row.
+ */
+#define METRIC_ROWS(X) \
+	X(RSS, rss, "rss_bytes", NULL, MF_BYTES, TR_LIVE, NO_BPF, \
+	  "Resident bytes; a cgroup's: its charge", \
+	  "/proc/PID/status VmRSS, mm->rss_stat at exit; cgroup: memory.usage_in_bytes / memory.current") \
+	X(ANON, anon, "anon_bytes", "memacct_anon_bytes", MF_BYTES | MF_MEMCG_STAT, TR_LIVE, NO_BPF, \
+	  "Anonymous memory charged to the cgroup (memory.stat)", \
+	  "RssAnon, MM_ANONPAGES; cgroup: memory.stat total_rss / anon") \
+	X(FILE, file, "file_bytes", "memacct_file_bytes", MF_BYTES | MF_MEMCG_STAT, TR_LIVE, NO_BPF, \
+	  "Page cache charged to the cgroup (memory.stat)", \
+	  "RssFile, MM_FILEPAGES; cgroup: memory.stat total_cache / file") \
+	X(SHMEM, shmem, "shmem_bytes", "memacct_shmem_bytes", MF_BYTES | MF_MEMCG_STAT, TR_LIVE, NO_BPF, \
+	  "Shared memory and tmpfs charged to the cgroup (memory.stat)", \
+	  "RssShmem, MM_SHMEMPAGES; cgroup: memory.stat total_shmem / shmem") \
+	X(RSS_PEAK, rss_peak, "rss_peak_bytes", NULL, MF_BYTES, TR_ALL, NO_BPF, \
+	  "The kernel's RSS high-water mark", \
+	  "VmHWM; at exit mm->hiwater_rss (6.16+) or signal->maxrss (docs/metrics.md); " \
+	  "cgroup: memory.max_usage_in_bytes / memory.peak") \
+	X(MLOCKED, mlocked, "mlocked_bytes", "memacct_mlocked_bytes", MF_BYTES, TR_LIVE, NO_BPF, \
+	  "mm->locked_vm (VmLck) of the cgroup's processes", \
+	  "mm->locked_vm: /proc/PID/status VmLck, the daemon's process pass") \
+	X(MLOCKED_PEAK, mlocked_peak, "mlocked_peak_bytes", NULL, MF_BYTES, TR_ALL, NO_BPF, \
+	  "Peak of mm->locked_vm", \
+	  "BPF at sys_exit of mlock/munlock/mmap/munmap/mremap/brk and at exit") \
+	X(PINNED_VM, pinned_vm, "pinned_vm_bytes", "memacct_pinned_vm_bytes", MF_BYTES, TR_LIVE, NO_BPF, \
+	  "mm->pinned_vm (VmPin) of the cgroup's processes", \
+	  "mm->pinned_vm: /proc/PID/status VmPin, the daemon's process pass") \
+	X(PINNED_VM_PEAK, pinned_vm_peak, "pinned_vm_peak_bytes", NULL, MF_BYTES, TR_ALL, NO_BPF, \
+	  "Peak of mm->pinned_vm", \
+	  "BPF at sys_exit_io_uring_register and the mlocked_peak hooks") \
+	X(PINNED, pinned, "pinned_bytes", "memacct_pinned_bytes", MF_BYTES, TR_LIVE, NO_BPF, \
+	  "mlocked plus pinned_vm plus DMA pins of the cgroup's processes", \
+	  "locked_vm + pinned_vm + dma_pinned") \
+	X(PINNED_PEAK, pinned_peak, "pinned_peak_bytes", NULL, MF_BYTES, TR_ALL, NO_BPF, \
+	  "Peak of pinned_bytes (a lower bound)", \
+	  "BPF peaks of locked_vm + pinned_vm, the DMA peak, now") \
+	X(DMA_PINNED, dma_pinned, "dma_pinned_bytes", "memacct_dma_pinned_bytes", MF_BYTES, TR_LIVE, NO_BPF, \
+	  "Pages pinned with FOLL_PIN (pin_user_pages: CUDA host memory, AF_XDP UMEM, ...) " \
+	  "by the cgroup's processes that VmLck and VmPin do not show, until the kernel unpins them", \
+	  "BPF: nr_foll_pin_acquired - nr_foll_pin_released across the pinning syscalls") \
+	X(DMA_PINNED_PEAK, dma_pinned_peak, "dma_pinned_peak_bytes", "memacct_dma_pinned_peak_bytes", MF_BYTES, TR_ALL, NO_BPF, \
+	  "High-water mark of memacct_dma_pinned_bytes since attach (a lower bound above leaf cgroups)", \
+	  "BPF, as dma_pinned_bytes") \
+	X(REMOTE_NUMA, remote_numa, "remote_numa_bytes", "memacct_remote_numa_bytes", MF_BYTES | MF_MEMCG_STAT | MF_REMOTE, TR_LIVE, NO_BPF, \
+	  "Resident bytes on NUMA nodes other than the cgroup's home node " \
+	  "(memory.numa_stat; no samples on one node)", \
+	  "/proc/PID/numa_maps; cgroup: memory.numa_stat") \
+	X(REMOTE_NUMA_PEAK, remote_numa_peak, "remote_numa_peak_bytes", NULL, MF_BYTES, TR_ALL, NO_BPF, \
+	  "Largest sample of remote_numa_bytes", \
+	  "as remote_numa_bytes") \
+	X(COW_COPIED, cow_copied, "cow_copied_bytes", "memacct_cow_copied_bytes", MF_BYTES | MF_FLOW, TR_ALL, BPF(cow_copied_pages), \
+	  "Anonymous copy-on-write copies since the kernel side was attached", \
+	  "BPF: page_fault_user/page_fault_kernel + mm_page_alloc classifier") \
+	X(COW_FILE_COPIED, cow_file_copied, "cow_file_copied_bytes", "memacct_cow_file_copied_bytes", MF_BYTES | MF_FLOW, TR_ALL, BPF(cow_file_copied_pages), \
+	  "First writes to MAP_PRIVATE file pages since attach", \
+	  "BPF: as cow_copied_bytes") \
+	X(ZERO_FILL, zero_fill, "zero_fill_bytes", "memacct_zero_fill_bytes", MF_BYTES | MF_FLOW, TR_ALL, BPF(zero_fill_pages), \
+	  "Anonymous pages allocated zeroed by a fault since attach (first touch: not CoW)", \
+	  "BPF: as cow_copied_bytes (__GFP_ZERO)") \
+	X(FAULT_UNCLASSIFIED, fault_unclassified, "fault_unclassified_bytes", "memacct_fault_unclassified_bytes", MF_BYTES | MF_FLOW, TR_ALL, BPF(fault_unclassified_pages), \
+	  "Write-fault copies or fills whose VMA could not be read (CoW or not unknown) since attach", \
+	  "BPF: as cow_copied_bytes, no VMA") \
+	X(FAULT_ALLOC, fault_alloc, "fault_alloc_bytes", NULL, MF_BYTES | MF_FLOW, TR_ALL, BPF(fault_alloc_pages), \
+	  "User pages allocated inside page faults since attach", \
+	  "BPF: mm_page_alloc while a fault of the task is in flight") \
+	X(REMOTE_NUMA_ALLOC, remote_numa_alloc, "remote_numa_alloc_bytes", "memacct_remote_numa_alloc_bytes", MF_BYTES | MF_FLOW | MF_REMOTE, TR_ALL, BPF(remote_numa_alloc_pages), \
+	  "User pages allocated on a node other than the faulting CPU's since attach", \
+	  "BPF: mm_page_alloc page node vs bpf_get_numa_node_id()") \
+	X(NUMA_MIGRATED, numa_migrated, "numa_migrated_bytes", "memacct_numa_migrated_bytes", MF_BYTES | MF_FLOW, TR_ALL, BPF(numa_migrated_pages), \
+	  "Pages migrated between NUMA nodes since attach", \
+	  "BPF: migrate:mm_migrate_pages (succeeded), by reason") \
+	X(NUMA_TASK_MOVES, numa_task_moves, "numa_task_moves_total", NULL, MF_FLOW, TR_ALL, BPF(numa_task_moves), \
+	  "NUMA-balancing task moves since attach", \
+	  "BPF: sched_move_numa") \
+	X(NUMA_TASK_SWAPS, numa_task_swaps, "numa_task_swaps_total", NULL, MF_FLOW, TR_ALL, BPF(numa_task_swaps), \
+	  "NUMA-balancing task swaps since attach", \
+	  "BPF: sched_swap_numa") \
+	X(PAGE_FAULTS, page_faults, "page_faults_total", "memacct_page_faults", MF_FLOW | MF_MEMCG_STAT, TR_ALL, NO_BPF, \
+	  "Page faults (memory.stat pgfault)", \
+	  "/proc/PID/stat minflt + majflt, signal->min_flt/maj_flt at exit; cgroup: memory.stat pgfault") \
+	X(MAJOR_FAULTS, major_faults, "major_faults_total", "memacct_major_faults", MF_FLOW | MF_MEMCG_STAT, TR_ALL, NO_BPF, \
+	  "Major page faults (memory.stat pgmajfault)", \
+	  "/proc/PID/stat majflt, signal->maj_flt at exit; cgroup: memory.stat pgmajfault") \
+	X(OOM_KILLS, oom_kills, "oom_kills_total", "memacct_oom_kills", MF_FLOW, TR_ALL, BPF(oom_kills), \
+	  "OOM kills in the cgroup (memory.oom_control / memory.events, BPF mark_victim)", \
+	  "BPF: oom:mark_victim; cgroup: also oom_kill of memory.oom_control / memory.events") \
+	X(MEMCG_RECLAIMS, memcg_reclaims, "memcg_reclaims_total", NULL, MF_FLOW, TR_ALL, BPF(memcg_reclaims), \
+	  "Direct reclaim runs because the cgroup hit its limit, since attach", \
+	  "BPF: vmscan:mm_vmscan_memcg_reclaim_begin") \
+	X(USAGE, usage, "usage_bytes", "memacct_usage_bytes", MF_BYTES | MF_TOTALS | MF_MEMCG_STAT, TR_NONE, NO_BPF, \
+	  "Memory charged to the cgroup (memory.usage_in_bytes / memory.current)", \
+	  "memory.usage_in_bytes / memory.current") \
+	X(RECLAIMABLE, reclaimable, "reclaimable_bytes", "memacct_reclaimable_bytes", MF_BYTES | MF_TOTALS | MF_MEMCG_STAT, TR_NONE, NO_BPF, \
+	  "Clean page cache: active_file+inactive_file-dirty-writeback (memory.stat)", \
+	  "memory.stat (memcg_reclaimable())") \
+	X(ANON_PEAK, anon_peak, "anon_peak_bytes", NULL, MF_BYTES | MF_TOTALS | MF_SAMPLED, TR_NONE, NO_BPF, \
+	  "Largest memory.stat anon sampled while attached", \
+	  "memory.stat") \
+	X(FILE_PEAK, file_peak, "file_peak_bytes", NULL, MF_BYTES | MF_TOTALS | MF_SAMPLED, TR_NONE, NO_BPF, \
+	  "Largest memory.stat file sampled while attached", \
+	  "memory.stat") \
+	X(SHMEM_PEAK, shmem_peak, "shmem_peak_bytes", NULL, MF_BYTES | MF_TOTALS | MF_SAMPLED, TR_NONE, NO_BPF, \
+	  "Largest memory.stat shmem sampled while attached", \
+	  "memory.stat") \
+	X(RECLAIMABLE_PEAK, reclaimable_peak, "reclaimable_peak_bytes", NULL, MF_BYTES | MF_TOTALS | MF_SAMPLED, TR_NONE, NO_BPF, \
+	  "Largest reclaimable_bytes sampled while attached", \
+	  "memory.stat") \
+	X(RSS_SUM, rss_sum, "rss_sum_bytes", "memacct_rss_bytes", MF_BYTES | MF_TOTALS, TR_NONE, NO_BPF, \
+	  "Resident set size of the cgroup's processes (sum of RssAnon+RssFile+RssShmem per process)", \
+	  "mm->rss_stat of each process (the daemon's process pass, /proc/PID/status, smaps)") \
+	X(WORKING_SET, working_set, "working_set_bytes", "memacct_working_set_bytes", MF_BYTES | MF_TOTALS | MF_MEMCG_STAT, TR_NONE, NO_BPF, \
+	  "usage - inactive_file (memory.stat): what the kubelet evicts on, " \
+	  "cAdvisor's container_memory_working_set_bytes", \
+	  "memory.stat (memcg_working_set())")
+
+/* struct metric_def.total: how a sum of rows (attach --pid, explain) adds
+ * a row's figure (metrics_sum_rows()); a cgroup's own totals come from its
+ * files and the BPF cgroup records instead (session.c, collect.c) */
+#define TR_NONE		0	/* the cgroup's only (memory.stat, usage) */
+#define TR_LIVE		1	/* a stock: the live rows' (an exited row's is at exit) */
+#define TR_ALL		2	/* flows and peaks: every row's, exited ones too */
+
 enum metric_id {
-	M_RSS, M_ANON, M_FILE, M_SHMEM, M_RSS_PEAK,
-	M_MLOCKED, M_MLOCKED_PEAK, M_PINNED_VM, M_PINNED_VM_PEAK, M_PINNED, M_PINNED_PEAK,
-	M_DMA_PINNED, M_DMA_PINNED_PEAK, M_REMOTE_NUMA, M_REMOTE_NUMA_PEAK,
-	M_COW_COPIED, M_COW_FILE_COPIED, M_ZERO_FILL, M_FAULT_UNCLASSIFIED, M_FAULT_ALLOC,
-	M_REMOTE_NUMA_ALLOC, M_NUMA_MIGRATED, M_NUMA_TASK_MOVES, M_NUMA_TASK_SWAPS,
-	M_PAGE_FAULTS, M_MAJOR_FAULTS, M_OOM_KILLS, M_MEMCG_RECLAIMS,
-	/* cgroup totals only */
-	M_USAGE, M_RECLAIMABLE, M_ANON_PEAK, M_FILE_PEAK, M_SHMEM_PEAK, M_RECLAIMABLE_PEAK,
-	M_RSS_SUM, M_WORKING_SET,
+#define METRIC_ID(id, ...) M_##id,
+	METRIC_ROWS(METRIC_ID)
+#undef METRIC_ID
 	M_NR
+};
+
+/*
+ * The figures of a process, a cgroup or a sum: bytes unless the row has no
+ * MF_BYTES (counts). Stocks are now (live) or at exit (exited processes);
+ * flows since attach.
+ */
+struct metrics {
+#define METRIC_FIELD(id, field, ...) uint64_t field;
+	METRIC_ROWS(METRIC_FIELD)
+#undef METRIC_FIELD
+	bool dma_estimate;		/* dma_pinned or its peak is an estimate */
+	uint64_t numa_migrated_by_reason[MEMACCT_MR_NR];	/* numa_migrated, split */
+	/* figures not measured, MBIT(enum metric_id): null in JSON, "-" in
+	 * tables, never a 0 that reads as measured */
+	uint64_t unknown;
 };
 
 /* struct metric_def.flags */
@@ -51,6 +189,7 @@ struct metric_def {
 				 * memacct_flows it sums; -1: not from BPF */
 	int flow_words;		/* how many (a split by reason: all of them) */
 	unsigned int flags;	/* MF_* */
+	unsigned int total;	/* TR_* */
 };
 
 extern const struct metric_def metric_table[M_NR];

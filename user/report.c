@@ -42,6 +42,37 @@ void metrics_add_flows(struct metrics *t, const struct metrics *m)
 		t->numa_migrated_by_reason[i] += m->numa_migrated_by_reason[i];
 }
 
+void metrics_sum_rows(struct metrics *t, const struct proc_row *rows, size_t n)
+{
+	memset(t, 0, sizeof(*t));
+	for (size_t i = 0; i < n; i++) {
+		const struct metrics *m = &rows[i].m;
+
+		for (int id = 0; id < M_NR; id++) {
+			unsigned int rule = metric_table[id].total;
+
+			if (rule == TR_ALL || (rule == TR_LIVE && !rows[i].exited))
+				*metric_ptr(t, id) += metric_get(m, id);
+		}
+		for (int k = 0; k < MEMACCT_MR_NR; k++)
+			t->numa_migrated_by_reason[k] += m->numa_migrated_by_reason[k];
+		if (!rows[i].exited)
+			t->rss_sum += m->rss;
+		t->dma_estimate |= m->dma_estimate;
+	}
+}
+
+void metrics_from_memcg_stat(struct metrics *m, const struct memcg_stat *st)
+{
+	m->usage = st->usage;
+	m->rss = st->usage;
+	m->anon = st->anon;
+	m->file = st->file;
+	m->shmem = st->shmem;
+	m->reclaimable = memcg_reclaimable(st);
+	m->working_set = memcg_working_set(st);
+}
+
 void metrics_clamp_flows(struct metrics *m, const struct metrics *prev)
 {
 	for (int id = 0; id < M_NR; id++)
@@ -204,6 +235,7 @@ json_t *report_json(const struct report *r)
 	if (r->has_exit_status)
 		json_object_set_new(o, "exit_status", json_integer(r->exit_status));
 	json_object_set_new(o, "final", json_boolean(r->final));
+	json_object_set_new(o, "totals_of", json_string(r->totals_of_rows ? "processes" : "cgroup"));
 	report_metrics_json(t, &r->totals, 0);
 	if (r->command && (!strcmp(r->command, "run") || !strcmp(r->command, "attach")))
 		json_object_set_new(t, "limit_bytes", r->has_limit ?

@@ -15,40 +15,13 @@
 #include "cgroup.h"
 #include "hostpin.h"
 #include "memacct.h"
+#include "metric_table.h"
 #include "numa.h"
 
 #define REPORT_SCHEMA "memacct.report/v1"
 
 struct oom_kill;
 struct phases;
-
-struct metrics {
-	/* stocks: now (live) or at exit (exited processes) */
-	uint64_t rss, anon, file, shmem, rss_peak;
-	uint64_t mlocked, mlocked_peak, pinned_vm, pinned_vm_peak, pinned, pinned_peak;
-	/* FOLL_PIN pages neither mlocked nor pinned_vm shows (DMA by drivers,
-	 * AF_XDP UMEM, ...): part of pinned, never counted twice */
-	uint64_t dma_pinned, dma_pinned_peak;
-	bool dma_estimate;		/* either figure is an estimate */
-	/* resident bytes off the home node (numa.h): processes from numa_maps,
-	 * cgroups from memory.numa_stat; sampled only with several nodes */
-	uint64_t remote_numa, remote_numa_peak;
-	/* flows since attach */
-	uint64_t cow_copied, cow_file_copied, zero_fill;
-	uint64_t fault_unclassified;	/* write-fault copies/fills of unknown VMA */
-	uint64_t fault_alloc, remote_numa_alloc, numa_migrated;
-	uint64_t numa_migrated_by_reason[MEMACCT_MR_NR];
-	uint64_t numa_task_moves, numa_task_swaps;	/* counts */
-	uint64_t page_faults, major_faults, oom_kills, memcg_reclaims;	/* counts */
-	/* cgroup only (memory.stat); peaks sampled while attached */
-	uint64_t reclaimable, usage;
-	uint64_t anon_peak, file_peak, shmem_peak, reclaimable_peak;
-	uint64_t working_set;		/* usage - inactive_file (cAdvisor's) */
-	uint64_t rss_sum;		/* the processes' RSS summed (rss: the charge) */
-	/* figures not measured, 1 << enum metric_id (metric_table.h): null in
-	 * JSON, "-" in tables, never a 0 that reads as measured */
-	uint64_t unknown;
-};
 
 struct proc_row {
 	int pid, ppid;
@@ -211,6 +184,21 @@ void print_wrapped(FILE *f, const char *prefix, const char *text);
  */
 void metrics_from_bpf_flows(struct metrics *m, const struct memacct_flows *f, uint64_t page_size);
 
+/*
+ * metrics_sum_rows() - @t = the sum of the @n @rows by each figure's rule
+ * (metric_table.h TR_*): stocks over the live rows, flows and peaks over
+ * every row, nothing of the cgroup-only figures; rss_sum the live rows' RSS.
+ * A sum of peaks bounds the peak of the sum from above.
+ */
+void metrics_sum_rows(struct metrics *t, const struct proc_row *rows, size_t n);
+/*
+ * metrics_from_memcg_stat() - a cgroup's stocks in @m from its memory.stat
+ * (hierarchical: the cgroup and below): usage and rss (the charge,
+ * memory.current / usage_in_bytes), anon, file, shmem, reclaimable (clean
+ * page cache: active_file + inactive_file - dirty - writeback) and the
+ * working set (usage - inactive_file). Other figures are left as they are.
+ */
+void metrics_from_memcg_stat(struct metrics *m, const struct memcg_stat *st);
 /* metrics_add_flows() - add @m's BPF flows (counts since attach) to @t. */
 void metrics_add_flows(struct metrics *t, const struct metrics *m);
 /*

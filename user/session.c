@@ -367,17 +367,6 @@ static bool row_from_proc(const struct session *s, pid_t pid, uint64_t start_ns,
 	return true;
 }
 
-void session_memcg_stocks(const struct memcg_stat *st, struct metrics *m)
-{
-	m->usage = st->usage;
-	m->rss = st->usage;
-	m->anon = st->anon;
-	m->file = st->file;
-	m->shmem = st->shmem;
-	m->reclaimable = memcg_reclaimable(st);
-	m->working_set = memcg_working_set(st);
-}
-
 static void sample_peaks(struct session *s, const struct memcg_stat *st)
 {
 	s->anon_peak = max_u64(s->anon_peak, st->anon);
@@ -808,7 +797,7 @@ static void cgroup_totals(struct session *s, struct report *r, const uint64_t *i
 	t->rss_peak = s->usage_peak;
 	if (memcg_read_stat(&s->cg, &st) < 0)
 		return;	/* the cgroup is gone: flows and the peaks seen */
-	session_memcg_stocks(&st, t);
+	metrics_from_memcg_stat(t, &st);
 	t->rss_peak = max_u64(s->usage_peak, st.has_peak ? st.peak : st.usage);
 	s->usage_peak = t->rss_peak;
 	sample_peaks(s, &st);

@@ -100,14 +100,6 @@ int session_poll(struct session *s, int timeout_ms);
 int session_report(struct session *s, struct report *r);
 
 /*
- * session_memcg_stocks() - a cgroup's stocks in @m from its memory.stat
- * (hierarchical: the cgroup and below): usage and rss (the charge,
- * memory.current / usage_in_bytes), anon, file, shmem, and reclaimable
- * (clean page cache: active_file + inactive_file - dirty - writeback).
- */
-void session_memcg_stocks(const struct memcg_stat *st, struct metrics *m);
-
-/*
  * session_cgroup_exited() - the flows (bytes and counts since start) of the
  * processes that exited while in cgroup @id itself (not below): the BPF
  * cgroups map, which sched_process_exit folds each exiting process's

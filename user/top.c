@@ -240,7 +240,7 @@ static int build_cgroup_rows(struct top *t, const struct report *r)
 		struct memcg_stat st;
 
 		if (!memcg_read_stat(&cgs[i], &st))
-			session_memcg_stocks(&st, &t->rows[base + i].m);
+			metrics_from_memcg_stat(&t->rows[base + i].m, &st);
 	}
 	free(cgs);
 	free(parent);
