@@ -8,14 +8,14 @@
  * cachestat(2), else mincore(2)), the cgroup's memory.stat, and a short
  * verdict. CoW copies come only from BPF (--watch); otherwise they are
  * reported as unknown (JSON null), never estimated. docs/explain.md.
- * This file is the model (collection, totals, verdicts); explain_print.c
- * prints it and only reads it.
+ * This file is the model (collection, totals, verdicts): it returns
+ * negative errnos, never exit codes; explain_cmd.c is the command (options,
+ * exit codes), explain_print.c prints the model and only reads it.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <inttypes.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -39,7 +39,6 @@
 #include "report.h"
 #include "session.h"
 #include "smaps.h"
-#include "usage.h"
 #include "util.h"
 
 #pragma GCC poison u8 u16 u32 u64 s8 s16 s32 s64
@@ -50,11 +49,6 @@
 #ifndef TMPFS_MAGIC
 #define TMPFS_MAGIC 0x01021994
 #endif
-
-static void explain_usage(FILE *f)
-{
-	usage_print(f, "explain");	/* usage.c */
-}
 
 /* Add one mapping's figures (bytes, docs/explain.md) to @s. */
 void xsum_add(struct xsum *s, const struct smaps_map *m)
@@ -704,9 +698,10 @@ static void numa_verdicts(struct explain *e)
 /* ---- collection ---------------------------------------------------- */
 
 /*
- * 0, or the exit code after printing why @pid cannot be explained: 2 for a
- * kernel thread or zombie (bad input, as attach --pid says), 4 when it
- * exited while being read.
+ * 0, or a negative errno after saying why @pid cannot be explained:
+ * -EINVAL no address space (a kernel thread or zombie), -ESRCH gone while
+ * being read, -EACCES (or -EPERM) smaps not readable, another read error.
+ * With @quiet_if_gone a process gone is not an error worth a line.
  */
 static int load_proc(struct xproc *x, pid_t pid, bool quiet_if_gone)
 {
@@ -718,7 +713,7 @@ static int load_proc(struct xproc *x, pid_t pid, bool quiet_if_gone)
 		if (!quiet_if_gone)
 			p_err("process %d has no address space (kernel thread or zombie): "
 			      "nothing to explain", pid);
-		return EXIT_USAGE;
+		return -EINVAL;
 	}
 	if (!err)
 		err = read_smaps(pid, &x->sm);
@@ -729,7 +724,7 @@ static int load_proc(struct xproc *x, pid_t pid, bool quiet_if_gone)
 			p_err("process %d: %s", pid, kill(pid, 0) && errno == ESRCH ?
 			      "no such process (or it exited while being read)" :
 			      "exited or lost its memory while being read");
-		return EXIT_RUNTIME;
+		return -ESRCH;
 	}
 	if (err == -EACCES || err == -EPERM) {
 		if (quiet_if_gone)	/* --cgroup: the others are still explained (D17) */
@@ -738,10 +733,10 @@ static int load_proc(struct xproc *x, pid_t pid, bool quiet_if_gone)
 		else
 			p_err("reading /proc/%d/smaps: %s (needs root or ptrace access to the "
 			      "process)", pid, strerror(-err));
-		return EXIT_ENV;
+		return err;
 	}
 	p_err("reading /proc/%d/smaps: %s", pid, strerror(-err));
-	return EXIT_RUNTIME;
+	return err;
 }
 
 /* Per-process report rows from /proc/PID/status and the smaps sums. */
@@ -861,20 +856,21 @@ void explain_total_up(struct explain *e)
 	}
 }
 
-static int watch_cow(struct explain *e, const struct memcg *cg, uint64_t dur_ns)
+int explain_watch(struct explain *e, const struct memcg *cg, uint64_t dur_ns)
 {
 	struct session s;
 	struct report r;
 	uint64_t start, end;
 	int err;
 
-	if (loader_check_env())
-		return EXIT_ENV;
+	err = loader_check_env();
+	if (err)
+		return err;
 	/* SIGINT/SIGTERM end the watch early: explained with what it counted */
 	install_stop_handlers(0);
 	err = session_start(&s, cg);
 	if (err)
-		return EXIT_ENV;
+		return err;
 	/* stderr, also with -j: a caller can start the workload once attached */
 	fprintf(stderr, "memacct explain: watching %s for %.1f s\n", cg->rel, dur_ns / 1e9);
 	start = now_ns();
@@ -886,7 +882,7 @@ static int watch_cow(struct explain *e, const struct memcg *cg, uint64_t dur_ns)
 	session_stop(&s);
 	if (err) {
 		p_err("building the watch report: %s", strerror(-err));
-		return EXIT_RUNTIME;
+		return err;
 	}
 	e->watched = true;
 	e->watch_ns = now_ns() - start;	/* shorter than DUR when stopped */
@@ -953,228 +949,82 @@ static void watch_result(const struct explain *e, struct xproc *x)
 		}
 }
 
-int do_explain(int argc, char **argv)
+int explain_load(struct explain *e, const pid_t *pids, int npids)
 {
-	static const struct option opts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "cgroup", required_argument, NULL, 'c' },
-		{ "pid", required_argument, NULL, 'p' },
-		{ "by", required_argument, NULL, 'b' },
-		{ "top", required_argument, NULL, 't' },
-		{ "watch", required_argument, NULL, 'w' },
-		{ "numa-threshold", required_argument, NULL, 'n' },
-		{ "pin-path", required_argument, NULL, 'P' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
-	const char *cgarg = NULL, *pidarg = NULL, *pin_dir = PIN_DEFAULT_DIR;
-	struct explain e = { 0 };
-	struct report r = { 0 };
-	enum by by = BY_MAPPING;
-	uint64_t top = 0, watch_ns = 0, pid64, pct;
-	pid_t *pids = NULL;
-	int c, err, npids, ret = EXIT_RUNTIME;
+	int err;
 
-	while ((c = getopt_long(argc, argv, ":jc:p:b:t:w:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'j':
-			json_output = true;
-			break;
-		case 'c':
-			cgarg = optarg;
-			break;
-		case 'p':	/* -p PID as bcc tools have it; same as the positional PID */
-			pidarg = optarg;
-			break;
-		case 'P':
-			pin_dir = optarg;
-			break;
-		case 'b':
-			if (!strcmp(optarg, "mapping"))
-				by = BY_MAPPING;
-			else if (!strcmp(optarg, "file"))
-				by = BY_FILE;
-			else if (!strcmp(optarg, "kind"))
-				by = BY_KIND;
-			else {
-				p_err("bad --by '%s' (mapping, file or kind)", optarg);
-				return EXIT_USAGE;
-			}
-			break;
-		case 't':
-			if (parse_u64(optarg, &top) || !top || top > INT_MAX) {
-				p_err("bad --top '%s' (a positive number)", optarg);
-				return EXIT_USAGE;
-			}
-			break;
-		case 'w':
-			if (parse_duration(optarg, &watch_ns) || !watch_ns) {
-				p_err("bad --watch '%s' (examples: 500ms, 2s, 1m)", optarg);
-				return EXIT_USAGE;
-			}
-			break;
-		case 'n':
-			if (parse_u64(optarg, &pct) || pct > 100) {
-				p_err("bad --numa-threshold '%s' (a percentage, 0 to 100)", optarg);
-				return EXIT_USAGE;
-			}
-			numa_threshold_pct = (unsigned int)pct;
-			break;
-		case 'h':
-			explain_usage(stdout);
-			return EXIT_OK;
-		default:
-			return opt_error("explain", c, argv);
-		}
-	}
-	if (!pidarg && optind < argc)
-		pidarg = argv[optind++];
-	if (!!cgarg == !!pidarg || optind < argc) {
-		p_err("explain: give one PID or --cgroup NAME|PATH (memacct help explain)");
-		return EXIT_USAGE;
-	}
-	r.command = "explain";
-	r.final = true;
-	e.has_topo = !numa_topo_read(&e.topo);
-	if (cgarg) {
-		e.cgroup_mode = true;
-		err = memcg_resolve(cgarg, &r.cg, stderr);
-		if (err) {
-			p_err("cgroup '%s': %s", cgarg, err == -ENOTUNIQ ?
-			      "ambiguous (candidates above)" : strerror(-err));
-			/* no such cgroup: 2, as in attach and audit (README; D12) */
-			ret = memcg_resolve_is_usage(err) ? EXIT_USAGE : EXIT_ENV;
-			goto out_free;
-		}
-		if (watch_ns) {
-			ret = watch_cow(&e, &r.cg, watch_ns);
-			if (ret)
-				goto out_free;
-			ret = EXIT_RUNTIME;
-		}
-		/* listed after the watch: workers forked meanwhile are in it */
-		npids = memcg_pids(&r.cg, true, &pids);
-		if (npids < 0) {
-			p_err("listing the processes of %s: %s", r.cg.path, strerror(-npids));
-			pids = NULL;
-			ret = EXIT_RUNTIME;
-			goto out_free;
-		}
-	} else {
-		if (parse_u64(pidarg, &pid64) || !pid64 || pid64 > INT_MAX) {
-			p_err("bad PID '%s'", pidarg);
-			ret = EXIT_USAGE;
-			goto out_free;
-		}
-		pids = malloc(sizeof(*pids));
-		if (!pids)
-			goto out_free;
-		pids[0] = (pid_t)pid64;
-		npids = 1;
-		if (kill(pids[0], 0) && errno == ESRCH) {
-			p_err("process %d: no such process", pids[0]);
-			ret = EXIT_USAGE;	/* bad input, as attach --pid (D12) */
-			goto out_free;
-		}
-		err = memcg_of_pid(pids[0], &r.cg);
-		if (err)
-			p_info("memory cgroup of %d: %s", pids[0], strerror(-err));
-		if (watch_ns) {
-			if (err) {
-				p_err("--watch: the memory cgroup of %d: %s", pids[0], strerror(-err));
-				ret = EXIT_ENV;
-				goto out_free;
-			}
-			ret = watch_cow(&e, &r.cg, watch_ns);
-			if (ret)
-				goto out_free;
-			ret = EXIT_RUNTIME;
-		}
-	}
-	e.procs = calloc(npids ? npids : 1, sizeof(*e.procs));
-	if (!e.procs)
-		goto out_free;
+	e->procs = calloc(npids ? npids : 1, sizeof(*e->procs));
+	if (!e->procs)
+		return -ENOMEM;
 	for (int i = 0; i < npids; i++) {
-		struct xproc *x = &e.procs[e.nprocs];
-		int rc;
+		struct xproc *x = &e->procs[e->nprocs];
 
 		memset(x, 0, sizeof(*x));
-		rc = load_proc(x, pids[i], e.cgroup_mode);
-		if ((rc == EXIT_RUNTIME || rc == EXIT_USAGE) && e.cgroup_mode) {
-			p_info("process %d left while being read: skipped", pids[i]);
+		err = load_proc(x, pids[i], e->cgroup_mode);
+		if (err) {
 			smaps_free(&x->sm);
+			if (!e->cgroup_mode)
+				return err;
+			/* --cgroup: gone or unreadable (said), the others explained */
+			if (err == -ESRCH || err == -EINVAL)
+				p_info("process %d left while being read: skipped", pids[i]);
 			continue;
 		}
-		if (rc == EXIT_ENV && e.cgroup_mode) {	/* unreadable: said, skipped */
-			smaps_free(&x->sm);
-			continue;
-		}
-		if (rc) {
-			ret = rc;
-			goto out_procs;
-		}
-		watch_result(&e, x);
+		watch_result(e, x);
 		/* one node: from smaps (numa_maps would cost as much again) */
-		if (e.has_topo) {
-			err = e.topo.nnodes == 1 ?
-			      numa_smaps_usage(&e.topo, &x->sm, &x->nu, &x->nm) :
-			      numa_proc_usage(&e.topo, x->pid, &x->nu, &x->nm);
+		if (e->has_topo) {
+			err = e->topo.nnodes == 1 ?
+			      numa_smaps_usage(&e->topo, &x->sm, &x->nu, &x->nm) :
+			      numa_proc_usage(&e->topo, x->pid, &x->nu, &x->nm);
 			x->has_numa = !err;
 			if (err)
 				p_info("reading /proc/%d/numa_maps: %s", x->pid, strerror(-err));
 		}
 		refine_kinds(x);
 		explain_sum_proc(x);
-		e.nprocs++;
+		e->nprocs++;
 	}
-	if (!e.nprocs && !e.cgroup_mode)
-		goto out_procs;
-	if (!watch_ns)
-		daemon_pins(&e, pin_dir);
-	e.has_stat = r.cg.path[0] && !memcg_read_stat(&r.cg, &e.cst);
-	if (e.cgroup_mode && e.has_topo)
-		e.has_cg_numa = !memcg_numa_usage(&e.topo, &r.cg, &e.cg_numa);
-	if (e.has_topo)
-		numa_collect(&e);
-	explain_total_up(&e);
-	err = collect_files(&e);
-	if (err || explain_fill_report(&e, &r)) {
-		p_err("building the report: %s", strerror(ENOMEM));
-		goto out_procs;
-	}
-	build_verdict(&e);
-	if (r.has_host) {
-		char hv[sizeof(e.verdict[0])];
+	return 0;
+}
 
-		if (report_host_verdict(&r.host, hv, sizeof(hv)))
-			say(&e, "%s", hv);
+int explain_build(struct explain *e, struct report *r, const char *pin_dir)
+{
+	if (!e->watched)
+		daemon_pins(e, pin_dir);
+	e->has_stat = r->cg.path[0] && !memcg_read_stat(&r->cg, &e->cst);
+	if (e->cgroup_mode && e->has_topo)
+		e->has_cg_numa = !memcg_numa_usage(&e->topo, &r->cg, &e->cg_numa);
+	if (e->has_topo)
+		numa_collect(e);
+	explain_total_up(e);
+	if (collect_files(e) || explain_fill_report(e, r))
+		return -ENOMEM;
+	build_verdict(e);
+	if (r->has_host) {
+		char hv[sizeof(e->verdict[0])];
+
+		if (report_host_verdict(&r->host, hv, sizeof(hv)))
+			say(e, "%s", hv);
 		else
-			say(&e, "DMA pins: unknown on this kernel (no nr_foll_pin_* in /proc/vmstat)");
-		if (hostmem_uma_verdict(&r.host, hv, sizeof(hv)))
-			say(&e, "%s", hv);
+			say(e, "DMA pins: unknown on this kernel (no nr_foll_pin_* in /proc/vmstat)");
+		if (hostmem_uma_verdict(&r->host, hv, sizeof(hv)))
+			say(e, "%s", hv);
 	}
-	if (e.has_topo)
-		numa_verdicts(&e);
-	if (json_output) {
-		ret = explain_print_json(stdout, &e, &r, top);
-		if (ret != EXIT_OK)
-			goto out_procs;
-	} else {
-		explain_print_plain(&e, &r, by, top);
+	if (e->has_topo)
+		numa_verdicts(e);
+	return 0;
+}
+
+void explain_free(struct explain *e)
+{
+	for (size_t i = 0; i < e->nprocs && e->procs; i++) {
+		smaps_free(&e->procs[i].sm);
+		numa_maps_free(&e->procs[i].nm);
+		dma_ranges_free(&e->procs[i].ranges);
 	}
-	ret = EXIT_OK;
-out_procs:
-	for (size_t i = 0; i < (size_t)npids && e.procs; i++) {
-		smaps_free(&e.procs[i].sm);
-		numa_maps_free(&e.procs[i].nm);
-		dma_ranges_free(&e.procs[i].ranges);
-	}
-	free(e.procs);
-	free(e.files);
-	report_free(&r);
-out_free:
-	free(e.watch_rows);
-	free(pids);
-	numa_topo_free(&e.topo);
-	return ret;
+	free(e->procs);
+	free(e->files);
+	free(e->watch_rows);
+	numa_topo_free(&e->topo);
+	memset(e, 0, sizeof(*e));
 }

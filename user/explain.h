@@ -132,9 +132,34 @@ void explain_total_up(struct explain *e);
 int explain_fill_report(struct explain *e, struct report *r);
 
 /*
+ * explain_watch() - the BPF side attached to @cg for @dur_ns (less when
+ * SIGINT/SIGTERM come): the processes' flows (CoW copies, zero fills, DMA
+ * pins) into e->watch_rows (owned by @e). 0, or a negative errno after
+ * saying why: -EPERM/-ENOENT not root or no BTF, the session's errors.
+ */
+int explain_watch(struct explain *e, const struct memcg *cg, uint64_t dur_ns);
+/*
+ * explain_load() - e->procs from /proc/PID/status, smaps and numa_maps of
+ * @pids (owned by @e), each with the watch's flows. With e->cgroup_mode a
+ * process gone or unreadable is skipped (said); else its error: -EINVAL no
+ * address space (a kernel thread or zombie), -ESRCH gone while being read,
+ * -EACCES/-EPERM smaps not readable, -ENOMEM, another read error.
+ */
+int explain_load(struct explain *e, const pid_t *pids, int npids);
+/*
+ * explain_build() - the rest of the model from what explain_load() read:
+ * a running daemon's pins at @pin_dir (without a watch), the cgroup's
+ * memory.stat and numa_stat, totals, files, the report @r and the verdicts.
+ * 0 or -ENOMEM.
+ */
+int explain_build(struct explain *e, struct report *r, const char *pin_dir);
+/* explain_free() - what @e owns; @e zeroed. */
+void explain_free(struct explain *e);
+
+/*
  * explain_print_json() - @e and @r as one memacct.report/v1 object on
  * @f: report_json()'s members, then the mappings (the largest @top by
- * RSS, 0: all) and numa streamed through jsonw.h. EXIT_OK, or EXIT_RUNTIME
+ * RSS, 0: all) and numa streamed through jsonw.h. 0, or -ENOMEM / -EINVAL
  * after an error message when the object cannot be built or encoded (an
  * I/O error on stdout is main()'s to report).
  */

@@ -778,7 +778,7 @@ int explain_print_json(FILE *f, const struct explain *e, const struct report *r,
 
 	if (!o) {
 		p_err("building the JSON report: %s", strerror(ENOMEM));
-		return EXIT_RUNTIME;
+		return -ENOMEM;
 	}
 	/* report_json()'s members, then the mappings streamed */
 	jw_init(&w, f);
@@ -795,7 +795,7 @@ int explain_print_json(FILE *f, const struct explain *e, const struct report *r,
 	/* -EIO (a full disk, a closed pipe): main() says it, exit 4 */
 	if (jw_end(&w) == -EINVAL) {
 		p_err("encoding the JSON report: a value jansson could not encode");
-		return EXIT_RUNTIME;
+		return -EINVAL;
 	}
-	return EXIT_OK;
+	return 0;
 }

@@ -156,14 +156,6 @@ int parse_zoneinfo_pcp(const char *text, uint64_t *per_node, int max, uint64_t *
 bool hostmem_uma(const char *root, const char *force, char *src, size_t len);
 
 /*
- * hostmem_uma_verdict() - on a unified-memory host, what a CUDA
- * allocation can get now (MemFree: cudaMemGetInfo's free) and after
- * reclaim (MemAvailable), that cgroup limits do not bound it, and the
- * targeted alternative to drop_caches. False (nothing written) elsewhere.
- */
-bool hostmem_uma_verdict(const struct hostpin *h, char *buf, size_t len);
-
-/*
  * parse_foll_pin() - nr_foll_pin_acquired and nr_foll_pin_released of a
  * vmstat text (/proc/vmstat or nodeN/vmstat), in pages. Returns 0, or
  * -ENOENT when either is absent.
@@ -186,25 +178,5 @@ int parse_mem_total(const char *text, uint64_t *bytes);
  * counters) or -errno when /proc/vmstat or /proc/meminfo is unreadable.
  */
 int hostpin_read(struct hostpin *h, bool refresh);
-
-struct mbuf;
-/*
- * hostpin_metrics() - the memacct_host_* gauges of @h into @b:
- * foll_pinned_bytes (host and {node}), mem_total_bytes (host and {node}),
- * dma_pinned_unattributed_bytes (foll_pinned less @attributed bytes, when
- * @attributed_known) and foll_pin_counters (1/0). A figure the kernel does
- * not give has no sample (unknown, never 0).
- */
-void hostpin_metrics(struct mbuf *b, const struct hostpin *h, bool attributed_known,
-		     uint64_t attributed);
-
-/*
- * hostmem_metrics() - the budget gauges of @h into @b (memacct_host_
- * mem_free_bytes, mem_available_bytes, page_cache_bytes,
- * reclaimable_page_cache_bytes, unevictable_bytes, mlocked_bytes,
- * hugetlb_bytes, hugetlb_reserved_bytes, pcp_free_bytes, unowned_kernel_bytes, host and
- * {node} where the kernel gives it; node_cpuless {node}; unified_memory).
- */
-void hostmem_metrics(struct mbuf *b, const struct hostpin *h);
 
 #endif

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <bpf/libbpf.h>
 #include "cgroup.h"
+#include "hostpin.h"
 #include "metric_table.h"
 #include "output_om.h"
 #include "usage.h"
@@ -281,4 +282,131 @@ void om_comm_families(struct mbuf *b, struct cgi *cg, size_t ncg,
 			metrics_sample_u64(b, l, 2, fam ? v[i].n : v[i].rss_pages * (uint64_t)page_size);
 		}
 	}
+}
+
+/* ---- the host: FOLL_PIN and the memory budget (hostpin.h) ---- */
+
+/* One sample of @v labelled {node="@node"}. */
+static void node_sample(struct mbuf *b, int node, uint64_t v)
+{
+	struct mlabel l[1];
+	char id[16];
+
+	snprintf(id, sizeof(id), "%d", node);
+	l[0] = (struct mlabel){ "node", id };
+	metrics_sample_u64(b, l, 1, v);
+}
+
+void hostpin_metrics(struct mbuf *b, const struct hostpin *h, bool attributed_known,
+		     uint64_t attributed)
+{
+	metrics_family(b, "memacct_host_foll_pin_counters", MT_GAUGE, NULL,
+		       "1 when the kernel counts FOLL_PIN pages (nr_foll_pin_* in /proc/vmstat)");
+	metrics_sample_u64(b, NULL, 0, h->known);
+	metrics_family(b, "memacct_host_mem_total_bytes", MT_GAUGE, "bytes",
+		       "MemTotal of the host and of each NUMA node");
+	metrics_sample_u64(b, NULL, 0, h->mem_total);
+	for (int i = 0; i < h->nnodes; i++) {
+		node_sample(b, h->nodes[i].node, h->nodes[i].mem_total);
+	}
+	if (!h->known)
+		return;	/* unknown on this kernel: no samples, never 0 */
+	metrics_family(b, "memacct_host_foll_pinned_bytes", MT_GAUGE, "bytes",
+		       "Pages pinned by pin_user_pages (FOLL_PIN) now: nr_foll_pin_acquired - "
+		       "nr_foll_pin_released, host and per NUMA node");
+	metrics_sample_u64(b, NULL, 0, h->foll_pinned);
+	for (int i = 0; i < h->nnodes; i++) {
+		if (!h->nodes[i].known)
+			continue;
+		node_sample(b, h->nodes[i].node, h->nodes[i].foll_pinned);
+	}
+	if (!attributed_known)
+		return;
+	metrics_family(b, "memacct_host_dma_pinned_unattributed_bytes", MT_GAUGE, "bytes",
+		       "FOLL_PIN bytes not attributed to a live process (dma_pinned or pinned_vm): "
+		       "exited owners, the kernel, paths memacct does not see");
+	metrics_sample_u64(b, NULL, 0, h->foll_pinned > attributed ? h->foll_pinned - attributed : 0);
+}
+
+/* A gauge of the host and of each node: @off is a uint64_t in struct
+ * hostmem, @known_off its bool (-1: known with the meminfo). */
+static void mem_family(struct mbuf *b, const struct hostpin *h, const char *name,
+		       const char *help, size_t off, long known_off)
+{
+	bool any = false;
+
+#define HM_KNOWN(m) ((m)->meminfo && (known_off < 0 || *(const bool *)((const char *)(m) + known_off)))
+#define HM_VAL(m) (*(const uint64_t *)((const char *)(m) + off))
+	any = HM_KNOWN(&h->mem);
+	for (int i = 0; i < h->nnodes; i++)
+		any |= HM_KNOWN(&h->nodes[i].mem);
+	if (!any)
+		return;
+	metrics_family(b, name, MT_GAUGE, "bytes", help);
+	if (HM_KNOWN(&h->mem))
+		metrics_sample_u64(b, NULL, 0, HM_VAL(&h->mem));
+	for (int i = 0; i < h->nnodes; i++) {
+		if (!HM_KNOWN(&h->nodes[i].mem))
+			continue;
+		node_sample(b, h->nodes[i].node, HM_VAL(&h->nodes[i].mem));
+	}
+#undef HM_KNOWN
+#undef HM_VAL
+}
+
+void hostmem_metrics(struct mbuf *b, const struct hostpin *h)
+{
+	static const struct {
+		const char *name, *help;
+		size_t off;
+		long known;
+	} fam[] = {
+		{ "memacct_host_mem_free_bytes", "MemFree of the host and of each NUMA node "
+		  "(on unified memory: what a CUDA allocation can get now)",
+		  offsetof(struct hostmem, mem_free), -1 },
+		{ "memacct_host_mem_available_bytes", "MemAvailable of the host (no per-node figure)",
+		  offsetof(struct hostmem, mem_available), offsetof(struct hostmem, avail_known) },
+		{ "memacct_host_page_cache_bytes", "File LRU pages: Active(file) + Inactive(file)",
+		  offsetof(struct hostmem, page_cache), -1 },
+		{ "memacct_host_reclaimable_page_cache_bytes", "Clean file LRU pages reclaim can "
+		  "drop: Active(file) + Inactive(file) - Dirty - Writeback",
+		  offsetof(struct hostmem, reclaimable), -1 },
+		{ "memacct_host_file_pages_bytes", "Page cache with shmem: NR_FILE_PAGES",
+		  offsetof(struct hostmem, file_pages), -1 },
+		{ "memacct_host_unevictable_bytes", "Unevictable LRU pages (mlocked, ramfs, "
+		  "SHM_LOCK)", offsetof(struct hostmem, unevictable), -1 },
+		{ "memacct_host_mlocked_bytes", "Mlocked pages (a part of unevictable)",
+		  offsetof(struct hostmem, mlocked), -1 },
+		{ "memacct_host_hugetlb_bytes", "The hugetlb pools (Hugetlb; per node the default "
+		  "size's HugePages_Total)", offsetof(struct hostmem, hugetlb),
+		  offsetof(struct hostmem, hugetlb_known) },
+		{ "memacct_host_hugetlb_reserved_bytes", "HugePages_Rsvd x Hugepagesize: hugetlb "
+		  "pages promised to mappings, not yet faulted", offsetof(struct hostmem,
+		  hugetlb_reserved), offsetof(struct hostmem, rsvd_known) },
+		{ "memacct_host_pcp_free_bytes", "Free pages on the per-CPU lists (zoneinfo "
+		  "pagesets count): free, though MemFree leaves them out",
+		  offsetof(struct hostmem, pcp_free), offsetof(struct hostmem, pcp_known) },
+		{ "memacct_host_unowned_kernel_bytes", "MemTotal - MemFree - every category "
+		  "meminfo accounts for: driver allocations, pipe and socket buffers "
+		  "(docs/metrics.md)", offsetof(struct hostmem, unowned),
+		  offsetof(struct hostmem, unowned_known) },
+	};
+	bool any = false;
+
+	for (size_t i = 0; i < sizeof(fam) / sizeof(fam[0]); i++)
+		mem_family(b, h, fam[i].name, fam[i].help, fam[i].off, fam[i].known);
+	for (int i = 0; i < h->nnodes; i++)
+		any |= h->nodes[i].cpu_known;
+	if (any) {
+		metrics_family(b, "memacct_host_node_cpuless", MT_GAUGE, NULL,
+			       "1 for a NUMA node without CPUs (GPU HBM in NUMA mode, CXL)");
+		for (int i = 0; i < h->nnodes; i++) {
+			if (!h->nodes[i].cpu_known)
+				continue;
+			node_sample(b, h->nodes[i].node, h->nodes[i].cpuless);
+		}
+	}
+	metrics_family(b, "memacct_host_unified_memory", MT_GAUGE, NULL,
+		       "1 when the GPU allocates from the host's RAM (GB10, Tegra; MEMACCT_UMA)");
+	metrics_sample_u64(b, NULL, 0, h->uma);
 }

@@ -12,6 +12,7 @@
 
 #include <stdint.h>
 #include "collect.h"
+#include "hostpin.h"
 #include "metrics.h"
 #include "proc.h"
 
@@ -80,5 +81,24 @@ void om_cgroup_families(struct mbuf *b, const struct cgi *cg, size_t ncg, bool o
  */
 void om_comm_families(struct mbuf *b, struct cgi *cg, size_t ncg,
 		      const struct comm_sum *v, size_t n, long page_size);
+
+/*
+ * hostpin_metrics() - the memacct_host_* gauges of @h into @b:
+ * foll_pinned_bytes (host and {node}), mem_total_bytes (host and {node}),
+ * dma_pinned_unattributed_bytes (foll_pinned less @attributed bytes, when
+ * @attributed_known) and foll_pin_counters (1/0). A figure the kernel does
+ * not give has no sample (unknown, never 0).
+ */
+void hostpin_metrics(struct mbuf *b, const struct hostpin *h, bool attributed_known,
+		     uint64_t attributed);
+
+/*
+ * hostmem_metrics() - the budget gauges of @h into @b (memacct_host_
+ * mem_free_bytes, mem_available_bytes, page_cache_bytes,
+ * reclaimable_page_cache_bytes, unevictable_bytes, mlocked_bytes,
+ * hugetlb_bytes, hugetlb_reserved_bytes, pcp_free_bytes, unowned_kernel_bytes, host and
+ * {node} where the kernel gives it; node_cpuless {node}; unified_memory).
+ */
+void hostmem_metrics(struct mbuf *b, const struct hostpin *h);
 
 #endif

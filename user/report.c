@@ -678,6 +678,21 @@ int report_numa_verdicts(const struct report *r, char (*out)[320], int max)
 }
 
 
+bool hostmem_uma_verdict(const struct hostpin *h, char *buf, size_t len)
+{
+	char b[2][16];
+
+	if (!h->uma || !h->mem.meminfo)
+		return false;
+	snprintf(buf, len, "unified memory: a CUDA allocation can get %s now (MemFree) and "
+		 "%s after reclaim (MemAvailable); cgroup limits do not bound GPU "
+		 "allocations here; instead of drop_caches, free a job's page cache with "
+		 "memacct reclaim --cgroup CG --file-only",
+		 fmt_bytes(b[0], 16, h->mem.mem_free),
+		 h->mem.avail_known ? fmt_bytes(b[1], 16, h->mem.mem_available) : "unknown");
+	return true;
+}
+
 void print_wrapped(FILE *f, const char *prefix, const char *text)
 {
 	size_t col = strlen(prefix), len;

@@ -252,4 +252,12 @@ void report_table_timed(bool timed);
 int print_report(FILE *f, const struct report *r);
 
 
+/*
+ * hostmem_uma_verdict() - on a unified-memory host, what a CUDA
+ * allocation can get now (MemFree: cudaMemGetInfo's free) and after
+ * reclaim (MemAvailable), that cgroup limits do not bound it, and the
+ * targeted alternative to drop_caches. False (nothing written) elsewhere.
+ */
+bool hostmem_uma_verdict(const struct hostpin *h, char *buf, size_t len);
+
 #endif
