@@ -41,8 +41,10 @@ Run with /usr/bin/python3 (Debian's torch).  Needs no GPU and no network.
 
 Usage: offload_demo.py [--hidden H] [--ffn F] [--blocks B] [--batch N]
          [--staging fp32_grads|fp16_params|none] [--no-second-step]
+       offload_demo.py --count-params [--hidden H] [--ffn F] [--blocks B]
+         (the count alone, for memacct run --params)
 Default 4 blocks of Linear(1024, 4096) + GELU + Linear(4096, 1024):
-33,566,720 parameters.
+33,574,912 parameters.
 
 Output (stdout): one line saying which staging buffer the host allowed
 ("staging: ..."), then, machine-readable (tests/integration.h):
@@ -164,7 +166,12 @@ def main():
     ap.add_argument("--staging", choices=["fp32_grads", "fp16_params", "none"],
                     default="fp32_grads")
     ap.add_argument("--no-second-step", action="store_true")
+    ap.add_argument("--count-params", action="store_true",
+                    help="print the parameter count (for --params) and exit")
     args = ap.parse_args()
+    if args.count_params:
+        print(sum(p.numel() for p in build(args.hidden, args.ffn, args.blocks).parameters()))
+        return 0
 
     torch.manual_seed(0)
     torch.set_num_threads(1)        # no thread pools appearing mid-phase
