@@ -179,6 +179,28 @@ START_TEST(test_phases_params)
 	r = run_cmd("%s run --params 0 -- true 2>&1", memacct);
 	ck_assert_int_eq(r->status, 2);
 	result_free(r);
+	/* the budget: another E, each phase held to it from its own totals */
+	r = run_cmd("%s -j run --params 1e6 --expect-bytes-per-param 60 -- %s/phases", memacct,
+		    workloads);
+	ck_assert_ptr_nonnull(r->report);
+	ck_assert(json_real_value(json_object_get(r->report, "expect_bytes_per_param")) == 60);
+	t = json_object_get(phase_named(r->report, "alloc"), "bytes_per_param");
+	ck_assert(json_real_value(json_object_get(t, "change")) ==
+		  (jint(json_object_get(phase_named(r->report, "alloc"), "totals"), "anon_bytes") +
+		   jint(json_object_get(phase_named(r->report, "alloc"), "totals"), "shmem_bytes")) /
+		  1e6);
+	/* the workload's 64 MiB over 1e6 parameters: 67.1 B/param, above 60,
+	 * nothing pinned */
+	ck_assert_int_gt(truth(r, "alloc_anon_bytes"), 60 * 1e6 + 16 * PAGE);
+	ck_assert_msg(strstr(json_string_value(json_object_get(t, "verdict")),
+			     "above 60: 0.00 pinned"),
+		      "alloc: %s", json_string_value(json_object_get(t, "verdict")));
+	result_free(r);
+	r = run_cmd("%s run --expect-bytes-per-param 16 -- true 2>&1; "
+		    "%s run --params 1e6 --expect-bytes-per-param 0 -- true 2>&1", memacct, memacct);
+	ck_assert_msg(strstr(r->out, "needs --params") &&
+		      strstr(r->out, "bad --expect-bytes-per-param '0'"), "%s", r->out);
+	result_free(r);
 }
 END_TEST
 
