@@ -187,8 +187,8 @@ START_TEST(test_phases_params)
 	t = json_object_get(phase_named(r->report, "alloc"), "bytes_per_param");
 	ck_assert(json_real_value(json_object_get(t, "change")) ==
 		  (jint(json_object_get(phase_named(r->report, "alloc"), "totals"), "anon_bytes") +
-		   jint(json_object_get(phase_named(r->report, "alloc"), "totals"), "shmem_bytes")) /
-		  1e6);
+		   jint(json_object_get(phase_named(r->report, "alloc"), "totals"),
+			"shmem_bytes")) / 1e6);
 	/* the workload's 64 MiB over 1e6 parameters: 67.1 B/param, above 60,
 	 * nothing pinned */
 	ck_assert_int_gt(truth(r, "alloc_anon_bytes"), 60 * 1e6 + 16 * PAGE);
@@ -197,7 +197,8 @@ START_TEST(test_phases_params)
 		      "alloc: %s", json_string_value(json_object_get(t, "verdict")));
 	result_free(r);
 	r = run_cmd("%s run --expect-bytes-per-param 16 -- true 2>&1; "
-		    "%s run --params 1e6 --expect-bytes-per-param 0 -- true 2>&1", memacct, memacct);
+		    "%s run --params 1e6 --expect-bytes-per-param 0 -- true 2>&1",
+		    memacct, memacct);
 	ck_assert_msg(strstr(r->out, "needs --params") &&
 		      strstr(r->out, "bad --expect-bytes-per-param '0'"), "%s", r->out);
 	result_free(r);
@@ -400,7 +401,8 @@ START_TEST(test_phases_offload)
 	for (int i = 0; i < 3; i++) {
 		const char *a = args[i], *z = args[i + 1];
 		long long tensors = truth_arg(r, "phase_bytes", a);
-		long long kept = truth_arg(r, "malloc_free_at", z) - truth_arg(r, "malloc_free_at", a);
+		long long kept = truth_arg(r, "malloc_free_at", z) -
+				 truth_arg(r, "malloc_free_at", a);
 		long long rss_anon = truth_arg(r, "anon_at", z) - truth_arg(r, "anon_at", a);
 		long long anon, tot;
 		char what[96];
@@ -450,8 +452,7 @@ START_TEST(test_phases_offload)
 	ck_assert_msg(jreal(b, "excess") > 0, "first step within 16 B/param: %s",
 		      json_string_value(json_object_get(b, "verdict")));
 	ck_assert(fabs(jreal(b, "mlocked") - staging / n) < 1e-9);
-	ck_assert(fabs(jreal(b, "excess_pinned") -
-		       (staging / n < jreal(b, "excess") ? staging / n : jreal(b, "excess"))) < 1e-9);
+	ck_assert(fabs(jreal(b, "excess_pinned") - fmin(staging / n, jreal(b, "excess"))) < 1e-9);
 	snprintf(want, sizeof(want), "mlocked %.2f", staging / n);
 	ck_assert_msg(strstr(json_string_value(json_object_get(b, "verdict")), want),
 		      "verdict without '%s': %s", want,
@@ -468,7 +469,8 @@ START_TEST(test_phases_offload)
 
 	/* the text: the verdict line, the staging buffer named under it */
 	t = run_cmd("CUDA_VISIBLE_DEVICES= %s run --params %lld -- /usr/bin/python3 "
-		    "%s/workloads/offload_demo.py --no-second-step 2>&1", memacct, params, testsdir);
+		    "%s/workloads/offload_demo.py --no-second-step 2>&1",
+		    memacct, params, testsdir);
 	ck_assert_int_eq(t->status, 0);
 	snprintf(want, sizeof(want), "%llx-", (unsigned long long)truth(t, "staging_addr"));
 	ck_assert_msg(strstr(t->out, "against the 16 B/param of mixed-precision Adam") &&

@@ -176,6 +176,8 @@ START_TEST(test_phase_budget)
 	ck_assert_int_eq(done[b.top[2].phase].maps[b.top[2].map].start, 0x40000000);
 	phase_verdict(v, sizeof(v), &b, p.expect_bpp);
 	ck_assert_str_eq(v, "6.00 B/param above 16: 4.00 pinned (mlocked 4.00), 2.00 unpinned");
+	phase_verdict(v, 12, &b, p.expect_bpp);		/* cut, terminated */
+	ck_assert_str_eq(v, "6.00 B/para");
 
 	ck_assert_int_eq(phase_budget(&p, 2, &b), 0);
 	ck_assert(fabs(b.change - 2) < 1e-9 && fabs(b.excess - 8) < 1e-9);

@@ -699,7 +699,8 @@ int phase_budget(const struct phases *p, size_t i, struct phase_budget *b)
 	b->unpinned = b->cumulative - b->pinned;
 	b->excess = b->cumulative - p->expect_bpp;
 	if (b->excess > 0) {
-		b->excess_pinned = b->pinned <= 0 ? 0 : b->pinned < b->excess ? b->pinned : b->excess;
+		b->excess_pinned = b->pinned <= 0 ? 0 :
+				   b->pinned < b->excess ? b->pinned : b->excess;
 		b->excess_unpinned = b->excess - b->excess_pinned;
 	}
 	return 0;

@@ -4,6 +4,7 @@
  * final report, schema $defs/phase) and as a table per phase: the output
  * side of phases.c, as explain_print.c is explain.c's.
  */
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include "phases.h"
@@ -40,28 +41,46 @@ static json_t *freed_in_json(const struct phases *p, const struct phase_map *m)
 	return m->freed_in >= 0 ? json_string_sanitized(p->done[m->freed_in].name) : json_null();
 }
 
+/* printf at @n of @buf (@len bytes): the new length, at most @len - 1 */
+static size_t __attribute__((format(printf, 4, 5)))
+append(char *buf, size_t len, size_t n, const char *fmt, ...)
+{
+	va_list ap;
+	int k;
+
+	if (n + 1 >= len)
+		return n;
+	va_start(ap, fmt);
+	k = vsnprintf(buf + n, len - n, fmt, ap);
+	va_end(ap);
+	if (k < 0)
+		return n;
+	return n + (size_t)k < len ? n + (size_t)k : len - 1;
+}
+
 void phase_verdict(char *buf, size_t len, const struct phase_budget *b, double expect_bpp)
 {
 	const char *sep = " (";
 	size_t n;
 
+	if (!len)
+		return;
+	buf[0] = '\0';
 	if (b->excess <= 0) {
-		snprintf(buf, len, "within %g B/param", expect_bpp);
+		append(buf, len, 0, "within %g B/param", expect_bpp);
 		return;
 	}
-	n = (size_t)snprintf(buf, len, "%.2f B/param above %g: %.2f pinned", b->excess,
-			     expect_bpp, b->excess_pinned);
-	if (n < len && b->mlocked > 0)
-		n += (size_t)snprintf(buf + n, len - n, "%smlocked %.2f", sep, b->mlocked), sep = ", ";
-	if (n < len && b->pinned_vm > 0)
-		n += (size_t)snprintf(buf + n, len - n, "%spinned_vm %.2f", sep, b->pinned_vm),
-			sep = ", ";
-	if (n < len && b->dma_pinned > 0)
-		n += (size_t)snprintf(buf + n, len - n, "%sDMA %.2f", sep, b->dma_pinned), sep = ", ";
-	if (n < len && sep[0] == ',')
-		n += (size_t)snprintf(buf + n, len - n, ")");
-	if (n < len)
-		snprintf(buf + n, len - n, ", %.2f unpinned", b->excess_unpinned);
+	n = append(buf, len, 0, "%.2f B/param above %g: %.2f pinned", b->excess, expect_bpp,
+		   b->excess_pinned);
+	if (b->mlocked > 0)
+		n = append(buf, len, n, "%smlocked %.2f", sep, b->mlocked), sep = ", ";
+	if (b->pinned_vm > 0)
+		n = append(buf, len, n, "%spinned_vm %.2f", sep, b->pinned_vm), sep = ", ";
+	if (b->dma_pinned > 0)
+		n = append(buf, len, n, "%sDMA %.2f", sep, b->dma_pinned), sep = ", ";
+	if (sep[0] == ',')
+		n = append(buf, len, n, ")");
+	append(buf, len, n, ", %.2f unpinned", b->excess_unpinned);
 }
 
 /* a mapping a budget names, and its share per parameter */
@@ -153,7 +172,8 @@ json_t *phases_json(const struct phases *p)
 					    json_string_sanitized(m->path) : json_null());
 			json_object_set_new(mo, "size_bytes", json_integer((json_int_t)m->size));
 			json_object_set_new(mo, "rss_bytes", json_integer((json_int_t)m->rss));
-			json_object_set_new(mo, "locked_bytes", json_integer((json_int_t)m->locked));
+			json_object_set_new(mo, "locked_bytes",
+					    json_integer((json_int_t)m->locked));
 			json_object_set_new(mo, "size_change_bytes", json_integer(m->size_change));
 			json_object_set_new(mo, "rss_change_bytes", json_integer(m->rss_change));
 			if (m->change == MAP_APPEARED || m->change == MAP_GREW)
@@ -245,8 +265,9 @@ static void print_budget_plain(FILE *f, const struct phases *p)
 
 			fmt_bytes(b, sizeof(b), m->size);
 			fmt_delta(c, sizeof(c), m->rss_change, true);
-			fprintf(f, "      %.2f B/param: %s %s %llx-%llx, rss %s", m->rss_change / p->params,
-				b, m->path[0] ? m->path : smaps_kind_name(m->kind),
+			fprintf(f, "      %.2f B/param: %s %s %llx-%llx, rss %s",
+				m->rss_change / p->params, b,
+				m->path[0] ? m->path : smaps_kind_name(m->kind),
 				(unsigned long long)m->start, (unsigned long long)m->end, c);
 			if (m->locked)
 				fprintf(f, ", locked %s", fmt_bytes(b, sizeof(b), m->locked));
