@@ -1,9 +1,14 @@
 // SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause)
 /*
  * unit_phases.c - unit tests of user/phases.c's parsers: the mark channel's
- * lines (mark_parse(): what memacct answers "error" to) and --params.
+ * lines (mark_parse(): what memacct answers "error" to), --params and
+ * --expect-bytes-per-param; and phase_budget()/phase_verdict() on phases
+ * built by hand (the figures of an offload_demo.py run, rounded).
  */
 #define _GNU_SOURCE
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
 #include "check_util.h"
 #include "memacct_mark.h"
 #include "phases.h"
@@ -81,6 +86,125 @@ START_TEST(test_parse_params)
 }
 END_TEST
 
+START_TEST(test_parse_bytes_per_param)
+{
+	double v = 0;
+
+	ck_assert_int_eq(parse_bytes_per_param("16", &v), 0);
+	ck_assert(v == 16);
+	ck_assert_int_eq(parse_bytes_per_param("18.5", &v), 0);
+	ck_assert(v == 18.5);
+	ck_assert_int_eq(parse_bytes_per_param("0", &v), -EINVAL);
+	ck_assert_int_eq(parse_bytes_per_param("-2", &v), -EINVAL);
+	ck_assert_int_eq(parse_bytes_per_param("16B", &v), -EINVAL);
+	ck_assert_int_eq(parse_bytes_per_param("", &v), -EINVAL);
+	ck_assert_int_eq(parse_bytes_per_param("inf", &v), -EINVAL);
+}
+END_TEST
+
+#define N_PARAMS 1000000.0
+
+static void set_phase(struct phase *ph, const char *name, double anon_bpp, double mlocked_bpp)
+{
+	memset(ph, 0, sizeof(*ph));
+	snprintf(ph->name, sizeof(ph->name), "%s", name);
+	ph->totals.d[M_ANON] = (int64_t)(anon_bpp * N_PARAMS);
+	ph->totals.d[M_MLOCKED] = (int64_t)(mlocked_bpp * N_PARAMS);
+	ph->totals.d[M_PINNED] = ph->totals.d[M_MLOCKED];
+	ph->totals.d[M_FILE] = 4096;
+}
+
+static struct phase_map *add_map(struct phase *ph, uint64_t start, int64_t rss, uint64_t locked,
+				 int freed_in)
+{
+	struct phase_map *m;
+
+	ph->maps = realloc(ph->maps, (ph->nmaps + 1) * sizeof(*m));
+	ck_assert_ptr_nonnull(ph->maps);
+	m = &ph->maps[ph->nmaps++];
+	memset(m, 0, sizeof(*m));
+	m->pid = 7;
+	m->change = MAP_APPEARED;
+	m->start = start;
+	m->end = start + (uint64_t)rss;
+	m->size = m->rss = (uint64_t)rss;
+	m->rss_change = rss;
+	m->locked = locked;
+	m->freed_in = freed_in;
+	return m;
+}
+
+/*
+ * init 6 B/param (a 6 MB mapping); first step 16 (a 4 MB locked staging
+ * buffer, a 12 MB heap growth, a 1 MB temporary freed in "second step");
+ * second step 2 more: 24 in all, 8 above 16, 4 of them pinned.
+ */
+START_TEST(test_phase_budget)
+{
+	struct phase done[3];
+	struct phases p = { .done = done, .ndone = 3, .params = N_PARAMS, .expect_bpp = 16 };
+	struct phase_budget b;
+	char v[512];
+
+	set_phase(&done[0], "init", 6, 0);
+	add_map(&done[0], 0x10000000, 6000000, 0, -1);
+	set_phase(&done[1], "first step", 16, 4);
+	add_map(&done[1], 0x20000000, 12000000, 0, -1);
+	add_map(&done[1], 0x30000000, 4000000, 4000000, -1);
+	add_map(&done[1], 0x40000000, 1000000, 0, 2);
+	set_phase(&done[2], "second step", 2, 0);
+	add_map(&done[2], 0x50000000, 2000000, 0, -1);
+
+	ck_assert_int_eq(phase_budget(&p, 0, &b), 0);
+	ck_assert(fabs(b.change - 6) < 1e-9 && fabs(b.cumulative - 6) < 1e-9);
+	ck_assert(b.excess < 0 && b.excess_pinned == 0 && b.excess_unpinned == 0);
+	phase_verdict(v, sizeof(v), &b, p.expect_bpp);
+	ck_assert_str_eq(v, "within 16 B/param");
+
+	ck_assert_int_eq(phase_budget(&p, 1, &b), 0);
+	ck_assert(fabs(b.cumulative - 22) < 1e-9 && fabs(b.excess - 6) < 1e-9);
+	ck_assert(fabs(b.pinned - 4) < 1e-9 && fabs(b.mlocked - 4) < 1e-9);
+	ck_assert(fabs(b.unpinned - 18) < 1e-9);
+	ck_assert(fabs(b.excess_pinned - 4) < 1e-9 && fabs(b.excess_unpinned - 2) < 1e-9);
+	ck_assert(fabs(b.file - 2 * 4096 / N_PARAMS) < 1e-9);
+	/* locked first, then this phase's, then earlier ones: the staging
+	 * buffer, the heap, the 1 MB temporary (freed only in "second step"),
+	 * before init's 6 MB */
+	ck_assert_int_eq(b.ntop, 3);
+	ck_assert_int_eq(done[b.top[0].phase].maps[b.top[0].map].start, 0x30000000);
+	ck_assert_int_eq(done[b.top[1].phase].maps[b.top[1].map].start, 0x20000000);
+	ck_assert_int_eq(done[b.top[2].phase].maps[b.top[2].map].start, 0x40000000);
+	phase_verdict(v, sizeof(v), &b, p.expect_bpp);
+	ck_assert_str_eq(v, "6.00 B/param above 16: 4.00 pinned (mlocked 4.00), 2.00 unpinned");
+	phase_verdict(v, 12, &b, p.expect_bpp);		/* cut, terminated */
+	ck_assert_str_eq(v, "6.00 B/para");
+
+	ck_assert_int_eq(phase_budget(&p, 2, &b), 0);
+	ck_assert(fabs(b.change - 2) < 1e-9 && fabs(b.excess - 8) < 1e-9);
+	ck_assert(fabs(b.excess_pinned - 4) < 1e-9 && fabs(b.excess_unpinned - 4) < 1e-9);
+	/* the 1 MB temporary was freed in "second step": no longer named */
+	ck_assert_int_eq(done[b.top[0].phase].maps[b.top[0].map].start, 0x30000000);
+	ck_assert_int_eq(done[b.top[1].phase].maps[b.top[1].map].start, 0x50000000);
+	ck_assert_int_eq(done[b.top[2].phase].maps[b.top[2].map].start, 0x20000000);
+
+	/* more pinned than the excess: all of the excess is pinned */
+	p.expect_bpp = 20;
+	ck_assert_int_eq(phase_budget(&p, 1, &b), 0);
+	ck_assert(fabs(b.excess_pinned - 2) < 1e-9 && b.excess_unpinned == 0);
+	phase_verdict(v, sizeof(v), &b, p.expect_bpp);
+	ck_assert_str_eq(v, "2.00 B/param above 20: 2.00 pinned (mlocked 4.00), 0.00 unpinned");
+
+	/* anon unknown: no budget; none without params or past the phases */
+	done[0].totals.unknown = MBIT(M_ANON);
+	ck_assert_int_eq(phase_budget(&p, 2, &b), -ENODATA);
+	ck_assert_int_eq(phase_budget(&p, 3, &b), -EINVAL);
+	p.params = 0;
+	ck_assert_int_eq(phase_budget(&p, 0, &b), -EINVAL);
+	for (int i = 0; i < 3; i++)
+		free(done[i].maps);
+}
+END_TEST
+
 Suite *phases_suite(void)
 {
 	Suite *s = suite_create("phases");
@@ -89,6 +213,8 @@ Suite *phases_suite(void)
 	tcase_add_test(tc, test_mark_parse_good);
 	tcase_add_test(tc, test_mark_parse_bad);
 	tcase_add_test(tc, test_parse_params);
+	tcase_add_test(tc, test_parse_bytes_per_param);
+	tcase_add_test(tc, test_phase_budget);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -252,6 +252,7 @@ static int push_map(struct phase *ph, size_t *cap, int pid, enum map_change c,
 	snprintf(pm->path, sizeof(pm->path), "%s", m->path ? m->path : "");
 	pm->size = now ? now->size : 0;
 	pm->rss = now ? now->rss : 0;
+	pm->locked = now ? smaps_locked(now) : 0;
 	pm->size_change = (int64_t)(now ? now->size : 0) - (int64_t)(was ? was->size : 0);
 	pm->rss_change = (int64_t)(now ? now->rss : 0) - (int64_t)(was ? was->rss : 0);
 	pm->freed_in = -1;
@@ -607,5 +608,100 @@ int parse_params(const char *s, double *out)
 	if (*end || v < 1)
 		return -EINVAL;
 	*out = v;
+	return 0;
+}
+
+int parse_bytes_per_param(const char *s, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || *end || !isfinite(v) || v <= 0)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+/* a phase's change of @id, 0 when unknown (the caller checked anon, shmem) */
+static double known(const struct phase_proc *d, enum metric_id id)
+{
+	return d->unknown & MBIT(id) ? 0 : (double)d->d[id];
+}
+
+/* @m of phase @e is still mapped at the end of phase @i */
+static bool map_held(const struct phase_map *m, int e, int i)
+{
+	return e <= i && (m->change == MAP_APPEARED || m->change == MAP_GREW) &&
+	       m->rss_change > 0 && (m->freed_in < 0 || m->freed_in > i);
+}
+
+/* @a (of phase @ea) before @b (of @eb) in the list of phase @i: more
+ * locked, then of phase @i itself, then more resident */
+static bool map_before(const struct phase_map *a, int ea, const struct phase_map *b, int eb,
+		       int i)
+{
+	if (a->locked != b->locked)
+		return a->locked > b->locked;
+	if ((ea == i) != (eb == i))
+		return ea == i;
+	return a->rss_change > b->rss_change;
+}
+
+int phase_budget(const struct phases *p, size_t i, struct phase_budget *b)
+{
+	const uint64_t need = MBIT(M_ANON) | MBIT(M_SHMEM);
+	double n = p->params;
+
+	memset(b, 0, sizeof(*b));
+	if (n <= 0 || i >= p->ndone)
+		return -EINVAL;
+	for (size_t e = 0; e <= i; e++) {
+		const struct phase_proc *t = &p->done[e].totals;
+		double mem;
+
+		if (t->unknown & need)
+			return -ENODATA;
+		mem = (double)t->d[M_ANON] + (double)t->d[M_SHMEM];
+		b->cumulative += mem / n;
+		if (e == i)
+			b->change = mem / n;
+		b->pinned += known(t, M_PINNED) / n;
+		b->mlocked += known(t, M_MLOCKED) / n;
+		b->pinned_vm += known(t, M_PINNED_VM) / n;
+		b->dma_pinned += known(t, M_DMA_PINNED) / n;
+		b->file += known(t, M_FILE) / n;
+		for (size_t j = 0; j < p->done[e].nmaps; j++) {
+			const struct phase_map *m = &p->done[e].maps[j];
+			int k;
+
+			if (!map_held(m, (int)e, (int)i))
+				continue;
+			/* insertion into the sorted top list */
+			for (k = b->ntop; k > 0; k--) {
+				const struct phase_map *o =
+					&p->done[b->top[k - 1].phase].maps[b->top[k - 1].map];
+
+				if (!map_before(m, (int)e, o, b->top[k - 1].phase, (int)i))
+					break;
+				if (k < PHASE_BUDGET_MAPS)
+					b->top[k] = b->top[k - 1];
+			}
+			if (k < PHASE_BUDGET_MAPS) {
+				b->top[k].phase = (int)e;
+				b->top[k].map = (int)j;
+				if (b->ntop < PHASE_BUDGET_MAPS)
+					b->ntop++;
+			}
+		}
+	}
+	b->unpinned = b->cumulative - b->pinned;
+	b->excess = b->cumulative - p->expect_bpp;
+	if (b->excess > 0) {
+		b->excess_pinned = b->pinned <= 0 ? 0 :
+				   b->pinned < b->excess ? b->pinned : b->excess;
+		b->excess_unpinned = b->excess - b->excess_pinned;
+	}
 	return 0;
 }

@@ -56,6 +56,7 @@ struct phase_map {
 	enum smaps_kind kind;
 	char path[256];			/* "" for anonymous */
 	uint64_t size, rss;		/* at the phase's end (vanished: 0) */
+	uint64_t locked;		/* its mlocked bytes at the end (smaps Locked) */
 	int64_t size_change, rss_change;
 	/* appeared or grew: index in phases.done of the later phase where it
 	 * vanished or its process exited; -1: still there at the last mark */
@@ -100,7 +101,56 @@ struct phases {
 	uint64_t marks;			/* marks answered ok */
 	uint64_t snap_ns_max, snap_ns_sum;	/* snapshot cost */
 	double params;			/* --params: > 0 adds bytes per parameter */
+	double expect_bpp;		/* --expect-bytes-per-param: the budget per
+					 * parameter (> 0 with params) */
 };
+
+/* Mixed-precision Adam's bytes per parameter: fp16 params and grads (2 + 2),
+ * fp32 master weights, m and v (4 + 4 + 4); --expect-bytes-per-param's
+ * default with --params. */
+#define PHASE_ADAM_MIXED_BPP	16.0
+/* Mappings a budget names (phase_budget()). */
+#define PHASE_BUDGET_MAPS	3
+
+/*
+ * One phase against the budget per parameter (--params N,
+ * --expect-bytes-per-param E): the cgroup's anon + shmem (what only a free
+ * returns: training state, pinned buffers; page cache is apart), in bytes
+ * per parameter.
+ */
+struct phase_budget {
+	double change;			/* this phase's change / N */
+	double cumulative;		/* the change of the phases so far / N */
+	double excess;			/* cumulative - E; <= 0: within */
+	/* of cumulative: pinned (no page twice) = mlocked + pinned_vm + DMA */
+	double pinned, mlocked, pinned_vm, dma_pinned;
+	double unpinned;		/* cumulative - pinned */
+	/* the excess (when > 0), pinned first: a budget of training state
+	 * holds no pinned staging buffers */
+	double excess_pinned, excess_unpinned;
+	double file;			/* page cache of the phases so far: apart */
+	/* mappings that appeared or grew in a phase so far and were not freed
+	 * by this one's end: most locked first, then this phase's, then most
+	 * resident */
+	struct {
+		int phase;		/* index in phases.done */
+		int map;		/* index in its maps */
+	} top[PHASE_BUDGET_MAPS];
+	int ntop;
+};
+
+/*
+ * phase_budget() - @b for phase @i (index in @p->done) of a run with
+ * --params. 0; -EINVAL without params or past the phases; -ENODATA when
+ * anon or shmem is unknown at an end of a phase so far.
+ */
+int phase_budget(const struct phases *p, size_t i, struct phase_budget *b);
+/*
+ * phase_verdict() - @b in words into @buf (@len bytes, always
+ * NUL-terminated): "within 16 B/param" or "6.55 B/param above 16: 4.00
+ * pinned (mlocked 4.00), 2.55 unpinned". In phases_print.c.
+ */
+void phase_verdict(char *buf, size_t len, const struct phase_budget *b, double expect_bpp);
 
 /*
  * phases_open() - the channel: a SOCK_SEQPACKET socketpair, memacct's end
@@ -134,6 +184,11 @@ void phases_free(struct phases *p);
  * "7K", "1T"; decimal suffixes. 0 and a positive count in @out, or -EINVAL.
  */
 int parse_params(const char *s, double *out);
+/*
+ * parse_bytes_per_param() - --expect-bytes-per-param: a positive number
+ * ("16", "18.5") into @out, or -EINVAL.
+ */
+int parse_bytes_per_param(const char *s, double *out);
 
 /* phases_json() - the "phases" array (new reference). In phases_print.c. */
 json_t *phases_json(const struct phases *p);

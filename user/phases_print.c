@@ -4,6 +4,7 @@
  * final report, schema $defs/phase) and as a table per phase: the output
  * side of phases.c, as explain_print.c is explain.c's.
  */
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include "phases.h"
@@ -38,6 +39,98 @@ static void delta_json(json_t *o, const struct phase_proc *d, unsigned int skip,
 static json_t *freed_in_json(const struct phases *p, const struct phase_map *m)
 {
 	return m->freed_in >= 0 ? json_string_sanitized(p->done[m->freed_in].name) : json_null();
+}
+
+/* printf at @n of @buf (@len bytes): the new length, at most @len - 1 */
+static size_t __attribute__((format(printf, 4, 5)))
+append(char *buf, size_t len, size_t n, const char *fmt, ...)
+{
+	va_list ap;
+	int k;
+
+	if (n + 1 >= len)
+		return n;
+	va_start(ap, fmt);
+	k = vsnprintf(buf + n, len - n, fmt, ap);
+	va_end(ap);
+	if (k < 0)
+		return n;
+	return n + (size_t)k < len ? n + (size_t)k : len - 1;
+}
+
+void phase_verdict(char *buf, size_t len, const struct phase_budget *b, double expect_bpp)
+{
+	const char *sep = " (";
+	size_t n;
+
+	if (!len)
+		return;
+	buf[0] = '\0';
+	if (b->excess <= 0) {
+		append(buf, len, 0, "within %g B/param", expect_bpp);
+		return;
+	}
+	n = append(buf, len, 0, "%.2f B/param above %g: %.2f pinned", b->excess, expect_bpp,
+		   b->excess_pinned);
+	if (b->mlocked > 0)
+		n = append(buf, len, n, "%smlocked %.2f", sep, b->mlocked), sep = ", ";
+	if (b->pinned_vm > 0)
+		n = append(buf, len, n, "%spinned_vm %.2f", sep, b->pinned_vm), sep = ", ";
+	if (b->dma_pinned > 0)
+		n = append(buf, len, n, "%sDMA %.2f", sep, b->dma_pinned), sep = ", ";
+	if (sep[0] == ',')
+		n = append(buf, len, n, ")");
+	append(buf, len, n, ", %.2f unpinned", b->excess_unpinned);
+}
+
+/* a mapping a budget names, and its share per parameter */
+static json_t *budget_map_json(const struct phases *p, int e, int j)
+{
+	const struct phase_map *m = &p->done[e].maps[j];
+	json_t *o = json_object();
+
+	json_object_set_new(o, "phase", json_string_sanitized(p->done[e].name));
+	json_object_set_new(o, "pid", json_integer(m->pid));
+	json_object_set_new(o, "change", json_string(change_names[m->change]));
+	json_object_set_new(o, "addr_start", json_integer((json_int_t)m->start));
+	json_object_set_new(o, "addr_end", json_integer((json_int_t)m->end));
+	json_object_set_new(o, "kind", json_string(smaps_kind_name(m->kind)));
+	json_object_set_new(o, "path", m->path[0] ? json_string_sanitized(m->path) : json_null());
+	json_object_set_new(o, "rss_change_bytes", json_integer(m->rss_change));
+	json_object_set_new(o, "locked_bytes", json_integer((json_int_t)m->locked));
+	json_object_set_new(o, "per_param", json_real(m->rss_change / p->params));
+	return o;
+}
+
+/* "bytes_per_param" of phase @i: phase_budget() and its verdict, or NULL */
+static json_t *budget_json(const struct phases *p, size_t i)
+{
+	struct phase_budget b;
+	json_t *o, *maps;
+	char v[512];
+
+	if (phase_budget(p, i, &b))
+		return NULL;
+	o = json_object();
+	maps = json_array();
+	json_object_set_new(o, "expected", json_real(p->expect_bpp));
+	json_object_set_new(o, "change", json_real(b.change));
+	json_object_set_new(o, "cumulative", json_real(b.cumulative));
+	json_object_set_new(o, "excess", json_real(b.excess));
+	json_object_set_new(o, "pinned", json_real(b.pinned));
+	json_object_set_new(o, "mlocked", json_real(b.mlocked));
+	json_object_set_new(o, "pinned_vm", json_real(b.pinned_vm));
+	json_object_set_new(o, "dma_pinned", json_real(b.dma_pinned));
+	json_object_set_new(o, "unpinned", json_real(b.unpinned));
+	json_object_set_new(o, "excess_pinned", json_real(b.excess_pinned));
+	json_object_set_new(o, "excess_unpinned", json_real(b.excess_unpinned));
+	json_object_set_new(o, "file", json_real(b.file));
+	for (int k = 0; k < b.ntop; k++)
+		json_array_append_new(maps, budget_map_json(p, b.top[k].phase, b.top[k].map));
+	json_object_set_new(o, "largest_mappings", maps);
+	phase_verdict(v, sizeof(v), &b, p->expect_bpp);
+	json_object_set_new(o, "verdict", json_string(v));
+	return o;
 }
 
 json_t *phases_json(const struct phases *p)
@@ -79,6 +172,8 @@ json_t *phases_json(const struct phases *p)
 					    json_string_sanitized(m->path) : json_null());
 			json_object_set_new(mo, "size_bytes", json_integer((json_int_t)m->size));
 			json_object_set_new(mo, "rss_bytes", json_integer((json_int_t)m->rss));
+			json_object_set_new(mo, "locked_bytes",
+					    json_integer((json_int_t)m->locked));
 			json_object_set_new(mo, "size_change_bytes", json_integer(m->size_change));
 			json_object_set_new(mo, "rss_change_bytes", json_integer(m->rss_change));
 			if (m->change == MAP_APPEARED || m->change == MAP_GREW)
@@ -86,6 +181,11 @@ json_t *phases_json(const struct phases *p)
 			json_array_append_new(maps, mo);
 		}
 		json_object_set_new(o, "mappings", maps);
+		if (p->params > 0) {
+			json_t *b = budget_json(p, i);
+
+			json_object_set_new(o, "bytes_per_param", b ? b : json_null());
+		}
 		json_array_append_new(a, o);
 	}
 	return a;
@@ -134,6 +234,49 @@ static void print_delta_row(FILE *f, const char *pid, const char *comm,
 	fputc('\n', f);
 }
 
+/* each phase against --expect-bytes-per-param, and what exceeds it */
+static void print_budget_plain(FILE *f, const struct phases *p)
+{
+	fprintf(f, "\nbytes per parameter: the cgroup's anon + shmem, %.0f parameters, against ",
+		p->params);
+	if (p->expect_bpp == PHASE_ADAM_MIXED_BPP)
+		fprintf(f, "the %g B/param of mixed-precision Adam (fp16 params and grads, fp32 "
+			"master weights, m and v)\n", p->expect_bpp);
+	else
+		fprintf(f, "the expected %g B/param (--expect-bytes-per-param)\n", p->expect_bpp);
+	for (size_t i = 0; i < p->ndone; i++) {
+		struct phase_budget bu;
+		char v[512], b[40], c[40];
+
+		if (phase_budget(p, i, &bu)) {
+			fprintf(f, "  \"%s\": anon or shmem unknown\n", p->done[i].name);
+			continue;
+		}
+		phase_verdict(v, sizeof(v), &bu, p->expect_bpp);
+		fprintf(f, "  \"%s\": %+.2f B/param, %.2f cumulative: %s", p->done[i].name,
+			bu.change, bu.cumulative, v);
+		if (bu.file >= 0.005 || bu.file <= -0.005)
+			fprintf(f, "; page cache %+.2f apart", bu.file);
+		fputc('\n', f);
+		if (bu.excess <= 0)
+			continue;
+		for (int k = 0; k < bu.ntop; k++) {
+			const struct phase_map *m = &p->done[bu.top[k].phase].maps[bu.top[k].map];
+
+			fmt_bytes(b, sizeof(b), m->size);
+			fmt_delta(c, sizeof(c), m->rss_change, true);
+			fprintf(f, "      %.2f B/param: %s %s %llx-%llx, rss %s",
+				m->rss_change / p->params, b,
+				m->path[0] ? m->path : smaps_kind_name(m->kind),
+				(unsigned long long)m->start, (unsigned long long)m->end, c);
+			if (m->locked)
+				fprintf(f, ", locked %s", fmt_bytes(b, sizeof(b), m->locked));
+			fprintf(f, " (pid %d), %s in \"%s\"\n", m->pid, change_names[m->change],
+				p->done[bu.top[k].phase].name);
+		}
+	}
+}
+
 void print_phases_plain(FILE *f, const struct phases *p)
 {
 	for (size_t i = 0; i < p->ndone; i++) {
@@ -175,10 +318,12 @@ void print_phases_plain(FILE *f, const struct phases *p)
 			fmt_bytes(b, sizeof(b), m->change == MAP_VANISHED ?
 				  (uint64_t)-m->size_change : m->size);
 			fmt_delta(c, sizeof(c), m->rss_change, true);
-			fprintf(f, "  %d %s %llx-%llx %s %s, rss %s%s%s", m->pid,
+			fprintf(f, "  %d %s %llx-%llx %s %s, rss %s", m->pid,
 				change_names[m->change], (unsigned long long)m->start,
-				(unsigned long long)m->end, b, smaps_kind_name(m->kind), c,
-				m->path[0] ? " " : "", m->path);
+				(unsigned long long)m->end, b, smaps_kind_name(m->kind), c);
+			if (m->locked)
+				fprintf(f, ", locked %s", fmt_bytes(b, sizeof(b), m->locked));
+			fprintf(f, "%s%s", m->path[0] ? " " : "", m->path);
 			if (m->change == MAP_VANISHED || m->change == MAP_SHRANK)
 				fputc('\n', f);
 			else if (m->freed_in >= 0)
@@ -187,6 +332,8 @@ void print_phases_plain(FILE *f, const struct phases *p)
 				fprintf(f, "; not freed by the last mark\n");
 		}
 	}
+	if (p->params > 0 && p->ndone)
+		print_budget_plain(f, p);
 	if (p->refused)
 		fprintf(f, "phases: %llu marks past the first %d phases were refused\n",
 			(unsigned long long)p->refused, PHASES_MAX);

@@ -261,8 +261,11 @@ json_t *report_json(const struct report *r)
 	}
 	json_object_set_new(o, "processes", procs);
 	if (r->phases) {
-		if (r->phases->params > 0)
+		if (r->phases->params > 0) {
 			json_object_set_new(o, "params", json_real(r->phases->params));
+			json_object_set_new(o, "expect_bytes_per_param",
+					    json_real(r->phases->expect_bpp));
+		}
 		json_object_set_new(o, "phases", phases_json(r->phases));
 		set_u64(o, "phases_refused", r->phases->refused);
 	}

@@ -349,6 +349,7 @@ static void run_poll(struct session *s, struct phases *ph, int timeout_ms)
 }
 
 #define OPT_PARAMS 0x100
+#define OPT_EXPECT_BPP 0x101
 
 int do_run(int argc, char **argv)
 {
@@ -357,6 +358,7 @@ int do_run(int argc, char **argv)
 		{ "interval", required_argument, NULL, 'i' },
 		{ "keep-cgroup", no_argument, NULL, 'k' },
 		{ "params", required_argument, NULL, OPT_PARAMS },
+		{ "expect-bytes-per-param", required_argument, NULL, OPT_EXPECT_BPP },
 		{ "help", no_argument, NULL, 'h' },
 		LIMITS_LONG_OPTIONS,
 		TABLE_LONG_OPTIONS,
@@ -368,7 +370,7 @@ int do_run(int argc, char **argv)
 	uint64_t interval_ns = 0, next_ns;
 	struct session s;
 	struct phases phs = { .fd = -1, .child_fd = -1 };
-	double params = 0;
+	double params = 0, expect_bpp = 0;
 	struct report r;
 	struct memcg cg, parent;
 	struct run_leaf leaf;
@@ -398,6 +400,13 @@ int do_run(int argc, char **argv)
 				return EXIT_USAGE;
 			}
 			break;
+		case OPT_EXPECT_BPP:
+			if (parse_bytes_per_param(optarg, &expect_bpp)) {
+				p_err("bad --expect-bytes-per-param '%s' (a positive number: 16, 18.5)",
+				      optarg);
+				return EXIT_USAGE;
+			}
+			break;
 		case 'h':
 			run_usage(stdout);
 			return EXIT_OK;
@@ -422,6 +431,12 @@ int do_run(int argc, char **argv)
 			return opt_error("run", c, argv);
 		}
 	}
+	if (expect_bpp > 0 && params <= 0) {
+		p_err("run: --expect-bytes-per-param needs --params N");
+		return EXIT_USAGE;
+	}
+	if (params > 0 && expect_bpp <= 0)
+		expect_bpp = PHASE_ADAM_MIXED_BPP;
 	if (optind >= argc) {
 		p_err("run: no command given (memacct run -- CMD [ARGS...])");
 		return EXIT_USAGE;
@@ -470,6 +485,7 @@ int do_run(int argc, char **argv)
 	if (err)
 		p_warn("no phase marks (MEMACCT_MARK_FD): %s", strerror(-err));
 	phs.params = params;
+	phs.expect_bpp = expect_bpp;
 	pid = spawn_in_cgroup(&cg, argv, &child);
 	phases_spawned(&phs);
 	if (pid < 0) {

@@ -52,6 +52,9 @@ static const struct usage_opt run_opts[] = {
 	{ "--keep-cgroup", NULL, "Leave the cgroup memacct-run-PID-X in place at the end." },
 	{ "--params", "N", "The model's parameter count (1.5e9, 7000000000, 80B, 350M):\n"
 	  "every change of a phase is also given in bytes per parameter." },
+	{ "--expect-bytes-per-param", "B", "With --params: the bytes per parameter a phase's\n"
+	  "cumulative anon + shmem is held to (default 16: mixed-precision\n"
+	  "Adam); what exceeds it is named by class and mapping." },
 	OPT_DMA_PINS_USAGE,
 	OPT_TABLE,
 	OPT_LIMITS,

@@ -62,6 +62,10 @@ _memacct()
 			# N: nothing to offer
 			return
 			;;
+		--expect-bytes-per-param)
+			# B: nothing to offer
+			return
+			;;
 		--dma-pins)
 			COMPREPLY=($(compgen -W "auto on off" -- "$cur"))
 			return
@@ -84,7 +88,7 @@ _memacct()
 			;;
 		esac
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "-j --json -i --interval --keep-cgroup --params --dma-pins --columns --raw --csv --memory-max --memory-high --memory-swap-max --force -h --help" -- "$cur"))
+			COMPREPLY=($(compgen -W "-j --json -i --interval --keep-cgroup --params --expect-bytes-per-param --dma-pins --columns --raw --csv --memory-max --memory-high --memory-swap-max --force -h --help" -- "$cur"))
 		fi
 		;;
 	attach)
