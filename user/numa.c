@@ -764,34 +764,3 @@ bool numa_over_threshold(const struct numa_brief *b, unsigned int pct, uint64_t 
 	return b->home >= 0 && b->remote && b->remote >= min_bytes &&
 	       (long double)b->remote * 100 >= (long double)b->bytes * pct;
 }
-
-/* "1", "1,3" */
-static void node_list(char *buf, size_t len, uint64_t mask)
-{
-	size_t o = 0;
-
-	buf[0] = '\0';
-	for (int n = 0; n < NUMA_MAX_NODES && o + 4 < len; n++)
-		if (mask >> n & 1)
-			o += snprintf(buf + o, len - o, "%s%d", o ? "," : "", n);
-}
-
-bool numa_verdict(char *buf, size_t len, const char *who, pid_t pid,
-		  const struct numa_brief *b, unsigned int pct, uint64_t min_bytes, bool past)
-{
-	char nodes[128], sz[16], total[16];
-	bool many;
-
-	if (!numa_over_threshold(b, pct, min_bytes))
-		return false;
-	node_list(nodes, sizeof(nodes), b->remote_nodes);
-	many = b->remote_nodes & (b->remote_nodes - 1);
-	snprintf(buf, len, "%d%% of %s's resident pages (%s of %s) %s on node%s %s while it "
-		 "%s on node %d (%s): bind with numactl --cpunodebind=%d --membind=%d, or "
-		 "move them with migratepages %d %s %d",
-		 (int)((long double)b->remote * 100 / (b->bytes ? b->bytes : 1) + 0.5L), who,
-		 fmt_bytes(sz, sizeof(sz), b->remote), fmt_bytes(total, sizeof(total), b->bytes),
-		 past ? "were" : "are", many ? "s" : "", nodes, past ? "ran" : "runs", b->home,
-		 numa_home_source_name(b->source), b->home, b->home, (int)pid, nodes, b->home);
-	return true;
-}

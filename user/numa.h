@@ -209,16 +209,8 @@ struct numa_brief {
 };
 void numa_brief_of(const struct numa_usage *u, struct numa_brief *b);
 
-/*
- * numa_over_threshold() - remote >= @pct % of bytes and >= @min_bytes.
- * numa_verdict() - "62% of PID 123 (python)'s resident pages (1.20 GiB) are
- * on node 1 while it runs on node 0: bind with numactl ..." into @buf
- * (@past: "were" / "ran", for a peak sampled during run/attach).
- * Returns true when a sentence was written (over the threshold).
- */
+/* numa_over_threshold() - remote >= @pct % of bytes and >= @min_bytes. */
 bool numa_over_threshold(const struct numa_brief *b, unsigned int pct, uint64_t min_bytes);
-bool numa_verdict(char *buf, size_t len, const char *who, pid_t pid,
-		  const struct numa_brief *b, unsigned int pct, uint64_t min_bytes, bool past);
 
 /* The verdict threshold in percent, explain --numa-threshold (default 10). */
 extern unsigned int numa_threshold_pct;

@@ -260,4 +260,14 @@ int print_report(FILE *f, const struct report *r);
  */
 bool hostmem_uma_verdict(const struct hostpin *h, char *buf, size_t len);
 
+/*
+ * numa_verdict() - "62% of PID 123 (python)'s resident pages (1.20 GiB) are
+ * on node 1 while it runs on node 0: bind with numactl ..." into @buf
+ * (@past: "were" / "ran", for a peak sampled during run/attach) when @b is
+ * over the threshold (numa_over_threshold(), numa.h). Returns true when a
+ * sentence was written.
+ */
+bool numa_verdict(char *buf, size_t len, const char *who, pid_t pid,
+		  const struct numa_brief *b, unsigned int pct, uint64_t min_bytes, bool past);
+
 #endif
