@@ -165,7 +165,7 @@ START_TEST(test_apply_v2)
 	/* below usage (100 MiB): refused, nothing written, unless --force */
 	memset(&req, 0, sizeof(req));
 	ck_assert_int_eq(limits_getopt(OPT_MEMORY_MAX, "64M", &req), 0);
-	ck_assert_int_eq(limits_apply(&cg, &req, false), EXIT_USAGE);
+	ck_assert_int_eq(limits_apply(&cg, &req, false), -EINVAL);
 	get("memory.max", v, sizeof(v));
 	ck_assert_str_eq(v, "536870912");
 	ck_assert_int_eq(limits_getopt(OPT_FORCE, NULL, &req), 0);
@@ -196,7 +196,7 @@ START_TEST(test_apply_root_refused)
 	unlink(state);	/* before any assertion: nothing left on the host */
 	get("memory.limit_in_bytes", v, sizeof(v));
 	remove_fake();
-	ck_assert_int_eq(rc, EXIT_USAGE);
+	ck_assert_int_eq(rc, -EINVAL);
 	ck_assert_msg(!written, "%s written for the root cgroup", state);
 	ck_assert_str_eq(v, "9223372036854771712");
 }
@@ -221,12 +221,12 @@ START_TEST(test_apply_v1_memsw)
 	put("memory.limit_in_bytes", "9223372036854771712\n");
 	memset(&req, 0, sizeof(req));
 	ck_assert_int_eq(limits_getopt(OPT_MEMORY_SWAP_MAX, "512M", &req), 0);
-	ck_assert_int_eq(limits_apply(&cg, &req, false), EXIT_USAGE);
+	ck_assert_int_eq(limits_apply(&cg, &req, false), -EINVAL);
 	/* D20: memory + swap past what the kernel takes: a usage error, nothing written */
 	memset(&req, 0, sizeof(req));
 	ck_assert_int_eq(limits_getopt(OPT_MEMORY_MAX, "1G", &req), 0);
 	ck_assert_int_eq(limits_getopt(OPT_MEMORY_SWAP_MAX, "9223372036854775807", &req), 0);
-	ck_assert_int_eq(limits_apply(&cg, &req, false), EXIT_USAGE);
+	ck_assert_int_eq(limits_apply(&cg, &req, false), -EINVAL);
 	get("memory.memsw.limit_in_bytes", v, sizeof(v));
 	ck_assert_str_eq(v, "1610612736");
 	remove_fake();
@@ -237,9 +237,9 @@ START_TEST(test_getopt_errors)
 {
 	struct limits_req req = { 0 };
 
-	ck_assert_int_eq(limits_getopt(OPT_MEMORY_MAX, "4x", &req), EXIT_USAGE);
-	ck_assert_int_eq(limits_getopt(OPT_MEMORY_MAX, "0", &req), EXIT_USAGE);
-	ck_assert_int_eq(limits_getopt(OPT_MEMORY_HIGH, "150%", &req), EXIT_USAGE);
+	ck_assert_int_eq(limits_getopt(OPT_MEMORY_MAX, "4x", &req), -EINVAL);
+	ck_assert_int_eq(limits_getopt(OPT_MEMORY_MAX, "0", &req), -EINVAL);
+	ck_assert_int_eq(limits_getopt(OPT_MEMORY_HIGH, "150%", &req), -EINVAL);
 	ck_assert(!limits_any(&req));
 	ck_assert_int_eq(limits_getopt(OPT_MEMORY_HIGH, "10%", &req), 0);
 	ck_assert(limits_any(&req));

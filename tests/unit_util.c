@@ -611,6 +611,20 @@ START_TEST(test_p_err_journal)
 }
 END_TEST
 
+/* library errnos to exit codes: the README's table (2 input, 3 environment, 4 runtime) */
+START_TEST(test_exit_code_of)
+{
+	ck_assert_int_eq(exit_code_of(-EINVAL), EXIT_USAGE);
+	ck_assert_int_eq(exit_code_of(-EBUSY), EXIT_USAGE);
+	ck_assert_int_eq(exit_code_of(-EPERM), EXIT_ENV);
+	ck_assert_int_eq(exit_code_of(-ENOENT), EXIT_ENV);
+	ck_assert_int_eq(exit_code_of(-EOPNOTSUPP), EXIT_ENV);
+	ck_assert_int_eq(exit_code_of(-EIO), EXIT_RUNTIME);
+	ck_assert_int_eq(exit_code_of(-ESRCH), EXIT_RUNTIME);
+	ck_assert_int_eq(exit_code_of(-ENOMEM), EXIT_RUNTIME);
+}
+END_TEST
+
 START_TEST(test_now_ns)
 {
 	uint64_t a, b;
@@ -652,6 +666,7 @@ Suite *util_suite(void)
 	tcase_add_test(tc, test_read_file);
 	tcase_add_test(tc, test_write_file);
 	tcase_add_test(tc, test_now_ns);
+	tcase_add_test(tc, test_exit_code_of);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -219,7 +219,7 @@ int do_attach(int argc, char **argv)
 	install_stop_handlers(0);
 	err = limits_apply(&cg, &lim, true);
 	if (err)
-		return err;
+		return exit_code_of(err);
 	err = session_start(&s, &cg);
 	if (err) {
 		if (limits_any(&lim))

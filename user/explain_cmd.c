@@ -112,21 +112,6 @@ static int parse_args(int argc, char **argv, struct explain_env *env)
 	return 0;
 }
 
-/* the exit code of a model error (a negative errno, already said) */
-static int exit_of(int err)
-{
-	switch (err) {
-	case -EINVAL:	/* a kernel thread or zombie: bad input, as attach --pid (D12) */
-		return EXIT_USAGE;
-	case -EPERM:	/* not root, no BTF (--watch), smaps not readable */
-	case -EACCES:
-	case -ENOENT:
-		return EXIT_ENV;
-	default:	/* gone while being read, out of memory, ... */
-		return EXIT_RUNTIME;
-	}
-}
-
 /*
  * The cgroup and processes @env names: r->cg, *pids (owned), *npids, and
  * the watch (before listing a cgroup's processes: workers forked meanwhile
@@ -148,7 +133,7 @@ static int target(const struct explain_env *env, struct explain *e, struct repor
 			return memcg_resolve_is_usage(err) ? EXIT_USAGE : EXIT_ENV;
 		}
 		if (env->watch_ns && (err = explain_watch(e, &r->cg, env->watch_ns)))
-			return err == -ENOENT || err == -EPERM ? EXIT_ENV : EXIT_RUNTIME;
+			return exit_code_of(err);
 		*npids = memcg_pids(&r->cg, true, pids);
 		if (*npids < 0) {
 			p_err("listing the processes of %s: %s", r->cg.path, strerror(-*npids));
@@ -180,7 +165,7 @@ static int target(const struct explain_env *env, struct explain *e, struct repor
 		return EXIT_ENV;
 	}
 	err = explain_watch(e, &r->cg, env->watch_ns);
-	return !err ? 0 : err == -ENOENT || err == -EPERM ? EXIT_ENV : EXIT_RUNTIME;
+	return err ? exit_code_of(err) : 0;
 }
 
 int do_explain(int argc, char **argv)
@@ -202,7 +187,7 @@ int do_explain(int argc, char **argv)
 		goto out;
 	err = explain_load(&e, pids, npids);
 	if (err) {
-		ret = exit_of(err);
+		ret = exit_code_of(err);
 		goto out;
 	}
 	if (!e.nprocs && !e.cgroup_mode) {

@@ -46,17 +46,17 @@ int limits_getopt(int c, const char *arg, struct limits_req *req)
 	}
 	k = c - OPT_MEMORY_MAX;
 	if (k < 0 || k >= LIMIT_NR)
-		return EXIT_USAGE;
+		return -EINVAL;
 	err = parse_size(arg, mem_total_bytes(), &req->val[k]);
 	if (err) {
 		p_err("bad %s '%s': %s (examples: 4G, 4GiB, 512M, 10%%)", opt_names[k], arg,
 		      err == -ERANGE ? "too large" : "not a size");
-		return EXIT_USAGE;
+		return -EINVAL;
 	}
 	if (!req->val[k] && k != LIMIT_SWAP_MAX) {
 		p_err("bad %s '%s': a memory limit of 0 would OOM-kill everything", opt_names[k],
 		      arg);
-		return EXIT_USAGE;
+		return -EINVAL;
 	}
 	req->set[k] = true;
 	return 0;
@@ -409,7 +409,7 @@ int limits_apply(const struct memcg *cg, const struct limits_req *req, bool save
 	if (cg->level == 0 || !strcmp(cg->rel, "/")) {
 		p_err("limits cannot be set on the root memory cgroup %s: give a cgroup below it",
 		      cg->path);
-		return EXIT_USAGE;
+		return -EINVAL;
 	}
 	if (req->set[LIMIT_SWAP_MAX] && cg->version == 1) {
 		char path[PATH_MAX + 64];
@@ -418,13 +418,13 @@ int limits_apply(const struct memcg *cg, const struct limits_req *req, bool save
 		if (access(path, F_OK)) {
 			p_err("--memory-swap-max: %s has no memory.memsw.limit_in_bytes "
 			      "(kernel without swap accounting, swapaccount=0)", cg->path);
-			return EXIT_ENV;
+			return -EOPNOTSUPP;
 		}
 	}
 	err = memcg_read_stat(cg, &ms);
 	if (err) {
 		p_err("reading the usage of %s: %s", cg->path, strerror(-err));
-		return EXIT_RUNTIME;
+		return -EIO;
 	}
 	for (int k = 0; k < LIMIT_NR; k++) {
 		if (!req->set[k] || k == LIMIT_SWAP_MAX || req->val[k] >= ms.usage || req->force)
@@ -436,7 +436,7 @@ int limits_apply(const struct memcg *cg, const struct limits_req *req, bool save
 		      k == LIMIT_MAX ? "reclaim (page cache, then swap) down to the limit and "
 		      "OOM-kill processes of the cgroup if it cannot" :
 		      "reclaim down to it and throttle every allocation of the cgroup");
-		return EXIT_USAGE;
+		return -EINVAL;
 	}
 
 	/* the values to write, in cgroup-file terms */
@@ -464,13 +464,13 @@ int limits_apply(const struct memcg *cg, const struct limits_req *req, bool save
 				p_err("--memory-swap-max on cgroup v1 limits memory+swap "
 				      "(memory.memsw.limit_in_bytes): give --memory-max too, "
 				      "%s has no memory limit", cg->path);
-				return EXIT_USAGE;
+				return -EINVAL;
 			}
 			/* D20: the kernel caps limits at LLONG_MAX rounded to pages */
 			if (v > (uint64_t)INT64_MAX - mem) {
 				p_err("--memory-swap-max: memory %" PRIu64 " + swap %" PRIu64
 				      " bytes is too large for memory.memsw.limit_in_bytes", mem, v);
-				return EXIT_USAGE;
+				return -EINVAL;
 			}
 			v = mem + v;
 		}
@@ -483,7 +483,7 @@ int limits_apply(const struct memcg *cg, const struct limits_req *req, bool save
 			p_err("reading %s/%s: %s%s", cg->path, files[n], strerror(-err),
 			      err == -ENOENT && cg->level == 0 ?
 			      " (the root cgroup has no limits)" : "");
-			return err == -ENOENT ? EXIT_ENV : EXIT_RUNTIME;
+			return err == -ENOENT ? -EOPNOTSUPP : -EIO;
 		}
 		n++;
 	}
@@ -495,12 +495,12 @@ int limits_apply(const struct memcg *cg, const struct limits_req *req, bool save
 		if (!load_state(statefile, &other) && owner_alive(&other)) {
 			p_err("memacct %d already manages the limits of %s (%s)", (int)other.owner,
 			      cg->path, statefile);
-			return EXIT_USAGE;
+			return -EBUSY;
 		}
 		err = save_state(&st);
 		if (err) {
 			p_err("writing the limits state file %s: %s", statefile, strerror(-err));
-			return EXIT_RUNTIME;
+			return -EIO;
 		}
 	}
 	err = write_all(cg->path, n, files, vals, &failed);
@@ -508,7 +508,7 @@ int limits_apply(const struct memcg *cg, const struct limits_req *req, bool save
 		p_err("writing %s/%s: %s", cg->path, failed, strerror(-err));
 		if (save)
 			limits_restore(cg);
-		return EXIT_RUNTIME;
+		return -EIO;
 	}
 	for (int i = 0; i < n; i++)
 		p_info("limits: %s/%s = %s (was %s)", cg->path, files[i], vals[i],

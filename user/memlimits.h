@@ -46,7 +46,7 @@ bool limits_any(const struct limits_req *req);
 
 /*
  * limits_getopt() - handle one of the OPT_* codes for @req; prints the
- * error (naming the bad token) and returns EXIT_USAGE, or 0.
+ * error (naming the bad token) and returns -EINVAL, or 0.
  */
 int limits_getopt(int c, const char *arg, struct limits_req *req);
 
@@ -118,7 +118,11 @@ int parse_limits_state(const char *text, struct limits_state *st);
  * limits_apply() - check @req against the cgroup's usage (refusing a limit
  * below it without --force), save the old values to the state file when
  * @save_state, then write the limits. Prints what it does and any error;
- * returns 0 or an EXIT_* code.
+ * returns 0 or a negative errno: -EINVAL a limit refused (the root cgroup,
+ * below the usage without --force, a v1 swap limit without a memory
+ * limit), -EBUSY another live memacct manages them, -EOPNOTSUPP no such
+ * limit file here, -EIO reading or writing a cgroup or state file failed
+ * (exit_code_of(), commands.h, gives the exit code).
  */
 int limits_apply(const struct memcg *cg, const struct limits_req *req, bool save_state);
 

@@ -465,7 +465,7 @@ int do_run(int argc, char **argv)
 	/* our own cgroup, removed at the end: no state file to restore from */
 	err = limits_apply(&cg, &lim, false);
 	if (err) {
-		ret = err;
+		ret = exit_code_of(err);
 		goto out_rmdir;
 	}
 	ph.setup = now_ns();

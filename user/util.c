@@ -650,3 +650,20 @@ uint64_t now_ns(void)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
+
+int exit_code_of(int err)
+{
+	switch (err) {
+	case -EINVAL:
+	case -EBUSY:
+	case -ERANGE:
+		return EXIT_USAGE;
+	case -EPERM:
+	case -EACCES:
+	case -ENOENT:
+	case -EOPNOTSUPP:
+		return EXIT_ENV;
+	default:
+		return EXIT_RUNTIME;
+	}
+}

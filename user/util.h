@@ -149,4 +149,14 @@ size_t utf8_len(const unsigned char *s);
  */
 json_t *json_string_sanitized(const char *s);
 
+/*
+ * exit_code_of() - the exit code of a library error, a negative errno the
+ * library has already explained: EXIT_USAGE for -EINVAL, -EBUSY, -ERANGE
+ * (the input was refused), EXIT_ENV for -EPERM, -EACCES, -ENOENT,
+ * -EOPNOTSUPP (not root, no BTF, a file this kernel lacks), EXIT_RUNTIME
+ * for any other. Library code returns errnos; only commands choose exit
+ * codes.
+ */
+int exit_code_of(int err);
+
 #endif
