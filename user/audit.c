@@ -58,6 +58,8 @@ struct audit_proc {
 	bool has_rl;
 	struct locked_map maps[MAX_EVIDENCE];
 	int nmaps;
+	int nmaps_unlisted;	/* locked mappings past MAX_EVIDENCE: counted only */
+	uint64_t unlisted_locked;	/* their smaps Locked, bytes */
 	bool over;		/* over the per-process cap */
 };
 
@@ -138,7 +140,10 @@ static void scan_smaps(struct audit_proc *p)
 		} else if (m->kind == SMAPS_SHMEM) {
 			shm_rss += m->rss;
 		}
-		if (m->locked && p->nmaps < MAX_EVIDENCE) {
+		if (m->locked && p->nmaps == MAX_EVIDENCE) {
+			p->nmaps_unlisted++;
+			p->unlisted_locked += m->locked;
+		} else if (m->locked) {
 			struct locked_map *l = &p->maps[p->nmaps++];
 
 			snprintf(l->range, sizeof(l->range), "%" PRIx64 "-%" PRIx64, m->start,
@@ -450,6 +455,16 @@ static void print_proc_table(const struct audit_cg *a)
 	fflush(stdout);
 	if (table_cells_print(stdout, &t, locked_cols, rows, false))
 		p_warn("printing a table: %s", strerror(ENOMEM));
+	for (size_t j = 0; j < a->n; j++) {
+		const struct audit_proc *p = &a->procs[j];
+		char ub[16];
+
+		if (p->nmaps_unlisted)
+			printf("  pid %d: %d more locked mapping%s (%s locked) not listed: the "
+			       "first %d are\n", (int)p->pid, p->nmaps_unlisted,
+			       p->nmaps_unlisted == 1 ? "" : "s",
+			       fmt_bytes(ub, sizeof(ub), p->unlisted_locked), MAX_EVIDENCE);
+	}
 }
 
 static void print_plain(struct audit_cg *as, int n, const struct audit_opts *o)
@@ -606,6 +621,10 @@ static void print_json(struct audit_cg *as, int n, const struct audit_opts *o, b
 				json_array_append_new(ms, m);
 			}
 			json_object_set_new(pj, "locked_mappings", ms);
+			json_object_set_new(pj, "locked_mappings_unlisted",
+					    json_u(p->nmaps_unlisted));
+			json_object_set_new(pj, "locked_mappings_unlisted_bytes",
+					    json_u(p->unlisted_locked));
 			json_array_append_new(ps, pj);
 		}
 		json_object_set_new(c, "processes", ps);
@@ -1040,7 +1059,8 @@ static void watch_transition(struct watch *w, int i, const struct trigger *trig)
 
 			if (!proc_pinned(p))
 				continue;
-			p->nmaps = 0;
+			p->nmaps = p->nmaps_unlisted = 0;
+			p->unlisted_locked = 0;
 			scan_smaps(p);
 			p->has_rl = !prlimit(p->pid, RLIMIT_MEMLOCK, NULL, &p->rl);
 		}

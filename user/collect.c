@@ -45,6 +45,7 @@ static bool filter_wants(const struct collector *o, const char *rel)
 struct walk {
 	struct cgi *v;
 	size_t n, cap;
+	size_t max;		/* cgroups the walk holds (collector.max_cgroups) */
 	const struct collector *o;
 	long unwalked;		/* directories whose path is too long to open */
 };
@@ -58,8 +59,11 @@ static int walk_add(struct walk *w, uint64_t ino, const char *rel, uint64_t pare
 		size_t cap = w->cap ? 2 * w->cap : 256;
 		struct cgi *nv;
 
-		if (cap > COLLECT_MAX_CGROUPS)
+		/* up to w->max exactly: doubling alone stopped at 65,536 */
+		if (w->cap >= w->max)
 			return -E2BIG;
+		if (cap > w->max)
+			cap = w->max;
 		nv = realloc(w->v, cap * sizeof(*nv));
 		if (!nv)
 			return -ENOMEM;
@@ -585,7 +589,7 @@ static void metrics_of_cgi(const struct collector *cs, const struct cgi *c, stru
 
 int collect(struct collector *cs, struct collection *col)
 {
-	struct walk w = { .o = cs };
+	struct walk w = { .o = cs, .max = cs->max_cgroups ? cs->max_cgroups : COLLECT_MAX_CGROUPS };
 	struct stat st;
 	struct prev *np;
 	size_t nnp = 0;
@@ -603,7 +607,7 @@ int collect(struct collector *cs, struct collection *col)
 		p_warn("%ld cgroup%s below %s not walked (a path longer than PATH_MAX, more than "
 		       "%d cgroups, or out of memory): left out of every figure with their subtrees "
 		       "(memacct_cgroups_unwalked)", w.unwalked, w.unwalked == 1 ? "" : "s",
-		       cs->root, COLLECT_MAX_CGROUPS);
+		       cs->root, (int)w.max);
 	cs->unwalked = w.unwalked;
 	qsort(w.v, w.n, sizeof(*w.v), cmp_cgi);
 	col->cg = w.v;

@@ -112,6 +112,7 @@ struct collector {
 	const char *const *filters;	/* --cgroup-filter, normalized; NULL: all */
 	int nfilters;
 	int top_n;			/* processes with series of their own */
+	size_t max_cgroups;		/* cgroups a walk holds; 0: COLLECT_MAX_CGROUPS */
 	bool numa_multi;		/* several nodes: memory.numa_stat read */
 	const struct numa_topo *topo;
 	/* kept between collections (collector_free()) */
@@ -129,7 +130,7 @@ struct collector {
  * stocks (pin_read_stocks()), memory.stat of the wanted cgroups, and for each its
  * published figures in cgi.m (bytes; counters never below the last
  * collection's). Cgroups it cannot walk (a path past PATH_MAX, more than
- * COLLECT_MAX_CGROUPS) are left out with their subtrees and counted in
+ * cs->max_cgroups) are left out with their subtrees and counted in
  * col->cgroups_unwalked, with a warning when that count changes (they made
  * no -E2BIG: the walk skipped them silently). 0, or -ENOENT (the root is
  * gone).

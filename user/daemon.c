@@ -457,6 +457,8 @@ static void write_json_log(struct dstate *d, const struct collection *col)
 	}
 	if (o) {
 		json_object_set_new(o, "cgroups", arr);
+		json_object_set_new(o, "cgroups_unwalked",
+				    json_integer((json_int_t)col->cgroups_unwalked));
 		s = json_dumps(o, JSON_COMPACT);
 		if (s) {
 			log_line(d, s);
@@ -851,6 +853,13 @@ int do_daemon(int argc, char **argv)
 		.page_size = d.page_size, .filters = d.o.filters, .nfilters = d.o.nfilters,
 		.top_n = d.o.top_n, .numa_multi = d.numa_multi, .topo = &d.topo,
 	};
+	{	/* a test knob (docs/daemon.md "Map sizes"): the walk's limit, reached */
+		const char *env = getenv("MEMACCT_WALK_CGROUPS_MAX");
+		uint64_t v;
+
+		if (env && !parse_u64(env, &v) && v > 0 && v < COLLECT_MAX_CGROUPS)
+			d.cs.max_cgroups = v;
+	}
 	if (collect_and_publish(&d)) {
 		p_err("first collection failed: cgroup root %s unreadable", d.root);
 		goto out_pin;
