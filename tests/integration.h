@@ -121,5 +121,6 @@ Suite *reclaim_suite(void) __attribute__((weak));
 Suite *oom_suite(void) __attribute__((weak));
 Suite *phases_suite(void) __attribute__((weak));
 Suite *figures_suite(void) __attribute__((weak));
+Suite *limits_suite(void) __attribute__((weak));
 
 #endif

@@ -1,0 +1,334 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause)
+/*
+ * integration_limits.c - no silent limits (issue #26 item 5): each capacity
+ * driven to its limit, and what it dropped found in the text, the JSON and,
+ * for the daemon, a metric (docs/metrics.md "Capacities and what is reported
+ * at each" lists every capacity and the test of each). The ground truth is
+ * the kernel's own files: the cgroup directories there are, the mappings
+ * /proc/PID/smaps says are locked. Every cgroup, pin directory and file is
+ * named with our PID.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include "integration.h"
+
+static char cg[256], pin[128], log_path[128], json_path[128], out_path[128];
+static int port;
+static pid_t daemon_pid, work_pid;
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+/* `sh -c @cmd` in the background, killed if the runner dies; its pid. */
+static pid_t spawn_sh(const char *cmd)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	return pid;
+}
+
+static void setup(void)
+{
+	int me = (int)getpid();
+
+	snprintf(cg, sizeof(cg), "%s/memacct-limits-%d", cgroot, me);
+	snprintf(pin, sizeof(pin), "/sys/fs/bpf/memacct-limits-%d", me);
+	snprintf(log_path, sizeof(log_path), "/tmp/memacct-limits-%d.log", me);
+	snprintf(json_path, sizeof(json_path), "/tmp/memacct-limits-%d.json", me);
+	snprintf(out_path, sizeof(out_path), "/tmp/memacct-limits-%d.out", me);
+	ck_assert_msg(!mkdir(cg, 0755) || errno == EEXIST, "mkdir %s: %s", cg, strerror(errno));
+}
+
+static void teardown(void)
+{
+	struct result *r;
+
+	if (work_pid > 0) {
+		kill(work_pid, SIGKILL);
+		waitpid(work_pid, NULL, 0);
+		work_pid = 0;
+	}
+	if (daemon_pid > 0) {
+		kill(daemon_pid, SIGINT);
+		waitpid(daemon_pid, NULL, 0);
+		daemon_pid = 0;
+	}
+	r = run_cmd("%s detach --pin-path %s >/dev/null 2>&1; rmdir %s 2>/dev/null; "
+		    "rm -f %s %s %s", memacct, pin, cg, log_path, json_path, out_path);
+	result_free(r);
+}
+
+/* The daemon, @env before it ("VAR=N"), every second, logging JSON lines;
+ * ready once /healthz answers (its first collection is published). */
+static pid_t daemon_start(const char *env)
+{
+	char cmd[1024];
+	pid_t pid;
+
+	port = free_port();
+	snprintf(cmd, sizeof(cmd), "exec env %s %s daemon --listen 127.0.0.1:%d --pin-path %s "
+		 "--interval 1s --json-log %s >>%s 2>&1", env, memacct, port, pin, json_path,
+		 log_path);
+	pid = spawn_sh(cmd);
+	for (int i = 0; i < 300; i++) {
+		struct result *r = run_cmd("curl -sf -m 2 http://127.0.0.1:%d/healthz", port);
+		bool up = r->status == 0;
+
+		result_free(r);
+		if (up)
+			return pid;
+		if (waitpid(pid, NULL, WNOHANG) == pid)
+			return -1;
+		sleep_ms(100);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	return -1;
+}
+
+/* The value of the sample of @family with no labels in @text, or -1. */
+static long long sample(const char *text, const char *family)
+{
+	size_t n = strlen(family);
+
+	for (const char *l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
+		if (!strncmp(l, family, n) && l[n] == ' ')
+			return atoll(l + n + 1);
+	return -1;
+}
+
+/* Samples of @family in @text whose cgroup label is not the root's. */
+static int samples_below_root(const char *text, const char *family)
+{
+	size_t n = strlen(family);
+	int k = 0;
+
+	for (const char *l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		const char *eol = strchr(l, '\n'), *c;
+
+		if (strncmp(l, family, n) || l[n] != '{')
+			continue;
+		c = strstr(l, "cgroup=\"");
+		k += c && (!eol || c < eol) && strncmp(c, "cgroup=\"/\"", 10);
+	}
+	return k;
+}
+
+/* Directories directly below the memory hierarchy's root now. */
+static long top_level_cgroups(void)
+{
+	DIR *d = opendir(cgroot);
+	struct dirent *de;
+	long n = 0;
+
+	ck_assert_ptr_nonnull(d);
+	while ((de = readdir(d)))
+		n += de->d_type == DT_DIR && de->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+/* The last line of @path that parses as a JSON object, or NULL. */
+static json_t *last_json_line(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *line = NULL;
+	size_t cap = 0;
+	json_t *last = NULL;
+
+	while (f && getline(&line, &cap, f) > 0) {
+		json_t *o = json_loads(line, 0, NULL);
+
+		if (o && json_is_object(o)) {
+			json_decref(last);
+			last = o;
+		} else {
+			json_decref(o);
+		}
+	}
+	free(line);
+	if (f)
+		fclose(f);
+	return last;
+}
+
+static bool file_has(const char *path, const char *a, const char *b)
+{
+	FILE *f = fopen(path, "r");
+	char line[1024];
+	bool seen = false;
+
+	while (f && !seen && fgets(line, sizeof(line), f))
+		seen = strstr(line, a) && strstr(line, b);
+	if (f)
+		fclose(f);
+	return seen;
+}
+
+/*
+ * The daemon's cgroup walk at its limit (COLLECT_MAX_CGROUPS, 100,000: more
+ * cgroup directories than a test can make, so the test knob
+ * MEMACCT_WALK_CGROUPS_MAX=1 lowers it to the root alone). Breadth first, the
+ * root is walked and every directory below it is found and refused, with its
+ * subtree: memacct_cgroups_unwalked, the JSON log's cgroups_unwalked and the
+ * count of directories in the root agree exactly, no cgroup but the root has
+ * a series or a JSON entry, and stderr says so. Until now the walk stopped
+ * at 65,536 (its array doubled past COLLECT_MAX_CGROUPS), and a directory
+ * refused there was counted with no word of the bound.
+ */
+START_TEST(test_walk_full)
+{
+	long before = -1, after = -2;
+	long long metric = -1, logged = -1;
+	json_t *o = NULL, *cgs;
+	struct result *r = NULL;
+
+	if (memacct_without_http()) {
+		SKIP_TEST("this memacct cannot serve HTTP");
+		return;
+	}
+	daemon_pid = daemon_start("MEMACCT_WALK_CGROUPS_MAX=1");
+	ck_assert_msg(daemon_pid > 0, "the daemon did not start (%s)", log_path);
+	/* other runners make and remove cgroups at the root: a collection
+	 * between two equal counts is taken as the count's */
+	for (int i = 0; i < 10 && before != after; i++) {
+		before = top_level_cgroups();
+		sleep_ms(2500);		/* a collection began and ended */
+		if (r)
+			result_free(r);
+		r = run_cmd("curl -sf -m 10 http://127.0.0.1:%d/metrics", port);
+		json_decref(o);
+		o = last_json_line(json_path);
+		after = top_level_cgroups();
+	}
+	ck_assert_msg(before == after, "the root's directories kept changing: %ld, %ld", before,
+		      after);
+	ck_assert_int_eq(r->status, 0);
+	ck_assert_ptr_nonnull(o);
+	metric = sample(r->out, "memacct_cgroups_unwalked");
+	logged = jint(o, "cgroups_unwalked");
+	printf("  walk of 1: %ld directories below %s; memacct_cgroups_unwalked %lld, JSON log "
+	       "cgroups_unwalked %lld\n", before, cgroot, metric, logged);
+	ck_assert_int_ge(before, 1);	/* ours at least */
+	ck_assert_int_eq(metric, before);
+	ck_assert_int_eq(logged, before);
+	ck_assert_int_eq(samples_below_root(r->out, "memacct_usage_bytes"), 0);
+	cgs = json_object_get(o, "cgroups");
+	ck_assert_int_eq(json_array_size(cgs), 1);
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(cgs, 0), "cgroup")), "/");
+	ck_assert_msg(file_has(log_path, "not walked", "more than 1 cgroups"),
+		      "no warning naming the walk's bound in %s", log_path);
+	/* the JSON log's lines, with the new key, are what the schema says */
+	if (!access("/usr/bin/python3", X_OK)) {
+		struct result *v = run_cmd("/usr/bin/python3 %s/validate_json.py "
+					   "%s/../docs/memacct.report.v1.schema.json %s 2>&1",
+					   testsdir, testsdir, json_path);
+
+		ck_assert_msg(v->status == 0, "--json-log %s: %s", json_path, v->out);
+		result_free(v);
+	}
+	json_decref(o);
+	result_free(r);
+}
+END_TEST
+
+/*
+ * audit's evidence at its limit (MAX_EVIDENCE, 16 locked mappings listed per
+ * process): `mlock_steps mlockall` locks every mapping of the process (20 on
+ * the 6.18 host here: libc, ld.so, stack, ...). The first 16 mappings are
+ * listed, and locked_mappings_unlisted / _bytes and the text's "N more
+ * locked mappings" give the rest exactly as /proc/PID/smaps does.
+ */
+START_TEST(test_audit_evidence_full)
+{
+	char cmd[1024], line[256], want[128];
+	long long n = 0, rest_kb = 0, kb;
+	struct result *r;
+	json_t *p = NULL, *c, *q;
+	size_t i, j;
+	FILE *f;
+	int pid = 0;
+
+	snprintf(cmd, sizeof(cmd), "echo $$ > %s/cgroup.procs && exec %s/mlock_steps mlockall 4 60 "
+		 ">%s 2>&1", cg, workloads, out_path);
+	work_pid = spawn_sh(cmd);
+	for (int t = 0; t < 200 && !pid; t++) {
+		f = fopen(out_path, "r");
+		while (f && fgets(line, sizeof(line), f))
+			if (sscanf(line, "ready %d", &pid) == 1)
+				break;
+		if (f)
+			fclose(f);
+		if (!pid)
+			sleep_ms(50);
+	}
+	ck_assert_msg(pid > 0, "mlock_steps did not get ready (%s)", out_path);
+	/* the truth: smaps' mappings with Locked > 0, in order */
+	snprintf(cmd, sizeof(cmd), "/proc/%d/smaps", pid);
+	f = fopen(cmd, "r");
+	ck_assert_ptr_nonnull(f);
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Locked: %lld kB", &kb) == 1 && kb > 0 && ++n > 16)
+			rest_kb += kb;
+	fclose(f);
+	printf("  smaps of mlock_steps mlockall: %lld locked mappings, %lld KiB past the 16th\n",
+	       n, rest_kb);
+	ck_assert_msg(n > 16, "only %lld locked mappings: the test needs more than 16", n);
+
+	r = run_cmd("%s -j audit --cgroup %s --pinned-cap 1M", memacct, cg);
+	ck_assert_int_eq(r->status, 1);
+	ck_assert_ptr_nonnull(r->report);
+	json_array_foreach(json_object_get(r->report, "cgroups"), i, c)
+		json_array_foreach(json_object_get(c, "processes"), j, q)
+			if (jint(q, "pid") == pid)
+				p = q;
+	ck_assert_ptr_nonnull(p);
+	printf("  audit -j: %zu listed, locked_mappings_unlisted %lld (%lld bytes)\n",
+	       json_array_size(json_object_get(p, "locked_mappings")),
+	       jint(p, "locked_mappings_unlisted"), jint(p, "locked_mappings_unlisted_bytes"));
+	ck_assert_int_eq(json_array_size(json_object_get(p, "locked_mappings")), 16);
+	ck_assert_int_eq(jint(p, "locked_mappings_unlisted"), n - 16);
+	ck_assert_int_eq(jint(p, "locked_mappings_unlisted_bytes"), rest_kb * 1024);
+	result_free(r);
+
+	r = run_cmd("%s audit --cgroup %s --pinned-cap 1M", memacct, cg);
+	ck_assert_int_eq(r->status, 1);
+	snprintf(want, sizeof(want), "pid %d: %lld more locked mapping%s (", pid, n - 16,
+		 n - 16 == 1 ? "" : "s");
+	ck_assert_msg(strstr(r->out, want), "no '%s' in:\n%s", want, r->out);
+	printf("  %.*s\n", (int)strcspn(strstr(r->out, want), "\n"), strstr(r->out, want));
+	result_free(r);
+}
+END_TEST
+
+Suite *limits_suite(void)
+{
+	Suite *s = suite_create("limits");
+	TCase *tc = tcase_swept("limits");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 300);
+	tcase_add_test(tc, test_walk_full);
+	tcase_add_test(tc, test_audit_evidence_full);
+	suite_add_tcase(s, tc);
+	return s;
+}
