@@ -102,6 +102,7 @@ struct dstate {
 	/* degraded figures (health_degraded()): the counters last seen and
 	 * when each last rose (CLOCK_MONOTONIC ns, 0 never) */
 	uint64_t deg_seen[3], deg_rose_ns[3];
+	uint64_t http_said, http_said_ns;	/* say_http_shut(): table_full said, when */
 };
 
 /* /healthz says "degraded" for this long after a cause last rose. */
@@ -209,6 +210,32 @@ static void self_sample_free(struct self_sample *s)
 	free(s->info_ok);
 }
 
+/*
+ * HTTP connections shut for room in the connection table since the last
+ * time this said so (a scraper among them sees its connection reset), on
+ * stderr once a minute at most; each is in
+ * memacct_http_connections_shut_total{reason="table_full"}. Those shut after
+ * 5 s without a request are not said: a keep-alive scraper's connection
+ * between scrapes is one.
+ */
+static void say_http_shut(struct dstate *d)
+{
+	uint64_t idle, full, now;
+
+	http_shut_counts(&idle, &full);
+	if (full == d->http_said)
+		return;
+	now = now_ns();
+	if (d->http_said_ns && now - d->http_said_ns < 60ULL * 1000000000ULL)
+		return;
+	p_warn("HTTP: %" PRIu64 " connection(s) shut for room in the connection table (1,500 "
+	       "of its 2,000 open: the longest waiting for a request) "
+	       "(memacct_http_connections_shut_total{reason=\"table_full\"})",
+	       full - d->http_said);
+	d->http_said = full;
+	d->http_said_ns = now;
+}
+
 static void format_self(struct dstate *d, const struct collection *col,
 			const struct self_sample *s, struct mbuf *b)
 {
@@ -276,6 +303,20 @@ static void format_self(struct dstate *d, const struct collection *col,
 	metrics_family(b, "memacct_processes", MT_GAUGE, NULL,
 		       "Processes with an mm seen by the collection's process pass");
 	metrics_sample_u64(b, NULL, 0, col->nst);
+	{
+		uint64_t idle, full;
+
+		http_shut_counts(&idle, &full);
+		metrics_family(b, "memacct_http_connections_shut", MT_COUNTER, NULL,
+			       "HTTP connections the daemon shut while they waited for a "
+			       "request: idle (5 s without one: slow clients, keep-alive "
+			       "connections between scrapes), table_full (1,500 of the 2,000 "
+			       "connections open: the longest waiting)");
+		l[0] = (struct mlabel){ "reason", "idle" };
+		metrics_sample_u64(b, l, 1, idle);
+		l[0] = (struct mlabel){ "reason", "table_full" };
+		metrics_sample_u64(b, l, 1, full);
+	}
 	metrics_family(b, "memacct_cgroups_unwalked", MT_GAUGE, NULL,
 		       "Cgroup directories the collection could not walk (a path longer than "
 		       "PATH_MAX, too many cgroups): missing from every figure with their subtrees");
@@ -896,6 +937,7 @@ int do_daemon(int argc, char **argv)
 				open_log(&d);
 			}
 			http_reap_slow();
+			say_http_shut(&d);
 			/* exit records are not used here (the kernel folds
 			 * every exit into its cgroup): drained so that the ring
 			 * is full only while the daemon is down */

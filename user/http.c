@@ -272,6 +272,8 @@ struct hconn {
 static pthread_mutex_t hconn_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct hconn hconn_list = { .prev = &hconn_list, .next = &hconn_list, .fd = -1 };
 static unsigned int hconn_n;
+/* connections shut by on_accept() and http_reap_slow(), by why (under hconn_lock) */
+static uint64_t hconn_shut_idle, hconn_shut_full;
 
 static void hconn_unlink(struct hconn *h)
 {
@@ -440,8 +442,10 @@ static enum MHD_Result on_accept(void *cls, const struct sockaddr *addr, socklen
 	if (hconn_n >= HTTP_EVICT_AT)
 		for (struct hconn *h = hconn_list.next; h != &hconn_list; h = h->next)
 			if (h->since_ns && !h->shut) {
-				if (now - h->since_ns >= HTTP_EVICT_MIN_NS)
+				if (now - h->since_ns >= HTTP_EVICT_MIN_NS) {
 					hconn_shut(h);
+					hconn_shut_full++;
+				}
 				break;
 			}
 	pthread_mutex_unlock(&hconn_lock);
@@ -469,12 +473,24 @@ void http_reap_slow(void)
 
 		if (!h->since_ns || h->shut)
 			continue;
-		if (waited >= HTTP_WAIT_NS ||
-		    (open >= HTTP_EVICT_AT && waited >= HTTP_EVICT_MIN_NS)) {
-			hconn_shut(h);
-			open--;
+		if (waited >= HTTP_WAIT_NS) {
+			hconn_shut_idle++;
+		} else if (open >= HTTP_EVICT_AT && waited >= HTTP_EVICT_MIN_NS) {
+			hconn_shut_full++;
+		} else {
+			continue;
 		}
+		hconn_shut(h);
+		open--;
 	}
+	pthread_mutex_unlock(&hconn_lock);
+}
+
+void http_shut_counts(uint64_t *idle, uint64_t *full)
+{
+	pthread_mutex_lock(&hconn_lock);
+	*idle = hconn_shut_idle;
+	*full = hconn_shut_full;
 	pthread_mutex_unlock(&hconn_lock);
 }
 

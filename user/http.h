@@ -51,6 +51,15 @@ int http_publish(const char *prom, const char *om, int links_gone, int links,
 /* http_reap_slow() - shut the connections that waited too long for a request
  * (the main loop calls it every 100 ms). */
 void http_reap_slow(void);
+/*
+ * http_shut_counts() - connections shut while they waited for a request,
+ * since the start:
+ * @idle, those that waited 5 s for a whole request (slow clients, and
+ * keep-alive connections between requests); @full, those shut to
+ * keep room in the connection table (1,500 of its 2,000 open, the longest
+ * waiting first, each after 0.5 s at least). Counts, never reset.
+ */
+void http_shut_counts(uint64_t *idle, uint64_t *full);
 /* http_stop() - stop serving (@d may be NULL) and free the published texts. */
 void http_stop(struct MHD_Daemon *d);
 

@@ -12,6 +12,9 @@
  *                   locked_vm counts the whole range at once, VmLck = SIZE,
  *                   resident locked memory = SIZE/2 (touched_bytes)
  *   map_locked      mmap(MAP_LOCKED | MAP_POPULATE) SIZE      VmLck = SIZE
+ *   maps            mmap SIZE, mlock it, then every other 64 KiB of it
+ *                   read-only: SIZE / 64 KiB locked mappings side by side
+ *                   (16 a MiB), VmLck = SIZE; truth locked_mappings N
  *   mlockall        mmap SIZE, mlockall(MCL_CURRENT | MCL_FUTURE): every
  *                   mapping of the process is locked, VmLck = its whole VmSize
  *                   (SIZE plus libc, stack, ...)
@@ -77,7 +80,7 @@ static void die(const char *what)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: mlock_steps {mlock|mlock2_onfault|map_locked|mlockall|"
+	fprintf(stderr, "usage: mlock_steps {mlock|mlock2_onfault|map_locked|maps|mlockall|"
 		"io_uring|io_uring_steps|steps|steps2} [MiB=64] [hold_seconds=0]\n");
 	exit(2);
 }
@@ -162,6 +165,19 @@ int main(int argc, char **argv)
 	} else if (!strcmp(mode, "map_locked")) {
 		p = map_anon(len, MAP_LOCKED | MAP_POPULATE);
 		step("map_locked", size, 0);
+	} else if (!strcmp(mode, "maps")) {
+		unsigned long n = len / (64 * 1024);
+
+		/* mlock SIZE, then every other 64 KiB read-only: n mappings that
+		 * cannot merge, each locked */
+		p = map_anon(len, 0);
+		if (mlock(p, len))
+			die("mlock");
+		for (unsigned long i = 1; i < n; i += 2)
+			if (mprotect(p + i * 64 * 1024, 64 * 1024, PROT_READ))
+				die("mprotect");
+		step("maps", size, 0);
+		printf("truth locked_mappings %lu\n", n);
 	} else if (!strcmp(mode, "mlockall")) {
 		p = map_anon(len, 0);
 		if (mlockall(MCL_CURRENT | MCL_FUTURE))
