@@ -341,6 +341,91 @@ START_TEST(test_verdicts)
 END_TEST
 
 /*
+ * Verdicts at their limit (REPORT_VERDICTS_LISTED, 16 listed): 20 parents
+ * each with a forked child whose CoW is half the parent's peak make 20
+ * cow_blowup verdicts. report_verdicts_all() finds all 20 (no array of 16
+ * inside: remote NUMA verdicts had one), the JSON lists 16 and says
+ * verdicts_unlisted 4, the table 16 Verdict lines and a NOTE. They were cut
+ * at 16 without a word.
+ */
+START_TEST(test_verdicts_unlisted)
+{
+	enum { PARENTS = 20 };
+	static struct proc_row rows[2 * PARENTS];
+	struct report r = { 0 };
+	struct verdict *v;
+	char *text;
+	size_t len;
+	int n, lines = 0;
+	json_t *j;
+	FILE *f;
+
+	memset(rows, 0, sizeof(rows));
+	r.command = "run";
+	r.final = true;
+	r.procs = rows;
+	r.nprocs = 2 * PARENTS;
+	r.mem_total = 64ULL << 30;
+	for (int i = 0; i < PARENTS; i++) {
+		rows[2 * i].pid = 1000 + 2 * i;
+		rows[2 * i].ppid = 1;
+		snprintf(rows[2 * i].comm, sizeof(rows[2 * i].comm), "server");
+		rows[2 * i].m.rss_peak = 64ULL << 20;
+		rows[2 * i + 1].pid = 1001 + 2 * i;
+		rows[2 * i + 1].ppid = rows[2 * i].pid;
+		snprintf(rows[2 * i + 1].comm, sizeof(rows[2 * i + 1].comm), "server");
+		rows[2 * i + 1].m.cow_copied = 32ULL << 20;
+	}
+	n = report_verdicts_all(&r, &v);
+	ck_assert_int_eq(n, PARENTS);
+	for (int i = 0; i < n; i++) {
+		ck_assert_str_eq(v[i].kind, "cow_blowup");
+		ck_assert_int_eq(v[i].pid, 1000 + 2 * i);
+	}
+	free(v);
+
+	f = open_memstream(&text, &len);
+	print_report_json(f, &r);
+	fclose(f);
+	j = json_loads(text, 0, NULL);
+	ck_assert_ptr_nonnull(j);
+	ck_assert_int_eq(json_array_size(json_object_get(j, "verdict")), REPORT_VERDICTS_LISTED);
+	ck_assert_int_eq(json_array_size(json_object_get(j, "verdict_details")),
+			 REPORT_VERDICTS_LISTED);
+	ck_assert_int_eq(json_integer_value(json_object_get(j, "verdicts_unlisted")),
+			 PARENTS - REPORT_VERDICTS_LISTED);
+	json_decref(j);
+	free(text);
+
+	f = open_memstream(&text, &len);
+	print_report_plain(f, &r);
+	fclose(f);
+	for (char *l = text; (l = strstr(l, "Verdict: ")); l++)
+		lines++;
+	ck_assert_int_eq(lines, REPORT_VERDICTS_LISTED);
+	ck_assert_msg(strstr(text, "NOTE: 4 more verdicts, not listed (the first 16 are; JSON "
+			      "verdicts_unlisted)"), "%s", text);
+	free(text);
+
+	/* 16 exactly: all listed, nothing unlisted, no NOTE */
+	r.nprocs = 2 * REPORT_VERDICTS_LISTED;
+	f = open_memstream(&text, &len);
+	print_report_json(f, &r);
+	fclose(f);
+	j = json_loads(text, 0, NULL);
+	ck_assert_int_eq(json_array_size(json_object_get(j, "verdict")), REPORT_VERDICTS_LISTED);
+	ck_assert_int_eq(json_integer_value(json_object_get(j, "verdicts_unlisted")), 0);
+	json_decref(j);
+	free(text);
+	f = open_memstream(&text, &len);
+	print_report_plain(f, &r);
+	fclose(f);
+	ck_assert_ptr_null(strstr(text, "more verdicts"));
+	free(text);
+}
+END_TEST
+
+/*
  * The run/attach table as scripts parse it: tests/data/report_table is the
  * default output of four reports (run; attach on two NUMA nodes with a
  * folded and an estimated row; --bytes; a final run with a verdict) as the
@@ -1182,6 +1267,7 @@ Suite *report_suite(void)
 	tcase_add_test(tc, test_table_csv);
 	tcase_add_test(tc, test_long_labels_distinct);
 	tcase_add_test(tc, test_verdicts);
+	tcase_add_test(tc, test_verdicts_unlisted);
 	tcase_add_test(tc, test_zoneinfo_one_node);
 	tcase_add_test(tc, test_zoneinfo_two_nodes);
 	tcase_add_test(tc, test_foll_pin_vmstat);

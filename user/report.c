@@ -294,8 +294,9 @@ json_t *report_json(const struct report *r)
 	if (r->has_host)
 		json_object_set_new(o, "host", report_host_json(r));
 	if (r->final) {
-		struct verdict v[16];
-		int n = report_verdicts(r, v, 16);
+		struct verdict *v;
+		int all = report_verdicts_all(r, &v), n = all < 0 ? 0 :
+			  all < REPORT_VERDICTS_LISTED ? all : REPORT_VERDICTS_LISTED;
 		char hv[320];
 		json_t *arr = json_array(), *det = json_array();
 
@@ -343,6 +344,8 @@ json_t *report_json(const struct report *r)
 			json_array_append_new(arr, json_string_sanitized(hv));
 		json_object_set_new(o, "verdict", arr);
 		json_object_set_new(o, "verdict_details", det);
+		set_u64(o, "verdicts_unlisted", all > n ? all - n : 0);
+		free(v);
 	}
 	return o;
 }
@@ -598,7 +601,7 @@ int report_verdicts(const struct report *r, struct verdict *v, int max)
 {
 	const struct metrics *t = &r->totals;
 	const struct proc_row *p;
-	char b[4][16], comm[32], who[96], numa[16][320];
+	char b[4][16], comm[32], who[96], (*numa)[320];
 	uint64_t pin, mem;
 	int n = cow_verdicts(r, v, max), nn;
 
@@ -647,7 +650,9 @@ int report_verdicts(const struct report *r, struct verdict *v, int max)
 			 fmt_bytes(b[1], 16, mem), who, pc > 15 ? "over" : "at the edge of");
 		n++;
 	}
-	nn = report_numa_verdicts(r, numa, max - n < 16 ? max - n : 16);
+	/* one a process at most: room for every one that fits in @v */
+	numa = n < max ? calloc(max - n, sizeof(*numa)) : NULL;
+	nn = numa ? report_numa_verdicts(r, numa, max - n) : 0;
 	for (int i = 0, k = 0; i < nn && k < (int)r->nprocs; k++) {
 		const struct proc_row *q = &r->procs[k];
 
@@ -659,6 +664,21 @@ int report_verdicts(const struct report *r, struct verdict *v, int max)
 		snprintf(v[n].text, sizeof(v[n].text), "%s", numa[i++]);
 		n++;
 	}
+	free(numa);
+	return n;
+}
+
+int report_verdicts_all(const struct report *r, struct verdict **out)
+{
+	/* one a process at most of each per-process kind (cow_blowup of a
+	 * parent, remote_numa), and two of the whole report */
+	int max = 2 * (int)r->nprocs + 2, n;
+	struct verdict *v = calloc(max, sizeof(*v));
+
+	*out = v;
+	if (!v)
+		return -ENOMEM;
+	n = report_verdicts(r, v, max);
 	return n;
 }
 
@@ -1089,11 +1109,16 @@ void print_report_plain(FILE *f, const struct report *r)
 		fprintf(f, "NOTE: %llu more OOM kills, counted only (the first %zu are listed)\n",
 			(unsigned long long)r->ooms_unlisted, r->nooms);
 	if (r->final) {
-		struct verdict v[16];
-		int n = report_verdicts(r, v, 16);
+		struct verdict *v;
+		int all = report_verdicts_all(r, &v), n = all < 0 ? 0 :
+			  all < REPORT_VERDICTS_LISTED ? all : REPORT_VERDICTS_LISTED;
 
 		for (int i = 0; i < n; i++)
 			print_wrapped(f, "Verdict: ", v[i].text);
+		free(v);
+		if (all > n)
+			fprintf(f, "NOTE: %d more verdicts, not listed (the first %d are; JSON "
+				"verdicts_unlisted)\n", all - n, n);
 		{
 			char hv[320];
 

@@ -109,6 +109,14 @@ struct verdict {
  * number written; nothing is estimated.
  */
 int report_verdicts(const struct report *r, struct verdict *v, int max);
+/*
+ * report_verdicts_all() - every verdict of @r (report_verdicts() into an
+ * array that holds them all), *@out malloc'd (the caller frees it, also on
+ * error). Returns their number, or -ENOMEM. A report lists the first
+ * REPORT_VERDICTS_LISTED and counts the rest (verdicts_unlisted).
+ */
+#define REPORT_VERDICTS_LISTED	16
+int report_verdicts_all(const struct report *r, struct verdict **out);
 
 /*
  * report_host_json() - the "host" object of @r (new reference): FOLL_PIN
