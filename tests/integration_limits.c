@@ -412,6 +412,57 @@ START_TEST(test_audit_evidence_full)
 }
 END_TEST
 
+/* The run's command line of test_oom_sample_full: N small processes held
+ * ~12 s, and an OOM kill under --memory-max 160M once they are all up. */
+static struct result *run_many_then_oom(const char *json, int n)
+{
+	return run_cmd("%s %s run --memory-max 160M -- sh -c 'sleep 12 | %s/many_small %d 1 > %s & "
+		       "while ! grep -q ready %s 2>/dev/null; do sleep 0.2; done; "
+		       "cat %s; exec %s/oom 512' 2>/dev/null", memacct, json, workloads, n,
+		       out_path, out_path, out_path, workloads);
+}
+
+/*
+ * run's OOM post-mortem at its sample's limit (session.c OOM_SAMPLE_MAX,
+ * 1,024 processes read from /proc once a second while a kill may come):
+ * 1,100 small processes (many_small), then a process that grows past
+ * --memory-max 160M and is killed. The sample holds 1,024; the 1,100
+ * children, many_small, the sleep before it and the victim are the session's
+ * 1,103 live processes: processes_total (the 1,024 and the victim as at the
+ * kill) plus processes_unsampled make them (1,104 when the dying victim fell
+ * among those past the sample: counted there too), and the text says so.
+ * They were left out without a word: processes_total read 1,025.
+ */
+START_TEST(test_oom_sample_full)
+{
+	enum { N = 1100, LIVE = N + 3 };
+	struct result *r = run_many_then_oom("-j", N);
+	json_t *k;
+	long long total, unsampled;
+
+	ck_assert_msg(strstr(r->out, "ready 1100"), "many_small did not make its 1,100:\n%s",
+		      r->out);
+	ck_assert_ptr_nonnull(r->report);
+	k = json_array_get(json_object_get(r->report, "oom_kills"), 0);
+	ck_assert_msg(k, "no OOM kill in the report");
+	ck_assert_int_eq(jint(json_object_get(k, "victim"), "pid"), truth(r, "pid"));
+	total = jint(k, "processes_total");
+	unsampled = jint(k, "processes_unsampled");
+	printf("  %d processes, then an OOM kill: processes_total %lld, processes_unsampled "
+	       "%lld\n", N, total, unsampled);
+	ck_assert_int_eq(total, 1024 + 1);
+	ck_assert_msg(total + unsampled == LIVE || total + unsampled == LIVE + 1,
+		      "processes_total %lld + processes_unsampled %lld: not the %d live", total,
+		      unsampled, LIVE);
+	result_free(r);
+
+	r = run_many_then_oom("", N);
+	ck_assert_msg(strstr(r->out, "more processes of the session were not sampled"),
+		      "no NOTE about the processes not sampled:\n%s", r->out);
+	result_free(r);
+}
+END_TEST
+
 Suite *limits_suite(void)
 {
 	Suite *s = suite_create("limits");
@@ -422,6 +473,7 @@ Suite *limits_suite(void)
 	tcase_add_test(tc, test_walk_full);
 	tcase_add_test(tc, test_http_table_full);
 	tcase_add_test(tc, test_audit_evidence_full);
+	tcase_add_test(tc, test_oom_sample_full);
 	suite_add_tcase(s, tc);
 	return s;
 }

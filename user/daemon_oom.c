@@ -70,7 +70,7 @@ void doom_sample_collection(struct daemon_oom *o, const struct collection *col)
 		a[i].m.pinned = a[i].m.mlocked + a[i].m.pinned_vm + a[i].m.dma_pinned;
 	}
 	free(idx);
-	oom_hist_push(&o->hist, boot_now_ns(), a, n);
+	oom_hist_push(&o->hist, boot_now_ns(), a, n, 0);
 }
 
 /* Every process now (the walk of a collection, with its own fields, and
@@ -96,7 +96,7 @@ static void sample_now(struct daemon_oom *o)
 			proc_flows(&a[i], &p.f, p.pin.dma_pinned_pages, o->page_size);
 		a[i].m.pinned = a[i].m.mlocked + a[i].m.pinned_vm + a[i].m.dma_pinned;
 	}
-	oom_hist_push(&o->hist, boot_now_ns(), a, n);
+	oom_hist_push(&o->hist, boot_now_ns(), a, n, 0);
 }
 
 int oom_log_append(const char *path, const char *line)

@@ -59,7 +59,8 @@ bool oom_near(const struct memcg *cg)
 	return near;
 }
 
-void oom_hist_push(struct oom_hist *h, uint64_t boot_ns, struct oom_proc *p, size_t n)
+void oom_hist_push(struct oom_hist *h, uint64_t boot_ns, struct oom_proc *p, size_t n,
+		   size_t unsampled)
 {
 	struct oom_sample *s = &h->s[h->next % OOM_HIST_SAMPLES];
 
@@ -67,6 +68,7 @@ void oom_hist_push(struct oom_hist *h, uint64_t boot_ns, struct oom_proc *p, siz
 	s->boot_ns = boot_ns;
 	s->p = p;
 	s->n = n;
+	s->unsampled = unsampled;
 	h->next++;
 }
 
@@ -349,6 +351,7 @@ static void oom_procs(struct oom_kill *k, const struct oom_hist *h, uint64_t win
 	if (!last)
 		return;
 	k->sample_age_s = ((double)k->boot_ns - (double)last->boot_ns) / 1e9;
+	k->nprocs_unsampled = last->unsampled;
 	if (lim)
 		nids = memcg_descendant_ids(lim, &ids);
 	all = calloc(last->n + 1, sizeof(*all));
@@ -673,6 +676,8 @@ json_t *oom_json(const struct oom_kill *k)
 		json_array_append_new(procs, proc_json(&k->procs[i], true, true));
 	json_object_set_new(o, "processes", procs);
 	json_object_set_new(o, "processes_total", json_integer((json_int_t)k->nprocs_all));
+	json_object_set_new(o, "processes_unsampled",
+			    json_integer((json_int_t)k->nprocs_unsampled));
 	json_object_set_new(o, "sample_age_s", !isnan(k->sample_age_s) ?
 			    json_real(k->sample_age_s) : json_null());
 	for (size_t i = 0; i < k->ngrew; i++) {
@@ -763,6 +768,10 @@ void oom_print_json(FILE *f, const json_t *o, bool full)
 
 		fprintf(f, "  processes (%zu, sampled %.2f s %s the kill; the victim at it):\n",
 			(size_t)jbytes(o, "processes_total"), fabs(a), a < 0 ? "after" : "before");
+		if (jbytes(o, "processes_unsampled"))
+			fprintf(f, "  NOTE: %zu more processes of the session were not sampled "
+				"(a sample holds 1,024): not in these figures\n",
+				(size_t)jbytes(o, "processes_unsampled"));
 		fprintf(f, "  %7s %-15s %8s %8s %8s %8s %8s\n", "PID", "COMM", "RSS", "ANON",
 			"SHMEM", "PINNED", "COW");
 	}

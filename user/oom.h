@@ -47,6 +47,7 @@ struct oom_sample {
 	uint64_t boot_ns;
 	struct oom_proc *p;		/* owned */
 	size_t n;
+	size_t unsampled;		/* live processes left out: the sample was full */
 };
 
 /* The last OOM_HIST_SAMPLES samples, a ring; zeroed is empty. */
@@ -94,6 +95,8 @@ struct oom_kill {
 	 * victim as at the kill */
 	struct oom_proc procs[OOM_PROCS_MAX];
 	size_t nprocs, nprocs_all;
+	size_t nprocs_unsampled;	/* the sample's processes left out (any
+					 * memcg): it was full */
 	double sample_age_s;		/* how long before the kill it was taken
 					 * (< 0: after it); NAN: no sample */
 	struct oom_grew grew[OOM_GREW_MAX];
@@ -107,9 +110,12 @@ struct oom_kill {
 
 /*
  * oom_hist_push() - add a sample of @n processes at @boot_ns (CLOCK_BOOTTIME
- * ns) to @h, which takes @p (malloc'd) and frees the oldest sample.
+ * ns) to @h, which takes @p (malloc'd) and frees the oldest sample;
+ * @unsampled live processes were left out of it (a sample of a bounded
+ * size), 0 when it holds them all.
  */
-void oom_hist_push(struct oom_hist *h, uint64_t boot_ns, struct oom_proc *p, size_t n);
+void oom_hist_push(struct oom_hist *h, uint64_t boot_ns, struct oom_proc *p, size_t n,
+		   size_t unsampled);
 void oom_hist_free(struct oom_hist *h);
 
 /*

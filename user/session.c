@@ -461,7 +461,8 @@ static void row_numa(struct session *s, struct proc_row *row)
  * those with a BPF record (every process that ran since attach), stocks
  * from /proc/PID/status, flows and DMA pins from the record. At most
  * OOM_SAMPLE_MAX processes, once a second while oom_near(): ~13 ms for
- * 1,024 processes (2 cores, 6.18).
+ * 1,024 processes (2 cores, 6.18). The live records past them are counted
+ * (a lookup each, no /proc read): the post-mortem's processes_unsampled.
  */
 #define OOM_SAMPLE_MAX 1024
 static void sample_oom(struct session *s)
@@ -471,18 +472,23 @@ static void sample_oom(struct session *s)
 	struct oom_proc *a = calloc(OOM_SAMPLE_MAX, sizeof(*a));
 	uint64_t t = boot_now_ns();
 	struct memacct_proc p;
-	size_t n = 0;
+	size_t n = 0, unsampled = 0;
 
 	if (!a)
 		return;
-	while (n < OOM_SAMPLE_MAX && bpf_map_get_next_key(fd, prev, &next) == 0) {
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
 		struct proc_status st;
 		struct oom_proc *o = &a[n];
 
 		key = next;
 		prev = &key;
-		if (bpf_map_lookup_elem(fd, &key, &p) || (p.flags & MEMACCT_PROC_EXITED) ||
-		    read_status(key.tgid, &st) < 0 || !st.has_mm)
+		if (bpf_map_lookup_elem(fd, &key, &p) || (p.flags & MEMACCT_PROC_EXITED))
+			continue;
+		if (n == OOM_SAMPLE_MAX) {
+			unsampled++;
+			continue;
+		}
+		if (read_status(key.tgid, &st) < 0 || !st.has_mm)
 			continue;
 		o->pid = key.tgid;
 		o->start_ns = key.start_boottime_ns;
@@ -502,7 +508,7 @@ static void sample_oom(struct session *s)
 	{
 		struct oom_proc *fit = realloc(a, (n ? n : 1) * sizeof(*a));
 
-		oom_hist_push(&s->oom_hist, t, fit ? fit : a, n);
+		oom_hist_push(&s->oom_hist, t, fit ? fit : a, n, unsampled);
 	}
 }
 
