@@ -337,11 +337,18 @@ START_TEST(test_read_file)
 	ck_assert_str_eq(buf, "hello\nworld\n");
 	free(buf);
 
-	/* cut at max */
-	len = read_file(path, &buf, 5);
-	ck_assert_int_eq(len, 5);
-	ck_assert_str_eq(buf, "hello");
+	/* longer than max: refused, never cut (its end was lost silently);
+	 * exactly max: read */
+	buf = (char *)1;
+	ck_assert_int_eq(read_file(path, &buf, 5), -EFBIG);
+	ck_assert_ptr_null(buf);
+	ck_assert_int_eq(read_file(path, &buf, 11), -EFBIG);
+	len = read_file(path, &buf, 12);
+	ck_assert_int_eq(len, 12);
+	ck_assert_str_eq(buf, "hello\nworld\n");
 	free(buf);
+	/* a kernel file (st_size 0, made at read) past max */
+	ck_assert_int_eq(read_file("/proc/self/status", &buf, 64), -EFBIG);
 
 	ck_assert_int_eq(read_file(path, &buf, 0), -EINVAL);
 
@@ -357,10 +364,11 @@ START_TEST(test_read_file)
 	ck_assert_int_eq(len, big_len);
 	ck_assert_int_eq(memcmp(buf, big, big_len + 1), 0);
 	free(buf);
-	len = read_file(path, &buf, 65537);
-	ck_assert_int_eq(len, 65537);
-	ck_assert_int_eq(memcmp(buf, big, 65537), 0);
-	ck_assert_int_eq(buf[65537], '\0');
+	ck_assert_int_eq(read_file(path, &buf, 65537), -EFBIG);
+	ck_assert_int_eq(read_file(path, &buf, big_len - 1), -EFBIG);
+	len = read_file(path, &buf, big_len);
+	ck_assert_int_eq(len, big_len);
+	ck_assert_int_eq(memcmp(buf, big, big_len + 1), 0);
 	free(buf);
 	free(big);
 

@@ -719,7 +719,13 @@ static int restore_rlimits(void)
 	char *buf, *line, *save;
 	int ret = EXIT_OK;
 
-	if (read_file(RLIMIT_LOG, &buf, 16 << 20) < 0) {
+	long len = read_file(RLIMIT_LOG, &buf, 16 << 20);
+
+	if (len == -EFBIG) {	/* never a cut log: its last lowerings would stay */
+		p_err("%s: larger than 16 MiB: %s", RLIMIT_LOG, strerror(EFBIG));
+		return EXIT_RUNTIME;
+	}
+	if (len < 0) {
 		fprintf(stderr, "memacct: nothing to restore (%s)\n", RLIMIT_LOG);
 		return EXIT_OK;
 	}

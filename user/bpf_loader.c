@@ -163,7 +163,8 @@ int parse_zoneinfo(const char *text, struct memacct_node_range *r, int max, int 
 static int read_node_ranges(struct memacct_node_range *r, int max, int *nodes)
 {
 	char *text;
-	long len = read_file("/proc/zoneinfo", &text, 1 << 20);
+	/* ~100 bytes a CPU and zone: 1 MiB is reached by 8 nodes of 512 CPUs */
+	long len = read_file("/proc/zoneinfo", &text, 16 << 20);
 	int n;
 
 	if (len < 0)

@@ -215,19 +215,24 @@ void hostmem_from_fields(struct hostmem *m, const struct hm_fields *f, uint64_t 
 	m->unowned_known = host && !hostmem_unowned(f, &m->unowned);
 }
 
+/* @path into @buf, NUL-terminated: 0, or negative errno; -EFBIG when it
+ * does not fit (never cut: the figures of its end would be missing) */
 static int read_text(const char *path, char *buf, size_t len)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	size_t got = 0;
-	ssize_t n;
+	ssize_t n = 0;
+	char more;
 
 	if (fd < 0)
 		return -errno;
 	while (got + 1 < len && (n = read(fd, buf + got, len - 1 - got)) > 0)
 		got += n;
+	if (got + 1 == len)
+		n = read(fd, &more, 1);
 	close(fd);
 	buf[got] = '\0';
-	return 0;
+	return n > 0 ? -EFBIG : 0;
 }
 
 /* models of NVIDIA GPUs that have no memory of their own */
@@ -320,7 +325,7 @@ static uint64_t outstanding(uint64_t acq, uint64_t rel, long page)
 
 int hostpin_read(struct hostpin *h, bool refresh)
 {
-	static char buf[1 << 20];	/* zoneinfo: ~100 bytes per CPU and zone */
+	static char buf[16 << 20];	/* zoneinfo: ~100 bytes per CPU and zone; untouched pages cost nothing */
 	long page = sysconf(_SC_PAGESIZE);
 	static uint64_t pcp[HOSTPIN_MAX_NODES];
 	struct hm_fields f;

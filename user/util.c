@@ -548,7 +548,8 @@ char *fmt_bytes(char *buf, size_t len, uint64_t bytes)
 }
 
 /*
- * read_file() reads at most @max bytes: a longer file is cut there, so size
+ * read_file() reads at most @max bytes: a longer file is -EFBIG, never cut
+ * there (a cut file parsed as whole lost its end without a word), so size
  * @max for the file. /proc files report st_size 0, hence the growing buffer.
  * -ESRCH when a /proc/PID file's process exits between open() and read().
  */
@@ -592,6 +593,17 @@ long read_file(const char *path, char **out, size_t max)
 		if (n == 0)
 			break;
 		len += n;
+	}
+	if (len == max) {	/* more after @max bytes: the file is longer */
+		char more;
+
+		do
+			n = read(fd, &more, 1);
+		while (n < 0 && errno == EINTR);
+		if (n != 0) {
+			err = n > 0 ? -EFBIG : -errno;
+			goto out_free_buf;
+		}
 	}
 	close(fd);
 	buf[len] = '\0';

@@ -111,7 +111,8 @@ void pct_partition(const uint64_t *parts, int n, int *out);
 /*
  * read_file() - read a whole (kernel) file into a NUL-terminated malloc'd
  * buffer of up to @max bytes (caller frees). Returns the length, or
- * negative errno (-ENOENT when it vanished, as /proc/PID files do).
+ * negative errno (-ENOENT when it vanished, as /proc/PID files do; -EFBIG
+ * when it holds more than @max bytes: never cut short).
  */
 long read_file(const char *path, char **out, size_t max);
 
