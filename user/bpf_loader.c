@@ -789,6 +789,10 @@ int loader_start(const struct loader_opts *o, struct memacct_bpf **out)
 	skel->rodata->gfp_comp = gfp_bit(btf, "___GFP_COMP_BIT", 18);
 
 	n = read_node_ranges(ranges, MEMACCT_MAX_NODE_RANGES, &nodes);
+	if (n == -E2BIG)
+		p_warn("/proc/zoneinfo has more than %d memory ranges (nodes x zones): allocations "
+		       "are not placed on nodes, remote_numa_alloc is not measured",
+		       MEMACCT_MAX_NODE_RANGES);
 	if (n > 0 && nodes > 1) {
 		/* x86_64 vmemmap base without KASLR of the memory layout
 		 * (arch/x86/include/asm/pgtable_64_types.h VMEMMAP_START) */
