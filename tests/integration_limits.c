@@ -412,6 +412,42 @@ START_TEST(test_audit_evidence_full)
 }
 END_TEST
 
+/*
+ * The argument lists of fixed size: audit takes 64 --cgroup, the daemon 32
+ * --cgroup-filter. One more is a usage error (exit 2) naming the bound,
+ * never an argument dropped; exactly as many is taken.
+ */
+START_TEST(test_argument_limits)
+{
+	char args[65 * 300], *o;
+	struct result *r;
+
+	o = args;
+	for (int i = 0; i < 65; i++)
+		o += sprintf(o, " --cgroup %s", cg);
+	r = run_cmd("%s audit%s 2>&1", memacct, args);
+	printf("  audit with 65 --cgroup: exit %d, %s", r->status, r->out);
+	ck_assert_int_eq(r->status, 2);
+	ck_assert_ptr_nonnull(strstr(r->out, "at most 64 --cgroup"));
+	result_free(r);
+	o = args;
+	for (int i = 0; i < 64; i++)
+		o += sprintf(o, " --cgroup %s", cg);
+	r = run_cmd("%s audit%s >/dev/null 2>&1", memacct, args);
+	ck_assert_msg(r->status == 0, "audit with 64 --cgroup: exit %d", r->status);
+	result_free(r);
+
+	o = args;
+	for (int i = 0; i < 33; i++)
+		o += sprintf(o, " --cgroup-filter /f%d", i);
+	r = run_cmd("%s daemon --listen 127.0.0.1:1 --pin-path %s%s 2>&1", memacct, pin, args);
+	printf("  daemon with 33 --cgroup-filter: exit %d, %s", r->status, r->out);
+	ck_assert_int_eq(r->status, 2);
+	ck_assert_ptr_nonnull(strstr(r->out, "--cgroup-filter: at most 32"));
+	result_free(r);
+}
+END_TEST
+
 /* The run's command line of test_oom_sample_full: N small processes held
  * ~12 s, and an OOM kill under --memory-max 160M once they are all up. */
 static struct result *run_many_then_oom(const char *json, int n)
@@ -470,6 +506,7 @@ Suite *limits_suite(void)
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 300);
+	tcase_add_test(tc, test_argument_limits);
 	tcase_add_test(tc, test_walk_full);
 	tcase_add_test(tc, test_http_table_full);
 	tcase_add_test(tc, test_audit_evidence_full);
