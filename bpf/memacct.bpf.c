@@ -1846,14 +1846,19 @@ static __always_inline void dma_close(bool ok)
 				__sync_fetch_and_add(&dma_fds_live, 1);
 		}
 		if (w->range_pages && ok && !w->nv_op) {
+			bool kept = false;
+
 			for (int i = 0; i < MEMACCT_DMA_RANGES; i++) {
 				if (p->dma_ranges[i].pages)
 					continue;
 				p->dma_ranges[i].start = w->range_start;
 				p->dma_ranges[i].pages = w->range_pages;
 				p->dma_ranges[i].fd = w->fd;
+				kept = true;
 				break;
 			}
+			if (!kept)	/* every slot taken: said, not dropped silently */
+				drop(MEMACCT_DROP_DMA_RANGE_SLOTS);
 		}
 		if (pin_events_on)
 			pin_event_key(&fk.proc, p, w->nr, 0);

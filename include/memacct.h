@@ -59,6 +59,10 @@ enum memacct_drop {
 	MEMACCT_DROP_OOM_RING_FULL,	/* an OOM kill's record not sent (the
 					 * oom_events ring full): the kill is
 					 * counted, it is in oom_history */
+	MEMACCT_DROP_DMA_RANGE_SLOTS,	/* a range pinned by a syscall that names
+					 * it (XDP_UMEM_REG) not recorded: the
+					 * process holds MEMACCT_DMA_RANGES
+					 * already; its pages counted */
 	MEMACCT_DROP_NR,
 };
 

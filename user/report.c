@@ -123,6 +123,7 @@ const char *const drop_names[MEMACCT_DROP_NR] = {
 	[MEMACCT_DROP_OOM_VICTIM_FULL] = "oom_victim_map_full",
 	[MEMACCT_DROP_PROC_ALLOC] = "proc_alloc_failed",
 	[MEMACCT_DROP_DMA_RANGE_FULL] = "dma_range_map_full",
+	[MEMACCT_DROP_DMA_RANGE_SLOTS] = "dma_range_slots_full",
 	[MEMACCT_DROP_NV_RANGE_UNKNOWN] = "nvidia_range_unknown",
 	[MEMACCT_DROP_OOM_RING_FULL] = "oom_ring_full",
 };
