@@ -788,6 +788,8 @@ enum {
 	RC_MIGRATED, RC_FAULTS, RC_MAJFLT, RC_EXITED, RC_ELAPSED_S, RC_TIME,
 	RC_NR
 };
+/* --columns selects into sel[TABLE_MAX_COLS]: every column must fit */
+_Static_assert(RC_NR <= TABLE_MAX_COLS, "more run/attach columns than TABLE_MAX_COLS");
 
 static const struct table_col report_cols[RC_NR] = {
 	[RC_PID]	= { "PID", "PID", 7, false, "process ID; x: exited (sizes at exit); TOTAL: the cgroup" },
