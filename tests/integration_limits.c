@@ -4,9 +4,10 @@
  * driven to its limit, and what it dropped found in the text, the JSON and,
  * for the daemon, a metric (docs/metrics.md "Capacities and what is reported
  * at each" lists every capacity and the test of each). The ground truth is
- * the kernel's own files: the cgroup directories there are, the mappings
- * /proc/PID/smaps says are locked. Every cgroup, pin directory and file is
- * named with our PID.
+ * the kernel's own (the cgroup directories there are, the mappings
+ * /proc/PID/smaps says are locked) or the workload's (the processes it made,
+ * the UMEMs it registered, the connections it holds). Every cgroup, pin
+ * directory and file is named with our PID.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -210,9 +211,9 @@ static bool file_has(const char *path, const char *a, const char *b)
  * root is walked and every directory below it is found and refused, with its
  * subtree: memacct_cgroups_unwalked, the JSON log's cgroups_unwalked and the
  * count of directories in the root agree exactly, no cgroup but the root has
- * a series or a JSON entry, and stderr says so. Until now the walk stopped
- * at 65,536 (its array doubled past COLLECT_MAX_CGROUPS), and a directory
- * refused there was counted with no word of the bound.
+ * a series or a JSON entry, and stderr says so. The JSON log had no such
+ * key, and the walk stopped at 65,536 (its array doubled past
+ * COLLECT_MAX_CGROUPS) while stderr named 100,000.
  */
 START_TEST(test_walk_full)
 {
@@ -250,6 +251,7 @@ START_TEST(test_walk_full)
 	ck_assert_int_ge(before, 1);	/* ours at least */
 	ck_assert_int_eq(metric, before);
 	ck_assert_int_eq(logged, before);
+	ck_assert_int_ge(sample_l(r->out, "memacct_usage_bytes", "cgroup=\"/\""), 0);
 	ck_assert_int_eq(samples_below_root(r->out, "memacct_usage_bytes"), 0);
 	cgs = json_object_get(o, "cgroups");
 	ck_assert_int_eq(json_array_size(cgs), 1);
