@@ -295,6 +295,48 @@ static int connect_daemon(void)
 }
 
 /*
+ * What the walk left out keeps its flows: a cgroup past the walk's limit
+ * (MEMACCT_WALK_CGROUPS_MAX=1) is in no series, but the kernel side keeps
+ * counting it. Its `cgroups` map entry (the exited processes' flows) was
+ * deleted after two collections as a removed cgroup's would be, and those
+ * flows were gone without a word; now nothing is deleted after a walk that
+ * left cgroups out. cow_fork's copies in our cgroup, then 4 collections at
+ * the limit, then a daemon without it (the same kernel side): the cgroup's
+ * memacct_cow_copied_bytes_total is the workload's truth.
+ */
+START_TEST(test_walk_full_keeps_flows)
+{
+	char label[300];
+	long long want, got;
+	struct result *r;
+
+	if (memacct_without_http()) {
+		SKIP_TEST("this memacct cannot serve HTTP");
+		return;
+	}
+	daemon_pid = daemon_start("MEMACCT_WALK_CGROUPS_MAX=1", "");
+	ck_assert_msg(daemon_pid > 0, "the daemon did not start (%s)", log_path);
+	r = run_cmd("sh -c 'echo $$ > %s/cgroup.procs && exec %s/cow_fork 8 2'", cg, workloads);
+	ck_assert_int_eq(r->status, 0);
+	want = truth(r, "child_cow_bytes") + truth(r, "parent_cow_bytes");
+	result_free(r);
+	sleep_ms(4500);		/* 4 collections with our cgroup out of the walk */
+	kill(daemon_pid, SIGINT);
+	waitpid(daemon_pid, NULL, 0);
+	daemon_pid = daemon_start("", "");	/* the kernel side it left pinned */
+	ck_assert_msg(daemon_pid > 0, "the daemon did not start again (%s)", log_path);
+	sleep_ms(1500);
+	r = run_cmd("curl -sf -m 10 http://127.0.0.1:%d/metrics", port);
+	snprintf(label, sizeof(label), "cgroup=\"%s\"", cg + strlen(cgroot));
+	got = sample_l(r->out, "memacct_cow_copied_bytes_total", label);
+	result_free(r);
+	printf("  cow_fork in a cgroup out of the walk for 4 collections, then walked: "
+	       "memacct_cow_copied_bytes_total %lld, truth %lld\n", got, want);
+	assert_near("cow_copied_bytes_total of a cgroup the walk left out", got, want);
+}
+END_TEST
+
+/*
  * The daemon's HTTP connection table at its limit (http.c: 2,000 connections
  * taken, and from 1,500 open the longest waiting for a request are shut, each
  * after 0.5 s at least, so that a scraper always gets in): 1,600 connections
@@ -589,6 +631,7 @@ Suite *limits_suite(void)
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, test_argument_limits);
 	tcase_add_test(tc, test_walk_full);
+	tcase_add_test(tc, test_walk_full_keeps_flows);
 	tcase_add_test(tc, test_http_table_full);
 	tcase_add_test(tc, test_audit_evidence_full);
 	tcase_add_test(tc, test_oom_sample_full);

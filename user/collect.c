@@ -329,8 +329,11 @@ static int cmp_u64(const void *a, const void *b)
  * bpf_map_get_next_key() walk stands on makes the kernel restart it from the
  * first key (kernel/bpf/hashtab.c htab_map_get_next_key(), "key was not
  * found"), so live entries were added again (reliability audit D1).
+ * Nothing is deleted after a walk that left cgroups out (@whole false): an
+ * entry missing from it may be of a live cgroup below the cut, whose exited
+ * flows were deleted with it, without a word; they stay until a whole walk.
  */
-static long read_cgroups_map(struct collector *cs, struct cgi *v, size_t n)
+static long read_cgroups_map(struct collector *cs, struct cgi *v, size_t n, bool whole)
 {
 	uint64_t key, next, *prev = NULL, *unknown = NULL, *stale = NULL;
 	size_t nunknown = 0, cap = 0, nstale = 0, scap = 0;
@@ -350,7 +353,8 @@ static long read_cgroups_map(struct collector *cs, struct cgi *v, size_t n)
 			ci->dma_peak = c.pin.dma_pinned_peak_pages;
 			continue;
 		}
-		if (cs->unknown && bsearch(&key, cs->unknown, cs->nunknown, sizeof(key), cmp_u64)) {
+		if (whole && cs->unknown &&
+		    bsearch(&key, cs->unknown, cs->nunknown, sizeof(key), cmp_u64)) {
 			if (nstale == scap) {
 				uint64_t *ns = realloc(stale, (scap ? 2 * scap : 64) * sizeof(*ns));
 
@@ -514,7 +518,8 @@ static void read_flows(struct collector *cs, struct collection *col)
 		memcpy(unknown0, cs->unknown, nunknown0 * sizeof(*unknown0));
 	for (int try = 0;; try++) {
 		pin_counters(cs->pin, &col->counters);	/* zeroed if unreadable */
-		col->cgroups_used = read_cgroups_map(cs, col->cg, col->ncg);
+		col->cgroups_used = read_cgroups_map(cs, col->cg, col->ncg,
+						     !col->cgroups_unwalked);
 		col->npf = read_procs(cs, col->cg, col->ncg, &col->pf);
 		if (col->npf < 0)
 			col->npf = 0;
