@@ -613,16 +613,13 @@ static void print_head(const struct explain *e, const struct report *r)
 static void print_views(const struct explain *e, const struct report *r)
 {
 	const struct xsum *t = &e->total;
-	uint64_t cow = 0;
 	char b[9][16];
 
 	printf("Other views of the same pages (they overlap the parts):\n");
-	for (size_t i = 0; i < e->nprocs; i++)
-		cow += e->procs[i].flows.cow_copied;
 	if (e->watched)
-		value_line("CoW-copied while watched (flow)", cow);
+		value_line("CoW-copied while watched (flow)", explain_cow_total(e));
 	else if (e->daemon_cow)
-		value_line("CoW-copied since the daemon attached", cow);
+		value_line("CoW-copied since the daemon attached", explain_cow_total(e));
 	else
 		printf("  %-36s %10s\n", "CoW-copied since fork", "unknown");
 	value_line(e->cgroup_mode ? "shared between processes (once)" :
