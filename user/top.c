@@ -22,6 +22,7 @@
 #include "bpf_loader.h"
 #include "cgroup.h"
 #include "commands.h"
+#include "metric_table.h"
 #include "session.h"
 #include "usage.h"
 #include "util.h"
@@ -33,7 +34,7 @@
 
 enum view { VIEW_PROCS = 1, VIEW_CGROUPS = 2, VIEW_BOTH = 3 };
 
-enum col_kind { COL_PID, COL_COUNT, COL_BYTES, COL_NAME };
+enum col_kind { COL_PID, COL_METRIC, COL_NAME };
 
 /* One column: --sort name and header, its key, where its value is. */
 struct top_col {
@@ -41,30 +42,29 @@ struct top_col {
 	char key;		/* sorts by this column; 0: only with < > */
 	int width;
 	enum col_kind kind;
-	size_t off;		/* offsetof(struct metrics, ...) for COL_BYTES/COUNT */
+	enum metric_id id;	/* COL_METRIC: the row of the metric table (bytes
+				 * or a count, as its MF_BYTES says) */
 	unsigned int views;
 	bool numa;		/* shown only on hosts with several NUMA nodes */
 };
 
-#define M(f) offsetof(struct metrics, f)
-
 /* The name comes last: it takes the rest of the line. */
 static const struct top_col cols[] = {
-	{ "PID", 'p', 8, COL_PID, 0, VIEW_PROCS, false },
-	{ "PROCS", 'p', 6, COL_PID, 0, VIEW_CGROUPS, false },
-	{ "RSS", 'm', 10, COL_BYTES, M(rss), VIEW_PROCS, false },
-	{ "USAGE", 'm', 10, COL_BYTES, M(usage), VIEW_CGROUPS, false },
-	{ "ANON", 'a', 10, COL_BYTES, M(anon), VIEW_BOTH, false },
-	{ "FILE", 'f', 10, COL_BYTES, M(file), VIEW_BOTH, false },
-	{ "SHMEM", 's', 10, COL_BYTES, M(shmem), VIEW_BOTH, false },
-	{ "RECLAIM", 'e', 10, COL_BYTES, M(reclaimable), VIEW_CGROUPS, false },
-	{ "PINNED", 'l', 10, COL_BYTES, M(pinned), VIEW_BOTH, false },
-	{ "COW", 'c', 10, COL_BYTES, M(cow_copied), VIEW_BOTH, false },
-	{ "ZERO", 'z', 10, COL_BYTES, M(zero_fill), VIEW_BOTH, false },
-	{ "FAULTS", 'F', 9, COL_COUNT, M(page_faults), VIEW_PROCS, false },
-	{ "REMOTE", 'N', 10, COL_BYTES, M(remote_numa), VIEW_BOTH, true },
-	{ "COMM", 'n', 0, COL_NAME, 0, VIEW_PROCS, false },
-	{ "CGROUP", 'n', 0, COL_NAME, 0, VIEW_CGROUPS, false },
+	{ "PID", 'p', 8, COL_PID, M_NR, VIEW_PROCS, false },
+	{ "PROCS", 'p', 6, COL_PID, M_NR, VIEW_CGROUPS, false },
+	{ "RSS", 'm', 10, COL_METRIC, M_RSS, VIEW_PROCS, false },
+	{ "USAGE", 'm', 10, COL_METRIC, M_USAGE, VIEW_CGROUPS, false },
+	{ "ANON", 'a', 10, COL_METRIC, M_ANON, VIEW_BOTH, false },
+	{ "FILE", 'f', 10, COL_METRIC, M_FILE, VIEW_BOTH, false },
+	{ "SHMEM", 's', 10, COL_METRIC, M_SHMEM, VIEW_BOTH, false },
+	{ "RECLAIM", 'e', 10, COL_METRIC, M_RECLAIMABLE, VIEW_CGROUPS, false },
+	{ "PINNED", 'l', 10, COL_METRIC, M_PINNED, VIEW_BOTH, false },
+	{ "COW", 'c', 10, COL_METRIC, M_COW_COPIED, VIEW_BOTH, false },
+	{ "ZERO", 'z', 10, COL_METRIC, M_ZERO_FILL, VIEW_BOTH, false },
+	{ "FAULTS", 'F', 9, COL_METRIC, M_PAGE_FAULTS, VIEW_PROCS, false },
+	{ "REMOTE", 'N', 10, COL_METRIC, M_REMOTE_NUMA, VIEW_BOTH, true },
+	{ "COMM", 'n', 0, COL_NAME, M_NR, VIEW_PROCS, false },
+	{ "CGROUP", 'n', 0, COL_NAME, M_NR, VIEW_CGROUPS, false },
 };
 
 #define NCOLS ((int)(sizeof(cols) / sizeof(cols[0])))
@@ -97,7 +97,7 @@ static uint64_t col_u64(const struct top_row *r, const struct top_col *c)
 {
 	if (c->kind == COL_PID)
 		return (uint64_t)r->id;
-	return *(const uint64_t *)((const char *)&r->m + c->off);
+	return metric_get(&r->m, c->id);
 }
 
 /* Numbers largest first, names and PIDs smallest first; @reverse flips. */
@@ -329,11 +329,13 @@ static void put_cell(const struct top_row *row, const struct top_col *c)
 
 	switch (c->kind) {
 	case COL_PID:
-	case COL_COUNT:
 		printw("%*llu ", c->width, (unsigned long long)col_u64(row, c));
 		break;
-	case COL_BYTES:
-		printw("%*s ", c->width, fmt_bytes(buf, sizeof(buf), col_u64(row, c)));
+	case COL_METRIC:
+		if (metric_table[c->id].flags & MF_BYTES)
+			printw("%*s ", c->width, fmt_bytes(buf, sizeof(buf), col_u64(row, c)));
+		else
+			printw("%*llu ", c->width, (unsigned long long)col_u64(row, c));
 		break;
 	case COL_NAME:
 		printw("%s", row->name);
