@@ -5,6 +5,7 @@
  * faults of short-lived processes in the totals, the CSV and --raw tables a
  * script reads, and the README's examples run as written.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -230,7 +231,11 @@ START_TEST(test_readme_examples)
 
 	snprintf(path, sizeof(path), "%s/../README.md", testsdir);
 	f = fopen(path, "r");
-	ck_assert_msg(f, "%s", path);
+	if (!f && errno == ENOENT) {	/* the vmtest guests carry tests/ alone */
+		SKIP_TEST("%s: no README.md beside tests/ here", path);
+		return;
+	}
+	ck_assert_msg(f, "%s: %s", path, strerror(errno));
 	ck_assert(getdelim(&text, &cap, '\0', f) > 0);
 	fclose(f);
 	ck_assert_ptr_nonnull(mkdtemp(dir));
