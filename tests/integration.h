@@ -11,9 +11,10 @@
 #include <check.h>
 #include <jansson.h>
 #include <stdbool.h>
+#include <unistd.h>
 
 #define MiB (1024ULL * 1024)
-#define PAGE 4096ULL
+#define PAGE ((unsigned long long)sysconf(_SC_PAGESIZE))	/* the running kernel's */
 #define SLACK (16 * PAGE)
 
 /* $MEMACCT (the binary), $WORKLOADS (built workloads), $TESTS (tests/) */
