@@ -20,6 +20,7 @@
 #include "memlimits.h"
 #include "proc.h"
 #include "session.h"
+#include "signals.h"
 #include "table.h"
 #include "usage.h"
 #include "util.h"

@@ -46,6 +46,7 @@
 #include "pin.h"
 #include "report.h"
 #include "session.h"
+#include "signals.h"
 #include "usage.h"
 #include "util.h"
 

@@ -30,7 +30,6 @@
 #include <bpf/bpf.h>
 #include "bpf_loader.h"
 #include "cgroup.h"
-#include "commands.h"
 #include "explain.h"
 #include "metric_table.h"
 #include "numa.h"
@@ -38,6 +37,7 @@
 #include "proc.h"
 #include "report.h"
 #include "session.h"
+#include "signals.h"
 #include "smaps.h"
 #include "util.h"
 

@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "commands.h"
 #include "explain.h"
 #include "jsonw.h"
 #include "report.h"

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "commands.h"
+#include "signals.h"
 #include "usage.h"
 #include "util.h"
 

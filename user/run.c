@@ -32,6 +32,7 @@
 #include "memlimits.h"
 #include "phases.h"
 #include "session.h"
+#include "signals.h"
 #include "table.h"
 #include "usage.h"
 #include "util.h"

@@ -24,6 +24,7 @@
 #include "commands.h"
 #include "metric_table.h"
 #include "session.h"
+#include "signals.h"
 #include "usage.h"
 #include "util.h"
 
