@@ -270,4 +270,11 @@ bool hostmem_uma_verdict(const struct hostpin *h, char *buf, size_t len);
 bool numa_verdict(char *buf, size_t len, const char *who, pid_t pid,
 		  const struct numa_brief *b, unsigned int pct, uint64_t min_bytes, bool past);
 
+struct limits_req;
+/*
+ * limits_note() - after @r, on stderr: the --memory-max/--memory-high @req
+ * set on @cg bit (OOM kills, memcg reclaims of the totals) and its victims.
+ */
+void limits_note(const struct memcg *cg, const struct limits_req *req, const struct report *r);
+
 #endif
