@@ -100,6 +100,10 @@ struct phases {
 	uint64_t marks;			/* marks answered ok */
 	uint64_t snap_ns_max, snap_ns_sum;	/* snapshot cost */
 	double params;			/* --params: > 0 adds bytes per parameter */
+	/* called with each mark's snapshot (run --record): @name the phase
+	 * it opens, NULL for "end"; NULL: none */
+	void (*on_mark)(void *ctx, const char *name, const struct report *r);
+	void *on_mark_ctx;
 };
 
 /*
@@ -135,6 +139,13 @@ void phases_free(struct phases *p);
  */
 int parse_params(const char *s, double *out);
 
+/*
+ * phases_from_json() - @p (no channel) from a final report's JSON object
+ * @o: "phases", "params" and "phases_refused", as phases_json() wrote them,
+ * for the printers; free with phases_free(). 0 or -ENOMEM. In
+ * report_load.c.
+ */
+int phases_from_json(struct phases *p, const json_t *o);
 /* phases_json() - the "phases" array (new reference). In phases_print.c. */
 json_t *phases_json(const struct phases *p);
 /* print_phases_plain() - a table per phase, then its mappings; a line for

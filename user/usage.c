@@ -48,6 +48,10 @@ static const struct usage_opt run_opts[] = {
 	{ "--keep-cgroup", NULL, "Leave the cgroup memacct-run-PID-X in place at the end." },
 	{ "--params", "N", "The model's parameter count (1.5e9, 7000000000, 80B, 350M):\n"
 	  "every change of a phase is also given in bytes per parameter." },
+	{ "--record", "FILE", "Write every report (-i) and phase mark, and the final report,\n"
+	  "to FILE as JSON lines (without -i also a sample every second),\n"
+	  "for memacct report FILE. A write error stops the recording\n"
+	  "only (said at the end); the job goes on." },
 	OPT_DMA_PINS_USAGE,
 	OPT_TABLE,
 	OPT_LIMITS,
@@ -65,6 +69,8 @@ static const struct usage_opt attach_opts[] = {
 	OPT_DMA_PINS_USAGE,
 	OPT_TABLE,
 	OPT_LIMITS,
+	{ "--record", "FILE", "Write every report and the summary to FILE as JSON lines, for\n"
+	  "memacct report FILE (a write error stops the recording only)." },
 	OPT_HELP,
 	{ NULL },
 };
@@ -177,6 +183,14 @@ static const struct usage_opt oom_opts[] = {
 
 static const struct usage_opt mark_opts[] = {
 	{ "-e, --end", NULL, "Close the current phase (no NAME)." },
+	OPT_HELP,
+	{ NULL },
+};
+
+static const struct usage_opt report_opts[] = {
+	OPT_JSON,
+	{ "-c, --cgroup", "PATH", "FILE is the daemon's --json-log: the reports of this cgroup\n"
+	  "(its path below the hierarchy root, as the log names it)." },
 	OPT_HELP,
 	{ NULL },
 };
@@ -308,6 +322,20 @@ static const struct cmd_usage usages[] = {
 	  "the end run prints per phase the change of every figure of each process and\n"
 	  "of the cgroup, and the mappings that appeared, grew, shrank or vanished\n"
 	  "(docs/run.md \"Phases\")." },
+	{ "report", "report [-j] FILE\nreport [-j] --cgroup PATH FILE",
+	  "Prints a recording of run or attach (--record FILE) as the command printed\n"
+	  "it: each -i report, then the final report with its phases; -j gives the JSON\n"
+	  "lines run -j gave. With --cgroup, FILE is the daemon's --json-log and each\n"
+	  "collection of that cgroup is a report, the last one final. Exit 0; 1 the file\n"
+	  "ends early (no final report: memacct killed, a line cut off; what it holds is\n"
+	  "printed); 2 bad option, a file that cannot be read or is neither.",
+	  report_opts,
+	  "A recording (docs/run.md \"Recording\") is JSON lines: a header (format\n"
+	  "memacct.record/v1, the command, its start, the page size, MemTotal, the\n"
+	  "cgroup and its limit), then one line per snapshot with its time and kind\n"
+	  "(interval, sample, mark, exit, oom, final): the first the whole report as -j\n"
+	  "prints it, each later one the changes to the one before. -T prints the time\n"
+	  "of the replay, not of the recording." },
 	{ "help", "help [COMMAND]",
 	  "The list of commands, or COMMAND's options; exit 0.",
 	  help_opts, NULL },
