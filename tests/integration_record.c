@@ -233,7 +233,7 @@ START_TEST(test_record_full_disk)
 		SKIP_TEST("mount tmpfs: %s", strerror(errno));
 		return;
 	}
-	snprintf(cmd, sizeof(cmd), "sh -c '%s/phases storm 300 > /dev/null; sleep 1; exit 7'",
+	snprintf(cmd, sizeof(cmd), "sh -c '%s/phases storm 1000 > /dev/null; sleep 1; exit 7'",
 		 workloads);
 	r = run_cmd("%s -o /dev/null run -i 100ms --record %s/r.jsonl -- %s 2>&1", memacct, mnt,
 		    cmd);

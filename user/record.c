@@ -193,6 +193,52 @@ int record_close(struct recorder *w)
 #define KEY_DEL	"~del"
 #define KEY_SET	"~set"
 #define KEY_ARR	"~a"
+#define KEY_REB	"~r"
+
+/*
+ * The element of @old that @e continues: report rows are objects keyed by
+ * "pid" and "exited" (a process row, a phase's process), matched whatever
+ * their place; anything else by its index @i. -1: none.
+ */
+static long match_elem(const json_t *old, const json_t *e, size_t i)
+{
+	const json_t *pid = json_object_get(e, "pid"), *o;
+	size_t k;
+
+	if (!json_is_integer(pid))
+		return i < json_array_size(old) ? (long)i : -1;
+	json_array_foreach((json_t *)old, k, o)
+		if (json_equal(json_object_get(o, "pid"), (json_t *)pid) &&
+		    json_equal(json_object_get(o, "exited"), json_object_get(e, "exited")))
+			return (long)k;
+	return -1;
+}
+
+/*
+ * An array of another length (a process came or went): {"~r": [...]}, per
+ * element of the new array [k] (element k of the old one, unchanged),
+ * [k, patch], or [-1, value].
+ */
+static json_t *rebuild_patch(const json_t *a, const json_t *b)
+{
+	json_t *ops = json_array(), *p = json_object(), *e;
+	size_t i;
+
+	json_array_foreach((json_t *)b, i, e) {
+		long k = match_elem(a, e, i);
+		json_t *d;
+
+		if (k < 0) {
+			json_array_append_new(ops, json_pack("[iO]", -1, e));
+			continue;
+		}
+		d = record_diff(json_array_get(a, k), e);
+		json_array_append_new(ops, d ? json_pack("[Io]", (json_int_t)k, d) :
+					   json_pack("[I]", (json_int_t)k));
+	}
+	json_object_set_new(p, KEY_REB, ops);
+	return p;
+}
 
 static json_t *set_patch(const json_t *a, const json_t *b)
 {
@@ -249,6 +295,8 @@ json_t *record_diff(const json_t *a, const json_t *b)
 		json_object_set_new(p, KEY_ARR, changes);
 		return p;
 	}
+	if (json_is_array(a) && json_is_array(b))
+		return rebuild_patch(a, b);
 	return set_patch(a, b);
 }
 
@@ -259,9 +307,28 @@ json_t *record_apply(json_t *a, const json_t *p)
 	size_t i;
 
 	if (set || !json_is_object(p) ||
-	    !(json_is_object(a) || (json_is_array(a) && json_object_get(p, KEY_ARR)))) {
+	    !(json_is_object(a) || (json_is_array(a) && (json_object_get(p, KEY_ARR) ||
+							  json_object_get(p, KEY_REB))))) {
 		json_decref(a);
 		return json_deep_copy(set ? set : p);
+	}
+	if (json_is_array(a) && json_object_get(p, KEY_REB)) {
+		json_t *n = json_array();
+
+		json_array_foreach(json_object_get(p, KEY_REB), i, v) {
+			json_int_t at = json_integer_value(json_array_get(v, 0));
+			json_t *e = at >= 0 ? json_array_get(a, (size_t)at) : NULL;
+
+			if (at < 0)
+				json_array_append_new(n, json_deep_copy(json_array_get(v, 1)));
+			else if (e && json_array_size(v) > 1)
+				json_array_append_new(n, record_apply(json_deep_copy(e),
+								      json_array_get(v, 1)));
+			else if (e)
+				json_array_append_new(n, json_deep_copy(e));
+		}
+		json_decref(a);
+		return n;
 	}
 	if (json_is_array(a)) {
 		json_array_foreach(json_object_get(p, KEY_ARR), i, v) {

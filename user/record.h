@@ -84,9 +84,11 @@ int record_close(struct recorder *w);
 /*
  * record_diff() - the patch that turns @a into @b (new reference; NULL: no
  * change): objects member by member ("~del": keys gone), arrays of the
- * same length element by element ({"~a": [[index, patch], ...]}), any
- * other change the new value ({"~set": value} where it could read as a
- * patch). record_apply() - @a (its reference taken) with patch @p applied:
+ * same length element by element ({"~a": [[index, patch], ...]}), arrays
+ * of another length rebuilt from the old elements, rows matched by "pid"
+ * and "exited" ({"~r": [[old index] or [old index, patch] or [-1, value],
+ * ...]}), any other change the new value ({"~set": value} where it could
+ * read as a patch). record_apply() - @a (its reference taken) with patch @p applied:
  * the new value (new reference).
  */
 json_t *record_diff(const json_t *a, const json_t *b);
