@@ -5,6 +5,7 @@
  * report, then the final one with its phases, by the printers of report.c
  * (report_load.c reads each snapshot back into the report model). Or the
  * daemon's --json-log, one cgroup's collections as reports (--cgroup).
+ * --html OUT: the recording drawn as one page instead (report_html.h).
  * Exit status: 0; 1 the file ends early (no final report: a line cut off,
  * a line that is no snapshot; what it holds is printed); 2 bad usage, a
  * file that cannot be read or is neither a recording nor a daemon log.
@@ -19,6 +20,7 @@
 #include "phases.h"
 #include "record.h"
 #include "report.h"
+#include "report_html.h"
 #include "usage.h"
 #include "util.h"
 
@@ -26,6 +28,8 @@
 
 struct replay {
 	bool closed;		/* the reader of the reports went away */
+	struct html_doc *html;	/* --html: every snapshot drawn, none printed */
+	json_t *header;		/* the recording's (a reference) */
 };
 
 /* One snapshot: printed when run printed it (an -i report, the final one). */
@@ -37,7 +41,9 @@ static int replay_snap(void *ctx, const json_t *header, const struct record_snap
 	bool final = !strcmp(s->kind, "final");
 	int err;
 
-	if (!final && strcmp(s->kind, "interval"))
+	if (!rp->header)
+		rp->header = json_incref((json_t *)header);
+	if (!rp->html && !final && strcmp(s->kind, "interval"))
 		return 0;
 	err = report_from_json(s->report, &r);
 	if (err)
@@ -47,7 +53,9 @@ static int replay_snap(void *ctx, const json_t *header, const struct record_snap
 	err = phases_from_json(&ph, s->report);
 	if (!err && final && (ph.ndone || ph.refused))
 		r.phases = &ph;
-	if (!err && print_report(stdout, &r) == -EPIPE) {
+	if (!err && rp->html)
+		err = html_add(rp->html, &r, s->kind);
+	else if (!err && print_report(stdout, &r) == -EPIPE) {
 		rp->closed = true;
 		err = -EPIPE;
 	}
@@ -191,12 +199,13 @@ int do_report(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "json", no_argument, NULL, 'j' },
 		{ "cgroup", required_argument, NULL, 'c' },
+		{ "html", required_argument, NULL, 'H' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	struct replay rp = { 0 };
 	struct record_stats st;
-	const char *cg = NULL, *file;
+	const char *cg = NULL, *file, *html = NULL;
 	FILE *f;
 	int c, err, ret = EXIT_OK;
 
@@ -207,6 +216,9 @@ int do_report(int argc, char **argv)
 			break;
 		case 'c':
 			cg = optarg;
+			break;
+		case 'H':
+			html = optarg;
 			break;
 		case 'h':
 			usage_print(stdout, "report");
@@ -228,7 +240,10 @@ int do_report(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	if (is_daemon_log(f)) {
-		if (!cg) {
+		if (html) {
+			p_err("--html draws a recording (run --record); %s is a daemon log", file);
+			ret = EXIT_USAGE;
+		} else if (!cg) {
 			p_err("%s is a daemon --json-log: give the cgroup with --cgroup PATH", file);
 			ret = EXIT_USAGE;
 		} else {
@@ -239,6 +254,11 @@ int do_report(int argc, char **argv)
 	if (cg) {
 		p_err("--cgroup reads a daemon --json-log; %s is not one", file);
 		ret = EXIT_USAGE;
+		goto out_close;
+	}
+	if (html && !(rp.html = html_new())) {
+		p_err("out of memory");
+		ret = EXIT_RUNTIME;
 		goto out_close;
 	}
 	err = record_read(f, replay_snap, &rp, &st);
@@ -267,7 +287,20 @@ int do_report(int argc, char **argv)
 		       (unsigned long long)st.lines);
 		ret = EXIT_PARTIAL;
 	}
+	if (rp.html) {
+		FILE *o = fopen(html, "we");
+
+		err = o ? html_write(rp.html, o, rp.header) : -errno;
+		if (o && fclose(o) && !err)
+			err = -errno;
+		if (err) {
+			p_err("writing %s: %s", html, strerror(-err));
+			ret = EXIT_RUNTIME;
+		}
+	}
 out_close:
+	html_free(rp.html);
+	json_decref(rp.header);
 	fclose(f);
 	return ret;
 }

@@ -191,6 +191,10 @@ static const struct usage_opt report_opts[] = {
 	OPT_JSON,
 	{ "-c, --cgroup", "PATH", "FILE is the daemon's --json-log: the reports of this cgroup\n"
 	  "(its path below the hierarchy root, as the log names it)." },
+	{ "--html", "OUT", "Draw the recording into OUT, one self-contained HTML page (no\n"
+	  "network, no script): memory over time stacked by class, RSS per\n"
+	  "process, the limit, phases, OOM kills and exits; the phases'\n"
+	  "tables and the final report under it. Nothing printed." },
 	OPT_HELP,
 	{ NULL },
 };
@@ -322,7 +326,7 @@ static const struct cmd_usage usages[] = {
 	  "the end run prints per phase the change of every figure of each process and\n"
 	  "of the cgroup, and the mappings that appeared, grew, shrank or vanished\n"
 	  "(docs/run.md \"Phases\")." },
-	{ "report", "report [-j] FILE\nreport [-j] --cgroup PATH FILE",
+	{ "report", "report [-j] FILE\nreport [-j] --cgroup PATH FILE\nreport --html OUT FILE",
 	  "Prints a recording of run or attach (--record FILE) as the command printed\n"
 	  "it: each -i report, then the final report with its phases; -j gives the JSON\n"
 	  "lines run -j gave. With --cgroup, FILE is the daemon's --json-log and each\n"

@@ -334,9 +334,13 @@ _memacct()
 			COMPREPLY=($(compgen -d -- "$cur"))
 			return
 			;;
+		--html)
+			# OUT: nothing to offer
+			return
+			;;
 		esac
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "-j --json -c --cgroup -h --help" -- "$cur"))
+			COMPREPLY=($(compgen -W "-j --json -c --cgroup --html -h --help" -- "$cur"))
 		else
 			COMPREPLY=($(compgen -f -- "$cur"))
 		fi
