@@ -375,7 +375,7 @@ clean:
 	rm -rf $(OUTPUT)
 
 # Exactly what building, testing and the demo need (Debian 12 / Ubuntu 22.04+).
-DEPS := make gcc clang llvm libbpf-dev libelf-dev zlib1g-dev pkg-config libjansson-dev \
+DEPS := make gcc clang llvm chromium libbpf-dev libelf-dev zlib1g-dev pkg-config libjansson-dev \
 	libmicrohttpd-dev libsystemd-dev check python3-jsonschema python3-torch python3-numpy prometheus \
 	logrotate qemu-system-x86 busybox-static bpftrace libcap2-bin libncurses-dev libsmartcols-dev tmux zsh dpkg-dev curl \
 	mmdebstrap umoci

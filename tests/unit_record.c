@@ -53,6 +53,11 @@ START_TEST(test_diff_apply)
 		{ "{\"p\":[{\"pid\":1,\"exited\":false,\"r\":1}]}",	/* a pid reused */
 		  "{\"p\":[{\"pid\":1,\"exited\":false,\"r\":2},{\"pid\":1,\"exited\":true}]}" },
 		{ "{\"p\":[1,2,3]}", "{\"p\":[1,3]}" },
+		{ "[{\"pid\":1},{\"pid\":2},{\"pid\":3},{\"pid\":4},{\"pid\":5}]",	/* runs */
+		  "[{\"pid\":1},{\"pid\":2},{\"pid\":9},{\"pid\":3},{\"pid\":4,\"r\":1},{\"pid\":5}]" },
+		{ "[{\"pid\":7,\"exited\":true,\"r\":1},{\"pid\":7,\"exited\":true,\"r\":2}]",
+		  "[{\"pid\":7,\"exited\":true,\"r\":1},{\"pid\":7,\"exited\":true,\"r\":3},"
+		  "{\"pid\":8}]" },					/* one key twice */
 		{ "{\"p\":[1,2]}", "{\"p\":{\"~a\":[[0,5]]}}" },	/* an array, then an object */
 		{ "{\"p\":{\"x\":1}}", "{\"p\":[1]}" },
 		{ "{\"t\":0.5}", "{\"t\":0.75}" },

@@ -198,43 +198,59 @@ int record_close(struct recorder *w)
 /*
  * The element of @old that @e continues: report rows are objects keyed by
  * "pid" and "exited" (a process row, a phase's process), matched whatever
- * their place; anything else by its index @i. -1: none.
+ * their place, looked for from *@hint on (rows are sorted: the next match
+ * is mostly the next element); anything else by its index @i. -1: none.
  */
-static long match_elem(const json_t *old, const json_t *e, size_t i)
+static long match_elem(const json_t *old, const json_t *e, size_t i, size_t *hint)
 {
-	const json_t *pid = json_object_get(e, "pid"), *o;
-	size_t k;
+	const json_t *pid = json_object_get(e, "pid");
+	size_t n = json_array_size(old);
 
 	if (!json_is_integer(pid))
-		return i < json_array_size(old) ? (long)i : -1;
-	json_array_foreach((json_t *)old, k, o)
+		return i < n ? (long)i : -1;
+	for (size_t j = 0; j < n; j++) {
+		size_t k = (*hint + j) % n;
+		const json_t *o = json_array_get(old, k);
+
 		if (json_equal(json_object_get(o, "pid"), (json_t *)pid) &&
-		    json_equal(json_object_get(o, "exited"), json_object_get(e, "exited")))
+		    json_equal(json_object_get(o, "exited"), json_object_get(e, "exited"))) {
+			*hint = k + 1;
 			return (long)k;
+		}
+	}
 	return -1;
 }
 
 /*
- * An array of another length (a process came or went): {"~r": [...]}, per
- * element of the new array [k] (element k of the old one, unchanged),
- * [k, patch], or [-1, value].
+ * An array of another length (a process came or went): {"~r": [...]}, the
+ * new array element by element from the old one: {"at": k, "n": n} for n
+ * old elements from k on, unchanged; [k, patch] for old element k patched;
+ * [-1, value] for a new one.
  */
 static json_t *rebuild_patch(const json_t *a, const json_t *b)
 {
-	json_t *ops = json_array(), *p = json_object(), *e;
-	size_t i;
+	json_t *ops = json_array(), *p = json_object(), *e, *run = NULL;
+	size_t i, hint = 0;
 
 	json_array_foreach((json_t *)b, i, e) {
-		long k = match_elem(a, e, i);
-		json_t *d;
+		long k = match_elem(a, e, i, &hint);
+		json_t *d = k >= 0 ? record_diff(json_array_get(a, k), e) : NULL;
 
-		if (k < 0) {
-			json_array_append_new(ops, json_pack("[iO]", -1, e));
+		if (k >= 0 && !d) {
+			json_int_t at = json_integer_value(json_object_get(run, "at"));
+			json_int_t n = json_integer_value(json_object_get(run, "n"));
+
+			if (run && at + n == k) {
+				json_object_set_new(run, "n", json_integer(n + 1));
+			} else {
+				run = json_pack("{sIsI}", "at", (json_int_t)k, "n", (json_int_t)1);
+				json_array_append_new(ops, run);
+			}
 			continue;
 		}
-		d = record_diff(json_array_get(a, k), e);
-		json_array_append_new(ops, d ? json_pack("[Io]", (json_int_t)k, d) :
-					   json_pack("[I]", (json_int_t)k));
+		run = NULL;
+		json_array_append_new(ops, k < 0 ? json_pack("[iO]", -1, e) :
+					   json_pack("[Io]", (json_int_t)k, d));
 	}
 	json_object_set_new(p, KEY_REB, ops);
 	return p;
@@ -316,16 +332,20 @@ json_t *record_apply(json_t *a, const json_t *p)
 		json_t *n = json_array();
 
 		json_array_foreach(json_object_get(p, KEY_REB), i, v) {
-			json_int_t at = json_integer_value(json_array_get(v, 0));
+			json_int_t at = json_integer_value(json_is_object(v) ?
+							   json_object_get(v, "at") :
+							   json_array_get(v, 0));
+			json_int_t cnt = json_integer_value(json_object_get(v, "n"));
 			json_t *e = at >= 0 ? json_array_get(a, (size_t)at) : NULL;
 
-			if (at < 0)
+			if (json_is_object(v))	/* a run of unchanged elements */
+				for (json_int_t j = 0; j < cnt && json_array_get(a, at + j); j++)
+					json_array_append_new(n, json_deep_copy(json_array_get(a, at + j)));
+			else if (at < 0)
 				json_array_append_new(n, json_deep_copy(json_array_get(v, 1)));
-			else if (e && json_array_size(v) > 1)
+			else if (e)
 				json_array_append_new(n, record_apply(json_deep_copy(e),
 								      json_array_get(v, 1)));
-			else if (e)
-				json_array_append_new(n, json_deep_copy(e));
 		}
 		json_decref(a);
 		return n;

@@ -86,8 +86,8 @@ int record_close(struct recorder *w);
  * change): objects member by member ("~del": keys gone), arrays of the
  * same length element by element ({"~a": [[index, patch], ...]}), arrays
  * of another length rebuilt from the old elements, rows matched by "pid"
- * and "exited" ({"~r": [[old index] or [old index, patch] or [-1, value],
- * ...]}), any other change the new value ({"~set": value} where it could
+ * and "exited" ({"~r": [{"at": old index, "n": unchanged ones from it},
+ * [old index, patch], [-1, value], ...]}), any other change the new value ({"~set": value} where it could
  * read as a patch). record_apply() - @a (its reference taken) with patch @p applied:
  * the new value (new reference).
  */
