@@ -252,6 +252,69 @@ START_TEST(test_record_full_disk)
 }
 END_TEST
 
+/*
+ * report --html in a real browser (Debian's chromium, headless): a
+ * recording of phases.c's marks under --memory-max 256M and -i 100ms drawn,
+ * loaded with no console error, no request outside the file, and the
+ * DOM holds the classes' labels, the limit, each phase's name and the
+ * phases' tables; the screenshot is a PNG of the page.
+ */
+START_TEST(test_record_html)
+{
+	static const char *const labels[] = {
+		"owned anon", "CoW-copied", "reclaimable page cache", "shmem", "pinned",
+		"limit 256 MiB", "seconds since the start", "RSS per process",
+		"class=\"phase-name\"", ">alloc</text>", ">cow</text>", ">lock</text>",
+		"phase \"alloc\":", "Final report",
+	};
+	char cmd[512], rec[128], html[128], png[128];
+	struct result *r;
+	int areas = 0;
+
+	if (system("command -v chromium > /dev/null 2>&1")) {
+		SKIP_TEST("no chromium here (apt-get install chromium: make deps)");
+		return;
+	}
+	snprintf(cmd, sizeof(cmd), "sh -c '%s/phases && sleep 0.3 && %s/phases'", workloads,
+		 workloads);
+	snprintf(rec, sizeof(rec), "%s/h.jsonl", dir);
+	snprintf(html, sizeof(html), "%s/h.html", dir);
+	snprintf(png, sizeof(png), "%s/h.png", dir);
+	r = run_cmd("%s -o /dev/null run -i 100ms --memory-max 256M --record %s -- %s "
+		    "> /dev/null 2>&1 && %s report --html %s %s", memacct, rec, cmd, memacct, html,
+		    rec);
+	ck_assert_int_eq(r->status, 0);
+	result_free(r);
+	/* self-contained: nothing to fetch (the SVG namespace is a name) */
+	r = run_cmd("grep -c -E 'src=|href=|<script|<link|url\\(http' %s", html);
+	ck_assert_msg(atoi(r->out) == 0, "%s refers to something outside it", html);
+	result_free(r);
+	r = run_cmd("cd %s && HOME=%s timeout 120 chromium --headless --no-sandbox --disable-gpu "
+		    "--enable-logging=stderr --v=0 --dump-dom file://%s 2> %s/chromium.err",
+		    dir, dir, html, dir);
+	ck_assert_msg(r->status == 0 && strstr(r->out, "</svg>"), "chromium: exit %d, %.300s",
+		      r->status, r->out);
+	for (size_t i = 0; i < sizeof(labels) / sizeof(labels[0]); i++)
+		ck_assert_msg(strstr(r->out, labels[i]), "'%s' not in the DOM", labels[i]);
+	for (char *p = r->out; (p = strstr(p, "class=\"area\"")); p++)
+		areas++;
+	ck_assert_int_eq(areas, 6);
+	result_free(r);
+	r = run_cmd("grep -E 'CONSOLE|Uncaught|ERR_FILE|Failed to load' %s/chromium.err", dir);
+	ck_assert_msg(r->out[0] == '\0', "the page logged errors: %s", r->out);
+	result_free(r);
+	r = run_cmd("cd %s && HOME=%s timeout 120 chromium --headless --no-sandbox --disable-gpu "
+		    "--hide-scrollbars --window-size=1040,1300 --screenshot=%s file://%s "
+		    "> /dev/null 2>&1; head -c 8 %s | od -An -c | tr -d ' '; echo; "
+		    "echo \"truth size $(stat -c %%s %s)\"", dir, dir, png, html, png, png);
+	ck_assert_msg(strstr(r->out, "211PNG"), "no PNG screenshot: %s", r->out);
+	ck_assert_int_gt(truth(r, "size"), 20000);
+	printf("  report --html: the DOM holds every label, 6 classes, the phases; "
+	       "screenshot %lld bytes\n", truth(r, "size"));
+	result_free(r);
+}
+END_TEST
+
 Suite *record_suite(void)
 {
 	Suite *s = suite_create("record");
@@ -264,6 +327,7 @@ Suite *record_suite(void)
 	tcase_add_test(tc, test_record_cut);
 	tcase_add_test(tc, test_record_garbage);
 	tcase_add_test(tc, test_record_full_disk);
+	tcase_add_test(tc, test_record_html);
 	suite_add_tcase(s, tc);
 	return s;
 }

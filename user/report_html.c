@@ -461,12 +461,16 @@ static void draw_limit(FILE *f, const struct html_doc *d, const struct scale *s)
 		fmt_bytes(b, sizeof(b), d->limit));
 }
 
-static void draw_legend(FILE *f, const struct html_doc *d, const struct html_series **top,
-			size_t n)
+static void draw_legend(FILE *f, const struct html_doc *d, const struct scale *s,
+			const struct html_series **top, size_t n)
 {
+	char b[16], lim[48] = ": none";
 	int y = Y0;
 
 	fprintf(f, "<g class=\"legend\" font-size=\"12\">\n");
+	if (d->has_limit)
+		snprintf(lim, sizeof(lim), " %s%s", fmt_bytes(b, sizeof(b), d->limit),
+			 d->limit > s->ymax ? " (above)" : "");
 	for (int c = C_NR; c-- > 0; y += 18) {
 		fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"12\" fill=\"%s\"/>"
 			"<text x=\"%d\" y=\"%d\">%s</text>\n", X1 + 20, y, classes[c].color,
@@ -474,8 +478,7 @@ static void draw_legend(FILE *f, const struct html_doc *d, const struct html_ser
 	}
 	fprintf(f, "<line x1=\"%d\" x2=\"%d\" y1=\"%d\" y2=\"%d\" stroke=\"#000\" "
 		"stroke-dasharray=\"8,4\"/><text x=\"%d\" y=\"%d\">limit%s</text>\n", X1 + 20,
-		X1 + 32, y + 6, y + 6, X1 + 38, y + 10,
-		!d->has_limit ? ": none" : "");
+		X1 + 32, y + 6, y + 6, X1 + 38, y + 10, lim);
 	y += 24;
 	fprintf(f, "<text x=\"%d\" y=\"%d\">RSS per process:</text>\n", X1 + 20, y + 10);
 	y += 18;
@@ -514,9 +517,9 @@ int html_write(struct html_doc *d, FILE *f, const json_t *header)
 		s.ymax = top[i]->peak > s.ymax ? top[i]->peak : s.ymax;
 	for (i = 0; i < d->phases.ndone; i++)
 		s.tmax = d->phases.done[i].end_s > s.tmax ? d->phases.done[i].end_s : s.tmax;
-	/* a limit near the figures is drawn; one far above them (none, or a
-	 * host's worth) would flatten them */
-	if (d->has_limit && d->limit <= s.ymax * 2 && d->limit > s.ymax)
+	/* a limit up to 4x the figures is drawn; one far above them (none,
+	 * or a host's worth) would flatten them: the legend gives it */
+	if (d->has_limit && d->limit <= s.ymax * 4 && d->limit > s.ymax)
 		s.ymax = d->limit;
 	s.ymax += s.ymax / 20;
 	if (s.tmax <= 0)
@@ -543,7 +546,7 @@ int html_write(struct html_doc *d, FILE *f, const json_t *header)
 	draw_limit(f, d, &s);
 	draw_phases(f, d, &s);
 	draw_events(f, d, &s);
-	draw_legend(f, d, top, ntop);
+	draw_legend(f, d, &s, top, ntop);
 	fprintf(f, "</svg>\n");
 	if (d->exits_unmarked)
 		fprintf(f, "<p>%llu more exits not marked</p>\n",
