@@ -11,6 +11,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,8 +91,9 @@ static void count_kinds(const char *path, int *interval, int *mark, int *final, 
 }
 
 /*
- * `memacct [-j] -o OUT run ARGS --record REC -- CMD`, then `memacct report
- * [-j] REC > REP`: REP must be OUT, byte for byte. Returns run's status.
+ * `memacct [-j] -o OUT run ARGS --record REC -- CMD` (@cmd NULL: `memacct
+ * [-j] -o OUT ARGS --record REC`, attach), then `memacct report [-j] REC >
+ * REP`: REP must be OUT, byte for byte. Returns memacct's status.
  */
 static int record_and_compare(const char *tag, bool json, const char *run_args,
 			      const char *cmd)
@@ -105,8 +107,12 @@ static int record_and_compare(const char *tag, bool json, const char *run_args,
 	snprintf(out, sizeof(out), "%s/%s.out", dir, tag);
 	snprintf(rec, sizeof(rec), "%s/%s.jsonl", dir, tag);
 	snprintf(rep, sizeof(rep), "%s/%s.rep", dir, tag);
-	r = run_cmd("%s %s -o %s run %s --record %s -- %s > /dev/null", memacct, json ? "-j" : "",
-		    out, run_args, rec, cmd);
+	if (cmd)
+		r = run_cmd("%s %s -o %s run %s --record %s -- %s > /dev/null", memacct,
+			    json ? "-j" : "", out, run_args, rec, cmd);
+	else
+		r = run_cmd("%s %s -o %s %s --record %s", memacct, json ? "-j" : "", out, run_args,
+			    rec);
 	status = r->status;
 	result_free(r);
 	r = run_cmd("%s report %s %s > %s", memacct, json ? "-j" : "", rec, rep);
@@ -253,6 +259,31 @@ START_TEST(test_record_full_disk)
 END_TEST
 
 /*
+ * attach --record: a cgroup of the test's (its name with our PID) where a
+ * process allocates 1 MiB every 50 ms, attached for 2 s at 200 ms; report's
+ * output is attach's own, text and JSON.
+ */
+START_TEST(test_record_attach)
+{
+	char cg[256], args[512];
+	struct result *r;
+
+	snprintf(cg, sizeof(cg), "%s/memacct-record-%d", cgroot, (int)getpid());
+	ck_assert_msg(!mkdir(cg, 0755), "mkdir %s: %s", cg, strerror(errno));
+	r = run_cmd("sh -c 'echo $$ > %s/cgroup.procs && exec /usr/bin/python3 -c \""
+		    "import time\nb = []\nfor i in range(120): b.append(bytearray(1 << 20)); "
+		    "time.sleep(0.05)\"' > /dev/null 2>&1 & echo \"truth pid $!\"", cg);
+	snprintf(args, sizeof(args), "attach --cgroup %s -i 200ms --duration 2s", cg);
+	record_and_compare("attach", false, args, NULL);
+	record_and_compare("attachj", true, args, NULL);
+	kill((pid_t)truth(r, "pid"), SIGKILL);
+	result_free(r);
+	for (int i = 0; i < 50 && rmdir(cg) && errno == EBUSY; i++)
+		usleep(100000);
+}
+END_TEST
+
+/*
  * report --html in a real browser (Debian's chromium, headless): a
  * recording of phases.c's marks under --memory-max 256M and -i 100ms drawn,
  * loaded with no console error, no request outside the file, and the
@@ -327,6 +358,7 @@ Suite *record_suite(void)
 	tcase_add_test(tc, test_record_cut);
 	tcase_add_test(tc, test_record_garbage);
 	tcase_add_test(tc, test_record_full_disk);
+	tcase_add_test(tc, test_record_attach);
 	tcase_add_test(tc, test_record_html);
 	suite_add_tcase(s, tc);
 	return s;
