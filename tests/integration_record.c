@@ -283,39 +283,24 @@ START_TEST(test_record_attach)
 }
 END_TEST
 
+static const char *const class_labels[] = {
+	"owned anon", "CoW-copied", "reclaimable page cache", "shmem", "pinned",
+	"seconds since the start", "RSS per process", "class=\"phase-name\"", "Final report",
+};
+
 /*
- * report --html in a real browser (Debian's chromium, headless): a
- * recording of phases.c's marks under --memory-max 256M and -i 100ms drawn,
- * loaded with no console error, no request outside the file, and the
- * DOM holds the classes' labels, the limit, each phase's name and the
- * phases' tables; the screenshot is a PNG of the page.
+ * @html loaded by Debian's chromium, headless: no console error, no
+ * reference outside the file, the timeline's six classes and their labels
+ * (class_labels) and every one of @labels in the DOM; the screenshot
+ * (@png) a PNG. Returns its size.
  */
-START_TEST(test_record_html)
+static long long check_in_chromium(const char *html, const char *const *labels, size_t n,
+				   const char *png)
 {
-	static const char *const labels[] = {
-		"owned anon", "CoW-copied", "reclaimable page cache", "shmem", "pinned",
-		"limit 256 MiB", "seconds since the start", "RSS per process",
-		"class=\"phase-name\"", ">alloc</text>", ">cow</text>", ">lock</text>",
-		"phase \"alloc\":", "Final report",
-	};
-	char cmd[512], rec[128], html[128], png[128];
 	struct result *r;
+	long long size;
 	int areas = 0;
 
-	if (system("command -v chromium > /dev/null 2>&1")) {
-		SKIP_TEST("no chromium here (apt-get install chromium: make deps)");
-		return;
-	}
-	snprintf(cmd, sizeof(cmd), "sh -c '%s/phases && sleep 0.3 && %s/phases'", workloads,
-		 workloads);
-	snprintf(rec, sizeof(rec), "%s/h.jsonl", dir);
-	snprintf(html, sizeof(html), "%s/h.html", dir);
-	snprintf(png, sizeof(png), "%s/h.png", dir);
-	r = run_cmd("%s -o /dev/null run -i 100ms --memory-max 256M --record %s -- %s "
-		    "> /dev/null 2>&1 && %s report --html %s %s", memacct, rec, cmd, memacct, html,
-		    rec);
-	ck_assert_int_eq(r->status, 0);
-	result_free(r);
 	/* self-contained: nothing to fetch (the SVG namespace is a name) */
 	r = run_cmd("grep -c -E 'src=|href=|<script|<link|url\\(http' %s", html);
 	ck_assert_msg(atoi(r->out) == 0, "%s refers to something outside it", html);
@@ -325,7 +310,10 @@ START_TEST(test_record_html)
 		    dir, dir, html, dir);
 	ck_assert_msg(r->status == 0 && strstr(r->out, "</svg>"), "chromium: exit %d, %.300s",
 		      r->status, r->out);
-	for (size_t i = 0; i < sizeof(labels) / sizeof(labels[0]); i++)
+	for (size_t i = 0; i < sizeof(class_labels) / sizeof(class_labels[0]); i++)
+		ck_assert_msg(strstr(r->out, class_labels[i]), "'%s' not in the DOM",
+			      class_labels[i]);
+	for (size_t i = 0; i < n; i++)
 		ck_assert_msg(strstr(r->out, labels[i]), "'%s' not in the DOM", labels[i]);
 	for (char *p = r->out; (p = strstr(p, "class=\"area\"")); p++)
 		areas++;
@@ -339,10 +327,87 @@ START_TEST(test_record_html)
 		    "> /dev/null 2>&1; head -c 8 %s | od -An -c | tr -d ' '; echo; "
 		    "echo \"truth size $(stat -c %%s %s)\"", dir, dir, png, html, png, png);
 	ck_assert_msg(strstr(r->out, "211PNG"), "no PNG screenshot: %s", r->out);
-	ck_assert_int_gt(truth(r, "size"), 20000);
-	printf("  report --html: the DOM holds every label, 6 classes, the phases; "
-	       "screenshot %lld bytes\n", truth(r, "size"));
+	size = truth(r, "size");
+	ck_assert_int_gt(size, 20000);
 	result_free(r);
+	return size;
+}
+
+static bool no_chromium(const char *test)
+{
+	if (!system("command -v chromium > /dev/null 2>&1"))
+		return false;
+	skip_test(test, "no chromium here (apt-get install chromium: make deps)");
+	return true;
+}
+
+
+/*
+ * report --html in a real browser: a recording of phases.c's marks under
+ * --memory-max 256M and -i 100ms drawn; the DOM holds the classes' labels,
+ * the limit, each phase's name and the phases' tables.
+ */
+START_TEST(test_record_html)
+{
+	static const char *const labels[] = {
+		"limit 256 MiB", ">alloc</text>", ">cow</text>", ">lock</text>",
+		"phase \"alloc\":",
+	};
+	char cmd[512], rec[128], html[128], png[128];
+	struct result *r;
+	long long size;
+
+	if (no_chromium(__func__))
+		return;
+	snprintf(cmd, sizeof(cmd), "sh -c '%s/phases && sleep 0.3 && %s/phases'", workloads,
+		 workloads);
+	snprintf(rec, sizeof(rec), "%s/h.jsonl", dir);
+	snprintf(html, sizeof(html), "%s/h.html", dir);
+	snprintf(png, sizeof(png), "%s/h.png", dir);
+	r = run_cmd("%s -o /dev/null run -i 100ms --memory-max 256M --record %s -- %s "
+		    "> /dev/null 2>&1 && %s report --html %s %s", memacct, rec, cmd, memacct, html,
+		    rec);
+	ck_assert_int_eq(r->status, 0);
+	result_free(r);
+	size = check_in_chromium(html, labels, sizeof(labels) / sizeof(labels[0]), png);
+	printf("  report --html: the DOM holds every label, 6 classes, the phases; "
+	       "screenshot %lld bytes\n", size);
+}
+END_TEST
+
+/*
+ * The README's demo (tests/workloads/dataloader_demo.py: a DataLoader's 4
+ * forked workers copy the parent's Python objects, marked "build list" and
+ * "epoch") under run --record: report prints run's own output, and its
+ * page (docs/report-dataloader.png is its screenshot) loads in chromium
+ * with both phases and the workers' lines. Skipped without chromium or
+ * Debian's torch.
+ */
+START_TEST(test_record_html_dataloader)
+{
+	static const char *const labels[] = { ">build list</text>", ">epoch</text>", " python3</text>",
+					      "copy-on-write" };
+	char cmd[256], html[128], png[128], rec[128];
+	struct result *r;
+	long long size;
+
+	if (no_chromium(__func__))
+		return;
+	if (system("/usr/bin/python3 -c 'import torch, numpy' 2> /dev/null")) {
+		SKIP_TEST("no torch or numpy for /usr/bin/python3 (python3-torch: make deps)");
+		return;
+	}
+	snprintf(cmd, sizeof(cmd), "/usr/bin/python3 %s/workloads/dataloader_demo.py", testsdir);
+	ck_assert_int_eq(record_and_compare("dataloader", false, "", cmd), 0);
+	snprintf(rec, sizeof(rec), "%s/dataloader.jsonl", dir);
+	snprintf(html, sizeof(html), "%s/dataloader.html", dir);
+	snprintf(png, sizeof(png), "%s/dataloader.png", dir);
+	r = run_cmd("%s report --html %s %s", memacct, html, rec);
+	ck_assert_int_eq(r->status, 0);
+	result_free(r);
+	size = check_in_chromium(html, labels, sizeof(labels) / sizeof(labels[0]), png);
+	printf("  the DataLoader demo's page: both phases, the workers; screenshot %lld bytes\n",
+	       size);
 }
 END_TEST
 
@@ -360,6 +425,7 @@ Suite *record_suite(void)
 	tcase_add_test(tc, test_record_full_disk);
 	tcase_add_test(tc, test_record_attach);
 	tcase_add_test(tc, test_record_html);
+	tcase_add_test(tc, test_record_html_dataloader);
 	suite_add_tcase(s, tc);
 	return s;
 }
