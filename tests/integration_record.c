@@ -219,6 +219,13 @@ START_TEST(test_record_garbage)
 	r = run_cmd("%s report %s/none 2>&1", memacct, dir);
 	ck_assert_int_eq(r->status, 2);
 	result_free(r);
+	/* a header, then a snapshot whose report is none */
+	r = run_cmd("printf '{\"format\":\"memacct.record/v1\"}\\n{\"t\":1,\"kind\":\"final\","
+		    "\"report\":{\"schema\":\"x\"}}\\n' > %s/bad; %s report %s/bad 2>&1", dir, memacct,
+		    dir);
+	ck_assert_msg(r->status == 2 && strstr(r->out, "holds no memacct.report/v1 report"),
+		      "exit %d: %s", r->status, r->out);
+	result_free(r);
 }
 END_TEST
 

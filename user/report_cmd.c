@@ -8,7 +8,8 @@
  * --html OUT: the recording drawn as one page instead (report_html.h).
  * Exit status: 0; 1 the file ends early (no final report: a line cut off,
  * a line that is no snapshot; what it holds is printed); 2 bad usage, a
- * file that cannot be read or is neither a recording nor a daemon log.
+ * file that cannot be read or is neither a recording nor a daemon log, a
+ * snapshot without a report; 4 out of memory, a read error.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -270,6 +271,12 @@ int do_report(int argc, char **argv)
 	}
 	if (rp.closed)
 		goto out_close;
+	if (err == -EINVAL) {	/* a snapshot's report_from_json() */
+		p_err("%s: snapshot %llu holds no memacct.report/v1 report", file,
+		      (unsigned long long)st.lines);
+		ret = EXIT_USAGE;
+		goto out_close;
+	}
 	if (err) {
 		p_err("reading %s: %s", file, strerror(-err));
 		ret = EXIT_RUNTIME;
