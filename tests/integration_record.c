@@ -151,6 +151,40 @@ START_TEST(test_record_phases_interval)
 }
 END_TEST
 
+/*
+ * CMD ends before the process it started (a daemon it left): an "exit"
+ * snapshot when CMD ended, samples each second without -i, and report
+ * prints run's final report with CMD's status.
+ */
+START_TEST(test_record_exit)
+{
+	char line[1 << 16], rec[128];
+	int exits = 0, samples = 0, n = 0;
+	FILE *f;
+
+	ck_assert_int_eq(record_and_compare("exit", false, "", "sh -c 'sleep 3.5 & exit 3'"), 3);
+	snprintf(rec, sizeof(rec), "%s/exit.jsonl", dir);
+	f = fopen(rec, "r");
+	ck_assert_ptr_nonnull(f);
+	while (fgets(line, sizeof(line), f)) {
+		json_t *j = json_loads(line, 0, NULL);
+		const char *k = json_string_value(json_object_get(j, "kind"));
+
+		ck_assert_ptr_nonnull(j);
+		if (n++ && !strcmp(k, "exit")) {
+			exits++;
+			ck_assert_int_eq(samples, 0);	/* at once, before the first sample */
+		}
+		samples += n > 1 && !strcmp(k, "sample");
+		json_decref(j);
+	}
+	fclose(f);
+	printf("  CMD gone, its child left: %d exit line, %d samples\n", exits, samples);
+	ck_assert_int_eq(exits, 1);
+	ck_assert_int_ge(samples, 2);
+}
+END_TEST
+
 /* an OOM kill: its post-mortem and verdict printed again from the file */
 START_TEST(test_record_oom)
 {
@@ -426,6 +460,7 @@ Suite *record_suite(void)
 	tcase_set_timeout(tc, 300);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_record_phases_interval);
+	tcase_add_test(tc, test_record_exit);
 	tcase_add_test(tc, test_record_oom);
 	tcase_add_test(tc, test_record_cut);
 	tcase_add_test(tc, test_record_garbage);
