@@ -9,7 +9,8 @@
 # and go: the patches' worst case); for each: memacct's own CPU time
 # (utime + stime of its process, /proc/PID/stat, sampled every 0.5 s until it
 # exits: the last half second is not counted) and the recording's size, per
-# minute and extrapolated to 10 minutes. Root; MEMACCT names the binary.
+# minute and extrapolated to 10 minutes. Root; MEMACCT names the binary,
+# ARMS the arms to run (default: all of them).
 set -eu
 SECONDS_RUN=${1:-60}
 PROCS=${2:-10}
@@ -35,6 +36,7 @@ CHURN="end=\$((\$(date +%s) + $SECONDS_RUN)); while [ \$(date +%s) -lt \$end ]; 
 arm() {	# NAME ARGS...
 	name=$1
 	shift
+	case " ${ARMS:-$name} " in *" $name "*) ;; *) return 0 ;; esac
 	"$MEMACCT" -o "$DIR/$name.out" run "$@" -- sh -c "$CMD" &
 	pid=$!
 	ticks=0

@@ -274,8 +274,8 @@ json_t *record_diff(const json_t *a, const json_t *b)
 	const char *k;
 	size_t i;
 
-	if (json_equal((json_t *)a, (json_t *)b))
-		return NULL;
+	/* containers are walked once: no change is an empty patch (a
+	 * json_equal() first at every level compared each row ~3 times) */
 	if (json_is_object(a) && json_is_object(b)) {
 		json_t *del = NULL;
 
@@ -297,6 +297,10 @@ json_t *record_diff(const json_t *a, const json_t *b)
 		}
 		if (del)
 			json_object_set_new(p, KEY_DEL, del);
+		if (!json_object_size(p)) {
+			json_decref(p);
+			return NULL;
+		}
 		return p;
 	}
 	if (json_is_array(a) && json_is_array(b) && json_array_size(a) == json_array_size(b)) {
@@ -307,12 +311,18 @@ json_t *record_diff(const json_t *a, const json_t *b)
 			if (d)
 				json_array_append_new(changes, json_pack("[Io]", (json_int_t)i, d));
 		}
+		if (!json_array_size(changes)) {
+			json_decref(changes);
+			return NULL;
+		}
 		p = json_object();
 		json_object_set_new(p, KEY_ARR, changes);
 		return p;
 	}
 	if (json_is_array(a) && json_is_array(b))
 		return rebuild_patch(a, b);
+	if (json_equal((json_t *)a, (json_t *)b))
+		return NULL;
 	return set_patch(a, b);
 }
 
