@@ -260,7 +260,8 @@ completion: $(OUTPUT)/gen_completion
 # PREFIX/share/doc/memacct: the README and the docs a user reads; the unit
 # goes where systemd looks for it under PREFIX, its paths made PREFIX's
 DOC_FILES  := README.md docs/metrics.md docs/explain.md docs/audit.md docs/daemon.md \
-	docs/numa.md docs/overhead.md docs/memacct.report.v1.schema.json
+	docs/numa.md docs/overhead.md docs/memacct.report.v1.schema.json \
+	docs/memacct.record.v1.schema.json
 DEPLOY_FILES := docs/deploy/daemonset.yaml docs/deploy/grafana-dashboard.json \
 	docs/deploy/memacct-kubernetes.rules.yml docs/deploy/memacct-alerts.rules.yml
 UNIT_DIR   := $(PREFIX)/lib/systemd/system

@@ -132,6 +132,23 @@ static int record_and_compare(const char *tag, bool json, const char *run_args,
 	return status;
 }
 
+/* tests/validate_json.py: every line of @file valid against docs/@schema */
+static void validate(const char *schema, const char *file)
+{
+	struct result *r;
+
+	if (access("/usr/bin/python3", X_OK)) {	/* the vmtest guests have no Python */
+		printf("  %s not validated: no /usr/bin/python3 here\n", file);
+		return;
+	}
+	r = run_cmd("/usr/bin/python3 %s/validate_json.py %s/../docs/%s %s 2>&1", testsdir,
+		    testsdir, schema, file);
+	ck_assert_msg(r->status == 0, "%s against %s (rc %d):\n%s", file, schema, r->status,
+		      r->out);
+	printf("  %s", r->out);
+	result_free(r);
+}
+
 /* phases.c's three marked phases, twice, with a report every 100 ms */
 START_TEST(test_record_phases_interval)
 {
@@ -148,6 +165,9 @@ START_TEST(test_record_phases_interval)
 	ck_assert_int_ge(interval, 4);	/* >= 0.5 s at 100 ms */
 	ck_assert_int_eq(mark, 8);	/* 3 phases and "end", twice */
 	ck_assert_int_eq(final, 1);
+	validate("memacct.record.v1.schema.json", cmd);
+	snprintf(cmd, sizeof(cmd), "%s/json.rep", dir);
+	validate("memacct.report.v1.schema.json", cmd);
 }
 END_TEST
 
