@@ -350,7 +350,8 @@ json_t *record_apply(json_t *a, const json_t *p)
 
 			if (json_is_object(v))	/* a run of unchanged elements */
 				for (json_int_t j = 0; j < cnt && json_array_get(a, at + j); j++)
-					json_array_append_new(n, json_deep_copy(json_array_get(a, at + j)));
+					json_array_append_new(n, json_deep_copy(
+								 json_array_get(a, at + j)));
 			else if (at < 0)
 				json_array_append_new(n, json_deep_copy(json_array_get(v, 1)));
 			else if (e)
@@ -367,7 +368,8 @@ json_t *record_apply(json_t *a, const json_t *p)
 
 			if (!e)
 				continue;
-			json_array_set_new(a, at, record_apply(json_incref(e), json_array_get(v, 1)));
+			json_array_set_new(a, at, record_apply(json_incref(e),
+							       json_array_get(v, 1)));
 		}
 		return a;
 	}

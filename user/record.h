@@ -87,9 +87,10 @@ int record_close(struct recorder *w);
  * same length element by element ({"~a": [[index, patch], ...]}), arrays
  * of another length rebuilt from the old elements, rows matched by "pid"
  * and "exited" ({"~r": [{"at": old index, "n": unchanged ones from it},
- * [old index, patch], [-1, value], ...]}), any other change the new value ({"~set": value} where it could
- * read as a patch). record_apply() - @a (its reference taken) with patch @p applied:
- * the new value (new reference).
+ * [old index, patch], [-1, value], ...]}), any other change the new
+ * value ({"~set": value} where it could read as a patch).
+ * record_apply() - @a (its reference taken) with patch @p applied: the new
+ * value (new reference).
  */
 json_t *record_diff(const json_t *a, const json_t *b);
 json_t *record_apply(json_t *a, const json_t *p);

@@ -242,7 +242,8 @@ int html_add(struct html_doc *d, const struct report *r, const char *kind)
 
 		json_object_set_new(o, "phases", phases_json(r->phases));
 		json_object_set_new(o, "params", json_real(r->phases->params));
-		json_object_set_new(o, "phases_refused", json_integer((json_int_t)r->phases->refused));
+		json_object_set_new(o, "phases_refused",
+				    json_integer((json_int_t)r->phases->refused));
 		phases_free(&d->phases);
 		err = phases_from_json(&d->phases, o);
 		json_decref(o);
@@ -399,7 +400,8 @@ static void draw_lines(FILE *f, const struct scale *s, const struct html_series 
 			fprintf(f, "%.1f,%.1f ", sx(s, top[k]->t[i]), sy(s, top[k]->v[i]));
 		fprintf(f, "\"><title>PID %d (", top[k]->pid);
 		esc(f, top[k]->comm);
-		fprintf(f, ") RSS, peak %s</title></polyline>\n", fmt_bytes(b, sizeof(b), top[k]->peak));
+		fprintf(f, ") RSS, peak %s</title></polyline>\n",
+			fmt_bytes(b, sizeof(b), top[k]->peak));
 	}
 	fprintf(f, "</g>\n");
 }
