@@ -112,6 +112,7 @@ Suite *schema_suite(void) __attribute__((weak));
 
 /* JSON Lines file of every report run_cmd() saw (.output/integration-reports.jsonl) */
 extern char json_log_path[4096];
+Suite *record_suite(void) __attribute__((weak));
 Suite *dma_suite(void) __attribute__((weak));
 Suite *top_suite(void) __attribute__((weak));
 Suite *matrix_suite(void) __attribute__((weak));

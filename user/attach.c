@@ -19,6 +19,7 @@
 #include "commands.h"
 #include "memlimits.h"
 #include "proc.h"
+#include "record.h"
 #include "session.h"
 #include "signals.h"
 #include "table.h"
@@ -81,6 +82,7 @@ int do_attach(int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' },
 		{ "interval", required_argument, NULL, 'i' },
 		{ "duration", required_argument, NULL, 'd' },
+		RECORD_LONG_OPTION,
 		{ "help", no_argument, NULL, 'h' },
 		LIMITS_LONG_OPTIONS,
 		TABLE_LONG_OPTIONS,
@@ -90,7 +92,8 @@ int do_attach(int argc, char **argv)
 	struct limits_req lim = { 0 };
 	uint64_t interval_ns = DEFAULT_INTERVAL_NS, duration_ns = 0, pid64 = 0;
 	uint64_t start, next, end;
-	const char *cgarg = NULL;
+	const char *cgarg = NULL, *record_path = NULL;
+	struct recorder rec = { .fd = -1 };
 	struct session s;
 	struct report r;
 	struct memcg cg;
@@ -122,6 +125,9 @@ int do_attach(int argc, char **argv)
 				p_err("bad --duration '%s' (examples: 30s, 5m, 1h)", optarg);
 				return EXIT_USAGE;
 			}
+			break;
+		case OPT_RECORD:
+			record_path = optarg;
 			break;
 		case 'h':
 			attach_usage(stdout);
@@ -227,6 +233,19 @@ int do_attach(int argc, char **argv)
 			limits_restore(&cg);
 		return EXIT_ENV;
 	}
+	{
+		struct record_info ri = { .command = "attach", .cg = &cg,
+					  .interval_ns = interval_ns };
+
+		err = record_open(&rec, record_path, &ri);
+		if (err) {
+			p_err("--record %s: %s", record_path, strerror(-err));
+			session_stop(&s);
+			if (limits_any(&lim))
+				limits_restore(&cg);
+			return EXIT_USAGE;
+		}
+	}
 	start = now_ns();
 	next = ns_after(start, interval_ns);
 	end = duration_ns ? ns_after(start, duration_ns) : UINT64_MAX;
@@ -253,6 +272,7 @@ int do_attach(int argc, char **argv)
 			tree_totals(&r);
 		}
 		err = print_report(stdout, &r);
+		record_snapshot(&rec, "interval", NULL, &r);
 		report_free(&r);
 		if (err == -EPIPE)
 			break;	/* the reader went away: restore, exit 0 */
@@ -271,10 +291,12 @@ int do_attach(int argc, char **argv)
 			keep_tree(&r, (int)pid64);
 			tree_totals(&r);
 		}
+		record_snapshot(&rec, "final", NULL, &r);
 		print_report(stdout, &r);
 		limits_note(&cg, &lim, &r);
 		report_free(&r);
 	}
+	record_close(&rec);
 	session_stop(&s);
 	if (limits_any(&lim) && limits_restore(&cg))
 		ret = EXIT_RUNTIME;

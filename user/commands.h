@@ -15,6 +15,7 @@ int do_top(int argc, char **argv);
 int do_reclaim(int argc, char **argv);
 int do_oom(int argc, char **argv);
 int do_mark(int argc, char **argv);
+int do_report(int argc, char **argv);
 /*
  * detach_kernel_side() - unpin memacct's maps and links under @dir (pin.c
  * pin_remove(); another tool's pins are kept), refused while a daemon

@@ -337,35 +337,18 @@ static void format(struct dstate *d, const struct collection *col,
  */
 static void log_line(struct dstate *d, const char *s)
 {
-	size_t len = strlen(s);
-	char *line = malloc(len + 1);
-	int fd = fileno(d->log);
-	struct stat sb;
-	off_t before = -1;
-	ssize_t w = -1;
-	int err = ENOMEM;
+	int err = write_line(fileno(d->log), s);
 
-	if (line) {
-		memcpy(line, s, len);
-		line[len] = '\n';
-		if (!fstat(fd, &sb))
-			before = sb.st_size;
-		w = write(fd, line, len + 1);
-		err = w < 0 ? errno : ENOSPC;	/* a short write: the disk is full */
-		free(line);
-	}
-	if (w == (ssize_t)len + 1) {
+	if (!err) {
 		if (d->log_failing)
 			p_info("writing %s again", d->o.json_log);
 		d->log_failing = false;
 		return;
 	}
-	if (w > 0 && before >= 0 && ftruncate(fd, before))
-		p_warn("%s: removing the cut line: %s", d->o.json_log, strerror(errno));
 	d->log_errors++;
 	if (!d->log_failing)
 		p_warn("writing %s: %s (line dropped; memacct_json_log_errors_total counts them)",
-		       d->o.json_log, strerror(err));
+		       d->o.json_log, strerror(-err));
 	d->log_failing = true;
 }
 

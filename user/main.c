@@ -32,6 +32,7 @@ static const struct cmd cmds[] = {
 	{ "reclaim", do_reclaim },
 	{ "oom", do_oom },
 	{ "mark", do_mark },
+	{ "report", do_report },
 	{ "help", do_help },
 };
 

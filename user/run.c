@@ -31,6 +31,7 @@
 #include "commands.h"
 #include "memlimits.h"
 #include "phases.h"
+#include "record.h"
 #include "session.h"
 #include "signals.h"
 #include "table.h"
@@ -349,6 +350,27 @@ static void run_poll(struct session *s, struct phases *ph, int timeout_ms)
 	phases_serve(ph);
 }
 
+/* run's mark snapshots into the recording (phases.h on_mark) */
+static void record_mark(void *ctx, const char *name, const struct report *r)
+{
+	struct report c = *r;
+
+	c.command = "run";
+	record_snapshot(ctx, "mark", name, &c);
+}
+
+/* One snapshot of @kind into the recording (nothing printed). */
+static void record_now(struct recorder *rec, struct session *s, const char *kind)
+{
+	struct report r;
+
+	if (rec->fd < 0 || session_report(s, &r))
+		return;
+	r.command = "run";
+	record_snapshot(rec, kind, NULL, &r);
+	report_free(&r);
+}
+
 #define OPT_PARAMS 0x100
 #define OPT_EXPECT_BPP 0x101
 
@@ -360,6 +382,7 @@ int do_run(int argc, char **argv)
 		{ "keep-cgroup", no_argument, NULL, 'k' },
 		{ "params", required_argument, NULL, OPT_PARAMS },
 		{ "expect-bytes-per-param", required_argument, NULL, OPT_EXPECT_BPP },
+		RECORD_LONG_OPTION,
 		{ "help", no_argument, NULL, 'h' },
 		LIMITS_LONG_OPTIONS,
 		TABLE_LONG_OPTIONS,
@@ -368,7 +391,11 @@ int do_run(int argc, char **argv)
 	};
 	struct limits_req lim = { 0 };
 	struct run_phases ph = { .start = now_ns() };
-	uint64_t interval_ns = 0, next_ns;
+	uint64_t interval_ns = 0, next_ns, sample_ns;
+	struct recorder rec = { .fd = -1 };
+	const char *record_path = NULL;
+	size_t ooms_seen = 0;
+	bool exit_recorded = false;
 	struct session s;
 	struct phases phs = { .fd = -1, .child_fd = -1 };
 	double params = 0, expect_bpp = 0;
@@ -407,6 +434,9 @@ int do_run(int argc, char **argv)
 				      optarg);
 				return EXIT_USAGE;
 			}
+			break;
+		case OPT_RECORD:
+			record_path = optarg;
 			break;
 		case 'h':
 			run_usage(stdout);
@@ -476,6 +506,17 @@ int do_run(int argc, char **argv)
 		goto out_rmdir;
 	}
 	ph.session = now_ns();
+	{
+		struct record_info ri = { .command = "run", .argv = argv, .cg = &cg,
+					  .interval_ns = interval_ns, .params = params };
+
+		err = record_open(&rec, record_path, &ri);
+		if (err) {
+			p_err("--record %s: %s", record_path, strerror(-err));
+			ret = EXIT_USAGE;
+			goto out_session;
+		}
+	}
 	if (stop_requested) {	/* during the BPF load: CMD never starts */
 		ret = 128 + stop_requested;
 		goto out_session;
@@ -487,6 +528,10 @@ int do_run(int argc, char **argv)
 		p_warn("no phase marks (MEMACCT_MARK_FD): %s", strerror(-err));
 	phs.params = params;
 	phs.expect_bpp = expect_bpp;
+	if (rec.fd >= 0) {
+		phs.on_mark = record_mark;
+		phs.on_mark_ctx = &rec;
+	}
 	pid = spawn_in_cgroup(&cg, argv, &child);
 	phases_spawned(&phs);
 	if (pid < 0) {
@@ -506,19 +551,32 @@ int do_run(int argc, char **argv)
 	}
 
 	next_ns = ns_after(now_ns(), interval_ns);
+	sample_ns = ns_after(now_ns(), RECORD_SAMPLE_NS);
 	while (!reap(pid, &status, &cmd_done)) {
+		if (cmd_done && !exit_recorded) {	/* CMD gone, descendants left */
+			record_now(&rec, &s, "exit");
+			exit_recorded = true;
+		}
 		if (stop_requested && cmd_done) {
 			stop_descendants(&cg, stop_requested, &status, pid, &cmd_done);
 			break;
 		}
 		run_poll(&s, &phs, 100);
+		if (s.nooms != ooms_seen) {	/* a kill: its moment in the timeline */
+			ooms_seen = s.nooms;
+			record_now(&rec, &s, "oom");
+		}
 		if (interval_ns && now_ns() >= next_ns) {
 			if (!session_report(&s, &r)) {
 				r.command = "run";
 				print_report(stdout, &r);
+				record_snapshot(&rec, "interval", NULL, &r);
 				report_free(&r);
 			}
 			next_ns = ns_after(next_ns, interval_ns);
+		} else if (!interval_ns && now_ns() >= sample_ns) {
+			record_now(&rec, &s, "sample");
+			sample_ns = ns_after(sample_ns, RECORD_SAMPLE_NS);
 		}
 	}
 	ph.cmd_done = now_ns();
@@ -541,6 +599,7 @@ int do_run(int argc, char **argv)
 	r.has_exit_status = true;
 	r.exit_status = WIFEXITED(status) ? WEXITSTATUS(status) :
 			WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 255;
+	record_snapshot(&rec, "final", NULL, &r);
 	if (child.err) {
 		struct exec_failure f = { child.err, child.joining };
 
@@ -555,6 +614,7 @@ int do_run(int argc, char **argv)
 	handoff = true;
 	ph.reported = now_ns();
 out_session:
+	record_close(&rec);
 	phases_free(&phs);
 	if (!handoff)
 		session_stop(&s);
