@@ -260,7 +260,8 @@ completion: $(OUTPUT)/gen_completion
 # PREFIX/share/doc/memacct: the README and the docs a user reads; the unit
 # goes where systemd looks for it under PREFIX, its paths made PREFIX's
 DOC_FILES  := README.md docs/metrics.md docs/explain.md docs/audit.md docs/daemon.md \
-	docs/numa.md docs/overhead.md docs/memacct.report.v1.schema.json
+	docs/numa.md docs/overhead.md docs/memacct.report.v1.schema.json \
+	docs/memacct.record.v1.schema.json
 DEPLOY_FILES := docs/deploy/daemonset.yaml docs/deploy/grafana-dashboard.json \
 	docs/deploy/memacct-kubernetes.rules.yml docs/deploy/memacct-alerts.rules.yml
 UNIT_DIR   := $(PREFIX)/lib/systemd/system
@@ -375,7 +376,7 @@ clean:
 	rm -rf $(OUTPUT)
 
 # Exactly what building, testing and the demo need (Debian 12 / Ubuntu 22.04+).
-DEPS := make gcc clang llvm libbpf-dev libelf-dev zlib1g-dev pkg-config libjansson-dev \
+DEPS := make gcc clang llvm chromium libbpf-dev libelf-dev zlib1g-dev pkg-config libjansson-dev \
 	libmicrohttpd-dev libsystemd-dev check python3-jsonschema python3-torch python3-numpy prometheus \
 	logrotate qemu-system-x86 busybox-static bpftrace libcap2-bin libncurses-dev libsmartcols-dev tmux zsh dpkg-dev curl \
 	mmdebstrap umoci

@@ -29,6 +29,7 @@ for f in ./usr/sbin/memacct ./usr/share/man/man1/memacct.1.gz \
 	./usr/share/doc/memacct/copyright ./usr/share/doc/memacct/README.md \
 	./usr/share/doc/memacct/daemon.md ./usr/share/doc/memacct/metrics.md \
 	./usr/share/doc/memacct/memacct.report.v1.schema.json \
+	./usr/share/doc/memacct/memacct.record.v1.schema.json \
 	./usr/lib/python3/dist-packages/memacct.py ./usr/include/memacct_mark.h; do
 	echo "$list" | grep -q " $f\$" || fail "$f is not in the package"
 done

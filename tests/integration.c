@@ -896,6 +896,8 @@ int main(void)
 		srunner_add_suite(sr, phases_suite());
 	if (figures_suite)
 		srunner_add_suite(sr, figures_suite());
+	if (record_suite)
+		srunner_add_suite(sr, record_suite());
 	if (limits_suite)
 		srunner_add_suite(sr, limits_suite());
 	if (schema_suite)	/* last: it validates what the others printed */

@@ -11,9 +11,10 @@
 #include <check.h>
 #include <jansson.h>
 #include <stdbool.h>
+#include <unistd.h>
 
 #define MiB (1024ULL * 1024)
-#define PAGE 4096ULL
+#define PAGE ((unsigned long long)sysconf(_SC_PAGESIZE))	/* the running kernel's */
 #define SLACK (16 * PAGE)
 
 /* $MEMACCT (the binary), $WORKLOADS (built workloads), $TESTS (tests/) */
@@ -111,6 +112,7 @@ Suite *schema_suite(void) __attribute__((weak));
 
 /* JSON Lines file of every report run_cmd() saw (.output/integration-reports.jsonl) */
 extern char json_log_path[4096];
+Suite *record_suite(void) __attribute__((weak));
 Suite *dma_suite(void) __attribute__((weak));
 Suite *top_suite(void) __attribute__((weak));
 Suite *matrix_suite(void) __attribute__((weak));

@@ -1510,6 +1510,101 @@ START_TEST(test_json_log_full_disk)
 }
 END_TEST
 
+/*
+ * issue 28: `memacct report --cgroup PATH LOG` replays the daemon's
+ * --json-log for one cgroup (a cgroup of the test's with a process holding
+ * 32 MiB of anon): a report per collection that holds the cgroup, each
+ * report's totals the figures the log published for it (the ground truth
+ * here is what the daemon wrote), the last one final; its anon at least
+ * the 32 MiB the process wrote.
+ */
+START_TEST(test_json_log_report)
+{
+	char rel[64], log[96], extra[160], line[1 << 17];
+	json_t *entries[256];
+	int n = 0, k = 0;
+	struct result *r;
+	char *save, *l;
+	FILE *f;
+	pid_t d;
+
+	if (skip_no_http(__func__))
+		return;
+	snprintf(rel, sizeof(rel), "/memacct-replay-%d", (int)getpid());
+	snprintf(cg, sizeof(cg), "%s%s", cgroot, rel);
+	ck_assert_int_eq(mkdir(cg, 0755), 0);
+	snprintf(log, sizeof(log), "/tmp/memacct-replay-%d.jsonl", (int)getpid());
+	unlink(log);
+	held = fork();
+	if (held == 0) {
+		char cmd[600];
+
+		snprintf(cmd, sizeof(cmd), "echo $$ > %s/cgroup.procs && exec /usr/bin/python3 -c "
+			 "'import time; b = bytearray(32 << 20); time.sleep(60)'", cg);
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	snprintf(extra, sizeof(extra), "--interval 200ms --json-log %s", log);
+	d = start_daemon(extra);
+	ck_assert(d > 0);
+	sleep_ms(2500);
+	ck_assert_int_eq(WEXITSTATUS(stop_daemon(d, SIGTERM)), 0);
+	/* the log's own entries for the cgroup, in order */
+	f = fopen(log, "r");
+	ck_assert_ptr_nonnull(f);
+	while (fgets(line, sizeof(line), f) && n < 256) {
+		json_t *j = json_loads(line, 0, NULL), *c;
+		size_t i;
+
+		json_array_foreach(json_object_get(j, "cgroups"), i, c)
+			if (!strcmp(json_string_value(json_object_get(c, "cgroup")), rel))
+				entries[n++] = json_incref(c);
+		json_decref(j);
+	}
+	fclose(f);
+	ck_assert_int_ge(n, 3);
+	r = run_cmd("%s -j report --cgroup %s %s", memacct, rel, log);
+	ck_assert_int_eq(r->status, 0);
+	for (l = strtok_r(r->out, "\n", &save); l; l = strtok_r(NULL, "\n", &save), k++) {
+		json_t *j = json_loads(l, 0, NULL), *t = json_object_get(j, "totals"), *v;
+		const char *key;
+
+		ck_assert_int_lt(k, n);
+		ck_assert_str_eq(json_string_value(json_object_get(json_object_get(j, "cgroup"),
+								   "path")), rel);
+		json_object_foreach(entries[k], key, v) {
+			if (!json_is_integer(v) || !strcmp(key, "id"))
+				continue;
+			ck_assert_msg(json_equal(json_object_get(t, key), v), "collection %d: %s "
+				      "%lld in the log, %s in the report", k, key,
+				      (long long)json_integer_value(v),
+				      json_dumps(json_object_get(t, key), JSON_ENCODE_ANY));
+		}
+		ck_assert(json_is_boolean(json_object_get(j, "final")));
+		ck_assert_int_eq(json_is_true(json_object_get(j, "final")), k == n - 1);
+		if (k == n - 1)
+			ck_assert_int_ge(jint(t, "anon_bytes"), 32LL << 20);
+		json_decref(j);
+	}
+	ck_assert_int_eq(k, n);
+	printf("  report --cgroup %s: %d collections, each the log's figures\n", rel, n);
+	result_free(r);
+	r = run_cmd("%s report --cgroup /memacct-none-%d %s 2>&1; echo \"truth status $?\"",
+		    memacct, (int)getpid(), log);
+	ck_assert_int_eq(truth(r, "status"), 2);
+	result_free(r);
+	for (int i = 0; i < n; i++)
+		json_decref(entries[i]);
+	unlink(log);
+	kill(held, SIGKILL);
+	waitpid(held, NULL, 0);
+	held = 0;
+	for (int i = 0; i < 50 && rmdir(cg) && errno == EBUSY; i++)
+		sleep_ms(100);
+	cg[0] = '\0';
+}
+END_TEST
+
 START_TEST(test_two_daemons_refused)
 {
 	struct result *r;
@@ -3491,6 +3586,7 @@ Suite *daemon_suite(void)
 	tcase_add_test(tc, test_sd_notify);
 	tcase_add_test(tc, test_json_log_logrotate);
 	tcase_add_test(tc, test_json_log_full_disk);
+	tcase_add_test(tc, test_json_log_report);
 	tcase_add_test(tc, test_daemon_oom_postmortem);
 	suite_add_tcase(s, tc);
 	tc = tcase_swept("rss");

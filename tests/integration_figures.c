@@ -5,6 +5,7 @@
  * faults of short-lived processes in the totals, the CSV and --raw tables a
  * script reads, and the README's examples run as written.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -203,12 +204,19 @@ START_TEST(test_raw_table_only)
 	ck_assert_int_eq(r->status, 0);
 	ck_assert_msg(!strncmp(r->out, "PID COMM RSS RSS_PEAK ", 22), "first line: %s", r->out);
 	for (line = strtok_r(r->out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		long long v;
+		char *save2, *tok;
+		int field = 0;
 
 		if (n++ == 0)
 			continue;
-		/* every row: PID (or TOTAL), COMM, then integers */
-		ck_assert_msg(sscanf(line, "%*s %*s %lld", &v) == 1, "not a table row: %s", line);
+		/* every row: PID (or TOTAL), COMM, then integers ("-": not measured,
+		 * as an exited row's RSS where the exit tracepoint has no mm) */
+		for (tok = strtok_r(line, " ", &save2); tok; tok = strtok_r(NULL, " ", &save2))
+			if (field++ >= 2)
+				ck_assert_msg(!strcmp(tok, "-") ||
+					      tok[strspn(tok, "0123456789")] == '\0',
+					      "not a table row (field %d '%s')", field, tok);
+		ck_assert_msg(field == 10, "%d fields in a table row", field);
 	}
 	ck_assert_int_ge(n, 4);	/* header, parent, child, TOTAL */
 	result_free(r);
@@ -230,7 +238,11 @@ START_TEST(test_readme_examples)
 
 	snprintf(path, sizeof(path), "%s/../README.md", testsdir);
 	f = fopen(path, "r");
-	ck_assert_msg(f, "%s", path);
+	if (!f && errno == ENOENT) {	/* the vmtest guests carry tests/ alone */
+		SKIP_TEST("%s: no README.md beside tests/ here", path);
+		return;
+	}
+	ck_assert_msg(f, "%s: %s", path, strerror(errno));
 	ck_assert(getdelim(&text, &cap, '\0', f) > 0);
 	fclose(f);
 	ck_assert_ptr_nonnull(mkdtemp(dir));

@@ -694,6 +694,7 @@ static const struct {
 	{ "numa", numa_suite },
 	{ "usage", usage_suite },
 	{ "phases", phases_suite },
+	{ "record", record_suite },
 };
 
 /*

@@ -19,7 +19,9 @@
 #include "commands.h"
 #include "memlimits.h"
 #include "proc.h"
+#include "record.h"
 #include "session.h"
+#include "signals.h"
 #include "table.h"
 #include "usage.h"
 #include "util.h"
@@ -72,7 +74,18 @@ static void tree_totals(struct report *r)
 	r->totals_of_rows = true;
 }
 
-int do_attach(int argc, char **argv)
+/* attach's options (memacct help attach), parsed by parse_args(). */
+struct attach_env {
+	const char *cgroup;		/* --cgroup NAME|PATH, or NULL */
+	uint64_t pid;			/* --pid PID, or 0 */
+	uint64_t interval_ns;		/* -i or INTERVAL */
+	uint64_t duration_ns;		/* --duration, or INTERVAL x COUNT; 0: until stopped */
+	const char *record_path;	/* --record FILE, or NULL */
+	struct limits_req lim;
+};
+
+/* The options into @env; 0, -1 after the help, or the exit code after an error. */
+static int parse_args(int argc, char **argv, struct attach_env *env)
 {
 	static const struct option opts[] = {
 		{ "cgroup", required_argument, NULL, 'c' },
@@ -80,29 +93,22 @@ int do_attach(int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' },
 		{ "interval", required_argument, NULL, 'i' },
 		{ "duration", required_argument, NULL, 'd' },
+		RECORD_LONG_OPTION,
 		{ "help", no_argument, NULL, 'h' },
 		LIMITS_LONG_OPTIONS,
 		TABLE_LONG_OPTIONS,
 		DMA_PINS_LONG_OPTION,
 		{ 0 },
 	};
-	struct limits_req lim = { 0 };
-	uint64_t interval_ns = DEFAULT_INTERVAL_NS, duration_ns = 0, pid64 = 0;
-	uint64_t start, next, end;
-	const char *cgarg = NULL;
-	struct session s;
-	struct report r;
-	struct memcg cg;
-	int c, err, ret = EXIT_OK;
-	bool gone = false;
+	int c;
 
 	while ((c = getopt_long(argc, argv, ":c:p:ji:d:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
-			cgarg = optarg;
+			env->cgroup = optarg;
 			break;
 		case 'p':
-			if (parse_u64(optarg, &pid64) || !pid64 || pid64 > 4194304) {
+			if (parse_u64(optarg, &env->pid) || !env->pid || env->pid > 4194304) {
 				p_err("bad --pid '%s'", optarg);
 				return EXIT_USAGE;
 			}
@@ -111,20 +117,23 @@ int do_attach(int argc, char **argv)
 			json_output = true;
 			break;
 		case 'i':
-			if (parse_duration(optarg, &interval_ns) || !interval_ns) {
+			if (parse_duration(optarg, &env->interval_ns) || !env->interval_ns) {
 				p_err("bad --interval '%s' (examples: 500ms, 2s, 1m)", optarg);
 				return EXIT_USAGE;
 			}
 			break;
 		case 'd':
-			if (parse_duration(optarg, &duration_ns) || !duration_ns) {
+			if (parse_duration(optarg, &env->duration_ns) || !env->duration_ns) {
 				p_err("bad --duration '%s' (examples: 30s, 5m, 1h)", optarg);
 				return EXIT_USAGE;
 			}
 			break;
+		case OPT_RECORD:
+			env->record_path = optarg;
+			break;
 		case 'h':
 			attach_usage(stdout);
-			return EXIT_OK;
+			return -1;
 		case OPT_DMA_PINS:
 			if (loader_dma_parse(optarg))
 				return EXIT_USAGE;
@@ -139,17 +148,16 @@ int do_attach(int argc, char **argv)
 		case OPT_MEMORY_HIGH:
 		case OPT_MEMORY_SWAP_MAX:
 		case OPT_FORCE:
-			if (limits_getopt(c, optarg, &lim))
+			if (limits_getopt(c, optarg, &env->lim))
 				return EXIT_USAGE;
 			break;
 		default:
 			return opt_error("attach", c, argv);
 		}
 	}
-	report_table_timed(true);	/* attach reports every INTERVAL */
 	/* positional INTERVAL [COUNT] as vmstat and bcc tools: COUNT reports in all */
 	if (optind < argc) {
-		if (parse_duration(argv[optind], &interval_ns) || !interval_ns) {
+		if (parse_duration(argv[optind], &env->interval_ns) || !env->interval_ns) {
 			p_err("bad INTERVAL '%s' (examples: 500ms, 2s, 1m)", argv[optind]);
 			return EXIT_USAGE;
 		}
@@ -158,23 +166,34 @@ int do_attach(int argc, char **argv)
 	if (optind < argc) {
 		uint64_t count;
 
-		if (parse_u64(argv[optind], &count) || !count || count > 1000000 || duration_ns) {
+		if (parse_u64(argv[optind], &count) || !count || count > 1000000 ||
+		    env->duration_ns) {
 			p_err("bad COUNT '%s' (a positive number; not with --duration)",
 			      argv[optind]);
 			return EXIT_USAGE;
 		}
 		/* the last report is the summary; saturated like ns_after() (D5) */
-		duration_ns = count > UINT64_MAX / interval_ns ? UINT64_MAX : interval_ns * count;
+		env->duration_ns = count > UINT64_MAX / env->interval_ns ? UINT64_MAX :
+				   env->interval_ns * count;
 		optind++;
 	}
-	if (!cgarg == !pid64 || optind != argc) {
+	if (!env->cgroup == !env->pid || optind != argc) {
 		p_err("attach: give exactly one of --cgroup NAME|PATH or --pid PID");
 		return EXIT_USAGE;
 	}
-	if (cgarg) {
-		err = memcg_resolve(cgarg, &cg, stderr);
+	return 0;
+}
+
+/* The memory cgroup @env names into @cg; 0, or the exit code after saying why not. */
+static int attach_target(const struct attach_env *env, struct memcg *cg)
+{
+	int err;
+
+	if (env->cgroup) {
+		err = memcg_resolve(env->cgroup, cg, stderr);
 		if (err == -ENOTUNIQ) {
-			p_err("cgroup name '%s' is ambiguous: give one of the paths above", cgarg);
+			p_err("cgroup name '%s' is ambiguous: give one of the paths above",
+			      env->cgroup);
 			return EXIT_USAGE;
 		}
 	} else {
@@ -185,50 +204,64 @@ int do_attach(int argc, char **argv)
 		 * in the root cgroup: attaching there would account the whole
 		 * host under its name (reliability audit D9); explain refuses too.
 		 */
-		err = read_status((pid_t)pid64, &ps);
+		err = read_status((pid_t)env->pid, &ps);
 		if (!err && !ps.has_mm) {
 			p_err("process %llu has no address space (kernel thread or zombie): "
-			      "nothing to attach to", (unsigned long long)pid64);
+			      "nothing to attach to", (unsigned long long)env->pid);
 			return EXIT_USAGE;
 		}
 		if (!err)
-			err = memcg_of_pid((pid_t)pid64, &cg);
+			err = memcg_of_pid((pid_t)env->pid, cg);
 		if (err == -ENOENT)
 			err = -ESRCH;
 	}
 	if (err) {
-		if (cgarg)
-			p_err("no memory cgroup '%s': %s", cgarg, strerror(-err));
+		if (env->cgroup)
+			p_err("no memory cgroup '%s': %s", env->cgroup, strerror(-err));
 		else
-			p_err("no process %llu: %s", (unsigned long long)pid64, strerror(-err));
+			p_err("no process %llu: %s", (unsigned long long)env->pid, strerror(-err));
 		/* D12: "..", "", a file or a 5,000-byte name is a usage error */
 		return err == -ESRCH || memcg_resolve_is_usage(err) ? EXIT_USAGE : EXIT_ENV;
 	}
-	if (cgarg && memcg_has_memory(&cg) == 0) {
+	if (env->cgroup && memcg_has_memory(cg) == 0) {
 		p_err("cgroup %s has no memory controller (cgroup v2: its parent's "
 		      "cgroup.subtree_control lacks memory): its tasks are charged to an "
-		      "ancestor, nothing would be accounted to it", cg.path);
+		      "ancestor, nothing would be accounted to it", cg->path);
 		return EXIT_ENV;
 	}
-	if (loader_check_env())
-		return EXIT_ENV;
-	/* a closed report pipe ends the reports and attach, limits restored */
-	ignore_sigpipe();
-	limits_restore_stale();
-	/* handlers first: a SIGINT between writing the limits and the loop restores */
-	install_stop_handlers(0);
-	err = limits_apply(&cg, &lim, true);
+	return 0;
+}
+
+/* A report of the session (@final: the summary), cut to --pid's tree; 0 or -errno. */
+static int attach_report(struct session *s, const struct attach_env *env, bool final,
+			 struct report *r)
+{
+	int err = session_report(s, r);
+
 	if (err)
-		return exit_code_of(err);
-	err = session_start(&s, &cg);
-	if (err) {
-		if (limits_any(&lim))
-			limits_restore(&cg);
-		return EXIT_ENV;
+		return err;
+	r->command = "attach";
+	r->final = final;
+	if (env->pid) {
+		keep_tree(r, (int)env->pid);
+		tree_totals(r);
 	}
-	start = now_ns();
-	next = ns_after(start, interval_ns);
-	end = duration_ns ? ns_after(start, duration_ns) : UINT64_MAX;
+	return 0;
+}
+
+/*
+ * A report every INTERVAL, printed and recorded, until --duration, a stop
+ * signal, the cgroup's removal or a reader gone (EPIPE).
+ */
+static void attach_loop(struct session *s, const struct attach_env *env,
+			const struct memcg *cg, struct recorder *rec)
+{
+	uint64_t start = now_ns(), next = ns_after(start, env->interval_ns);
+	uint64_t end = env->duration_ns ? ns_after(start, env->duration_ns) : UINT64_MAX;
+	bool gone = false;
+	struct report r;
+	int err;
+
 	while (!stop_requested && !gone) {
 		uint64_t now = now_ns();
 
@@ -239,43 +272,81 @@ int do_attach(int argc, char **argv)
 
 			if (end - now < wait)
 				wait = end - now;
-			session_poll(&s, wait > 200000000ULL ? 200 : (int)(wait / 1000000) + 1);
+			session_poll(s, wait > 200000000ULL ? 200 : (int)(wait / 1000000) + 1);
 			continue;
 		}
-		next = ns_after(next, interval_ns);
-		gone = access(cg.path, F_OK) != 0;
-		if (session_report(&s, &r))
+		next = ns_after(next, env->interval_ns);
+		gone = access(cg->path, F_OK) != 0;
+		if (attach_report(s, env, false, &r))
 			continue;
-		r.command = "attach";
-		if (pid64) {
-			keep_tree(&r, (int)pid64);
-			tree_totals(&r);
-		}
 		err = print_report(stdout, &r);
+		record_snapshot(rec, "interval", NULL, &r);
 		report_free(&r);
 		if (err == -EPIPE)
 			break;	/* the reader went away: restore, exit 0 */
 	}
 	if (gone)
-		p_warn("cgroup %s was removed; final summary follows", cg.path);
+		p_warn("cgroup %s was removed; final summary follows", cg->path);
+}
+
+int do_attach(int argc, char **argv)
+{
+	struct attach_env env = { .interval_ns = DEFAULT_INTERVAL_NS };
+	struct recorder rec = { .fd = -1 };
+	struct session s;
+	struct report r;
+	struct memcg cg;
+	int err, ret;
+
+	ret = parse_args(argc, argv, &env);
+	if (ret)
+		return ret < 0 ? EXIT_OK : ret;
+	report_table_timed(true);	/* attach reports every INTERVAL */
+	ret = attach_target(&env, &cg);
+	if (ret)
+		return ret;
+	if (loader_check_env())
+		return EXIT_ENV;
+	/* a closed report pipe ends the reports and attach, limits restored */
+	ignore_sigpipe();
+	limits_restore_stale();
+	/* handlers first: a SIGINT between writing the limits and the loop restores */
+	install_stop_handlers(0);
+	err = limits_apply(&cg, &env.lim, true);
+	if (err)
+		return exit_code_of(err);
+	ret = EXIT_ENV;
+	if (session_start(&s, &cg))
+		goto out_limits;
+	{
+		struct record_info ri = { .command = "attach", .cg = &cg,
+					  .interval_ns = env.interval_ns };
+
+		err = record_open(&rec, env.record_path, &ri);
+		if (err) {
+			p_err("--record %s: %s", env.record_path, strerror(-err));
+			session_stop(&s);
+			ret = EXIT_USAGE;
+			goto out_limits;
+		}
+	}
+	attach_loop(&s, &env, &cg, &rec);
 	session_poll(&s, 0);
-	err = session_report(&s, &r);
+	ret = EXIT_OK;
+	err = attach_report(&s, &env, true, &r);
 	if (err) {
 		p_err("building the report: %s", strerror(-err));
 		ret = EXIT_RUNTIME;
 	} else {
-		r.command = "attach";
-		r.final = true;
-		if (pid64) {
-			keep_tree(&r, (int)pid64);
-			tree_totals(&r);
-		}
+		record_snapshot(&rec, "final", NULL, &r);
 		print_report(stdout, &r);
-		limits_note(&cg, &lim, &r);
+		limits_note(&cg, &env.lim, &r);
 		report_free(&r);
 	}
+	record_close(&rec);
 	session_stop(&s);
-	if (limits_any(&lim) && limits_restore(&cg))
+out_limits:
+	if (limits_any(&env.lim) && limits_restore(&cg) && ret == EXIT_OK)
 		ret = EXIT_RUNTIME;
 	return ret;
 }

@@ -28,6 +28,7 @@
 #include "proc.h"
 #include "report.h"
 #include "session.h"
+#include "signals.h"
 #include "smaps.h"
 #include "table.h"
 #include "usage.h"

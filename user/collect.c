@@ -788,3 +788,29 @@ void collector_free(struct collector *cs)
 	cs->unknown = NULL;
 	cs->nprev = cs->nunknown = 0;
 }
+
+void collect_proc_metrics(const struct collection *col, const struct memacct_task_stock *t,
+			  uint64_t page_size, struct metrics *m)
+{
+	const struct memacct_flows *f = flow_of(col, t);
+
+	memset(m, 0, sizeof(*m));
+	if (f)	/* every flow first: the stocks below are not flows */
+		metrics_from_bpf_flows(m, f, page_size);
+	m->anon = t->rss_anon_pages * page_size;
+	m->file = t->rss_file_pages * page_size;
+	m->shmem = t->rss_shmem_pages * page_size;
+	m->rss = m->anon + m->file + m->shmem;
+	m->rss_peak = t->hiwater_rss_pages * page_size > m->rss ?
+		      t->hiwater_rss_pages * page_size : m->rss;
+	m->mlocked = t->locked_vm_pages * page_size;
+	m->pinned_vm = t->pinned_vm_pages * page_size;
+	if (f) {
+		m->dma_pinned = pflow_of(f)->dma * page_size;
+		m->dma_pinned_peak = pflow_of(f)->dma_peak * page_size;
+		m->dma_estimate = pflow_of(f)->dma_est;
+	}
+	m->pinned = m->mlocked + m->pinned_vm + m->dma_pinned;
+	m->page_faults = t->min_flt + t->maj_flt;
+	m->major_faults = t->maj_flt;
+}

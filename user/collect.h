@@ -101,6 +101,15 @@ static inline const struct memacct_flows *flow_of(const struct collection *col,
 	return col->topf && i < col->ntop ? col->topf[i] : NULL;
 }
 
+/*
+ * collect_proc_metrics() - @m from top process @t (one of the first
+ * col->ntop of col->st): its stocks from the task walk (mm->rss_stat,
+ * hiwater_rss, locked_vm, pinned_vm; faults from signal->min_flt/maj_flt)
+ * and, where the kernel side has its record, its flows and DMA pins. Bytes
+ * by @page_size; figures of no record stay 0.
+ */
+void collect_proc_metrics(const struct collection *col, const struct memacct_task_stock *t,
+			  uint64_t page_size, struct metrics *m);
 
 /* What collect() reads from, and keeps from one collection to the next. */
 struct collector {

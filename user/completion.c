@@ -4,7 +4,7 @@
  * usage text (usage.c): every command, every option, what each option's
  * argument is (PID: process ids, FILE: files, DIR and PATH: directories,
  * "a|b|c": those words), and the positionals the synopsis names (run's
- * "-- CMD", explain's PID, help's COMMAND). `make completion` writes
+ * "-- CMD", explain's PID, help's COMMAND, report's FILE). `make completion` writes
  * docs/completion/; tests/unit_usage.c fails when they drift.
  */
 #include <ctype.h>
@@ -36,7 +36,7 @@ static enum arg_kind arg_kind(const char *arg)
 }
 
 /* The positionals a synopsis names. */
-enum positional { POS_NONE, POS_CMD, POS_PID, POS_COMMAND };
+enum positional { POS_NONE, POS_CMD, POS_PID, POS_COMMAND, POS_FILE };
 
 static enum positional positional(const struct cmd_usage *u)
 {
@@ -48,6 +48,8 @@ static enum positional positional(const struct cmd_usage *u)
 		return POS_PID;
 	if (strstr(s, "[COMMAND]"))
 		return POS_COMMAND;
+	if (strlen(s) >= 5 && !strncmp(s + strcspn(s, "\n") - 5, " FILE", 5))
+		return POS_FILE;	/* the first form ends with FILE */
 	return POS_NONE;
 }
 
@@ -190,6 +192,8 @@ void completion_bash(FILE *f)
 		fputs("\" -- \"$cur\"))\n", f);
 		if (pos == POS_PID)
 			fputs("\t\telse\n\t\t\t_memacct_pids \"$cur\"\n", f);
+		else if (pos == POS_FILE)
+			fputs("\t\telse\n\t\t\tCOMPREPLY=($(compgen -f -- \"$cur\"))\n", f);
 		else if (pos == POS_COMMAND) {
 			fputs("\t\telif ((COMP_CWORD == ci + 1)); then\n\t\t\tCOMPREPLY=($(compgen -W \"", f);
 			put_commands(f, all, n);
@@ -316,6 +320,9 @@ void completion_zsh(FILE *f)
 			break;
 		case POS_PID:
 			fputs("\t\t'1:process:_pids'\n", f);
+			break;
+		case POS_FILE:
+			fputs("\t\t'1:file:_files'\n", f);
 			break;
 		case POS_COMMAND:
 			fputs("\t\t'1:command:(", f);

@@ -46,6 +46,7 @@
 #include "pin.h"
 #include "report.h"
 #include "session.h"
+#include "signals.h"
 #include "usage.h"
 #include "util.h"
 
@@ -156,11 +157,6 @@ static int on_exit_record(void *ctx, void *data, size_t len)
 }
 
 /* ---------------------------------------------------------------- formatting */
-
-static uint64_t pg(const struct dstate *d, uint64_t pages)
-{
-	return pages * (uint64_t)d->page_size;
-}
 
 /* Kernel bpf_stats on: ours (--bpf-stats) or the sysctl, read once per collection. */
 static bool stats_on(struct dstate *d)
@@ -337,23 +333,26 @@ static void format(struct dstate *d, const struct collection *col,
 	om_comm_families(b, col->cg, col->ncg, col->comms, col->ncomms, d->page_size);
 	/* top N processes by RSS (--top-processes; 0 by default: a pid label
 	 * makes a new series for every process, 370 in 17 min on a busy host) */
-	static const struct { const char *name, *help; enum mtype type; } pm[] = {
-		{ "memacct_process_rss_bytes", "RSS of the top processes by RSS", MT_GAUGE },
-		{ "memacct_process_anon_bytes", "RssAnon of the top processes", MT_GAUGE },
-		{ "memacct_process_file_bytes", "RssFile of the top processes", MT_GAUGE },
-		{ "memacct_process_shmem_bytes", "RssShmem of the top processes", MT_GAUGE },
-		{ "memacct_process_pinned_bytes", "VmLck+VmPin+DMA pins of the top processes", MT_GAUGE },
+	static const struct { const char *name, *help; enum metric_id id; } pm[] = {
+		{ "memacct_process_rss_bytes", "RSS of the top processes by RSS", M_RSS },
+		{ "memacct_process_anon_bytes", "RssAnon of the top processes", M_ANON },
+		{ "memacct_process_file_bytes", "RssFile of the top processes", M_FILE },
+		{ "memacct_process_shmem_bytes", "RssShmem of the top processes", M_SHMEM },
+		{ "memacct_process_pinned_bytes", "VmLck+VmPin+DMA pins of the top processes",
+		  M_PINNED },
 		{ "memacct_process_cow_copied_bytes", "CoW copies of the top processes since attach "
-		  "(a gauge: a series per pid, never a counter to rate across pids)", MT_GAUGE },
+		  "(a gauge: a series per pid, never a counter to rate across pids)", M_COW_COPIED },
 	};
-	for (size_t m = 0; m < sizeof(pm) / sizeof(pm[0]); m++) {
-		metrics_family(b, pm[m].name, pm[m].type, "bytes", pm[m].help);
+	struct metrics *pmet = calloc(ntop ? ntop : 1, sizeof(*pmet));
+
+	for (size_t i = 0; pmet && i < ntop; i++)
+		collect_proc_metrics(col, &col->st[i], d->page_size, &pmet[i]);
+	for (size_t m = 0; pmet && m < sizeof(pm) / sizeof(pm[0]); m++) {
+		metrics_family(b, pm[m].name, MT_GAUGE, "bytes", pm[m].help);
 		for (size_t i = 0; i < ntop; i++) {
 			const struct memacct_task_stock *t = &col->st[i];
-			const struct memacct_flows *f;
 			struct cgi *c = cgi_find(col->cg, col->ncg, t->memcg_id);
 			char pid[16], comm[MEMACCT_COMM_LEN + 1];
-			uint64_t v = 0;
 
 			snprintf(pid, sizeof(pid), "%u", t->tgid);
 			memcpy(comm, t->comm, MEMACCT_COMM_LEN);
@@ -361,18 +360,10 @@ static void format(struct dstate *d, const struct collection *col,
 			l[0] = (struct mlabel){ "pid", pid };
 			l[1] = (struct mlabel){ "comm", comm };
 			l[2] = (struct mlabel){ "cgroup", c ? c->rel : "" };
-			switch (m) {
-			case 0: v = t->rss_anon_pages + t->rss_file_pages + t->rss_shmem_pages; break;
-			case 1: v = t->rss_anon_pages; break;
-			case 2: v = t->rss_file_pages; break;
-			case 3: v = t->rss_shmem_pages; break;
-			case 4: v = t->locked_vm_pages + t->pinned_vm_pages +
-				    ((f = flow_of(col, t)) ? pflow_of(f)->dma : 0); break;
-			case 5: v = (f = flow_of(col, t)) ? f->cow_copied_pages : 0; break;
-			}
-			metrics_sample_u64(b, l, 3, pg(d, v));
+			metrics_sample_u64(b, l, 3, metric_get(&pmet[i], pm[m].id));
 		}
 	}
+	free(pmet);
 	format_self(d, col, s, b);
 	doom_metrics(b, &d->oom);
 }
@@ -387,35 +378,18 @@ static void format(struct dstate *d, const struct collection *col,
  */
 static void log_line(struct dstate *d, const char *s)
 {
-	size_t len = strlen(s);
-	char *line = malloc(len + 1);
-	int fd = fileno(d->log);
-	struct stat sb;
-	off_t before = -1;
-	ssize_t w = -1;
-	int err = ENOMEM;
+	int err = write_line(fileno(d->log), s);
 
-	if (line) {
-		memcpy(line, s, len);
-		line[len] = '\n';
-		if (!fstat(fd, &sb))
-			before = sb.st_size;
-		w = write(fd, line, len + 1);
-		err = w < 0 ? errno : ENOSPC;	/* a short write: the disk is full */
-		free(line);
-	}
-	if (w == (ssize_t)len + 1) {
+	if (!err) {
 		if (d->log_failing)
 			p_info("writing %s again", d->o.json_log);
 		d->log_failing = false;
 		return;
 	}
-	if (w > 0 && before >= 0 && ftruncate(fd, before))
-		p_warn("%s: removing the cut line: %s", d->o.json_log, strerror(errno));
 	d->log_errors++;
 	if (!d->log_failing)
 		p_warn("writing %s: %s (line dropped; memacct_json_log_errors_total counts them)",
-		       d->o.json_log, strerror(err));
+		       d->o.json_log, strerror(-err));
 	d->log_failing = true;
 }
 
@@ -446,31 +420,13 @@ static void write_json_log(struct dstate *d, const struct collection *col)
 	r.procs = calloc(ntop ? ntop : 1, sizeof(*r.procs));
 	for (size_t i = 0; r.procs && i < ntop; i++) {
 		const struct memacct_task_stock *t = &col->st[i];
-		const struct memacct_flows *f = flow_of(col, t);
 		struct proc_row *p = &r.procs[r.nprocs++];
 
 		p->pid = t->tgid;
 		p->ppid = t->ppid;
 		memcpy(p->comm, t->comm, MEMACCT_COMM_LEN);
 		p->start_boottime_ns = t->start_boottime_ns;
-		p->m.anon = pg(d, t->rss_anon_pages);
-		p->m.file = pg(d, t->rss_file_pages);
-		p->m.shmem = pg(d, t->rss_shmem_pages);
-		p->m.rss = p->m.anon + p->m.file + p->m.shmem;
-		p->m.rss_peak = pg(d, t->hiwater_rss_pages) > p->m.rss ?
-				pg(d, t->hiwater_rss_pages) : p->m.rss;
-		p->m.mlocked = pg(d, t->locked_vm_pages);
-		p->m.pinned_vm = pg(d, t->pinned_vm_pages);
-		if (f) {
-			p->m.dma_pinned = pg(d, pflow_of(f)->dma);
-			p->m.dma_pinned_peak = pg(d, pflow_of(f)->dma_peak);
-			p->m.dma_estimate = pflow_of(f)->dma_est;
-		}
-		p->m.pinned = p->m.mlocked + p->m.pinned_vm + p->m.dma_pinned;
-		p->m.page_faults = t->min_flt + t->maj_flt;
-		p->m.major_faults = t->maj_flt;
-		if (f)	/* every flow (zero_fill and migrations were left at 0) */
-			metrics_from_bpf_flows(&p->m, f, d->page_size);
+		collect_proc_metrics(col, t, d->page_size, &p->m);
 	}
 	memcpy(r.dropped, col->counters.dropped, sizeof(r.dropped));
 	r.vma_lockless_lookups = col->counters.vma_lockless;

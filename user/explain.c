@@ -30,7 +30,6 @@
 #include <bpf/bpf.h>
 #include "bpf_loader.h"
 #include "cgroup.h"
-#include "commands.h"
 #include "explain.h"
 #include "metric_table.h"
 #include "numa.h"
@@ -38,6 +37,7 @@
 #include "proc.h"
 #include "report.h"
 #include "session.h"
+#include "signals.h"
 #include "smaps.h"
 #include "util.h"
 
@@ -479,54 +479,169 @@ static bool maps_device(const struct explain *e)
 	return false;
 }
 
+/* Page cache: clean (reclaimable) pages, naming the file holding most of them. */
+static void verdict_page_cache(struct explain *e)
+{
+	const struct xsum *t = &e->total;
+	const struct xfile *top = NULL;
+	uint64_t rss = t->rss, top_once = 0;
+	char b[4][16], path[160], size[48];
+
+	if (!t->reclaimable || pct(t->reclaimable, rss) < 10)
+		return;
+	/* a file's clean pages counted once, as t->reclaimable counts them */
+	for (size_t i = 0; i < e->nfiles; i++) {
+		const struct xfile *f = &e->files[i];
+		uint64_t once = e->cgroup_mode ? f->reclaimable_once : f->reclaimable;
+
+		if (!top || once > top_once) {
+			top = f;
+			top_once = once;
+		}
+	}
+	if (!top || top_once * 2 < t->reclaimable) {
+		say(e, "%d%% of RSS (%s) is clean page cache: reclaimable; %s really owns %s",
+		    pct(t->reclaimable, rss), fmt_bytes(b[0], 16, t->reclaimable),
+		    e->cgroup_mode ? "the cgroup" : "the process",
+		    fmt_bytes(b[1], 16, rss - t->reclaimable));
+		return;
+	}
+	safe_path(path, sizeof(path), top->m->path);
+	if (top->has_size)
+		snprintf(size, sizeof(size), "; the file is %s", fmt_bytes(b[3], 16, top->size));
+	else
+		snprintf(size, sizeof(size), "; file size unknown");
+	say(e, "%d%% of RSS (%s) is clean page cache, mostly of %s%s (%s of it%s): "
+	    "reclaimable; %s really owns %s",
+	    pct(t->reclaimable, rss), fmt_bytes(b[0], 16, t->reclaimable), path,
+	    top->m->deleted ? " (deleted)" : "",
+	    fmt_bytes(b[1], 16, top_once), size,
+	    e->cgroup_mode ? "the cgroup" : "the process",
+	    fmt_bytes(b[2], 16, rss > t->reclaimable ? rss - t->reclaimable : 0));
+}
+
+/* --cgroup: what the processes hold once, and each fork family's sharing. */
+static void verdict_families(struct explain *e)
+{
+	const struct xsum *t = &e->total;
+	uint64_t sum_rss = 0;
+	char b[3][16], tail[160];
+
+	for (size_t i = 0; i < e->nprocs; i++)
+		sum_rss += e->procs[i].sum.rss;
+	say(e, "%zu processes hold %s counted once (the sum of their RSS says %s); "
+	    "%s of it is shared between processes", e->nprocs,
+	    fmt_bytes(b[0], 16, t->pss), fmt_bytes(b[1], 16, sum_rss),
+	    fmt_bytes(b[2], 16, t->shared));
+	/* fork families: children of one parent in the cgroup */
+	for (size_t i = 0; i < e->nprocs; i++) {
+		const struct xproc *par = &e->procs[i];
+		pid_t lo = 0, hi = 0;
+		uint64_t cow = 0, shared = 0;
+		int nkids = 0;
+		bool cow_known = true;
+
+		for (size_t j = 0; j < e->nprocs; j++) {
+			const struct xproc *c = &e->procs[j];
+
+			if (c->st.ppid != par->pid)
+				continue;
+			if (!nkids || c->pid < lo)
+				lo = c->pid;
+			if (!nkids || c->pid > hi)
+				hi = c->pid;
+			nkids++;
+			shared += c->sum.pss - c->sum.uss;
+			cow_known &= c->has_flows;
+			cow += c->flows.cow_copied;
+		}
+		if (!nkids || !par->sum.shared)
+			continue;
+		if (cow_known)
+			snprintf(tail, sizeof(tail), "; %s has been CoW-copied by them %s",
+				 fmt_bytes(b[1], 16, cow), e->watched ? "while watched" :
+				 "since the memacct daemon attached");
+		else
+			snprintf(tail, sizeof(tail), "; how much they CoW-copied since fork "
+				 "is unknown (not watched)");
+		say(e, "%s %d..%d (%d) share pages with their parent %d (%s of "
+		    "their PSS is shared)%s", nkids > 1 ? "workers" : "worker", lo, hi,
+		    nkids, par->pid, fmt_bytes(b[0], 16, shared), tail);
+	}
+}
+
+/* DMA pins (never reclaimable), and shared memory besides them. */
+static void verdict_pins_shmem(struct explain *e)
+{
+	const struct xsum *t = &e->total;
+	uint64_t shown = e->cgroup_mode ? t->shmem_pss : t->shmem, shm_dma, unr, maybe;
+	char where[200], may[160] = "", b[2][16];
+
+	dma_mappings(e, where, sizeof(where), &shm_dma, &unr);
+	if (dma_total(e)) {
+		say(e, "%s is pinned for DMA by a driver (CUDA host memory, pin_memory=True, "
+		    "AF_XDP UMEM, ...): never reclaimable, not even by swap%s",
+		    fmt_bytes(b[0], 16, dma_total(e)), where);
+		nvidia_ranges_say(e);
+	}
+	/* the pinned part of shmem is not "reclaimable with swap" */
+	shm_dma = shm_dma < shown ? shm_dma : shown;
+	/* pins of unknown range may be any of it (cudaHostAlloc's
+	 * "/dev/zero (deleted)" buffers): said, never called swappable */
+	maybe = unr < shown - shm_dma ? unr : shown - shm_dma;
+	if (maybe)
+		snprintf(may, sizeof(may), ": up to %s of it may be the DMA pins above "
+			 "(pinned through a driver's ioctl: which mapping is unknown), the "
+			 "rest is", fmt_bytes(b[1], 16, maybe));
+	if (shown - shm_dma)
+		say(e, "%s is shared memory (tmpfs, /dev/shm, memfd, SysV, shared "
+		    "anonymous)%s%s not reclaimable without swap%s%s",
+		    fmt_bytes(b[0], 16, shown - shm_dma),
+		    shm_dma ? " besides the DMA pins above" : "", maybe ? may : ":",
+		    e->cgroup_mode ? ", counted once" : "",
+		    !maybe && maps_device(e) ? "; a process here maps a device: what a driver pinned "
+		    "for DMA of it (CUDA host memory, pin_memory=True) is never reclaimable, "
+		    "not even by swap" : "");
+}
+
+uint64_t explain_cow_total(const struct explain *e)
+{
+	uint64_t cow = 0;
+
+	for (size_t i = 0; i < e->nprocs; i++)
+		cow += e->procs[i].flows.cow_copied;
+	return cow;
+}
+
+/* CoW copies: measured by a watch or a daemon's pins, else unknown. */
+static void verdict_cow(struct explain *e)
+{
+	char b[16];
+
+	if (e->watched)
+		say(e, "%s was copied on write (CoW) during the %.1f s watch",
+		    fmt_bytes(b, 16, explain_cow_total(e)), e->watch_ns / 1e9);
+	else if (e->daemon_cow)
+		say(e, "%s was copied on write (CoW) since the memacct daemon attached (its "
+		    "pinned maps; processes it has not seen fault: unknown)",
+		    fmt_bytes(b, 16, explain_cow_total(e)));
+	else if (!e->cgroup_mode)
+		say(e, "CoW copies since fork: unknown (no memacct daemon is attached; "
+		    "--watch DUR measures them)");
+}
+
+/* The verdict's sentences, from the biggest kind of memory to the flows. */
 static void build_verdict(struct explain *e)
 {
 	const struct xsum *t = &e->total;
-	char b[4][16], path[160];
 	uint64_t rss = t->rss;
+	char b[3][16];
 
 	if (!rss) {
 		say(e, "no resident memory");
 		return;
 	}
-	if (t->reclaimable && pct(t->reclaimable, rss) >= 10) {
-		const struct xfile *top = NULL;
-
-		uint64_t top_once = 0;
-
-		/* a file's clean pages counted once, as t->reclaimable counts them */
-		for (size_t i = 0; i < e->nfiles; i++) {
-			const struct xfile *f = &e->files[i];
-			uint64_t once = e->cgroup_mode ? f->reclaimable_once : f->reclaimable;
-
-			if (!top || once > top_once) {
-				top = f;
-				top_once = once;
-			}
-		}
-		if (top && top_once * 2 >= t->reclaimable) {
-			char size[48];
-
-			safe_path(path, sizeof(path), top->m->path);
-			if (top->has_size)
-				snprintf(size, sizeof(size), "; the file is %s", fmt_bytes(b[3], 16,
-					 top->size));
-			else
-				snprintf(size, sizeof(size), "; file size unknown");
-			say(e, "%d%% of RSS (%s) is clean page cache, mostly of %s%s (%s of it%s): "
-			    "reclaimable; %s really owns %s",
-			    pct(t->reclaimable, rss), fmt_bytes(b[0], 16, t->reclaimable), path,
-			    top->m->deleted ? " (deleted)" : "",
-			    fmt_bytes(b[1], 16, top_once), size,
-			    e->cgroup_mode ? "the cgroup" : "the process",
-			    fmt_bytes(b[2], 16, rss > t->reclaimable ? rss - t->reclaimable : 0));
-		} else {
-			say(e, "%d%% of RSS (%s) is clean page cache: reclaimable; %s really owns %s",
-			    pct(t->reclaimable, rss), fmt_bytes(b[0], 16, t->reclaimable),
-			    e->cgroup_mode ? "the cgroup" : "the process",
-			    fmt_bytes(b[1], 16, rss - t->reclaimable));
-		}
-	}
+	verdict_page_cache(e);
 	if (t->private_anon && pct(t->private_anon, rss) >= 10)
 		say(e, "%d%% of RSS (%s) is private anonymous memory (heap, stacks, copies): "
 		    "only swap can reclaim it", pct(t->private_anon, rss),
@@ -535,81 +650,9 @@ static void build_verdict(struct explain *e)
 		say(e, "%s of RSS is shared with other processes: its proportional share (PSS) "
 		    "is %s, its own pages (USS) %s", fmt_bytes(b[0], 16, t->shared),
 		    fmt_bytes(b[1], 16, t->pss), fmt_bytes(b[2], 16, t->uss));
-	if (e->cgroup_mode) {
-		uint64_t sum_rss = 0;
-
-		for (size_t i = 0; i < e->nprocs; i++)
-			sum_rss += e->procs[i].sum.rss;
-		say(e, "%zu processes hold %s counted once (the sum of their RSS says %s); "
-		    "%s of it is shared between processes", e->nprocs,
-		    fmt_bytes(b[0], 16, t->pss), fmt_bytes(b[1], 16, sum_rss),
-		    fmt_bytes(b[2], 16, t->shared));
-		/* fork families: children of one parent in the cgroup */
-		for (size_t i = 0; i < e->nprocs; i++) {
-			const struct xproc *par = &e->procs[i];
-			pid_t lo = 0, hi = 0;
-			uint64_t cow = 0, shared = 0;
-			int nkids = 0;
-			bool cow_known = true;
-
-			for (size_t j = 0; j < e->nprocs; j++) {
-				const struct xproc *c = &e->procs[j];
-
-				if (c->st.ppid != par->pid)
-					continue;
-				if (!nkids || c->pid < lo)
-					lo = c->pid;
-				if (!nkids || c->pid > hi)
-					hi = c->pid;
-				nkids++;
-				shared += c->sum.pss - c->sum.uss;
-				cow_known &= c->has_flows;
-				cow += c->flows.cow_copied;
-			}
-			if (!nkids || !par->sum.shared)
-				continue;
-			if (cow_known)
-				snprintf(path, sizeof(path), "; %s has been CoW-copied by them %s",
-					 fmt_bytes(b[1], 16, cow), e->watched ? "while watched" :
-					 "since the memacct daemon attached");
-			else
-				snprintf(path, sizeof(path), "; how much they CoW-copied since fork "
-					 "is unknown (not watched)");
-			say(e, "%s %d..%d (%d) share pages with their parent %d (%s of "
-			    "their PSS is shared)%s", nkids > 1 ? "workers" : "worker", lo, hi,
-			    nkids, par->pid, fmt_bytes(b[0], 16, shared), path);
-		}
-	}
-	{
-		uint64_t shown = e->cgroup_mode ? t->shmem_pss : t->shmem, shm_dma, unr, maybe;
-		char where[200], may[160] = "";
-
-		dma_mappings(e, where, sizeof(where), &shm_dma, &unr);
-		if (dma_total(e)) {
-			say(e, "%s is pinned for DMA by a driver (CUDA host memory, pin_memory=True, "
-			    "AF_XDP UMEM, ...): never reclaimable, not even by swap%s",
-			    fmt_bytes(b[0], 16, dma_total(e)), where);
-			nvidia_ranges_say(e);
-		}
-		/* the pinned part of shmem is not "reclaimable with swap" */
-		shm_dma = shm_dma < shown ? shm_dma : shown;
-		/* pins of unknown range may be any of it (cudaHostAlloc's
-		 * "/dev/zero (deleted)" buffers): said, never called swappable */
-		maybe = unr < shown - shm_dma ? unr : shown - shm_dma;
-		if (maybe)
-			snprintf(may, sizeof(may), ": up to %s of it may be the DMA pins above "
-				 "(pinned through a driver's ioctl: which mapping is unknown), the "
-				 "rest is", fmt_bytes(b[1], 16, maybe));
-		if (shown - shm_dma)
-			say(e, "%s is shared memory (tmpfs, /dev/shm, memfd, SysV, shared "
-			    "anonymous)%s%s not reclaimable without swap%s%s",
-			    fmt_bytes(b[0], 16, shown - shm_dma),
-			    shm_dma ? " besides the DMA pins above" : "", maybe ? may : ":",
-			    e->cgroup_mode ? ", counted once" : "",
-			    !maybe && maps_device(e) ? "; a process here maps a device: what a driver pinned "
-			    "for DMA of it (CUDA host memory, pin_memory=True) is never reclaimable, "
-			    "not even by swap" : "");
-	}
+	if (e->cgroup_mode)
+		verdict_families(e);
+	verdict_pins_shmem(e);
 	if (t->locked)
 		say(e, "%s is mlocked: never reclaimed", fmt_bytes(b[0], 16, t->locked));
 	if (t->file_dirty && pct(t->file_dirty, rss) >= 1)
@@ -617,24 +660,7 @@ static void build_verdict(struct explain *e)
 		    fmt_bytes(b[0], 16, t->file_dirty));
 	if (t->swap)
 		say(e, "%s more is swapped out (not in RSS)", fmt_bytes(b[0], 16, t->swap));
-	if (e->watched) {
-		uint64_t cow = 0;
-
-		for (size_t i = 0; i < e->nprocs; i++)
-			cow += e->procs[i].flows.cow_copied;
-		say(e, "%s was copied on write (CoW) during the %.1f s watch",
-		    fmt_bytes(b[0], 16, cow), e->watch_ns / 1e9);
-	} else if (e->daemon_cow) {
-		uint64_t cow = 0;
-
-		for (size_t i = 0; i < e->nprocs; i++)
-			cow += e->procs[i].flows.cow_copied;
-		say(e, "%s was copied on write (CoW) since the memacct daemon attached (its "
-		    "pinned maps; processes it has not seen fault: unknown)", fmt_bytes(b[0], 16, cow));
-	} else if (!e->cgroup_mode) {
-		say(e, "CoW copies since fork: unknown (no memacct daemon is attached; "
-		    "--watch DUR measures them)");
-	}
+	verdict_cow(e);
 }
 
 /* ---- NUMA ---------------------------------------------------------- */

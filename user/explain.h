@@ -108,6 +108,8 @@ void xsum_add(struct xsum *s, const struct smaps_map *m);
 void parts_sum(const struct explain *e, uint64_t v[PART_NR]);
 /* safe_path() - @src with control and non-UTF-8 bytes replaced, for a terminal. */
 void safe_path(char *dst, size_t len, const char *src);
+/* explain_cow_total() - CoW-copied bytes of the processes explained (a watch or a daemon's pins). */
+uint64_t explain_cow_total(const struct explain *e);
 /* dma_total() - DMA-pinned bytes of the processes explained (a watch or a daemon's pins). */
 uint64_t dma_total(const struct explain *e);
 /* dma_in_map() - bytes of @x's known pinned ranges inside mapping @m. */

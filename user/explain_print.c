@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "commands.h"
 #include "explain.h"
 #include "jsonw.h"
 #include "report.h"
@@ -582,13 +581,13 @@ static void value_line(const char *what, uint64_t v)
 	printf("  %-36s %10s\n", what, fmt_bytes(b, 16, v));
 }
 
-void explain_print_plain(const struct explain *e, const struct report *r, enum by by,
-			 size_t top)
+/* The head: who, RSS/PSS/USS/swap, the parts of RSS (or PSS) that add up to it. */
+static void print_head(const struct explain *e, const struct report *r)
 {
 	const struct xsum *t = &e->total;
-	char b[10][16], path[256];
-	struct table_cells tc;
-	size_t n, i;
+	uint64_t v[PART_NR];
+	int pc[PART_NR];
+	char b[4][16];
 
 	if (e->cgroup_mode)
 		printf("memacct explain: cgroup %s (v%d), %zu processes\n", r->cg.rel,
@@ -600,34 +599,28 @@ void explain_print_plain(const struct explain *e, const struct report *r, enum b
 	       e->cgroup_mode ? "resident, shared counted once:" : "RSS",
 	       fmt_bytes(b[0], 16, e->cgroup_mode ? t->pss : t->rss), fmt_bytes(b[1], 16, t->pss),
 	       fmt_bytes(b[2], 16, t->uss), fmt_bytes(b[3], 16, t->swap));
-	{
-		uint64_t v[PART_NR];
-		int pc[PART_NR];
+	parts_sum(e, v);
+	pct_partition(v, PART_NR, pc);
+	printf("%s is made of (the parts add up to 100%%):\n",
+	       e->cgroup_mode ? "PSS (shared pages counted once)" : "RSS");
+	for (int k = 0; k < PART_NR; k++)
+		printf("  %-36s %10s  %3d%%\n", part_labels[k], fmt_bytes(b[0], 16, v[k]), pc[k]);
+}
 
-		parts_sum(e, v);
-		pct_partition(v, PART_NR, pc);
-		printf("%s is made of (the parts add up to 100%%):\n",
-		       e->cgroup_mode ? "PSS (shared pages counted once)" : "RSS");
-		for (int k = 0; k < PART_NR; k++)
-			printf("  %-36s %10s  %3d%%\n", part_labels[k], fmt_bytes(b[0], 16, v[k]),
-			       pc[k]);
-	}
+/* Views that overlap the parts: CoW, shared, mlocked, reclaimable, DMA; the
+ * host's pins and budget; the cgroup's memory.stat. */
+static void print_views(const struct explain *e, const struct report *r)
+{
+	const struct xsum *t = &e->total;
+	char b[9][16];
+
 	printf("Other views of the same pages (they overlap the parts):\n");
-	if (e->watched) {
-		uint64_t cow = 0;
-
-		for (i = 0; i < e->nprocs; i++)
-			cow += e->procs[i].flows.cow_copied;
-		value_line("CoW-copied while watched (flow)", cow);
-	} else if (e->daemon_cow) {
-		uint64_t cow = 0;
-
-		for (i = 0; i < e->nprocs; i++)
-			cow += e->procs[i].flows.cow_copied;
-		value_line("CoW-copied since the daemon attached", cow);
-	} else {
+	if (e->watched)
+		value_line("CoW-copied while watched (flow)", explain_cow_total(e));
+	else if (e->daemon_cow)
+		value_line("CoW-copied since the daemon attached", explain_cow_total(e));
+	else
 		printf("  %-36s %10s\n", "CoW-copied since fork", "unknown");
-	}
 	value_line(e->cgroup_mode ? "shared between processes (once)" :
 		   "shared with other processes", t->shared);
 	value_line("mlocked", t->locked);
@@ -657,111 +650,146 @@ void explain_print_plain(const struct explain *e, const struct report *r, enum b
 		       fmt_bytes(b[6], 16, c->shmem), fmt_bytes(b[7], 16, c->unevictable),
 		       fmt_bytes(b[8], 16, c->slab_reclaimable));
 	}
-	if (e->cgroup_mode) {
-		table_cells_init(&tc, PC_NR, e->nprocs, 24);
-		for (i = 0; i < e->nprocs; i++) {
-			const struct xproc *x = &e->procs[i];
+}
 
-			snprintf(table_cell(&tc, i, PC_PID), tc.cell, "%d", x->pid);
-			safe_path(table_cell(&tc, i, PC_COMM), 16, x->st.name);
-			table_cells_bytes(&tc, i, PC_RSS, x->sum.rss);
-			table_cells_bytes(&tc, i, PC_PSS, x->sum.pss);
-			table_cells_bytes(&tc, i, PC_USS, x->sum.uss);
-			table_cells_bytes(&tc, i, PC_SHARED, x->sum.shared);
-			table_cells_bytes(&tc, i, PC_RECLAIM, x->sum.reclaimable);
-		}
-		putchar('\n');
-		fflush(stdout);
-		if (table_cells_print(stdout, &tc, proc_cols, e->nprocs, false))
-			p_warn("printing a table: %s", strerror(ENOMEM));
+/* --cgroup: a row per process (RSS, PSS, USS, shared, reclaimable). */
+static void print_procs_table(const struct explain *e)
+{
+	struct table_cells tc;
+
+	table_cells_init(&tc, PC_NR, e->nprocs, 24);
+	for (size_t i = 0; i < e->nprocs; i++) {
+		const struct xproc *x = &e->procs[i];
+
+		snprintf(table_cell(&tc, i, PC_PID), tc.cell, "%d", x->pid);
+		safe_path(table_cell(&tc, i, PC_COMM), 16, x->st.name);
+		table_cells_bytes(&tc, i, PC_RSS, x->sum.rss);
+		table_cells_bytes(&tc, i, PC_PSS, x->sum.pss);
+		table_cells_bytes(&tc, i, PC_USS, x->sum.uss);
+		table_cells_bytes(&tc, i, PC_SHARED, x->sum.shared);
+		table_cells_bytes(&tc, i, PC_RECLAIM, x->sum.reclaimable);
 	}
+	putchar('\n');
+	fflush(stdout);
+	if (table_cells_print(stdout, &tc, proc_cols, e->nprocs, false))
+		p_warn("printing a table: %s", strerror(ENOMEM));
+}
+
+/* --by mapping: the @top largest mappings by RSS (a PID column for a cgroup). */
+static void print_by_mapping(const struct explain *e, size_t top)
+{
+	size_t n, rows;
+	struct mref *refs = sorted_mappings(e, &n);
+	/* the PID column for a cgroup only: the table from its second */
+	const struct table_col *cols = e->cgroup_mode ? map_cols : map_cols + 1;
+	int o = e->cgroup_mode ? 0 : -1;	/* column shift without PID */
+	struct table_cells tc;
+	char path[256];
+
+	rows = refs ? (n < top ? n : top) : 0;
+	printf("\nLargest mappings by RSS:\n");
+	fflush(stdout);
+	table_cells_init(&tc, e->cgroup_mode ? MC_NR : MC_NR - 1, rows, 300);
+	for (size_t i = 0; i < rows; i++) {
+		const struct smaps_map *m = refs[i].m;
+
+		if (e->cgroup_mode)
+			snprintf(table_cell(&tc, i, MC_PID), tc.cell, "%d", (int)refs[i].pid);
+		snprintf(table_cell(&tc, i, MC_RANGE + o), tc.cell, "%llx-%llx",
+			 (unsigned long long)m->start, (unsigned long long)m->end);
+		snprintf(table_cell(&tc, i, MC_KIND + o), tc.cell, "%s", smaps_kind_name(m->kind));
+		snprintf(table_cell(&tc, i, MC_PERM + o), tc.cell, "%s", m->perms);
+		table_cells_bytes(&tc, i, MC_RSS + o, m->rss);
+		table_cells_bytes(&tc, i, MC_PSS + o, m->pss);
+		table_cells_bytes(&tc, i, MC_DIRTY + o, m->shared_dirty + m->private_dirty);
+		table_cells_bytes(&tc, i, MC_RECLAIM + o, smaps_reclaimable(m));
+		table_cells_bytes(&tc, i, MC_LOCKED + o, smaps_locked(m));
+		safe_path(path, sizeof(path), m->path ? m->path : "");
+		snprintf(table_cell(&tc, i, MC_PATH + o), tc.cell, " %s%s", path,
+			 m->deleted ? " (deleted)" : "");
+	}
+	if (table_cells_print(stdout, &tc, cols, rows, false))
+		p_warn("printing a table: %s", strerror(ENOMEM));
+	free(refs);
+}
+
+/* --by file: the @top files by RSS, with their page-cache residency and size. */
+static void print_by_file(const struct explain *e, size_t top)
+{
+	size_t rows = e->nfiles < top ? e->nfiles : top;
+	struct table_cells tc;
+	char path[256];
+
+	printf("\nFiles by RSS (RSS summed over mappers; PSS counts each page once):\n");
+	fflush(stdout);
+	table_cells_init(&tc, FC_NR, rows, 300);
+	for (size_t i = 0; i < rows; i++) {
+		const struct xfile *f = &e->files[i];
+
+		table_cells_bytes(&tc, i, FC_RSS, f->rss);
+		table_cells_bytes(&tc, i, FC_PSS, f->pss);
+		table_cells_bytes(&tc, i, FC_RECLAIM, f->reclaimable);
+		if (f->has_cached)
+			table_cells_bytes(&tc, i, FC_CACHED, f->cached);
+		else
+			snprintf(table_cell(&tc, i, FC_CACHED), tc.cell, "?");
+		if (f->has_size)
+			table_cells_bytes(&tc, i, FC_SIZE, f->size);
+		else
+			snprintf(table_cell(&tc, i, FC_SIZE), tc.cell, "?");
+		safe_path(path, sizeof(path), f->m->path);
+		snprintf(table_cell(&tc, i, FC_PATH), tc.cell, " %s%s", path,
+			 f->m->deleted ? " (deleted)" : "");
+	}
+	if (table_cells_print(stdout, &tc, file_cols, rows, false))
+		p_warn("printing a table: %s", strerror(ENOMEM));
+}
+
+/* --by kind: a row per kind of mapping, its share of the RSS summed. */
+static void print_by_kind(const struct explain *e)
+{
+	struct xsum k[SMAPS_KIND_NR];
+	uint64_t kr[SMAPS_KIND_NR];
+	int kp[SMAPS_KIND_NR];
+	struct table_cells tc;
+
+	kind_sums(e, k);
+	for (int j = 0; j < SMAPS_KIND_NR; j++)
+		kr[j] = k[j].rss;
+	pct_partition(kr, SMAPS_KIND_NR, kp);
+	printf("\nBy kind (%%RSS: share of the RSS summed over %s, adds up to 100%%):\n",
+	       e->cgroup_mode ? "the processes" : "the mappings");
+	fflush(stdout);
+	table_cells_init(&tc, KC_NR, SMAPS_KIND_NR, 24);
+	for (int j = 0; j < SMAPS_KIND_NR; j++) {
+		snprintf(table_cell(&tc, j, KC_KIND), tc.cell, "%s", smaps_kind_name(j));
+		table_cells_bytes(&tc, j, KC_RSS, k[j].rss);
+		snprintf(table_cell(&tc, j, KC_PCT), tc.cell, "%d%%", kp[j]);
+		table_cells_bytes(&tc, j, KC_PSS, k[j].pss);
+		table_cells_bytes(&tc, j, KC_USS, k[j].uss);
+		table_cells_bytes(&tc, j, KC_RECLAIM, k[j].reclaimable);
+		table_cells_bytes(&tc, j, KC_LOCKED, k[j].locked);
+		table_cells_bytes(&tc, j, KC_SWAP, k[j].swap);
+	}
+	if (table_cells_print(stdout, &tc, kind_cols, SMAPS_KIND_NR, false))
+		p_warn("printing a table: %s", strerror(ENOMEM));
+}
+
+void explain_print_plain(const struct explain *e, const struct report *r, enum by by,
+			 size_t top)
+{
+	print_head(e, r);
+	print_views(e, r);
+	if (e->cgroup_mode)
+		print_procs_table(e);
 	if (!top)
 		top = 10;
-	if (by == BY_MAPPING) {
-		struct mref *refs = sorted_mappings(e, &n);
-
-		size_t rows = refs ? (n < top ? n : top) : 0;
-		/* the PID column for a cgroup only: the table from its second */
-		const struct table_col *cols = e->cgroup_mode ? map_cols : map_cols + 1;
-
-		printf("\nLargest mappings by RSS:\n");
-		fflush(stdout);
-		table_cells_init(&tc, e->cgroup_mode ? MC_NR : MC_NR - 1, rows, 300);
-		for (i = 0; i < rows; i++) {
-			const struct smaps_map *m = refs[i].m;
-			int o = e->cgroup_mode ? 0 : -1;	/* column shift without PID */
-
-			if (e->cgroup_mode)
-				snprintf(table_cell(&tc, i, MC_PID), tc.cell, "%d", (int)refs[i].pid);
-			snprintf(table_cell(&tc, i, MC_RANGE + o), tc.cell, "%llx-%llx",
-				 (unsigned long long)m->start, (unsigned long long)m->end);
-			snprintf(table_cell(&tc, i, MC_KIND + o), tc.cell, "%s", smaps_kind_name(m->kind));
-			snprintf(table_cell(&tc, i, MC_PERM + o), tc.cell, "%s", m->perms);
-			table_cells_bytes(&tc, i, MC_RSS + o, m->rss);
-			table_cells_bytes(&tc, i, MC_PSS + o, m->pss);
-			table_cells_bytes(&tc, i, MC_DIRTY + o, m->shared_dirty + m->private_dirty);
-			table_cells_bytes(&tc, i, MC_RECLAIM + o, smaps_reclaimable(m));
-			table_cells_bytes(&tc, i, MC_LOCKED + o, smaps_locked(m));
-			safe_path(path, sizeof(path), m->path ? m->path : "");
-			snprintf(table_cell(&tc, i, MC_PATH + o), tc.cell, " %s%s", path,
-				 m->deleted ? " (deleted)" : "");
-		}
-		if (table_cells_print(stdout, &tc, cols, rows, false))
-			p_warn("printing a table: %s", strerror(ENOMEM));
-		free(refs);
-	} else if (by == BY_FILE) {
-		size_t rows = e->nfiles < top ? e->nfiles : top;
-
-		printf("\nFiles by RSS (RSS summed over mappers; PSS counts each page once):\n");
-		fflush(stdout);
-		table_cells_init(&tc, FC_NR, rows, 300);
-		for (i = 0; i < rows; i++) {
-			const struct xfile *f = &e->files[i];
-
-			table_cells_bytes(&tc, i, FC_RSS, f->rss);
-			table_cells_bytes(&tc, i, FC_PSS, f->pss);
-			table_cells_bytes(&tc, i, FC_RECLAIM, f->reclaimable);
-			if (f->has_cached)
-				table_cells_bytes(&tc, i, FC_CACHED, f->cached);
-			else
-				snprintf(table_cell(&tc, i, FC_CACHED), tc.cell, "?");
-			if (f->has_size)
-				table_cells_bytes(&tc, i, FC_SIZE, f->size);
-			else
-				snprintf(table_cell(&tc, i, FC_SIZE), tc.cell, "?");
-			safe_path(path, sizeof(path), f->m->path);
-			snprintf(table_cell(&tc, i, FC_PATH), tc.cell, " %s%s", path,
-				 f->m->deleted ? " (deleted)" : "");
-		}
-		if (table_cells_print(stdout, &tc, file_cols, rows, false))
-			p_warn("printing a table: %s", strerror(ENOMEM));
-	} else {
-		struct xsum k[SMAPS_KIND_NR];
-
-		uint64_t kr[SMAPS_KIND_NR];
-		int kp[SMAPS_KIND_NR];
-
-		kind_sums(e, k);
-		for (int j = 0; j < SMAPS_KIND_NR; j++)
-			kr[j] = k[j].rss;
-		pct_partition(kr, SMAPS_KIND_NR, kp);
-		printf("\nBy kind (%%RSS: share of the RSS summed over %s, adds up to 100%%):\n",
-		       e->cgroup_mode ? "the processes" : "the mappings");
-		fflush(stdout);
-		table_cells_init(&tc, KC_NR, SMAPS_KIND_NR, 24);
-		for (int j = 0; j < SMAPS_KIND_NR; j++) {
-			snprintf(table_cell(&tc, j, KC_KIND), tc.cell, "%s", smaps_kind_name(j));
-			table_cells_bytes(&tc, j, KC_RSS, k[j].rss);
-			snprintf(table_cell(&tc, j, KC_PCT), tc.cell, "%d%%", kp[j]);
-			table_cells_bytes(&tc, j, KC_PSS, k[j].pss);
-			table_cells_bytes(&tc, j, KC_USS, k[j].uss);
-			table_cells_bytes(&tc, j, KC_RECLAIM, k[j].reclaimable);
-			table_cells_bytes(&tc, j, KC_LOCKED, k[j].locked);
-			table_cells_bytes(&tc, j, KC_SWAP, k[j].swap);
-		}
-		if (table_cells_print(stdout, &tc, kind_cols, SMAPS_KIND_NR, false))
-			p_warn("printing a table: %s", strerror(ENOMEM));
-	}
+	if (by == BY_MAPPING)
+		print_by_mapping(e, top);
+	else if (by == BY_FILE)
+		print_by_file(e, top);
+	else
+		print_by_kind(e);
 	if (e->has_topo)
 		print_numa_plain(e, top);
 	printf("\nVerdict:\n");

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "commands.h"
+#include "signals.h"
 #include "usage.h"
 #include "util.h"
 
@@ -31,6 +32,7 @@ static const struct cmd cmds[] = {
 	{ "reclaim", do_reclaim },
 	{ "oom", do_oom },
 	{ "mark", do_mark },
+	{ "report", do_report },
 	{ "help", do_help },
 };
 

@@ -515,25 +515,3 @@ int limits_apply(const struct memcg *cg, const struct limits_req *req, bool save
 		       st.saved[i].value);
 	return 0;
 }
-
-void limits_note(const struct memcg *cg, const struct limits_req *req, const struct report *r)
-{
-	char b[16];
-
-	if (!limits_any(req) || (!r->totals.oom_kills && !r->totals.memcg_reclaims))
-		return;
-	fmt_bytes(b, sizeof(b), req->set[LIMIT_MAX] ? req->val[LIMIT_MAX] :
-		  req->val[LIMIT_HIGH]);
-	fprintf(stderr, "memacct: limit %s %s bit in %s: %llu OOM kill(s), %llu memcg reclaim(s)",
-		req->set[LIMIT_MAX] ? "--memory-max" : "--memory-high", b, cg->path,
-		(unsigned long long)r->totals.oom_kills,
-		(unsigned long long)r->totals.memcg_reclaims);
-	/* the victims, by the BPF oom:mark_victim of each */
-	for (size_t i = 0, n = 0; i < r->nprocs; i++) {
-		if (!r->procs[i].m.oom_kills)
-			continue;
-		fprintf(stderr, "%s pid %d (%s)", n++ ? "," : "; OOM-killed:", r->procs[i].pid,
-			r->procs[i].comm);
-	}
-	fputc('\n', stderr);
-}

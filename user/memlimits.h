@@ -15,7 +15,6 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include "cgroup.h"
-#include "report.h"
 
 #define LIMITS_STATE_DIR	"/run/memacct"
 
@@ -138,7 +137,5 @@ int limits_restore(const struct memcg *cg);
  */
 int limits_restore_stale(void);
 
-/* limits_note() - after a report: OOM kills and reclaim when a limit was set. */
-void limits_note(const struct memcg *cg, const struct limits_req *req, const struct report *r);
 
 #endif

@@ -89,7 +89,16 @@ static int cmp_time(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-int do_oom(int argc, char **argv)
+/* oom's options (memacct help oom), parsed by parse_args(). */
+struct oom_env {
+	const char *pin_dir;		/* --pin-path: the daemon's pinned history */
+	const char *log;		/* --oom-log: the daemon's post-mortems */
+	uint64_t since_ns;		/* --since DUR; 0: all */
+	bool last;			/* --last: the newest, in full */
+};
+
+/* The options into @env; 0, -1 after the help, or the exit code after an error. */
+static int parse_args(int argc, char **argv, struct oom_env *env)
 {
 	static const struct option opts[] = {
 		{ "json", no_argument, NULL, 'j' },
@@ -100,15 +109,7 @@ int do_oom(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	const char *pin_dir = PIN_DEFAULT_DIR, *log = OOM_LOG_DEFAULT;
-	uint64_t since_ns = 0;
-	bool last = false;
-	json_t *all, *out, *list;
-	char old[PATH_MAX + 8];
-	int c, err_log, err_log1, err_hist;
-	double now;
-	size_t n;
-	json_t **v;
+	int c;
 
 	while ((c = getopt_long(argc, argv, ":jh", opts, NULL)) != -1) {
 		switch (c) {
@@ -116,23 +117,23 @@ int do_oom(int argc, char **argv)
 			json_output = true;
 			break;
 		case 's':
-			if (parse_duration(optarg, &since_ns) || !since_ns) {
+			if (parse_duration(optarg, &env->since_ns) || !env->since_ns) {
 				p_err("bad --since '%s' (examples: 10m, 2h, 1d)", optarg);
 				return EXIT_USAGE;
 			}
 			break;
 		case 'l':
-			last = true;
+			env->last = true;
 			break;
 		case 'p':
-			pin_dir = optarg;
+			env->pin_dir = optarg;
 			break;
 		case 'O':
-			log = optarg;
+			env->log = optarg;
 			break;
 		case 'h':
 			usage_print(stdout, "oom");
-			return EXIT_OK;
+			return -1;
 		default:
 			return opt_error("oom", c, argv);
 		}
@@ -141,20 +142,34 @@ int do_oom(int argc, char **argv)
 		p_err("oom: unexpected argument '%s'", argv[optind]);
 		return EXIT_USAGE;
 	}
-	all = json_array();
-	snprintf(old, sizeof(old), "%s.1", log);
-	err_log1 = read_log(old, all);
-	err_log = read_log(log, all);
-	err_hist = read_history(pin_dir, all, sysconf(_SC_PAGESIZE));
+	return 0;
+}
+
+/*
+ * The kills of the log (and its rotated .1) and of the pinned history, each
+ * once, oldest first, --since and --last applied, into *@list (owned). 0,
+ * or the exit code after saying why not.
+ */
+static int oom_collect(const struct oom_env *env, json_t **list)
+{
+	json_t *all = json_array(), **v;
+	char old[PATH_MAX + 8];
+	int err_log, err_hist;
+	struct timespec ts;
+	double now;
+	size_t n;
+
+	snprintf(old, sizeof(old), "%s.1", env->log);
+	read_log(old, all);	/* rotated away: none is no error */
+	err_log = read_log(env->log, all);
+	err_hist = read_history(env->pin_dir, all, sysconf(_SC_PAGESIZE));
 	if (err_log && err_hist) {
 		p_err("no OOM log at %s (%s) and no pinned history at %s/maps/oom_history (%s): "
 		      "is a memacct daemon running (memacct daemon --pin-path, --oom-log)?",
-		      log, strerror(-err_log), pin_dir, strerror(-err_hist));
+		      env->log, strerror(-err_log), env->pin_dir, strerror(-err_hist));
 		json_decref(all);
 		return EXIT_ENV;
 	}
-	(void)err_log1;
-	/* oldest first, --since applied */
 	n = json_array_size(all);
 	v = calloc(n ? n : 1, sizeof(*v));
 	if (!v) {
@@ -164,50 +179,57 @@ int do_oom(int argc, char **argv)
 	for (size_t i = 0; i < n; i++)
 		v[i] = json_array_get(all, i);
 	qsort(v, n, sizeof(*v), cmp_time);
-	{
-		struct timespec ts;
-
-		clock_gettime(CLOCK_REALTIME, &ts);
-		now = ts.tv_sec + ts.tv_nsec / 1e9;
-	}
-	list = json_array();
+	clock_gettime(CLOCK_REALTIME, &ts);
+	now = ts.tv_sec + ts.tv_nsec / 1e9;
+	*list = json_array();
 	for (size_t i = 0; i < n; i++)
-		if (!since_ns || json_number_value(json_object_get(v[i], "time")) >=
-				 now - since_ns / 1e9)
-			json_array_append(list, v[i]);
+		if (!env->since_ns || json_number_value(json_object_get(v[i], "time")) >=
+				      now - env->since_ns / 1e9)
+			json_array_append(*list, v[i]);
 	free(v);
 	json_decref(all);
-	if (last && json_array_size(list) > 1) {
-		json_t *newest = json_incref(json_array_get(list, json_array_size(list) - 1));
+	if (env->last && json_array_size(*list) > 1) {
+		json_t *newest = json_incref(json_array_get(*list, json_array_size(*list) - 1));
 
-		json_array_clear(list);
-		json_array_append_new(list, newest);
+		json_array_clear(*list);
+		json_array_append_new(*list, newest);
 	}
-	if (json_output) {
-		char *s;
+	return 0;
+}
 
-		out = json_object();
-		json_object_set_new(out, "schema", json_string(OOM_SCHEMA));
-		json_object_set_new(out, "command", json_string("oom"));
-		json_object_set_new(out, "oom_kills", list);
-		s = json_dumps(out, JSON_COMPACT);
-		json_decref(out);
-		if (!s)
-			return EXIT_RUNTIME;
-		fprintf(report_stream(), "%s\n", s);
-		free(s);
-		return report_written(report_stream()) ? EXIT_RUNTIME : EXIT_OK;
-	}
+/* The kills as one JSON object (memacct.oom/v1); @list taken over. */
+static int print_json(json_t *list)
+{
+	json_t *out = json_object();
+	char *s;
+
+	json_object_set_new(out, "schema", json_string(OOM_SCHEMA));
+	json_object_set_new(out, "command", json_string("oom"));
+	json_object_set_new(out, "oom_kills", list);
+	s = json_dumps(out, JSON_COMPACT);
+	json_decref(out);
+	if (!s)
+		return EXIT_RUNTIME;
+	fprintf(report_stream(), "%s\n", s);
+	free(s);
+	return report_written(report_stream()) ? EXIT_RUNTIME : EXIT_OK;
+}
+
+/* A line per kill, or with --last the newest's whole post-mortem. */
+static int print_plain(const struct oom_env *env, const json_t *list)
+{
+	FILE *f = report_stream();
+
 	if (!json_array_size(list))
-		fprintf(report_stream(), "no OOM kills recorded%s\n", since_ns ? " in that time" : "");
+		fprintf(f, "no OOM kills recorded%s\n", env->since_ns ? " in that time" : "");
 	for (size_t i = 0; i < json_array_size(list); i++) {
 		json_t *k = json_array_get(list, i);
 
-		if (last) {
-			oom_print_json(report_stream(), k, true);
+		if (env->last) {
+			oom_print_json(f, k, true);
 			continue;
 		}
-		fprintf(report_stream(), "%s  PID %-7d %-15s %-8s %s%s\n",
+		fprintf(f, "%s  PID %-7d %-15s %-8s %s%s\n",
 			json_string_value(json_object_get(k, "time_iso")) ?: "?",
 			(int)json_integer_value(json_object_get(k, "pid")),
 			json_string_value(json_object_get(k, "comm")) ?: "?",
@@ -217,6 +239,24 @@ int do_oom(int argc, char **argv)
 			!strcmp(json_string_value(json_object_get(k, "source")) ?: "", "kernel") ?
 			"  [kernel record only]" : "");
 	}
+	return report_written(f) ? EXIT_RUNTIME : EXIT_OK;
+}
+
+int do_oom(int argc, char **argv)
+{
+	struct oom_env env = { .pin_dir = PIN_DEFAULT_DIR, .log = OOM_LOG_DEFAULT };
+	json_t *list;
+	int ret;
+
+	ret = parse_args(argc, argv, &env);
+	if (ret)
+		return ret < 0 ? EXIT_OK : ret;
+	ret = oom_collect(&env, &list);
+	if (ret)
+		return ret;
+	if (json_output)
+		return print_json(list);
+	ret = print_plain(&env, list);
 	json_decref(list);
-	return report_written(report_stream()) ? EXIT_RUNTIME : EXIT_OK;
+	return ret;
 }

@@ -443,6 +443,8 @@ static int mark(struct phases *p, const char *name)
 	err = snap_take(p->s, &now, p->open ? &p->start : NULL);
 	if (err)
 		return err;
+	if (p->on_mark)
+		p->on_mark(p->on_mark_ctx, name, &now.r);
 	err = phase_close(p, &now.r, &now);
 	if (p->open) {
 		snap_adopt(&now, &p->start);

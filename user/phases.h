@@ -103,6 +103,10 @@ struct phases {
 	double params;			/* --params: > 0 adds bytes per parameter */
 	double expect_bpp;		/* --expect-bytes-per-param: the budget per
 					 * parameter (> 0 with params) */
+	/* called with each mark's snapshot (run --record): @name the phase
+	 * it opens, NULL for "end"; NULL: none */
+	void (*on_mark)(void *ctx, const char *name, const struct report *r);
+	void *on_mark_ctx;
 };
 
 /* Mixed-precision Adam's bytes per parameter: fp16 params and grads (2 + 2),
@@ -190,6 +194,13 @@ int parse_params(const char *s, double *out);
  */
 int parse_bytes_per_param(const char *s, double *out);
 
+/*
+ * phases_from_json() - @p (no channel) from a final report's JSON object
+ * @o: "phases", "params" and "phases_refused", as phases_json() wrote them,
+ * for the printers; free with phases_free(). 0 or -ENOMEM. In
+ * report_load.c.
+ */
+int phases_from_json(struct phases *p, const json_t *o);
 /* phases_json() - the "phases" array (new reference). In phases_print.c. */
 json_t *phases_json(const struct phases *p);
 /* print_phases_plain() - a table per phase, then its mappings; a line for

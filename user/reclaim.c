@@ -232,7 +232,15 @@ static int print_reclaim_json(const struct reclaim_result *r)
 	return EXIT_OK;
 }
 
-int do_reclaim(int argc, char **argv)
+/* reclaim's options (memacct help reclaim), parsed by parse_args(). */
+struct reclaim_env {
+	const char *cgroup;		/* --cgroup NAME|PATH */
+	const char *size;		/* --bytes SIZE, or NULL: all there is */
+	bool file_only;			/* --file-only: the page cache alone */
+};
+
+/* The options into @env; 0, -1 after the help, or the exit code after an error. */
+static int parse_args(int argc, char **argv, struct reclaim_env *env)
 {
 	static const struct option opts[] = {
 		{ "cgroup", required_argument, NULL, 'c' },
@@ -242,110 +250,147 @@ int do_reclaim(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	const char *cgarg = NULL, *sizearg = NULL;
-	struct reclaim_result r = { 0 };
-	struct memcg cg;
-	int c, err, ret;
+	int c;
 
 	while ((c = getopt_long(argc, argv, ":c:jh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
-			cgarg = optarg;
+			env->cgroup = optarg;
 			break;
 		case 'b':
-			sizearg = optarg;
+			env->size = optarg;
 			break;
 		case 'f':
-			r.file_only = true;
+			env->file_only = true;
 			break;
 		case 'j':
 			json_output = true;
 			break;
 		case 'h':
 			usage_print(stdout, "reclaim");
-			return EXIT_OK;
+			return -1;
 		default:
 			return opt_error("reclaim", c, argv);
 		}
 	}
-	if (!cgarg || optind != argc) {
+	if (!env->cgroup || optind != argc) {
 		p_err("reclaim: give --cgroup NAME|PATH (memacct reclaim --cgroup NAME "
 		      "[--bytes SIZE] [--file-only])");
 		return EXIT_USAGE;
 	}
-	/* no percentage: of what would be ambiguous */
-	if (sizearg && (parse_size(sizearg, 0, &r.requested) || !r.requested)) {
-		p_err("bad --bytes '%s' (a size above 0: 4096, 256M, 1G)", sizearg);
-		return EXIT_USAGE;
-	}
-	err = memcg_resolve(cgarg, &cg, stderr);
+	return 0;
+}
+
+/* The cgroup into @cg, checked reclaimable (root, v2, its memory controller);
+ * 0, or the exit code after saying why not. */
+static int reclaim_target(const struct reclaim_env *env, struct memcg *cg)
+{
+	int err = memcg_resolve(env->cgroup, cg, stderr);
+
 	if (err == -ENOTUNIQ) {
-		p_err("cgroup name '%s' is ambiguous: give one of the paths above", cgarg);
+		p_err("cgroup name '%s' is ambiguous: give one of the paths above", env->cgroup);
 		return EXIT_USAGE;
 	}
 	if (err) {
-		p_err("no memory cgroup '%s': %s", cgarg, strerror(-err));
+		p_err("no memory cgroup '%s': %s", env->cgroup, strerror(-err));
 		return memcg_resolve_is_usage(err) ? EXIT_USAGE : EXIT_ENV;
 	}
-	r.cg = &cg;
 	/* after the arguments' checks: a bad one is 2 for anyone, as in explain */
 	if (geteuid() != 0) {
 		p_err("memacct reclaim needs root (it writes the cgroup's memory.reclaim)");
 		return EXIT_ENV;
 	}
-	if (cg.version == 1) {
+	if (cg->version == 1) {
 		p_err("cgroup v1 has no memory.reclaim: it cannot reclaim part of %s, nor its "
 		      "page cache alone (memory.force_empty reclaims all of its memory, anon "
-		      "to swap too; memacct never lowers a limit to force reclaim)", cg.path);
+		      "to swap too; memacct never lowers a limit to force reclaim)", cg->path);
 		return EXIT_ENV;
 	}
-	if (memcg_has_memory(&cg) == 0) {
+	if (memcg_has_memory(cg) == 0) {
 		p_err("cgroup %s has no memory controller (its parent's "
 		      "cgroup.subtree_control lacks memory): nothing is charged to it, "
-		      "nothing to reclaim", cg.path);
+		      "nothing to reclaim", cg->path);
 		return EXIT_ENV;
 	}
-	err = memcg_read_stat(&cg, &r.before);
-	if (err) {
-		p_err("reading %s/memory.stat: %s", cg.path, strerror(-err));
-		return EXIT_RUNTIME;
-	}
-	if (!sizearg)	/* the file LRUs, or everything charged */
-		r.requested = r.file_only ? r.before.active_file + r.before.inactive_file
-					  : r.before.usage;
-	if (!r.requested) {
-		r.after = r.before;
-		r.complete = true;
-		r.method = r.file_only ? RM_SWAPPINESS0 : RM_PLAIN;
-		goto out_report;
-	}
-	err = memcg_reclaim(&cg, r.requested, r.file_only, &r.method);
+	return 0;
+}
+
+/*
+ * memory.reclaim written for r->requested bytes, memory.stat read before
+ * and after. 0 with r->complete set (a partial reclaim, -EAGAIN, is no
+ * error), the exit code after saying why nothing could be done, or
+ * -EIO after a write error the report still shows (the kernel may have
+ * reclaimed some first).
+ */
+static int reclaim_do(struct reclaim_result *r)
+{
+	const struct memcg *cg = r->cg;
+	int err, ret;
+
+	err = memcg_reclaim(cg, r->requested, r->file_only, &r->method);
 	if (err == -ENOENT) {
-		p_err("%s has no memory.reclaim (Linux 5.19+): nothing reclaimed", cg.path);
+		p_err("%s has no memory.reclaim (Linux 5.19+): nothing reclaimed", cg->path);
 		return EXIT_ENV;
 	}
 	if (err == -EOPNOTSUPP) {
 		p_err("this kernel's memory.reclaim has no swappiness= (Linux 6.11+) and anon "
 		      "memory of %s can be swapped or demoted: --file-only cannot be honoured, "
 		      "nothing reclaimed (memory.swap.max 0 on the cgroup makes it possible)",
-		      cg.path);
+		      cg->path);
 		return EXIT_ENV;
 	}
-	if (err && err != -EAGAIN) {
-		/* the kernel may have reclaimed some before failing: still report */
-		p_err("writing %s/memory.reclaim: %s", cg.path, strerror(-err));
-	}
-	r.complete = !err;
-	ret = memcg_read_stat(&cg, &r.after);
+	if (err && err != -EAGAIN)
+		p_err("writing %s/memory.reclaim: %s", cg->path, strerror(-err));
+	r->complete = !err;
+	ret = memcg_read_stat(cg, &r->after);
 	if (ret) {
-		p_err("reading %s/memory.stat after reclaim: %s", cg.path, strerror(-ret));
+		p_err("reading %s/memory.stat after reclaim: %s", cg->path, strerror(-ret));
 		return EXIT_RUNTIME;
 	}
-out_report:
+	return err && err != -EAGAIN ? -EIO : 0;
+}
+
+int do_reclaim(int argc, char **argv)
+{
+	struct reclaim_env env = { 0 };
+	struct reclaim_result r = { 0 };
+	struct memcg cg;
+	int err = 0, ret;
+
+	ret = parse_args(argc, argv, &env);
+	if (ret)
+		return ret < 0 ? EXIT_OK : ret;
+	r.file_only = env.file_only;
+	/* no percentage: of what would be ambiguous */
+	if (env.size && (parse_size(env.size, 0, &r.requested) || !r.requested)) {
+		p_err("bad --bytes '%s' (a size above 0: 4096, 256M, 1G)", env.size);
+		return EXIT_USAGE;
+	}
+	ret = reclaim_target(&env, &cg);
+	if (ret)
+		return ret;
+	r.cg = &cg;
+	err = memcg_read_stat(&cg, &r.before);
+	if (err) {
+		p_err("reading %s/memory.stat: %s", cg.path, strerror(-err));
+		return EXIT_RUNTIME;
+	}
+	if (!env.size)	/* the file LRUs, or everything charged */
+		r.requested = r.file_only ? r.before.active_file + r.before.inactive_file
+					  : r.before.usage;
+	if (r.requested) {
+		err = reclaim_do(&r);
+		if (err > 0)
+			return err;
+	} else {
+		r.after = r.before;
+		r.complete = true;
+		r.method = r.file_only ? RM_SWAPPINESS0 : RM_PLAIN;
+	}
 	ret = json_output ? print_reclaim_json(&r) : (print_reclaim_plain(&r), EXIT_OK);
 	if (ret != EXIT_OK)
 		return ret;
-	if (err && err != -EAGAIN)
+	if (err)
 		return EXIT_RUNTIME;
 	return r.complete ? EXIT_OK : EXIT_PARTIAL;
 }

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include "memlimits.h"
 #include "metric_table.h"
 #include "oom.h"
 #include "proc.h"
@@ -96,6 +97,8 @@ void report_free(struct report *r)
 {
 	free(r->ooms);
 	r->ooms = NULL;
+	json_decref(r->ooms_rec);
+	r->ooms_rec = NULL;
 	r->nooms = 0;
 	free(r->procs);
 	r->procs = NULL;
@@ -215,6 +218,13 @@ static bool host_verdict_due(const struct report *r, char *buf, size_t len)
 	       report_host_verdict(h, buf, len);
 }
 
+json_t *report_oom_json(const struct report *r, size_t i)
+{
+	if (r->ooms)
+		return oom_json(&r->ooms[i]);
+	return json_incref(json_array_get(r->ooms_rec, i));
+}
+
 json_t *report_json(const struct report *r)
 {
 	json_t *o = json_object(), *cg = json_object(), *t = json_object();
@@ -281,7 +291,7 @@ json_t *report_json(const struct report *r)
 		json_t *ooms = json_array();
 
 		for (size_t i = 0; i < r->nooms; i++)
-			json_array_append_new(ooms, oom_json(&r->ooms[i]));
+			json_array_append_new(ooms, report_oom_json(r, i));
 		json_object_set_new(o, "oom_kills", ooms);
 		set_u64(o, "oom_kills_unlisted", r->ooms_unlisted);
 	}
@@ -303,21 +313,26 @@ json_t *report_json(const struct report *r)
 
 		/* each OOM kill first: what the user needs most */
 		for (size_t i = 0; i < r->nooms; i++) {
-			const struct oom_kill *k = &r->ooms[i];
-			json_t *d = json_object();
+			json_t *k = report_oom_json(r, i), *d = json_object();
+			const char *cause = json_string_value(json_object_get(k, "cause"));
+			const char *text = json_string_value(json_object_get(k, "verdict"));
+			json_int_t bytes = json_integer_value(json_object_get(k, "cause_bytes"));
+			json_int_t limit = json_integer_value(json_object_get(k, "limit_bytes"));
 
-			json_array_append_new(arr, json_string_sanitized(k->verdict));
+			json_array_append_new(arr, json_string(text ? text : ""));
 			json_object_set_new(d, "kind", json_string("oom"));
-			json_object_set_new(d, "cause", json_string(k->cause ? k->cause : "anon"));
-			json_object_set_new(d, "text", json_string_sanitized(k->verdict));
-			json_object_set_new(d, "pid", json_integer(k->pid));
-			set_u64(d, "bytes", k->cause_bytes);
-			if (k->has_limit && k->limit_bytes) {
-				set_u64(d, "of_bytes", k->limit_bytes);
+			json_object_set_new(d, "cause", json_string(cause ? cause : "anon"));
+			json_object_set_new(d, "text", json_string(text ? text : ""));
+			json_object_set_new(d, "pid", json_copy(json_object_get(k, "pid")));
+			set_u64(d, "bytes", (uint64_t)bytes);
+			/* limit_bytes: null host-wide */
+			if (limit) {
+				set_u64(d, "of_bytes", (uint64_t)limit);
 				json_object_set_new(d, "percent",
-					json_real(100.0 * k->cause_bytes / k->limit_bytes));
+					json_real(100.0 * (uint64_t)bytes / (uint64_t)limit));
 			}
 			json_array_append_new(det, d);
+			json_decref(k);
 		}
 		for (int i = 0; i < n; i++) {
 			json_t *d = json_object();
@@ -1099,14 +1114,14 @@ void print_report_plain(FILE *f, const struct report *r)
 	if (t->dma_estimate)
 		fprintf(f, "~ = estimate: DMA pins measured while another pin was in progress\n");
 	for (size_t i = 0; i < r->nooms; i++) {
-		if (r->final) {
-			json_t *j = oom_json(&r->ooms[i]);
+		json_t *j = report_oom_json(r, i);
+		const char *verdict = json_string_value(json_object_get(j, "verdict"));
 
+		if (r->final)
 			oom_print_json(f, j, false);
-			json_decref(j);
-		} else {
-			print_wrapped(f, "", r->ooms[i].verdict);
-		}
+		else
+			print_wrapped(f, "", verdict ? verdict : "");
+		json_decref(j);
 	}
 	if (r->ooms_unlisted)
 		fprintf(f, "NOTE: %llu more OOM kills, counted only (the first %zu are listed)\n",
@@ -1146,4 +1161,26 @@ int print_report(FILE *f, const struct report *r)
 	else
 		print_report_plain(f, r);
 	return report_written(f);
+}
+
+void limits_note(const struct memcg *cg, const struct limits_req *req, const struct report *r)
+{
+	char b[16];
+
+	if (!limits_any(req) || (!r->totals.oom_kills && !r->totals.memcg_reclaims))
+		return;
+	fmt_bytes(b, sizeof(b), req->set[LIMIT_MAX] ? req->val[LIMIT_MAX] :
+		  req->val[LIMIT_HIGH]);
+	fprintf(stderr, "memacct: limit %s %s bit in %s: %llu OOM kill(s), %llu memcg reclaim(s)",
+		req->set[LIMIT_MAX] ? "--memory-max" : "--memory-high", b, cg->path,
+		(unsigned long long)r->totals.oom_kills,
+		(unsigned long long)r->totals.memcg_reclaims);
+	/* the victims, by the BPF oom:mark_victim of each */
+	for (size_t i = 0, n = 0; i < r->nprocs; i++) {
+		if (!r->procs[i].m.oom_kills)
+			continue;
+		fprintf(stderr, "%s pid %d (%s)", n++ ? "," : "; OOM-killed:", r->procs[i].pid,
+			r->procs[i].comm);
+	}
+	fputc('\n', stderr);
 }

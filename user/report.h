@@ -77,6 +77,10 @@ struct report {
 	/* OOM kills in the subtree, each a post-mortem (oom.h); owned */
 	struct oom_kill *ooms;
 	size_t nooms;
+	/* or, read back from a report's JSON (report_from_json(), ooms NULL):
+	 * their oom_json() objects, an array of nooms (owned). The printers
+	 * read every kill as its JSON object (report_oom_json()) */
+	json_t *ooms_rec;
 	uint64_t ooms_unlisted;		/* kills past SESSION_OOM_KILLS: counted only */
 	/* run's phase marks (phases.h), borrowed: "phases" in JSON, a table
 	 * per phase after the report; NULL: none */
@@ -181,6 +185,23 @@ json_t *report_flows_lost_json(const struct metrics *lost);
 
 void report_free(struct report *r);
 
+/*
+ * report_from_json() - @r read back from @o, a memacct.report/v1 object
+ * (report_json(): a recording's snapshot, a line of the daemon's
+ * --json-log): every field the printers read, so that report_json(@r)
+ * gives @o again. @r borrows strings of @o (keep @o until report_free()).
+ * 0, -EINVAL (not a report object), or -ENOMEM. The phases are read apart
+ * (phases_from_json()); mem_total and the NUMA samples are not in the
+ * object (a recording's header has them).
+ */
+int report_from_json(const json_t *o, struct report *r);
+/*
+ * report_metrics_from_json() - @m (zeroed first) from the metric keys of
+ * @o (report_metrics_json()), but rows with a flag in @skip; null, or a
+ * key missing, is unknown (@m->unknown).
+ */
+void report_metrics_from_json(struct metrics *m, const json_t *o, unsigned int skip);
+
 /* print_wrapped() - "@prefix@text" to @f in lines of at most 100 columns,
  * broken at spaces, the next lines indented by 2. */
 void print_wrapped(FILE *f, const char *prefix, const char *text);
@@ -227,6 +248,11 @@ void metrics_hold_bpf_flows(struct metrics *m, const struct metrics *prev);
  * @obj, but those of rows with a flag in @skip (MF_TOTALS: a process's).
  */
 void report_metrics_json(json_t *obj, const struct metrics *m, unsigned int skip);
+/*
+ * report_oom_json() - OOM kill @i of @r as its "oom_kills" object (new
+ * reference): oom_json() of a live kill, or the object read back.
+ */
+json_t *report_oom_json(const struct report *r, size_t i);
 /* report_json() - the whole report as a memacct.report/v1 object (new ref). */
 json_t *report_json(const struct report *r);
 /* print_report_json() - one compact line of JSON on @f. */
@@ -277,5 +303,12 @@ bool hostmem_uma_verdict(const struct hostpin *h, char *buf, size_t len);
  */
 bool numa_verdict(char *buf, size_t len, const char *who, pid_t pid,
 		  const struct numa_brief *b, unsigned int pct, uint64_t min_bytes, bool past);
+
+struct limits_req;
+/*
+ * limits_note() - after @r, on stderr: the --memory-max/--memory-high @req
+ * set on @cg bit (OOM kills, memcg reclaims of the totals) and its victims.
+ */
+void limits_note(const struct memcg *cg, const struct limits_req *req, const struct report *r);
 
 #endif

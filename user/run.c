@@ -31,7 +31,9 @@
 #include "commands.h"
 #include "memlimits.h"
 #include "phases.h"
+#include "record.h"
 #include "session.h"
+#include "signals.h"
 #include "table.h"
 #include "usage.h"
 #include "util.h"
@@ -348,10 +350,42 @@ static void run_poll(struct session *s, struct phases *ph, int timeout_ms)
 	phases_serve(ph);
 }
 
+/* run's mark snapshots into the recording (phases.h on_mark) */
+static void record_mark(void *ctx, const char *name, const struct report *r)
+{
+	struct report c = *r;
+
+	c.command = "run";
+	record_snapshot(ctx, "mark", name, &c);
+}
+
+/* One snapshot of @kind into the recording (nothing printed). */
+static void record_now(struct recorder *rec, struct session *s, const char *kind)
+{
+	struct report r;
+
+	if (rec->fd < 0 || session_report(s, &r))
+		return;
+	r.command = "run";
+	record_snapshot(rec, kind, NULL, &r);
+	report_free(&r);
+}
+
 #define OPT_PARAMS 0x100
 #define OPT_EXPECT_BPP 0x101
 
-int do_run(int argc, char **argv)
+/* run's options (memacct help run), parsed by parse_args(). */
+struct run_env {
+	uint64_t interval_ns;		/* -i: a report every DUR; 0: none */
+	bool keep;			/* --keep-cgroup */
+	double params, expect_bpp;	/* --params N, --expect-bytes-per-param B */
+	const char *record_path;	/* --record FILE, or NULL */
+	struct limits_req lim;		/* --memory-max/-high/-swap-max, --force */
+	char **cmd;			/* CMD [ARGS...] */
+};
+
+/* The options into @env; 0, -1 after the help, or the exit code after an error. */
+static int parse_args(int argc, char **argv, struct run_env *env)
 {
 	static const struct option opts[] = {
 		{ "json", no_argument, NULL, 'j' },
@@ -359,25 +393,14 @@ int do_run(int argc, char **argv)
 		{ "keep-cgroup", no_argument, NULL, 'k' },
 		{ "params", required_argument, NULL, OPT_PARAMS },
 		{ "expect-bytes-per-param", required_argument, NULL, OPT_EXPECT_BPP },
+		RECORD_LONG_OPTION,
 		{ "help", no_argument, NULL, 'h' },
 		LIMITS_LONG_OPTIONS,
 		TABLE_LONG_OPTIONS,
 		DMA_PINS_LONG_OPTION,
 		{ 0 },
 	};
-	struct limits_req lim = { 0 };
-	struct run_phases ph = { .start = now_ns() };
-	uint64_t interval_ns = 0, next_ns;
-	struct session s;
-	struct phases phs = { .fd = -1, .child_fd = -1 };
-	double params = 0, expect_bpp = 0;
-	struct report r;
-	struct memcg cg, parent;
-	struct run_leaf leaf;
-	volatile struct exec_failure child = { 0 };
-	int c, err, lock, status = 0, ret = EXIT_RUNTIME;
-	bool keep = false, cmd_done = false, handoff = false;
-	pid_t pid;
+	int c;
 
 	while ((c = getopt_long(argc, argv, "+:ji:h", opts, NULL)) != -1) {
 		switch (c) {
@@ -385,31 +408,34 @@ int do_run(int argc, char **argv)
 			json_output = true;
 			break;
 		case 'i':
-			if (parse_duration(optarg, &interval_ns) || !interval_ns) {
+			if (parse_duration(optarg, &env->interval_ns) || !env->interval_ns) {
 				p_err("bad --interval '%s' (examples: 500ms, 2s, 1m)", optarg);
 				return EXIT_USAGE;
 			}
 			break;
 		case 'k':
-			keep = true;
+			env->keep = true;
 			break;
 		case OPT_PARAMS:
-			if (parse_params(optarg, &params)) {
+			if (parse_params(optarg, &env->params)) {
 				p_err("bad --params '%s' (examples: 1.5e9, 7000000000, 80B, 350M)",
 				      optarg);
 				return EXIT_USAGE;
 			}
 			break;
 		case OPT_EXPECT_BPP:
-			if (parse_bytes_per_param(optarg, &expect_bpp)) {
+			if (parse_bytes_per_param(optarg, &env->expect_bpp)) {
 				p_err("bad --expect-bytes-per-param '%s' (a positive number: 16, 18.5)",
 				      optarg);
 				return EXIT_USAGE;
 			}
 			break;
+		case OPT_RECORD:
+			env->record_path = optarg;
+			break;
 		case 'h':
 			run_usage(stdout);
-			return EXIT_OK;
+			return -1;
 		case OPT_DMA_PINS:
 			if (loader_dma_parse(optarg))
 				return EXIT_USAGE;
@@ -424,25 +450,194 @@ int do_run(int argc, char **argv)
 		case OPT_MEMORY_HIGH:
 		case OPT_MEMORY_SWAP_MAX:
 		case OPT_FORCE:
-			if (limits_getopt(c, optarg, &lim))
+			if (limits_getopt(c, optarg, &env->lim))
 				return EXIT_USAGE;
 			break;
 		default:
 			return opt_error("run", c, argv);
 		}
 	}
-	if (expect_bpp > 0 && params <= 0) {
+	if (env->expect_bpp > 0 && env->params <= 0) {
 		p_err("run: --expect-bytes-per-param needs --params N");
 		return EXIT_USAGE;
 	}
-	if (params > 0 && expect_bpp <= 0)
-		expect_bpp = PHASE_ADAM_MIXED_BPP;
+	if (env->params > 0 && env->expect_bpp <= 0)
+		env->expect_bpp = PHASE_ADAM_MIXED_BPP;
 	if (optind >= argc) {
 		p_err("run: no command given (memacct run -- CMD [ARGS...])");
 		return EXIT_USAGE;
 	}
-	argv += optind;
-	report_table_timed(interval_ns != 0);
+	env->cmd = argv + optind;
+	return 0;
+}
+
+/* What one run holds from CMD's start to the final report. */
+struct run_state {
+	struct session s;
+	struct phases phs;
+	struct recorder rec;
+	struct memcg cg;
+	pid_t pid;			/* CMD */
+	int status;			/* CMD's wait status */
+	bool cmd_done;			/* CMD reaped (descendants may be left) */
+	volatile struct exec_failure child;	/* why CMD did not start */
+};
+
+/* Mark channel and recording around CMD's start; CMD started. 0 or -1. */
+static int run_spawn(struct run_state *st, const struct run_env *env)
+{
+	int err;
+
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	/* CMD marks phases without them when the channel cannot be made */
+	err = phases_open(&st->phs, &st->s);
+	if (err)
+		p_warn("no phase marks (MEMACCT_MARK_FD): %s", strerror(-err));
+	st->phs.params = env->params;
+	st->phs.expect_bpp = env->expect_bpp;
+	if (st->rec.fd >= 0) {
+		st->phs.on_mark = record_mark;
+		st->phs.on_mark_ctx = &st->rec;
+	}
+	st->pid = spawn_in_cgroup(&st->cg, env->cmd, &st->child);
+	phases_spawned(&st->phs);
+	if (st->pid < 0) {
+		p_err("vfork: %s", strerror(errno));
+		return -1;
+	}
+	/* the child has exec'd or exited: SIGINT/SIGTERM/SIGHUP go to it */
+	set_forward_pid(st->pid);
+	if (stop_requested)	/* arrived while spawning; not reaped yet */
+		kill(st->pid, stop_requested);
+	if (st->child.err && !json_output) {	/* with -j: "exec_error" in the report */
+		struct exec_failure f = { st->child.err, st->child.joining };
+		char msg[PATH_MAX + 256];
+
+		exec_failure_msg(msg, sizeof(msg), env->cmd[0], &f, st->cg.path);
+		p_err("%s", msg);
+	}
+	return 0;
+}
+
+/*
+ * Until CMD and every descendant are gone: the marks served, a report every
+ * -i printed and recorded (else a sample a second recorded), CMD's own exit
+ * and each OOM kill recorded at their moment.
+ */
+static void run_wait(struct run_state *st, const struct run_env *env)
+{
+	uint64_t next_ns = ns_after(now_ns(), env->interval_ns);
+	uint64_t sample_ns = ns_after(now_ns(), RECORD_SAMPLE_NS);
+	bool exit_recorded = false;
+	size_t ooms_seen = 0;
+	struct report r;
+
+	while (!reap(st->pid, &st->status, &st->cmd_done)) {
+		if (st->cmd_done && !exit_recorded) {	/* CMD gone, descendants left */
+			record_now(&st->rec, &st->s, "exit");
+			exit_recorded = true;
+		}
+		if (stop_requested && st->cmd_done) {
+			stop_descendants(&st->cg, stop_requested, &st->status, st->pid,
+					 &st->cmd_done);
+			break;
+		}
+		run_poll(&st->s, &st->phs, 100);
+		if (st->s.nooms != ooms_seen) {	/* a kill: its moment in the timeline */
+			ooms_seen = st->s.nooms;
+			record_now(&st->rec, &st->s, "oom");
+		}
+		if (env->interval_ns && now_ns() >= next_ns) {
+			if (!session_report(&st->s, &r)) {
+				r.command = "run";
+				print_report(stdout, &r);
+				record_snapshot(&st->rec, "interval", NULL, &r);
+				report_free(&r);
+			}
+			next_ns = ns_after(next_ns, env->interval_ns);
+		} else if (!env->interval_ns && now_ns() >= sample_ns) {
+			record_now(&st->rec, &st->s, "sample");
+			sample_ns = ns_after(sample_ns, RECORD_SAMPLE_NS);
+		}
+	}
+}
+
+/*
+ * The final report, with the phases and CMD's exit status, recorded and
+ * printed (a failed start's: print_failed_report()). CMD's exit status, or
+ * -1 when the report could not be built.
+ */
+static int run_report(struct run_state *st, const struct run_env *env)
+{
+	struct report r;
+	int err, ret;
+
+	session_poll(&st->s, 0);
+	/* CMD never started: the vfork child's row is memacct's own memory */
+	if (st->child.err)
+		st->s.exclude_pid = st->pid;
+	err = session_report(&st->s, &r);
+	if (err) {
+		p_err("building the report: %s", strerror(-err));
+		return -1;
+	}
+	r.command = "run";
+	r.final = true;
+	err = phases_finish(&st->phs, &r);
+	if (err)
+		p_warn("closing the last phase: %s", strerror(-err));
+	if (st->phs.ndone || st->phs.refused)
+		r.phases = &st->phs;
+	r.has_exit_status = true;
+	r.exit_status = WIFEXITED(st->status) ? WEXITSTATUS(st->status) :
+			WIFSIGNALED(st->status) ? 128 + WTERMSIG(st->status) : 255;
+	record_snapshot(&st->rec, "final", NULL, &r);
+	if (st->child.err) {
+		struct exec_failure f = { st->child.err, st->child.joining };
+
+		print_failed_report(&r, env->cmd[0], &f, st->cg.path);
+	} else {
+		print_report(stdout, &r);
+	}
+	limits_note(&st->cg, &env->lim, &r);
+	ret = r.exit_status;
+	report_free(&r);
+	return ret;
+}
+
+/* The cgroup removed (or kept, said), memacct's leaf given back. */
+static void run_remove_cgroup(struct run_state *st, const struct run_env *env,
+			      struct run_leaf *leaf)
+{
+	int err;
+
+	if (!env->keep) {
+		err = memcg_remove(&st->cg);
+		if (err)
+			p_warn("removing %s: %s", st->cg.path, strerror(-err));
+		else
+			run_leaf_return(leaf);
+	} else if (leaf->lock >= 0) {	/* CMD's cgroup keeps its memory controller */
+		p_warn("kept %s: so +memory stays in %s/cgroup.subtree_control and memacct's "
+		       "leaf %s stays too (empty: rmdir both when done)", st->cg.path,
+		       leaf->own.path, leaf->leaf.path);
+	}
+}
+
+int do_run(int argc, char **argv)
+{
+	struct run_env env = { 0 };
+	struct run_phases ph = { .start = now_ns() };
+	struct run_state st = { .rec = { .fd = -1 }, .phs = { .fd = -1, .child_fd = -1 } };
+	struct memcg parent;
+	struct run_leaf leaf;
+	int err, lock, ret;
+	bool handoff = false;
+
+	ret = parse_args(argc, argv, &env);
+	if (ret)
+		return ret < 0 ? EXIT_OK : ret;
+	report_table_timed(env.interval_ns != 0);
 	/* a closed report pipe ends the reports, never us and CMD with us */
 	ignore_sigpipe();
 	if (loader_check_env())
@@ -455,7 +650,7 @@ int do_run(int argc, char **argv)
 		return ret;
 	clean_stale_runs(&parent);
 
-	lock = memcg_create_locked(&parent, "memacct-run", &cg);
+	lock = memcg_create_locked(&parent, "memacct-run", &st.cg);
 	if (lock < 0) {
 		p_err("creating a memory cgroup below %s: %s", parent.path, strerror(-lock));
 		run_leaf_return(&leaf);
@@ -463,118 +658,57 @@ int do_run(int argc, char **argv)
 	}
 	ret = EXIT_RUNTIME;
 	/* our own cgroup, removed at the end: no state file to restore from */
-	err = limits_apply(&cg, &lim, false);
+	err = limits_apply(&st.cg, &env.lim, false);
 	if (err) {
 		ret = exit_code_of(err);
 		goto out_rmdir;
 	}
 	ph.setup = now_ns();
-	err = session_start(&s, &cg);
-	if (err) {
+	if (session_start(&st.s, &st.cg)) {
 		ret = EXIT_ENV;
 		goto out_rmdir;
 	}
 	ph.session = now_ns();
+	{
+		struct record_info ri = { .command = "run", .argv = env.cmd, .cg = &st.cg,
+					  .interval_ns = env.interval_ns, .params = env.params };
+
+		err = record_open(&st.rec, env.record_path, &ri);
+		if (err) {
+			p_err("--record %s: %s", env.record_path, strerror(-err));
+			ret = EXIT_USAGE;
+			goto out_session;
+		}
+	}
 	if (stop_requested) {	/* during the BPF load: CMD never starts */
 		ret = 128 + stop_requested;
 		goto out_session;
 	}
-	prctl(PR_SET_CHILD_SUBREAPER, 1);
-	/* CMD marks phases without them when the channel cannot be made */
-	err = phases_open(&phs, &s);
-	if (err)
-		p_warn("no phase marks (MEMACCT_MARK_FD): %s", strerror(-err));
-	phs.params = params;
-	phs.expect_bpp = expect_bpp;
-	pid = spawn_in_cgroup(&cg, argv, &child);
-	phases_spawned(&phs);
-	if (pid < 0) {
-		p_err("vfork: %s", strerror(errno));
+	if (run_spawn(&st, &env))
 		goto out_session;
-	}
-	/* the child has exec'd or exited: SIGINT/SIGTERM/SIGHUP go to it */
-	set_forward_pid(pid);
-	if (stop_requested)	/* arrived while spawning; not reaped yet */
-		kill(pid, stop_requested);
-	if (child.err && !json_output) {	/* with -j: "exec_error" in the report */
-		struct exec_failure f = { child.err, child.joining };
-		char msg[PATH_MAX + 256];
-
-		exec_failure_msg(msg, sizeof(msg), argv[0], &f, cg.path);
-		p_err("%s", msg);
-	}
-
-	next_ns = ns_after(now_ns(), interval_ns);
-	while (!reap(pid, &status, &cmd_done)) {
-		if (stop_requested && cmd_done) {
-			stop_descendants(&cg, stop_requested, &status, pid, &cmd_done);
-			break;
-		}
-		run_poll(&s, &phs, 100);
-		if (interval_ns && now_ns() >= next_ns) {
-			if (!session_report(&s, &r)) {
-				r.command = "run";
-				print_report(stdout, &r);
-				report_free(&r);
-			}
-			next_ns = ns_after(next_ns, interval_ns);
-		}
-	}
+	run_wait(&st, &env);
 	ph.cmd_done = now_ns();
-	session_poll(&s, 0);
-	/* CMD never started: the vfork child's row is memacct's own memory */
-	if (child.err)
-		s.exclude_pid = pid;
-	err = session_report(&s, &r);
-	if (err) {
-		p_err("building the report: %s", strerror(-err));
+	ret = run_report(&st, &env);
+	if (ret < 0) {
+		ret = EXIT_RUNTIME;
 		goto out_session;
 	}
-	r.command = "run";
-	r.final = true;
-	err = phases_finish(&phs, &r);
-	if (err)
-		p_warn("closing the last phase: %s", strerror(-err));
-	if (phs.ndone || phs.refused)
-		r.phases = &phs;
-	r.has_exit_status = true;
-	r.exit_status = WIFEXITED(status) ? WEXITSTATUS(status) :
-			WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 255;
-	if (child.err) {
-		struct exec_failure f = { child.err, child.joining };
-
-		print_failed_report(&r, argv[0], &f, cg.path);
-	} else {
-		print_report(stdout, &r);
-	}
-	limits_note(&cg, &lim, &r);
-	ret = r.exit_status;
-	report_free(&r);
 	/* the report is out: the BPF side goes last, its slow part in a helper */
 	handoff = true;
 	ph.reported = now_ns();
 out_session:
-	phases_free(&phs);
+	record_close(&st.rec);
+	phases_free(&st.phs);
 	if (!handoff)
-		session_stop(&s);
+		session_stop(&st.s);
 out_rmdir:
-	if (!keep) {
-		err = memcg_remove(&cg);
-		if (err)
-			p_warn("removing %s: %s", cg.path, strerror(-err));
-		else
-			run_leaf_return(&leaf);
-	} else if (leaf.lock >= 0) {	/* CMD's cgroup keeps its memory controller */
-		p_warn("kept %s: so +memory stays in %s/cgroup.subtree_control and memacct's "
-		       "leaf %s stays too (empty: rmdir both when done)", cg.path,
-		       leaf.own.path, leaf.leaf.path);
-	}
+	run_remove_cgroup(&st, &env, &leaf);
 	close(lock);
 	if (handoff) {
 		/* after run_leaf_return(): the helper starts in the caller's
 		 * cgroup, not in memacct's leaf, which is gone */
 		ph.removed = now_ns();
-		session_stop_detached(&s);
+		session_stop_detached(&st.s);
 		ph.stopped = now_ns();
 		if (loader_phases())
 			print_phases(&ph);

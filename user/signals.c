@@ -6,7 +6,7 @@
  */
 #include <signal.h>
 #include <stddef.h>
-#include "commands.h"
+#include "signals.h"
 
 volatile int stop_requested;
 volatile int hup_requested;

@@ -22,7 +22,9 @@
 #include "bpf_loader.h"
 #include "cgroup.h"
 #include "commands.h"
+#include "metric_table.h"
 #include "session.h"
+#include "signals.h"
 #include "usage.h"
 #include "util.h"
 
@@ -33,7 +35,7 @@
 
 enum view { VIEW_PROCS = 1, VIEW_CGROUPS = 2, VIEW_BOTH = 3 };
 
-enum col_kind { COL_PID, COL_COUNT, COL_BYTES, COL_NAME };
+enum col_kind { COL_PID, COL_METRIC, COL_NAME };
 
 /* One column: --sort name and header, its key, where its value is. */
 struct top_col {
@@ -41,30 +43,29 @@ struct top_col {
 	char key;		/* sorts by this column; 0: only with < > */
 	int width;
 	enum col_kind kind;
-	size_t off;		/* offsetof(struct metrics, ...) for COL_BYTES/COUNT */
+	enum metric_id id;	/* COL_METRIC: the row of the metric table (bytes
+				 * or a count, as its MF_BYTES says) */
 	unsigned int views;
 	bool numa;		/* shown only on hosts with several NUMA nodes */
 };
 
-#define M(f) offsetof(struct metrics, f)
-
 /* The name comes last: it takes the rest of the line. */
 static const struct top_col cols[] = {
-	{ "PID", 'p', 8, COL_PID, 0, VIEW_PROCS, false },
-	{ "PROCS", 'p', 6, COL_PID, 0, VIEW_CGROUPS, false },
-	{ "RSS", 'm', 10, COL_BYTES, M(rss), VIEW_PROCS, false },
-	{ "USAGE", 'm', 10, COL_BYTES, M(usage), VIEW_CGROUPS, false },
-	{ "ANON", 'a', 10, COL_BYTES, M(anon), VIEW_BOTH, false },
-	{ "FILE", 'f', 10, COL_BYTES, M(file), VIEW_BOTH, false },
-	{ "SHMEM", 's', 10, COL_BYTES, M(shmem), VIEW_BOTH, false },
-	{ "RECLAIM", 'e', 10, COL_BYTES, M(reclaimable), VIEW_CGROUPS, false },
-	{ "PINNED", 'l', 10, COL_BYTES, M(pinned), VIEW_BOTH, false },
-	{ "COW", 'c', 10, COL_BYTES, M(cow_copied), VIEW_BOTH, false },
-	{ "ZERO", 'z', 10, COL_BYTES, M(zero_fill), VIEW_BOTH, false },
-	{ "FAULTS", 'F', 9, COL_COUNT, M(page_faults), VIEW_PROCS, false },
-	{ "REMOTE", 'N', 10, COL_BYTES, M(remote_numa), VIEW_BOTH, true },
-	{ "COMM", 'n', 0, COL_NAME, 0, VIEW_PROCS, false },
-	{ "CGROUP", 'n', 0, COL_NAME, 0, VIEW_CGROUPS, false },
+	{ "PID", 'p', 8, COL_PID, M_NR, VIEW_PROCS, false },
+	{ "PROCS", 'p', 6, COL_PID, M_NR, VIEW_CGROUPS, false },
+	{ "RSS", 'm', 10, COL_METRIC, M_RSS, VIEW_PROCS, false },
+	{ "USAGE", 'm', 10, COL_METRIC, M_USAGE, VIEW_CGROUPS, false },
+	{ "ANON", 'a', 10, COL_METRIC, M_ANON, VIEW_BOTH, false },
+	{ "FILE", 'f', 10, COL_METRIC, M_FILE, VIEW_BOTH, false },
+	{ "SHMEM", 's', 10, COL_METRIC, M_SHMEM, VIEW_BOTH, false },
+	{ "RECLAIM", 'e', 10, COL_METRIC, M_RECLAIMABLE, VIEW_CGROUPS, false },
+	{ "PINNED", 'l', 10, COL_METRIC, M_PINNED, VIEW_BOTH, false },
+	{ "COW", 'c', 10, COL_METRIC, M_COW_COPIED, VIEW_BOTH, false },
+	{ "ZERO", 'z', 10, COL_METRIC, M_ZERO_FILL, VIEW_BOTH, false },
+	{ "FAULTS", 'F', 9, COL_METRIC, M_PAGE_FAULTS, VIEW_PROCS, false },
+	{ "REMOTE", 'N', 10, COL_METRIC, M_REMOTE_NUMA, VIEW_BOTH, true },
+	{ "COMM", 'n', 0, COL_NAME, M_NR, VIEW_PROCS, false },
+	{ "CGROUP", 'n', 0, COL_NAME, M_NR, VIEW_CGROUPS, false },
 };
 
 #define NCOLS ((int)(sizeof(cols) / sizeof(cols[0])))
@@ -97,7 +98,7 @@ static uint64_t col_u64(const struct top_row *r, const struct top_col *c)
 {
 	if (c->kind == COL_PID)
 		return (uint64_t)r->id;
-	return *(const uint64_t *)((const char *)&r->m + c->off);
+	return metric_get(&r->m, c->id);
 }
 
 /* Numbers largest first, names and PIDs smallest first; @reverse flips. */
@@ -329,11 +330,13 @@ static void put_cell(const struct top_row *row, const struct top_col *c)
 
 	switch (c->kind) {
 	case COL_PID:
-	case COL_COUNT:
 		printw("%*llu ", c->width, (unsigned long long)col_u64(row, c));
 		break;
-	case COL_BYTES:
-		printw("%*s ", c->width, fmt_bytes(buf, sizeof(buf), col_u64(row, c)));
+	case COL_METRIC:
+		if (metric_table[c->id].flags & MF_BYTES)
+			printw("%*s ", c->width, fmt_bytes(buf, sizeof(buf), col_u64(row, c)));
+		else
+			printw("%*llu ", c->width, (unsigned long long)col_u64(row, c));
 		break;
 	case COL_NAME:
 		printw("%s", row->name);
@@ -388,7 +391,14 @@ static void top_usage(FILE *f)
 	usage_print(f, "top");	/* usage.c */
 }
 
-int do_top(int argc, char **argv)
+/* top's options (memacct help top), parsed by parse_args() into @t and these. */
+struct top_env {
+	const char *cgroup;		/* --cgroup NAME|PATH: the subtree ("/" the host) */
+	uint64_t iterations;		/* -n: refreshes before quitting; 0: until q */
+};
+
+/* The options into @t and @env; 0, -1 after the help, or the exit code after an error. */
+static int parse_args(int argc, char **argv, struct top *t, struct top_env *env)
 {
 	static const struct option opts[] = {
 		{ "cgroup", required_argument, NULL, 'c' },
@@ -399,39 +409,35 @@ int do_top(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	struct top t = { .view = VIEW_PROCS, .interval_ns = DEFAULT_INTERVAL_NS };
-	const char *cgarg = "/", *sortarg = "rss";
-	uint64_t count = 0, shown = 0, next;
-	struct memcg cg;
-	SCREEN *scr;
-	int c, err, ret = EXIT_OK;
+	const char *sortarg = "rss";
+	int c;
 
 	while ((c = getopt_long(argc, argv, ":c:s:gi:n:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
-			cgarg = optarg;
+			env->cgroup = optarg;
 			break;
 		case 's':
 			sortarg = optarg;
 			break;
 		case 'g':
-			t.view = VIEW_CGROUPS;
+			t->view = VIEW_CGROUPS;
 			break;
 		case 'i':
-			if (parse_duration(optarg, &t.interval_ns) || !t.interval_ns) {
+			if (parse_duration(optarg, &t->interval_ns) || !t->interval_ns) {
 				p_err("bad --interval '%s' (examples: 500ms, 2s, 1m)", optarg);
 				return EXIT_USAGE;
 			}
 			break;
 		case 'n':
-			if (parse_u64(optarg, &count) || !count) {
+			if (parse_u64(optarg, &env->iterations) || !env->iterations) {
 				p_err("bad --iterations '%s' (a positive number)", optarg);
 				return EXIT_USAGE;
 			}
 			break;
 		case 'h':
 			top_usage(stdout);
-			return EXIT_OK;
+			return -1;
 		default:
 			return opt_error("top", c, argv);
 		}
@@ -440,26 +446,97 @@ int do_top(int argc, char **argv)
 		p_err("top: unexpected argument '%s'", argv[optind]);
 		return EXIT_USAGE;
 	}
-	t.sort = col_of_name(sortarg, t.view);
-	if (t.sort < 0 && !strcasecmp(sortarg, "rss"))	/* RSS of a cgroup: its charge */
-		t.sort = col_of_name("usage", t.view);
-	if (t.sort < 0) {
+	t->sort = col_of_name(sortarg, t->view);
+	if (t->sort < 0 && !strcasecmp(sortarg, "rss"))	/* RSS of a cgroup: its charge */
+		t->sort = col_of_name("usage", t->view);
+	if (t->sort < 0) {
 		p_err("bad --sort '%s' (a column of the %s view: see memacct top --help)",
-		      sortarg, t.view == VIEW_PROCS ? "processes" : "cgroups");
+		      sortarg, t->view == VIEW_PROCS ? "processes" : "cgroups");
 		return EXIT_USAGE;
 	}
 	if (json_output) {
 		p_err("top is for a terminal; -j reports come from attach");
 		return EXIT_USAGE;
 	}
+	return 0;
+}
+
+/*
+ * A key pressed: 'q' quits (true); Tab switches the view and refreshes at
+ * once (*@next 0, not counted as a refresh: *@shown back by one), < > r
+ * and the columns' keys sort, space refreshes now.
+ */
+static bool top_key(struct top *t, int ch, uint64_t *next, uint64_t *shown, uint64_t count)
+{
+	if (ch == 'q' || ch == 'Q')
+		return true;
+	if (ch == '\t') {
+		t->view = t->view == VIEW_PROCS ? VIEW_CGROUPS : VIEW_PROCS;
+		sort_follow_view(t);
+		*next = 0;	/* rows of the other kind: refresh now */
+		if (count)
+			(*shown)--;	/* not a new interval */
+		return false;
+	}
+	if (ch == '<' || ch == '>')
+		sort_step(t, ch == '<' ? -1 : 1);
+	else if (ch == 'r')
+		t->reverse = !t->reverse;
+	else if (ch == ' ')
+		*next = 0;
+	else if (col_of_key(t, ch) >= 0)
+		t->sort = col_of_key(t, ch);
+	else if (ch != KEY_RESIZE)
+		return false;
+	sort_rows(t);
+	draw(t);
+	return false;
+}
+
+/* Refresh every interval (at most @count times) and answer keys until q or a
+ * stop signal. 0, or the negative errno of a refresh that failed. */
+static int top_loop(struct top *t, uint64_t count)
+{
+	uint64_t shown = 0, next = now_ns();
+	int err, ch;
+
+	while (!stop_requested) {
+		if (now_ns() >= next) {
+			if (count && shown++ == count)
+				break;
+			err = top_refresh(t);
+			if (err)
+				return err;
+			next = ns_after(now_ns(), t->interval_ns);
+			draw(t);
+		}
+		session_poll(&t->s, 0);
+		ch = getch();
+		if (ch != ERR && top_key(t, ch, &next, &shown, count))
+			break;
+	}
+	return 0;
+}
+
+int do_top(int argc, char **argv)
+{
+	struct top t = { .view = VIEW_PROCS, .interval_ns = DEFAULT_INTERVAL_NS };
+	struct top_env env = { .cgroup = "/" };
+	struct memcg cg;
+	SCREEN *scr;
+	int err;
+
+	err = parse_args(argc, argv, &t, &env);
+	if (err)
+		return err < 0 ? EXIT_OK : err;
 	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
 		p_err("top needs a terminal on stdin and stdout (attach prints reports "
 		      "for scripts)");
 		return EXIT_USAGE;
 	}
-	err = memcg_resolve(cgarg, &cg, stderr);
+	err = memcg_resolve(env.cgroup, &cg, stderr);
 	if (err) {
-		p_err("no memory cgroup '%s': %s", cgarg, strerror(-err));
+		p_err("no memory cgroup '%s': %s", env.cgroup, strerror(-err));
 		return memcg_resolve_is_usage(err) ? EXIT_USAGE : EXIT_ENV;
 	}
 	if (loader_check_env())
@@ -482,56 +559,14 @@ int do_top(int argc, char **argv)
 	curs_set(0);
 	timeout(KEY_WAIT_MS);
 	sort_follow_view(&t);
-	next = now_ns();
-	while (!stop_requested) {
-		bool redraw = false;
-		int ch;
-
-		if (now_ns() >= next) {
-			if (count && shown++ == count)
-				break;
-			err = top_refresh(&t);
-			if (err) {
-				ret = EXIT_RUNTIME;
-				break;
-			}
-			redraw = true;
-			next = ns_after(now_ns(), t.interval_ns);
-		}
-		if (redraw)
-			draw(&t);
-		session_poll(&t.s, 0);
-		ch = getch();
-		if (ch == ERR)
-			continue;
-		if (ch == 'q' || ch == 'Q')
-			break;
-		if (ch == '\t') {
-			t.view = t.view == VIEW_PROCS ? VIEW_CGROUPS : VIEW_PROCS;
-			sort_follow_view(&t);
-			next = 0;	/* rows of the other kind: refresh now */
-			if (count)
-				shown--;	/* not a new interval */
-			continue;
-		}
-		if (ch == '<' || ch == '>')
-			sort_step(&t, ch == '<' ? -1 : 1);
-		else if (ch == 'r')
-			t.reverse = !t.reverse;
-		else if (ch == ' ')
-			next = 0;
-		else if (col_of_key(&t, ch) >= 0)
-			t.sort = col_of_key(&t, ch);
-		else if (ch != KEY_RESIZE)
-			continue;
-		sort_rows(&t);
-		draw(&t);
-	}
+	err = top_loop(&t, env.iterations);
 	endwin();
 	delscreen(scr);
 	session_stop(&t.s);
 	free(t.rows);
-	if (ret)
+	if (err) {
 		p_err("top: building the report failed: %s", strerror(-err));
-	return ret;
+		return EXIT_RUNTIME;
+	}
+	return EXIT_OK;
 }

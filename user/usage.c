@@ -55,6 +55,10 @@ static const struct usage_opt run_opts[] = {
 	{ "--expect-bytes-per-param", "B", "With --params: the bytes per parameter a phase's\n"
 	  "cumulative anon + shmem is held to (default 16: mixed-precision\n"
 	  "Adam); what exceeds it is named by class and mapping." },
+	{ "--record", "FILE", "Write every report (-i) and phase mark, and the final report,\n"
+	  "to FILE as JSON lines (without -i also a sample every second),\n"
+	  "for memacct report FILE. A write error stops the recording\n"
+	  "only (said at the end); the job goes on." },
 	OPT_DMA_PINS_USAGE,
 	OPT_TABLE,
 	OPT_LIMITS,
@@ -72,6 +76,8 @@ static const struct usage_opt attach_opts[] = {
 	OPT_DMA_PINS_USAGE,
 	OPT_TABLE,
 	OPT_LIMITS,
+	{ "--record", "FILE", "Write every report and the summary to FILE as JSON lines, for\n"
+	  "memacct report FILE (a write error stops the recording only)." },
 	OPT_HELP,
 	{ NULL },
 };
@@ -184,6 +190,18 @@ static const struct usage_opt oom_opts[] = {
 
 static const struct usage_opt mark_opts[] = {
 	{ "-e, --end", NULL, "Close the current phase (no NAME)." },
+	OPT_HELP,
+	{ NULL },
+};
+
+static const struct usage_opt report_opts[] = {
+	OPT_JSON,
+	{ "-c, --cgroup", "PATH", "FILE is the daemon's --json-log: the reports of this cgroup\n"
+	  "(its path below the hierarchy root, as the log names it)." },
+	{ "--html", "OUT", "Draw the recording into OUT, one self-contained HTML page (no\n"
+	  "network, no script): memory over time stacked by class, RSS per\n"
+	  "process, the limit, phases, OOM kills and exits; the phases'\n"
+	  "tables and the final report under it. Nothing printed." },
 	OPT_HELP,
 	{ NULL },
 };
@@ -315,6 +333,20 @@ static const struct cmd_usage usages[] = {
 	  "the end run prints per phase the change of every figure of each process and\n"
 	  "of the cgroup, and the mappings that appeared, grew, shrank or vanished\n"
 	  "(docs/run.md \"Phases\")." },
+	{ "report", "report [-j] FILE\nreport [-j] --cgroup PATH FILE\nreport --html OUT FILE",
+	  "Prints a recording of run or attach (--record FILE) as the command printed\n"
+	  "it: each -i report, then the final report with its phases; -j gives the JSON\n"
+	  "lines run -j gave. With --cgroup, FILE is the daemon's --json-log and each\n"
+	  "collection of that cgroup is a report, the last one final. Exit 0; 1 the file\n"
+	  "ends early (no final report: memacct killed, a line cut off; what it holds is\n"
+	  "printed); 2 bad option, a file that cannot be read or is neither.",
+	  report_opts,
+	  "A recording (docs/run.md \"Recording\") is JSON lines: a header (format\n"
+	  "memacct.record/v1, the command, its start, the page size, MemTotal, the\n"
+	  "cgroup and its limit), then one line per snapshot with its time and kind\n"
+	  "(interval, sample, mark, exit, oom, final): the first the whole report as -j\n"
+	  "prints it, each later one the changes to the one before. -T prints the time\n"
+	  "of the replay, not of the recording." },
 	{ "help", "help [COMMAND]",
 	  "The list of commands, or COMMAND's options; exit 0.",
 	  help_opts, NULL },

@@ -621,6 +621,31 @@ out_close:
  * cgroupfs reports a refused value (EINVAL, EBUSY, ESRCH...) on write().
  * O_TRUNC as a shell's ">" does: ignored by kernfs, right for regular files.
  */
+int write_line(int fd, const char *s)
+{
+	size_t len = strlen(s);
+	char *line = malloc(len + 1);
+	struct stat sb;
+	off_t before = -1;
+	ssize_t w;
+	int err;
+
+	if (!line)
+		return -ENOMEM;
+	memcpy(line, s, len);
+	line[len] = '\n';
+	if (!fstat(fd, &sb))
+		before = sb.st_size;
+	w = write(fd, line, len + 1);
+	err = w < 0 ? -errno : -ENOSPC;	/* a short write: the disk is full */
+	free(line);
+	if (w == (ssize_t)len + 1)
+		return 0;
+	if (w > 0 && before >= 0 && ftruncate(fd, before))
+		p_warn("removing a cut line: %s", strerror(errno));
+	return err;
+}
+
 int write_file(const char *path, const char *s)
 {
 	size_t len = strlen(s), off = 0;

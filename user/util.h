@@ -119,6 +119,14 @@ long read_file(const char *path, char **out, size_t max);
 /* write_file() - write @s to an existing file (cgroupfs). 0 or -errno. */
 int write_file(const char *path, const char *s);
 
+/*
+ * write_line() - @s and a newline to @fd in a single write(), whole or not
+ * at all: a part written (a full disk) is cut off again (ftruncate to the
+ * size before), so the file never ends in a cut line. 0, or negative errno
+ * (-ENOSPC for a short write).
+ */
+int write_line(int fd, const char *s);
+
 /* monotonic clock, ns */
 uint64_t now_ns(void);
 /*

@@ -37,7 +37,7 @@ _memacct()
 		if [[ $cur == -* ]]; then
 			COMPREPLY=($(compgen -W "-j --json -v --verbose -h --help -V --version -T --timestamp --bytes -o --output" -- "$cur"))
 		else
-			COMPREPLY=($(compgen -W "run attach top explain audit daemon detach reclaim oom mark help" -- "$cur"))
+			COMPREPLY=($(compgen -W "run attach top explain audit daemon detach reclaim oom mark report help" -- "$cur"))
 		fi
 		return
 	fi
@@ -66,6 +66,10 @@ _memacct()
 			# B: nothing to offer
 			return
 			;;
+		--record)
+			COMPREPLY=($(compgen -f -- "$cur"))
+			return
+			;;
 		--dma-pins)
 			COMPREPLY=($(compgen -W "auto on off" -- "$cur"))
 			return
@@ -88,7 +92,7 @@ _memacct()
 			;;
 		esac
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "-j --json -i --interval --keep-cgroup --params --expect-bytes-per-param --dma-pins --columns --raw --csv --memory-max --memory-high --memory-swap-max --force -h --help" -- "$cur"))
+			COMPREPLY=($(compgen -W "-j --json -i --interval --keep-cgroup --params --expect-bytes-per-param --record --dma-pins --columns --raw --csv --memory-max --memory-high --memory-swap-max --force -h --help" -- "$cur"))
 		fi
 		;;
 	attach)
@@ -129,9 +133,13 @@ _memacct()
 			# SIZE: nothing to offer
 			return
 			;;
+		--record)
+			COMPREPLY=($(compgen -f -- "$cur"))
+			return
+			;;
 		esac
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "-c --cgroup -p --pid -j --json -i --interval -d --duration --dma-pins --columns --raw --csv --memory-max --memory-high --memory-swap-max --force -h --help" -- "$cur"))
+			COMPREPLY=($(compgen -W "-c --cgroup -p --pid -j --json -i --interval -d --duration --dma-pins --columns --raw --csv --memory-max --memory-high --memory-swap-max --force --record -h --help" -- "$cur"))
 		fi
 		;;
 	top)
@@ -324,13 +332,30 @@ _memacct()
 			COMPREPLY=($(compgen -W "-e --end -h --help" -- "$cur"))
 		fi
 		;;
+	report)
+		case $prev in
+		-c|--cgroup)
+			COMPREPLY=($(compgen -d -- "$cur"))
+			return
+			;;
+		--html)
+			# OUT: nothing to offer
+			return
+			;;
+		esac
+		if [[ $cur == -* ]]; then
+			COMPREPLY=($(compgen -W "-j --json -c --cgroup --html -h --help" -- "$cur"))
+		else
+			COMPREPLY=($(compgen -f -- "$cur"))
+		fi
+		;;
 	help)
 		case $prev in
 		esac
 		if [[ $cur == -* ]]; then
 			COMPREPLY=($(compgen -W "" -- "$cur"))
 		elif ((COMP_CWORD == ci + 1)); then
-			COMPREPLY=($(compgen -W "run attach top explain audit daemon detach reclaim oom mark help" -- "$cur"))
+			COMPREPLY=($(compgen -W "run attach top explain audit daemon detach reclaim oom mark report help" -- "$cur"))
 		fi
 		;;
 	esac

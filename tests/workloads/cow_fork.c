@@ -9,10 +9,10 @@
  *   default          the child writes one byte in each of the first 1/den of
  *                    the pages and exits; the parent waits.  Every such write
  *                    copies the page in the child:
- *                      child_cow_bytes = (pages / den) * 4096, parent_cow_bytes = 0
+ *                      child_cow_bytes = (pages / den) * PAGE, parent_cow_bytes = 0
  *   --parent-writes  the child stays alive, holding the pages, while the
  *                    parent writes the first 1/den of the pages, then exits:
- *                      child_cow_bytes = 0, parent_cow_bytes = (pages / den) * 4096
+ *                      child_cow_bytes = 0, parent_cow_bytes = (pages / den) * PAGE
  *
  * On x86-64 the truth is exact at page granularity for the whole process,
  * not only for the buffer: rseq is unregistered first (the kernel would

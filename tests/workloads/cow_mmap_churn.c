@@ -37,7 +37,7 @@
 
 #include "pagemap.h"
 
-#define PAGE 4096UL
+#include "page.h"
 
 static void die(const char *what)
 {

@@ -77,6 +77,14 @@ import numpy as np
 import torch
 from torch.utils.data import DataLoader, Dataset
 
+# memacct's phase marks (user/memacct.py, installed by make install; from the
+# source tree otherwise): no-ops when not run by memacct run
+sys.path.append(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "user"))
+try:
+    import memacct
+except ImportError:
+    memacct = None
+
 REPORT = -1  # index of the "report and hold" pseudo-sample
 SLICE = 64   # bytes read from the memmap per sample
 
@@ -260,6 +268,8 @@ def main():
         make_memmap(path, memmap_bytes, args.seed)
         created = True
 
+    if memacct:
+        memacct.mark("build list")
     try:
         # The big in-memory list, built in the parent before the fork.
         samples = [(i + 1000, i * 0.5) for i in range(args.objects)]
@@ -277,6 +287,8 @@ def main():
                             num_workers=args.workers, persistent_workers=False,
                             pin_memory=args.pin_memory)
 
+        if memacct:
+            memacct.mark("epoch")
         fetched = 0
         batch_pids, reports = set(), {}
         pinned_batches = pinned_batch_bytes = nbatch = 0
@@ -324,6 +336,8 @@ def main():
               % (sorted(reports), sorted(batch_pids)), file=sys.stderr)
         return 1
 
+    if memacct:
+        memacct.end()
     print("truth list_objects %d" % args.objects)
     print("truth list_bytes %d" % list_bytes)
     print("truth memmap_bytes %d" % memmap_bytes)

@@ -49,6 +49,7 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include "page.h"
 
 #include "vm_status.h"
 
@@ -146,7 +147,7 @@ static void pin_many(unsigned long n, int cpu, int hide, unsigned long len)
 		if (hide)
 			munmap(arg, 4096);
 	}
-	printf("truth many_pages %lu\n", n * (len / 4096));
+	printf("truth many_pages %lu\n", n * (len / PAGE));
 	printf("done\n");
 }
 

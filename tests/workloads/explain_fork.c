@@ -39,7 +39,7 @@
 #include <sys/wait.h>
 #include "deadline.h"
 
-#define PAGE 4096UL
+#include "page.h"
 
 static volatile sig_atomic_t stop, go;
 

@@ -18,7 +18,7 @@
 #include <sys/vfs.h>
 #include "deadline.h"
 
-#define PAGE 4096UL
+#include "page.h"
 #define TMPFS_MAGIC_ 0x01021994
 
 static char path[PATH_MAX];

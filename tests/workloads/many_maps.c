@@ -33,7 +33,7 @@
 #include <unistd.h>
 #include <sys/mman.h>
 
-#define PAGE 4096UL
+#include "page.h"
 #define FILE_PAGES 64
 
 static char path[4096];

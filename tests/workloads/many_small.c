@@ -23,7 +23,7 @@
 #include <sys/prctl.h>
 #include <sys/wait.h>
 
-#define PAGE 4096UL
+#include "page.h"
 
 static long arg(const char *s, long dflt, long max)
 {

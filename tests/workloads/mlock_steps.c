@@ -66,7 +66,7 @@
 
 #include "vm_status.h"
 
-#define PAGE 4096UL
+#include "page.h"
 #define MIB (1024 * 1024UL)
 
 static long long peak_lck, peak_pin, last_lck, last_pin;

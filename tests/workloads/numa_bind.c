@@ -38,7 +38,7 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 
-#define PAGE		4096UL
+#include "page.h"
 #define MPOL_BIND	2
 #define MPOL_MF_MOVE	(1 << 1)
 #define MOVE_PAGES	1024

@@ -23,7 +23,7 @@
 #include <unistd.h>
 #include <sys/mman.h>
 
-#define PAGE 4096UL
+#include "page.h"
 #define MIB (1024 * 1024UL)
 
 int main(int argc, char **argv)

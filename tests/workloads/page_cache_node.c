@@ -31,7 +31,7 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 
-#define PAGE		4096UL
+#include "page.h"
 #define MPOL_BIND	2
 
 static void die(const char *what)
@@ -85,7 +85,7 @@ static long on_node(int fd, long n, int node)
 
 int main(int argc, char **argv)
 {
-	static char buf[64 * PAGE];
+	char *buf;
 	unsigned long mask[16] = { 0 };
 	cpu_set_t cpus;
 	long n, node, done;
@@ -105,7 +105,10 @@ int main(int argc, char **argv)
 	fd = open(argv[2], O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0)
 		die(argv[2]);
-	memset(buf, 0x5a, sizeof(buf));
+	buf = malloc(64 * PAGE);	/* written before the bind: not on the node */
+	if (!buf)
+		die("malloc");
+	memset(buf, 0x5a, 64 * PAGE);
 	for (done = 0; done < n; done += 64) {
 		size_t len = (n - done < 64 ? n - done : 64) * PAGE;
 

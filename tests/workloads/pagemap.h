@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "page.h"
 
 #define PM_PRESENT (1ULL << 63)
 #define PM_PFN_MASK ((1ULL << 55) - 1)
@@ -36,7 +37,7 @@ static void pagemap_frames(const char *prog, const volatile void *buf, unsigned 
 	}
 	while (got < len) {
 		ssize_t n = pread(fd, (char *)pfn + got, len - got,
-				  (off_t)((uintptr_t)buf / 4096 * sizeof(*pfn) + got));
+				  (off_t)((uintptr_t)buf / PAGE * sizeof(*pfn) + got));
 
 		if (n <= 0) {
 			fprintf(stderr, "%s: read /proc/self/pagemap: %s\n", prog,

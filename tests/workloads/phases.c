@@ -32,6 +32,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "page.h"
 #include "../../include/memacct_mark.h"
 
 #define MiB (1024UL * 1024)
@@ -88,7 +89,7 @@ static int three(void)
 
 	mark("alloc");
 	big = map(64 * MiB);
-	for (size_t i = 0; i < 64 * MiB; i += 4096)
+	for (size_t i = 0; i < 64 * MiB; i += PAGE)
 		big[i] = 1;
 	printf("truth alloc_anon_bytes %lu\n", 64 * MiB);
 	mark("cow");
@@ -96,7 +97,7 @@ static int three(void)
 	if (child < 0)
 		die("fork", errno);
 	if (child == 0) {
-		for (size_t i = 0; i < 16 * MiB; i += 4096)
+		for (size_t i = 0; i < 16 * MiB; i += PAGE)
 			big[i] = 2;
 		_exit(0);
 	}

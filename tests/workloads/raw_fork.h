@@ -21,7 +21,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
-#define PAGE 4096UL
+#include "page.h"
 #define CHILD_STACK (64 * 1024UL)
 
 /* Stop the kernel from writing the TLS rseq area (shared with the child). */

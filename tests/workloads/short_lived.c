@@ -25,7 +25,7 @@
 #include <unistd.h>
 #include <sys/wait.h>
 
-#define PAGE 4096UL
+#include "page.h"
 #define TOUCH_PAGES 16
 
 static void die(const char *what)

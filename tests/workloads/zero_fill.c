@@ -17,7 +17,7 @@
  *   own_frame_pages   pages on a frame of their own already after the read,
  *                     the same frame after the write
  * Each of them is one zero fill and no copy:
- *   cow_bytes = 0, zero_fill_bytes = (zero_page_pages + own_frame_pages) * 4096
+ *   cow_bytes = 0, zero_fill_bytes = (zero_page_pages + own_frame_pages) * PAGE
  * and any page that fits neither fails the workload.
  * (zero_fill_bytes counts the buffer only; the loader, libc and stack add a
  * few zero-filled pages of their own.)
@@ -44,7 +44,7 @@
 
 #include "pagemap.h"
 
-#define PAGE 4096UL
+#include "page.h"
 
 static void die(const char *what)
 {

@@ -1,0 +1,496 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause)
+/*
+ * integration_record.c - `run --record FILE` and `memacct report FILE`
+ * (docs/run.md "Recording"): real workloads (tests/workloads/phases.c with
+ * its marks, twice in a shell under -i 100ms; an OOM kill under
+ * --memory-max) recorded, and what report prints from the file compared
+ * byte for byte with what run printed itself (-o FILE keeps CMD's output
+ * apart), as text and as -j. Then files report must refuse or take in
+ * part: a last line cut off, garbage, a recording on a full disk (the job
+ * goes on, the file holds whole lines).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <jansson.h>
+#include "integration.h"
+
+static char dir[64];
+
+static void setup(void)
+{
+	struct result *r;
+
+	snprintf(dir, sizeof(dir), "/tmp/memacct-record-%d", (int)getpid());
+	r = run_cmd("mkdir -p %s", dir);
+	result_free(r);
+}
+
+static void teardown(void)
+{
+	struct result *r;
+
+	umount2(dir, MNT_DETACH);	/* test_record_full_disk's tmpfs */
+	r = run_cmd("rm -rf %s", dir);
+	result_free(r);
+}
+
+static char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "r");
+	char *buf;
+	long n;
+
+	ck_assert_msg(f, "open %s: %s", path, strerror(errno));
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	rewind(f);
+	buf = malloc(n + 1);
+	ck_assert_int_eq(fread(buf, 1, n, f), (size_t)n);
+	buf[n] = '\0';
+	fclose(f);
+	*len = n;
+	return buf;
+}
+
+/* the lines of a recording of each kind; fails on a line that does not parse */
+static void count_kinds(const char *path, int *interval, int *mark, int *final, int *oom)
+{
+	char line[1 << 20];
+	FILE *f = fopen(path, "r");
+	int n = 0;
+
+	*interval = *mark = *final = *oom = 0;
+	ck_assert_ptr_nonnull(f);
+	while (fgets(line, sizeof(line), f)) {
+		json_t *j = json_loads(line, 0, NULL);
+		const char *k;
+
+		ck_assert_msg(j, "line %d of %s does not parse", n + 1, path);
+		if (n++ == 0) {
+			ck_assert_str_eq(json_string_value(json_object_get(j, "format")),
+					 "memacct.record/v1");
+			json_decref(j);
+			continue;
+		}
+		k = json_string_value(json_object_get(j, "kind"));
+		ck_assert_ptr_nonnull(k);
+		*interval += !strcmp(k, "interval");
+		*mark += !strcmp(k, "mark");
+		*final += !strcmp(k, "final");
+		*oom += !strcmp(k, "oom");
+		json_decref(j);
+	}
+	fclose(f);
+}
+
+/*
+ * `memacct [-j] -o OUT run ARGS --record REC -- CMD` (@cmd NULL: `memacct
+ * [-j] -o OUT ARGS --record REC`, attach), then `memacct report [-j] REC >
+ * REP`: REP must be OUT, byte for byte. Returns memacct's status.
+ */
+static int record_and_compare(const char *tag, bool json, const char *run_args,
+			      const char *cmd)
+{
+	char out[128], rec[128], rep[128];
+	struct result *r;
+	size_t lo, lr;
+	char *a, *b;
+	int status;
+
+	snprintf(out, sizeof(out), "%s/%s.out", dir, tag);
+	snprintf(rec, sizeof(rec), "%s/%s.jsonl", dir, tag);
+	snprintf(rep, sizeof(rep), "%s/%s.rep", dir, tag);
+	if (cmd)
+		r = run_cmd("%s %s -o %s run %s --record %s -- %s > /dev/null", memacct,
+			    json ? "-j" : "", out, run_args, rec, cmd);
+	else
+		r = run_cmd("%s %s -o %s %s --record %s", memacct, json ? "-j" : "", out, run_args,
+			    rec);
+	status = r->status;
+	result_free(r);
+	r = run_cmd("%s report %s %s > %s", memacct, json ? "-j" : "", rec, rep);
+	ck_assert_msg(r->status == 0, "memacct report %s: exit %d", rec, r->status);
+	result_free(r);
+	a = slurp(out, &lo);
+	b = slurp(rep, &lr);
+	ck_assert_msg(lo > 0, "run printed nothing to %s", out);
+	if (lo != lr || memcmp(a, b, lo)) {
+		r = run_cmd("diff %s %s | head -20", out, rep);
+		ck_abort_msg("%s: memacct report %s differs from what run printed (%zu vs %zu "
+			     "bytes):\n%s", tag, rec, lr, lo, r->out);
+	}
+	printf("  %-44s %zu bytes of reports, the same from %s\n", tag, lo, rec);
+	free(a);
+	free(b);
+	return status;
+}
+
+/* tests/validate_json.py: every line of @file valid against docs/@schema */
+static void validate(const char *schema, const char *file)
+{
+	struct result *r;
+
+	if (access("/usr/bin/python3", X_OK)) {	/* the vmtest guests have no Python */
+		printf("  %s not validated: no /usr/bin/python3 here\n", file);
+		return;
+	}
+	r = run_cmd("/usr/bin/python3 %s/validate_json.py %s/../docs/%s %s 2>&1", testsdir,
+		    testsdir, schema, file);
+	ck_assert_msg(r->status == 0, "%s against %s (rc %d):\n%s", file, schema, r->status,
+		      r->out);
+	printf("  %s", r->out);
+	result_free(r);
+}
+
+/* phases.c's three marked phases, twice, with a report every 100 ms */
+START_TEST(test_record_phases_interval)
+{
+	char cmd[512];
+	int interval, mark, final, oom;
+
+	snprintf(cmd, sizeof(cmd), "sh -c '%s/phases && sleep 0.5 && %s/phases'", workloads,
+		 workloads);
+	ck_assert_int_eq(record_and_compare("text", false, "-i 100ms", cmd), 0);
+	/* the budget per parameter and the mappings' locked bytes, as text */
+	ck_assert_int_eq(record_and_compare("text-params", false,
+					    "-i 100ms --params 1e6 --expect-bytes-per-param 40", cmd), 0);
+	ck_assert_int_eq(record_and_compare("json", true, "-i 100ms --params 1e6", cmd), 0);
+	snprintf(cmd, sizeof(cmd), "%s/json.jsonl", dir);
+	count_kinds(cmd, &interval, &mark, &final, &oom);
+	printf("  recording: %d interval, %d mark, %d final lines\n", interval, mark, final);
+	ck_assert_int_ge(interval, 4);	/* >= 0.5 s at 100 ms */
+	ck_assert_int_eq(mark, 8);	/* 3 phases and "end", twice */
+	ck_assert_int_eq(final, 1);
+	validate("memacct.record.v1.schema.json", cmd);
+	snprintf(cmd, sizeof(cmd), "%s/json.rep", dir);
+	validate("memacct.report.v1.schema.json", cmd);
+}
+END_TEST
+
+/*
+ * CMD ends before the process it started (a daemon it left): an "exit"
+ * snapshot when CMD ended, samples each second without -i, and report
+ * prints run's final report with CMD's status.
+ */
+START_TEST(test_record_exit)
+{
+	char line[1 << 16], rec[128];
+	int exits = 0, samples = 0, n = 0;
+	FILE *f;
+
+	ck_assert_int_eq(record_and_compare("exit", false, "", "sh -c 'sleep 3.5 & exit 3'"), 3);
+	snprintf(rec, sizeof(rec), "%s/exit.jsonl", dir);
+	f = fopen(rec, "r");
+	ck_assert_ptr_nonnull(f);
+	while (fgets(line, sizeof(line), f)) {
+		json_t *j = json_loads(line, 0, NULL);
+		const char *k = json_string_value(json_object_get(j, "kind"));
+
+		ck_assert_ptr_nonnull(j);
+		if (n++ && !strcmp(k, "exit")) {
+			exits++;
+			ck_assert_int_eq(samples, 0);	/* at once, before the first sample */
+		}
+		samples += n > 1 && !strcmp(k, "sample");
+		json_decref(j);
+	}
+	fclose(f);
+	printf("  CMD gone, its child left: %d exit line, %d samples\n", exits, samples);
+	ck_assert_int_eq(exits, 1);
+	ck_assert_int_ge(samples, 2);
+}
+END_TEST
+
+/* an OOM kill: its post-mortem and verdict printed again from the file */
+START_TEST(test_record_oom)
+{
+	char cmd[256], rec[128];
+	int interval, mark, final, oom;
+
+	snprintf(cmd, sizeof(cmd), "%s/oom 128", workloads);
+	ck_assert_int_eq(record_and_compare("oom", false, "--memory-max 64M", cmd), 137);
+	ck_assert_int_eq(record_and_compare("oomj", true, "--memory-max 64M", cmd), 137);
+	snprintf(rec, sizeof(rec), "%s/oomj.jsonl", dir);
+	count_kinds(rec, &interval, &mark, &final, &oom);
+	ck_assert_int_ge(oom, 1);
+	ck_assert_int_eq(final, 1);
+}
+END_TEST
+
+/* memacct killed while writing: the last line cut off */
+START_TEST(test_record_cut)
+{
+	char cmd[512], rec[128];
+	struct result *r;
+	struct stat st;
+	size_t lo;
+	char *run_out;
+
+	snprintf(cmd, sizeof(cmd), "sh -c '%s/phases && sleep 0.5 && %s/phases'", workloads,
+		 workloads);
+	record_and_compare("cut", false, "-i 100ms", cmd);
+	snprintf(rec, sizeof(rec), "%s/cut.jsonl", dir);
+	ck_assert_int_eq(stat(rec, &st), 0);
+	ck_assert_int_eq(truncate(rec, st.st_size - 200), 0);	/* the final line, cut */
+	r = run_cmd("%s report %s 2>%s/cut.err", memacct, rec, dir);
+	ck_assert_int_eq(r->status, 1);
+	/* what it printed: run's reports but the final one */
+	run_out = slurp(strcat(strcpy(cmd, dir), "/cut.out"), &lo);
+	ck_assert_msg(strlen(r->out) > 0 && strlen(r->out) < lo &&
+		      !strncmp(run_out, r->out, strlen(r->out)),
+		      "not a part of what run printed: %s", r->out);
+	ck_assert_ptr_null(strstr(r->out, ", final"));
+	free(run_out);
+	result_free(r);
+	r = run_cmd("cat %s/cut.err", dir);
+	ck_assert_msg(strstr(r->out, "cut off") && strstr(r->out, "no final report"),
+		      "stderr: %s", r->out);
+	result_free(r);
+}
+END_TEST
+
+/* files that are no recording: exit 2 and a sentence that says so */
+START_TEST(test_record_garbage)
+{
+	static const char *const bad[] = {
+		"printf 'root:x:0:0::/root:/bin/sh\\n'",	/* text */
+		"printf '{\"a\": 1}\\n'",			/* another JSON */
+		"head -c 4096 /dev/urandom",			/* binary */
+		"true",						/* empty */
+	};
+	struct result *r;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		r = run_cmd("%s > %s/bad; %s report %s/bad 2>&1", bad[i], dir, memacct, dir);
+		ck_assert_msg(r->status == 2 && strstr(r->out, "is not a memacct recording"),
+			      "%s: exit %d: %s", bad[i], r->status, r->out);
+		result_free(r);
+	}
+	r = run_cmd("%s report %s/none 2>&1", memacct, dir);
+	ck_assert_int_eq(r->status, 2);
+	result_free(r);
+	/* a header, then a snapshot whose report is none */
+	r = run_cmd("printf '{\"format\":\"memacct.record/v1\"}\\n{\"t\":1,\"kind\":\"final\","
+		    "\"report\":{\"schema\":\"x\"}}\\n' > %s/bad; %s report %s/bad 2>&1", dir, memacct,
+		    dir);
+	ck_assert_msg(r->status == 2 && strstr(r->out, "holds no memacct.report/v1 report"),
+		      "exit %d: %s", r->status, r->out);
+	result_free(r);
+}
+END_TEST
+
+/*
+ * The job comes first: a recording on a full disk (a 64 KiB tmpfs) stops,
+ * CMD runs to its end with its own status, run says so, the file holds
+ * whole lines, and report prints them with status 1 (no final report).
+ */
+START_TEST(test_record_full_disk)
+{
+	char mnt[96], cmd[512];
+	struct result *r;
+	int interval, mark, final, oom;
+
+	snprintf(mnt, sizeof(mnt), "%s/full", dir);
+	mkdir(mnt, 0700);
+	if (mount("tmpfs", mnt, "tmpfs", 0, "size=64k")) {
+		SKIP_TEST("mount tmpfs: %s", strerror(errno));
+		return;
+	}
+	snprintf(cmd, sizeof(cmd), "sh -c '%s/phases storm 1000 > /dev/null; sleep 1; exit 7'",
+		 workloads);
+	r = run_cmd("%s -o /dev/null run -i 100ms --record %s/r.jsonl -- %s 2>&1", memacct, mnt,
+		    cmd);
+	ck_assert_int_eq(r->status, 7);
+	ck_assert_msg(strstr(r->out, "stopped") && strstr(r->out, "No space left"),
+		      "run did not say the recording stopped: %s", r->out);
+	result_free(r);
+	snprintf(cmd, sizeof(cmd), "%s/r.jsonl", mnt);
+	count_kinds(cmd, &interval, &mark, &final, &oom);	/* whole lines only */
+	printf("  full disk: %d mark and %d interval lines kept\n", mark, interval);
+	ck_assert_int_eq(final, 0);
+	r = run_cmd("%s report %s > /dev/null 2>&1", memacct, cmd);
+	ck_assert_int_eq(r->status, 1);
+	result_free(r);
+	umount2(mnt, MNT_DETACH);
+}
+END_TEST
+
+/*
+ * attach --record: a cgroup of the test's (its name with our PID) where a
+ * process allocates 1 MiB every 50 ms, attached for 2 s at 200 ms; report's
+ * output is attach's own, text and JSON.
+ */
+START_TEST(test_record_attach)
+{
+	char cg[256], args[512];
+	struct result *r;
+
+	snprintf(cg, sizeof(cg), "%s/memacct-record-%d", cgroot, (int)getpid());
+	ck_assert_msg(!mkdir(cg, 0755), "mkdir %s: %s", cg, strerror(errno));
+	r = run_cmd("sh -c 'echo $$ > %s/cgroup.procs && exec /usr/bin/python3 -c \""
+		    "import time\nb = []\nfor i in range(120): b.append(bytearray(1 << 20)); "
+		    "time.sleep(0.05)\"' > /dev/null 2>&1 & echo \"truth pid $!\"", cg);
+	snprintf(args, sizeof(args), "attach --cgroup %s -i 200ms --duration 2s", cg);
+	record_and_compare("attach", false, args, NULL);
+	record_and_compare("attachj", true, args, NULL);
+	kill((pid_t)truth(r, "pid"), SIGKILL);
+	result_free(r);
+	for (int i = 0; i < 50 && rmdir(cg) && errno == EBUSY; i++)
+		usleep(100000);
+}
+END_TEST
+
+static const char *const class_labels[] = {
+	"owned anon", "CoW-copied", "reclaimable page cache", "shmem", "pinned",
+	"seconds since the start", "RSS per process", "class=\"phase-name\"", "Final report",
+};
+
+/*
+ * @html loaded by Debian's chromium, headless: no console error, no
+ * reference outside the file, the timeline's six classes and their labels
+ * (class_labels) and every one of @labels in the DOM; the screenshot
+ * (@png) a PNG. Returns its size.
+ */
+static long long check_in_chromium(const char *html, const char *const *labels, size_t n,
+				   const char *png)
+{
+	struct result *r;
+	long long size;
+	int areas = 0;
+
+	/* self-contained: nothing to fetch (the SVG namespace is a name) */
+	r = run_cmd("grep -c -E 'src=|href=|<script|<link|url\\(http' %s", html);
+	ck_assert_msg(atoi(r->out) == 0, "%s refers to something outside it", html);
+	result_free(r);
+	r = run_cmd("cd %s && HOME=%s timeout 120 chromium --headless --no-sandbox --disable-gpu "
+		    "--enable-logging=stderr --v=0 --dump-dom file://%s 2> %s/chromium.err",
+		    dir, dir, html, dir);
+	ck_assert_msg(r->status == 0 && strstr(r->out, "</svg>"), "chromium: exit %d, %.300s",
+		      r->status, r->out);
+	for (size_t i = 0; i < sizeof(class_labels) / sizeof(class_labels[0]); i++)
+		ck_assert_msg(strstr(r->out, class_labels[i]), "'%s' not in the DOM",
+			      class_labels[i]);
+	for (size_t i = 0; i < n; i++)
+		ck_assert_msg(strstr(r->out, labels[i]), "'%s' not in the DOM", labels[i]);
+	for (char *p = r->out; (p = strstr(p, "class=\"area\"")); p++)
+		areas++;
+	ck_assert_int_eq(areas, 6);
+	result_free(r);
+	r = run_cmd("grep -E 'CONSOLE|Uncaught|ERR_FILE|Failed to load' %s/chromium.err", dir);
+	ck_assert_msg(r->out[0] == '\0', "the page logged errors: %s", r->out);
+	result_free(r);
+	r = run_cmd("cd %s && HOME=%s timeout 120 chromium --headless --no-sandbox --disable-gpu "
+		    "--hide-scrollbars --window-size=1040,1300 --screenshot=%s file://%s "
+		    "> /dev/null 2>&1; head -c 8 %s | od -An -c | tr -d ' '; echo; "
+		    "echo \"truth size $(stat -c %%s %s)\"", dir, dir, png, html, png, png);
+	ck_assert_msg(strstr(r->out, "211PNG"), "no PNG screenshot: %s", r->out);
+	size = truth(r, "size");
+	ck_assert_int_gt(size, 20000);
+	result_free(r);
+	return size;
+}
+
+static bool no_chromium(const char *test)
+{
+	if (!system("command -v chromium > /dev/null 2>&1"))
+		return false;
+	skip_test(test, "no chromium here (apt-get install chromium: make deps)");
+	return true;
+}
+
+
+/*
+ * report --html in a real browser: a recording of phases.c's marks under
+ * --memory-max 256M and -i 100ms drawn; the DOM holds the classes' labels,
+ * the limit, each phase's name and the phases' tables.
+ */
+START_TEST(test_record_html)
+{
+	static const char *const labels[] = {
+		"limit 256 MiB", ">alloc</text>", ">cow</text>", ">lock</text>",
+		"phase \"alloc\":",
+	};
+	char cmd[512], rec[128], html[128], png[128];
+	struct result *r;
+	long long size;
+
+	if (no_chromium(__func__))
+		return;
+	snprintf(cmd, sizeof(cmd), "sh -c '%s/phases && sleep 0.3 && %s/phases'", workloads,
+		 workloads);
+	snprintf(rec, sizeof(rec), "%s/h.jsonl", dir);
+	snprintf(html, sizeof(html), "%s/h.html", dir);
+	snprintf(png, sizeof(png), "%s/h.png", dir);
+	r = run_cmd("%s -o /dev/null run -i 100ms --memory-max 256M --record %s -- %s "
+		    "> /dev/null 2>&1 && %s report --html %s %s", memacct, rec, cmd, memacct, html,
+		    rec);
+	ck_assert_int_eq(r->status, 0);
+	result_free(r);
+	size = check_in_chromium(html, labels, sizeof(labels) / sizeof(labels[0]), png);
+	printf("  report --html: the DOM holds every label, 6 classes, the phases; "
+	       "screenshot %lld bytes\n", size);
+}
+END_TEST
+
+/*
+ * The README's demo (tests/workloads/dataloader_demo.py: a DataLoader's 4
+ * forked workers copy the parent's Python objects, marked "build list" and
+ * "epoch") under run --record: report prints run's own output, and its
+ * page (docs/report-dataloader.png is its screenshot) loads in chromium
+ * with both phases and the workers' lines. Skipped without chromium or
+ * Debian's torch.
+ */
+START_TEST(test_record_html_dataloader)
+{
+	static const char *const labels[] = { ">build list</text>", ">epoch</text>", " python3</text>",
+					      "copy-on-write" };
+	char cmd[256], html[128], png[128], rec[128];
+	struct result *r;
+	long long size;
+
+	if (no_chromium(__func__))
+		return;
+	if (system("/usr/bin/python3 -c 'import torch, numpy' 2> /dev/null")) {
+		SKIP_TEST("no torch or numpy for /usr/bin/python3 (python3-torch: make deps)");
+		return;
+	}
+	snprintf(cmd, sizeof(cmd), "/usr/bin/python3 %s/workloads/dataloader_demo.py", testsdir);
+	ck_assert_int_eq(record_and_compare("dataloader", false, "", cmd), 0);
+	snprintf(rec, sizeof(rec), "%s/dataloader.jsonl", dir);
+	snprintf(html, sizeof(html), "%s/dataloader.html", dir);
+	snprintf(png, sizeof(png), "%s/dataloader.png", dir);
+	r = run_cmd("%s report --html %s %s", memacct, html, rec);
+	ck_assert_int_eq(r->status, 0);
+	result_free(r);
+	size = check_in_chromium(html, labels, sizeof(labels) / sizeof(labels[0]), png);
+	printf("  the DataLoader demo's page: both phases, the workers; screenshot %lld bytes\n",
+	       size);
+}
+END_TEST
+
+Suite *record_suite(void)
+{
+	Suite *s = suite_create("record");
+	TCase *tc = tcase_swept("record");
+
+	tcase_set_timeout(tc, 300);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_record_phases_interval);
+	tcase_add_test(tc, test_record_exit);
+	tcase_add_test(tc, test_record_oom);
+	tcase_add_test(tc, test_record_cut);
+	tcase_add_test(tc, test_record_garbage);
+	tcase_add_test(tc, test_record_full_disk);
+	tcase_add_test(tc, test_record_attach);
+	tcase_add_test(tc, test_record_html);
+	tcase_add_test(tc, test_record_html_dataloader);
+	suite_add_tcase(s, tc);
+	return s;
+}

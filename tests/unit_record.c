@@ -1,0 +1,235 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause)
+/*
+ * unit_record.c - unit tests of a recording's pieces (user/record.c,
+ * user/report_load.c): the patches between snapshots (record_diff() then
+ * record_apply() gives the new snapshot back, whatever changed), and the
+ * report model read back from its JSON (report_json() of what
+ * report_from_json() read is the object it read: null figures, exited
+ * rows, signals, the host and its nodes, phases with mappings).
+ */
+#define _GNU_SOURCE
+#include <sys/wait.h>
+#include "check_util.h"
+#include "metric_table.h"
+#include "phases.h"
+#include "record.h"
+#include "report.h"
+
+static void roundtrip(const char *a_s, const char *b_s)
+{
+	json_t *a = json_loads(a_s, 0, NULL), *b = json_loads(b_s, 0, NULL), *p, *got;
+	char *ps;
+
+	ck_assert_msg(a && b, "bad test JSON");
+	p = record_diff(a, b);
+	ck_assert_msg((p == NULL) == (json_equal(a, b) != 0), "%s -> %s: a patch iff they differ", a_s, b_s);
+	ps = p ? json_dumps(p, JSON_COMPACT) : strdup("null");
+	got = p ? record_apply(json_deep_copy(a), p) : json_deep_copy(a);
+	ck_assert_msg(json_equal(got, b), "%s -> %s: patch %s gives %s", a_s, b_s, ps,
+		      json_dumps(got, JSON_COMPACT));
+	free(ps);
+	json_decref(p);
+	json_decref(got);
+	json_decref(a);
+	json_decref(b);
+}
+
+START_TEST(test_diff_apply)
+{
+	static const char *const pairs[][2] = {
+		{ "{\"a\":1,\"b\":2}", "{\"a\":1,\"b\":2}" },		/* none */
+		{ "{\"a\":1,\"b\":2}", "{\"a\":1,\"b\":3}" },
+		{ "{\"a\":1}", "{\"a\":1,\"c\":[1,2]}" },		/* added */
+		{ "{\"a\":1,\"c\":2}", "{\"a\":1}" },			/* gone */
+		{ "{\"a\":null}", "{\"a\":{\"x\":1}}" },		/* null, then an object */
+		{ "{\"a\":{\"x\":1}}", "{\"a\":null}" },
+		{ "{\"a\":{\"x\":1,\"y\":{\"z\":[1,2,3]}}}", "{\"a\":{\"x\":1,\"y\":{\"z\":[1,5,3]}}}" },
+		{ "{\"p\":[{\"pid\":1,\"r\":5},{\"pid\":2,\"r\":6}]}",
+		  "{\"p\":[{\"pid\":1,\"r\":5},{\"pid\":2,\"r\":7}]}" },	/* one element */
+		{ "{\"p\":[{\"pid\":1}]}", "{\"p\":[{\"pid\":1},{\"pid\":2}]}" },	/* longer */
+		{ "{\"p\":[{\"pid\":1},{\"pid\":2}]}", "{\"p\":[]}" },
+		{ "{\"p\":[{\"pid\":1,\"r\":1},{\"pid\":3,\"r\":3}]}",		/* one came */
+		  "{\"p\":[{\"pid\":1,\"r\":1},{\"pid\":2,\"r\":2},{\"pid\":3,\"r\":4}]}" },
+		{ "{\"p\":[{\"pid\":1,\"exited\":false,\"r\":1}]}",	/* a pid reused */
+		  "{\"p\":[{\"pid\":1,\"exited\":false,\"r\":2},{\"pid\":1,\"exited\":true}]}" },
+		{ "{\"p\":[1,2,3]}", "{\"p\":[1,3]}" },
+		{ "[{\"pid\":1},{\"pid\":2},{\"pid\":3},{\"pid\":4},{\"pid\":5}]",	/* runs */
+		  "[{\"pid\":1},{\"pid\":2},{\"pid\":9},{\"pid\":3},{\"pid\":4,\"r\":1},{\"pid\":5}]" },
+		{ "[{\"pid\":7,\"exited\":true,\"r\":1},{\"pid\":7,\"exited\":true,\"r\":2}]",
+		  "[{\"pid\":7,\"exited\":true,\"r\":1},{\"pid\":7,\"exited\":true,\"r\":3},"
+		  "{\"pid\":8}]" },					/* one key twice */
+		{ "{\"p\":[1,2]}", "{\"p\":{\"~a\":[[0,5]]}}" },	/* an array, then an object */
+		{ "{\"p\":{\"x\":1}}", "{\"p\":[1]}" },
+		{ "{\"t\":0.5}", "{\"t\":0.75}" },
+		{ "{\"t\":1}", "{\"t\":1.0}" },				/* an integer, then a real */
+		{ "[1,{\"a\":2}]", "[1,{\"a\":3}]" },
+		{ "{\"s\":\"x\"}", "{\"s\":true}" },
+	};
+
+	for (size_t i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++) {
+		roundtrip(pairs[i][0], pairs[i][1]);
+		roundtrip(pairs[i][1], pairs[i][0]);
+	}
+}
+END_TEST
+
+/* a report with every kind of field a printer reads */
+static void fill_report(struct report *r, struct proc_row *rows)
+{
+	memset(r, 0, sizeof(*r));
+	r->command = "run";
+	snprintf(r->cg.rel, sizeof(r->cg.rel), "/a/memacct-run-1-abcdef01");
+	snprintf(r->cg.path, sizeof(r->cg.path), "/sys/fs/cgroup/a/memacct-run-1-abcdef01");
+	r->cg.id = 1234;
+	r->cg.version = 2;
+	r->elapsed_s = 12.345678901234;
+	r->final = true;
+	r->has_exit_status = true;
+	r->exit_status = 137;
+	for (int id = 0; id < M_NR; id++)
+		*metric_ptr(&r->totals, id) = 4096ULL * (id + 1);
+	r->totals.unknown = MBIT(M_REMOTE_NUMA) | MBIT(M_NUMA_MIGRATED);
+	r->totals.dma_estimate = true;
+	r->has_limit = true;
+	r->limit_bytes = 64ULL << 20;
+	memset(rows, 0, 3 * sizeof(*rows));
+	rows[0] = (struct proc_row){ .pid = 10, .ppid = 1, .comm = "python3" };
+	rows[0].m.rss = 100 << 20;
+	rows[0].m.rss_peak = 200 << 20;
+	rows[0].m.cow_copied = 50 << 20;
+	rows[1] = (struct proc_row){ .pid = 11, .ppid = 10, .comm = "pt_data\x01worker",
+				     .exited = true, .exit_code = SIGKILL, .oom_killed = true };
+	rows[1].m.unknown = MBIT(M_RSS) | MBIT(M_ANON);
+	rows[1].m.numa_migrated_by_reason[1] = 8192;
+	rows[2] = (struct proc_row){ .pid = 12, .ppid = 10, .comm = "sh", .exited = true,
+				     .exit_code = 3 << 8 };
+	r->procs = rows;
+	r->nprocs = 3;
+	r->nexited_folded = 7;
+	r->exited_folded.cow_copied = 1 << 20;
+	r->dropped[1] = 3;
+	r->dropped_events = report_dropped_total(r->dropped);
+	r->nv_calls[0] = 2;
+	r->flows_lost.zero_fill = 4096;
+	r->vma_lockless_lookups = 9;
+	r->has_host = true;
+	r->host.known = true;
+	r->host.foll_pinned = 1 << 30;
+	r->host.mem_total = 16ULL << 30;
+	r->host.mem.meminfo = true;
+	r->host.mem.mem_free = 3ULL << 30;
+	r->host.mem.hugetlb_known = true;
+	r->host.uma = true;
+	snprintf(r->host.uma_source, sizeof(r->host.uma_source), "test");
+	r->host.nnodes = 2;
+	r->host.nodes[1].node = 1;
+	r->host.nodes[1].known = true;
+	r->host.nodes[1].cpu_known = true;
+	r->host.nodes[1].cpuless = true;
+	r->host.nodes[1].mem.meminfo = true;
+	r->host.nodes[1].mem.shmem = 12345;
+	r->dma_attribution = true;
+	r->dma_attributed = 1 << 20;
+	r->mem_total = 16ULL << 30;
+}
+
+static void fill_phases(struct phases *p)
+{
+	static struct phase ph[2];
+	static struct phase_proc pp[1];
+	static struct phase_map pm[2];
+
+	memset(p, 0, sizeof(*p));
+	p->fd = p->child_fd = -1;
+	p->params = 1.5e9;
+	p->refused = 2;
+	pp[0] = (struct phase_proc){ .pid = 10, .comm = "python3", .appeared = true };
+	pp[0].d[M_ANON] = -(8 << 20);
+	pp[0].unknown = MBIT(M_RSS);
+	pm[0] = (struct phase_map){ .pid = 10, .change = MAP_APPEARED, .start = 0x7f0000000000,
+				    .end = 0x7f0004000000, .kind = SMAPS_ANON, .size = 64 << 20,
+				    .rss = 64 << 20, .size_change = 64 << 20,
+				    .rss_change = 64 << 20, .freed_in = 1 };
+	pm[1] = (struct phase_map){ .pid = 10, .change = MAP_VANISHED, .start = 0x1000,
+				    .end = 0x2000, .kind = SMAPS_FILE, .path = "/lib/x.so",
+				    .size_change = -4096, .freed_in = -1 };
+	snprintf(ph[0].name, sizeof(ph[0].name), "first step");
+	ph[0].start_s = 0.25;
+	ph[0].end_s = 1.5;
+	ph[0].procs = pp;
+	ph[0].nprocs = 1;
+	ph[0].totals.d[M_COW_COPIED] = 16 << 20;
+	ph[0].maps = pm;
+	ph[0].nmaps = 1;
+	snprintf(ph[1].name, sizeof(ph[1].name), "lock");
+	ph[1].start_s = 1.5;
+	ph[1].end_s = 2.0;
+	ph[1].maps = pm + 1;
+	ph[1].nmaps = 1;
+	p->done = ph;
+	p->ndone = 2;
+}
+
+START_TEST(test_report_from_json)
+{
+	struct proc_row rows[3];
+	struct phases ph, back_ph;
+	struct report r, back;
+	json_t *o, *o2;
+	char *s1, *s2;
+
+	fill_report(&r, rows);
+	fill_phases(&ph);
+	r.phases = &ph;
+	o = report_json(&r);
+	ck_assert_int_eq(report_from_json(o, &back), 0);
+	ck_assert_int_eq(phases_from_json(&back_ph, o), 0);
+	back.phases = &back_ph;
+	back.mem_total = r.mem_total;
+	ck_assert_int_eq(back.nprocs, 3);
+	ck_assert(WIFSIGNALED(back.procs[1].exit_code));
+	ck_assert_int_eq(WTERMSIG(back.procs[1].exit_code), SIGKILL);
+	ck_assert_int_eq(WEXITSTATUS(back.procs[2].exit_code), 3);
+	ck_assert_int_eq(back_ph.done[0].maps[0].freed_in, 1);
+	o2 = report_json(&back);
+	s1 = json_dumps(o, JSON_COMPACT);
+	s2 = json_dumps(o2, JSON_COMPACT);
+	ck_assert_str_eq(s2, s1);
+	free(s1);
+	free(s2);
+	json_decref(o2);
+	phases_free(&back_ph);
+	report_free(&back);
+	json_decref(o);
+}
+END_TEST
+
+START_TEST(test_report_from_json_refused)
+{
+	static const char *const bad[] = {
+		"{}", "[]", "{\"schema\":\"other/v1\",\"command\":\"run\"}",
+		"{\"schema\":\"memacct.report/v1\",\"command\":\"run\",\"cgroup\":{}}",
+	};
+	struct report r;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		json_t *o = json_loads(bad[i], 0, NULL);
+
+		ck_assert_int_eq(report_from_json(o, &r), -EINVAL);
+		report_free(&r);
+		json_decref(o);
+	}
+}
+END_TEST
+
+Suite *record_suite(void)
+{
+	Suite *s = suite_create("record");
+	TCase *tc = tcase_create("record");
+
+	tcase_add_test(tc, test_diff_apply);
+	tcase_add_test(tc, test_report_from_json);
+	tcase_add_test(tc, test_report_from_json_refused);
+	suite_add_tcase(s, tc);
+	return s;
+}

@@ -1,0 +1,580 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause)
+/* report_html.c - a recording drawn as one self-contained HTML page (report_html.h). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include "phases.h"
+#include "report_html.h"
+#include "util.h"
+
+#pragma GCC poison u8 u16 u32 u64 s8 s16 s32 s64
+
+#define HTML_LINES	8	/* processes drawn: the largest RSS peaks */
+#define HTML_EVENTS	200	/* exit markers drawn; more are counted */
+
+/* The classes stacked, bottom first (docs/run.md "Recording"). */
+enum { C_PINNED, C_ANON, C_COW, C_SHMEM, C_CACHE, C_RECLAIMABLE, C_NR };
+
+static const struct {
+	const char *name, *color, *help;
+} classes[C_NR] = {
+	[C_PINNED] = { "pinned", "#d62728",
+		       "mlocked + pinned_vm + DMA-pinned: never reclaimed" },
+	[C_ANON] = { "owned anon", "#1f77b4", "anonymous memory, less the pinned and CoW-copied" },
+	[C_COW] = { "CoW-copied", "#ff7f0e",
+		    "pages copied on write since the start (a flow: at most the anon)" },
+	[C_SHMEM] = { "shmem", "#9467bd", "tmpfs, shared anonymous, SysV and memfd" },
+	[C_CACHE] = { "page cache (dirty, in use)", "#8c564b",
+		      "file pages not reclaimable now: dirty, under writeback" },
+	[C_RECLAIMABLE] = { "reclaimable page cache", "#98df8a",
+			    "clean file pages the kernel takes back under pressure" },
+};
+
+static const char *const line_colors[HTML_LINES] = {
+	"#17becf", "#e377c2", "#bcbd22", "#7f7f7f", "#393b79", "#8c6d31", "#843c39", "#7b4173",
+};
+
+struct html_point {
+	double t;
+	uint64_t c[C_NR];
+	uint64_t usage;
+};
+
+struct html_series {
+	int pid;
+	char comm[64];
+	double *t;
+	uint64_t *v;
+	size_t n, cap;
+	uint64_t peak;
+	bool live;		/* in the last snapshot, live */
+	bool exit_marked;
+};
+
+struct html_event {
+	double t;
+	bool oom;
+	char text[480];
+};
+
+struct html_doc {
+	struct html_point *pts;
+	size_t npts, cap_pts;
+	struct html_series *procs;
+	size_t nprocs, cap_procs;
+	struct html_event *ev;
+	size_t nev, cap_ev;
+	uint64_t exits_unmarked;
+	size_t ooms_seen;
+	struct phases phases;	/* the final report's */
+	char *final_text;	/* print_report_plain() of the final report */
+	size_t final_len;
+	bool has_limit;
+	uint64_t limit;
+};
+
+static int grow(void **v, size_t *cap, size_t n, size_t size)
+{
+	void *p;
+	size_t c;
+
+	if (n < *cap)
+		return 0;
+	c = *cap ? 2 * *cap : 64;
+	p = realloc(*v, c * size);
+	if (!p)
+		return -ENOMEM;
+	*v = p;
+	*cap = c;
+	return 0;
+}
+
+struct html_doc *html_new(void)
+{
+	struct html_doc *d = calloc(1, sizeof(*d));
+
+	if (d)
+		d->phases.fd = d->phases.child_fd = -1;
+	return d;
+}
+
+void html_free(struct html_doc *d)
+{
+	if (!d)
+		return;
+	for (size_t i = 0; i < d->nprocs; i++) {
+		free(d->procs[i].t);
+		free(d->procs[i].v);
+	}
+	free(d->procs);
+	free(d->pts);
+	free(d->ev);
+	free(d->final_text);
+	phases_free(&d->phases);
+	free(d);
+}
+
+static uint64_t sub0(uint64_t a, uint64_t b)
+{
+	return a > b ? a - b : 0;
+}
+
+static uint64_t min64(uint64_t a, uint64_t b)
+{
+	return a < b ? a : b;
+}
+
+/* the cgroup's stocks split into classes that do not overlap */
+static void split_classes(const struct metrics *t, struct html_point *p)
+{
+	uint64_t anon = t->unknown & MBIT(M_ANON) ? 0 : t->anon;
+	uint64_t pinned = min64(t->pinned, t->usage);
+	uint64_t pinned_anon = min64(pinned, anon);
+	uint64_t cow = min64(t->cow_copied, sub0(anon, pinned_anon));
+
+	p->c[C_PINNED] = pinned;
+	p->c[C_COW] = cow;
+	p->c[C_ANON] = sub0(anon, pinned_anon + cow);
+	p->c[C_SHMEM] = t->shmem;
+	p->c[C_RECLAIMABLE] = t->reclaimable;
+	/* memory.stat file holds shmem (v2) and the pinned file pages */
+	p->c[C_CACHE] = sub0(t->file, t->shmem + t->reclaimable + (pinned - pinned_anon));
+	p->usage = t->usage;
+}
+
+static struct html_series *series_of(struct html_doc *d, const struct proc_row *row)
+{
+	struct html_series *s;
+
+	for (size_t i = 0; i < d->nprocs; i++)
+		if (d->procs[i].pid == row->pid && !strcmp(d->procs[i].comm, row->comm))
+			return &d->procs[i];
+	if (grow((void **)&d->procs, &d->cap_procs, d->nprocs, sizeof(*d->procs)))
+		return NULL;
+	s = &d->procs[d->nprocs++];
+	memset(s, 0, sizeof(*s));
+	s->pid = row->pid;
+	snprintf(s->comm, sizeof(s->comm), "%s", row->comm);
+	return s;
+}
+
+static int add_event(struct html_doc *d, double t, bool oom, const char *text)
+{
+	struct html_event *e;
+
+	if (!oom && d->nev >= HTML_EVENTS) {
+		d->exits_unmarked++;
+		return 0;
+	}
+	if (grow((void **)&d->ev, &d->cap_ev, d->nev, sizeof(*d->ev)))
+		return -ENOMEM;
+	e = &d->ev[d->nev++];
+	e->t = t;
+	e->oom = oom;
+	snprintf(e->text, sizeof(e->text), "%s", text);
+	return 0;
+}
+
+static int add_row(struct html_doc *d, const struct proc_row *row, double t)
+{
+	struct html_series *s = series_of(d, row);
+	char text[200];
+
+	if (!s)
+		return -ENOMEM;
+	if (row->exited) {
+		if (s->exit_marked)
+			return 0;
+		s->exit_marked = true;
+		if (WIFSIGNALED(row->exit_code))
+			snprintf(text, sizeof(text), "PID %d (%s) %s by signal %d", row->pid,
+				 row->comm, row->oom_killed ? "OOM-killed" : "killed",
+				 WTERMSIG(row->exit_code));
+		else
+			snprintf(text, sizeof(text), "PID %d (%s) exited, status %d", row->pid,
+				 row->comm, WEXITSTATUS(row->exit_code));
+		return add_event(d, t, false, text);
+	}
+	if (grow((void **)&s->t, &s->cap, s->n, sizeof(*s->t)))
+		return -ENOMEM;
+	s->v = realloc(s->v, s->cap * sizeof(*s->v));
+	if (!s->v)
+		return -ENOMEM;
+	s->t[s->n] = t;
+	s->v[s->n++] = row->m.rss;
+	if (row->m.rss > s->peak)
+		s->peak = row->m.rss;
+	return 0;
+}
+
+int html_add(struct html_doc *d, const struct report *r, const char *kind)
+{
+	struct html_point *p;
+	int err;
+
+	if (grow((void **)&d->pts, &d->cap_pts, d->npts, sizeof(*d->pts)))
+		return -ENOMEM;
+	p = &d->pts[d->npts++];
+	p->t = r->elapsed_s;
+	split_classes(&r->totals, p);
+	d->has_limit = r->has_limit;
+	d->limit = r->limit_bytes;
+	for (size_t i = 0; i < r->nprocs; i++) {
+		err = add_row(d, &r->procs[i], r->elapsed_s);
+		if (err)
+			return err;
+	}
+	for (; d->ooms_seen < r->nooms; d->ooms_seen++) {
+		json_t *k = report_oom_json(r, d->ooms_seen);
+		const char *v = json_string_value(json_object_get(k, "verdict"));
+
+		err = add_event(d, r->elapsed_s, true, v ? v : "OOM kill");
+		json_decref(k);
+		if (err)
+			return err;
+	}
+	if (strcmp(kind, "final"))
+		return 0;
+	if (r->phases) {	/* a copy of the final report's (its owner frees it) */
+		json_t *o = json_object();
+
+		json_object_set_new(o, "phases", phases_json(r->phases));
+		json_object_set_new(o, "params", json_real(r->phases->params));
+		json_object_set_new(o, "phases_refused",
+				    json_integer((json_int_t)r->phases->refused));
+		phases_free(&d->phases);
+		err = phases_from_json(&d->phases, o);
+		json_decref(o);
+		if (err)
+			return err;
+	}
+	free(d->final_text);
+	{
+		FILE *f = open_memstream(&d->final_text, &d->final_len);
+
+		if (!f)
+			return -ENOMEM;
+		struct report c = *r;
+
+		c.phases = NULL;	/* drawn apart, above it */
+		print_report_plain(f, &c);
+		fclose(f);
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------ writing */
+
+static void esc(FILE *f, const char *s)
+{
+	for (; *s; s++) {
+		switch (*s) {
+		case '&': fputs("&amp;", f); break;
+		case '<': fputs("&lt;", f); break;
+		case '>': fputs("&gt;", f); break;
+		case '"': fputs("&quot;", f); break;
+		case '\'': fputs("&#39;", f); break;
+		default:
+			if ((unsigned char)*s < 0x20 && *s != '\n')
+				fputc('?', f);
+			else
+				fputc(*s, f);
+		}
+	}
+}
+
+/* the plot area, pixels */
+#define W	980
+#define H	440
+#define X0	80
+#define X1	700
+#define Y0	40	/* phase bands above it */
+#define Y1	400
+
+struct scale {
+	double tmax;
+	uint64_t ymax;
+};
+
+static double sx(const struct scale *s, double t)
+{
+	return X0 + (X1 - X0) * (s->tmax > 0 ? t / s->tmax : 0);
+}
+
+static double sy(const struct scale *s, uint64_t v)
+{
+	return Y1 - (Y1 - Y0) * ((double)v / (double)s->ymax);
+}
+
+static uint64_t stack_top(const struct html_point *p, int upto)
+{
+	uint64_t v = 0;
+
+	for (int c = 0; c <= upto; c++)
+		v += p->c[c];
+	return v;
+}
+
+static void draw_axes(FILE *f, const struct scale *s)
+{
+	static const double steps[] = { 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 15, 30, 60, 120, 300,
+					600, 900, 1800, 3600, 7200, 14400, 28800, 86400 };
+	double step = steps[0];
+	uint64_t ystep = 4096;
+	char b[16];
+
+	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]) && s->tmax / steps[i] > 8; i++)
+		step = i + 1 < sizeof(steps) / sizeof(steps[0]) ? steps[i + 1] : steps[i];
+	while (s->ymax / ystep > 6)
+		ystep *= 2;
+	fprintf(f, "<g class=\"axes\" font-size=\"11\" fill=\"#333\">\n");
+	for (uint64_t v = 0; v <= s->ymax; v += ystep) {
+		fprintf(f, "<line x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>"
+			"<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n", X0, X1,
+			sy(s, v), sy(s, v), X0 - 4, sy(s, v) + 4, fmt_bytes(b, sizeof(b), v));
+	}
+	for (double t = 0; t <= s->tmax + 1e-9; t += step)
+		fprintf(f, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\" stroke=\"#999\"/>"
+			"<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%g</text>\n", sx(s, t),
+			sx(s, t), Y1, Y1 + 4, sx(s, t), Y1 + 16, t);
+	fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">seconds since the start"
+		"</text>\n<line x1=\"%d\" x2=\"%d\" y1=\"%d\" y2=\"%d\" stroke=\"#333\"/>"
+		"<line x1=\"%d\" x2=\"%d\" y1=\"%d\" y2=\"%d\" stroke=\"#333\"/>\n</g>\n",
+		(X0 + X1) / 2, Y1 + 32, X0, X1, Y1, Y1, X0, X0, Y0, Y1);
+}
+
+static void draw_stack(FILE *f, const struct html_doc *d, const struct scale *s)
+{
+	fprintf(f, "<g class=\"stack\">\n");
+	for (int c = 0; c < C_NR; c++) {
+		fprintf(f, "<path class=\"area\" data-class=\"%s\" fill=\"%s\" stroke=\"none\" d=\"",
+			classes[c].name, classes[c].color);
+		for (size_t i = 0; i < d->npts; i++)
+			fprintf(f, "%c%.1f,%.1f ", i ? 'L' : 'M', sx(s, d->pts[i].t),
+				sy(s, stack_top(&d->pts[i], c)));
+		for (size_t i = d->npts; i-- > 0;)
+			fprintf(f, "L%.1f,%.1f ", sx(s, d->pts[i].t),
+				sy(s, c ? stack_top(&d->pts[i], c - 1) : 0));
+		fprintf(f, "Z\"><title>%s: %s</title></path>\n", classes[c].name, classes[c].help);
+	}
+	fprintf(f, "</g>\n");
+}
+
+static int cmp_peak_desc(const void *a, const void *b)
+{
+	const struct html_series *x = *(const struct html_series *const *)a;
+	const struct html_series *y = *(const struct html_series *const *)b;
+
+	return x->peak < y->peak ? 1 : x->peak > y->peak ? -1 : 0;
+}
+
+/* the processes of the largest RSS peaks, largest first; returns how many */
+static size_t top_series(const struct html_doc *d, const struct html_series **top)
+{
+	const struct html_series **all = malloc((d->nprocs ? d->nprocs : 1) * sizeof(*all));
+	size_t n = 0, k = 0;
+
+	if (!all)
+		return 0;
+	for (size_t i = 0; i < d->nprocs; i++)
+		if (d->procs[i].n)
+			all[n++] = &d->procs[i];
+	qsort(all, n, sizeof(*all), cmp_peak_desc);
+	for (; k < n && k < HTML_LINES; k++)
+		top[k] = all[k];
+	free(all);
+	return k;
+}
+
+static void draw_lines(FILE *f, const struct scale *s, const struct html_series **top, size_t n)
+{
+	char b[16];
+
+	fprintf(f, "<g class=\"rss\" fill=\"none\" stroke-width=\"1.5\">\n");
+	for (size_t k = 0; k < n; k++) {
+		fprintf(f, "<polyline class=\"proc\" data-pid=\"%d\" stroke=\"%s\" points=\"",
+			top[k]->pid, line_colors[k]);
+		for (size_t i = 0; i < top[k]->n; i++)
+			fprintf(f, "%.1f,%.1f ", sx(s, top[k]->t[i]), sy(s, top[k]->v[i]));
+		fprintf(f, "\"><title>PID %d (", top[k]->pid);
+		esc(f, top[k]->comm);
+		fprintf(f, ") RSS, peak %s</title></polyline>\n",
+			fmt_bytes(b, sizeof(b), top[k]->peak));
+	}
+	fprintf(f, "</g>\n");
+}
+
+static void draw_phases(FILE *f, const struct html_doc *d, const struct scale *s)
+{
+	fprintf(f, "<g class=\"phases\" font-size=\"11\">\n");
+	for (size_t i = 0; i < d->phases.ndone; i++) {
+		const struct phase *ph = &d->phases.done[i];
+		double a = sx(s, ph->start_s), b = sx(s, ph->end_s);
+
+		fprintf(f, "<rect class=\"phase\" x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\" "
+			"fill=\"%s\" stroke=\"#888\"><title>phase ", a, Y0 - 24,
+			b - a > 0.5 ? b - a : 0.5, 20, i % 2 ? "#e8e8f4" : "#f4f0e0");
+		esc(f, ph->name);
+		fprintf(f, ": %.3f s to %.3f s</title></rect>\n"
+			"<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\" stroke=\"#888\" "
+			"stroke-dasharray=\"3,3\"/>\n"
+			"<text class=\"phase-name\" x=\"%.1f\" y=\"%d\" clip-path=\"url(#clip%zu)\">",
+			ph->start_s, ph->end_s, a, a, Y0 - 4, Y1, a + 3, Y0 - 10, i);
+		esc(f, ph->name);
+		fprintf(f, "</text>\n<clipPath id=\"clip%zu\"><rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" "
+			"height=\"20\"/></clipPath>\n", i, a, Y0 - 24, b - a > 0.5 ? b - a : 0.5);
+	}
+	fprintf(f, "</g>\n");
+}
+
+static void draw_events(FILE *f, const struct html_doc *d, const struct scale *s)
+{
+	fprintf(f, "<g class=\"events\">\n");
+	for (size_t i = 0; i < d->nev; i++) {
+		const struct html_event *e = &d->ev[i];
+		double x = sx(s, e->t);
+
+		if (e->oom)
+			fprintf(f, "<g class=\"oom\"><line x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\" "
+				"stroke=\"#d00\" stroke-width=\"2\"/><path d=\"M%.1f,%d l-6,-10 h12 z\" "
+				"fill=\"#d00\"/><title>OOM kill at %.2f s: ", x, x, Y0, Y1, x, Y0,
+				e->t);
+		else
+			fprintf(f, "<g class=\"exit\"><circle cx=\"%.1f\" cy=\"%d\" r=\"3\" "
+				"fill=\"#555\"/><title>%.2f s: ", x, Y1, e->t);
+		esc(f, e->text);
+		fprintf(f, "</title></g>\n");
+	}
+	fprintf(f, "</g>\n");
+}
+
+static void draw_limit(FILE *f, const struct html_doc *d, const struct scale *s)
+{
+	char b[16];
+
+	if (!d->has_limit || d->limit > s->ymax)
+		return;
+	fprintf(f, "<g class=\"limit\"><line x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" "
+		"stroke=\"#000\" stroke-width=\"1.5\" stroke-dasharray=\"8,4\"/><text x=\"%d\" "
+		"y=\"%.1f\" font-size=\"11\" text-anchor=\"end\">limit %s</text></g>\n", X0, X1,
+		sy(s, d->limit), sy(s, d->limit), X1, sy(s, d->limit) - 3,
+		fmt_bytes(b, sizeof(b), d->limit));
+}
+
+static void draw_legend(FILE *f, const struct html_doc *d, const struct scale *s,
+			const struct html_series **top, size_t n)
+{
+	char b[16], lim[48] = ": none";
+	int y = Y0;
+
+	fprintf(f, "<g class=\"legend\" font-size=\"12\">\n");
+	if (d->has_limit)
+		snprintf(lim, sizeof(lim), " %s%s", fmt_bytes(b, sizeof(b), d->limit),
+			 d->limit > s->ymax ? " (above)" : "");
+	for (int c = C_NR; c-- > 0; y += 18) {
+		fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"12\" fill=\"%s\"/>"
+			"<text x=\"%d\" y=\"%d\">%s</text>\n", X1 + 20, y, classes[c].color,
+			X1 + 38, y + 10, classes[c].name);
+	}
+	fprintf(f, "<line x1=\"%d\" x2=\"%d\" y1=\"%d\" y2=\"%d\" stroke=\"#000\" "
+		"stroke-dasharray=\"8,4\"/><text x=\"%d\" y=\"%d\">limit%s</text>\n", X1 + 20,
+		X1 + 32, y + 6, y + 6, X1 + 38, y + 10, lim);
+	y += 24;
+	fprintf(f, "<text x=\"%d\" y=\"%d\">RSS per process:</text>\n", X1 + 20, y + 10);
+	y += 18;
+	for (size_t k = 0; k < n; k++, y += 16) {
+		fprintf(f, "<line x1=\"%d\" x2=\"%d\" y1=\"%d\" y2=\"%d\" stroke=\"%s\" "
+			"stroke-width=\"2\"/><text x=\"%d\" y=\"%d\">%d ", X1 + 20, X1 + 32, y + 6,
+			y + 6, line_colors[k], X1 + 38, y + 10, top[k]->pid);
+		esc(f, top[k]->comm);
+		fprintf(f, "</text>\n");
+	}
+	fprintf(f, "<text x=\"%d\" y=\"%d\" fill=\"#d00\">&#9660; OOM kill</text>"
+		"<circle cx=\"%d\" cy=\"%d\" r=\"3\" fill=\"#555\"/><text x=\"%d\" y=\"%d\">"
+		"exit</text>\n</g>\n", X1 + 20, y + 14, X1 + 25, y + 28, X1 + 38, y + 32);
+}
+
+int html_write(struct html_doc *d, FILE *f, const json_t *header)
+{
+	const json_t *argv = json_object_get(header, "argv"), *a;
+	const json_t *cg = json_object_get(header, "cgroup");
+	const struct html_series *top[HTML_LINES];
+	struct scale s = { 0, 1 << 20 };
+	size_t ntop = top_series(d, top), i;
+	char cmd[1024] = "";
+
+	json_array_foreach(argv, i, a)
+		snprintf(cmd + strlen(cmd), sizeof(cmd) - strlen(cmd), "%s%s", i ? " " : "",
+			 json_string_value(a) ?: "");
+	for (i = 0; i < d->npts; i++) {
+		uint64_t top_v = stack_top(&d->pts[i], C_NR - 1);
+
+		s.tmax = d->pts[i].t > s.tmax ? d->pts[i].t : s.tmax;
+		s.ymax = top_v > s.ymax ? top_v : s.ymax;
+		s.ymax = d->pts[i].usage > s.ymax ? d->pts[i].usage : s.ymax;
+	}
+	for (i = 0; i < ntop; i++)
+		s.ymax = top[i]->peak > s.ymax ? top[i]->peak : s.ymax;
+	for (i = 0; i < d->phases.ndone; i++)
+		s.tmax = d->phases.done[i].end_s > s.tmax ? d->phases.done[i].end_s : s.tmax;
+	/* a limit up to 4x the figures is drawn; one far above them (none,
+	 * or a host's worth) would flatten them: the legend gives it */
+	if (d->has_limit && d->limit <= s.ymax * 4 && d->limit > s.ymax)
+		s.ymax = d->limit;
+	s.ymax += s.ymax / 20;
+	if (s.tmax <= 0)
+		s.tmax = 1;
+
+	fprintf(f, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+		"<title>memacct: ");
+	esc(f, cmd[0] ? cmd : json_string_value(json_object_get(header, "command")) ?: "");
+	fprintf(f, "</title>\n<style>body{font-family:sans-serif;margin:16px;color:#222}"
+		"pre{font-size:12px;background:#f8f8f8;padding:8px;overflow-x:auto}"
+		"h1{font-size:18px}h2{font-size:15px}</style>\n</head><body>\n<h1>memacct %s: ",
+		json_string_value(json_object_get(header, "command")) ?: "");
+	esc(f, cmd);
+	fprintf(f, "</h1>\n<p id=\"meta\">cgroup ");
+	esc(f, json_string_value(json_object_get(cg, "path")) ?: "?");
+	fprintf(f, ", started %s, %.1f s, %zu snapshots</p>\n",
+		json_string_value(json_object_get(header, "start_iso")) ?: "?", s.tmax, d->npts);
+	fprintf(f, "<svg id=\"timeline\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" "
+		"height=\"%d\" viewBox=\"0 0 %d %d\" font-family=\"sans-serif\">\n"
+		"<title>the cgroup's memory over time, by class</title>\n", W, H, W, H);
+	draw_axes(f, &s);
+	draw_stack(f, d, &s);
+	draw_lines(f, &s, top, ntop);
+	draw_limit(f, d, &s);
+	draw_phases(f, d, &s);
+	draw_events(f, d, &s);
+	draw_legend(f, d, &s, top, ntop);
+	fprintf(f, "</svg>\n");
+	if (d->exits_unmarked)
+		fprintf(f, "<p>%llu more exits not marked</p>\n",
+			(unsigned long long)d->exits_unmarked);
+	fprintf(f, "<p class=\"note\">Stacked: the cgroup's memory.stat split into classes that "
+		"do not overlap; pinned memory counted once (out of anon, or out of the page cache "
+		"where it is file); CoW-copied is the flow of copies since the start, at most the "
+		"anon left. Lines: each process's RSS (the %d largest peaks).</p>\n", HTML_LINES);
+	fprintf(f, "<h2>Phases</h2>\n<pre id=\"phases\">");
+	if (d->phases.ndone) {
+		char *t = NULL;
+		size_t len = 0;
+		FILE *m = open_memstream(&t, &len);
+
+		if (m) {
+			print_phases_plain(m, &d->phases);
+			fclose(m);
+			esc(f, t);
+			free(t);
+		}
+	} else {
+		fputs("no phase marks", f);
+	}
+	fprintf(f, "</pre>\n<h2>Final report</h2>\n<pre id=\"final\">");
+	esc(f, d->final_text ? d->final_text : "none: the recording ends early");
+	fprintf(f, "</pre>\n</body></html>\n");
+	fflush(f);
+	return ferror(f) ? -EIO : 0;
+}
