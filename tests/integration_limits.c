@@ -537,7 +537,8 @@ START_TEST(test_dma_range_slots_full)
 	       jint(p, "dma_pinned_peak_bytes"), truth(r, "many_pages"),
 	       jint(json_object_get(r->report, "dropped_events_by_cause"),
 		    "dma_range_slots_full"));
-	ck_assert_int_eq(jint(p, "dma_pinned_peak_bytes"), truth(r, "many_pages") * (long long)PAGE);
+	ck_assert_int_eq(jint(p, "dma_pinned_peak_bytes"),
+			 truth(r, "many_pages") * (long long)PAGE);
 	ck_assert_int_eq(jint(json_object_get(r->report, "dropped_events_by_cause"),
 			      "dma_range_slots_full"), 2);
 	result_free(r);

@@ -325,7 +325,8 @@ static uint64_t outstanding(uint64_t acq, uint64_t rel, long page)
 
 int hostpin_read(struct hostpin *h, bool refresh)
 {
-	static char buf[16 << 20];	/* zoneinfo: ~100 bytes per CPU and zone; untouched pages cost nothing */
+	/* zoneinfo: ~100 bytes per CPU and zone; untouched pages cost nothing */
+	static char buf[16 << 20];
 	long page = sysconf(_SC_PAGESIZE);
 	static uint64_t pcp[HOSTPIN_MAX_NODES];
 	struct hm_fields f;
