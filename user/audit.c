@@ -1249,7 +1249,13 @@ static int watch(struct audit_cg *as, int n, const struct audit_opts *o)
 	return w.ret;
 }
 
-int do_audit(int argc, char **argv)
+/*
+ * The options into @o, and each --cgroup resolved into @as (at most
+ * MAX_CGROUPS; *@n of them); 0, -1 after the help, or the exit code after
+ * an error.
+ */
+static int parse_args(int argc, char **argv, struct audit_cg *as, int *n,
+		      struct audit_opts *o)
 {
 	enum { O_PCAP = 0x300, O_PPCAP, O_OFLIM, O_WATCH, O_ENF, O_REST, O_HOST, O_PIN };
 	static const struct option opts[] = {
@@ -1266,91 +1272,100 @@ int do_audit(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	int cap = MAX_CGROUPS;
-	struct audit_cg *as = calloc(cap, sizeof(*as));
-	struct audit_opts o = { .pin_dir = PIN_DEFAULT_DIR };
-	int c, n = 0, err, ret = EXIT_USAGE;
 	uint64_t tmp;
+	int c, err;
 
-	if (!as)
-		return EXIT_RUNTIME;
 	while ((c = getopt_long(argc, argv, ":c:jh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
-			if (n >= MAX_CGROUPS) {
+			if (*n >= MAX_CGROUPS) {
 				p_err("at most %d --cgroup", MAX_CGROUPS);
-				goto out;
+				return EXIT_USAGE;
 			}
-			err = memcg_resolve(optarg, &as[n].cg, stderr);
+			err = memcg_resolve(optarg, &as[*n].cg, stderr);
 			if (err) {
 				p_err("no memory cgroup '%s': %s", optarg,
 				      err == -ENOTUNIQ ? "ambiguous, give one of the paths above" :
 				      strerror(-err));
-				ret = memcg_resolve_is_usage(err) ? EXIT_USAGE : EXIT_ENV;
-				goto out;
+				return memcg_resolve_is_usage(err) ? EXIT_USAGE : EXIT_ENV;
 			}
-			as[n++].recursive = true;
+			as[(*n)++].recursive = true;
 			break;
 		case O_PCAP:
 		case O_PPCAP:
 			if (parse_size(optarg, mem_total_bytes(), &tmp)) {
 				p_err("bad %s '%s' (examples: 32M, 4GiB, 10%%)",
 				      c == O_PCAP ? "--pinned-cap" : "--per-process-cap", optarg);
-				goto out;
+				return EXIT_USAGE;
 			}
 			if (c == O_PCAP)
-				o.pinned_cap = optarg;
+				o->pinned_cap = optarg;
 			else
-				o.proc_cap = optarg;
+				o->proc_cap = optarg;
 			break;
 		case O_OFLIM:
-			o.of_limit = true;
+			o->of_limit = true;
 			break;
 		case O_HOST:
 			if (!strchr(optarg, '%') || parse_size(optarg, mem_total_bytes(), &tmp)) {
 				p_err("bad --host '%s': a percentage of MemTotal (examples: 10%%, "
 				      "12.5%%)", optarg);
-				goto out;
+				return EXIT_USAGE;
 			}
-			o.host_cap = optarg;
+			o->host_cap = optarg;
 			break;
 		case O_PIN:
-			o.pin_dir = optarg;
+			o->pin_dir = optarg;
 			break;
 		case O_WATCH:
-			if (parse_duration(optarg, &o.watch_ns) || !o.watch_ns) {
+			if (parse_duration(optarg, &o->watch_ns) || !o->watch_ns) {
 				p_err("bad --watch '%s' (examples: 500ms, 2s)", optarg);
-				goto out;
+				return EXIT_USAGE;
 			}
 			break;
 		case O_ENF:
-			o.enforce = true;
+			o->enforce = true;
 			break;
 		case O_REST:
-			o.restore = true;
+			o->restore = true;
 			break;
 		case 'j':
 			json_output = true;
 			break;
 		case 'h':
 			audit_usage(stdout);
-			ret = EXIT_OK;
-			goto out;
+			return -1;
 		default:
-			opt_error("audit", c, argv);
-			goto out;
+			return opt_error("audit", c, argv);
 		}
 	}
 	if (optind != argc) {
 		p_err("audit: unexpected argument '%s'", argv[optind]);
+		return EXIT_USAGE;
+	}
+	if (o->enforce && !*n && !o->restore) {
+		p_err("--enforce-rlimit needs --cgroup: it only acts on audited cgroups");
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
+int do_audit(int argc, char **argv)
+{
+	int cap = MAX_CGROUPS;
+	struct audit_cg *as = calloc(cap, sizeof(*as));
+	struct audit_opts o = { .pin_dir = PIN_DEFAULT_DIR };
+	int n = 0, ret;
+
+	if (!as)
+		return EXIT_RUNTIME;
+	ret = parse_args(argc, argv, as, &n, &o);
+	if (ret) {
+		ret = ret < 0 ? EXIT_OK : ret;
 		goto out;
 	}
 	if (o.restore) {
 		ret = restore_rlimits();
-		goto out;
-	}
-	if (o.enforce && !n) {
-		p_err("--enforce-rlimit needs --cgroup: it only acts on audited cgroups");
 		goto out;
 	}
 	if (!n) {
