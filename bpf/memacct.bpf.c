@@ -83,6 +83,12 @@ struct vma_cache {
 	__u16 pad;
 };
 
+/*
+ * fault_ctx.error_code of a fault entered through the perf event hook
+ * (page_fault_perf): no error code known. No x86 error code has bit 63.
+ */
+#define FAULT_NO_ERRCODE	(1ULL << 63)
+
 /* The fault in progress (DESIGN.md steps 1-3). */
 struct fault_ctx {
 	__u64 address;
@@ -561,6 +567,24 @@ int BPF_PROG(page_fault_kernel, unsigned long address, struct pt_regs *regs,
 	return fault_enter(address, error_code, false);
 }
 
+/*
+ * The portable fault entry (every architecture; the only one where
+ * exceptions:page_fault_user does not exist, e.g. arm64): the
+ * PERF_COUNT_SW_PAGE_FAULTS software event, which the arch fault handler
+ * raises at entry (perf_sw_event() in arch/<arch>/mm/fault.c, user and
+ * kernel mode faults on user addresses alike), attached by user/bpf_loader.c
+ * on every CPU with sample_period 1. ctx->addr is the fault address; there
+ * is no error code, so the fault is marked FAULT_NO_ERRCODE and classify()
+ * works from the allocation and the VMA alone (docs/metrics.md "Fault
+ * hooks"). The loader loads it beside the tracepoint programs and attaches
+ * one of the two.
+ */
+SEC("perf_event")
+int page_fault_perf(struct bpf_perf_event_data *ctx)
+{
+	return fault_enter(ctx->addr, FAULT_NO_ERRCODE, false);
+}
+
 static long vma_cb(struct task_struct *task, struct vm_area_struct *vma, void *data)
 {
 	struct vma_info *vi = data;
@@ -648,6 +672,27 @@ static __always_inline int classify(struct task_struct *task, struct cpu_slot *s
 
 	if (gfp & gfp_zero)
 		return ALLOC_ZERO;
+	if (f->error_code & FAULT_NO_ERRCODE) {
+		/*
+		 * The perf event hook: neither write nor present is known.
+		 * The first GFP_HIGHUSER_MOVABLE order-0 allocation without
+		 * __GFP_ZERO inside a fault of a private mapping is taken as
+		 * the copy: a CoW break of a present page (wp_page_copy()) or
+		 * a private file page copied from the page cache
+		 * (do_cow_fault()); a read fault that maps the zero page or a
+		 * page-cache page allocates no such page (readahead adds
+		 * __GFP_NORETRY). What this cannot tell from a write
+		 * (docs/metrics.md "Fault hooks"): an anon swap-in of a page
+		 * not in the swap cache, and a read fault that fills a hole
+		 * of a MAP_PRIVATE tmpfs/shmem file, count as copies.
+		 */
+		if (old ? vmacache_vma(task, f->address, &vi.flags, &vi.file) :
+			  vma_of(task, sl, &vi))
+			return ALLOC_UNCLASSIFIED;
+		if (vi.flags & VM_SHARED_FLAG)
+			return ALLOC_OTHER;	/* page cache fill */
+		return vi.file ? ALLOC_COW_FILE : ALLOC_COW_ANON;
+	}
 	if (!(f->error_code & X86_PF_WRITE))
 		return ALLOC_OTHER;
 	/* a write fault's copy or fill whose VMA is unknown: counted as
@@ -874,6 +919,12 @@ int BPF_PROG(page_fault_kernel_old, unsigned long address, struct pt_regs *regs,
 	if (address >= USER_ADDR_MAX)
 		return 0;
 	return fault_enter(address, error_code, true);
+}
+
+SEC("perf_event")
+int page_fault_perf_old(struct bpf_perf_event_data *ctx)
+{
+	return fault_enter(ctx->addr, FAULT_NO_ERRCODE, true);
 }
 
 SEC("tp_btf/mm_page_alloc")

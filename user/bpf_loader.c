@@ -16,6 +16,7 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <time.h>
+#include <linux/perf_event.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
@@ -545,6 +546,234 @@ static void choose_fallbacks(struct memacct_bpf *skel, const struct btf *btf)
 		bpf_program__set_autoload(skel->progs.mark_victim, false);
 }
 
+enum loader_fault_hook loader_fault_hook;
+static struct bpf_link **perf_links;
+static int nperf_links;
+
+const char *loader_fault_hook_name(enum loader_fault_hook h)
+{
+	switch (h) {
+	case LOADER_FAULT_TRACEPOINT:
+		return "tracepoint";
+	case LOADER_FAULT_PERF:
+		return "perf";
+	default:
+		return "none";
+	}
+}
+
+int loader_fault_hook_want(const char *s, enum loader_fault_hook *h, bool *forced)
+{
+	*forced = false;
+	if (!s || !*s || !strcmp(s, "auto"))
+		return 0;
+	if (!strcmp(s, "tracepoint"))
+		*h = LOADER_FAULT_TRACEPOINT;
+	else if (!strcmp(s, "perf"))
+		*h = LOADER_FAULT_PERF;
+	else
+		return -EINVAL;
+	*forced = true;
+	return 0;
+}
+
+int loader_perf_links(struct bpf_link *const **links)
+{
+	*links = perf_links;
+	return nperf_links;
+}
+
+static void perf_links_free(void)
+{
+	for (int i = 0; i < nperf_links; i++)
+		bpf_link__destroy(perf_links[i]);
+	free(perf_links);
+	perf_links = NULL;
+	nperf_links = 0;
+}
+
+/*
+ * Choose the fault-entry programs before load (enum loader_fault_hook): the
+ * tracepoint pair where this kernel has exceptions:page_fault_user (BTF, as
+ * choose_programs() found it), else the perf event program. Only the chosen
+ * ones load; the perf program is attached by attach_perf_hook().
+ */
+static int choose_fault_hook(struct memacct_bpf *skel, enum loader_fault_hook *out)
+{
+	struct bpf_program *tp[] = { skel->progs.page_fault_user, skel->progs.page_fault_kernel,
+				     skel->progs.page_fault_user_old,
+				     skel->progs.page_fault_kernel_old };
+	struct bpf_program *perf = NULL;
+	const char *env = getenv("MEMACCT_FAULT_HOOK");
+	enum loader_fault_hook want = LOADER_FAULT_NONE;
+	bool forced, have_tp;
+
+	if (loader_fault_hook_want(env, &want, &forced)) {
+		p_err("MEMACCT_FAULT_HOOK=%s: expected auto, tracepoint or perf", env);
+		return -EINVAL;
+	}
+	/* the classifier's programs choose_fallbacks() kept: fresh or old */
+	if (bpf_program__autoload(skel->progs.mm_page_alloc))
+		perf = skel->progs.page_fault_perf;
+	else if (bpf_program__autoload(skel->progs.mm_page_alloc_old))
+		perf = skel->progs.page_fault_perf_old;
+	if (perf != skel->progs.page_fault_perf)
+		bpf_program__set_autoload(skel->progs.page_fault_perf, false);
+	if (perf != skel->progs.page_fault_perf_old)
+		bpf_program__set_autoload(skel->progs.page_fault_perf_old, false);
+	bpf_program__set_autoattach(skel->progs.page_fault_perf, false);
+	bpf_program__set_autoattach(skel->progs.page_fault_perf_old, false);
+	have_tp = bpf_program__autoload(skel->progs.page_fault_user) ||
+		  bpf_program__autoload(skel->progs.page_fault_user_old);
+	if (!forced)
+		want = have_tp ? LOADER_FAULT_TRACEPOINT : LOADER_FAULT_PERF;
+	if (!perf) {
+		/* no classifier (choose_fallbacks() said why): no hook */
+		if (forced) {
+			p_err("MEMACCT_FAULT_HOOK=%s: this kernel has no fault classifier (needs bpf_find_vma() or the vmacache)",
+			      env);
+			return -ENOENT;
+		}
+		*out = LOADER_FAULT_NONE;
+		return 0;
+	}
+	if (want == LOADER_FAULT_TRACEPOINT && !have_tp) {
+		p_err("MEMACCT_FAULT_HOOK=tracepoint: this kernel has no exceptions:page_fault_user tracepoint (x86 only); unset it to use the perf event hook");
+		return -ENOENT;
+	}
+	if (want == LOADER_FAULT_PERF) {
+		for (size_t i = 0; i < sizeof(tp) / sizeof(tp[0]); i++)
+			bpf_program__set_autoload(tp[i], false);
+	} else {
+		bpf_program__set_autoload(perf, false);
+	}
+	*out = want;
+	return 0;
+}
+
+/* CPUs in /sys/devices/system/cpu/online ("0-3,8"), into @on (@max): how many */
+static int online_cpus(bool *on, int max)
+{
+	char buf[1024], *p = buf, *end;
+	FILE *f = fopen("/sys/devices/system/cpu/online", "r");
+	int n = 0;
+
+	if (!f)
+		return -errno;
+	if (!fgets(buf, sizeof(buf), f)) {
+		fclose(f);
+		return -EIO;
+	}
+	fclose(f);
+	while (*p && *p != '\n') {
+		long a = strtol(p, &end, 10), b = a;
+
+		if (end == p || a < 0)
+			return -EINVAL;
+		p = end;
+		if (*p == '-') {
+			b = strtol(p + 1, &end, 10);
+			if (end == p + 1 || b < a)
+				return -EINVAL;
+			p = end;
+		}
+		for (long c = a; c <= b && c < max; c++, n++)
+			on[c] = true;
+		if (*p == ',')
+			p++;
+		else if (*p && *p != '\n')
+			return -EINVAL;
+	}
+	return n;
+}
+
+/* Why perf_event_open() said @err (EACCES, EPERM): the knobs that refuse it. */
+static void perf_refused(int err)
+{
+	long paranoid = -1;
+	FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "r");
+
+	if (f) {
+		if (fscanf(f, "%ld", &paranoid) != 1)
+			paranoid = -1;
+		fclose(f);
+	}
+	p_err("perf_event_open(PERF_COUNT_SW_PAGE_FAULTS, all tasks, per CPU) refused: %s. "
+	      "The fault hook needs CAP_PERFMON or CAP_SYS_ADMIN, or "
+	      "/proc/sys/kernel/perf_event_paranoid <= 0 (it is %ld); a seccomp filter "
+	      "(containers: allow perf_event_open) or the LSM / kernel lockdown "
+	      "(/sys/kernel/security/lockdown) can refuse it too",
+	      strerror(err), paranoid);
+}
+
+/*
+ * The perf event hook: one PERF_COUNT_SW_PAGE_FAULTS event per online CPU,
+ * every task (pid -1), sample_period 1 (the program runs on every fault),
+ * nothing excluded (kernel-mode faults on user addresses: copy_to_user into
+ * a CoW page), each running @prog. CPUs that come online later are not
+ * covered (a fault there is not classified).
+ */
+static int attach_perf_hook(struct bpf_program *prog)
+{
+	int ncpu = libbpf_num_possible_cpus(), n, err = 0;
+	bool *on;
+
+	if (ncpu <= 0)
+		return ncpu ? ncpu : -EINVAL;
+	on = calloc(ncpu, sizeof(*on));
+	perf_links = calloc(ncpu, sizeof(*perf_links));
+	if (!on || !perf_links) {
+		err = -ENOMEM;
+		goto out;
+	}
+	n = online_cpus(on, ncpu);
+	if (n <= 0) {
+		err = n ? n : -ENOENT;
+		p_err("reading /sys/devices/system/cpu/online: %s", strerror(-err));
+		goto out;
+	}
+	for (int cpu = 0; cpu < ncpu; cpu++) {
+		struct perf_event_attr a = {
+			.type = PERF_TYPE_SOFTWARE,
+			.size = sizeof(a),
+			.config = PERF_COUNT_SW_PAGE_FAULTS,
+			.sample_period = 1,
+		};
+		struct bpf_link *l;
+		int fd;
+
+		if (!on[cpu])
+			continue;
+		fd = syscall(SYS_perf_event_open, &a, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+		if (fd < 0) {
+			err = -errno;
+			if (err == -ENODEV)	/* went offline since */
+				continue;
+			if (err == -EACCES || err == -EPERM)
+				perf_refused(-err);
+			else
+				p_err("perf_event_open(PERF_COUNT_SW_PAGE_FAULTS, CPU %d): %s "
+				      "(kernel without CONFIG_PERF_EVENTS?)", cpu, strerror(-err));
+			goto out;
+		}
+		l = bpf_program__attach_perf_event(prog, fd);
+		if (!l) {
+			err = -errno;
+			close(fd);
+			p_err("attaching %s to the page-fault perf event of CPU %d: %s",
+			      bpf_program__name(prog), cpu, strerror(-err));
+			goto out;
+		}
+		perf_links[nperf_links++] = l;	/* the link owns fd */
+	}
+	err = 0;
+out:
+	free(on);
+	if (err)
+		perf_links_free();
+	return err;
+}
+
 /*
  * loader_opts.pin_events: leave out every program but the syscall exits that
  * move locked_vm/pinned_vm, exec (comm), exit (the record leaves) and cgroup
@@ -810,6 +1039,11 @@ int loader_start(const struct loader_opts *o, struct memacct_bpf **out)
 	if (!windows)
 		dma_windows_off(skel);
 	choose_pinned_hooks(skel, btf, windows);
+	err = choose_fault_hook(skel, &loader_fault_hook);
+	if (err) {
+		btf__free(btf);
+		goto out_destroy;
+	}
 	size_maps(skel, btf);
 	btf__free(btf);
 	if (o->pin_events && pin_events_only(skel, o) == 0) {
@@ -865,6 +1099,21 @@ int loader_start(const struct loader_opts *o, struct memacct_bpf **out)
 		      strerror(-err));
 		goto out_destroy;
 	}
+	if (loader_fault_hook == LOADER_FAULT_PERF &&
+	    (bpf_program__autoload(skel->progs.page_fault_perf) ||
+	     bpf_program__autoload(skel->progs.page_fault_perf_old))) {
+		err = attach_perf_hook(bpf_program__autoload(skel->progs.page_fault_perf) ?
+				       skel->progs.page_fault_perf :
+				       skel->progs.page_fault_perf_old);
+		if (err)
+			goto out_destroy;
+	}
+	p_info("fault hook: %s (%s)", loader_fault_hook_name(loader_fault_hook),
+	       loader_fault_hook == LOADER_FAULT_TRACEPOINT ?
+	       "exceptions:page_fault_user, with the error code" :
+	       loader_fault_hook == LOADER_FAULT_PERF ?
+	       "PERF_COUNT_SW_PAGE_FAULTS on every CPU, no error code" :
+	       "none: CoW and zero-fill figures unavailable on this kernel");
 	if (skel->rodata->dma_windows_on)
 		learn_cpus();	/* sys_enter_close learns each CPU's offset */
 	loader_timing.attach_ns = mono_ns() - t1;
@@ -872,12 +1121,14 @@ int loader_start(const struct loader_opts *o, struct memacct_bpf **out)
 	return 0;
 
 out_destroy:
+	perf_links_free();
 	memacct_bpf__destroy(skel);
 	return err;
 }
 
 void loader_stop(struct memacct_bpf *skel)
 {
+	perf_links_free();
 	memacct_bpf__destroy(skel);
 }
 

@@ -178,6 +178,10 @@ static int reattach(struct pinned *p)
 			continue;
 		if (!strcmp(de->d_name, "task_stocks"))
 			p->iter_link_fd = fd;
+		if (!strncmp(de->d_name, "page_fault_perf", 15))
+			snprintf(p->fault_hook, sizeof(p->fault_hook), "perf");
+		else if (!strncmp(de->d_name, "page_fault_user", 15))
+			snprintf(p->fault_hook, sizeof(p->fault_hook), "tracepoint");
 		err = add_prog_of_link(p, fd, de->d_name);
 		if (fd != p->iter_link_fd)
 			close(fd);
@@ -248,6 +252,34 @@ static int load_and_pin(struct pinned *p)
 		if (!strcmp(s->progs[i].name, "task_stocks"))
 			p->iter_link_fd = dup(bpf_link__fd(l));
 	}
+	{
+		struct bpf_link *const *pl;
+		int npl = loader_perf_links(&pl);
+
+		/* the perf event hook: a link per CPU, each holding its event */
+		for (int i = 0; i < npl; i++) {
+			char name[32];
+
+			snprintf(name, sizeof(name), "page_fault_perf.%d", i);
+			path_of(path, sizeof(path), p->dir, "links", name);
+			err = bpf_link__pin(pl[i], path);
+			if (err) {
+				p_err("pinning %s: %s (the perf event hook's links can be pinned from v5.15)",
+				      path, strerror(-err));
+				goto out_unpin;
+			}
+			if (p->nprogs < PIN_MAX_PROGS) {
+				snprintf(p->progs[p->nprogs].name, sizeof(p->progs[0].name),
+					 "%s", name);
+				p->progs[p->nprogs++].fd = dup(bpf_program__fd(
+					bpf_program__autoload(p->skel->progs.page_fault_perf) ?
+					p->skel->progs.page_fault_perf :
+					p->skel->progs.page_fault_perf_old));
+			}
+		}
+		snprintf(p->fault_hook, sizeof(p->fault_hook), "%s",
+			 loader_fault_hook_name(loader_fault_hook));
+	}
 	if (p->iter_link_fd < 0) {
 		p_err("the task_stocks iterator did not attach (kernel without iter/task?)");
 		err = -ENOTSUP;
@@ -298,6 +330,7 @@ int pin_open(const char *dir, struct pinned *p)
 	p->dma_ranges_fd = p->oom_events_fd = p->oom_history_fd = -1;
 	p->lock_fd = -1;
 	snprintf(p->dir, sizeof(p->dir), "%s", dir);
+	snprintf(p->fault_hook, sizeof(p->fault_hook), "none");
 	snprintf(maps, sizeof(maps), "%s/maps", dir);
 	snprintf(links, sizeof(links), "%s/links", dir);
 	err = pin_check_dir(dir);
