@@ -1,0 +1,222 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause)
+/*
+ * integration_faulthook.c - the fault hook (issue #24): the loader's choice
+ * (the tracepoint exceptions:page_fault_user where the kernel has it, else
+ * the PERF_COUNT_SW_PAGE_FAULTS perf event), its override
+ * MEMACCT_FAULT_HOOK, and the ground-truth fault checks of integration.c
+ * (CoW after fork, zero fill, file CoW, none for MAP_SHARED writes and
+ * reuse) run again with the perf event hook forced, within the same
+ * tolerances; then CoW and zero fills of a process hopping between CPUs
+ * (one perf event per CPU).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "integration.h"
+
+/* the kernel offers the tracepoint (what the loader looks for in BTF;
+ * tracefs shows the same event) */
+static bool have_fault_tracepoint(void)
+{
+	return access("/sys/kernel/tracing/events/exceptions/page_fault_user", F_OK) == 0 ||
+	       access("/sys/kernel/debug/tracing/events/exceptions/page_fault_user", F_OK) == 0;
+}
+
+static void force_perf(void)
+{
+	ck_assert_int_eq(setenv("MEMACCT_FAULT_HOOK", "perf", 1), 0);
+}
+
+static void unforce(void)
+{
+	unsetenv("MEMACCT_FAULT_HOOK");
+}
+
+/* The hook `memacct -v run` says it picked, with MEMACCT_FAULT_HOOK=@env
+ * (NULL: unset): "tracepoint", "perf", "none", or "" when it said none */
+static char *hook_picked(const char *env, int *status)
+{
+	static char hook[32];
+	struct result *r;
+	char *p;
+
+	r = run_cmd("%s%s %s -v run -- true 2>&1 >/dev/null", env ? "MEMACCT_FAULT_HOOK=" : "env -u MEMACCT_FAULT_HOOK",
+		    env ? env : "", memacct);
+	*status = r->status;
+	hook[0] = '\0';
+	p = strstr(r->out, "fault hook: ");
+	if (p)
+		sscanf(p + 12, "%31[a-z]", hook);
+	if (!p)
+		printf("  MEMACCT_FAULT_HOOK=%s: %.400s\n", env ? env : "(unset)", r->out);
+	result_free(r);
+	return hook;
+}
+
+START_TEST(test_hook_choice)
+{
+	bool tp = have_fault_tracepoint();
+	int status;
+	char *h;
+
+	h = hook_picked(NULL, &status);
+	ck_assert_int_eq(status, 0);
+	printf("  kernel %s exceptions:page_fault_user: picked %s\n", tp ? "has" : "lacks", h);
+	ck_assert_str_eq(h, tp ? "tracepoint" : "perf");
+
+	h = hook_picked("perf", &status);
+	ck_assert_int_eq(status, 0);
+	ck_assert_str_eq(h, "perf");
+
+	h = hook_picked("tracepoint", &status);
+	if (tp) {
+		ck_assert_int_eq(status, 0);
+		ck_assert_str_eq(h, "tracepoint");
+	} else {	/* forced and not there: an environment error, no fallback */
+		ck_assert_int_eq(status, 3);
+	}
+	/* a value that names no hook: refused before anything loads */
+	h = hook_picked("kprobe", &status);
+	ck_assert_int_eq(status, 3);
+	ck_assert_str_eq(h, "");
+}
+END_TEST
+
+START_TEST(test_perf_cow_fork_child)
+{
+	struct result *r = memacct_run("cow_fork 100 4");
+
+	assert_near("perf hook: fork, child cow",
+		    jint(proc_by_pid(r, truth(r, "child_pid")), "cow_copied_bytes"),
+		    truth(r, "child_cow_bytes"));
+	assert_near("perf hook: fork, parent cow",
+		    jint(proc_by_pid(r, truth(r, "parent_pid")), "cow_copied_bytes"),
+		    truth(r, "parent_cow_bytes"));
+	ck_assert_int_eq(jint(json_object_get(r->report, "totals"), "fault_unclassified_bytes"), 0);
+	result_free(r);
+}
+END_TEST
+
+START_TEST(test_perf_cow_fork_parent_writes)
+{
+	struct result *r = memacct_run("cow_fork 64 2 --parent-writes");
+
+	assert_near("perf hook: parent writes, parent cow",
+		    jint(proc_by_pid(r, truth(r, "parent_pid")), "cow_copied_bytes"),
+		    truth(r, "parent_cow_bytes"));
+	assert_near("perf hook: parent writes, child cow",
+		    jint(proc_by_pid(r, truth(r, "child_pid")), "cow_copied_bytes"),
+		    truth(r, "child_cow_bytes"));
+	result_free(r);
+}
+END_TEST
+
+START_TEST(test_perf_zero_fill)
+{
+	struct result *r = memacct_run("zero_fill 64");
+	json_t *t = json_object_get(r->report, "totals");
+
+	assert_near("perf hook: read-then-write anon: cow", jint(t, "cow_copied_bytes"),
+		    truth(r, "cow_bytes"));
+	assert_near("perf hook: read-then-write anon: zero fill", jint(t, "zero_fill_bytes"),
+		    truth(r, "zero_fill_bytes"));
+	result_free(r);
+}
+END_TEST
+
+static void perf_file(const char *workload, const char *args, const char *what)
+{
+	struct result *r = run_cmd("cd %s && %s -j run -- %s/%s %s", testsdir, memacct,
+				   workloads, workload, args);
+	json_t *t;
+
+	ck_assert_msg(r->report, "no JSON report: %s", r->out);
+	t = json_object_get(r->report, "totals");
+	assert_near(what, jint(t, "cow_file_copied_bytes"), truth(r, "file_cow_bytes"));
+	assert_near("perf hook: file mapping: anon cow", jint(t, "cow_copied_bytes"), 0);
+	result_free(r);
+}
+
+START_TEST(test_perf_file_private_write)
+{
+	perf_file("file_private", "32", "perf hook: MAP_PRIVATE write: file cow");
+}
+END_TEST
+
+START_TEST(test_perf_file_private_read_first)
+{
+	perf_file("file_private", "32 --read-first", "perf hook: MAP_PRIVATE read+write: file cow");
+}
+END_TEST
+
+START_TEST(test_perf_file_shared)
+{
+	perf_file("file_shared", "32", "perf hook: MAP_SHARED write: file cow");
+}
+END_TEST
+
+START_TEST(test_perf_reuse_tmpfs)
+{
+	struct result *r = memacct_run("reuse_tmpfs");
+	json_t *t = json_object_get(r->report, "totals");
+
+	assert_near("perf hook: reuse + tmpfs write/read: cow", jint(t, "cow_copied_bytes"),
+		    truth(r, "cow_bytes"));
+	assert_near("perf hook: reuse + tmpfs write/read: file cow",
+		    jint(t, "cow_file_copied_bytes"), 0);
+	result_free(r);
+}
+END_TEST
+
+/*
+ * Zero fills and CoW copies of a parent and child that move to the next CPU
+ * every 64 pages: with one perf event per CPU every fault is seen, and the
+ * fault state follows the thread. With a single CPU allowed there is no
+ * move to test.
+ */
+START_TEST(test_perf_cpu_hops)
+{
+	struct result *r = memacct_run("cow_hop 32 2 64");
+
+	if (truth(r, "allowed_cpus") < 2) {
+		SKIP_TEST("one CPU allowed here: no migration to test");
+		result_free(r);
+		return;
+	}
+	printf("  hops: the parent wrote on %lld CPUs, the child on %lld\n",
+	       truth(r, "parent_cpus"), truth(r, "child_cpus"));
+	ck_assert_int_ge(truth(r, "parent_cpus"), 2);
+	ck_assert_int_ge(truth(r, "child_cpus"), 2);
+	assert_near("perf hook, CPU hops: parent zero fill",
+		    jint(proc_by_pid(r, truth(r, "parent_pid")), "zero_fill_bytes"),
+		    truth(r, "zero_fill_bytes"));
+	assert_near("perf hook, CPU hops: child cow",
+		    jint(proc_by_pid(r, truth(r, "child_pid")), "cow_copied_bytes"),
+		    truth(r, "child_cow_bytes"));
+	result_free(r);
+}
+END_TEST
+
+Suite *faulthook_suite(void)
+{
+	Suite *s = suite_create("faulthook");
+	TCase *choice = tcase_swept("choice");
+	TCase *tc = tcase_swept("perf");
+
+	tcase_set_timeout(choice, 120);
+	tcase_add_test(choice, test_hook_choice);
+	suite_add_tcase(s, choice);
+	tcase_set_timeout(tc, 300);
+	tcase_add_checked_fixture(tc, force_perf, unforce);
+	tcase_add_test(tc, test_perf_cow_fork_child);
+	tcase_add_test(tc, test_perf_cow_fork_parent_writes);
+	tcase_add_test(tc, test_perf_zero_fill);
+	tcase_add_test(tc, test_perf_file_private_write);
+	tcase_add_test(tc, test_perf_file_private_read_first);
+	tcase_add_test(tc, test_perf_file_shared);
+	tcase_add_test(tc, test_perf_reuse_tmpfs);
+	tcase_add_test(tc, test_perf_cpu_hops);
+	suite_add_tcase(s, tc);
+	return s;
+}
