@@ -13,6 +13,7 @@
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -547,8 +548,14 @@ static void choose_fallbacks(struct memacct_bpf *skel, const struct btf *btf)
 }
 
 enum loader_fault_hook loader_fault_hook;
-static struct bpf_link **perf_links;
-static int nperf_links;
+/*
+ * The perf event hook's attachments, one per online CPU: a BPF link fd
+ * (BPF_LINK_TYPE_PERF_EVENT, v5.15), or -1 where the kernel has no such
+ * link and the program was set on the event (PERF_EVENT_IOC_SET_BPF); the
+ * event's fd, which the link also holds.
+ */
+static int *perf_link_fds, *perf_event_fds;
+static int nperf;
 
 const char *loader_fault_hook_name(enum loader_fault_hook h)
 {
@@ -577,19 +584,23 @@ int loader_fault_hook_want(const char *s, enum loader_fault_hook *h, bool *force
 	return 0;
 }
 
-int loader_perf_links(struct bpf_link *const **links)
+int loader_perf_links(const int **link_fds)
 {
-	*links = perf_links;
-	return nperf_links;
+	*link_fds = perf_link_fds;
+	return nperf;
 }
 
-static void perf_links_free(void)
+void loader_perf_detach(void)
 {
-	for (int i = 0; i < nperf_links; i++)
-		bpf_link__destroy(perf_links[i]);
-	free(perf_links);
-	perf_links = NULL;
-	nperf_links = 0;
+	for (int i = 0; i < nperf; i++) {
+		if (perf_link_fds[i] >= 0)
+			close(perf_link_fds[i]);
+		close(perf_event_fds[i]);
+	}
+	free(perf_link_fds);
+	free(perf_event_fds);
+	perf_link_fds = perf_event_fds = NULL;
+	nperf = 0;
 }
 
 /*
@@ -710,19 +721,21 @@ static void perf_refused(int err)
  * The perf event hook: one PERF_COUNT_SW_PAGE_FAULTS event per online CPU,
  * every task (pid -1), sample_period 1 (the program runs on every fault),
  * nothing excluded (kernel-mode faults on user addresses: copy_to_user into
- * a CoW page), each running @prog. CPUs that come online later are not
+ * a CoW page), each running @prog_fd. CPUs that come online later are not
  * covered (a fault there is not classified).
  */
-static int attach_perf_hook(struct bpf_program *prog)
+int loader_perf_attach(int prog_fd)
 {
 	int ncpu = libbpf_num_possible_cpus(), n, err = 0;
 	bool *on;
 
 	if (ncpu <= 0)
 		return ncpu ? ncpu : -EINVAL;
+	loader_perf_detach();
 	on = calloc(ncpu, sizeof(*on));
-	perf_links = calloc(ncpu, sizeof(*perf_links));
-	if (!on || !perf_links) {
+	perf_link_fds = calloc(ncpu, sizeof(*perf_link_fds));
+	perf_event_fds = calloc(ncpu, sizeof(*perf_event_fds));
+	if (!on || !perf_link_fds || !perf_event_fds) {
 		err = -ENOMEM;
 		goto out;
 	}
@@ -739,8 +752,7 @@ static int attach_perf_hook(struct bpf_program *prog)
 			.config = PERF_COUNT_SW_PAGE_FAULTS,
 			.sample_period = 1,
 		};
-		struct bpf_link *l;
-		int fd;
+		int fd, lfd;
 
 		if (!on[cpu])
 			continue;
@@ -756,21 +768,23 @@ static int attach_perf_hook(struct bpf_program *prog)
 				      "(kernel without CONFIG_PERF_EVENTS?)", cpu, strerror(-err));
 			goto out;
 		}
-		l = bpf_program__attach_perf_event(prog, fd);
-		if (!l) {
+		lfd = bpf_link_create(prog_fd, fd, BPF_PERF_EVENT, NULL);
+		if (lfd < 0 && ioctl(fd, PERF_EVENT_IOC_SET_BPF, prog_fd)) {
+			/* neither a perf link (v5.15) nor the ioctl */
 			err = -errno;
 			close(fd);
-			p_err("attaching %s to the page-fault perf event of CPU %d: %s",
-			      bpf_program__name(prog), cpu, strerror(-err));
+			p_err("attaching the fault hook to the page-fault perf event of CPU %d: %s",
+			      cpu, strerror(-err));
 			goto out;
 		}
-		perf_links[nperf_links++] = l;	/* the link owns fd */
+		perf_link_fds[nperf] = lfd < 0 ? -1 : lfd;
+		perf_event_fds[nperf++] = fd;
 	}
 	err = 0;
 out:
 	free(on);
 	if (err)
-		perf_links_free();
+		loader_perf_detach();
 	return err;
 }
 
@@ -1102,9 +1116,9 @@ int loader_start(const struct loader_opts *o, struct memacct_bpf **out)
 	if (loader_fault_hook == LOADER_FAULT_PERF &&
 	    (bpf_program__autoload(skel->progs.page_fault_perf) ||
 	     bpf_program__autoload(skel->progs.page_fault_perf_old))) {
-		err = attach_perf_hook(bpf_program__autoload(skel->progs.page_fault_perf) ?
-				       skel->progs.page_fault_perf :
-				       skel->progs.page_fault_perf_old);
+		err = loader_perf_attach(bpf_program__fd(
+			bpf_program__autoload(skel->progs.page_fault_perf) ?
+			skel->progs.page_fault_perf : skel->progs.page_fault_perf_old));
 		if (err)
 			goto out_destroy;
 	}
@@ -1121,14 +1135,14 @@ int loader_start(const struct loader_opts *o, struct memacct_bpf **out)
 	return 0;
 
 out_destroy:
-	perf_links_free();
+	loader_perf_detach();
 	memacct_bpf__destroy(skel);
 	return err;
 }
 
 void loader_stop(struct memacct_bpf *skel)
 {
-	perf_links_free();
+	loader_perf_detach();
 	memacct_bpf__destroy(skel);
 }
 

@@ -192,11 +192,17 @@ const char *loader_fault_hook_name(enum loader_fault_hook h);
  */
 int loader_fault_hook_want(const char *s, enum loader_fault_hook *h, bool *forced);
 /*
- * loader_perf_links() - the perf event hook's links of the last
- * loader_start(), one per online CPU (the daemon pins them): their number.
+ * loader_perf_attach() - the perf event hook: program @prog_fd on a
+ * PERF_COUNT_SW_PAGE_FAULTS event of every online CPU (loader_start() calls
+ * it; the daemon too, re-attaching to a pinned program). 0 or negative
+ * errno, printed (a refusal names perf_event_paranoid, seccomp, lockdown).
+ * loader_perf_links() - its BPF link fds, one per CPU (-1: attached by
+ * ioctl, no link: kernels before v5.15): their number.
+ * loader_perf_detach() - closes them (loader_stop() does too).
  */
-struct bpf_link;
-int loader_perf_links(struct bpf_link *const **links);
+int loader_perf_attach(int prog_fd);
+int loader_perf_links(const int **link_fds);
+void loader_perf_detach(void);
 
 /* loader_dropped() - the BPF side's drop counters (pages of nothing: counts). */
 void loader_dropped(struct memacct_bpf *skel, uint64_t out[MEMACCT_DROP_NR]);
