@@ -1065,6 +1065,10 @@ int loader_start(const struct loader_opts *o, struct memacct_bpf **out)
 		p_err("no syscalls tracepoints (is tracefs mounted? mount -t tracefs tracefs /sys/kernel/tracing)");
 		goto out_destroy;
 	}
+	/* pin events only (audit --watch): no fault programs, so no hook */
+	if (!bpf_program__autoload(skel->progs.mm_page_alloc) &&
+	    !bpf_program__autoload(skel->progs.mm_page_alloc_old))
+		loader_fault_hook = LOADER_FAULT_NONE;
 
 	/* what sched_process_exit must clean up after (bpf/memacct.bpf.c) */
 	skel->rodata->oom_by_pid = bpf_program__autoload(skel->progs.mark_victim_pid);

@@ -29,6 +29,10 @@ Arms:
             fault, allocation, scheduler ones (bench/empty.bpf.c) and the
             syscalls:sys_exit_* ones of its pinned-memory tracking
             (bench/empty_sys.bpf.c)
+  floor_perf the floor with the perf event fault hook in place of the
+            fault tracepoints (bench/empty_perf.bpf.c: an empty program on
+            PERF_COUNT_SW_PAGE_FAULTS of every CPU, plus empty_sys.bpf.c):
+            the floor of on_perf
   floor_hot the same without the syscall tracepoints: floor - floor_hot is
             what putting every syscall on the slow path costs
   on        memacct's daemon kernel side (bpf_stats off, the default;
@@ -40,7 +44,8 @@ Arms:
             instead of exceptions:page_fault_user, docs/metrics.md "Fault
             hooks"): on_perf - on is what the portable hook costs more per
             fault. Process mode only (toggle re-creates tracepoint links,
-            not per-CPU software events): naming it selects process mode
+            not per-CPU software events): naming it (or floor_perf) selects
+            process mode
   on_dma    the same with --dma-pins on (the DMA-pin windows' syscall
             tracepoints attached): on_dma - on is what they cost
   base      the same with another memacct binary (--base PATH, e.g. a build
@@ -115,8 +120,9 @@ class Arm:
 
     def start(self):
         b = os.path.join(self.out, 'bench')
-        if self.name in ('floor', 'floor_hot'):
-            objs = ['empty.bpf.o'] + (['empty_sys.bpf.o'] if self.name == 'floor' else [])
+        if self.name in ('floor', 'floor_hot', 'floor_perf'):
+            objs = ['empty_perf.bpf.o' if self.name == 'floor_perf' else 'empty.bpf.o'] + \
+                (['empty_sys.bpf.o'] if self.name != 'floor_hot' else [])
             self.proc = subprocess.Popen([os.path.join(b, 'empty_attach')] +
                                          [os.path.join(b, o) for o in objs],
                                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
@@ -155,7 +161,7 @@ class Arm:
     def stop(self):
         if not self.proc:
             return
-        if self.name in ('floor', 'floor_hot'):
+        if self.name in ('floor', 'floor_hot', 'floor_perf'):
             self.proc.stdin.close()
         else:
             self.proc.send_signal(signal.SIGINT if self.name == 'bpftrace' else signal.SIGTERM)
@@ -267,7 +273,7 @@ def main():
         tog = Toggler(a.out)
         for name in arms:
             why = ('its perf event links are per-CPU software events'
-                   if name == 'on_perf' else
+                   if name in ('on_perf', 'floor_perf') else
                    name != 'off' and tog.take(Arm(name, a.out, a.base)))
             if why:
                 print('paired: toggle cannot take %s (%s): process mode' % (name, why),
@@ -358,8 +364,10 @@ def main():
         pairs.append(('on', 'base'))
     if 'on' in arms and 'on_perf' in arms:
         pairs.append(('on_perf', 'on'))
-    if 'on_perf' in arms and 'floor' in arms:
-        pairs.append(('on_perf', 'floor'))
+    if 'on_perf' in arms and 'floor_perf' in arms:
+        pairs.append(('on_perf', 'floor_perf'))
+    if 'floor_perf' in arms and 'floor' in arms:
+        pairs.append(('floor_perf', 'floor'))
     if 'on' in arms and 'on_dma' in arms:
         pairs.append(('on_dma', 'on'))
     for w in WORKLOADS:
