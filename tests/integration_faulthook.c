@@ -9,18 +9,50 @@
  * tolerances; then CoW and zero fills of a process hopping between CPUs
  * (one perf event per CPU).
  */
+#define _GNU_SOURCE	/* memmem */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include "integration.h"
 
-/* the kernel offers the tracepoint (what the loader looks for in BTF;
- * tracefs shows the same event) */
+/*
+ * The kernel offers the tracepoint: its BTF names btf_trace_page_fault_user
+ * (what the loader looks for), read here from the raw BTF's strings; tracefs
+ * shows the same event where it is mounted.
+ */
 static bool have_fault_tracepoint(void)
 {
-	return access("/sys/kernel/tracing/events/exceptions/page_fault_user", F_OK) == 0 ||
-	       access("/sys/kernel/debug/tracing/events/exceptions/page_fault_user", F_OK) == 0;
+	static const char name[] = "btf_trace_page_fault_user";
+	FILE *f = fopen("/sys/kernel/btf/vmlinux", "r");
+	size_t cap = 1 << 20, len = 0, n;
+	char *buf = malloc(cap);
+	bool found = false;
+
+	ck_assert_ptr_nonnull(buf);
+	ck_assert_msg(f, "/sys/kernel/btf/vmlinux: %s", strerror(errno));
+	while ((n = fread(buf + len, 1, cap - len, f)) > 0) {
+		len += n;
+		if (len == cap) {
+			cap *= 2;
+			buf = realloc(buf, cap);
+			ck_assert_ptr_nonnull(buf);
+		}
+	}
+	fclose(f);
+	/* a string of the BTF string table: NUL before and after */
+	for (char *p = buf; (p = memmem(p, len - (p - buf), name, sizeof(name))) != NULL;
+	     p += sizeof(name))
+		if (p > buf && p[-1] == '\0') {
+			found = true;
+			break;
+		}
+	free(buf);
+	if (access("/sys/kernel/tracing/events/exceptions", F_OK) == 0)
+		ck_assert_int_eq(found, access("/sys/kernel/tracing/events/exceptions/page_fault_user",
+					       F_OK) == 0);
+	return found;
 }
 
 static void force_perf(void)
@@ -48,8 +80,12 @@ static char *hook_picked(const char *env, int *status)
 	p = strstr(r->out, "fault hook: ");
 	if (p)
 		sscanf(p + 12, "%31[a-z]", hook);
-	if (!p)
-		printf("  MEMACCT_FAULT_HOOK=%s: %.400s\n", env ? env : "(unset)", r->out);
+	if (!p) {	/* what it said instead: its Error: line */
+		char *e = strstr(r->out, "Error: ");
+
+		printf("  MEMACCT_FAULT_HOOK=%s: exit %d, %.*s\n", env ? env : "(unset)", r->status,
+		       e ? (int)strcspn(e, "\n") : 0, e ? e : "");
+	}
 	result_free(r);
 	return hook;
 }
