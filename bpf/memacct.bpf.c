@@ -2578,7 +2578,6 @@ int BPF_PROG(sched_process_exit, struct task_struct *task)
 				 * freed already where this fires after
 				 * exit_mm() (before 6.16): then not counted */
 				cand_resolve(&sl->f, &sl->pend);
-				cand_resolve_stored(task, &sl->pend);
 				fold(task, &sl->pend);
 			} else {
 				fold_old(task, &sl->pend);
@@ -2589,6 +2588,14 @@ int BPF_PROG(sched_process_exit, struct task_struct *task)
 		}
 		if (fault_old)
 			bpf_map_delete_elem(&fault_spill, &ctid);
+		/* a candidate whose fault slept (moved to task storage), with
+		 * or without a CPU slot of this thread now */
+		if (task_btf() && cand_stored) {
+			struct fault_pending pd = {};
+
+			cand_resolve_stored(task, &pd);
+			fold(task, &pd);
+		}
 	}
 	if (sig->live.counter != 0)
 		return 0;	/* other threads still run */
