@@ -225,6 +225,25 @@ static void shmem_private(const char *what)
 	result_free(r);
 }
 
+/*
+ * perf_event_open refused (here by a seccomp filter, tests/workloads/
+ * deny_perf.c): the message names the knobs with their values, exit 3, no
+ * quiet fallback.
+ */
+START_TEST(test_perf_refused)
+{
+	struct result *r = run_cmd("MEMACCT_FAULT_HOOK=perf %s/deny_perf %s run -- true 2>&1",
+				   workloads, memacct);
+
+	printf("  perf_event_open denied by seccomp: exit %d\n", r->status);
+	ck_assert_int_eq(r->status, 3);
+	ck_assert_msg(strstr(r->out, "perf_event_paranoid") && strstr(r->out, "CAP_PERFMON") &&
+		      strstr(r->out, "seccomp filter (ACTIVE here") && strstr(r->out, "lockdown"),
+		      "the refusal does not name its knobs: %s", r->out);
+	result_free(r);
+}
+END_TEST
+
 START_TEST(test_shmem_private)
 {
 	shmem_private("MAP_PRIVATE shmem, the kernel's hook: file cow");
@@ -275,6 +294,7 @@ Suite *faulthook_suite(void)
 	tcase_set_timeout(choice, 120);
 	tcase_add_test(choice, test_hook_choice);
 	tcase_add_test(choice, test_shmem_private);
+	tcase_add_test(choice, test_perf_refused);
 	suite_add_tcase(s, choice);
 	tcase_set_timeout(tc, 300);
 	tcase_add_checked_fixture(tc, force_perf, unforce);

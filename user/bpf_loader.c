@@ -698,10 +698,34 @@ static int online_cpus(bool *on, int max)
 	return n;
 }
 
-/* Why perf_event_open() said @err (EACCES, EPERM): the knobs that refuse it. */
+/* The value of "@key:" in /proc/self/status, into @out (@len); "?" if absent. */
+static void self_status(const char *key, char *out, size_t len)
+{
+	char line[256];
+	size_t k = strlen(key);
+	FILE *f = fopen("/proc/self/status", "r");
+
+	snprintf(out, len, "?");
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, k) && line[k] == ':') {
+			snprintf(out, len, "%s", line + k + 1 + strspn(line + k + 1, " \t"));
+			out[strcspn(out, "\n")] = '\0';
+			break;
+		}
+	if (f)
+		fclose(f);
+}
+
+/*
+ * Why perf_event_open() said @err (EACCES, EPERM): every knob that refuses
+ * it, with its value here (docs/metrics.md "Fault hooks").
+ */
 static void perf_refused(int err)
 {
+	char caps[32] = "?", seccomp[16], lockdown[128] = "absent";
+	unsigned long long eff = 0;
 	long paranoid = -1;
+	bool perfmon = false;
 	FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "r");
 
 	if (f) {
@@ -709,12 +733,25 @@ static void perf_refused(int err)
 			paranoid = -1;
 		fclose(f);
 	}
-	p_err("perf_event_open(PERF_COUNT_SW_PAGE_FAULTS, all tasks, per CPU) refused: %s. "
-	      "The fault hook needs CAP_PERFMON or CAP_SYS_ADMIN, or "
-	      "/proc/sys/kernel/perf_event_paranoid <= 0 (it is %ld); a seccomp filter "
-	      "(containers: allow perf_event_open) or the LSM / kernel lockdown "
-	      "(/sys/kernel/security/lockdown) can refuse it too",
-	      strerror(err), paranoid);
+	self_status("CapEff", caps, sizeof(caps));
+	if (sscanf(caps, "%llx", &eff) == 1)	/* CAP_PERFMON 38, CAP_SYS_ADMIN 21 */
+		perfmon = eff & (1ULL << 38 | 1ULL << 21);
+	self_status("Seccomp", seccomp, sizeof(seccomp));
+	f = fopen("/sys/kernel/security/lockdown", "r");
+	if (f) {
+		if (!fgets(lockdown, sizeof(lockdown), f))
+			snprintf(lockdown, sizeof(lockdown), "?");
+		lockdown[strcspn(lockdown, "\n")] = '\0';
+		fclose(f);
+	}
+	p_err("perf_event_open(PERF_COUNT_SW_PAGE_FAULTS, all tasks, per CPU) for the fault hook "
+	      "refused: %s. What can refuse it: CAP_PERFMON or CAP_SYS_ADMIN (%s here), else "
+	      "/proc/sys/kernel/perf_event_paranoid above 0 (it is %ld); a seccomp filter (%s here: "
+	      "a container's profile must allow perf_event_open); an LSM or kernel lockdown "
+	      "(/sys/kernel/security/lockdown: %s)",
+	      strerror(err), perfmon ? "held" : "NOT held", paranoid,
+	      !strcmp(seccomp, "2") ? "ACTIVE" : !strcmp(seccomp, "0") ? "none" : seccomp,
+	      lockdown);
 }
 
 /*
@@ -1111,12 +1148,8 @@ int loader_start(const struct loader_opts *o, struct memacct_bpf **out)
 			skel->bss->vmemmap_measured = base;
 		}
 	}
-	err = memacct_bpf__attach(skel);
-	if (err) {
-		p_err("attaching to tracepoints: %s (is tracefs mounted? mount -t tracefs tracefs /sys/kernel/tracing)",
-		      strerror(-err));
-		goto out_destroy;
-	}
+	/* the perf event hook first: a refusal (perf_event_paranoid, seccomp,
+	 * lockdown) is then what is reported, not a tracepoint's attach */
 	if (loader_fault_hook == LOADER_FAULT_PERF &&
 	    (bpf_program__autoload(skel->progs.page_fault_perf) ||
 	     bpf_program__autoload(skel->progs.page_fault_perf_old))) {
@@ -1125,6 +1158,12 @@ int loader_start(const struct loader_opts *o, struct memacct_bpf **out)
 			skel->progs.page_fault_perf : skel->progs.page_fault_perf_old));
 		if (err)
 			goto out_destroy;
+	}
+	err = memacct_bpf__attach(skel);
+	if (err) {
+		p_err("attaching to tracepoints: %s (is tracefs mounted? mount -t tracefs tracefs /sys/kernel/tracing)",
+		      strerror(-err));
+		goto out_destroy;
 	}
 	p_info("fault hook: %s (%s)", loader_fault_hook_name(loader_fault_hook),
 	       loader_fault_hook == LOADER_FAULT_TRACEPOINT ?
