@@ -730,15 +730,17 @@ static __always_inline int classify(struct task_struct *task, struct cpu_slot *s
 		/*
 		 * The perf event hook: neither write nor present is known.
 		 * The first GFP_HIGHUSER_MOVABLE order-0 allocation without
-		 * __GFP_ZERO inside a fault of a private mapping is taken as
-		 * the copy: a CoW break of a present page (wp_page_copy()) or
-		 * a private file page copied from the page cache
-		 * (do_cow_fault()); a read fault that maps the zero page or a
-		 * page-cache page allocates no such page (readahead adds
-		 * __GFP_NORETRY). What this cannot tell from a write
-		 * (docs/metrics.md "Fault hooks"): an anon swap-in of a page
-		 * not in the swap cache, and a read fault that fills a hole
-		 * of a MAP_PRIVATE tmpfs/shmem file, count as copies.
+		 * __GFP_ZERO inside a fault of a private mapping: in an anon
+		 * VMA the CoW break of a present page (wp_page_copy()); in a
+		 * file VMA the copy of a write (do_cow_fault(),
+		 * wp_page_copy()) or, in a read fault, a page-cache page
+		 * (shmem filling a hole), told apart once the fault has
+		 * finished (cand_resolve()). A read fault that maps the zero
+		 * page or a cached page allocates no such page. What this
+		 * cannot tell (docs/metrics.md "Fault hooks"): an anon
+		 * swap-in of a page not in the swap cache counts as a copy;
+		 * the *_old programs (no task storage) count file candidates
+		 * at once.
 		 */
 		if (old ? vmacache_vma(task, f->address, &vi.flags, &vi.file) :
 			  vma_of(task, sl, &vi))
