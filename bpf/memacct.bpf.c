@@ -83,6 +83,12 @@ struct vma_cache {
 	__u16 pad;
 };
 
+/*
+ * fault_ctx.error_code of a fault entered through the perf event hook
+ * (page_fault_perf): no error code known. No x86 error code has bit 63.
+ */
+#define FAULT_NO_ERRCODE	(1ULL << 63)
+
 /* The fault in progress (DESIGN.md steps 1-3). */
 struct fault_ctx {
 	__u64 address;
@@ -90,6 +96,10 @@ struct fault_ctx {
 	__u64 flt;		/* task->min_flt + task->maj_flt at fault entry */
 	__u32 state;
 	__u32 pad;
+	/* perf hook: the page of a private file mapping's allocation, counted
+	 * as file CoW once the fault has finished if it is then anon
+	 * (cand_resolve()); 0: none */
+	__u64 cand;
 };
 
 /*
@@ -456,9 +466,56 @@ static __always_inline struct cpu_slot *slot_claim(__u64 task)
 	 * attached (only while attaching): its pending flows are lost */
 	__builtin_memset(&sl->pend, 0, sizeof(sl->pend));
 	sl->f.state = FAULT_NONE;
+	sl->f.cand = 0;
 	sl->vma.seq_ok = 0;
 	sl->task = task;
 	return sl;
+}
+
+/*
+ * The perf hook cannot tell a write from a read (no error code): the first
+ * allocation in a fault of a private file mapping is the copy of a write
+ * (do_cow_fault(), wp_page_copy()) or, in a read fault on a hole of a
+ * shmem/tmpfs file, the page-cache page itself. Told apart once the fault
+ * has finished: the copy is then mapped as an anon page (page->mapping has
+ * PAGE_MAPPING_ANON, bit 0), the page-cache page is not. Resolved at the
+ * thread's next fault, allocation, switch or exit; cand_stored counts
+ * candidates moved to task storage (a hint: switch_out looks there only
+ * while it is not 0).
+ */
+__u64 cand_stored;
+
+static __always_inline void cand_resolve(struct fault_ctx *f, struct fault_pending *pd)
+{
+	struct page *pg = (struct page *)f->cand;
+	__u64 mapping = 0;
+
+	if (!f->cand)
+		return;
+	f->cand = 0;
+	bpf_probe_read_kernel(&mapping, sizeof(mapping), &pg->mapping);
+	if (mapping & 1) {
+		pd->cow_file++;
+		pd->n++;
+	}
+}
+
+/* The candidate left in @task's storage by switch_out(), once its fault has
+ * finished, into @pd. */
+static __always_inline void cand_resolve_stored(struct task_struct *task,
+						struct fault_pending *pd)
+{
+	struct fault_state *st;
+
+	/* sched_process_exit is loaded without task storage too (v5.10) */
+	if (!cand_stored ||
+	    !bpf_core_enum_value_exists(enum bpf_map_type, BPF_MAP_TYPE_TASK_STORAGE))
+		return;
+	st = bpf_task_storage_get(&fault_states, task, 0, 0);
+	if (st && st->f.cand && st->f.flt != task_flt(task)) {
+		cand_resolve(&st->f, pd);
+		__sync_fetch_and_add(&cand_stored, -1);
+	}
 }
 
 static __always_inline int fault_enter(unsigned long address, unsigned long error_code,
@@ -478,6 +535,8 @@ static __always_inline int fault_enter(unsigned long address, unsigned long erro
 	sl = slot_claim((__u64)task);
 	if (!sl)
 		return 0;
+	if (!old && sl->f.cand)
+		cand_resolve(&sl->f, &sl->pend);	/* the thread's last fault */
 	sl->f.address = address;
 	sl->f.error_code = error_code;
 	sl->f.flt = old ? task_flt_old(task) : task_flt(task);
@@ -561,6 +620,24 @@ int BPF_PROG(page_fault_kernel, unsigned long address, struct pt_regs *regs,
 	return fault_enter(address, error_code, false);
 }
 
+/*
+ * The portable fault entry (every architecture; the only one where
+ * exceptions:page_fault_user does not exist, e.g. arm64): the
+ * PERF_COUNT_SW_PAGE_FAULTS software event, which the arch fault handler
+ * raises at entry (perf_sw_event() in arch/<arch>/mm/fault.c, user and
+ * kernel mode faults on user addresses alike), attached by user/bpf_loader.c
+ * on every CPU with sample_period 1. ctx->addr is the fault address; there
+ * is no error code, so the fault is marked FAULT_NO_ERRCODE and classify()
+ * works from the allocation and the VMA alone (docs/metrics.md "Fault
+ * hooks"). The loader loads it beside the tracepoint programs and attaches
+ * one of the two.
+ */
+SEC("perf_event")
+int page_fault_perf(struct bpf_perf_event_data *ctx)
+{
+	return fault_enter(ctx->addr, FAULT_NO_ERRCODE, false);
+}
+
 static long vma_cb(struct task_struct *task, struct vm_area_struct *vma, void *data)
 {
 	struct vma_info *vi = data;
@@ -637,7 +714,8 @@ static __always_inline int vma_of(struct task_struct *task, struct cpu_slot *sl,
 	return 0;
 }
 
-enum alloc_kind { ALLOC_OTHER, ALLOC_ZERO, ALLOC_COW_ANON, ALLOC_COW_FILE, ALLOC_UNCLASSIFIED };
+enum alloc_kind { ALLOC_OTHER, ALLOC_ZERO, ALLOC_COW_ANON, ALLOC_COW_FILE, ALLOC_UNCLASSIFIED,
+		  ALLOC_COW_FILE_CAND /* perf hook: cand_resolve() decides */ };
 
 /* DESIGN.md step 4: what the first user allocation of a fault was for. */
 static __always_inline int classify(struct task_struct *task, struct cpu_slot *sl,
@@ -648,6 +726,31 @@ static __always_inline int classify(struct task_struct *task, struct cpu_slot *s
 
 	if (gfp & gfp_zero)
 		return ALLOC_ZERO;
+	if (f->error_code & FAULT_NO_ERRCODE) {
+		/*
+		 * The perf event hook: neither write nor present is known.
+		 * The first GFP_HIGHUSER_MOVABLE order-0 allocation without
+		 * __GFP_ZERO inside a fault of a private mapping: in an anon
+		 * VMA the CoW break of a present page (wp_page_copy()); in a
+		 * file VMA the copy of a write (do_cow_fault(),
+		 * wp_page_copy()) or, in a read fault, a page-cache page
+		 * (shmem filling a hole), told apart once the fault has
+		 * finished (cand_resolve()). A read fault that maps the zero
+		 * page or a cached page allocates no such page. What this
+		 * cannot tell (docs/metrics.md "Fault hooks"): an anon
+		 * swap-in of a page not in the swap cache counts as a copy;
+		 * the *_old programs (no task storage) count file candidates
+		 * at once.
+		 */
+		if (old ? vmacache_vma(task, f->address, &vi.flags, &vi.file) :
+			  vma_of(task, sl, &vi))
+			return ALLOC_UNCLASSIFIED;
+		if (vi.flags & VM_SHARED_FLAG)
+			return ALLOC_OTHER;	/* page cache fill */
+		if (vi.file)	/* the copy, or a shmem page of a read */
+			return old ? ALLOC_COW_FILE : ALLOC_COW_FILE_CAND;
+		return ALLOC_COW_ANON;
+	}
 	if (!(f->error_code & X86_PF_WRITE))
 		return ALLOC_OTHER;
 	/* a write fault's copy or fill whose VMA is unknown: counted as
@@ -701,8 +804,15 @@ static __always_inline struct cpu_slot *slot_take_back(struct task_struct *task,
 	if (!st || st->f.state == FAULT_NONE)
 		return NULL;
 	sl = slot_claim((__u64)task);
-	if (sl)
+	if (sl) {
+		if (sl->f.cand)	/* the thread's fault before this one */
+			cand_resolve(&sl->f, &sl->pend);
 		sl->f = st->f;
+	}
+	if (st->f.cand) {	/* moved to the slot, or lost with it */
+		st->f.cand = 0;
+		__sync_fetch_and_add(&cand_stored, -1);
+	}
 	st->f.state = FAULT_NONE;
 	return sl;
 }
@@ -736,12 +846,20 @@ static __always_inline int page_alloc(unsigned long long *ctx, unsigned int orde
 		return 0;
 	if (f->flt != (old ? task_flt_old(task) : task_flt(task))) {
 		f->state = FAULT_NONE;	/* that fault has finished */
+		if (!old && f->cand)
+			cand_resolve(f, &sl->pend);
 		return 0;
 	}
 	if (f->state == FAULT_ACTIVE && order == 0 &&
 	    (gfp & ~(gfp_zero | gfp_comp)) == gfp_highuser_movable) {
 		f->state = FAULT_CLASSIFIED;
 		kind = classify(task, sl, gfp, old);
+	}
+	if (kind == ALLOC_COW_FILE_CAND) {
+		__u64 page_addr = 0;
+
+		bpf_probe_read_kernel(&page_addr, sizeof(page_addr), &ctx[0]);
+		f->cand = page_addr;
 	}
 	if (nr_node_ranges) {
 		__u64 page_addr = 0;
@@ -795,17 +913,24 @@ static __always_inline int switch_out(struct task_struct *task, bool old)
 	struct fault_state *st;
 	struct cpu_slot *sl;
 	__u32 zero = 0, tid;
+	bool in_fault;
 
 	sl = bpf_map_lookup_elem(&cpu_slots, &zero);
 	if (!sl || sl->task != (__u64)task)
 		return 0;
+	in_fault = sl->f.flt == (old ? task_flt_old(task) : task_flt(task));
+	if (!old) {
+		if (sl->f.cand && !in_fault)
+			cand_resolve(&sl->f, &sl->pend);
+		cand_resolve_stored(task, &sl->pend);
+	}
 	if (sl->pend.n)
 		fold_any(task, &sl->pend, old);
 	/* still inside the fault (no fault finished since it entered), with
-	 * an allocation left to classify or, with NUMA nodes, to place */
-	if (sl->f.state != FAULT_NONE &&
-	    sl->f.flt == (old ? task_flt_old(task) : task_flt(task)) &&
-	    (sl->f.state == FAULT_ACTIVE || nr_node_ranges)) {
+	 * an allocation left to classify or, with NUMA nodes, to place, or a
+	 * file-CoW candidate to resolve once it has finished */
+	if (sl->f.state != FAULT_NONE && in_fault &&
+	    (sl->f.state == FAULT_ACTIVE || nr_node_ranges || sl->f.cand)) {
 		if (old) {
 			tid = (__u32)bpf_get_current_pid_tgid();
 			if (bpf_map_update_elem(&fault_spill, &tid, &sl->f, BPF_ANY))
@@ -813,13 +938,17 @@ static __always_inline int switch_out(struct task_struct *task, bool old)
 		} else {
 			st = bpf_task_storage_get(&fault_states, task, 0,
 						  BPF_LOCAL_STORAGE_GET_F_CREATE);
-			if (st)
+			if (st) {
 				st->f = sl->f;
-			else
+				if (sl->f.cand)
+					__sync_fetch_and_add(&cand_stored, 1);
+			} else {
 				drop(MEMACCT_DROP_TASK_STORAGE);
+			}
 		}
 	}
 	sl->f.state = FAULT_NONE;
+	sl->f.cand = 0;
 	sl->task = 0;
 	return 0;
 }
@@ -874,6 +1003,12 @@ int BPF_PROG(page_fault_kernel_old, unsigned long address, struct pt_regs *regs,
 	if (address >= USER_ADDR_MAX)
 		return 0;
 	return fault_enter(address, error_code, true);
+}
+
+SEC("perf_event")
+int page_fault_perf_old(struct bpf_perf_event_data *ctx)
+{
+	return fault_enter(ctx->addr, FAULT_NO_ERRCODE, true);
 }
 
 SEC("tp_btf/mm_page_alloc")
@@ -2440,15 +2575,29 @@ int BPF_PROG(sched_process_exit, struct task_struct *task)
 		struct cpu_slot *sl = bpf_map_lookup_elem(&cpu_slots, &zero);
 
 		if (sl && sl->task == (__u64)task) {
-			if (task_btf())
+			if (task_btf()) {
+				/* the last fault's candidate: its page may be
+				 * freed already where this fires after
+				 * exit_mm() (before 6.16): then not counted */
+				cand_resolve(&sl->f, &sl->pend);
 				fold(task, &sl->pend);
-			else
+			} else {
 				fold_old(task, &sl->pend);
+			}
 			sl->f.state = FAULT_NONE;
+			sl->f.cand = 0;
 			sl->task = 0;
 		}
 		if (fault_old)
 			bpf_map_delete_elem(&fault_spill, &ctid);
+		/* a candidate whose fault slept (moved to task storage), with
+		 * or without a CPU slot of this thread now */
+		if (task_btf() && cand_stored) {
+			struct fault_pending pd = {};
+
+			cand_resolve_stored(task, &pd);
+			fold(task, &pd);
+		}
 	}
 	if (sig->live.counter != 0)
 		return 0;	/* other threads still run */

@@ -900,6 +900,8 @@ int main(void)
 		srunner_add_suite(sr, record_suite());
 	if (limits_suite)
 		srunner_add_suite(sr, limits_suite());
+	if (faulthook_suite)
+		srunner_add_suite(sr, faulthook_suite());
 	if (schema_suite)	/* last: it validates what the others printed */
 		srunner_add_suite(sr, schema_suite());
 	srunner_set_fork_status(sr, CK_NOFORK);

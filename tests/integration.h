@@ -124,5 +124,6 @@ Suite *oom_suite(void) __attribute__((weak));
 Suite *phases_suite(void) __attribute__((weak));
 Suite *figures_suite(void) __attribute__((weak));
 Suite *limits_suite(void) __attribute__((weak));
+Suite *faulthook_suite(void) __attribute__((weak));
 
 #endif

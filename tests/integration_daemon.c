@@ -515,6 +515,66 @@ START_TEST(test_kill9_restart_continues)
 }
 END_TEST
 
+/*
+ * Issue #24: the daemon on the perf event fault hook (forced here; the only
+ * hook on arm64): memacct_kernel_features says which; its program is pinned
+ * (progs/page_fault_perf) and its per-CPU links too where the kernel allows
+ * (links/page_fault_perf.N: they keep counting with no daemon after a
+ * kill -9; else the daemon holds them and that gap is not counted); a
+ * restart on the pins attaches the hook again (or finds its links).
+ * CoW bytes of the cgroup = cow_fork's truth of the phases counted.
+ */
+START_TEST(test_perf_hook_pinned)
+{
+	char label[320], path[256], *m;
+	long long want = 0, gap;
+	bool links_pinned;
+	pid_t d;
+
+	if (skip_no_http(__func__))
+		return;
+	snprintf(cg, sizeof(cg), "%s/memacct-dtest-%d", cgroot, (int)getpid());
+	ck_assert_int_eq(mkdir(cg, 0755), 0);
+	ck_assert_int_eq(setenv("MEMACCT_FAULT_HOOK", "perf", 1), 0);
+	d = start_daemon(NULL);
+	unsetenv("MEMACCT_FAULT_HOOK");
+	ck_assert(d > 0);
+	snprintf(path, sizeof(path), "%s/progs/page_fault_perf", pin_dir);
+	ck_assert_msg(access(path, F_OK) == 0, "%s not pinned", path);
+	/* the links, where the kernel lets them be pinned (not on 6.18) */
+	snprintf(path, sizeof(path), "%s/links/page_fault_perf.0", pin_dir);
+	links_pinned = access(path, F_OK) == 0;
+	printf("  perf hook links %s\n", links_pinned ? "pinned: faults count with no daemon" :
+	       "held by the daemon: faults with no daemon are not classified");
+	snprintf(path, sizeof(path), "%s/links/page_fault_user", pin_dir);
+	ck_assert_msg(access(path, F_OK) != 0, "%s pinned with the perf hook forced", path);
+	m = http_get("/metrics", NULL);
+	ck_assert_ptr_nonnull(m);
+	ck_assert_int_eq(sample(m, "memacct_kernel_features{fault_hook=\"perf\"}"), 1);
+	free(m);
+	want += cow_fork_in(cg, "32 2");
+	stop_daemon(d, SIGKILL);
+	gap = cow_fork_in(cg, "16 1");	/* no daemon: only pinned links count */
+	if (links_pinned)
+		want += gap;
+	d = start_daemon(NULL);		/* re-attaches; no MEMACCT_FAULT_HOOK */
+	ck_assert_msg(d > 0, "restarted daemon did not re-attach");
+	want += cow_fork_in(cg, "16 2");
+	sleep_ms(1200);
+	m = http_get("/metrics", NULL);
+	ck_assert_ptr_nonnull(m);
+	ck_assert_int_eq(sample(m, "memacct_kernel_features{fault_hook=\"perf\"}"), 1);
+	snprintf(label, sizeof(label), "memacct_cow_copied_bytes_total{cgroup=\"/memacct-dtest-%d\"}",
+		 (int)getpid());
+	assert_near("perf hook: cow_copied_bytes_total across kill -9 and restart",
+		    sample(m, label), want);
+	free(m);
+	stop_daemon(d, SIGTERM);
+	rmdir(cg);
+	cg[0] = '\0';
+}
+END_TEST
+
 static long rss_kib(pid_t pid)
 {
 	char path[64], *line = NULL;
@@ -3536,6 +3596,11 @@ Suite *daemon_suite(void)
 	tcase_add_test(tc, test_http_abuse);
 	tcase_add_test(tc, test_cgroup_churn);
 	tcase_add_test(tc, test_two_daemons_refused);
+	suite_add_tcase(s, tc);
+	tc = tcase_swept("faulthook");
+	tcase_set_timeout(tc, 120);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_perf_hook_pinned);
 	suite_add_tcase(s, tc);
 	tc = tcase_swept("churn");
 	tcase_set_timeout(tc, 180);

@@ -292,6 +292,7 @@ START_TEST(test_info_families)
 
 	mbuf_init(&b, false);
 	om_build_info(&b);
+	om_kernel_features(&b, "perf");
 	om_cgroup_info_family(&b);
 	om_cgroup_info(&b, "/");
 	om_cgroup_info(&b, "/kubepods/besteffort/pod1234abcd-5678-90ab-cdef-1234567890ab");
@@ -299,6 +300,8 @@ START_TEST(test_info_families)
 	t = metrics_end(&b);
 	snprintf(want, sizeof(want), "memacct_build_info{version=\"%s\",libbpf=\"", MEMACCT_VERSION);
 	ck_assert_ptr_nonnull(strstr(t, want));
+	ck_assert_ptr_nonnull(strstr(t, "# TYPE memacct_kernel_features gauge\n"));
+	ck_assert_ptr_nonnull(strstr(t, "\nmemacct_kernel_features{fault_hook=\"perf\"} 1\n"));
 	ck_assert_ptr_nonnull(strstr(t, "\nmemacct_cgroup_info{cgroup=\"/\"} 1\n"));
 	ck_assert_ptr_nonnull(strstr(t, "\nmemacct_cgroup_info{cgroup=\"/kubepods/besteffort/"
 				     "pod1234abcd-5678-90ab-cdef-1234567890ab\",pod_uid=\""

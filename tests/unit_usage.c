@@ -477,6 +477,34 @@ START_TEST(test_dma_pins_values)
 }
 END_TEST
 
+/* MEMACCT_FAULT_HOOK takes auto (or nothing), tracepoint and perf only. */
+START_TEST(test_fault_hook_values)
+{
+	static const char *bad[] = { "kprobe", "Perf", "perf ", "tp", "none" };
+	enum loader_fault_hook h = LOADER_FAULT_NONE;
+	bool forced = true;
+
+	ck_assert_int_eq(loader_fault_hook_want(NULL, &h, &forced), 0);
+	ck_assert(!forced);
+	ck_assert_int_eq(loader_fault_hook_want("", &h, &forced), 0);
+	ck_assert(!forced);
+	ck_assert_int_eq(loader_fault_hook_want("auto", &h, &forced), 0);
+	ck_assert(!forced);
+	ck_assert_int_eq(h, LOADER_FAULT_NONE);	/* auto leaves the choice to the kernel */
+	ck_assert_int_eq(loader_fault_hook_want("perf", &h, &forced), 0);
+	ck_assert(forced);
+	ck_assert_int_eq(h, LOADER_FAULT_PERF);
+	ck_assert_int_eq(loader_fault_hook_want("tracepoint", &h, &forced), 0);
+	ck_assert(forced);
+	ck_assert_int_eq(h, LOADER_FAULT_TRACEPOINT);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		ck_assert_int_eq(loader_fault_hook_want(bad[i], &h, &forced), -EINVAL);
+	ck_assert_str_eq(loader_fault_hook_name(LOADER_FAULT_PERF), "perf");
+	ck_assert_str_eq(loader_fault_hook_name(LOADER_FAULT_TRACEPOINT), "tracepoint");
+	ck_assert_str_eq(loader_fault_hook_name(LOADER_FAULT_NONE), "none");
+}
+END_TEST
+
 /* Does @pattern match anything (other than @except)? */
 static bool globbed(const char *pattern, const char *except)
 {
@@ -531,6 +559,7 @@ Suite *usage_suite(void)
 	tcase_add_test(tc, test_completion_zsh_every_option);
 	tcase_add_test(tc, test_dma_pins_values);
 	tcase_add_test(tc, test_dma_pins_auto_probe);
+	tcase_add_test(tc, test_fault_hook_values);
 	suite_add_tcase(s, tc);
 	return s;
 }

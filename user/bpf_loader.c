@@ -13,9 +13,11 @@
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <time.h>
+#include <linux/perf_event.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
@@ -545,6 +547,284 @@ static void choose_fallbacks(struct memacct_bpf *skel, const struct btf *btf)
 		bpf_program__set_autoload(skel->progs.mark_victim, false);
 }
 
+enum loader_fault_hook loader_fault_hook;
+/*
+ * The perf event hook's attachments, one per online CPU: a BPF link fd
+ * (BPF_LINK_TYPE_PERF_EVENT, v5.15), or -1 where the kernel has no such
+ * link and the program was set on the event (PERF_EVENT_IOC_SET_BPF); the
+ * event's fd, which the link also holds.
+ */
+static int *perf_link_fds, *perf_event_fds;
+static int nperf;
+
+const char *loader_fault_hook_name(enum loader_fault_hook h)
+{
+	switch (h) {
+	case LOADER_FAULT_TRACEPOINT:
+		return "tracepoint";
+	case LOADER_FAULT_PERF:
+		return "perf";
+	default:
+		return "none";
+	}
+}
+
+int loader_fault_hook_want(const char *s, enum loader_fault_hook *h, bool *forced)
+{
+	*forced = false;
+	if (!s || !*s || !strcmp(s, "auto"))
+		return 0;
+	if (!strcmp(s, "tracepoint"))
+		*h = LOADER_FAULT_TRACEPOINT;
+	else if (!strcmp(s, "perf"))
+		*h = LOADER_FAULT_PERF;
+	else
+		return -EINVAL;
+	*forced = true;
+	return 0;
+}
+
+int loader_perf_links(const int **link_fds)
+{
+	*link_fds = perf_link_fds;
+	return nperf;
+}
+
+void loader_perf_detach(void)
+{
+	for (int i = 0; i < nperf; i++) {
+		if (perf_link_fds[i] >= 0)
+			close(perf_link_fds[i]);
+		close(perf_event_fds[i]);
+	}
+	free(perf_link_fds);
+	free(perf_event_fds);
+	perf_link_fds = perf_event_fds = NULL;
+	nperf = 0;
+}
+
+/*
+ * Choose the fault-entry programs before load (enum loader_fault_hook): the
+ * tracepoint pair where this kernel has exceptions:page_fault_user (BTF, as
+ * choose_programs() found it), else the perf event program. Only the chosen
+ * ones load; the perf program is attached by attach_perf_hook().
+ */
+static int choose_fault_hook(struct memacct_bpf *skel, enum loader_fault_hook *out)
+{
+	struct bpf_program *tp[] = { skel->progs.page_fault_user, skel->progs.page_fault_kernel,
+				     skel->progs.page_fault_user_old,
+				     skel->progs.page_fault_kernel_old };
+	struct bpf_program *perf = NULL;
+	const char *env = getenv("MEMACCT_FAULT_HOOK");
+	enum loader_fault_hook want = LOADER_FAULT_NONE;
+	bool forced, have_tp;
+
+	if (loader_fault_hook_want(env, &want, &forced)) {
+		p_err("MEMACCT_FAULT_HOOK=%s: expected auto, tracepoint or perf", env);
+		return -EINVAL;
+	}
+	/* the classifier's programs choose_fallbacks() kept: fresh or old */
+	if (bpf_program__autoload(skel->progs.mm_page_alloc))
+		perf = skel->progs.page_fault_perf;
+	else if (bpf_program__autoload(skel->progs.mm_page_alloc_old))
+		perf = skel->progs.page_fault_perf_old;
+	if (perf != skel->progs.page_fault_perf)
+		bpf_program__set_autoload(skel->progs.page_fault_perf, false);
+	if (perf != skel->progs.page_fault_perf_old)
+		bpf_program__set_autoload(skel->progs.page_fault_perf_old, false);
+	bpf_program__set_autoattach(skel->progs.page_fault_perf, false);
+	bpf_program__set_autoattach(skel->progs.page_fault_perf_old, false);
+	have_tp = bpf_program__autoload(skel->progs.page_fault_user) ||
+		  bpf_program__autoload(skel->progs.page_fault_user_old);
+	if (!forced)
+		want = have_tp ? LOADER_FAULT_TRACEPOINT : LOADER_FAULT_PERF;
+	if (!perf) {
+		/* no classifier (choose_fallbacks() said why): no hook */
+		if (forced) {
+			p_err("MEMACCT_FAULT_HOOK=%s: this kernel has no fault classifier (needs bpf_find_vma() or the vmacache)",
+			      env);
+			return -ENOENT;
+		}
+		*out = LOADER_FAULT_NONE;
+		return 0;
+	}
+	if (want == LOADER_FAULT_TRACEPOINT && !have_tp) {
+		p_err("MEMACCT_FAULT_HOOK=tracepoint: this kernel has no exceptions:page_fault_user tracepoint (x86 only); unset it to use the perf event hook");
+		return -ENOENT;
+	}
+	if (want == LOADER_FAULT_PERF) {
+		for (size_t i = 0; i < sizeof(tp) / sizeof(tp[0]); i++)
+			bpf_program__set_autoload(tp[i], false);
+	} else {
+		bpf_program__set_autoload(perf, false);
+	}
+	*out = want;
+	return 0;
+}
+
+/* CPUs in /sys/devices/system/cpu/online ("0-3,8"), into @on (@max): how many */
+static int online_cpus(bool *on, int max)
+{
+	char buf[1024], *p = buf, *end;
+	FILE *f = fopen("/sys/devices/system/cpu/online", "r");
+	int n = 0;
+
+	if (!f)
+		return -errno;
+	if (!fgets(buf, sizeof(buf), f)) {
+		fclose(f);
+		return -EIO;
+	}
+	fclose(f);
+	while (*p && *p != '\n') {
+		long a = strtol(p, &end, 10), b = a;
+
+		if (end == p || a < 0)
+			return -EINVAL;
+		p = end;
+		if (*p == '-') {
+			b = strtol(p + 1, &end, 10);
+			if (end == p + 1 || b < a)
+				return -EINVAL;
+			p = end;
+		}
+		for (long c = a; c <= b && c < max; c++, n++)
+			on[c] = true;
+		if (*p == ',')
+			p++;
+		else if (*p && *p != '\n')
+			return -EINVAL;
+	}
+	return n;
+}
+
+/* The value of "@key:" in /proc/self/status, into @out (@len); "?" if absent. */
+static void self_status(const char *key, char *out, size_t len)
+{
+	char line[256];
+	size_t k = strlen(key);
+	FILE *f = fopen("/proc/self/status", "r");
+
+	snprintf(out, len, "?");
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, k) && line[k] == ':') {
+			snprintf(out, len, "%s", line + k + 1 + strspn(line + k + 1, " \t"));
+			out[strcspn(out, "\n")] = '\0';
+			break;
+		}
+	if (f)
+		fclose(f);
+}
+
+/*
+ * Why perf_event_open() said @err (EACCES, EPERM): every knob that refuses
+ * it, with its value here (docs/metrics.md "Fault hooks").
+ */
+static void perf_refused(int err)
+{
+	char caps[32] = "?", seccomp[16], lockdown[128] = "absent";
+	unsigned long long eff = 0;
+	long paranoid = -1;
+	bool perfmon = false;
+	FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "r");
+
+	if (f) {
+		if (fscanf(f, "%ld", &paranoid) != 1)
+			paranoid = -1;
+		fclose(f);
+	}
+	self_status("CapEff", caps, sizeof(caps));
+	if (sscanf(caps, "%llx", &eff) == 1)	/* CAP_PERFMON 38, CAP_SYS_ADMIN 21 */
+		perfmon = eff & (1ULL << 38 | 1ULL << 21);
+	self_status("Seccomp", seccomp, sizeof(seccomp));
+	f = fopen("/sys/kernel/security/lockdown", "r");
+	if (f) {
+		if (!fgets(lockdown, sizeof(lockdown), f))
+			snprintf(lockdown, sizeof(lockdown), "?");
+		lockdown[strcspn(lockdown, "\n")] = '\0';
+		fclose(f);
+	}
+	p_err("perf_event_open(PERF_COUNT_SW_PAGE_FAULTS, all tasks, per CPU) for the fault hook "
+	      "refused: %s. What can refuse it: CAP_PERFMON or CAP_SYS_ADMIN (%s here), else "
+	      "/proc/sys/kernel/perf_event_paranoid above 0 (it is %ld); a seccomp filter (%s here: "
+	      "a container's profile must allow perf_event_open); an LSM or kernel lockdown "
+	      "(/sys/kernel/security/lockdown: %s)",
+	      strerror(err), perfmon ? "held" : "NOT held", paranoid,
+	      !strcmp(seccomp, "2") ? "ACTIVE" : !strcmp(seccomp, "0") ? "none" : seccomp,
+	      lockdown);
+}
+
+/*
+ * The perf event hook: one PERF_COUNT_SW_PAGE_FAULTS event per online CPU,
+ * every task (pid -1), sample_period 1 (the program runs on every fault),
+ * nothing excluded (kernel-mode faults on user addresses: copy_to_user into
+ * a CoW page), each running @prog_fd. CPUs that come online later are not
+ * covered (a fault there is not classified).
+ */
+int loader_perf_attach(int prog_fd)
+{
+	int ncpu = libbpf_num_possible_cpus(), n, err = 0;
+	bool *on;
+
+	if (ncpu <= 0)
+		return ncpu ? ncpu : -EINVAL;
+	loader_perf_detach();
+	on = calloc(ncpu, sizeof(*on));
+	perf_link_fds = calloc(ncpu, sizeof(*perf_link_fds));
+	perf_event_fds = calloc(ncpu, sizeof(*perf_event_fds));
+	if (!on || !perf_link_fds || !perf_event_fds) {
+		err = -ENOMEM;
+		goto out;
+	}
+	n = online_cpus(on, ncpu);
+	if (n <= 0) {
+		err = n ? n : -ENOENT;
+		p_err("reading /sys/devices/system/cpu/online: %s", strerror(-err));
+		goto out;
+	}
+	for (int cpu = 0; cpu < ncpu; cpu++) {
+		struct perf_event_attr a = {
+			.type = PERF_TYPE_SOFTWARE,
+			.size = sizeof(a),
+			.config = PERF_COUNT_SW_PAGE_FAULTS,
+			.sample_period = 1,
+		};
+		int fd, lfd;
+
+		if (!on[cpu])
+			continue;
+		fd = syscall(SYS_perf_event_open, &a, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+		if (fd < 0) {
+			err = -errno;
+			if (err == -ENODEV)	/* went offline since */
+				continue;
+			if (err == -EACCES || err == -EPERM)
+				perf_refused(-err);
+			else
+				p_err("perf_event_open(PERF_COUNT_SW_PAGE_FAULTS, CPU %d): %s "
+				      "(kernel without CONFIG_PERF_EVENTS?)", cpu, strerror(-err));
+			goto out;
+		}
+		lfd = bpf_link_create(prog_fd, fd, BPF_PERF_EVENT, NULL);
+		if (lfd < 0 && ioctl(fd, PERF_EVENT_IOC_SET_BPF, prog_fd)) {
+			/* neither a perf link (v5.15) nor the ioctl */
+			err = -errno;
+			close(fd);
+			p_err("attaching the fault hook to the page-fault perf event of CPU %d: %s",
+			      cpu, strerror(-err));
+			goto out;
+		}
+		perf_link_fds[nperf] = lfd < 0 ? -1 : lfd;
+		perf_event_fds[nperf++] = fd;
+	}
+	err = 0;
+out:
+	free(on);
+	if (err)
+		loader_perf_detach();
+	return err;
+}
+
 /*
  * loader_opts.pin_events: leave out every program but the syscall exits that
  * move locked_vm/pinned_vm, exec (comm), exit (the record leaves) and cgroup
@@ -810,6 +1090,11 @@ int loader_start(const struct loader_opts *o, struct memacct_bpf **out)
 	if (!windows)
 		dma_windows_off(skel);
 	choose_pinned_hooks(skel, btf, windows);
+	err = choose_fault_hook(skel, &loader_fault_hook);
+	if (err) {
+		btf__free(btf);
+		goto out_destroy;
+	}
 	size_maps(skel, btf);
 	btf__free(btf);
 	if (o->pin_events && pin_events_only(skel, o) == 0) {
@@ -817,6 +1102,10 @@ int loader_start(const struct loader_opts *o, struct memacct_bpf **out)
 		p_err("no syscalls tracepoints (is tracefs mounted? mount -t tracefs tracefs /sys/kernel/tracing)");
 		goto out_destroy;
 	}
+	/* pin events only (audit --watch): no fault programs, so no hook */
+	if (!bpf_program__autoload(skel->progs.mm_page_alloc) &&
+	    !bpf_program__autoload(skel->progs.mm_page_alloc_old))
+		loader_fault_hook = LOADER_FAULT_NONE;
 
 	/* what sched_process_exit must clean up after (bpf/memacct.bpf.c) */
 	skel->rodata->oom_by_pid = bpf_program__autoload(skel->progs.mark_victim_pid);
@@ -859,12 +1148,29 @@ int loader_start(const struct loader_opts *o, struct memacct_bpf **out)
 			skel->bss->vmemmap_measured = base;
 		}
 	}
+	/* the perf event hook first: a refusal (perf_event_paranoid, seccomp,
+	 * lockdown) is then what is reported, not a tracepoint's attach */
+	if (loader_fault_hook == LOADER_FAULT_PERF &&
+	    (bpf_program__autoload(skel->progs.page_fault_perf) ||
+	     bpf_program__autoload(skel->progs.page_fault_perf_old))) {
+		err = loader_perf_attach(bpf_program__fd(
+			bpf_program__autoload(skel->progs.page_fault_perf) ?
+			skel->progs.page_fault_perf : skel->progs.page_fault_perf_old));
+		if (err)
+			goto out_destroy;
+	}
 	err = memacct_bpf__attach(skel);
 	if (err) {
 		p_err("attaching to tracepoints: %s (is tracefs mounted? mount -t tracefs tracefs /sys/kernel/tracing)",
 		      strerror(-err));
 		goto out_destroy;
 	}
+	p_info("fault hook: %s (%s)", loader_fault_hook_name(loader_fault_hook),
+	       loader_fault_hook == LOADER_FAULT_TRACEPOINT ?
+	       "exceptions:page_fault_user, with the error code" :
+	       loader_fault_hook == LOADER_FAULT_PERF ?
+	       "PERF_COUNT_SW_PAGE_FAULTS on every CPU, no error code" :
+	       "none: CoW and zero-fill figures unavailable on this kernel");
 	if (skel->rodata->dma_windows_on)
 		learn_cpus();	/* sys_enter_close learns each CPU's offset */
 	loader_timing.attach_ns = mono_ns() - t1;
@@ -872,12 +1178,14 @@ int loader_start(const struct loader_opts *o, struct memacct_bpf **out)
 	return 0;
 
 out_destroy:
+	loader_perf_detach();
 	memacct_bpf__destroy(skel);
 	return err;
 }
 
 void loader_stop(struct memacct_bpf *skel)
 {
+	loader_perf_detach();
 	memacct_bpf__destroy(skel);
 }
 

@@ -168,6 +168,42 @@ int loader_measure_vmemmap(struct memacct_bpf *skel, uint64_t *base);
 int loader_numa_nodes(void);
 
 
+/*
+ * The fault-entry hook the CoW / zero-fill classifier runs on (docs/metrics.md
+ * "Fault hooks"): the x86 tracepoint exceptions:page_fault_user (with its
+ * error code), else the PERF_COUNT_SW_PAGE_FAULTS software event on every CPU
+ * (every architecture; no error code), chosen by what the running kernel
+ * offers. MEMACCT_FAULT_HOOK=perf|tracepoint (tests, diagnostics) forces one;
+ * a forced hook the kernel cannot give is an error, never a quiet fallback.
+ */
+enum loader_fault_hook {
+	LOADER_FAULT_NONE,		/* no classifier on this kernel */
+	LOADER_FAULT_TRACEPOINT,
+	LOADER_FAULT_PERF,
+};
+/* the hook of the last loader_start() */
+extern enum loader_fault_hook loader_fault_hook;
+/* "none", "tracepoint", "perf" */
+const char *loader_fault_hook_name(enum loader_fault_hook h);
+/*
+ * loader_fault_hook_want() - MEMACCT_FAULT_HOOK's value @s (NULL or "" or
+ * "auto": 0, *@forced false; "tracepoint" / "perf": 0, *@forced true and
+ * *@h set); -EINVAL for anything else.
+ */
+int loader_fault_hook_want(const char *s, enum loader_fault_hook *h, bool *forced);
+/*
+ * loader_perf_attach() - the perf event hook: program @prog_fd on a
+ * PERF_COUNT_SW_PAGE_FAULTS event of every online CPU (loader_start() calls
+ * it; the daemon too, re-attaching to a pinned program). 0 or negative
+ * errno, printed (a refusal names perf_event_paranoid, seccomp, lockdown).
+ * loader_perf_links() - its BPF link fds, one per CPU (-1: attached by
+ * ioctl, no link: kernels before v5.15): their number.
+ * loader_perf_detach() - closes them (loader_stop() does too).
+ */
+int loader_perf_attach(int prog_fd);
+int loader_perf_links(const int **link_fds);
+void loader_perf_detach(void);
+
 /* loader_dropped() - the BPF side's drop counters (pages of nothing: counts). */
 void loader_dropped(struct memacct_bpf *skel, uint64_t out[MEMACCT_DROP_NR]);
 

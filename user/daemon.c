@@ -319,6 +319,7 @@ static void format_self(struct dstate *d, const struct collection *col,
 	metrics_sample_u64(b, NULL, 0, col->cgroups_unwalked);
 	daemon_host_metrics(d, col, s, b);
 	om_build_info(b);
+	om_kernel_features(b, d->pin.fault_hook);
 	if (s->self_ok)
 		om_self_metrics(b, &s->self);
 }

@@ -114,6 +114,17 @@ void om_build_info(struct mbuf *b)
 	metrics_sample_u64(b, l, 2, 1);
 }
 
+void om_kernel_features(struct mbuf *b, const char *fault_hook)
+{
+	struct mlabel l[1] = { { "fault_hook", fault_hook } };
+
+	metrics_family(b, "memacct_kernel_features", MT_GAUGE, NULL,
+		       "What the running kernel gave memacct: fault_hook is the fault entry "
+		       "the CoW / zero-fill classifier runs on (tracepoint, perf, or none: "
+		       "those figures unavailable); value 1");
+	metrics_sample_u64(b, l, 1, 1);
+}
+
 void om_cgroup_info_family(struct mbuf *b)
 {
 	metrics_family(b, "memacct_cgroup_info", MT_GAUGE, NULL,

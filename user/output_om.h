@@ -48,6 +48,8 @@ void om_build_info(struct mbuf *b);
  * that cgroup_path_labels() finds in @rel (absent ones left out), so that
  * a query joins them on `cgroup` instead of every series carrying them.
  */
+/* memacct_kernel_features{fault_hook="tracepoint|perf|none"} 1 */
+void om_kernel_features(struct mbuf *b, const char *fault_hook);
 void om_cgroup_info_family(struct mbuf *b);
 void om_cgroup_info(struct mbuf *b, const char *rel);
 /*

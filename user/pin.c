@@ -114,6 +114,8 @@ static int add_prog_of_link(struct pinned *p, int link_fd, const char *name)
 	return 0;
 }
 
+static void reattach_perf_hook(struct pinned *p);
+
 static int reattach(struct pinned *p)
 {
 	char path[512];
@@ -178,6 +180,10 @@ static int reattach(struct pinned *p)
 			continue;
 		if (!strcmp(de->d_name, "task_stocks"))
 			p->iter_link_fd = fd;
+		if (!strncmp(de->d_name, "page_fault_perf", 15))
+			snprintf(p->fault_hook, sizeof(p->fault_hook), "perf");
+		else if (!strncmp(de->d_name, "page_fault_user", 15))
+			snprintf(p->fault_hook, sizeof(p->fault_hook), "tracepoint");
 		err = add_prog_of_link(p, fd, de->d_name);
 		if (fd != p->iter_link_fd)
 			close(fd);
@@ -190,8 +196,93 @@ static int reattach(struct pinned *p)
 		      "run 'memacct detach' first", path);
 		return -EPROTO;
 	}
+	if (!strcmp(p->fault_hook, "none"))
+		reattach_perf_hook(p);
 	p->reattached = true;
 	return 0;
+}
+
+/*
+ * The perf event fault hook (docs/metrics.md "Fault hooks"): its program is
+ * pinned (DIR/progs/page_fault_perf), so that a daemon restarted on the pins
+ * can attach it again; its per-CPU links too (DIR/links/page_fault_perf.N),
+ * so that it keeps counting while no daemon runs, where the kernel lets
+ * them be pinned. Where it does not (EPERM seen on 6.18; no perf link before
+ * v5.15), this daemon holds them: faults are not classified between its
+ * exit and the next start.
+ */
+static int pin_perf_hook(struct pinned *p)
+{
+	struct bpf_program *prog = bpf_program__autoload(p->skel->progs.page_fault_perf) ?
+				   p->skel->progs.page_fault_perf :
+				   p->skel->progs.page_fault_perf_old;
+	char path[512], dir[512];
+	const int *lfd;
+	int n = loader_perf_links(&lfd), err = 0, i;
+
+	snprintf(dir, sizeof(dir), "%s/progs", p->dir);
+	if (mkdir(dir, 0700) && errno != EEXIST)
+		return -errno;
+	path_of(path, sizeof(path), p->dir, "progs", "page_fault_perf");
+	if (bpf_obj_pin(bpf_program__fd(prog), path)) {
+		err = -errno;
+		p_err("pinning %s: %s", path, strerror(-err));
+		return err;
+	}
+	for (i = 0; i < n; i++) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "page_fault_perf.%d", i);
+		path_of(path, sizeof(path), p->dir, "links", name);
+		if (lfd[i] < 0) {
+			err = -EOPNOTSUPP;
+			break;
+		}
+		if (bpf_obj_pin(lfd[i], path)) {
+			err = -errno;
+			break;
+		}
+		if (p->nprogs < PIN_MAX_PROGS) {
+			snprintf(p->progs[p->nprogs].name, sizeof(p->progs[0].name), "%s", name);
+			p->progs[p->nprogs++].fd = dup(bpf_program__fd(prog));
+		}
+	}
+	if (!err)
+		return 0;
+	/* all or none: the links pinned so far go */
+	while (i-- > 0) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "page_fault_perf.%d", i);
+		path_of(path, sizeof(path), p->dir, "links", name);
+		unlink(path);
+		if (p->nprogs > 0 && !strcmp(p->progs[p->nprogs - 1].name, name))
+			close(p->progs[--p->nprogs].fd);
+	}
+	p_warn("the fault hook's perf event links cannot be pinned here (%s): this daemon "
+	       "holds them, and faults are not classified while no daemon runs",
+	       err == -EOPNOTSUPP ? "no perf links before v5.15" : strerror(-err));
+	return 0;
+}
+
+/* Re-attach: the pinned perf event hook's program on every CPU, held by this
+ * daemon, where its links were not pinned (pin_perf_hook()). */
+static void reattach_perf_hook(struct pinned *p)
+{
+	char path[512];
+	int fd, err;
+
+	path_of(path, sizeof(path), p->dir, "progs", "page_fault_perf");
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return;
+	err = loader_perf_attach(fd);
+	close(fd);
+	if (err)
+		p_warn("re-attaching the fault hook (%s): %s: CoW and zero fills not classified",
+		       path, strerror(-err));
+	else
+		snprintf(p->fault_hook, sizeof(p->fault_hook), "perf");
 }
 
 static int load_and_pin(struct pinned *p)
@@ -248,6 +339,13 @@ static int load_and_pin(struct pinned *p)
 		if (!strcmp(s->progs[i].name, "task_stocks"))
 			p->iter_link_fd = dup(bpf_link__fd(l));
 	}
+	if (loader_fault_hook == LOADER_FAULT_PERF) {
+		err = pin_perf_hook(p);
+		if (err)
+			goto out_unpin;
+	}
+	snprintf(p->fault_hook, sizeof(p->fault_hook), "%s",
+		 loader_fault_hook_name(loader_fault_hook));
 	if (p->iter_link_fd < 0) {
 		p_err("the task_stocks iterator did not attach (kernel without iter/task?)");
 		err = -ENOTSUP;
@@ -298,6 +396,7 @@ int pin_open(const char *dir, struct pinned *p)
 	p->dma_ranges_fd = p->oom_events_fd = p->oom_history_fd = -1;
 	p->lock_fd = -1;
 	snprintf(p->dir, sizeof(p->dir), "%s", dir);
+	snprintf(p->fault_hook, sizeof(p->fault_hook), "none");
 	snprintf(maps, sizeof(maps), "%s/maps", dir);
 	snprintf(links, sizeof(links), "%s/links", dir);
 	err = pin_check_dir(dir);
@@ -390,6 +489,7 @@ void pin_close(struct pinned *p)
 	p->walk = NULL;
 	free(p->iter_stocks);
 	p->iter_stocks = NULL;
+	loader_perf_detach();	/* those of a re-attach; loader_stop() too */
 	if (p->skel)
 		loader_stop(p->skel);	/* the pinned links stay attached */
 	p->skel = NULL;
@@ -440,6 +540,13 @@ static bool is_our_pin(const char *path, const char *sub, const char *name)
 					(info.key_size == maps_wanted[i].key_size &&
 					 info.value_size == maps_wanted[i].value_size));
 			}
+	} else if (!strcmp(sub, "progs") && !strcmp(kind, "bpf-prog")) {
+		struct bpf_prog_info pi;
+		__u32 len = sizeof(pi);
+
+		memset(&pi, 0, sizeof(pi));
+		ours = !strcmp(name, "page_fault_perf") && !bpf_obj_get_info_by_fd(fd, &pi, &len) &&
+		       !strncmp(pi.name, "page_fault_perf", sizeof(pi.name) - 1);
 	} else if (!strcmp(sub, "links") && !strcmp(kind, "bpf-link")) {
 		struct bpf_link_info li;
 		struct bpf_prog_info pi;
@@ -506,6 +613,9 @@ int pin_remove(const char *dir)
 	}
 	err = unpin_ours(dir, "links", &kept);
 	e = unpin_ours(dir, "maps", &kept);
+	if (!err)
+		err = e;
+	e = unpin_ours(dir, "progs", &kept);
 	if (!err)
 		err = e;
 	/* EBUSY: DIR is the bpffs mount point itself (--pin-path /sys/fs/bpf) */

@@ -39,6 +39,9 @@ struct pinned {
 	int nprogs;
 	struct task_walk *walk;	/* the process walk; NULL: the iter/task link */
 	struct memacct_task_stock *iter_stocks;	/* the last iter/task read's records */
+	/* the fault hook of the pinned programs (loader_fault_hook_name()):
+	 * from the loader, or on re-attach from the pinned links' names */
+	char fault_hook[16];
 };
 
 /*

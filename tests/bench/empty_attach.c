@@ -2,14 +2,38 @@
 /*
  * empty_attach OBJ...: load and attach every program of each OBJ (bench
  * only: the empty-programs floor of tests/bench/paired.py), print "ready",
- * detach on stdin EOF.
+ * detach on stdin EOF. A perf_event program goes on a PERF_COUNT_SW_PAGE_FAULTS
+ * event of every CPU (sample_period 1), as memacct's perf event fault hook.
  * With BPF_STATS=1 also enables kernel bpf_stats while attached.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
+#include <sys/syscall.h>
+#include <linux/perf_event.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+
+/* @prog on the page-fault software event of every CPU: 0, or -1 */
+static int attach_fault_events(struct bpf_program *prog)
+{
+	int ncpu = libbpf_num_possible_cpus(), n = 0;
+
+	for (int cpu = 0; cpu < ncpu; cpu++) {
+		struct perf_event_attr a = {
+			.type = PERF_TYPE_SOFTWARE, .size = sizeof(a),
+			.config = PERF_COUNT_SW_PAGE_FAULTS, .sample_period = 1,
+		};
+		int fd = syscall(SYS_perf_event_open, &a, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+
+		if (fd < 0)
+			continue;	/* offline */
+		if (!bpf_program__attach_perf_event(prog, fd))
+			return -1;
+		n++;
+	}
+	return n ? 0 : -1;
+}
 
 int main(int argc, char **argv)
 {
@@ -30,7 +54,8 @@ int main(int argc, char **argv)
 			return 4;
 		}
 		bpf_object__for_each_program(prog, obj[i]) {
-			if (!bpf_program__attach(prog)) {
+			if (bpf_program__type(prog) == BPF_PROG_TYPE_PERF_EVENT ?
+			    attach_fault_events(prog) != 0 : !bpf_program__attach(prog)) {
 				fprintf(stderr, "empty_attach: cannot attach %s\n",
 					bpf_program__name(prog));
 				return 4;

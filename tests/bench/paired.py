@@ -29,12 +29,23 @@ Arms:
             fault, allocation, scheduler ones (bench/empty.bpf.c) and the
             syscalls:sys_exit_* ones of its pinned-memory tracking
             (bench/empty_sys.bpf.c)
+  floor_perf the floor with the perf event fault hook in place of the
+            fault tracepoints (bench/empty_perf.bpf.c: an empty program on
+            PERF_COUNT_SW_PAGE_FAULTS of every CPU, plus empty_sys.bpf.c):
+            the floor of on_perf
   floor_hot the same without the syscall tracepoints: floor - floor_hot is
             what putting every syscall on the slow path costs
   on        memacct's daemon kernel side (bpf_stats off, the default;
             --dma-pins auto: no DMA-pin window on a host without a device
             that pins, and then no syscall tracepoint at all on kernels with
             (mm, write) mmap_lock tracepoints)
+  on_perf   the same with the perf event fault hook forced
+            (MEMACCT_FAULT_HOOK=perf: PERF_COUNT_SW_PAGE_FAULTS on every CPU
+            instead of exceptions:page_fault_user, docs/metrics.md "Fault
+            hooks"): on_perf - on is what the portable hook costs more per
+            fault. Process mode only (toggle re-creates tracepoint links,
+            not per-CPU software events): naming it (or floor_perf) selects
+            process mode
   on_dma    the same with --dma-pins on (the DMA-pin windows' syscall
             tracepoints attached): on_dma - on is what they cost
   base      the same with another memacct binary (--base PATH, e.g. a build
@@ -109,14 +120,15 @@ class Arm:
 
     def start(self):
         b = os.path.join(self.out, 'bench')
-        if self.name in ('floor', 'floor_hot'):
-            objs = ['empty.bpf.o'] + (['empty_sys.bpf.o'] if self.name == 'floor' else [])
+        if self.name in ('floor', 'floor_hot', 'floor_perf'):
+            objs = ['empty_perf.bpf.o' if self.name == 'floor_perf' else 'empty.bpf.o'] + \
+                (['empty_sys.bpf.o'] if self.name != 'floor_hot' else [])
             self.proc = subprocess.Popen([os.path.join(b, 'empty_attach')] +
                                          [os.path.join(b, o) for o in objs],
                                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
             if self.proc.stdout.readline().strip() != 'ready':
                 fail('empty_attach did not attach')
-        elif self.name in ('on', 'on_dma', 'base'):
+        elif self.name in ('on', 'on_dma', 'on_perf', 'base'):
             # ready when it says "serving on port": it listens before it
             # loads, so an open port is no sign of attached programs (the
             # first workloads after it ran with none attached)
@@ -126,7 +138,9 @@ class Arm:
                                               '--pin-path', self.pin, '--interval', '60s'] +
                                              (['--dma-pins', 'on'] if self.name == 'on_dma'
                                               else []),
-                                             stdout=subprocess.DEVNULL, stderr=log)
+                                             stdout=subprocess.DEVNULL, stderr=log,
+                                             env=dict(os.environ, MEMACCT_FAULT_HOOK='perf')
+                                             if self.name == 'on_perf' else None)
             for _ in range(600):
                 with open(self.log) as log:
                     if 'serving on port' in log.read():
@@ -147,7 +161,7 @@ class Arm:
     def stop(self):
         if not self.proc:
             return
-        if self.name in ('floor', 'floor_hot'):
+        if self.name in ('floor', 'floor_hot', 'floor_perf'):
             self.proc.stdin.close()
         else:
             self.proc.send_signal(signal.SIGINT if self.name == 'bpftrace' else signal.SIGTERM)
@@ -157,7 +171,7 @@ class Arm:
             self.proc.kill()
             self.proc.wait()
         self.proc = None
-        if self.name in ('on', 'on_dma', 'base'):
+        if self.name in ('on', 'on_dma', 'on_perf', 'base'):
             subprocess.run([self.memacct, 'detach', '--pin-path', self.pin],
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
@@ -258,7 +272,9 @@ def main():
     if a.mode == 'toggle':
         tog = Toggler(a.out)
         for name in arms:
-            why = name != 'off' and tog.take(Arm(name, a.out, a.base))
+            why = ('its perf event links are per-CPU software events'
+                   if name in ('on_perf', 'floor_perf') else
+                   name != 'off' and tog.take(Arm(name, a.out, a.base)))
             if why:
                 print('paired: toggle cannot take %s (%s): process mode' % (name, why),
                       file=sys.stderr)
@@ -346,6 +362,12 @@ def main():
         pairs.append(('on', 'bpftrace'))
     if 'on' in arms and 'base' in arms:
         pairs.append(('on', 'base'))
+    if 'on' in arms and 'on_perf' in arms:
+        pairs.append(('on_perf', 'on'))
+    if 'on_perf' in arms and 'floor_perf' in arms:
+        pairs.append(('on_perf', 'floor_perf'))
+    if 'floor_perf' in arms and 'floor' in arms:
+        pairs.append(('floor_perf', 'floor'))
     if 'on' in arms and 'on_dma' in arms:
         pairs.append(('on_dma', 'on'))
     for w in WORKLOADS:

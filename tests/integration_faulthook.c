@@ -1,0 +1,312 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause)
+/*
+ * integration_faulthook.c - the fault hook (issue #24): the loader's choice
+ * (the tracepoint exceptions:page_fault_user where the kernel has it, else
+ * the PERF_COUNT_SW_PAGE_FAULTS perf event), its override
+ * MEMACCT_FAULT_HOOK, and the ground-truth fault checks of integration.c
+ * (CoW after fork, zero fill, file CoW, none for MAP_SHARED writes and
+ * reuse) run again with the perf event hook forced, within the same
+ * tolerances; then CoW and zero fills of a process hopping between CPUs
+ * (one perf event per CPU).
+ */
+#define _GNU_SOURCE	/* memmem */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "integration.h"
+
+/*
+ * The kernel offers the tracepoint: its BTF names btf_trace_page_fault_user
+ * (what the loader looks for), read here from the raw BTF's strings; tracefs
+ * shows the same event where it is mounted.
+ */
+static bool have_fault_tracepoint(void)
+{
+	static const char name[] = "btf_trace_page_fault_user";
+	FILE *f = fopen("/sys/kernel/btf/vmlinux", "r");
+	size_t cap = 1 << 20, len = 0, n;
+	char *buf = malloc(cap);
+	bool found = false;
+
+	ck_assert_ptr_nonnull(buf);
+	ck_assert_msg(f, "/sys/kernel/btf/vmlinux: %s", strerror(errno));
+	while ((n = fread(buf + len, 1, cap - len, f)) > 0) {
+		len += n;
+		if (len == cap) {
+			cap *= 2;
+			buf = realloc(buf, cap);
+			ck_assert_ptr_nonnull(buf);
+		}
+	}
+	fclose(f);
+	/* a string of the BTF string table: NUL before and after */
+	for (char *p = buf; (p = memmem(p, len - (p - buf), name, sizeof(name))) != NULL;
+	     p += sizeof(name))
+		if (p > buf && p[-1] == '\0') {
+			found = true;
+			break;
+		}
+	free(buf);
+	if (access("/sys/kernel/tracing/events/exceptions", F_OK) == 0)
+		ck_assert_int_eq(found, access("/sys/kernel/tracing/events/exceptions/page_fault_user",
+					       F_OK) == 0);
+	return found;
+}
+
+static void force_perf(void)
+{
+	ck_assert_int_eq(setenv("MEMACCT_FAULT_HOOK", "perf", 1), 0);
+}
+
+static void unforce(void)
+{
+	unsetenv("MEMACCT_FAULT_HOOK");
+}
+
+/* The hook `memacct -v run` says it picked, with MEMACCT_FAULT_HOOK=@env
+ * (NULL: unset): "tracepoint", "perf", "none", or "" when it said none */
+static char *hook_picked(const char *env, int *status)
+{
+	static char hook[32];
+	struct result *r;
+	char *p;
+
+	r = run_cmd("%s%s %s -v run -- true 2>&1 >/dev/null", env ? "MEMACCT_FAULT_HOOK=" : "env -u MEMACCT_FAULT_HOOK",
+		    env ? env : "", memacct);
+	*status = r->status;
+	hook[0] = '\0';
+	p = strstr(r->out, "fault hook: ");
+	if (p)
+		sscanf(p + 12, "%31[a-z]", hook);
+	if (!p) {	/* what it said instead: its Error: line */
+		char *e = strstr(r->out, "Error: ");
+
+		printf("  MEMACCT_FAULT_HOOK=%s: exit %d, %.*s\n", env ? env : "(unset)", r->status,
+		       e ? (int)strcspn(e, "\n") : 0, e ? e : "");
+	}
+	result_free(r);
+	return hook;
+}
+
+START_TEST(test_hook_choice)
+{
+	bool tp = have_fault_tracepoint();
+	int status;
+	char *h;
+
+	h = hook_picked(NULL, &status);
+	ck_assert_int_eq(status, 0);
+	printf("  kernel %s exceptions:page_fault_user: picked %s\n", tp ? "has" : "lacks", h);
+	ck_assert_str_eq(h, tp ? "tracepoint" : "perf");
+
+	h = hook_picked("perf", &status);
+	ck_assert_int_eq(status, 0);
+	ck_assert_str_eq(h, "perf");
+
+	h = hook_picked("tracepoint", &status);
+	if (tp) {
+		ck_assert_int_eq(status, 0);
+		ck_assert_str_eq(h, "tracepoint");
+	} else {	/* forced and not there: an environment error, no fallback */
+		ck_assert_int_eq(status, 3);
+	}
+	/* a value that names no hook: refused before anything loads */
+	h = hook_picked("kprobe", &status);
+	ck_assert_int_eq(status, 3);
+	ck_assert_str_eq(h, "");
+}
+END_TEST
+
+START_TEST(test_perf_cow_fork_child)
+{
+	struct result *r = memacct_run("cow_fork 100 4");
+
+	assert_near("perf hook: fork, child cow",
+		    jint(proc_by_pid(r, truth(r, "child_pid")), "cow_copied_bytes"),
+		    truth(r, "child_cow_bytes"));
+	assert_near("perf hook: fork, parent cow",
+		    jint(proc_by_pid(r, truth(r, "parent_pid")), "cow_copied_bytes"),
+		    truth(r, "parent_cow_bytes"));
+	ck_assert_int_eq(jint(json_object_get(r->report, "totals"), "fault_unclassified_bytes"), 0);
+	result_free(r);
+}
+END_TEST
+
+START_TEST(test_perf_cow_fork_parent_writes)
+{
+	struct result *r = memacct_run("cow_fork 64 2 --parent-writes");
+
+	assert_near("perf hook: parent writes, parent cow",
+		    jint(proc_by_pid(r, truth(r, "parent_pid")), "cow_copied_bytes"),
+		    truth(r, "parent_cow_bytes"));
+	assert_near("perf hook: parent writes, child cow",
+		    jint(proc_by_pid(r, truth(r, "child_pid")), "cow_copied_bytes"),
+		    truth(r, "child_cow_bytes"));
+	result_free(r);
+}
+END_TEST
+
+START_TEST(test_perf_zero_fill)
+{
+	struct result *r = memacct_run("zero_fill 64");
+	json_t *t = json_object_get(r->report, "totals");
+
+	assert_near("perf hook: read-then-write anon: cow", jint(t, "cow_copied_bytes"),
+		    truth(r, "cow_bytes"));
+	assert_near("perf hook: read-then-write anon: zero fill", jint(t, "zero_fill_bytes"),
+		    truth(r, "zero_fill_bytes"));
+	result_free(r);
+}
+END_TEST
+
+static void perf_file(const char *workload, const char *args, const char *what)
+{
+	struct result *r = run_cmd("cd %s && %s -j run -- %s/%s %s", testsdir, memacct,
+				   workloads, workload, args);
+	json_t *t;
+
+	ck_assert_msg(r->report, "no JSON report: %s", r->out);
+	t = json_object_get(r->report, "totals");
+	assert_near(what, jint(t, "cow_file_copied_bytes"), truth(r, "file_cow_bytes"));
+	assert_near("perf hook: file mapping: anon cow", jint(t, "cow_copied_bytes"), 0);
+	result_free(r);
+}
+
+START_TEST(test_perf_file_private_write)
+{
+	perf_file("file_private", "32", "perf hook: MAP_PRIVATE write: file cow");
+}
+END_TEST
+
+START_TEST(test_perf_file_private_read_first)
+{
+	perf_file("file_private", "32 --read-first", "perf hook: MAP_PRIVATE read+write: file cow");
+}
+END_TEST
+
+START_TEST(test_perf_file_shared)
+{
+	perf_file("file_shared", "32", "perf hook: MAP_SHARED write: file cow");
+}
+END_TEST
+
+START_TEST(test_perf_reuse_tmpfs)
+{
+	struct result *r = memacct_run("reuse_tmpfs");
+	json_t *t = json_object_get(r->report, "totals");
+
+	assert_near("perf hook: reuse + tmpfs write/read: cow", jint(t, "cow_copied_bytes"),
+		    truth(r, "cow_bytes"));
+	assert_near("perf hook: reuse + tmpfs write/read: file cow",
+		    jint(t, "cow_file_copied_bytes"), 0);
+	result_free(r);
+}
+END_TEST
+
+/*
+ * MAP_PRIVATE shmem (a memfd that starts as holes): read faults allocate
+ * the page-cache page itself, which the perf hook cannot tell from a copy
+ * at the allocation; it counts it only when the page is anon once the
+ * fault has finished (bpf/memacct.bpf.c cand_resolve()). Run with the
+ * kernel's own choice of hook (choice case) and with perf forced.
+ */
+static void shmem_private(const char *what)
+{
+	struct result *r = memacct_run("shmem_private 16");
+	json_t *t = json_object_get(r->report, "totals");
+
+	printf("  %s: %lld bytes read from holes, never written\n", what,
+	       truth(r, "read_only_bytes"));
+	assert_near(what, jint(t, "cow_file_copied_bytes"), truth(r, "file_cow_bytes"));
+	assert_near("MAP_PRIVATE shmem: anon cow", jint(t, "cow_copied_bytes"),
+		    truth(r, "cow_bytes"));
+	result_free(r);
+}
+
+/*
+ * perf_event_open refused (here by a seccomp filter, tests/workloads/
+ * deny_perf.c): the message names the knobs with their values, exit 3, no
+ * quiet fallback.
+ */
+START_TEST(test_perf_refused)
+{
+	struct result *r = run_cmd("MEMACCT_FAULT_HOOK=perf %s/deny_perf %s run -- true 2>&1",
+				   workloads, memacct);
+
+	printf("  perf_event_open denied by seccomp: exit %d\n", r->status);
+	ck_assert_int_eq(r->status, 3);
+	ck_assert_msg(strstr(r->out, "perf_event_paranoid") && strstr(r->out, "CAP_PERFMON") &&
+		      strstr(r->out, "seccomp filter (ACTIVE here") && strstr(r->out, "lockdown"),
+		      "the refusal does not name its knobs: %s", r->out);
+	result_free(r);
+}
+END_TEST
+
+START_TEST(test_shmem_private)
+{
+	shmem_private("MAP_PRIVATE shmem, the kernel's hook: file cow");
+}
+END_TEST
+
+START_TEST(test_perf_shmem_private)
+{
+	shmem_private("perf hook: MAP_PRIVATE shmem: file cow");
+}
+END_TEST
+
+/*
+ * Zero fills and CoW copies of a parent and child that move to the next CPU
+ * every 64 pages: with one perf event per CPU every fault is seen, and the
+ * fault state follows the thread. With a single CPU allowed there is no
+ * move to test.
+ */
+START_TEST(test_perf_cpu_hops)
+{
+	struct result *r = memacct_run("cow_hop 32 2 64");
+
+	if (truth(r, "allowed_cpus") < 2) {
+		SKIP_TEST("one CPU allowed here: no migration to test");
+		result_free(r);
+		return;
+	}
+	printf("  hops: the parent wrote on %lld CPUs, the child on %lld\n",
+	       truth(r, "parent_cpus"), truth(r, "child_cpus"));
+	ck_assert_int_ge(truth(r, "parent_cpus"), 2);
+	ck_assert_int_ge(truth(r, "child_cpus"), 2);
+	assert_near("perf hook, CPU hops: parent zero fill",
+		    jint(proc_by_pid(r, truth(r, "parent_pid")), "zero_fill_bytes"),
+		    truth(r, "zero_fill_bytes"));
+	assert_near("perf hook, CPU hops: child cow",
+		    jint(proc_by_pid(r, truth(r, "child_pid")), "cow_copied_bytes"),
+		    truth(r, "child_cow_bytes"));
+	result_free(r);
+}
+END_TEST
+
+Suite *faulthook_suite(void)
+{
+	Suite *s = suite_create("faulthook");
+	TCase *choice = tcase_swept("choice");
+	TCase *tc = tcase_swept("perf");
+
+	tcase_set_timeout(choice, 120);
+	tcase_add_test(choice, test_hook_choice);
+	tcase_add_test(choice, test_shmem_private);
+	tcase_add_test(choice, test_perf_refused);
+	suite_add_tcase(s, choice);
+	tcase_set_timeout(tc, 300);
+	tcase_add_checked_fixture(tc, force_perf, unforce);
+	tcase_add_test(tc, test_perf_cow_fork_child);
+	tcase_add_test(tc, test_perf_cow_fork_parent_writes);
+	tcase_add_test(tc, test_perf_zero_fill);
+	tcase_add_test(tc, test_perf_file_private_write);
+	tcase_add_test(tc, test_perf_file_private_read_first);
+	tcase_add_test(tc, test_perf_file_shared);
+	tcase_add_test(tc, test_perf_reuse_tmpfs);
+	tcase_add_test(tc, test_perf_shmem_private);
+	tcase_add_test(tc, test_perf_cpu_hops);
+	suite_add_tcase(s, tc);
+	return s;
+}
