@@ -247,6 +247,8 @@ json_t *report_json(const struct report *r)
 		json_object_set_new(o, "exit_status", json_integer(r->exit_status));
 	json_object_set_new(o, "final", json_boolean(r->final));
 	json_object_set_new(o, "totals_of", json_string(r->totals_of_rows ? "processes" : "cgroup"));
+	if (r->replayed_from)
+		json_object_set_new(o, "replayed_from", json_string_sanitized(r->replayed_from));
 	report_metrics_json(t, &r->totals, 0);
 	if (r->command && (!strcmp(r->command, "run") || !strcmp(r->command, "attach")))
 		json_object_set_new(t, "limit_bytes", r->has_limit ?

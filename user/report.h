@@ -47,6 +47,8 @@ struct report {
 	bool final;			/* the summary at the end, not an interval */
 	bool totals_of_rows;		/* totals: sums of the rows (attach --pid), not
 					 * the cgroup's own figures */
+	const char *replayed_from;	/* memacct report of a daemon's --json-log: the
+					 * file this cgroup's report was read from */
 	struct metrics totals;
 	struct proc_row *procs;		/* owned; sorted by pid */
 	size_t nprocs;

@@ -154,6 +154,7 @@ static int replay_daemon_log(FILE *f, const char *file, const char *cg)
 		/* print the one before: the last one is the final report */
 		if (prev && daemon_cgroup_report(prev, cg, &r)) {
 			r.final = !o;
+			r.replayed_from = file;
 			found++;
 			if (print_report(stdout, &r) == -EPIPE)
 				n = 0;
