@@ -311,16 +311,20 @@ t_integration() {
 	echo "kernel cgroup1_mounts $(grep -c ' - cgroup ' /proc/self/mountinfo)"
 	for f in /bin/*; do [ -L $f ] || cp $f /mnt/bin/; done
 	[ -x /usr/bin/dash ] && ln -sf /usr/bin/dash /bin/sh
-	# memacct.ck_run_case=NAME on the kernel command line (VMTEST_APPEND)
-	# runs that one test case
+	# memacct.ck_run_case=NAME / memacct.ck_run_suite=NAME on the kernel
+	# command line (VMTEST_APPEND) run that test case / suite only
+	# (check.py then judges the tests that ran)
 	ck_case=$(tr ' ' '\n' < /proc/cmdline | sed -n 's/^memacct.ck_run_case=//p')
+	ck_suite=$(tr ' ' '\n' < /proc/cmdline | sed -n 's/^memacct.ck_run_suite=//p')
 	[ -n "$ck_case" ] && export CK_RUN_CASE=$ck_case
+	[ -n "$ck_suite" ] && export CK_RUN_SUITE=$ck_suite
+	[ -n "$ck_case$ck_suite" ] && echo "plain ck_selected suite=$ck_suite case=$ck_case"
 	sh -c 'echo $$ > '$s'/cgroup.procs && cd /tmp && exec env PATH=/usr/sbin:/usr/bin:/bin \
 		MEMACCT=/mnt/bin/memacct WORKLOADS=/mnt/bin TESTS=/tests CK_VERBOSITY=verbose \
 		MEMACCT_VMTEST=1 \
 		/mnt/bin/test_integration 2>&1'
 	echo "rc test_integration $?"
-	unset CK_RUN_CASE
+	unset CK_RUN_CASE CK_RUN_SUITE
 	ln -sf busybox /bin/sh
 	# a run's memacct-release helper (docs/run.md "Start and end") may
 	# still be in the session's scope for a few seconds
