@@ -268,10 +268,6 @@ START_TEST(test_exit_churn)
 	struct result *r;
 	double control;
 
-	if (memacct_without_http()) {
-		SKIP_TEST("this memacct cannot serve HTTP (the guests' static build)");
-		return;
-	}
 	control = control_per_child("churn 4000 64 4", 4000);
 
 	snprintf(a, sizeof(a), "%s/a", cg);
@@ -324,10 +320,6 @@ START_TEST(test_procs_map_full)
 	long long bytes, dropped;
 	double control;
 
-	if (memacct_without_http()) {
-		SKIP_TEST("this memacct cannot serve HTTP (the guests' static build)");
-		return;
-	}
 	control = control_per_child("hold 400 16 0", 400);
 
 	label_of(cg + strlen(cgroot) + 1, l, sizeof(l));
@@ -364,11 +356,6 @@ START_TEST(test_many_cgroups)
 	long long parent, each, low = 0, sum = 0;
 	struct result *r;
 	int n = 0;
-
-	if (memacct_without_http()) {
-		SKIP_TEST("this memacct cannot serve HTTP (the guests' static build)");
-		return;
-	}
 
 	snprintf(base, sizeof(base), "%s/many", cg);
 	ck_assert_int_eq(mkdir(base, 0755), 0);
