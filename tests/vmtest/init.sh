@@ -16,6 +16,8 @@ mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 mount -t cgroup2 -o nsdelegate,memory_recursiveprot cgroup2 /sys/fs/cgroup ||
 	mount -t cgroup2 -o nsdelegate cgroup2 /sys/fs/cgroup
 echo +memory > /sys/fs/cgroup/cgroup.subtree_control
+# loopback, as on any host: the daemon tests listen and scrape on 127.0.0.1 and ::1
+ip link set lo up
 mkdir -p /tmp /run /mnt /dev/shm && mount -t tmpfs tmpfs /tmp && mount -t tmpfs tmpfs /dev/shm
 # a real block filesystem for page cache tests (tmpfs pages are shmem):
 # run.sh attaches an empty image as NVMe (the cloud kernels build nvme and

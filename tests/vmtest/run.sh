@@ -28,9 +28,10 @@ done
 # and the host's own tools that tests use where busybox has no equivalent
 # (capsh --drop, setpriv --reuid; capsh -- runs /bin/bash; dash as the
 # suite's /bin/sh, whose PATH lookup finds them: busybox ash runs its own
-# applets first; the daemon tests' curl, bpftool, logrotate, and Debian's
-# prometheus and promtool, Go binaries that need libc only, 100 MB
-# unpacked), with their libraries. SRC[:DEST]
+# applets first; the daemon tests' curl, bpftool, logrotate, coreutils'
+# timeout (--preserve-status, exit 124), and Debian's prometheus and
+# promtool, Go binaries that need libc only, 100 MB unpacked), with their
+# libraries. SRC[:DEST]
 cpio=$(command -v cpio || echo "busybox cpio")
 root=$dir/root
 rm -rf "$root"; mkdir -p "$root"/{bin,proc,sys,dev,tmp,etc,tests/workloads}
@@ -41,8 +42,12 @@ ln -s busybox "$root/bin/sh"
 [ -x "$dir/test_integration" ] && cp "$dir/test_integration" "$root/bin/"
 cp "$here"/../workloads/*.py "$root/tests/workloads/"
 cp "$here"/../sweep.sh "$root/tests/"
+# what the daemon tests read: tests/data (kube-state-metrics series), and
+# docs/deploy (dashboard, rules, logrotate) as $TESTS/../docs/deploy
+cp -r "$here"/../data "$root/tests/"
+mkdir -p "$root/docs" && cp -r "$here"/../../docs/deploy "$root/docs/"
 for t in /usr/sbin/capsh /usr/bin/setpriv /usr/bin/bash:/bin/bash /usr/bin/dash /usr/bin/curl \
-	/usr/sbin/bpftool /usr/sbin/logrotate /usr/bin/prometheus /usr/bin/promtool; do
+	/usr/sbin/bpftool /usr/sbin/logrotate /usr/bin/timeout /usr/bin/prometheus /usr/bin/promtool; do
 	src=${t%%:*} dst=${t#*:}
 	[ -x "$src" ] || { echo "vmtest: $src missing: tests that need it fail or skip in the guest" >&2; continue; }
 	mkdir -p "$root$(dirname "$dst")"; cp "$src" "$root$dst"
