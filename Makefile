@@ -90,14 +90,15 @@ $(OUTPUT)/memacct: $(USER_OBJS)
 # tests/vmtest/build-mhd.sh builds one without TLS from the source of the
 # host's libmicrohttpd-dev. Debian ships no libsmartcols.a either:
 # tests/vmtest/build-smartcols.sh builds one from the util-linux source of
-# the host's libsmartcols-dev. libsystemd has no .a: tests/vmtest/sd_stub.c.
+# the host's libsmartcols-dev. libsystemd has no .a: its two calls are
+# tests/vmtest/sd_daemon.c.
 STATIC_LIBS := -lbpf -lelf -lz -ljansson -lncursesw -ltinfo -lpthread
 VMTEST_DIR  := $(OUTPUT)/vmtest
 SCOLS_STATIC := $(VMTEST_DIR)/libsmartcols.a
 MHD_STATIC  := $(VMTEST_DIR)/libmicrohttpd.a
 STATIC_WORKLOADS := $(patsubst tests/workloads/%.c,$(VMTEST_DIR)/bin/%,$(sort $(wildcard tests/workloads/*.c)))
 
-$(VMTEST_DIR)/sd_stub.o: tests/vmtest/sd_stub.c
+$(VMTEST_DIR)/sd_daemon.o: tests/vmtest/sd_daemon.c
 	$(Q)mkdir -p $(@D)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(WARNINGS) -c $< -o $@
@@ -110,18 +111,18 @@ $(MHD_STATIC): tests/vmtest/build-mhd.sh tests/vmtest/apt-private.sh
 	$(call msg,MHD,$@)
 	$(Q)rm -f $@ && tests/vmtest/build-mhd.sh $(VMTEST_DIR)
 
-$(VMTEST_DIR)/bin/memacct: $(USER_OBJS) $(VMTEST_DIR)/sd_stub.o $(SCOLS_STATIC) $(MHD_STATIC)
+$(VMTEST_DIR)/bin/memacct: $(USER_OBJS) $(VMTEST_DIR)/sd_daemon.o $(SCOLS_STATIC) $(MHD_STATIC)
 	$(Q)mkdir -p $(@D)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) -static $^ $(STATIC_LIBS) -o $@
 
 # the whole integration suite, run in the guest on pure cgroup v2
-$(VMTEST_DIR)/test_integration: $(INTEG_SRCS) tests/integration.h $(LIB_OBJS) $(VMTEST_DIR)/sd_stub.o \
+$(VMTEST_DIR)/test_integration: $(INTEG_SRCS) tests/integration.h $(LIB_OBJS) $(VMTEST_DIR)/sd_daemon.o \
 	$(SCOLS_STATIC) $(MHD_STATIC) $(SKELS)
 	$(Q)mkdir -p $(@D)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $(WARNINGS) -Wno-missing-prototypes $(INCLUDES) -Itests -static \
-		$(INTEG_SRCS) $(LIB_OBJS) $(VMTEST_DIR)/sd_stub.o $(SCOLS_STATIC) $(MHD_STATIC) \
+		$(INTEG_SRCS) $(LIB_OBJS) $(VMTEST_DIR)/sd_daemon.o $(SCOLS_STATIC) $(MHD_STATIC) \
 		$(STATIC_LIBS) \
 		-lcheck -lsubunit -lm -lrt -o $@
 

@@ -29,7 +29,8 @@ done
 # (capsh --drop, setpriv --reuid; capsh -- runs /bin/bash; dash as the
 # suite's /bin/sh, whose PATH lookup finds them: busybox ash runs its own
 # applets first; the daemon tests' curl, bpftool, logrotate, coreutils'
-# timeout (--preserve-status, exit 124), and Debian's prometheus and
+# timeout (--preserve-status, exit 124) and sleep (copied under another
+# name: busybox's is a link), and Debian's prometheus and
 # promtool, Go binaries that need libc only, 100 MB unpacked), with their
 # libraries. SRC[:DEST]
 cpio=$(command -v cpio || echo "busybox cpio")
@@ -38,6 +39,10 @@ rm -rf "$root"; mkdir -p "$root"/{bin,proc,sys,dev,tmp,etc,tests/workloads}
 cp "$(command -v busybox || echo /bin/busybox)" "$root/bin/busybox"
 cp "$dir"/bin/* "$root/bin/"
 cp "$here/init.sh" "$root/init"
+# root and nobody by name, as on a host (logrotate's "create 0600 root root")
+printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n' \
+	> "$root/etc/passwd"
+printf 'root:x:0:\nnogroup:x:65534:\n' > "$root/etc/group"
 ln -s busybox "$root/bin/sh"
 [ -x "$dir/test_integration" ] && cp "$dir/test_integration" "$root/bin/"
 cp "$here"/../workloads/*.py "$root/tests/workloads/"
@@ -47,7 +52,8 @@ cp "$here"/../sweep.sh "$root/tests/"
 cp -r "$here"/../data "$root/tests/"
 mkdir -p "$root/docs" && cp -r "$here"/../../docs/deploy "$root/docs/"
 for t in /usr/sbin/capsh /usr/bin/setpriv /usr/bin/bash:/bin/bash /usr/bin/dash /usr/bin/curl \
-	/usr/sbin/bpftool /usr/sbin/logrotate /usr/bin/timeout /usr/bin/prometheus /usr/bin/promtool; do
+	/usr/sbin/bpftool /usr/sbin/logrotate /usr/bin/timeout /usr/bin/sleep /usr/bin/prometheus \
+	/usr/bin/promtool; do
 	src=${t%%:*} dst=${t#*:}
 	[ -x "$src" ] || { echo "vmtest: $src missing: tests that need it fail or skip in the guest" >&2; continue; }
 	mkdir -p "$root$(dirname "$dst")"; cp "$src" "$root$dst"
