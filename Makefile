@@ -126,6 +126,12 @@ $(VMTEST_DIR)/test_integration: $(INTEG_SRCS) tests/integration.h $(LIB_OBJS) $(
 		$(STATIC_LIBS) \
 		-lcheck -lsubunit -lm -lrt -o $@
 
+# tests/bench_cgroups.sh in the guest (memacct.bench=1, docs/vmtest.md)
+$(VMTEST_DIR)/bench/spawn: tests/bench/spawn.c
+	$(Q)mkdir -p $(@D)
+	$(call msg,CC,$@)
+	$(Q)$(CC) -O2 -Wall -Werror -static $< -o $@
+
 $(VMTEST_DIR)/bin/%: tests/workloads/%.c $(WORKLOAD_HDRS)
 	$(Q)mkdir -p $(@D)
 	$(call msg,CC,$@)
@@ -225,7 +231,8 @@ fuzz: $(FUZZ_DIR)/fuzz_parsers
 VMTEST_KERNELS  ?= bullseye bookworm bookworm-backports sid
 VMTEST_OPTIONAL ?= sid
 VMTEST_INTEGRATION ?= bookworm-backports
-vmtest: $(VMTEST_DIR)/bin/memacct $(STATIC_WORKLOADS) $(VMTEST_DIR)/test_integration
+vmtest: $(VMTEST_DIR)/bin/memacct $(STATIC_WORKLOADS) $(VMTEST_DIR)/test_integration \
+	$(VMTEST_DIR)/bench/spawn
 	$(Q)VMTEST_OPTIONAL="$(VMTEST_OPTIONAL)" VMTEST_INTEGRATION="$(VMTEST_INTEGRATION)" \
 		tests/vmtest/run.sh $(VMTEST_DIR) $(VMTEST_KERNELS)
 

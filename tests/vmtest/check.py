@@ -755,6 +755,12 @@ def main():
             check(name, False, 'section missing')
             continue
         fn(Sec(sec))
+    sec = secs.get('bench_cgroups')	# memacct.bench=1: a measurement, no check
+    if sec is not None:
+        for l in sec['out'] + sec['err']:
+            if re.match(r'(bench_cgroups:|round |new )', l):
+                print('     bench_cgroups (TCG: relative only) | ' + l)
+        check('bench_cgroups', sec['rc'] == 0, 'tests/bench_cgroups.sh exit %s' % sec['rc'])
     times = ['%s %.1f' % (n, secs[n]['uptime']) for n in secs if secs[n].get('uptime')]
     if times:
         print('     guest uptime at the end of each section (s): ' + ', '.join(times))

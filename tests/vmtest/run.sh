@@ -46,7 +46,9 @@ printf 'root:x:0:\nnogroup:x:65534:\n' > "$root/etc/group"
 ln -s busybox "$root/bin/sh"
 [ -x "$dir/test_integration" ] && cp "$dir/test_integration" "$root/bin/"
 cp "$here"/../workloads/*.py "$root/tests/workloads/"
-cp "$here"/../sweep.sh "$root/tests/"
+cp "$here"/../sweep.sh "$here"/../bench_cgroups.sh "$root/tests/"
+# memacct.bench=1 (init.sh): the static spawn of tests/bench
+[ -d "$dir/bench" ] && cp -r "$dir/bench" "$root/"
 # what the daemon tests read: tests/data (kube-state-metrics series), and
 # docs/deploy (dashboard, rules, logrotate) as $TESTS/../docs/deploy
 cp -r "$here"/../data "$root/tests/"
