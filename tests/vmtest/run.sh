@@ -14,7 +14,7 @@ suites=("$@")
 optional=" ${VMTEST_OPTIONAL:-} "
 timeout_s=${VMTEST_TIMEOUT:-150}
 integration=" ${VMTEST_INTEGRATION-bookworm-backports} "
-integration_timeout_s=${VMTEST_INTEGRATION_TIMEOUT:-1500}
+integration_timeout_s=${VMTEST_INTEGRATION_TIMEOUT:-2700}
 start=$(date +%s)
 
 for t in qemu-system-x86_64 busybox; do
