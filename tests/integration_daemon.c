@@ -2404,8 +2404,10 @@ START_TEST(test_kube_names)
 	/* teardown() removes extra_cg[] in order: children first */
 	ck_assert_int_eq(mkdir(top, 0755), 0);
 	memcpy(extra_cg[2], top, strlen(top) + 1);
+	cg_enable_memory(top);	/* v2: else no memory.stat below, no usage series */
 	ck_assert_int_eq(mkdir(pod, 0755), 0);
 	memcpy(extra_cg[1], pod, strlen(pod) + 1);
+	cg_enable_memory(pod);
 	ck_assert_int_eq(mkdir(ctr, 0755), 0);
 	memcpy(extra_cg[0], ctr, strlen(ctr) + 1);
 	held = fork();
