@@ -85,17 +85,20 @@ $(OUTPUT)/memacct: $(USER_OBJS)
 	$(Q)$(CC) $(CFLAGS) $^ $(LIBS) $(SCOLS_LIBS) $(CURSES_LIBS) $(HTTP_LIBS) -o $@
 
 # Static binaries for qemu guests (tests/vmtest/): the guest has no libc or
-# libbpf of ours. libmicrohttpd.a cannot be linked statically on Debian 12
-# (gnutls needs p11-kit and libunistring, which ship no .a): the guest binary
-# gets tests/vmtest/mhd_stub.c instead, so its daemon fails cleanly.
-# Debian ships no libsmartcols.a either: tests/vmtest/build-smartcols.sh
-# builds one from the util-linux source of the host's libsmartcols-dev.
+# libbpf of ours. Debian's libmicrohttpd.a cannot be linked statically
+# (its gnutls needs p11-kit and libunistring, which ship no .a):
+# tests/vmtest/build-mhd.sh builds one without TLS from the source of the
+# host's libmicrohttpd-dev. Debian ships no libsmartcols.a either:
+# tests/vmtest/build-smartcols.sh builds one from the util-linux source of
+# the host's libsmartcols-dev. libsystemd has no .a: its two calls are
+# tests/vmtest/sd_daemon.c.
 STATIC_LIBS := -lbpf -lelf -lz -ljansson -lncursesw -ltinfo -lpthread
 VMTEST_DIR  := $(OUTPUT)/vmtest
 SCOLS_STATIC := $(VMTEST_DIR)/libsmartcols.a
+MHD_STATIC  := $(VMTEST_DIR)/libmicrohttpd.a
 STATIC_WORKLOADS := $(patsubst tests/workloads/%.c,$(VMTEST_DIR)/bin/%,$(sort $(wildcard tests/workloads/*.c)))
 
-$(VMTEST_DIR)/mhd_stub.o: tests/vmtest/mhd_stub.c
+$(VMTEST_DIR)/sd_daemon.o: tests/vmtest/sd_daemon.c
 	$(Q)mkdir -p $(@D)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(WARNINGS) -c $< -o $@
@@ -104,20 +107,30 @@ $(SCOLS_STATIC): tests/vmtest/build-smartcols.sh tests/vmtest/apt-private.sh
 	$(call msg,SCOLS,$@)
 	$(Q)rm -f $@ && tests/vmtest/build-smartcols.sh $(VMTEST_DIR)
 
-$(VMTEST_DIR)/bin/memacct: $(USER_OBJS) $(VMTEST_DIR)/mhd_stub.o $(SCOLS_STATIC)
+$(MHD_STATIC): tests/vmtest/build-mhd.sh tests/vmtest/apt-private.sh
+	$(call msg,MHD,$@)
+	$(Q)rm -f $@ && tests/vmtest/build-mhd.sh $(VMTEST_DIR)
+
+$(VMTEST_DIR)/bin/memacct: $(USER_OBJS) $(VMTEST_DIR)/sd_daemon.o $(SCOLS_STATIC) $(MHD_STATIC)
 	$(Q)mkdir -p $(@D)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) -static $^ $(STATIC_LIBS) -o $@
 
-# the whole integration suite, run in the guest on pure cgroup v2 (its
-# daemon tests skip themselves: this binary's memacct cannot serve HTTP)
-$(VMTEST_DIR)/test_integration: $(INTEG_SRCS) tests/integration.h $(LIB_OBJS) $(VMTEST_DIR)/mhd_stub.o \
-	$(SCOLS_STATIC) $(SKELS)
+# the whole integration suite, run in the guest on pure cgroup v2
+$(VMTEST_DIR)/test_integration: $(INTEG_SRCS) tests/integration.h $(LIB_OBJS) $(VMTEST_DIR)/sd_daemon.o \
+	$(SCOLS_STATIC) $(MHD_STATIC) $(SKELS)
 	$(Q)mkdir -p $(@D)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $(WARNINGS) -Wno-missing-prototypes $(INCLUDES) -Itests -static \
-		$(INTEG_SRCS) $(LIB_OBJS) $(VMTEST_DIR)/mhd_stub.o $(SCOLS_STATIC) $(STATIC_LIBS) \
+		$(INTEG_SRCS) $(LIB_OBJS) $(VMTEST_DIR)/sd_daemon.o $(SCOLS_STATIC) $(MHD_STATIC) \
+		$(STATIC_LIBS) \
 		-lcheck -lsubunit -lm -lrt -o $@
+
+# tests/bench_cgroups.sh in the guest (memacct.bench=1, docs/vmtest.md)
+$(VMTEST_DIR)/bench/spawn: tests/bench/spawn.c
+	$(Q)mkdir -p $(@D)
+	$(call msg,CC,$@)
+	$(Q)$(CC) -O2 -Wall -Werror -static $< -o $@
 
 $(VMTEST_DIR)/bin/%: tests/workloads/%.c $(WORKLOAD_HDRS)
 	$(Q)mkdir -p $(@D)
@@ -218,7 +231,8 @@ fuzz: $(FUZZ_DIR)/fuzz_parsers
 VMTEST_KERNELS  ?= bullseye bookworm bookworm-backports sid
 VMTEST_OPTIONAL ?= sid
 VMTEST_INTEGRATION ?= bookworm-backports
-vmtest: $(VMTEST_DIR)/bin/memacct $(STATIC_WORKLOADS) $(VMTEST_DIR)/test_integration
+vmtest: $(VMTEST_DIR)/bin/memacct $(STATIC_WORKLOADS) $(VMTEST_DIR)/test_integration \
+	$(VMTEST_DIR)/bench/spawn
 	$(Q)VMTEST_OPTIONAL="$(VMTEST_OPTIONAL)" VMTEST_INTEGRATION="$(VMTEST_INTEGRATION)" \
 		tests/vmtest/run.sh $(VMTEST_DIR) $(VMTEST_KERNELS)
 

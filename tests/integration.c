@@ -243,32 +243,6 @@ int run_cgroup_find(pid_t run_pid, char *path, size_t len)
 	return err;
 }
 
-bool memacct_without_http(void)
-{
-	static int state;	/* 0 unknown, 1 without, -1 with */
-	static const char mark[] = "built without HTTP";
-	char *buf;
-	long n;
-	FILE *f;
-
-	if (state)
-		return state > 0;
-	state = -1;
-	f = fopen(memacct, "rb");
-	if (!f)
-		return false;
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	rewind(f);
-	buf = n > 0 ? malloc(n) : NULL;
-	if (buf && fread(buf, 1, n, f) == (size_t)n &&
-	    memmem(buf, n, mark, sizeof(mark) - 1))
-		state = 1;
-	free(buf);
-	fclose(f);
-	return state > 0;
-}
-
 void cg_set_memory_max(const char *cg, unsigned long long bytes)
 {
 	char f[600];

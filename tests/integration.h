@@ -60,13 +60,6 @@ struct result *memacct_run(const char *workload_and_args);
 #define SKIP_TEST(...) skip_test(__func__, __VA_ARGS__)
 
 /*
- * memacct_without_http() - true when $MEMACCT is the static build of the
- * vmtest guests, whose daemon cannot serve (tests/vmtest/mhd_stub.c: its
- * message is in the binary); tests that need the daemon skip then.
- */
-bool memacct_without_http(void);
-
-/*
  * run_cgroup_parent() - the directory where `memacct run` started by this
  * runner makes its cgroup (user/run.c: our own memory cgroup on v1; on v2
  * memcg_run_parent(), our cgroup having the runner in it). 0 or -1.

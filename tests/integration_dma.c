@@ -566,11 +566,6 @@ START_TEST(test_dma_daemon_host_gauges)
 	pid_t d, wl;
 	FILE *to, *from;
 
-	if (memacct_without_http()) {
-		SKIP_TEST("this memacct was built without HTTP (vmtest guest)");
-		return;
-	}
-
 	if (system("grep -q nr_foll_pin_acquired /proc/vmstat") != 0) {
 		printf("SKIP daemon host gauges: no nr_foll_pin_* in /proc/vmstat\n");
 		return;
@@ -747,10 +742,6 @@ START_TEST(test_dma_audit_oneshot)
 	struct result *r;
 	json_t *cg, *p, *hc;
 
-	if (memacct_without_http()) {
-		SKIP_TEST("this memacct was built without HTTP (vmtest guest): no daemon");
-		return;
-	}
 	/* 80 MiB: the 64 MiB UMEM buffer (charged anon) fits, pinned is 80% */
 	daemon_cg_start(&w, "dma-oneshot", port, 80 * MiB);
 	if (!wl_start(&w, "64 0 0")) {
@@ -841,10 +832,6 @@ START_TEST(test_dma_daemon_mlocked)
 	struct result *r;
 	const char *name;
 
-	if (memacct_without_http()) {
-		SKIP_TEST("this memacct was built without HTTP (vmtest guest): no daemon");
-		return;
-	}
 	daemon_cg_start(&w, "dma-mlock", port, 0);
 	if (!wl_start(&w, "64 0 1")) {
 		daemon_cg_stop();
@@ -905,10 +892,6 @@ START_TEST(test_dma_explain_shared)
 	size_t i;
 	json_t *line;
 
-	if (memacct_without_http()) {
-		SKIP_TEST("this memacct was built without HTTP (vmtest guest): no daemon");
-		return;
-	}
 	daemon_cg_start(&w, "dma-explain", free_port(), 0);
 	if (!wl_start(&w, "64 0 0 1")) {
 		daemon_cg_stop();

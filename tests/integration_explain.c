@@ -521,10 +521,6 @@ START_TEST(test_explain_daemon_cow)
 	long long eighth;
 	json_t *p;
 
-	if (memacct_without_http()) {
-		SKIP_TEST("this memacct was built without HTTP: no daemon to ask (vmtest guest)");
-		return;
-	}
 	snprintf(live_pin, sizeof(live_pin), "/sys/fs/bpf/memacct-explain-test-%d", getpid());
 	r = run_cmd("%s daemon --listen 127.0.0.1:%d --interval 1s --pin-path %s "
 		    ">/dev/null 2>&1 & i=0; while [ ! -e %s/maps/procs ] && [ $i -lt 200 ]; "

@@ -366,10 +366,6 @@ START_TEST(test_daemon_stderr_closed)
 	ssize_t n;
 	pid_t pid;
 
-	if (memacct_without_http()) {
-		SKIP_TEST("this memacct was built without HTTP: its daemon cannot serve");
-		return;
-	}
 	make_cg();
 	snprintf(pin_dir, sizeof(pin_dir), "/sys/fs/bpf/memacct-test-jobsafe-%d", (int)getpid());
 	snprintf(listen, sizeof(listen), "127.0.0.1:%d", port);

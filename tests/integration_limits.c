@@ -222,10 +222,6 @@ START_TEST(test_walk_full)
 	json_t *o = NULL, *cgs;
 	struct result *r = NULL;
 
-	if (memacct_without_http()) {
-		SKIP_TEST("this memacct cannot serve HTTP");
-		return;
-	}
 	daemon_pid = daemon_start("MEMACCT_WALK_CGROUPS_MAX=1", "");
 	ck_assert_msg(daemon_pid > 0, "the daemon did not start (%s)", log_path);
 	/* other runners make and remove cgroups at the root: a collection
@@ -310,10 +306,6 @@ START_TEST(test_walk_full_keeps_flows)
 	long long want, got;
 	struct result *r;
 
-	if (memacct_without_http()) {
-		SKIP_TEST("this memacct cannot serve HTTP");
-		return;
-	}
 	daemon_pid = daemon_start("MEMACCT_WALK_CGROUPS_MAX=1", "");
 	ck_assert_msg(daemon_pid > 0, "the daemon did not start (%s)", log_path);
 	r = run_cmd("sh -c 'echo $$ > %s/cgroup.procs && exec %s/cow_fork 8 2'", cg, workloads);
@@ -355,10 +347,6 @@ START_TEST(test_http_table_full)
 	struct rlimit rl;
 	int opened = 0;
 
-	if (memacct_without_http()) {
-		SKIP_TEST("this memacct cannot serve HTTP");
-		return;
-	}
 	ck_assert_int_eq(getrlimit(RLIMIT_NOFILE, &rl), 0);
 	rl.rlim_cur = rl.rlim_max;
 	ck_assert_msg(rl.rlim_cur >= N + 100, "RLIMIT_NOFILE %ld too low", (long)rl.rlim_cur);
@@ -548,8 +536,6 @@ START_TEST(test_dma_range_slots_full)
 				     "dma_range_slots_full 2"), "no WARNING line:\n%s", r->out);
 	result_free(r);
 
-	if (memacct_without_http())
-		return;
 	daemon_pid = daemon_start("", "--dma-pins on");
 	ck_assert_msg(daemon_pid > 0, "the daemon did not start (%s)", log_path);
 	sleep_ms(1500);

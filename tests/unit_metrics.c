@@ -162,34 +162,48 @@ END_TEST
 START_TEST(test_path_labels)
 {
 	static const struct {
-		const char *path, *pod, *ctr, *job;
+		const char *path, *pod, *ctr, *job, *qos;
 	} cases[] = {
 		/* systemd driver */
 		{ "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod1234abcd_5678_90ab_cdef_1234567890ab.slice/cri-containerd-0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef.scope",
 		  "1234abcd-5678-90ab-cdef-1234567890ab",
-		  "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", "" },
+		  "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", "", "burstable" },
 		/* cgroupfs driver */
 		{ "/kubepods/besteffort/pod1234abcd-5678-90ab-cdef-1234567890ab/0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
 		  "1234abcd-5678-90ab-cdef-1234567890ab",
-		  "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", "" },
+		  "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", "", "besteffort" },
 		/* a pod without container */
 		{ "/kubepods.slice/kubepods-pod1234abcd_5678_90ab_cdef_1234567890ab.slice",
-		  "1234abcd-5678-90ab-cdef-1234567890ab", "", "" },
+		  "1234abcd-5678-90ab-cdef-1234567890ab", "", "", "guaranteed" },
+		/* the QoS levels: kubepods.slice itself has none */
+		{ "/kubepods.slice", "", "", "", "" },
+		{ "/kubepods.slice/kubepods-besteffort.slice", "", "", "", "besteffort" },
+		{ "/kubepods.slice/kubepods-burstable.slice", "", "", "", "burstable" },
+		{ "/kubepods/burstable", "", "", "", "burstable" },
+		{ "/kubepods/pod1234abcd-5678-90ab-cdef-1234567890ab/0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+		  "1234abcd-5678-90ab-cdef-1234567890ab", "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", "", "guaranteed" },
+		/* a kubelet's --cgroup-root below the root */
+		{ "/machine.slice/kubepods.slice/kubepods-pod1234abcd_5678_90ab_cdef_1234567890ab.slice/cri-containerd-0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef.scope",
+		  "1234abcd-5678-90ab-cdef-1234567890ab", "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", "", "guaranteed" },
+		/* look-alikes of a class: none */
+		{ "/kubepods-burstablex.slice", "", "", "", "" },
+		{ "/notkubepods/burstable", "", "", "", "" },
+		{ "/kubepods/burstablex", "", "", "", "" },
 		/* docker, crio */
 		{ "/system.slice/docker-0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef.scope",
-		  "", "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", "" },
+		  "", "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", "", "" },
 		{ "/crio-0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
-		  "", "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", "" },
+		  "", "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", "", "" },
 		/* Slurm */
-		{ "/slurm/uid_0/job_4242/step_0", "", "", "4242" },
-		{ "/slurm/uid_0/job_4242", "", "", "4242" },
+		{ "/slurm/uid_0/job_4242/step_0", "", "", "4242", "" },
+		{ "/slurm/uid_0/job_4242", "", "", "4242", "" },
 		/* look-alikes: nothing */
-		{ "/", "", "", "" },
-		{ "/pod-not-a-uid/job_x12", "", "", "" },
-		{ "/podcast.slice/ABCDEF0123456789abcdef0123456789abcdef0123456789abcdef0123456789", "", "", "" },
-		{ "/job_", "", "", "" },
-		{ "/job_123456789012345678901234567890", "", "", "" },	/* too long for the label */
-		{ "/docker-0123456789abcdef.scope", "", "", "" },
+		{ "/", "", "", "", "" },
+		{ "/pod-not-a-uid/job_x12", "", "", "", "" },
+		{ "/podcast.slice/ABCDEF0123456789abcdef0123456789abcdef0123456789abcdef0123456789", "", "", "", "" },
+		{ "/job_", "", "", "", "" },
+		{ "/job_123456789012345678901234567890", "", "", "", "" },	/* too long for the label */
+		{ "/docker-0123456789abcdef.scope", "", "", "", "" },
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -201,6 +215,7 @@ START_TEST(test_path_labels)
 		ck_assert_msg(!strcmp(l.container_id, cases[i].ctr), "%zu container_id '%s'", i,
 			      l.container_id);
 		ck_assert_msg(!strcmp(l.job_id, cases[i].job), "%zu job_id '%s'", i, l.job_id);
+		ck_assert_msg(!strcmp(l.qos, cases[i].qos), "%zu qos '%s'", i, l.qos);
 	}
 }
 END_TEST
@@ -305,7 +320,7 @@ START_TEST(test_info_families)
 	ck_assert_ptr_nonnull(strstr(t, "\nmemacct_cgroup_info{cgroup=\"/\"} 1\n"));
 	ck_assert_ptr_nonnull(strstr(t, "\nmemacct_cgroup_info{cgroup=\"/kubepods/besteffort/"
 				     "pod1234abcd-5678-90ab-cdef-1234567890ab\",pod_uid=\""
-				     "1234abcd-5678-90ab-cdef-1234567890ab\"} 1\n"));
+				     "1234abcd-5678-90ab-cdef-1234567890ab\",qos=\"besteffort\"} 1\n"));
 	ck_assert_ptr_nonnull(strstr(t, "\nmemacct_cgroup_info{cgroup=\"/slurm/uid_0/job_42/"
 				     "step_0\",job_id=\"42\"} 1\n"));
 	mbuf_free(&b);

@@ -1417,11 +1417,45 @@ static bool is_hex(const char *s, size_t n)
 	return true;
 }
 
+/* @comp (@n bytes) starts with @word, then ends or goes on with one of @next */
+static bool comp_is(const char *comp, size_t n, const char *word, const char *next)
+{
+	size_t wl = strlen(word);
+
+	return n >= wl && !strncmp(comp, word, wl) && (n == wl || strchr(next, comp[wl]));
+}
+
+/*
+ * The QoS class the kubelet's tree gives the path component @comp (@n
+ * bytes, after @prev of @prev_n) into @qos, if any: the systemd driver's
+ * kubepods-burstable.slice, kubepods-besteffort.slice and a guaranteed
+ * pod's kubepods-pod<uid>.slice right below kubepods.slice; the cgroupfs
+ * driver's kubepods/burstable, kubepods/besteffort, kubepods/pod<uid>.
+ */
+static void kube_qos(const char *comp, size_t n, const char *prev, size_t prev_n, char qos[12])
+{
+	static const char *const classes[] = { "burstable", "besteffort" };
+	char word[32];
+
+	for (size_t i = 0; i < sizeof(classes) / sizeof(classes[0]); i++) {
+		snprintf(word, sizeof(word), "kubepods-%s", classes[i]);
+		if (comp_is(comp, n, word, ".-") ||
+		    (comp_is(prev, prev_n, "kubepods", "") && comp_is(comp, n, classes[i], ""))) {
+			strcpy(qos, classes[i]);
+			return;
+		}
+	}
+	if (comp_is(comp, n, "kubepods-pod", "0123456789abcdef") ||
+	    (comp_is(prev, prev_n, "kubepods", "") && comp_is(comp, n, "pod", "0123456789abcdef")))
+		strcpy(qos, "guaranteed");
+}
+
 void cgroup_path_labels(const char *path, struct cg_labels *l)
 {
 	static const char *const prefixes[] = { "docker-", "cri-containerd-", "crio-",
 						"containerd-", "libpod-" };
-	const char *p, *comp, *end;
+	const char *p, *comp, *end, *prev = "";
+	size_t prev_n = 0;
 
 	memset(l, 0, sizeof(*l));
 	/* Kubernetes: kubepods[-burstable]-pod<uid>.slice or /pod<uid>/ */
@@ -1443,7 +1477,7 @@ void cgroup_path_labels(const char *path, struct cg_labels *l)
 		l->pod_uid[36] = '\0';
 		break;
 	}
-	/* each component: container id, Slurm job */
+	/* each component: QoS class, container id, Slurm job */
 	for (comp = path; *comp; comp = *end ? end + 1 : end) {
 		size_t n;
 
@@ -1453,6 +1487,10 @@ void cgroup_path_labels(const char *path, struct cg_labels *l)
 		if (!end)
 			end = comp + strlen(comp);
 		n = end - comp;
+		if (!l->qos[0])
+			kube_qos(comp, n, prev, prev_n, l->qos);
+		prev = comp;
+		prev_n = n;
 		if (n > 4 && !strncmp(comp, "job_", 4) && n - 4 < sizeof(l->job_id) &&
 		    strspn(comp + 4, "0123456789") == n - 4) {
 			memcpy(l->job_id, comp + 4, n - 4);

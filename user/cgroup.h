@@ -279,6 +279,10 @@ struct cg_labels {
 	char pod_uid[40];	/* Kubernetes pod UID (from ".../pod<uid>...") */
 	char container_id[72];	/* 64 hex digits (docker-, cri-containerd-, crio-) */
 	char job_id[24];	/* Slurm job id (from ".../job_<id>/...") */
+	/* Kubernetes QoS class: "guaranteed", "burstable", "besteffort" (from
+	 * kubepods-<class>[-pod<uid>].slice, kubepods-pod<uid>.slice, or the
+	 * cgroupfs driver's kubepods/<class>/ and kubepods/pod<uid>/) */
+	char qos[12];
 };
 
 /* cgroup_path_labels() - fill @l from a cgroup path; empty strings if absent. */

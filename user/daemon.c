@@ -450,6 +450,8 @@ static void write_json_log(struct dstate *d, const struct collection *col)
 			json_object_set_new(co, "container_id", json_string(cl->container_id));
 		if (cl->job_id[0])
 			json_object_set_new(co, "job_id", json_string(cl->job_id));
+		if (cl->qos[0])
+			json_object_set_new(co, "qos", json_string(cl->qos));
 		report_metrics_json(co, &c->m, MF_SAMPLED);
 		json_array_append_new(arr, co);
 	}

@@ -129,23 +129,27 @@ void om_cgroup_info_family(struct mbuf *b)
 {
 	metrics_family(b, "memacct_cgroup_info", MT_GAUGE, NULL,
 		       "Identity labels derived from each cgroup's path (pod_uid, container_id, "
-		       "job_id); value 1");
+		       "qos, job_id); value 1");
 }
 
-/* the labels of @rel, whose path labels are @cl, into @l (4; the absent ones NULL): how many */
+/* labels of a cgroup's samples: cgroup and its path labels */
+#define CG_NLABELS 5
+
+/* the labels of @rel, whose path labels are @cl, into @l (CG_NLABELS; the absent ones NULL): how many */
 static int path_labels(const char *rel, const struct cg_labels *cl, struct mlabel *l)
 {
 	l[0] = (struct mlabel){ "cgroup", rel };
 	l[1] = (struct mlabel){ "pod_uid", cl->pod_uid[0] ? cl->pod_uid : NULL };
 	l[2] = (struct mlabel){ "container_id", cl->container_id[0] ? cl->container_id : NULL };
-	l[3] = (struct mlabel){ "job_id", cl->job_id[0] ? cl->job_id : NULL };
-	return 4;
+	l[3] = (struct mlabel){ "qos", cl->qos[0] ? cl->qos : NULL };
+	l[4] = (struct mlabel){ "job_id", cl->job_id[0] ? cl->job_id : NULL };
+	return CG_NLABELS;
 }
 
 void om_cgroup_info(struct mbuf *b, const char *rel)
 {
 	struct cg_labels cl;
-	struct mlabel l[4];
+	struct mlabel l[CG_NLABELS];
 
 	cgroup_path_labels(rel, &cl);
 	metrics_sample_u64(b, l, path_labels(rel, &cl, l), 1);
@@ -204,7 +208,7 @@ static void om_bound_families(struct mbuf *b, const struct cgi *cg, size_t ncg)
 			"Time every non-idle task of the cgroup stalled on memory at once: "
 			"memory.pressure full total= (v2 PSI)", MT_COUNTER },
 	};
-	struct mlabel l[4];
+	struct mlabel l[CG_NLABELS];
 	uint64_t v;
 
 	for (int f = 0; f < BF_NR; f++) {
@@ -225,7 +229,7 @@ static void om_bound_families(struct mbuf *b, const struct cgi *cg, size_t ncg)
 
 void om_cgroup_families(struct mbuf *b, const struct cgi *cg, size_t ncg, bool one_node)
 {
-	struct mlabel l[4];
+	struct mlabel l[CG_NLABELS];
 
 	om_cgroup_info_family(b);
 	for (size_t i = 0; i < ncg; i++)
@@ -256,7 +260,7 @@ void om_cgroup_families(struct mbuf *b, const struct cgi *cg, size_t ncg, bool o
 		       "(a split of memacct_numa_migrated_bytes: do not add the two)");
 	for (size_t i = 0; i < ncg; i++) {
 		const struct cgi *c = &cg[i];
-		struct mlabel rl[5];
+		struct mlabel rl[CG_NLABELS + 1];
 		int nl;
 
 		if (!c->wanted)

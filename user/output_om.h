@@ -44,7 +44,7 @@ void om_self_metrics(struct mbuf *b, const struct om_self *s);
 void om_build_info(struct mbuf *b);
 /*
  * om_cgroup_info_family() then om_cgroup_info() per cgroup:
- * memacct_cgroup_info{cgroup,pod_uid,container_id,job_id} 1, the labels
+ * memacct_cgroup_info{cgroup,pod_uid,container_id,qos,job_id} 1, the labels
  * that cgroup_path_labels() finds in @rel (absent ones left out), so that
  * a query joins them on `cgroup` instead of every series carrying them.
  */

@@ -14,7 +14,7 @@ suites=("$@")
 optional=" ${VMTEST_OPTIONAL:-} "
 timeout_s=${VMTEST_TIMEOUT:-150}
 integration=" ${VMTEST_INTEGRATION-bookworm-backports} "
-integration_timeout_s=${VMTEST_INTEGRATION_TIMEOUT:-1500}
+integration_timeout_s=${VMTEST_INTEGRATION_TIMEOUT:-2700}
 start=$(date +%s)
 
 for t in qemu-system-x86_64 busybox; do
@@ -28,18 +28,34 @@ done
 # and the host's own tools that tests use where busybox has no equivalent
 # (capsh --drop, setpriv --reuid; capsh -- runs /bin/bash; dash as the
 # suite's /bin/sh, whose PATH lookup finds them: busybox ash runs its own
-# applets first), with their libraries. SRC[:DEST]
+# applets first; the daemon tests' curl, bpftool, logrotate, coreutils'
+# timeout (--preserve-status, exit 124) and sleep (copied under another
+# name: busybox's is a link), and Debian's prometheus and
+# promtool, Go binaries that need libc only, 100 MB unpacked), with their
+# libraries. SRC[:DEST]
 cpio=$(command -v cpio || echo "busybox cpio")
 root=$dir/root
 rm -rf "$root"; mkdir -p "$root"/{bin,proc,sys,dev,tmp,etc,tests/workloads}
 cp "$(command -v busybox || echo /bin/busybox)" "$root/bin/busybox"
 cp "$dir"/bin/* "$root/bin/"
 cp "$here/init.sh" "$root/init"
+# root and nobody by name, as on a host (logrotate's "create 0600 root root")
+printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n' \
+	> "$root/etc/passwd"
+printf 'root:x:0:\nnogroup:x:65534:\n' > "$root/etc/group"
 ln -s busybox "$root/bin/sh"
 [ -x "$dir/test_integration" ] && cp "$dir/test_integration" "$root/bin/"
 cp "$here"/../workloads/*.py "$root/tests/workloads/"
-cp "$here"/../sweep.sh "$root/tests/"
-for t in /usr/sbin/capsh /usr/bin/setpriv /usr/bin/bash:/bin/bash /usr/bin/dash; do
+cp "$here"/../sweep.sh "$here"/../bench_cgroups.sh "$root/tests/"
+# memacct.bench=1 (init.sh): the static spawn of tests/bench
+[ -d "$dir/bench" ] && cp -r "$dir/bench" "$root/"
+# what the daemon tests read: tests/data (kube-state-metrics series), and
+# docs/deploy (dashboard, rules, logrotate) as $TESTS/../docs/deploy
+cp -r "$here"/../data "$root/tests/"
+mkdir -p "$root/docs" && cp -r "$here"/../../docs/deploy "$root/docs/"
+for t in /usr/sbin/capsh /usr/bin/setpriv /usr/bin/bash:/bin/bash /usr/bin/dash /usr/bin/curl \
+	/usr/sbin/bpftool /usr/sbin/logrotate /usr/bin/timeout /usr/bin/sleep /usr/bin/prometheus \
+	/usr/bin/promtool; do
 	src=${t%%:*} dst=${t#*:}
 	[ -x "$src" ] || { echo "vmtest: $src missing: tests that need it fail or skip in the guest" >&2; continue; }
 	mkdir -p "$root$(dirname "$dst")"; cp "$src" "$root$dst"

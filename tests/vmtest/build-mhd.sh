@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause)
+# build-mhd.sh DIR - DIR/libmicrohttpd.a for the static guest binaries:
+# Debian's libmicrohttpd.a is built with HTTPS, and its gnutls needs
+# libp11-kit and libunistring, which ship no .a. The source of the very
+# version whose header the host has (libmicrohttpd-dev) is fetched with
+# `apt-get source` (private APT_CONFIG, apt-private.sh) and built static
+# without TLS (memacct serves plain HTTP: docs/daemon.md), with its
+# poll/epoll and thread-pool code, as Debian configures it otherwise (about
+# 30 s). Kept once built.
+set -euo pipefail
+mkdir -p "$1"; dir=$(cd "$1" && pwd)
+[ -s "$dir/libmicrohttpd.a" ] && exit 0
+. "$(dirname "$0")/apt-private.sh"
+ver=$(dpkg-query -W -f '${source:Version}' libmicrohttpd-dev)
+codename=$(. /etc/os-release && echo "$VERSION_CODENAME")
+keyring=/usr/share/keyrings/debian-archive-keyring.gpg
+src=$dir/mhd-src
+rm -rf "$src"; mkdir -p "$src"
+apt_private "$dir/apt-src" <<LIST
+deb-src [signed-by=$keyring] http://deb.debian.org/debian $codename main
+deb-src [signed-by=$keyring] http://deb.debian.org/debian-security $codename-security main
+deb-src [signed-by=$keyring] http://deb.debian.org/debian $codename-updates main
+LIST
+apt-get -qq update || echo "build-mhd: apt-get update reported errors (continuing)" >&2
+# the Debian source with its patches applied (dpkg-source -x): they touch
+# src/ only, not configure
+(cd "$src" && apt-get -qq source "libmicrohttpd=$ver" > source.log 2>&1) ||
+	{ tail -20 "$src/source.log" >&2; exit 1; }
+cd "$src"/libmicrohttpd-*/
+./configure -q --disable-https --disable-shared --enable-static --disable-doc \
+	--disable-examples --disable-curl --disable-nls --without-gnutls \
+	--enable-epoll --enable-poll > configure.log 2>&1 ||
+	{ tail -20 configure.log >&2; exit 1; }
+grep -q '^#define HTTPS_SUPPORT 1' MHD_config.h &&
+	{ echo "build-mhd: configure kept HTTPS" >&2; exit 1; }
+make -s -C src/microhttpd libmicrohttpd.la > make.log 2>&1 || { tail -20 make.log >&2; exit 1; }
+cp src/microhttpd/.libs/libmicrohttpd.a "$dir/libmicrohttpd.a.tmp"
+mv "$dir/libmicrohttpd.a.tmp" "$dir/libmicrohttpd.a"
+rm -rf "$src"
+echo "build-mhd: $dir/libmicrohttpd.a from libmicrohttpd $ver, without HTTPS"
