@@ -315,7 +315,7 @@ uninstall:
 # man page gzipped and LICENSE as the copyright file (Debian policy 12.3,
 # 12.5); Depends from dpkg-shlibdeps on the binary. The unit is installed,
 # not enabled. make deb-check builds it and checks it (tests/deb_check.sh).
-DEB_VERSION := $(shell sed -n 's/^\#define MEMACCT_VERSION "\(.*\)"/\1/p' user/usage.h)
+DEB_VERSION := $(shell sed -n 's/^\#define MEMACCT_VERSION "\(.*\)"/\1/p' user/util.h)
 DEB_ARCH   := $(shell dpkg --print-architecture 2>/dev/null || echo amd64)
 DEB_DIR    := $(OUTPUT)/deb
 DEB_ROOT   := $(DEB_DIR)/debian/memacct

@@ -13,8 +13,8 @@ for field in 'Package: memacct' 'Architecture: ' 'Maintainer: ' 'Installed-Size:
 	'Section: admin' 'Description: '; do
 	echo "$info" | grep -q "^ $field" || fail "control has no '$field'"
 done
-version=$(sed -n 's/^#define MEMACCT_VERSION "\(.*\)"/\1/p' "$(dirname "$0")/../user/usage.h")
-echo "$info" | grep -q "^ Version: $version\$" || fail "Version is not $version (user/usage.h)"
+version=$(sed -n 's/^#define MEMACCT_VERSION "\(.*\)"/\1/p' "$(dirname "$0")/../user/util.h")
+echo "$info" | grep -q "^ Version: $version\$" || fail "Version is not $version (user/util.h)"
 # Depends: every shared library the binary needs, by its Debian package
 depends=$(echo "$info" | sed -n 's/^ Depends: //p')
 for lib in libbpf1 libc6 libjansson4 libmicrohttpd12 libncursesw6 libsmartcols1 libtinfo6; do

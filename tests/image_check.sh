@@ -30,7 +30,7 @@ umoci unpack --image "$ref" "$dir/bundle" >/dev/null || fail "umoci unpack $ref"
 [ -x "$root/usr/sbin/memacct" ] || fail "no /usr/sbin/memacct in the image"
 [ ! -e "$root/bin/sh" ] && [ ! -e "$root/usr/bin/apt-get" ] ||
 	fail "the image carries a shell or a package manager"
-version=$(sed -n 's/^#define MEMACCT_VERSION "\(.*\)"/\1/p' "$(dirname "$0")/../user/usage.h")
+version=$(sed -n 's/^#define MEMACCT_VERSION "\(.*\)"/\1/p' "$(dirname "$0")/../user/util.h")
 config=$(cat "$dir/bundle/config.json")
 echo "$config" | grep -q '"/usr/sbin/memacct"' || fail "entrypoint is not /usr/sbin/memacct"
 

@@ -13,7 +13,6 @@
 #include "hostpin.h"
 #include "metric_table.h"
 #include "output_om.h"
-#include "usage.h"
 #include "util.h"
 
 #pragma GCC poison u8 u16 u32 u64 s8 s16 s32 s64

@@ -10,7 +10,6 @@
 #include "memlimits.h"
 #include "proc.h"
 #include "record.h"
-#include "usage.h"
 #include "util.h"
 
 #pragma GCC poison u8 u16 u32 u64 s8 s16 s32 s64

@@ -10,7 +10,7 @@
 
 #include <stdio.h>
 
-#define MEMACCT_VERSION "0.1.0"
+#include "util.h"	/* MEMACCT_VERSION */
 
 struct usage_opt {
 	const char *names;	/* "-j, --json" or "--interval" */

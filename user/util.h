@@ -9,6 +9,9 @@
 #include <stdio.h>
 #include <jansson.h>
 
+/* memacct's version: --version, the .deb, the image, memacct_build_info */
+#define MEMACCT_VERSION "0.1.0"
+
 /* Exit codes (docs/memacct.1.md): */
 enum {
 	EXIT_OK = 0,
