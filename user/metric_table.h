@@ -27,14 +27,18 @@
 #define METRIC_ROWS(X) \
 	X(RSS, rss, "rss_bytes", NULL, MF_BYTES, TR_LIVE, NO_BPF, \
 	  "Resident bytes; a cgroup's: its charge", \
-	  "/proc/PID/status VmRSS, mm->rss_stat at exit; cgroup: memory.usage_in_bytes / memory.current") \
-	X(ANON, anon, "anon_bytes", "memacct_anon_bytes", MF_BYTES | MF_MEMCG_STAT, TR_LIVE, NO_BPF, \
+	  "/proc/PID/status VmRSS, mm->rss_stat at exit; cgroup: memory.usage_in_bytes / " \
+	  "memory.current") \
+	X(ANON, anon, "anon_bytes", "memacct_anon_bytes", \
+	  MF_BYTES | MF_MEMCG_STAT, TR_LIVE, NO_BPF, \
 	  "Anonymous memory charged to the cgroup (memory.stat)", \
 	  "RssAnon, MM_ANONPAGES; cgroup: memory.stat total_rss / anon") \
-	X(FILE, file, "file_bytes", "memacct_file_bytes", MF_BYTES | MF_MEMCG_STAT, TR_LIVE, NO_BPF, \
+	X(FILE, file, "file_bytes", "memacct_file_bytes", \
+	  MF_BYTES | MF_MEMCG_STAT, TR_LIVE, NO_BPF, \
 	  "Page cache charged to the cgroup (memory.stat)", \
 	  "RssFile, MM_FILEPAGES; cgroup: memory.stat total_cache / file") \
-	X(SHMEM, shmem, "shmem_bytes", "memacct_shmem_bytes", MF_BYTES | MF_MEMCG_STAT, TR_LIVE, NO_BPF, \
+	X(SHMEM, shmem, "shmem_bytes", "memacct_shmem_bytes", \
+	  MF_BYTES | MF_MEMCG_STAT, TR_LIVE, NO_BPF, \
 	  "Shared memory and tmpfs charged to the cgroup (memory.stat)", \
 	  "RssShmem, MM_SHMEMPAGES; cgroup: memory.stat total_shmem / shmem") \
 	X(RSS_PEAK, rss_peak, "rss_peak_bytes", NULL, MF_BYTES, TR_ALL, NO_BPF, \
@@ -47,7 +51,8 @@
 	X(MLOCKED_PEAK, mlocked_peak, "mlocked_peak_bytes", NULL, MF_BYTES, TR_ALL, NO_BPF, \
 	  "Peak of mm->locked_vm", \
 	  "BPF at sys_exit of mlock/munlock/mmap/munmap/mremap/brk and at exit") \
-	X(PINNED_VM, pinned_vm, "pinned_vm_bytes", "memacct_pinned_vm_bytes", MF_BYTES, TR_LIVE, NO_BPF, \
+	X(PINNED_VM, pinned_vm, "pinned_vm_bytes", "memacct_pinned_vm_bytes", \
+	  MF_BYTES, TR_LIVE, NO_BPF, \
 	  "mm->pinned_vm (VmPin) of the cgroup's processes", \
 	  "mm->pinned_vm: /proc/PID/status VmPin, the daemon's process pass") \
 	X(PINNED_VM_PEAK, pinned_vm_peak, "pinned_vm_peak_bytes", NULL, MF_BYTES, TR_ALL, NO_BPF, \
@@ -59,81 +64,113 @@
 	X(PINNED_PEAK, pinned_peak, "pinned_peak_bytes", NULL, MF_BYTES, TR_ALL, NO_BPF, \
 	  "Peak of pinned_bytes (a lower bound)", \
 	  "BPF peaks of locked_vm + pinned_vm, the DMA peak, now") \
-	X(DMA_PINNED, dma_pinned, "dma_pinned_bytes", "memacct_dma_pinned_bytes", MF_BYTES, TR_LIVE, NO_BPF, \
+	X(DMA_PINNED, dma_pinned, "dma_pinned_bytes", "memacct_dma_pinned_bytes", \
+	  MF_BYTES, TR_LIVE, NO_BPF, \
 	  "Pages pinned with FOLL_PIN (pin_user_pages: CUDA host memory, AF_XDP UMEM, ...) " \
-	  "by the cgroup's processes that VmLck and VmPin do not show, until the kernel unpins them", \
+	  "by the cgroup's processes that VmLck and VmPin do not show, until the kernel " \
+	  "unpins them", \
 	  "BPF: nr_foll_pin_acquired - nr_foll_pin_released across the pinning syscalls") \
-	X(DMA_PINNED_PEAK, dma_pinned_peak, "dma_pinned_peak_bytes", "memacct_dma_pinned_peak_bytes", MF_BYTES, TR_ALL, NO_BPF, \
-	  "High-water mark of memacct_dma_pinned_bytes since attach (a lower bound above leaf cgroups)", \
+	X(DMA_PINNED_PEAK, dma_pinned_peak, "dma_pinned_peak_bytes", "memacct_dma_pinned_peak_bytes", \
+	  MF_BYTES, TR_ALL, NO_BPF, \
+	  "High-water mark of memacct_dma_pinned_bytes since attach (a lower bound above leaf " \
+	  "cgroups)", \
 	  "BPF, as dma_pinned_bytes") \
-	X(REMOTE_NUMA, remote_numa, "remote_numa_bytes", "memacct_remote_numa_bytes", MF_BYTES | MF_MEMCG_STAT | MF_REMOTE, TR_LIVE, NO_BPF, \
+	X(REMOTE_NUMA, remote_numa, "remote_numa_bytes", "memacct_remote_numa_bytes", \
+	  MF_BYTES | MF_MEMCG_STAT | MF_REMOTE, TR_LIVE, NO_BPF, \
 	  "Resident bytes on NUMA nodes other than the cgroup's home node " \
 	  "(memory.numa_stat; no samples on one node)", \
 	  "/proc/PID/numa_maps; cgroup: memory.numa_stat") \
-	X(REMOTE_NUMA_PEAK, remote_numa_peak, "remote_numa_peak_bytes", NULL, MF_BYTES, TR_ALL, NO_BPF, \
+	X(REMOTE_NUMA_PEAK, remote_numa_peak, "remote_numa_peak_bytes", NULL, \
+	  MF_BYTES, TR_ALL, NO_BPF, \
 	  "Largest sample of remote_numa_bytes", \
 	  "as remote_numa_bytes") \
-	X(COW_COPIED, cow_copied, "cow_copied_bytes", "memacct_cow_copied_bytes", MF_BYTES | MF_FLOW, TR_ALL, BPF(cow_copied_pages), \
+	X(COW_COPIED, cow_copied, "cow_copied_bytes", "memacct_cow_copied_bytes", \
+	  MF_BYTES | MF_FLOW, TR_ALL, BPF(cow_copied_pages), \
 	  "Anonymous copy-on-write copies since the kernel side was attached", \
 	  "BPF: page_fault_user/page_fault_kernel + mm_page_alloc classifier") \
-	X(COW_FILE_COPIED, cow_file_copied, "cow_file_copied_bytes", "memacct_cow_file_copied_bytes", MF_BYTES | MF_FLOW, TR_ALL, BPF(cow_file_copied_pages), \
+	X(COW_FILE_COPIED, cow_file_copied, "cow_file_copied_bytes", "memacct_cow_file_copied_bytes", \
+	  MF_BYTES | MF_FLOW, TR_ALL, BPF(cow_file_copied_pages), \
 	  "First writes to MAP_PRIVATE file pages since attach", \
 	  "BPF: as cow_copied_bytes") \
-	X(ZERO_FILL, zero_fill, "zero_fill_bytes", "memacct_zero_fill_bytes", MF_BYTES | MF_FLOW, TR_ALL, BPF(zero_fill_pages), \
+	X(ZERO_FILL, zero_fill, "zero_fill_bytes", "memacct_zero_fill_bytes", \
+	  MF_BYTES | MF_FLOW, TR_ALL, BPF(zero_fill_pages), \
 	  "Anonymous pages allocated zeroed by a fault since attach (first touch: not CoW)", \
 	  "BPF: as cow_copied_bytes (__GFP_ZERO)") \
-	X(FAULT_UNCLASSIFIED, fault_unclassified, "fault_unclassified_bytes", "memacct_fault_unclassified_bytes", MF_BYTES | MF_FLOW, TR_ALL, BPF(fault_unclassified_pages), \
-	  "Write-fault copies or fills whose VMA could not be read (CoW or not unknown) since attach", \
+	X(FAULT_UNCLASSIFIED, fault_unclassified, "fault_unclassified_bytes", \
+	  "memacct_fault_unclassified_bytes", \
+	  MF_BYTES | MF_FLOW, TR_ALL, BPF(fault_unclassified_pages), \
+	  "Write-fault copies or fills whose VMA could not be read (CoW or not unknown) " \
+	  "since attach", \
 	  "BPF: as cow_copied_bytes, no VMA") \
-	X(FAULT_ALLOC, fault_alloc, "fault_alloc_bytes", NULL, MF_BYTES | MF_FLOW, TR_ALL, BPF(fault_alloc_pages), \
+	X(FAULT_ALLOC, fault_alloc, "fault_alloc_bytes", NULL, \
+	  MF_BYTES | MF_FLOW, TR_ALL, BPF(fault_alloc_pages), \
 	  "User pages allocated inside page faults since attach", \
 	  "BPF: mm_page_alloc while a fault of the task is in flight") \
-	X(REMOTE_NUMA_ALLOC, remote_numa_alloc, "remote_numa_alloc_bytes", "memacct_remote_numa_alloc_bytes", MF_BYTES | MF_FLOW | MF_REMOTE, TR_ALL, BPF(remote_numa_alloc_pages), \
+	X(REMOTE_NUMA_ALLOC, remote_numa_alloc, "remote_numa_alloc_bytes", \
+	  "memacct_remote_numa_alloc_bytes", \
+	  MF_BYTES | MF_FLOW | MF_REMOTE, TR_ALL, BPF(remote_numa_alloc_pages), \
 	  "User pages allocated on a node other than the faulting CPU's since attach", \
 	  "BPF: mm_page_alloc page node vs bpf_get_numa_node_id()") \
-	X(NUMA_MIGRATED, numa_migrated, "numa_migrated_bytes", "memacct_numa_migrated_bytes", MF_BYTES | MF_FLOW, TR_ALL, BPF(numa_migrated_pages), \
+	X(NUMA_MIGRATED, numa_migrated, "numa_migrated_bytes", "memacct_numa_migrated_bytes", \
+	  MF_BYTES | MF_FLOW, TR_ALL, BPF(numa_migrated_pages), \
 	  "Pages migrated between NUMA nodes since attach", \
 	  "BPF: migrate:mm_migrate_pages (succeeded), by reason") \
-	X(NUMA_TASK_MOVES, numa_task_moves, "numa_task_moves_total", NULL, MF_FLOW, TR_ALL, BPF(numa_task_moves), \
+	X(NUMA_TASK_MOVES, numa_task_moves, "numa_task_moves_total", NULL, \
+	  MF_FLOW, TR_ALL, BPF(numa_task_moves), \
 	  "NUMA-balancing task moves since attach", \
 	  "BPF: sched_move_numa") \
-	X(NUMA_TASK_SWAPS, numa_task_swaps, "numa_task_swaps_total", NULL, MF_FLOW, TR_ALL, BPF(numa_task_swaps), \
+	X(NUMA_TASK_SWAPS, numa_task_swaps, "numa_task_swaps_total", NULL, \
+	  MF_FLOW, TR_ALL, BPF(numa_task_swaps), \
 	  "NUMA-balancing task swaps since attach", \
 	  "BPF: sched_swap_numa") \
-	X(PAGE_FAULTS, page_faults, "page_faults_total", "memacct_page_faults", MF_FLOW | MF_MEMCG_STAT, TR_ALL, NO_BPF, \
+	X(PAGE_FAULTS, page_faults, "page_faults_total", "memacct_page_faults", \
+	  MF_FLOW | MF_MEMCG_STAT, TR_ALL, NO_BPF, \
 	  "Page faults (memory.stat pgfault)", \
-	  "/proc/PID/stat minflt + majflt, signal->min_flt/maj_flt at exit; cgroup: memory.stat pgfault") \
-	X(MAJOR_FAULTS, major_faults, "major_faults_total", "memacct_major_faults", MF_FLOW | MF_MEMCG_STAT, TR_ALL, NO_BPF, \
+	  "/proc/PID/stat minflt + majflt, signal->min_flt/maj_flt at exit; cgroup: " \
+	  "memory.stat pgfault") \
+	X(MAJOR_FAULTS, major_faults, "major_faults_total", "memacct_major_faults", \
+	  MF_FLOW | MF_MEMCG_STAT, TR_ALL, NO_BPF, \
 	  "Major page faults (memory.stat pgmajfault)", \
 	  "/proc/PID/stat majflt, signal->maj_flt at exit; cgroup: memory.stat pgmajfault") \
-	X(OOM_KILLS, oom_kills, "oom_kills_total", "memacct_oom_kills", MF_FLOW, TR_ALL, BPF(oom_kills), \
+	X(OOM_KILLS, oom_kills, "oom_kills_total", "memacct_oom_kills", \
+	  MF_FLOW, TR_ALL, BPF(oom_kills), \
 	  "OOM kills in the cgroup (memory.oom_control / memory.events, BPF mark_victim)", \
 	  "BPF: oom:mark_victim; cgroup: also oom_kill of memory.oom_control / memory.events") \
-	X(MEMCG_RECLAIMS, memcg_reclaims, "memcg_reclaims_total", NULL, MF_FLOW, TR_ALL, BPF(memcg_reclaims), \
+	X(MEMCG_RECLAIMS, memcg_reclaims, "memcg_reclaims_total", NULL, \
+	  MF_FLOW, TR_ALL, BPF(memcg_reclaims), \
 	  "Direct reclaim runs because the cgroup hit its limit, since attach", \
 	  "BPF: vmscan:mm_vmscan_memcg_reclaim_begin") \
-	X(USAGE, usage, "usage_bytes", "memacct_usage_bytes", MF_BYTES | MF_TOTALS | MF_MEMCG_STAT, TR_NONE, NO_BPF, \
+	X(USAGE, usage, "usage_bytes", "memacct_usage_bytes", \
+	  MF_BYTES | MF_TOTALS | MF_MEMCG_STAT, TR_NONE, NO_BPF, \
 	  "Memory charged to the cgroup (memory.usage_in_bytes / memory.current)", \
 	  "memory.usage_in_bytes / memory.current") \
-	X(RECLAIMABLE, reclaimable, "reclaimable_bytes", "memacct_reclaimable_bytes", MF_BYTES | MF_TOTALS | MF_MEMCG_STAT, TR_NONE, NO_BPF, \
+	X(RECLAIMABLE, reclaimable, "reclaimable_bytes", "memacct_reclaimable_bytes", \
+	  MF_BYTES | MF_TOTALS | MF_MEMCG_STAT, TR_NONE, NO_BPF, \
 	  "Clean page cache: active_file+inactive_file-dirty-writeback (memory.stat)", \
 	  "memory.stat (memcg_reclaimable())") \
-	X(ANON_PEAK, anon_peak, "anon_peak_bytes", NULL, MF_BYTES | MF_TOTALS | MF_SAMPLED, TR_NONE, NO_BPF, \
+	X(ANON_PEAK, anon_peak, "anon_peak_bytes", NULL, \
+	  MF_BYTES | MF_TOTALS | MF_SAMPLED, TR_NONE, NO_BPF, \
 	  "Largest memory.stat anon sampled while attached", \
 	  "memory.stat") \
-	X(FILE_PEAK, file_peak, "file_peak_bytes", NULL, MF_BYTES | MF_TOTALS | MF_SAMPLED, TR_NONE, NO_BPF, \
+	X(FILE_PEAK, file_peak, "file_peak_bytes", NULL, \
+	  MF_BYTES | MF_TOTALS | MF_SAMPLED, TR_NONE, NO_BPF, \
 	  "Largest memory.stat file sampled while attached", \
 	  "memory.stat") \
-	X(SHMEM_PEAK, shmem_peak, "shmem_peak_bytes", NULL, MF_BYTES | MF_TOTALS | MF_SAMPLED, TR_NONE, NO_BPF, \
+	X(SHMEM_PEAK, shmem_peak, "shmem_peak_bytes", NULL, \
+	  MF_BYTES | MF_TOTALS | MF_SAMPLED, TR_NONE, NO_BPF, \
 	  "Largest memory.stat shmem sampled while attached", \
 	  "memory.stat") \
-	X(RECLAIMABLE_PEAK, reclaimable_peak, "reclaimable_peak_bytes", NULL, MF_BYTES | MF_TOTALS | MF_SAMPLED, TR_NONE, NO_BPF, \
+	X(RECLAIMABLE_PEAK, reclaimable_peak, "reclaimable_peak_bytes", NULL, \
+	  MF_BYTES | MF_TOTALS | MF_SAMPLED, TR_NONE, NO_BPF, \
 	  "Largest reclaimable_bytes sampled while attached", \
 	  "memory.stat") \
-	X(RSS_SUM, rss_sum, "rss_sum_bytes", "memacct_rss_bytes", MF_BYTES | MF_TOTALS, TR_NONE, NO_BPF, \
-	  "Resident set size of the cgroup's processes (sum of RssAnon+RssFile+RssShmem per process)", \
+	X(RSS_SUM, rss_sum, "rss_sum_bytes", "memacct_rss_bytes", \
+	  MF_BYTES | MF_TOTALS, TR_NONE, NO_BPF, \
+	  "Resident set size of the cgroup's processes (sum of RssAnon+RssFile+RssShmem per " \
+	  "process)", \
 	  "mm->rss_stat of each process (the daemon's process pass, /proc/PID/status, smaps)") \
-	X(WORKING_SET, working_set, "working_set_bytes", "memacct_working_set_bytes", MF_BYTES | MF_TOTALS | MF_MEMCG_STAT, TR_NONE, NO_BPF, \
+	X(WORKING_SET, working_set, "working_set_bytes", "memacct_working_set_bytes", \
+	  MF_BYTES | MF_TOTALS | MF_MEMCG_STAT, TR_NONE, NO_BPF, \
 	  "usage - inactive_file (memory.stat): what the kubelet evicts on, " \
 	  "cAdvisor's container_memory_working_set_bytes", \
 	  "memory.stat (memcg_working_set())")
