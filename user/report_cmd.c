@@ -197,7 +197,15 @@ static bool is_daemon_log(FILE *f)
 	return yes;
 }
 
-int do_report(int argc, char **argv)
+/* report's options (memacct help report), parsed by parse_args(). */
+struct report_env {
+	const char *file;		/* FILE: a recording or a daemon's --json-log */
+	const char *cgroup;		/* --cgroup PATH: a daemon log's cgroup */
+	const char *html;		/* --html OUT, or NULL */
+};
+
+/* The options into @env; 0, -1 after the help, or the exit code after an error. */
+static int parse_args(int argc, char **argv, struct report_env *env)
 {
 	static const struct option opts[] = {
 		{ "json", no_argument, NULL, 'j' },
@@ -206,11 +214,7 @@ int do_report(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	struct replay rp = { 0 };
-	struct record_stats st;
-	const char *cg = NULL, *file, *html = NULL;
-	FILE *f;
-	int c, err, ret = EXIT_OK;
+	int c;
 
 	while ((c = getopt_long(argc, argv, ":jc:h", opts, NULL)) != -1) {
 		switch (c) {
@@ -218,14 +222,14 @@ int do_report(int argc, char **argv)
 			json_output = true;
 			break;
 		case 'c':
-			cg = optarg;
+			env->cgroup = optarg;
 			break;
 		case 'H':
-			html = optarg;
+			env->html = optarg;
 			break;
 		case 'h':
 			usage_print(stdout, "report");
-			return EXIT_OK;
+			return -1;
 		default:
 			return opt_error("report", c, argv);
 		}
@@ -234,82 +238,104 @@ int do_report(int argc, char **argv)
 		p_err("report: one FILE (memacct report [-j] [--cgroup PATH] FILE)");
 		return EXIT_USAGE;
 	}
-	file = argv[optind];
-	/* a closed report pipe ends the reports */
-	ignore_sigpipe();
-	f = fopen(file, "re");
-	if (!f) {
-		p_err("opening %s: %s", file, strerror(errno));
-		return EXIT_USAGE;
-	}
-	if (is_daemon_log(f)) {
-		if (html) {
-			p_err("--html draws a recording (run --record); %s is a daemon log", file);
-			ret = EXIT_USAGE;
-		} else if (!cg) {
-			p_err("%s is a daemon --json-log: give the cgroup with --cgroup PATH", file);
-			ret = EXIT_USAGE;
-		} else {
-			ret = replay_daemon_log(f, file, cg);
-		}
-		goto out_close;
-	}
-	if (cg) {
-		p_err("--cgroup reads a daemon --json-log; %s is not one", file);
-		ret = EXIT_USAGE;
-		goto out_close;
-	}
-	if (html && !(rp.html = html_new())) {
+	env->file = argv[optind];
+	return 0;
+}
+
+/*
+ * A recording (@f) replayed: its reports printed as run or attach printed
+ * them, the page written with --html. The exit status: 0, 1 when it ends
+ * early (cut, no final report), 2 not a recording, 4 a read or write error.
+ */
+static int replay_recording(FILE *f, const struct report_env *env)
+{
+	struct replay rp = { 0 };
+	struct record_stats st;
+	int err, ret = EXIT_OK;
+
+	if (env->html && !(rp.html = html_new())) {
 		p_err("out of memory");
-		ret = EXIT_RUNTIME;
-		goto out_close;
+		return EXIT_RUNTIME;
 	}
 	err = record_read(f, replay_snap, &rp, &st);
 	if (err == -EINVAL && !st.lines) {
 		p_err("%s is not a memacct recording (run --record, attach --record: its first "
-		      "line has \"format\": \"%s\") nor a daemon --json-log", file, RECORD_FORMAT);
+		      "line has \"format\": \"%s\") nor a daemon --json-log", env->file,
+		      RECORD_FORMAT);
 		ret = EXIT_USAGE;
-		goto out_close;
-	}
-	if (rp.closed)
-		goto out_close;
-	if (err == -EINVAL) {	/* a snapshot's report_from_json() */
-		p_err("%s: snapshot %llu holds no memacct.report/v1 report", file,
+	} else if (rp.closed) {
+		ret = EXIT_OK;	/* the reader went away */
+	} else if (err == -EINVAL) {	/* a snapshot's report_from_json() */
+		p_err("%s: snapshot %llu holds no memacct.report/v1 report", env->file,
 		      (unsigned long long)st.lines);
 		ret = EXIT_USAGE;
-		goto out_close;
-	}
-	if (err) {
-		p_err("reading %s: %s", file, strerror(-err));
+	} else if (err) {
+		p_err("reading %s: %s", env->file, strerror(-err));
 		ret = EXIT_RUNTIME;
-		goto out_close;
-	}
-	if (st.cut)
-		p_warn("%s: the last line is cut off (memacct was killed while writing it): "
-		       "ignored", file);
-	if (st.bad_line)
-		p_warn("%s: line %llu is no snapshot of a recording: it and the lines after it "
-		       "are ignored", file, (unsigned long long)st.bad_line);
-	if (!st.final) {
-		p_warn("%s holds no final report: the recording ends early (memacct killed, or "
-		       "its disk full); printed: the %llu snapshots before", file,
-		       (unsigned long long)st.lines);
-		ret = EXIT_PARTIAL;
-	}
-	if (rp.html) {
-		FILE *o = fopen(html, "we");
+	} else {
+		if (st.cut)
+			p_warn("%s: the last line is cut off (memacct was killed while writing "
+			       "it): ignored", env->file);
+		if (st.bad_line)
+			p_warn("%s: line %llu is no snapshot of a recording: it and the lines "
+			       "after it are ignored", env->file, (unsigned long long)st.bad_line);
+		if (!st.final) {
+			p_warn("%s holds no final report: the recording ends early (memacct "
+			       "killed, or its disk full); printed: the %llu snapshots before",
+			       env->file, (unsigned long long)st.lines);
+			ret = EXIT_PARTIAL;
+		}
+		if (rp.html) {
+			FILE *o = fopen(env->html, "we");
 
-		err = o ? html_write(rp.html, o, rp.header) : -errno;
-		if (o && fclose(o) && !err)
-			err = -errno;
-		if (err) {
-			p_err("writing %s: %s", html, strerror(-err));
-			ret = EXIT_RUNTIME;
+			err = o ? html_write(rp.html, o, rp.header) : -errno;
+			if (o && fclose(o) && !err)
+				err = -errno;
+			if (err) {
+				p_err("writing %s: %s", env->html, strerror(-err));
+				ret = EXIT_RUNTIME;
+			}
 		}
 	}
-out_close:
 	html_free(rp.html);
 	json_decref(rp.header);
+	return ret;
+}
+
+int do_report(int argc, char **argv)
+{
+	struct report_env env = { 0 };
+	FILE *f;
+	int ret;
+
+	ret = parse_args(argc, argv, &env);
+	if (ret)
+		return ret < 0 ? EXIT_OK : ret;
+	/* a closed report pipe ends the reports */
+	ignore_sigpipe();
+	f = fopen(env.file, "re");
+	if (!f) {
+		p_err("opening %s: %s", env.file, strerror(errno));
+		return EXIT_USAGE;
+	}
+	if (is_daemon_log(f)) {
+		if (env.html) {
+			p_err("--html draws a recording (run --record); %s is a daemon log",
+			      env.file);
+			ret = EXIT_USAGE;
+		} else if (!env.cgroup) {
+			p_err("%s is a daemon --json-log: give the cgroup with --cgroup PATH",
+			      env.file);
+			ret = EXIT_USAGE;
+		} else {
+			ret = replay_daemon_log(f, env.file, env.cgroup);
+		}
+	} else if (env.cgroup) {
+		p_err("--cgroup reads a daemon --json-log; %s is not one", env.file);
+		ret = EXIT_USAGE;
+	} else {
+		ret = replay_recording(f, &env);
+	}
 	fclose(f);
 	return ret;
 }
