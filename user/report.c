@@ -1018,27 +1018,13 @@ out_free:
 	free(b);
 }
 
-void print_report_plain(FILE *f, const struct report *r)
+/* The cgroup's summary lines under the table: charge and peaks, pins, the
+ * host's pins, faults and kills, and on several nodes the NUMA lines and table. */
+static void print_summary(FILE *f, const struct report *r)
 {
-	char b[6][16];
 	const struct metrics *t = &r->totals;
+	char b[6][16];
 
-	if (report_table.csv || report_table.raw) {
-		/* the tables only: the lines for a person are neither CSV nor
-		 * fields a script splits (-j has them all) */
-		print_report_table(f, r);
-		if (report_table.raw && r->numa_multi)
-			print_numa_table(f, r);
-		return;
-	}
-	if (timestamps) {
-		char ts[16];
-
-		fprintf(f, "%s ", fmt_time_now(ts, sizeof(ts), false));
-	}
-	fprintf(f, "memacct %s: cgroup %s (v%d), %.1f s%s\n", r->command, r->cg.rel,
-		r->cg.version, r->elapsed_s, r->final ? ", final" : "");
-	print_report_table(f, r);
 	/* the kernel keeps no high-water mark of these: the largest of the
 	 * memory.stat samples (every 250 ms and at each report), so named */
 	fprintf(f, "cgroup: charged %s (peak %s); reclaimable page cache %s (peak* %s); "
@@ -1073,13 +1059,18 @@ void print_report_plain(FILE *f, const struct report *r)
 		fprintf(f, "REMOTE RSS: resident off the home node, sampled (exited: last sample); "
 			"ALLOC REM: flow\n");
 	}
-	if (r->totals.fault_unclassified) {
-		char u[16];
+}
 
+/* What was not measured or not recorded: unclassified copies, dropped
+ * events, flows without a record, exits without a row. */
+static void print_losses(FILE *f, const struct report *r)
+{
+	char u[16];
+
+	if (r->totals.fault_unclassified)
 		fprintf(f, "NOTE: %s of write-fault copies could not be classified as CoW or not "
 			"(VMA unreadable; -j fault_unclassified_bytes)\n",
 			fmt_bytes(u, sizeof(u), r->totals.fault_unclassified));
-	}
 	if (r->dropped_events) {
 		fprintf(f, "WARNING: %llu events could not be recorded:",
 			(unsigned long long)r->dropped_events);
@@ -1089,17 +1080,19 @@ void print_report_plain(FILE *f, const struct report *r)
 					(unsigned long long)r->dropped[i]);
 		fprintf(f, " (causes: memacct(1) DROPPED EVENTS)\n");
 	}
-	if (report_flows_lost_bytes(&r->flows_lost)) {
-		char u[16];
-
+	if (report_flows_lost_bytes(&r->flows_lost))
 		fprintf(f, "WARNING: %s of fault-allocated pages found no record: not in the "
 			"totals (-j flows_lost)\n",
 			fmt_bytes(u, sizeof(u), report_flows_lost_bytes(&r->flows_lost)));
-	}
 	if (r->dropped[MEMACCT_DROP_RINGBUF_FULL])
 		fprintf(f, "NOTE: %llu exited processes have no row (ring buffer full: "
 			"ringbuf_full); their flows are in the totals\n",
 			(unsigned long long)r->dropped[MEMACCT_DROP_RINGBUF_FULL]);
+}
+
+/* The footnotes: marks, peaks, what TOTAL is, attach's window, estimates. */
+static void print_footnotes(FILE *f, const struct report *r)
+{
 	fprintf(f, "x = exited (sizes at exit)%s; RSS PEAK: the kernel's high-water mark since "
 		"the last exec\n", r->nooms ? "; K = OOM-killed (sizes at the kill)" : "");
 	fprintf(f, "peak*: the largest memory.stat sample (every 250 ms): the kernel keeps no "
@@ -1113,8 +1106,13 @@ void print_report_plain(FILE *f, const struct report *r)
 		fprintf(f, "COW, FILE COW, %s, faults: since attach (%.1f s); copies made before "
 			"attach are not seen\n", r->numa_multi ? "REMOTE" : "ZEROFILL",
 			r->elapsed_s);
-	if (t->dma_estimate)
+	if (r->totals.dma_estimate)
 		fprintf(f, "~ = estimate: DMA pins measured while another pin was in progress\n");
+}
+
+/* The OOM kills (a post-mortem each in the final report), then its verdicts. */
+static void print_kills_verdicts(FILE *f, const struct report *r)
+{
 	for (size_t i = 0; i < r->nooms; i++) {
 		json_t *j = report_oom_json(r, i);
 		const char *verdict = json_string_value(json_object_get(j, "verdict"));
@@ -1132,6 +1130,7 @@ void print_report_plain(FILE *f, const struct report *r)
 		struct verdict *v;
 		int all = report_verdicts_all(r, &v), n = all < 0 ? 0 :
 			  all < REPORT_VERDICTS_LISTED ? all : REPORT_VERDICTS_LISTED;
+		char hv[320];
 
 		for (int i = 0; i < n; i++)
 			print_wrapped(f, "Verdict: ", v[i].text);
@@ -1139,13 +1138,33 @@ void print_report_plain(FILE *f, const struct report *r)
 		if (all > n)
 			fprintf(f, "NOTE: %d more verdicts, not listed (the first %d are; JSON "
 				"verdicts_unlisted)\n", all - n, n);
-		{
-			char hv[320];
-
-			if (host_verdict_due(r, hv, sizeof(hv)))
-				print_wrapped(f, "Verdict: ", hv);
-		}
+		if (host_verdict_due(r, hv, sizeof(hv)))
+			print_wrapped(f, "Verdict: ", hv);
 	}
+}
+
+void print_report_plain(FILE *f, const struct report *r)
+{
+	if (report_table.csv || report_table.raw) {
+		/* the tables only: the lines for a person are neither CSV nor
+		 * fields a script splits (-j has them all) */
+		print_report_table(f, r);
+		if (report_table.raw && r->numa_multi)
+			print_numa_table(f, r);
+		return;
+	}
+	if (timestamps) {
+		char ts[16];
+
+		fprintf(f, "%s ", fmt_time_now(ts, sizeof(ts), false));
+	}
+	fprintf(f, "memacct %s: cgroup %s (v%d), %.1f s%s\n", r->command, r->cg.rel,
+		r->cg.version, r->elapsed_s, r->final ? ", final" : "");
+	print_report_table(f, r);
+	print_summary(f, r);
+	print_losses(f, r);
+	print_footnotes(f, r);
+	print_kills_verdicts(f, r);
 	if (r->phases)
 		print_phases_plain(f, r->phases);
 	fflush(f);
