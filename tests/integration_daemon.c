@@ -1560,8 +1560,9 @@ START_TEST(test_json_log_report)
 	if (held == 0) {
 		char cmd[600];
 
-		snprintf(cmd, sizeof(cmd), "echo $$ > %s/cgroup.procs && exec /usr/bin/python3 -c "
-			 "'import time; b = bytearray(32 << 20); time.sleep(60)'", cg);
+		/* a workload, not python3: the vmtest guests have none */
+		snprintf(cmd, sizeof(cmd), "echo $$ > %s/cgroup.procs && exec %s/numa_local 32 "
+			 "--seconds 60 > /dev/null", cg, workloads);
 		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
 		_exit(127);
 	}

@@ -975,7 +975,8 @@ out_free:
 /*
  * The NUMA table under it on hosts with several nodes: per process its home
  * node, resident bytes off it (sampled), allocations on a remote node and
- * migrations (flows); --raw applies, --columns is the process table's.
+ * migrations (flows); for a person only: --raw and --csv print the process
+ * table alone (-j has these figures), --columns is the process table's.
  */
 static void print_numa_table(FILE *f, const struct report *r)
 {
@@ -1010,7 +1011,7 @@ static void print_numa_table(FILE *f, const struct report *r)
 		for (int k = 0; k < NC; k++)
 			cells[i * NC + k] = c[k];
 	}
-	err = table_print(f, cols, NC, sel, NC, report_table.raw, cells, r->nprocs);
+	err = table_print(f, cols, NC, sel, NC, false, cells, r->nprocs);
 out_free:
 	if (err)
 		p_err("the NUMA table cannot be printed: %s", strerror(-err));
@@ -1148,9 +1149,7 @@ void print_report_plain(FILE *f, const struct report *r)
 	if (report_table.csv || report_table.raw) {
 		/* the tables only: the lines for a person are neither CSV nor
 		 * fields a script splits (-j has them all) */
-		print_report_table(f, r);
-		if (report_table.raw && r->numa_multi)
-			print_numa_table(f, r);
+		print_report_table(f, r);	/* one table: -j has the NUMA figures */
 		return;
 	}
 	if (timestamps) {

@@ -35,7 +35,7 @@
 	  "MLOCKED, PINNED_VM, DMA, PINNED_PEAK, REMOTE_RSS, MIGRATED, FAULTS,\n" \
 	  "MAJFLT, EXITED, ELAPSED_S, TIME (docs/metrics.md). A bad name lists\n" \
 	  "them all." }, \
-	{ "--raw", NULL, "The process (and NUMA) table alone for scripts, as lsblk --raw:\n" \
+	{ "--raw", NULL, "The process table alone for scripts, as lsblk --raw:\n" \
 	  "one space between unpadded fields, a blank inside a field as \\x20,\n" \
 	  "headers by column name, none of the lines for a person; with\n" \
 	  "--bytes every figure an integer." }, \
