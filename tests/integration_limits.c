@@ -506,7 +506,7 @@ START_TEST(test_dma_range_slots_full)
 	size_t i;
 
 	if (strstr(r->out, "skip ")) {
-		SKIP_TEST("dma_pin cannot pin here: %s", r->out);
+		SKIP_TEST("dma_pin cannot pin here: %.500s", r->out);
 		result_free(r);
 		return;
 	}
@@ -533,7 +533,7 @@ START_TEST(test_dma_range_slots_full)
 
 	r = umems(true, "", 6);
 	ck_assert_msg(strstr(r->out, "WARNING: 2 events could not be recorded: "
-				     "dma_range_slots_full 2"), "no WARNING line:\n%s", r->out);
+				     "dma_range_slots_full 2"), "no WARNING line:\n%.2000s", r->out);
 	result_free(r);
 
 	daemon_pid = daemon_start("", "--dma-pins on");
@@ -585,7 +585,7 @@ START_TEST(test_oom_sample_full)
 	json_t *k;
 	long long total, unsampled;
 
-	ck_assert_msg(strstr(r->out, "ready 1100"), "many_small did not make its 1,100:\n%s",
+	ck_assert_msg(strstr(r->out, "ready 1100"), "many_small did not make its 1,100:\n%.2000s",
 		      r->out);
 	ck_assert_ptr_nonnull(r->report);
 	k = json_array_get(json_object_get(r->report, "oom_kills"), 0);
@@ -604,7 +604,7 @@ START_TEST(test_oom_sample_full)
 
 	r = run_many_then_oom("", N);
 	ck_assert_msg(strstr(r->out, "more processes of the session were not sampled"),
-		      "no NOTE about the processes not sampled:\n%s", r->out);
+		      "no NOTE about the processes not sampled:\n%.2000s", r->out);
 	result_free(r);
 }
 END_TEST
