@@ -881,6 +881,12 @@ int main(void)
 		srunner_add_suite(sr, faulthook_suite());
 	if (schema_suite)	/* last: it validates what the others printed */
 		srunner_add_suite(sr, schema_suite());
+	/*
+	 * A failure message may carry a whole report or a command's output;
+	 * libcheck's default 4 KiB limit ends the whole run at the first such
+	 * failure ("Message string too long"), hiding which test failed.
+	 */
+	check_set_max_msg_size(1 << 20);
 	srunner_set_fork_status(sr, CK_NOFORK);
 	srunner_run_all(sr, CK_ENV);
 	failed = srunner_ntests_failed(sr);

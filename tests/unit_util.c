@@ -754,6 +754,7 @@ int main(void)
 	}
 	if (!sr)
 		return 1;
+	check_set_max_msg_size(1 << 20);	/* see tests/integration.c */
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);

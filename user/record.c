@@ -46,7 +46,7 @@ static void put_line(struct recorder *w, json_t *o)
 
 int record_open(struct recorder *w, const char *path, const struct record_info *info)
 {
-	json_t *h, *argv = json_array(), *cg = json_object();
+	json_t *h, *argv, *cg;
 	char iso[40];
 	double t = unix_now();
 	time_t sec = (time_t)t;
@@ -63,6 +63,8 @@ int record_open(struct recorder *w, const char *path, const struct record_info *
 	if (w->fd < 0)
 		return -errno;
 	h = json_object();
+	argv = json_array();
+	cg = json_object();
 	json_object_set_new(h, "format", json_string(RECORD_FORMAT));
 	json_object_set_new(h, "version", json_string(MEMACCT_VERSION));
 	json_object_set_new(h, "command", json_string(info->command));
