@@ -21,13 +21,13 @@
 #include <unistd.h>
 
 #include "cgroup.h"
+#include "dma_ranges.h"
 #include "commands.h"
 #include "memlimits.h"
 #include "pin.h"
 #include "pinwatch.h"
 #include "proc.h"
 #include "report.h"
-#include "session.h"
 #include "signals.h"
 #include "smaps.h"
 #include "table.h"

@@ -11,7 +11,6 @@
 #include "collect.h"
 #include "dma_ranges.h"
 #include "metric_table.h"
-#include "session.h"
 #include "util.h"
 
 static int cmp_cgi(const void *a, const void *b)

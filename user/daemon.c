@@ -45,7 +45,6 @@
 #include "output_om.h"
 #include "pin.h"
 #include "report.h"
-#include "session.h"
 #include "signals.h"
 #include "usage.h"
 #include "util.h"

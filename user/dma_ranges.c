@@ -6,6 +6,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include "dma_ranges.h"
+#include "smaps.h"
 
 #pragma GCC poison u8 u16 u32 u64 s8 s16 s32 s64
 
@@ -117,4 +118,49 @@ const char *dma_source_text(enum dma_source s)
 {
 	return s == DMA_SRC_NVIDIA ? "the NVIDIA driver (CUDA pinned host memory)" :
 				     "AF_XDP (XDP_UMEM_REG)";
+}
+
+uint64_t dma_locked_overlap(pid_t pid, const struct memacct_proc *p, bool *unknown)
+{
+	uint64_t ranged = 0, overlap = 0, page = (uint64_t)sysconf(_SC_PAGESIZE);
+	struct smaps sm;
+
+	*unknown = false;
+	for (int i = 0; i < MEMACCT_DMA_RANGES; i++)
+		ranged += p->dma_ranges[i].pages * page;
+	if (ranged < p->pin.dma_pinned_pages * page)
+		*unknown = true;
+	if (!ranged || read_smaps(pid, &sm) < 0)
+		return 0;
+	for (int i = 0; i < MEMACCT_DMA_RANGES; i++) {
+		uint64_t a = p->dma_ranges[i].start;
+		uint64_t b = a + p->dma_ranges[i].pages * page;
+
+		if (!p->dma_ranges[i].pages)
+			continue;
+		for (size_t j = 0; j < sm.n; j++) {
+			const struct smaps_map *m = &sm.maps[j];
+			uint64_t lo = m->start > a ? m->start : a;
+			uint64_t hi = m->end < b ? m->end : b;
+
+			if (m->vm_locked && lo < hi)
+				overlap += hi - lo;
+		}
+	}
+	smaps_free(&sm);
+	return overlap;
+}
+
+uint64_t dma_pinned_net(pid_t pid, const struct memacct_proc *p, uint64_t mlocked,
+			bool *estimate)
+{
+	uint64_t dma = p->pin.dma_pinned_pages * (uint64_t)sysconf(_SC_PAGESIZE), ov = 0;
+	bool unknown = false;
+
+	*estimate = p->pin.dma_flags & MEMACCT_DMA_ESTIMATE;
+	if (dma && mlocked)
+		ov = dma_locked_overlap(pid, p, &unknown);
+	if (unknown)
+		*estimate = true;	/* may overlap mlocked memory */
+	return dma - (ov < dma ? ov : dma);
 }

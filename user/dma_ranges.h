@@ -9,8 +9,10 @@
 #ifndef MEMACCT_DMA_RANGES_H
 #define MEMACCT_DMA_RANGES_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include "memacct.h"
 
 enum dma_source {
@@ -56,5 +58,26 @@ void dma_ranges_free(struct dma_ranges *r);
  * pinned it, for a sentence ("the NVIDIA driver"). */
 const char *dma_source_name(enum dma_source s);
 const char *dma_source_text(enum dma_source s);
+
+/*
+ * dma_locked_overlap() - bytes of @p's DMA-pinned ranges (the BPF record of
+ * process @pid: XDP_UMEM_REG areas) that lie in VM_LOCKED mappings of @pid
+ * (/proc/PID/smaps VmFlags "lo"): those pages are in VmLck already, so the
+ * DMA figure is net of them. Pins whose range is unknown (ioctl) cannot be
+ * told apart: *@unknown is set when the process has such pins. 0 when
+ * smaps cannot be read.
+ */
+uint64_t dma_locked_overlap(pid_t pid, const struct memacct_proc *p, bool *unknown);
+
+/*
+ * dma_pinned_net() - the DMA pins (bytes) of @p, the BPF record of the live
+ * process @pid (a daemon's pinned procs map), net of the part of its ranges
+ * in mlocked memory (dma_locked_overlap(), read only when @mlocked, its
+ * VmLck in bytes, is nonzero), as run/attach show them. *@estimate: the BPF
+ * side flagged the figure (MEMACCT_DMA_ESTIMATE), or pins of unknown range
+ * may overlap the mlocked memory.
+ */
+uint64_t dma_pinned_net(pid_t pid, const struct memacct_proc *p, uint64_t mlocked,
+			bool *estimate);
 
 #endif

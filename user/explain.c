@@ -30,6 +30,7 @@
 #include <bpf/bpf.h>
 #include "bpf_loader.h"
 #include "cgroup.h"
+#include "dma_ranges.h"
 #include "explain.h"
 #include "metric_table.h"
 #include "numa.h"

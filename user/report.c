@@ -16,6 +16,15 @@
 
 #pragma GCC poison u8 u16 u32 u64 s8 s16 s32 s64
 
+void flows_add(struct memacct_flows *to, const struct memacct_flows *f)
+{
+	__u64 *t = (__u64 *)to;
+	const __u64 *v = (const __u64 *)f;
+
+	for (size_t i = 0; i < sizeof(*f) / sizeof(__u64); i++)
+		t[i] += v[i];
+}
+
 void metrics_from_bpf_flows(struct metrics *m, const struct memacct_flows *f, uint64_t page_size)
 {
 	const __u64 *w = (const __u64 *)f;

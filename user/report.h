@@ -208,6 +208,10 @@ void report_metrics_from_json(struct metrics *m, const json_t *o, unsigned int s
  * broken at spaces, the next lines indented by 2. */
 void print_wrapped(FILE *f, const char *prefix, const char *text);
 
+/* flows_add() - @to += @f, every flow (struct memacct_flows is an array of
+ * __u64, pages and counts): the daemon's sums and run/attach's subtree. */
+void flows_add(struct memacct_flows *to, const struct memacct_flows *f);
+
 /*
  * metrics_from_bpf_flows() - @m's flows from a BPF record's (include/memacct.h,
  * bpf/memacct.bpf.c: pages and counts) in bytes and counts; @page_size in

@@ -76,51 +76,6 @@ static void flows_to_metrics(const struct session *s, const struct memacct_proc 
 	m->dma_estimate = p->pin.dma_flags & MEMACCT_DMA_ESTIMATE;
 }
 
-uint64_t dma_locked_overlap(pid_t pid, const struct memacct_proc *p, bool *unknown)
-{
-	uint64_t ranged = 0, overlap = 0, page = (uint64_t)sysconf(_SC_PAGESIZE);
-	struct smaps sm;
-
-	*unknown = false;
-	for (int i = 0; i < MEMACCT_DMA_RANGES; i++)
-		ranged += p->dma_ranges[i].pages * page;
-	if (ranged < p->pin.dma_pinned_pages * page)
-		*unknown = true;
-	if (!ranged || read_smaps(pid, &sm) < 0)
-		return 0;
-	for (int i = 0; i < MEMACCT_DMA_RANGES; i++) {
-		uint64_t a = p->dma_ranges[i].start;
-		uint64_t b = a + p->dma_ranges[i].pages * page;
-
-		if (!p->dma_ranges[i].pages)
-			continue;
-		for (size_t j = 0; j < sm.n; j++) {
-			const struct smaps_map *m = &sm.maps[j];
-			uint64_t lo = m->start > a ? m->start : a;
-			uint64_t hi = m->end < b ? m->end : b;
-
-			if (m->vm_locked && lo < hi)
-				overlap += hi - lo;
-		}
-	}
-	smaps_free(&sm);
-	return overlap;
-}
-
-uint64_t dma_pinned_net(pid_t pid, const struct memacct_proc *p, uint64_t mlocked,
-			bool *estimate)
-{
-	uint64_t dma = p->pin.dma_pinned_pages * (uint64_t)sysconf(_SC_PAGESIZE), ov = 0;
-	bool unknown = false;
-
-	*estimate = p->pin.dma_flags & MEMACCT_DMA_ESTIMATE;
-	if (dma && mlocked)
-		ov = dma_locked_overlap(pid, p, &unknown);
-	if (unknown)
-		*estimate = true;	/* may overlap mlocked memory */
-	return dma - (ov < dma ? ov : dma);
-}
-
 static struct dma_overlap *dma_ov_find(const struct session *s, pid_t pid, uint64_t start_ns)
 {
 	for (size_t i = 0; i < s->ndma_ov; i++)
@@ -679,15 +634,6 @@ static int cmp_rows(const void *a, const void *b)
 	if (x->pid != y->pid)
 		return x->pid < y->pid ? -1 : 1;
 	return x->exited - y->exited;
-}
-
-void flows_add(struct memacct_flows *to, const struct memacct_flows *f)
-{
-	__u64 *t = (__u64 *)to;
-	const __u64 *v = (const __u64 *)f;
-
-	for (size_t i = 0; i < sizeof(*f) / sizeof(__u64); i++)
-		t[i] += v[i];
 }
 
 /*

@@ -70,10 +70,6 @@ struct session {
 /* OOM kills a session keeps in full (a storm's further kills are counted) */
 #define SESSION_OOM_KILLS 64
 
-/* flows_add() - @to += @f, every flow (struct memacct_flows is an array of
- * __u64, pages and counts): the daemon's sums and run/attach's subtree. */
-void flows_add(struct memacct_flows *to, const struct memacct_flows *f);
-
 /*
  * session_start() - attach the BPF side filtered to @cg's subtree and take
  * the baseline of the processes already in it. Returns 0 or negative errno
@@ -116,26 +112,5 @@ void session_stop(struct session *s);
  * before exiting.
  */
 void session_stop_detached(struct session *s);
-
-/*
- * dma_locked_overlap() - bytes of @p's DMA-pinned ranges (the BPF record of
- * process @pid: XDP_UMEM_REG areas) that lie in VM_LOCKED mappings of @pid
- * (/proc/PID/smaps VmFlags "lo"): those pages are in VmLck already, so the
- * DMA figure is net of them. Pins whose range is unknown (ioctl) cannot be
- * told apart: *@unknown is set when the process has such pins. 0 when
- * smaps cannot be read.
- */
-uint64_t dma_locked_overlap(pid_t pid, const struct memacct_proc *p, bool *unknown);
-
-/*
- * dma_pinned_net() - the DMA pins (bytes) of @p, the BPF record of the live
- * process @pid (a daemon's pinned procs map), net of the part of its ranges
- * in mlocked memory (dma_locked_overlap(), read only when @mlocked, its
- * VmLck in bytes, is nonzero), as run/attach show them. *@estimate: the BPF
- * side flagged the figure (MEMACCT_DMA_ESTIMATE), or pins of unknown range
- * may overlap the mlocked memory.
- */
-uint64_t dma_pinned_net(pid_t pid, const struct memacct_proc *p, uint64_t mlocked,
-			bool *estimate);
 
 #endif
