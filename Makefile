@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause)
 # memacct build: bpf/NAME.bpf.c -> .output/NAME.bpf.o -> .output/NAME.skel.h
 # (memacct: the tracepoint programs; task_walk: the daemon's process walk)
-# -> user/*.c -> .output/memacct. `make V=1` shows the commands.
+# -> user/*/*.c -> .output/memacct. `make V=1` shows the commands.
 
 # `make check SANITIZE=1`: ASan + UBSan (+ LSan) build in .output-san; any
 # report of any memacct process, test binary or not, fails the run.
@@ -25,7 +25,10 @@ SAN_ENV    := ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:log_path=$(SAN_LOGS)/
 	LSAN_OPTIONS=log_path=$(SAN_LOGS)/lsan:suppressions=$(CURDIR)/tests/lsan.supp MEMACCT_SANITIZE=1
 endif
 WARNINGS   := -Wall -Wextra -Wno-unused-parameter -Werror -Wmissing-prototypes -Wshadow -Wundef
-INCLUDES   := -Iinclude -Iuser -I$(OUTPUT)
+# user/ by layer, each including only those before it (README "Layout",
+# tests/layers.sh): user/ (util) proc/ kernel/ model/ out/ cmd/
+USER_DIRS  := user user/proc user/kernel user/model user/out user/cmd
+INCLUDES   := -Iinclude $(addprefix -I,$(USER_DIRS)) -I$(OUTPUT)
 LIBS       := $(shell $(PKG_CONFIG) --libs libbpf jansson 2>/dev/null || echo -lbpf -lelf -lz -ljansson)
 CURSES_LIBS := $(shell $(PKG_CONFIG) --libs ncursesw 2>/dev/null || echo -lncursesw -ltinfo)
 SCOLS_LIBS := $(shell $(PKG_CONFIG) --libs smartcols 2>/dev/null || echo -lsmartcols)
@@ -33,8 +36,10 @@ HTTP_LIBS  := $(shell $(PKG_CONFIG) --libs libmicrohttpd zlib libsystemd 2>/dev/
 		echo -lmicrohttpd -lz -lsystemd)
 CHECK_LIBS := $(shell $(PKG_CONFIG) --libs check 2>/dev/null || echo -lcheck -lsubunit -lm -lrt -lpthread)
 
-USER_SRCS  := $(sort $(wildcard user/*.c))
-USER_OBJS  := $(patsubst user/%.c,$(OUTPUT)/%.o,$(USER_SRCS))
+USER_SRCS  := $(sort $(foreach d,$(USER_DIRS),$(wildcard $(d)/*.c)))
+USER_HDRS  := $(foreach d,$(USER_DIRS),$(wildcard $(d)/*.h))
+USER_OBJS  := $(patsubst %.c,$(OUTPUT)/%.o,$(notdir $(USER_SRCS)))
+vpath %.c $(USER_DIRS)
 LIB_OBJS   := $(filter-out $(OUTPUT)/main.o,$(USER_OBJS))
 UNIT_SRCS  := $(sort $(wildcard tests/unit_*.c))
 INTEG_SRCS := $(sort $(wildcard tests/integration*.c))
@@ -54,7 +59,7 @@ endif
 
 .DELETE_ON_ERROR:
 .PHONY: all check unit integration bench install uninstall vmlinux clean deps vmtest man fuzz \
-	completion deb deb-check image image-check soak bench-check alerts-check
+	completion deb deb-check image image-check soak bench-check alerts-check layers-check
 
 all: $(OUTPUT)/memacct $(BENCH_BINS) $(BENCH_OBJS)
 
@@ -76,7 +81,7 @@ $(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
 	$(call msg,SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name $*_bpf > $@
 
-$(OUTPUT)/%.o: user/%.c $(wildcard user/*.h) include/memacct.h $(SKELS) | $(OUTPUT)
+$(OUTPUT)/%.o: %.c $(USER_HDRS) include/memacct.h $(SKELS) | $(OUTPUT)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(WARNINGS) $(INCLUDES) -c $< -o $@
 
@@ -168,7 +173,11 @@ integration: $(OUTPUT)/memacct $(OUTPUT)/test_integration $(WORKLOADS)
 san_verdict = $(if $(SANITIZE),if grep -l 'ERROR\|runtime error' $(SAN_LOGS)/* >/dev/null 2>&1; \
 	then cat $(SAN_LOGS)/*; echo "sanitizer reports in $(SAN_LOGS)"; exit 1; fi)
 
-check: unit integration alerts-check $(if $(SANITIZE),,deb-check image-check bench-check)
+# user/'s layers (README "Layout"): no file includes a later layer's header
+layers-check:
+	$(Q)tests/layers.sh
+
+check: layers-check unit integration alerts-check $(if $(SANITIZE),,deb-check image-check bench-check)
 
 # the shipped alerting and recording rules: valid (promtool check rules) and
 # each alert made to fire and not fire (tests/alerts/*.test.yml); promtool
@@ -199,7 +208,7 @@ FUZZ_SEL   := status_:0 numa_maps_:1 stat_:2 smaps_:4 mountinfo_:5 \
 	proc_cgroup_:6 memory_stat_:7 memory_oom_control_:8 memory_events_:8 memory_pressure_:8 numa_stat_:9 \
 	zoneinfo_:10 node_:11
 
-$(FUZZ_DIR)/%.o: user/%.c $(wildcard user/*.h) include/memacct.h $(SKELS)
+$(FUZZ_DIR)/%.o: %.c $(USER_HDRS) include/memacct.h $(SKELS)
 	$(Q)mkdir -p $(@D)
 	$(call msg,CC,$@)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) $(INCLUDES) -c $< -o $@
@@ -253,7 +262,7 @@ $(OUTPUT)/bench/%: tests/bench/%.c
 bench: $(OUTPUT)/memacct $(WORKLOADS) $(BENCH_BINS) $(BENCH_OBJS)
 	$(Q)tests/bench.sh $(CURDIR)/$(OUTPUT)
 
-# docs/memacct.1 is generated from user/usage.c (tests/unit_usage.c fails on drift)
+# docs/memacct.1 is generated from user/cmd/usage.c (tests/unit_usage.c fails on drift)
 $(OUTPUT)/gen_man: docs/gen_man.c $(OUTPUT)/usage.o
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $(WARNINGS) $(INCLUDES) $^ -o $@
@@ -261,7 +270,7 @@ $(OUTPUT)/gen_man: docs/gen_man.c $(OUTPUT)/usage.o
 man: $(OUTPUT)/gen_man
 	$(Q)$(OUTPUT)/gen_man > docs/memacct.1
 
-# docs/completion/ is generated from user/usage.c too (unit_usage.c: no drift)
+# docs/completion/ is generated from user/cmd/usage.c too (unit_usage.c: no drift)
 $(OUTPUT)/gen_completion: docs/gen_completion.c $(OUTPUT)/completion.o $(OUTPUT)/usage.o
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $(WARNINGS) $(INCLUDES) $^ -o $@

@@ -10,7 +10,7 @@
 #include <bpf/bpf_core_read.h>
 
 /*
- * gfp bits are read by userspace from the kernel's BTF (user/bpf_loader.c
+ * gfp bits are read by userspace from the kernel's BTF (user/kernel/bpf_loader.c
  * gfp_bits_from_btf()) and handed over in rodata: since v6.10, commit
  * 772dd0342727 ("mm: enumerate all gfp flags") they are an anonymous enum,
  * which CO-RE relocations cannot name; before, #defines of the same values.
@@ -69,13 +69,13 @@ const volatile __u32 rss_cpus;		/* possible CPUs (userspace); 0: count only */
  * (rss_stat[].counters) may be dereferenced, at any offset; before, it is a
  * scalar and the verifier refuses the program. No CO-RE test tells a
  * verifier's abilities: userspace sets it, and loads again without it when
- * the load fails (user/task_walk.c). False: the branch is never verified.
+ * the load fails (user/kernel/task_walk.c). False: the branch is never verified.
  */
 const volatile bool rss_direct;
 /*
  * __per_cpu_offset[], learnt once, and rss_cpus once learnt: a data section
  * of their own, not .bss, which userspace copies at every collection
- * (user/pin.c bss_read()) and whose size tells a pinned kernel side of
+ * (user/kernel/pin.c bss_read()) and whose size tells a pinned kernel side of
  * another build (64 KiB more there would be both)
  */
 static __u64 rss_cpu_off[RSS_MAX_CPUS] SEC(".data.rss_cpu_off");
@@ -272,7 +272,7 @@ static __always_inline __u64 cgroup_ancestor_id(struct cgroup *cg, int level)
  * (Debian, most distributions) it is the variable vmemmap_base, since v4.9,
  * commit 25dfe4785332 ("x86/mm/64: Enable KASLR for vmemmap memory region").
  * In order: the base userspace measured before attaching (vmemmap_measured,
- * user/bpf_loader.c measure_vmemmap(): page addresses from mm_page_alloc
+ * user/kernel/bpf_loader.c measure_vmemmap(): page addresses from mm_page_alloc
  * against frame numbers from pagemap; it works where kallsyms has no data
  * symbols, as on kernels without CONFIG_KALLSYMS_ALL), the variable
  * vmemmap_base at the address userspace found in /proc/kallsyms when the
@@ -382,7 +382,7 @@ static __always_inline int vmacache_vma(struct task_struct *task, __u64 addr,
 
 /*
  * Helpers and maps newer than the oldest kernel of the matrix (5.10); the
- * programs that need them are left out by user/bpf_loader.c:
+ * programs that need them are left out by user/kernel/bpf_loader.c:
  * - BPF_MAP_TYPE_TASK_STORAGE: v5.11, commit 4cf1bc1f1045 ("bpf: Implement
  *   task local storage"); without it fault_states becomes a 1-entry hash and
  *   the fault programs' *_old variants keep a fault that left its CPU slot in
@@ -416,7 +416,7 @@ static __always_inline bool task_btf(void)
  * oom:mark_victim passed only "int pid" until v6.7, commit 72ba14deb40a
  * ("mm: oom: add more information to the mark_victim tracepoint" - hash as
  * recalled, not verified here), which made it (struct task_struct *, uid_t).
- * user/bpf_loader.c reads the first parameter of btf_trace_mark_victim and
+ * user/kernel/bpf_loader.c reads the first parameter of btf_trace_mark_victim and
  * loads tp_btf/mark_victim or the classic tp/oom/mark_victim fallback.
  */
 

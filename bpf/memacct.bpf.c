@@ -19,7 +19,7 @@
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
-/* Set by userspace between open and load (user/bpf_loader.c). */
+/* Set by userspace between open and load (user/kernel/bpf_loader.c). */
 const volatile __u64 filter_cgid;	/* 0: every process; else this memcg and below */
 const volatile __u64 fallback_cgid;	/* cgroup_or_up(): the record made at load */
 const volatile __u32 filter_level;	/* level of filter_cgid below the root */
@@ -333,7 +333,7 @@ struct memacct_flows lost_flows;
  * The record of memcg @cgid, made when missing; when the cgroups map is full (counted in
  * dropped[]), the record of the cgroup every flow of this object is under:
  * the filter cgroup of run/attach, else the memory hierarchy's root, made
- * at load (user/bpf_loader.h loader_opts.fallback_cgid). The flows then
+ * at load (user/kernel/bpf_loader.h loader_opts.fallback_cgid). The flows then
  * count in that cgroup and above it, never in none. NULL only when that
  * record is gone too.
  */
@@ -379,7 +379,7 @@ static __always_inline struct memacct_flows *flows_get(struct task_struct *task)
  * cgroup, a cgroup removed), counted before and after each move so that a
  * reader of the maps can tell that none overlapped its reading: it reads
  * flow_moves_end, the maps, then flow_moves_begin, and reads again when the
- * two differ (user/collect.c read_flows()). Such a move overlapping a read
+ * two differ (user/model/collect.c read_flows()). Such a move overlapping a read
  * can count its flows twice (the two records read in either order), so a
  * reader that still overlapped one after its retries keeps what it had.
  * Folds of an exiting process into its cgroup are counted apart
@@ -625,7 +625,7 @@ int BPF_PROG(page_fault_kernel, unsigned long address, struct pt_regs *regs,
  * exceptions:page_fault_user does not exist, e.g. arm64): the
  * PERF_COUNT_SW_PAGE_FAULTS software event, which the arch fault handler
  * raises at entry (perf_sw_event() in arch/<arch>/mm/fault.c, user and
- * kernel mode faults on user addresses alike), attached by user/bpf_loader.c
+ * kernel mode faults on user addresses alike), attached by user/kernel/bpf_loader.c
  * on every CPU with sample_period 1. ctx->addr is the fault address; there
  * is no error code, so the fault is marked FAULT_NO_ERRCODE and classify()
  * works from the allocation and the VMA alone (docs/metrics.md "Fault
@@ -961,7 +961,7 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev)
 }
 
 /*
- * Measuring the struct page array base (user/bpf_loader.c measure_vmemmap()):
+ * Measuring the struct page array base (user/kernel/bpf_loader.c measure_vmemmap()):
  * attached only while userspace faults in pages of its own, before the other
  * programs attach. vmemmap_page is the last order-0 page allocated by thread
  * vmemmap_tid (the faulting page: its page table page, if any, comes first).
@@ -984,7 +984,7 @@ int BPF_PROG(vmemmap_probe, struct page *page, unsigned int order)
 
 /*
  * The same programs for kernels without task storage or bpf_find_vma()
- * (5.10 .. 5.16; user/bpf_loader.c loads one set): the current task through
+ * (5.10 .. 5.16; user/kernel/bpf_loader.c loads one set): the current task through
  * probe reads (no bpf_get_current_task_btf() before v5.11), a fault moved out
  * of its CPU slot in the fault_spill hash, the VMA from the task's vmacache
  * (core_fixes.bpf.h) instead of bpf_find_vma().
@@ -1171,7 +1171,7 @@ PINNED_EXIT(brk)		/* heap growth under mlockall(MCL_FUTURE) */
 /*
  * The same without any syscall tracepoint (--dma-pins off, kernels whose
  * mmap_lock tracepoints are (mm, write), as 6.18's, with per-VMA locks, so
- * page faults seldom take the mmap lock; user/bpf_loader.c chooses). A syscall
+ * page faults seldom take the mmap lock; user/kernel/bpf_loader.c chooses). A syscall
  * tracepoint puts every syscall of every task on the slow path (~55 ns a
  * getppid() here, docs/overhead.md); these fire only where the counters can
  * move. mm->locked_vm only grows under the mmap lock held for writing
@@ -2096,7 +2096,7 @@ int sys_enter_io_uring_register(struct syscall_trace_enter *ctx)
 
 /*
  * DMA windows on (--dma-pins on, or auto with a device that pins): false
- * leaves the windows' programs unloaded (user/bpf_loader.c) and this one
+ * leaves the windows' programs unloaded (user/kernel/bpf_loader.c) and this one
  * keeps only pinned_vm, the verifier dropping the window code.
  */
 const volatile bool dma_windows_on = true;
@@ -2391,7 +2391,7 @@ int BPF_PROG(mark_victim, struct task_struct *task)
 /*
  * Before the tracepoint passed the task (see core_fixes.bpf.h), it passed
  * only the victim's pid: note the pid, sched_process_exit counts the kill
- * when that task exits. user/bpf_loader.c loads one of the two programs.
+ * when that task exits. user/kernel/bpf_loader.c loads one of the two programs.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);

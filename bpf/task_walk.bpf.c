@@ -5,7 +5,7 @@
  * (bpf_iter_task_new(BPF_TASK_ITER_ALL_PROCS): v6.7, commit c68a78ffe2cb
  * "bpf: Introduce task open coded iterator kfuncs") writes the stocks of each
  * process with an mm into the mmap'able array stocks. Userspace runs it with
- * BPF_PROG_TEST_RUN and reads the array in place (user/task_walk.c).
+ * BPF_PROG_TEST_RUN and reads the array in place (user/kernel/task_walk.c).
  *
  * iter/task (memacct.bpf.c task_stocks), what older kernels use, looks up
  * every thread's pid in turn and takes a reference on each task; this walk

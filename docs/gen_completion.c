@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause)
-/* gen_completion.c - `make completion`: bash or zsh completion from user/usage.c. */
+/* gen_completion.c - `make completion`: bash or zsh completion from user/cmd/usage.c. */
 #include <stdio.h>
 #include <string.h>
 #include "completion.h"

@@ -61,7 +61,7 @@ struct result *memacct_run(const char *workload_and_args);
 
 /*
  * run_cgroup_parent() - the directory where `memacct run` started by this
- * runner makes its cgroup (user/run.c: our own memory cgroup on v1; on v2
+ * runner makes its cgroup (user/cmd/run.c: our own memory cgroup on v1; on v2
  * memcg_run_parent(), our cgroup having the runner in it). 0 or -1.
  * run_cgroup_find() - the cgroup there of the run whose PID is @run_pid
  * (memacct-run-PID-XXXXXXXX), while it exists. 0 or -1.

@@ -26,7 +26,7 @@
 #define FIELD_TOL	(32 * MiB)
 
 /* "Key: V kB" of a meminfo text (a "Node N " prefix skipped), in bytes; -1
- * when absent. Kept apart from user/hostpin.c's parser on purpose: the
+ * when absent. Kept apart from user/proc/hostpin.c's parser on purpose: the
  * test checks that one. */
 static long long meminfo_kb(const char *path, const char *key)
 {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause)
 /*
- * integration_oom.c - OOM kills explained (user/oom.c): `memacct run
+ * integration_oom.c - OOM kills explained (user/model/oom.c): `memacct run
  * --memory-max` over workloads of a known make-up (tests/workloads/oom,
  * oom_cause) until the OOM killer takes one. Truth: the workloads' own
  * sizes, the kernel's report of the kill in the kernel log ("Killed process

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause) */
 /*
- * unit_cgroup.c - unit tests of user/cgroup.c: parsers on captured and
+ * unit_cgroup.c - unit tests of user/proc/cgroup.c: parsers on captured and
  * hand-written kernel files (tests/data/), and resolution, creation and
  * reading on a fake hierarchy of plain directories in /tmp (no root needed;
  * cgroupfs behaviour such as EBUSY on rmdir is left to the root tests).

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause)
 /*
  * unit_metrics.c - the Prometheus 0.0.4 / OpenMetrics 1.0 writer
- * (user/metrics.c) against captured fixtures (data/metrics_fixture.prom,
+ * (user/out/metrics.c) against captured fixtures (data/metrics_fixture.prom,
  * data/metrics_fixture.om), its label escaping, promtool on what it writes,
  * the labels the daemon derives from cgroup paths (cgroup_path_labels()),
- * and the families of user/output_om.c (build and cgroup info, the daemon's
+ * and the families of user/out/output_om.c (build and cgroup info, the daemon's
  * process_* self metrics from captured /proc/self/stat and /proc/stat).
  */
 #define _GNU_SOURCE

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause)
 /*
- * unit_numa.c - unit tests of user/numa.c. Captured on 6.18 (one node):
+ * unit_numa.c - unit tests of user/proc/numa.c. Captured on 6.18 (one node):
  *   numa_maps_self      /tmp/numa_touch: a 32 MiB anonymous buffer touched
  *                       (MADV_NOHUGEPAGE), [heap], [stack], libraries
  *   numa_maps_hostile   explain_file_mmap "/var/tmp/a b\nc=d (deleted)" 4
@@ -27,6 +27,7 @@
 #include "bpf_loader.h"
 #include "numa.h"
 #include "report.h"
+#include "report_print.h"
 #include "util.h"
 
 #define KiB 1024ULL

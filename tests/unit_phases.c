@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause)
 /*
- * unit_phases.c - unit tests of user/phases.c's parsers: the mark channel's
+ * unit_phases.c - unit tests of user/model/phases.c's parsers: the mark channel's
  * lines (mark_parse(): what memacct answers "error" to), --params and
  * --expect-bytes-per-param; and phase_budget()/phase_verdict() on phases
  * built by hand (the figures of an offload_demo.py run, rounded).

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause) */
 /*
- * unit_proc.c - unit tests of user/proc.c on /proc files captured from a
+ * unit_proc.c - unit tests of user/proc/proc.c on /proc files captured from a
  * 6.18 kernel (tests/data/) and on live processes the test creates itself.
  * Expected values are copied from the captured files; each is quoted.
  */

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause)
 /*
- * unit_record.c - unit tests of a recording's pieces (user/record.c,
- * user/report_load.c): the patches between snapshots (record_diff() then
+ * unit_record.c - unit tests of a recording's pieces (user/out/record.c,
+ * user/model/report_load.c): the patches between snapshots (record_diff() then
  * record_apply() gives the new snapshot back, whatever changed), and the
  * report model read back from its JSON (report_json() of what
  * report_from_json() read is the object it read: null figures, exited

@@ -14,6 +14,7 @@
 #include "metrics.h"
 #include "output_om.h"
 #include "report.h"
+#include "report_print.h"
 #include "table.h"
 #include "util.h"
 
@@ -930,7 +931,7 @@ START_TEST(test_metric_docs_have_rows)
 			for (size_t i = 0; i < sizeof(beside) / sizeof(beside[0]) && !found; i++)
 				found = !strcmp(beside[i], k + 1);
 			ck_assert_msg(found, "docs/metrics.md documents `%s`, which no row of "
-				      "user/metric_table.h has", k + 1);
+				      "user/model/metric_table.h has", k + 1);
 			keys++;
 			k = e + 1;
 		}

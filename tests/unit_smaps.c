@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause)
 /*
- * unit_smaps.c - unit tests of user/smaps.c on captured /proc/PID/smaps
+ * unit_smaps.c - unit tests of user/proc/smaps.c on captured /proc/PID/smaps
  * files (tests/data/smaps_*, captured on 6.18):
  *   smaps_self          cat's own smaps: libraries, [heap], [stack], [vdso]...
  *   smaps_hostile       explain_file_mmap "/var/tmp/a b\nc (deleted)" --unlink

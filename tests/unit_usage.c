@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause)
 /*
- * unit_usage.c - user/usage.c against the getopt tables of user/ and the
+ * unit_usage.c - user/cmd/usage.c against the getopt tables of user/ and the
  * committed man page: every long and short option a command accepts is in
  * its --help and in docs/memacct.1, and docs/memacct.1 is what `make man`
  * generates (no drift). The tables are read from the sources, so an option
@@ -20,6 +20,7 @@
 #include "usage.h"
 
 #define USER_DIR "../user"
+#define CMD_DIR USER_DIR "/cmd"	/* the commands: every getopt table is there */
 #define MAN_PAGE "../docs/memacct.1"
 #define BASH_COMPLETION "../docs/completion/memacct.bash"
 #define ZSH_COMPLETION "../docs/completion/_memacct"
@@ -91,10 +92,10 @@ static bool man_has(const char *man, const char *opt)
 	return strstr(man, esc) != NULL;
 }
 
-/* The option names of the LIMITS_LONG_OPTIONS macro (user/memlimits.h). */
+/* The option names of the LIMITS_LONG_OPTIONS macro (user/proc/memlimits.h). */
 static int limits_names(char names[][64], int max)
 {
-	char *src = slurp(USER_DIR "/memlimits.h"), *p = strstr(src, "#define LIMITS_LONG_OPTIONS");
+	char *src = slurp(USER_DIR "/proc/memlimits.h"), *p = strstr(src, "#define LIMITS_LONG_OPTIONS");
 	int n = 0;
 
 	ck_assert_ptr_nonnull(p);
@@ -141,12 +142,12 @@ static void check_table(const char *file, const char *src, const char *tab, cons
 
 		u = &all[n - 1];
 	}
-	ck_assert_msg(u, "%s: command '%s' has no usage in user/usage.c", file, cmd);
+	ck_assert_msg(u, "%s: command '%s' has no usage in user/cmd/usage.c", file, cmd);
 	ck_assert_ptr_nonnull(end);
 	for (const char *p = strstr(tab, "{ \""); p && p < end; p = strstr(p + 1, "{ \"")) {
 		sscanf(p + 3, "%63[^\"]", name);
 		snprintf(opt, sizeof(opt), "--%.63s", name);
-		ck_assert_msg(usage_has(u, opt), "%s: %s %s is not in its --help (user/usage.c)",
+		ck_assert_msg(usage_has(u, opt), "%s: %s %s is not in its --help (user/cmd/usage.c)",
 			      file, cmd ? cmd : "memacct", opt);
 		ck_assert_msg(man_has(man, opt), "%s: %s %s is not in docs/memacct.1", file,
 			      cmd ? cmd : "memacct", opt);
@@ -186,7 +187,7 @@ static void check_table(const char *file, const char *src, const char *tab, cons
 START_TEST(test_getopt_tables_documented)
 {
 	char *man = slurp(MAN_PAGE), path[PATH_MAX];
-	DIR *d = opendir(USER_DIR);
+	DIR *d = opendir(CMD_DIR);
 	struct dirent *de;
 	int tables = 0;
 
@@ -198,7 +199,7 @@ START_TEST(test_getopt_tables_documented)
 
 		if (n < 3 || strcmp(de->d_name + n - 2, ".c"))
 			continue;
-		xsnprintf(path, sizeof(path), USER_DIR "/%s", de->d_name);
+		xsnprintf(path, sizeof(path), CMD_DIR "/%s", de->d_name);
 		src = slurp(path);
 		for (char *t = strstr(src, "struct option opts[] = {"); t;
 		     t = strstr(t + 1, "struct option opts[] = {")) {
@@ -219,7 +220,7 @@ START_TEST(test_man_page_generated)
 {
 	char *man = slurp(MAN_PAGE), *gen = capture_usage(NULL, true);
 
-	ck_assert_msg(!strcmp(man, gen), "docs/memacct.1 differs from user/usage.c: run `make man`");
+	ck_assert_msg(!strcmp(man, gen), "docs/memacct.1 differs from user/cmd/usage.c: run `make man`");
 	/* every command has its section */
 	for (const char *c = "run\0attach\0top\0explain\0audit\0daemon\0detach\0help\0"; *c;
 	     c += strlen(c) + 1) {
@@ -324,7 +325,7 @@ START_TEST(test_completion_generated)
 		const char *path = zsh ? ZSH_COMPLETION : BASH_COMPLETION;
 		char *file = slurp(path), *gen = capture_completion(zsh);
 
-		ck_assert_msg(!strcmp(file, gen), "%s differs from user/usage.c: run `make completion`",
+		ck_assert_msg(!strcmp(file, gen), "%s differs from user/cmd/usage.c: run `make completion`",
 			      path);
 		free(file);
 		free(gen);

@@ -3,7 +3,7 @@
  * empty_perf.bpf.c - bench only (make bench): empty.bpf.c with the perf
  * event fault hook in place of the fault tracepoints: an empty program on
  * the PERF_COUNT_SW_PAGE_FAULTS software event (empty_attach opens one per
- * CPU, sample_period 1, as user/bpf_loader.c does). The floor of memacct
+ * CPU, sample_period 1, as user/kernel/bpf_loader.c does). The floor of memacct
  * with MEMACCT_FAULT_HOOK=perf (paired.py arm floor_perf).
  */
 #include "vmlinux.h"

@@ -105,7 +105,7 @@ def proc(report, pid):
 
 fails = []
 # memacct leaves these programs out on kernels without what they need
-# (user/bpf_loader.c choose_fallbacks()): the metric is then not measured,
+# (user/kernel/bpf_loader.c choose_fallbacks()): the metric is then not measured,
 # which is reported as SKIP, not as a pass.
 NO_FAULT_PROGS = re.compile(r'accounting unavailable on this kernel')
 
@@ -278,7 +278,7 @@ def check_explain(s):
           'totals file_clean_bytes %d, memory.stat active+inactive_file-dirty-writeback %d, '
           'truth %d' % (got, clean, want))
     # reclaimable_bytes: the clean page cache, the one formula of every
-    # report (user/cgroup.c memcg_reclaimable(); slab is no longer added)
+    # report (user/proc/cgroup.c memcg_reclaimable(); slab is no longer added)
     got = t.get('reclaimable_bytes', -1)
     check('explain.reclaimable', abs(got - clean) <= tol(clean) and got >= low,
           'totals reclaimable_bytes %d, memory.stat active+inactive_file-dirty-writeback %d, '
@@ -398,7 +398,7 @@ def numa_maps_nodes(lines):
 
 def numa_stat_nodes(lines):
     """v2 memory.numa_stat: {node: bytes} of anon + file, else of the LRU
-    lines, as memacct sums them (user/numa.c parse_numa_stat())"""
+    lines, as memacct sums them (user/proc/numa.c parse_numa_stat())"""
     sums = {'anon+file': {}, 'lru': {}}
     lru = ('active_anon', 'inactive_anon', 'active_file', 'inactive_file', 'unevictable')
     for line in lines:

@@ -9,6 +9,7 @@
 #include "explain.h"
 #include "jsonw.h"
 #include "report.h"
+#include "report_print.h"
 #include "table.h"
 #include "util.h"
 

@@ -28,6 +28,7 @@
 #include "pinwatch.h"
 #include "proc.h"
 #include "report.h"
+#include "report_print.h"
 #include "signals.h"
 #include "smaps.h"
 #include "table.h"

@@ -17,7 +17,9 @@
 #include <bpf/bpf.h>
 #include "commands.h"
 #include "daemon_oom.h"
+#include "oom_print.h"
 #include "pin.h"
+#include "report_print.h"
 #include "usage.h"
 #include "util.h"
 

@@ -51,7 +51,7 @@ struct loader_opts {
 	uint64_t filter_cgid;	/* 0: every process */
 	uint32_t filter_level;	/* level of filter_cgid below the memcg root */
 	/*
-	 * audit --watch (user/pinwatch.c): only the programs that keep each
+	 * audit --watch (user/kernel/pinwatch.c): only the programs that keep each
 	 * process's locked_vm/pinned_vm (syscall exits) and exec, exit and
 	 * cgroup moves, nothing on the page-fault path; the pin_events ring on
 	 * (pin_ring_bytes) and the exits ring sized exit_ring_bytes.
@@ -66,7 +66,7 @@ struct loader_opts {
 	 */
 	uint64_t fallback_cgid;
 	/* the task_stocks iterator (iter/task) too: the daemon's pinned side
-	 * reads it (user/pin.c); run, attach and explain do not load it */
+	 * reads it (user/kernel/pin.c); run, attach and explain do not load it */
 	bool task_iter;
 };
 

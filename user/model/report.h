@@ -89,82 +89,12 @@ struct report {
 	const struct phases *phases;
 };
 
-/* One finding of a final run/attach report (JSON verdict_details). */
-struct verdict {
-	const char *kind;		/* "cow_blowup", "file_reclaimable", "pinned", "remote_numa" */
-	char text[400];			/* the sentence, with its figures */
-	int pid;			/* the process it is about, 0: none */
-	uint64_t processes;		/* cow_blowup: processes that copied */
-	uint64_t bytes, of_bytes;	/* the figure and what it is compared with (0: none) */
-	bool since_attach;		/* attach: flows count since attach only */
-};
-
-/* Verdict thresholds: a finding is named at or above them. */
-#define VERDICT_MIN_BYTES	(16ULL << 20)
-#define VERDICT_COW_PCT		10	/* CoW per child, % of the parent's peak RSS */
-#define VERDICT_FILE_PCT	10	/* reclaimable page cache, % of the peak charge */
-#define VERDICT_PIN_PCT		10	/* pinned, % of MemTotal (10-15% rule) */
-
-/*
- * report_verdicts() - the diagnosis of a final run/attach report into @v (at
- * most @max): CoW blow-up of forked processes (flows from BPF: cow_copied of
- * each child of a parent in the report, against the parent's peak RSS);
- * the reclaimable share of page cache (memory.stat peaks); pinned memory
- * (BPF peaks of mm->locked_vm + pinned_vm) against r->mem_total or
- * /proc/meminfo MemTotal; remote NUMA (report_numa_verdicts()). Returns the
- * number written; nothing is estimated.
- */
-int report_verdicts(const struct report *r, struct verdict *v, int max);
-/*
- * report_verdicts_all() - every verdict of @r (report_verdicts() into an
- * array that holds them all), *@out malloc'd (the caller frees it, also on
- * error). Returns their number, or -ENOMEM. A report lists the first
- * REPORT_VERDICTS_LISTED and counts the rest (verdicts_unlisted).
- */
-#define REPORT_VERDICTS_LISTED	16
-int report_verdicts_all(const struct report *r, struct verdict **out);
-
-/*
- * report_host_json() - the "host" object of @r (new reference): FOLL_PIN
- * bytes host-wide and per node, the part not attributed, MemTotal and the
- * percentage; null figures where the kernel lacks the counters.
- */
-json_t *report_host_json(const struct report *r);
-/*
- * report_host_line() - one line for the tables: "host: DMA pins ..." or
- * "host: DMA pins: unknown on this kernel ...", into @buf of @len bytes.
- */
-void report_host_line(const struct report *r, char *buf, size_t len);
-/*
- * report_host_verdict() - the verdict on the host's pinned share against the
- * 10-15% of RAM rule, into @buf; false when the counters are unknown.
- */
-bool report_host_verdict(const struct hostpin *h, char *buf, size_t len);
-/* print_host_budget() - the host's memory budget (hostpin.h struct hostmem)
- * and each node's, CPU-less nodes named, as lines into @f. */
-void print_host_budget(FILE *f, const struct hostpin *h);
-
-/*
- * report_numa_verdicts() - for a final run/attach report, one sentence per
- * process whose sampled remote-NUMA peak was over numa_threshold_pct and
- * NUMA_THRESHOLD_MIN_BYTES, into @out (at most @max lines of @len bytes).
- * Returns the number written.
- */
-int report_numa_verdicts(const struct report *r, char (*out)[320], int max);
-
 /* Names of enum memacct_migrate_reason and enum memacct_drop, as JSON keys
  * and OpenMetrics label values. */
 extern const char *const migrate_reason_names[MEMACCT_MR_NR];
 extern const char *const drop_names[MEMACCT_DROP_NR];
 /* "pinned", "failed", "freed": enum memacct_nv_call (JSON keys, metric labels) */
 extern const char *const nv_call_names[MEMACCT_NV_NR];
-/*
- * report_nv_calls_json() - the "nvidia_pin_calls" object (new reference):
- * NVIDIA RM calls that pinned user memory, that failed, and frees of a
- * range memacct knew, counts since the kernel side was loaded.
- */
-json_t *report_nv_calls_json(const uint64_t calls[MEMACCT_NV_NR]);
-
 /*
  * report_dropped_total() - events lost, by the BPF side's drop counters
  * (.bss, bpf/memacct.bpf.c drop()): every cause but ringbuf_full, which
@@ -180,10 +110,6 @@ uint64_t report_dropped_total(const uint64_t dropped[MEMACCT_DROP_NR]);
  * single figure "flows_lost_bytes".
  */
 uint64_t report_flows_lost_bytes(const struct metrics *lost);
-
-/* report_flows_lost_json() - @lost's BPF flows (metric keys, bytes and
- * counts) as a new JSON object. */
-json_t *report_flows_lost_json(const struct metrics *lost);
 
 void report_free(struct report *r);
 
@@ -203,10 +129,6 @@ int report_from_json(const json_t *o, struct report *r);
  * key missing, is unknown (@m->unknown).
  */
 void report_metrics_from_json(struct metrics *m, const json_t *o, unsigned int skip);
-
-/* print_wrapped() - "@prefix@text" to @f in lines of at most 100 columns,
- * broken at spaces, the next lines indented by 2. */
-void print_wrapped(FILE *f, const char *prefix, const char *text);
 
 /* flows_add() - @to += @f, every flow (struct memacct_flows is an array of
  * __u64, pages and counts): the daemon's sums and run/attach's subtree. */
@@ -249,48 +171,106 @@ void metrics_clamp_flows(struct metrics *m, const struct metrics *prev);
  */
 void metrics_hold_bpf_flows(struct metrics *m, const struct metrics *prev);
 
+/* report_comm() - @src (a comm) into @dst for a table or a sentence: control
+ * bytes shown as '?'. */
+void report_comm(char *dst, size_t len, const char *src);
+
+/* One finding of a final run/attach report (JSON verdict_details). */
+struct verdict {
+	const char *kind;		/* "cow_blowup", "file_reclaimable", "pinned", "remote_numa" */
+	char text[400];			/* the sentence, with its figures */
+	int pid;			/* the process it is about, 0: none */
+	uint64_t processes;		/* cow_blowup: processes that copied */
+	uint64_t bytes, of_bytes;	/* the figure and what it is compared with (0: none) */
+	bool since_attach;		/* attach: flows count since attach only */
+};
+
+/* Verdict thresholds: a finding is named at or above them. */
+#define VERDICT_MIN_BYTES	(16ULL << 20)
+#define VERDICT_COW_PCT		10	/* CoW per child, % of the parent's peak RSS */
+#define VERDICT_FILE_PCT	10	/* reclaimable page cache, % of the peak charge */
+#define VERDICT_PIN_PCT		10	/* pinned, % of MemTotal (10-15% rule) */
+
+/*
+ * report_verdicts() - the diagnosis of a final run/attach report into @v (at
+ * most @max): CoW blow-up of forked processes (flows from BPF: cow_copied of
+ * each child of a parent in the report, against the parent's peak RSS);
+ * the reclaimable share of page cache (memory.stat peaks); pinned memory
+ * (BPF peaks of mm->locked_vm + pinned_vm) against r->mem_total or
+ * /proc/meminfo MemTotal; remote NUMA (report_numa_verdicts()). Returns the
+ * number written; nothing is estimated.
+ */
+int report_verdicts(const struct report *r, struct verdict *v, int max);
+
+/*
+ * report_verdicts_all() - every verdict of @r (report_verdicts() into an
+ * array that holds them all), *@out malloc'd (the caller frees it, also on
+ * error). Returns their number, or -ENOMEM. A report lists the first
+ * REPORT_VERDICTS_LISTED and counts the rest (verdicts_unlisted).
+ */
+#define REPORT_VERDICTS_LISTED	16
+int report_verdicts_all(const struct report *r, struct verdict **out);
+
+/*
+ * report_host_json() - the "host" object of @r (new reference): FOLL_PIN
+ * bytes host-wide and per node, the part not attributed, MemTotal and the
+ * percentage; null figures where the kernel lacks the counters.
+ */
+json_t *report_host_json(const struct report *r);
+
+/*
+ * report_host_line() - one line for the tables: "host: DMA pins ..." or
+ * "host: DMA pins: unknown on this kernel ...", into @buf of @len bytes.
+ */
+void report_host_line(const struct report *r, char *buf, size_t len);
+
+/*
+ * report_host_verdict_due() - the host's pinned-share verdict of a final
+ * run/attach report, into @buf: only at or over VERDICT_PIN_PCT of
+ * MemTotal, as every other verdict there is only said over its threshold
+ * (explain states it always).
+ */
+bool report_host_verdict_due(const struct report *r, char *buf, size_t len);
+
+/*
+ * report_host_verdict() - the verdict on the host's pinned share against the
+ * 10-15% of RAM rule, into @buf; false when the counters are unknown.
+ */
+bool report_host_verdict(const struct hostpin *h, char *buf, size_t len);
+
+/*
+ * report_numa_verdicts() - for a final run/attach report, one sentence per
+ * process whose sampled remote-NUMA peak was over numa_threshold_pct and
+ * NUMA_THRESHOLD_MIN_BYTES, into @out (at most @max lines of @len bytes).
+ * Returns the number written.
+ */
+int report_numa_verdicts(const struct report *r, char (*out)[320], int max);
+
+/*
+ * report_nv_calls_json() - the "nvidia_pin_calls" object (new reference):
+ * NVIDIA RM calls that pinned user memory, that failed, and frees of a
+ * range memacct knew, counts since the kernel side was loaded.
+ */
+json_t *report_nv_calls_json(const uint64_t calls[MEMACCT_NV_NR]);
+
+/* report_flows_lost_json() - @lost's BPF flows (metric keys, bytes and
+ * counts) as a new JSON object. */
+json_t *report_flows_lost_json(const struct metrics *lost);
+
 /*
  * report_metrics_json() - the v1 metric keys of @m (metric_table.h) added to
  * @obj, but those of rows with a flag in @skip (MF_TOTALS: a process's).
  */
 void report_metrics_json(json_t *obj, const struct metrics *m, unsigned int skip);
+
 /*
  * report_oom_json() - OOM kill @i of @r as its "oom_kills" object (new
  * reference): oom_json() of a live kill, or the object read back.
  */
 json_t *report_oom_json(const struct report *r, size_t i);
+
 /* report_json() - the whole report as a memacct.report/v1 object (new ref). */
 json_t *report_json(const struct report *r);
-/* print_report_json() - one compact line of JSON on @f. */
-void print_report_json(FILE *f, const struct report *r);
-/*
- * print_report_plain() - the process table (libsmartcols: the columns and
- * --raw of report_table_getopt()) and the lines after it, in human units
- * (exact bytes with --bytes); 100 columns by default while figures fit.
- * With --csv only the table, as CSV in bytes (table_print_csv()), its
- * header line once per run of the program.
- */
-void print_report_plain(FILE *f, const struct report *r);
-/*
- * report_table_getopt() - run's and attach's --columns LIST / --raw / --csv
- * (OPT_TABLE_*, table.h) for print_report_plain(); --csv also sets
- * bytes_output. Prints the error, with the columns there are, and returns
- * -EINVAL on a bad list or --raw with --csv; else 0.
- */
-int report_table_getopt(int opt, const char *arg);
-/*
- * report_table_timed() - the reports come in a series (-i): --csv's default
- * columns end with ELAPSED_S (seconds since the start, each row of a report
- * the same), as they end with TIME under -T.
- */
-void report_table_timed(bool timed);
-/*
- * print_report() - JSON or plain by -j; @f stdout means report_stream() (-o
- * FILE). Returns report_written()'s 0 or negative errno; -EPIPE, writing
- * nothing, once the reader of the reports went away (reports_closed()).
- */
-int print_report(FILE *f, const struct report *r);
-
 
 /*
  * hostmem_uma_verdict() - on a unified-memory host, what a CUDA
@@ -309,12 +289,5 @@ bool hostmem_uma_verdict(const struct hostpin *h, char *buf, size_t len);
  */
 bool numa_verdict(char *buf, size_t len, const char *who, pid_t pid,
 		  const struct numa_brief *b, unsigned int pct, uint64_t min_bytes, bool past);
-
-struct limits_req;
-/*
- * limits_note() - after @r, on stderr: the --memory-max/--memory-high @req
- * set on @cg bit (OOM kills, memcg reclaims of the totals) and its victims.
- */
-void limits_note(const struct memcg *cg, const struct limits_req *req, const struct report *r);
 
 #endif

@@ -12,6 +12,7 @@
 
 #include <stdint.h>
 #include "collect.h"
+#include "daemon_oom.h"
 #include "hostpin.h"
 #include "metrics.h"
 #include "proc.h"
@@ -102,5 +103,12 @@ void hostpin_metrics(struct mbuf *b, const struct hostpin *h, bool attributed_kn
  * {node} where the kernel gives it; node_cpuless {node}; unified_memory).
  */
 void hostmem_metrics(struct mbuf *b, const struct hostpin *h);
+
+/*
+ * doom_metrics() - memacct_oom_last_kill_timestamp_seconds{cgroup} (the
+ * victim's cgroup and each above it), memacct_oom_postmortems_total, of
+ * them memacct_oom_postmortems_brief_total, memacct_oom_log_errors_total.
+ */
+void doom_metrics(struct mbuf *b, const struct daemon_oom *o);
 
 #endif

@@ -22,6 +22,7 @@
 #include "record.h"
 #include "report.h"
 #include "report_html.h"
+#include "report_print.h"
 #include "signals.h"
 #include "usage.h"
 #include "util.h"

@@ -26,7 +26,7 @@
 /* Every program of the object has a slot in struct pinned (bpf_stats, the
  * links-gone check): past PIN_MAX_PROGS one would be left out silently. */
 _Static_assert(sizeof(((struct memacct_bpf *)0)->progs) / sizeof(struct bpf_program *) <=
-	       PIN_MAX_PROGS, "more BPF programs than PIN_MAX_PROGS: raise it (user/pin.h)");
+	       PIN_MAX_PROGS, "more BPF programs than PIN_MAX_PROGS: raise it (user/kernel/pin.h)");
 
 #pragma GCC poison u8 u16 u32 u64 s8 s16 s32 s64
 

@@ -32,6 +32,7 @@
 #include "memlimits.h"
 #include "phases.h"
 #include "record.h"
+#include "report_print.h"
 #include "session.h"
 #include "signals.h"
 #include "table.h"

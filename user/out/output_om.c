@@ -424,3 +424,25 @@ void hostmem_metrics(struct mbuf *b, const struct hostpin *h)
 		       "1 when the GPU allocates from the host's RAM (GB10, Tegra; MEMACCT_UMA)");
 	metrics_sample_u64(b, NULL, 0, h->uma);
 }
+
+void doom_metrics(struct mbuf *b, const struct daemon_oom *o)
+{
+	struct mlabel l[1];
+
+	metrics_family(b, "memacct_oom_last_kill_timestamp_seconds", MT_GAUGE, "seconds",
+		       "Unix time of the last OOM kill of a process in the cgroup or below it "
+		       "(oom:mark_victim; the OOM log's kills too)");
+	for (size_t i = 0; i < o->nlast; i++) {
+		l[0] = (struct mlabel){ "cgroup", o->last[i].cgroup };
+		metrics_sample(b, l, 1, o->last[i].time);
+	}
+	metrics_family(b, "memacct_oom_postmortems", MT_COUNTER, NULL,
+		       "OOM kills the daemon explained (a line in its OOM log each)");
+	metrics_sample_u64(b, NULL, 0, o->recorded);
+	metrics_family(b, "memacct_oom_postmortems_brief", MT_COUNTER, NULL,
+		       "OOM post-mortems with the kernel's figures only: past 10 kills a second");
+	metrics_sample_u64(b, NULL, 0, o->brief);
+	metrics_family(b, "memacct_oom_log_errors", MT_COUNTER, NULL,
+		       "OOM post-mortems that could not be written to the OOM log");
+	metrics_sample_u64(b, NULL, 0, o->log_errors);
+}

@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include "phases.h"
 #include "report_html.h"
+#include "report_print.h"
 #include "util.h"
 
 #pragma GCC poison u8 u16 u32 u64 s8 s16 s32 s64

@@ -20,6 +20,7 @@
 #include "memlimits.h"
 #include "proc.h"
 #include "record.h"
+#include "report_print.h"
 #include "session.h"
 #include "signals.h"
 #include "table.h"

@@ -14,7 +14,6 @@
 #include <stdint.h>
 #include <stdio.h>
 #include "collect.h"
-#include "metrics.h"
 #include "oom.h"
 #include "pin.h"
 
@@ -61,13 +60,6 @@ void doom_seed(struct daemon_oom *o);
 
 /* doom_on_record() - ring_buffer callback of oom_events; @ctx the daemon_oom. */
 int doom_on_record(void *ctx, void *data, size_t len);
-
-/*
- * doom_metrics() - memacct_oom_last_kill_timestamp_seconds{cgroup} (the
- * victim's cgroup and each above it), memacct_oom_postmortems_total, of
- * them memacct_oom_postmortems_brief_total, memacct_oom_log_errors_total.
- */
-void doom_metrics(struct mbuf *b, const struct daemon_oom *o);
 
 void doom_free(struct daemon_oom *o);
 

@@ -163,13 +163,8 @@ void oom_explain_late(struct oom_kill *k);
 /* oom_json() - @k as the JSON object of "oom_kills" (new reference). */
 json_t *oom_json(const struct oom_kill *k);
 
-/*
- * oom_print_json() - a post-mortem as lines for a person from its JSON
- * object (oom_json(), or one read back from the daemon's log), to @f:
- * the verdict, the victim and the limited memcg's stocks, the processes,
- * what grew. @full: every process (memacct oom --last), else the five
- * largest.
- */
-void oom_print_json(FILE *f, const json_t *o, bool full);
+/* oom_key_word() - a metric key of a post-mortem for a sentence:
+ * "anon_bytes" -> "anon"; other keys as they are. */
+const char *oom_key_word(const char *key);
 
 #endif

@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause) */
+/*
+ * report_print.h - the report model (report.h) printed: the process table
+ * (libsmartcols), a compact JSON line, the host's memory budget, the OOM
+ * post-mortems in words.
+ */
+#ifndef MEMACCT_REPORT_PRINT_H
+#define MEMACCT_REPORT_PRINT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include "report.h"
+
+/* print_host_budget() - the host's memory budget (hostpin.h struct hostmem)
+ * and each node's, CPU-less nodes named, as lines into @f. */
+void print_host_budget(FILE *f, const struct hostpin *h);
+
+/* print_wrapped() - "@prefix@text" to @f in lines of at most 100 columns,
+ * broken at spaces, the next lines indented by 2. */
+void print_wrapped(FILE *f, const char *prefix, const char *text);
+
+/* print_report_json() - one compact line of JSON on @f. */
+void print_report_json(FILE *f, const struct report *r);
+
+/*
+ * print_report_plain() - the process table (libsmartcols: the columns and
+ * --raw of report_table_getopt()) and the lines after it, in human units
+ * (exact bytes with --bytes); 100 columns by default while figures fit.
+ * With --csv only the table, as CSV in bytes (table_print_csv()), its
+ * header line once per run of the program.
+ */
+void print_report_plain(FILE *f, const struct report *r);
+
+/*
+ * report_table_getopt() - run's and attach's --columns LIST / --raw / --csv
+ * (OPT_TABLE_*, table.h) for print_report_plain(); --csv also sets
+ * bytes_output. Prints the error, with the columns there are, and returns
+ * -EINVAL on a bad list or --raw with --csv; else 0.
+ */
+int report_table_getopt(int opt, const char *arg);
+
+/*
+ * report_table_timed() - the reports come in a series (-i): --csv's default
+ * columns end with ELAPSED_S (seconds since the start, each row of a report
+ * the same), as they end with TIME under -T.
+ */
+void report_table_timed(bool timed);
+
+/*
+ * print_report() - JSON or plain by -j; @f stdout means report_stream() (-o
+ * FILE). Returns report_written()'s 0 or negative errno; -EPIPE, writing
+ * nothing, once the reader of the reports went away (reports_closed()).
+ */
+int print_report(FILE *f, const struct report *r);
+
+struct limits_req;
+
+/*
+ * limits_note() - after @r, on stderr: the --memory-max/--memory-high @req
+ * set on @cg bit (OOM kills, memcg reclaims of the totals) and its victims.
+ */
+void limits_note(const struct memcg *cg, const struct limits_req *req, const struct report *r);
+
+#endif
