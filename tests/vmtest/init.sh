@@ -390,11 +390,14 @@ t_reclaim() {
 
 # memacct.bench=1: tests/bench_cgroups.sh (the daemon's CPU per collection
 # at 1,000 processes in 200 cgroups) on pure v2, from the ext2 disk; under
-# TCG a figure to compare with another taken the same way only
+# TCG a figure to compare with another taken the same way only: with
+# /bench/memacct-base (another static build put in $(VMTEST_DIR)/bench/,
+# docs/vmtest.md) the two builds alternate in the same guest
 t_bench_cgroups() {
 	mkdir -p /mnt/benchout/bench
 	cp /bin/memacct /mnt/benchout/ && cp /bench/spawn /mnt/benchout/bench/
-	ROUNDS=${ROUNDS:-3} bash /tests/bench_cgroups.sh /mnt/benchout
+	ROUNDS=${ROUNDS:-3} bash /tests/bench_cgroups.sh /mnt/benchout \
+		$([ -x /bench/memacct-base ] && echo /bench/memacct-base)
 	rm -rf /mnt/benchout
 }
 
