@@ -384,6 +384,28 @@ struct run_env {
 	char **cmd;			/* CMD [ARGS...] */
 };
 
+int session_getopt(int c, const char *arg, struct limits_req *lim, const char **record_path)
+{
+	switch (c) {
+	case OPT_RECORD:
+		*record_path = arg;
+		return 0;
+	case OPT_DMA_PINS:
+		return loader_dma_parse(arg) ? EXIT_USAGE : 0;
+	case OPT_TABLE_COLUMNS:
+	case OPT_TABLE_RAW:
+	case OPT_TABLE_CSV:
+		return report_table_getopt(c, arg) ? EXIT_USAGE : 0;
+	case OPT_MEMORY_MAX:
+	case OPT_MEMORY_HIGH:
+	case OPT_MEMORY_SWAP_MAX:
+	case OPT_FORCE:
+		return limits_getopt(c, arg, lim) ? EXIT_USAGE : 0;
+	default:
+		return 1;
+	}
+}
+
 /* The options into @env; 0, -1 after the help, or the exit code after an error. */
 static int parse_args(int argc, char **argv, struct run_env *env)
 {
@@ -400,7 +422,7 @@ static int parse_args(int argc, char **argv, struct run_env *env)
 		DMA_PINS_LONG_OPTION,
 		{ 0 },
 	};
-	int c;
+	int c, err;
 
 	while ((c = getopt_long(argc, argv, "+:ji:h", opts, NULL)) != -1) {
 		switch (c) {
@@ -430,31 +452,13 @@ static int parse_args(int argc, char **argv, struct run_env *env)
 				return EXIT_USAGE;
 			}
 			break;
-		case OPT_RECORD:
-			env->record_path = optarg;
-			break;
 		case 'h':
 			run_usage(stdout);
 			return -1;
-		case OPT_DMA_PINS:
-			if (loader_dma_parse(optarg))
-				return EXIT_USAGE;
-			break;
-		case OPT_TABLE_COLUMNS:
-		case OPT_TABLE_RAW:
-		case OPT_TABLE_CSV:
-			if (report_table_getopt(c, optarg))
-				return EXIT_USAGE;
-			break;
-		case OPT_MEMORY_MAX:
-		case OPT_MEMORY_HIGH:
-		case OPT_MEMORY_SWAP_MAX:
-		case OPT_FORCE:
-			if (limits_getopt(c, optarg, &env->lim))
-				return EXIT_USAGE;
-			break;
 		default:
-			return opt_error("run", c, argv);
+			err = session_getopt(c, optarg, &env->lim, &env->record_path);
+			if (err)
+				return err == 1 ? opt_error("run", c, argv) : err;
 		}
 	}
 	if (env->expect_bpp > 0 && env->params <= 0) {
