@@ -1264,10 +1264,30 @@ static int watch(struct audit_cg *as, int n, const struct audit_opts *o)
 	return w.ret;
 }
 
+/* --cgroup @arg resolved into @as[*@n], audited with its subtree; 0 or the exit code. */
+static int add_cgroup(const char *arg, struct audit_cg *as, int *n)
+{
+	int err;
+
+	if (*n >= MAX_CGROUPS) {
+		p_err("at most %d --cgroup", MAX_CGROUPS);
+		return EXIT_USAGE;
+	}
+	err = memcg_resolve(arg, &as[*n].cg, stderr);
+	if (err) {
+		p_err("no memory cgroup '%s': %s", arg,
+		      err == -ENOTUNIQ ? "ambiguous, give one of the paths above" :
+		      strerror(-err));
+		return memcg_resolve_is_usage(err) ? EXIT_USAGE : EXIT_ENV;
+	}
+	as[(*n)++].recursive = true;
+	return 0;
+}
+
 /*
  * The options into @o, and each --cgroup resolved into @as (at most
  * MAX_CGROUPS; *@n of them); 0, -1 after the help, or the exit code after
- * an error.
+ * an error. Left long: a flat case per option.
  */
 static int parse_args(int argc, char **argv, struct audit_cg *as, int *n,
 		      struct audit_opts *o)
@@ -1293,18 +1313,9 @@ static int parse_args(int argc, char **argv, struct audit_cg *as, int *n,
 	while ((c = getopt_long(argc, argv, ":c:jh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
-			if (*n >= MAX_CGROUPS) {
-				p_err("at most %d --cgroup", MAX_CGROUPS);
-				return EXIT_USAGE;
-			}
-			err = memcg_resolve(optarg, &as[*n].cg, stderr);
-			if (err) {
-				p_err("no memory cgroup '%s': %s", optarg,
-				      err == -ENOTUNIQ ? "ambiguous, give one of the paths above" :
-				      strerror(-err));
-				return memcg_resolve_is_usage(err) ? EXIT_USAGE : EXIT_ENV;
-			}
-			as[(*n)++].recursive = true;
+			err = add_cgroup(optarg, as, n);
+			if (err)
+				return err;
 			break;
 		case O_PCAP:
 		case O_PPCAP:
