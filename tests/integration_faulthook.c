@@ -5,8 +5,9 @@
  * the PERF_COUNT_SW_PAGE_FAULTS perf event), its override
  * MEMACCT_FAULT_HOOK, and the ground-truth fault checks of integration.c
  * (CoW after fork, zero fill, file CoW, none for MAP_SHARED writes and
- * reuse: the same functions) run again with the perf event hook forced; then CoW and zero fills of a process hopping between CPUs
- * (one perf event per CPU).
+ * reuse: the same functions) run again with the perf event hook forced;
+ * then CoW and zero fills of a process hopping between CPUs (one perf
+ * event per CPU).
  */
 #define _GNU_SOURCE	/* memmem */
 #include <errno.h>

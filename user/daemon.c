@@ -890,7 +890,8 @@ static void daemon_serve(struct dstate *d)
 			tick_wait(next);
 			if (hup_requested) {
 				hup_requested = 0;
-				p_info("SIGHUP: reopening %s", d->o.json_log ? d->o.json_log : "(no log)");
+				p_info("SIGHUP: reopening %s",
+				       d->o.json_log ? d->o.json_log : "(no log)");
 				open_log(d);
 			}
 			http_reap_slow();

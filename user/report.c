@@ -286,7 +286,8 @@ static void report_oom_verdict_json(const struct report *r, size_t i, json_t *ar
 	/* limit_bytes: null host-wide */
 	if (limit) {
 		set_u64(d, "of_bytes", (uint64_t)limit);
-		json_object_set_new(d, "percent", json_real(100.0 * (uint64_t)bytes / (uint64_t)limit));
+		json_object_set_new(d, "percent",
+				    json_real(100.0 * (uint64_t)bytes / (uint64_t)limit));
 	}
 	json_array_append_new(det, d);
 	json_decref(k);

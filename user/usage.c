@@ -585,7 +585,8 @@ void usage_man(FILE *f)
 	      "sentence per finding with its figures (JSON: \\fBverdict\\fR and "
 	      "\\fBverdict_details\\fR): copy\\-on\\-write blow\\-up of forked workers, with cause "
 	      "and fix; the reclaimable share of mapped files; pinned memory against 10\\-15% of "
-	      "RAM; memory off the home NUMA node. \\fBattach\\fR counts CoW since attach only.\n", f);
+	      "RAM; memory off the home NUMA node. \\fBattach\\fR counts CoW since attach "
+	      "only.\n", f);
 	man_dropped_events(f);
 	fputs(".SH EXIT STATUS\n"
 	      "0 success; 1 audit violation; 2 usage error (bad option, unknown or ambiguous "
