@@ -21,6 +21,7 @@
 #include <string.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
@@ -271,6 +272,45 @@ void skip_test(const char *func, const char *fmt, ...)
 	printf("\n");
 }
 
+void sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+pid_t spawn_sh(const char *cmd)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	return pid;
+}
+
+pid_t spawn_daemon(const char *cmd, int port)
+{
+	pid_t pid = spawn_sh(cmd);
+
+	for (int i = 0; i < 300; i++) {
+		struct result *r = run_cmd("curl -sf -m 2 http://127.0.0.1:%d/healthz", port);
+		bool up = r->status == 0;
+
+		result_free(r);
+		if (up)
+			return pid;
+		if (waitpid(pid, NULL, WNOHANG) == pid)
+			return -1;
+		sleep_ms(100);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	return -1;
+}
+
 struct result *memacct_run(const char *workload_and_args)
 {
 	struct result *r = run_cmd("%s -j run -- %s/%s", memacct, workloads, workload_and_args);
@@ -355,47 +395,76 @@ END_TEST
 
 /* ---- CoW classifier ------------------------------------------------ */
 
-START_TEST(test_cow_fork_child)
+/*
+ * The ground-truth fault checks, one set for both fault hooks: this suite
+ * runs them with the kernel's choice (@hook NULL), the faulthook suite with
+ * the perf event hook forced by its fixture (@hook "perf", which must be
+ * what MEMACCT_FAULT_HOOK says). @hook prefixes the messages.
+ */
+static void fault_hook_check(const char *hook)
 {
-	struct result *r = memacct_run("cow_fork 100 4");
+	const char *env = getenv("MEMACCT_FAULT_HOOK");
+
+	if (hook)
+		ck_assert_msg(env && !strcmp(env, hook), "%s hook checks without "
+			      "MEMACCT_FAULT_HOOK=%s (it is %s)", hook, hook, env ? env : "unset");
+}
+
+static struct result *fault_run(const char *hook, const char *workload_and_args)
+{
+	fault_hook_check(hook);
+	return memacct_run(workload_and_args);
+}
+
+/* @what, prefixed "HOOK hook: " when @hook is forced; valid until the next call */
+static const char *fault_label(const char *hook, const char *what)
+{
+	static char buf[256];
+
+	snprintf(buf, sizeof(buf), "%s%s%s", hook ? hook : "", hook ? " hook: " : "", what);
+	return buf;
+}
+
+void fault_cow_fork_child(const char *hook)
+{
+	struct result *r = fault_run(hook, "cow_fork 100 4");
 	json_t *child = proc_by_pid(r, truth(r, "child_pid"));
 	json_t *parent = proc_by_pid(r, truth(r, "parent_pid"));
+	json_t *t = json_object_get(r->report, "totals");
 
 	ck_assert_int_eq(r->status, 0);
-	assert_near("fork: child cow_copied_bytes", jint(child, "cow_copied_bytes"),
-		    truth(r, "child_cow_bytes"));
-	assert_near("fork: parent cow_copied_bytes", jint(parent, "cow_copied_bytes"),
-		    truth(r, "parent_cow_bytes"));
-	assert_near("fork: cgroup cow_copied_bytes",
-		    jint(json_object_get(r->report, "totals"), "cow_copied_bytes"),
-		    truth(r, "child_cow_bytes"));
+	assert_near(fault_label(hook, "fork: child cow_copied_bytes"),
+		    jint(child, "cow_copied_bytes"), truth(r, "child_cow_bytes"));
+	assert_near(fault_label(hook, "fork: parent cow_copied_bytes"),
+		    jint(parent, "cow_copied_bytes"), truth(r, "parent_cow_bytes"));
+	assert_near(fault_label(hook, "fork: cgroup cow_copied_bytes"),
+		    jint(t, "cow_copied_bytes"), truth(r, "child_cow_bytes"));
+	ck_assert_int_eq(jint(t, "fault_unclassified_bytes"), 0);
 	ck_assert(json_is_true(json_object_get(child, "exited")));
 	result_free(r);
 }
-END_TEST
 
-START_TEST(test_cow_fork_parent_writes)
+void fault_cow_fork_parent_writes(const char *hook)
 {
-	struct result *r = memacct_run("cow_fork 64 2 --parent-writes");
+	struct result *r = fault_run(hook, "cow_fork 64 2 --parent-writes");
 
-	assert_near("fork: parent writes, parent cow",
+	assert_near(fault_label(hook, "fork: parent writes, parent cow"),
 		    jint(proc_by_pid(r, truth(r, "parent_pid")), "cow_copied_bytes"),
 		    truth(r, "parent_cow_bytes"));
-	assert_near("fork: parent writes, child cow",
+	assert_near(fault_label(hook, "fork: parent writes, child cow"),
 		    jint(proc_by_pid(r, truth(r, "child_pid")), "cow_copied_bytes"),
 		    truth(r, "child_cow_bytes"));
 	result_free(r);
 }
-END_TEST
 
 /*
  * The truth comes from pagemap, on kernels that map the zero page on a read
  * fault (zero fills at the write) and on those that allocate a zeroed page
  * there (pvm_no_zero_page=1, s390: zero fills at the read) alike.
  */
-START_TEST(test_zero_fill)
+void fault_zero_fill(const char *hook)
 {
-	struct result *r = memacct_run("zero_fill 64");
+	struct result *r = fault_run(hook, "zero_fill 64");
 	json_t *t = json_object_get(r->report, "totals");
 
 	printf("  zero_fill: this kernel %s (pagemap: %lld pages left the zero page at the "
@@ -405,13 +474,12 @@ START_TEST(test_zero_fill)
 	ck_assert_int_eq(truth(r, "zero_page_pages") + truth(r, "own_frame_pages"),
 			 truth(r, "buffer_bytes") / 4096);
 
-	assert_near("read-then-write anon: cow", jint(t, "cow_copied_bytes"),
+	assert_near(fault_label(hook, "read-then-write anon: cow"), jint(t, "cow_copied_bytes"),
 		    truth(r, "cow_bytes"));
-	assert_near("read-then-write anon: zero fill", jint(t, "zero_fill_bytes"),
-		    truth(r, "zero_fill_bytes"));
+	assert_near(fault_label(hook, "read-then-write anon: zero fill"),
+		    jint(t, "zero_fill_bytes"), truth(r, "zero_fill_bytes"));
 	result_free(r);
 }
-END_TEST
 
 /*
  * CoW while other threads hold the mmap lock for write (mmap/mprotect/munmap
@@ -447,56 +515,79 @@ START_TEST(test_cow_mmap_lock_busy)
 }
 END_TEST
 
-static void file_private(const char *args, const char *what)
+/* A file mapping's workload, run in tests/ (its file is made there). */
+static struct result *fault_file_run(const char *hook, const char *workload, const char *args)
 {
-	struct result *r = run_cmd("cd %s && %s -j run -- %s/file_private %s", testsdir,
-				   memacct, workloads, args);
-	json_t *t;
+	struct result *r;
 
+	fault_hook_check(hook);
+	r = run_cmd("cd %s && %s -j run -- %s/%s %s", testsdir, memacct, workloads, workload,
+		    args);
 	ck_assert_msg(r->report, "no JSON report: %s", r->out);
-	t = json_object_get(r->report, "totals");
-	assert_near(what, jint(t, "cow_file_copied_bytes"), truth(r, "file_cow_bytes"));
-	assert_near("MAP_PRIVATE file: anon cow", jint(t, "cow_copied_bytes"), 0);
+	return r;
+}
+
+void fault_file_private(const char *hook, const char *args, const char *what)
+{
+	struct result *r = fault_file_run(hook, "file_private", args);
+	json_t *t = json_object_get(r->report, "totals");
+
+	assert_near(fault_label(hook, what), jint(t, "cow_file_copied_bytes"),
+		    truth(r, "file_cow_bytes"));
+	assert_near(fault_label(hook, "MAP_PRIVATE file: anon cow"), jint(t, "cow_copied_bytes"),
+		    0);
 	result_free(r);
 }
 
+void fault_file_shared(const char *hook)
+{
+	struct result *r = fault_file_run(hook, "file_shared", "32");
+	json_t *t = json_object_get(r->report, "totals");
+
+	assert_near(fault_label(hook, "MAP_SHARED write: file cow"),
+		    jint(t, "cow_file_copied_bytes"), truth(r, "file_cow_bytes"));
+	assert_near(fault_label(hook, "MAP_SHARED write: cow"), jint(t, "cow_copied_bytes"),
+		    truth(r, "cow_bytes"));
+	result_free(r);
+}
+
+void fault_reuse_tmpfs(const char *hook)
+{
+	struct result *r = fault_run(hook, "reuse_tmpfs");
+	json_t *t = json_object_get(r->report, "totals");
+
+	assert_near(fault_label(hook, "reuse + tmpfs write/read: cow"),
+		    jint(t, "cow_copied_bytes"), truth(r, "cow_bytes"));
+	assert_near(fault_label(hook, "reuse + tmpfs write/read: file cow"),
+		    jint(t, "cow_file_copied_bytes"), 0);
+	result_free(r);
+}
+
+START_TEST(test_cow_fork_child) { fault_cow_fork_child(NULL); }
+END_TEST
+
+START_TEST(test_cow_fork_parent_writes) { fault_cow_fork_parent_writes(NULL); }
+END_TEST
+
+START_TEST(test_zero_fill) { fault_zero_fill(NULL); }
+END_TEST
+
 START_TEST(test_file_private_write)
 {
-	file_private("32", "MAP_PRIVATE write: file cow");
+	fault_file_private(NULL, "32", "MAP_PRIVATE write: file cow");
 }
 END_TEST
 
 START_TEST(test_file_private_read_first)
 {
-	file_private("32 --read-first", "MAP_PRIVATE read+write: file cow");
+	fault_file_private(NULL, "32 --read-first", "MAP_PRIVATE read+write: file cow");
 }
 END_TEST
 
-START_TEST(test_file_shared)
-{
-	struct result *r = run_cmd("cd %s && %s -j run -- %s/file_shared 32", testsdir,
-				   memacct, workloads);
-	json_t *t;
-
-	ck_assert_msg(r->report, "no JSON report: %s", r->out);
-	t = json_object_get(r->report, "totals");
-	assert_near("MAP_SHARED write: file cow", jint(t, "cow_file_copied_bytes"),
-		    truth(r, "file_cow_bytes"));
-	assert_near("MAP_SHARED write: cow", jint(t, "cow_copied_bytes"), truth(r, "cow_bytes"));
-	result_free(r);
-}
+START_TEST(test_file_shared) { fault_file_shared(NULL); }
 END_TEST
 
-START_TEST(test_reuse_tmpfs)
-{
-	struct result *r = memacct_run("reuse_tmpfs");
-	json_t *t = json_object_get(r->report, "totals");
-
-	assert_near("reuse + tmpfs write/read: cow", jint(t, "cow_copied_bytes"),
-		    truth(r, "cow_bytes"));
-	assert_near("reuse + tmpfs write/read: file cow", jint(t, "cow_file_copied_bytes"), 0);
-	result_free(r);
-}
+START_TEST(test_reuse_tmpfs) { fault_reuse_tmpfs(NULL); }
 END_TEST
 
 /* ---- pinned -------------------------------------------------------- */

@@ -94,6 +94,31 @@ void cg_set_memory_max(const char *cg, unsigned long long bytes);
 
 void skip_test(const char *func, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/*
+ * The ground-truth fault checks (CoW after fork, zero fill, file CoW, none
+ * for MAP_SHARED writes and reuse), one set for both fault hooks: run by
+ * the integration suite with the kernel's choice (@hook NULL) and by the
+ * faulthook suite with @hook ("perf") forced in MEMACCT_FAULT_HOOK.
+ * fault_file_private(): @args of the workload, @what the file CoW's message.
+ */
+void fault_cow_fork_child(const char *hook);
+void fault_cow_fork_parent_writes(const char *hook);
+void fault_zero_fill(const char *hook);
+void fault_file_private(const char *hook, const char *args, const char *what);
+void fault_file_shared(const char *hook);
+void fault_reuse_tmpfs(const char *hook);
+
+/* sleep_ms() - sleep @ms milliseconds. */
+void sleep_ms(long ms);
+/* spawn_sh() - `sh -c @cmd` in the background, killed if the runner dies; its pid. */
+pid_t spawn_sh(const char *cmd);
+/*
+ * spawn_daemon() - spawn_sh(@cmd), a memacct daemon listening on
+ * 127.0.0.1:@port; its pid once /healthz answers (its first collection is
+ * published), -1 when it exited or did not answer within 30 s (then killed).
+ */
+pid_t spawn_daemon(const char *cmd, int port);
+
 /* Suites of other files; main() runs those that are linked in. */
 Suite *integration_suite(void);
 Suite *explain_suite(void) __attribute__((weak));

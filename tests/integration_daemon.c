@@ -58,13 +58,6 @@ static char deep_leaf[600];
 static int deep_levels;
 static bool long_chain;	/* test_cgroup_past_path_max's chain below cg */
 
-static void sleep_ms(long ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-
-	nanosleep(&ts, NULL);
-}
-
 static int connect_local(void)
 {
 	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(port) };

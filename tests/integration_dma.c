@@ -21,7 +21,6 @@
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "integration.h"
@@ -33,13 +32,6 @@ struct dma_watch {
 	long long pid;
 	struct result truths;	/* "truth K V" lines of the workload */
 };
-
-static void sleep_ms(long ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-
-	nanosleep(&ts, NULL);
-}
 
 /* Complete lines of the attach output so far. */
 static int out_lines(const struct dma_watch *w)

@@ -5,9 +5,9 @@
  * the PERF_COUNT_SW_PAGE_FAULTS perf event), its override
  * MEMACCT_FAULT_HOOK, and the ground-truth fault checks of integration.c
  * (CoW after fork, zero fill, file CoW, none for MAP_SHARED writes and
- * reuse) run again with the perf event hook forced, within the same
- * tolerances; then CoW and zero fills of a process hopping between CPUs
- * (one perf event per CPU).
+ * reuse: the same functions) run again with the perf event hook forced;
+ * then CoW and zero fills of a process hopping between CPUs (one perf
+ * event per CPU).
  */
 #define _GNU_SOURCE	/* memmem */
 #include <errno.h>
@@ -119,90 +119,32 @@ START_TEST(test_hook_choice)
 }
 END_TEST
 
-START_TEST(test_perf_cow_fork_child)
-{
-	struct result *r = memacct_run("cow_fork 100 4");
-
-	assert_near("perf hook: fork, child cow",
-		    jint(proc_by_pid(r, truth(r, "child_pid")), "cow_copied_bytes"),
-		    truth(r, "child_cow_bytes"));
-	assert_near("perf hook: fork, parent cow",
-		    jint(proc_by_pid(r, truth(r, "parent_pid")), "cow_copied_bytes"),
-		    truth(r, "parent_cow_bytes"));
-	ck_assert_int_eq(jint(json_object_get(r->report, "totals"), "fault_unclassified_bytes"), 0);
-	result_free(r);
-}
+/* integration.c's fault checks, with the perf event hook forced (fixture) */
+START_TEST(test_perf_cow_fork_child) { fault_cow_fork_child("perf"); }
 END_TEST
 
-START_TEST(test_perf_cow_fork_parent_writes)
-{
-	struct result *r = memacct_run("cow_fork 64 2 --parent-writes");
-
-	assert_near("perf hook: parent writes, parent cow",
-		    jint(proc_by_pid(r, truth(r, "parent_pid")), "cow_copied_bytes"),
-		    truth(r, "parent_cow_bytes"));
-	assert_near("perf hook: parent writes, child cow",
-		    jint(proc_by_pid(r, truth(r, "child_pid")), "cow_copied_bytes"),
-		    truth(r, "child_cow_bytes"));
-	result_free(r);
-}
+START_TEST(test_perf_cow_fork_parent_writes) { fault_cow_fork_parent_writes("perf"); }
 END_TEST
 
-START_TEST(test_perf_zero_fill)
-{
-	struct result *r = memacct_run("zero_fill 64");
-	json_t *t = json_object_get(r->report, "totals");
-
-	assert_near("perf hook: read-then-write anon: cow", jint(t, "cow_copied_bytes"),
-		    truth(r, "cow_bytes"));
-	assert_near("perf hook: read-then-write anon: zero fill", jint(t, "zero_fill_bytes"),
-		    truth(r, "zero_fill_bytes"));
-	result_free(r);
-}
+START_TEST(test_perf_zero_fill) { fault_zero_fill("perf"); }
 END_TEST
-
-static void perf_file(const char *workload, const char *args, const char *what)
-{
-	struct result *r = run_cmd("cd %s && %s -j run -- %s/%s %s", testsdir, memacct,
-				   workloads, workload, args);
-	json_t *t;
-
-	ck_assert_msg(r->report, "no JSON report: %s", r->out);
-	t = json_object_get(r->report, "totals");
-	assert_near(what, jint(t, "cow_file_copied_bytes"), truth(r, "file_cow_bytes"));
-	assert_near("perf hook: file mapping: anon cow", jint(t, "cow_copied_bytes"), 0);
-	result_free(r);
-}
 
 START_TEST(test_perf_file_private_write)
 {
-	perf_file("file_private", "32", "perf hook: MAP_PRIVATE write: file cow");
+	fault_file_private("perf", "32", "MAP_PRIVATE write: file cow");
 }
 END_TEST
 
 START_TEST(test_perf_file_private_read_first)
 {
-	perf_file("file_private", "32 --read-first", "perf hook: MAP_PRIVATE read+write: file cow");
+	fault_file_private("perf", "32 --read-first", "MAP_PRIVATE read+write: file cow");
 }
 END_TEST
 
-START_TEST(test_perf_file_shared)
-{
-	perf_file("file_shared", "32", "perf hook: MAP_SHARED write: file cow");
-}
+START_TEST(test_perf_file_shared) { fault_file_shared("perf"); }
 END_TEST
 
-START_TEST(test_perf_reuse_tmpfs)
-{
-	struct result *r = memacct_run("reuse_tmpfs");
-	json_t *t = json_object_get(r->report, "totals");
-
-	assert_near("perf hook: reuse + tmpfs write/read: cow", jint(t, "cow_copied_bytes"),
-		    truth(r, "cow_bytes"));
-	assert_near("perf hook: reuse + tmpfs write/read: file cow",
-		    jint(t, "cow_file_copied_bytes"), 0);
-	result_free(r);
-}
+START_TEST(test_perf_reuse_tmpfs) { fault_reuse_tmpfs("perf"); }
 END_TEST
 
 /*

@@ -23,7 +23,6 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 #include <jansson.h>
 #include "integration.h"
@@ -35,13 +34,6 @@ static char tmp[64];			/* this test's files: tmp.rc, tmp.err, ... */
 static pid_t bg;			/* a memacct of ours still running */
 static char run_cg[CGROOT_MAX + 64];	/* a memacct-run-PID cgroup run left */
 static char pin_dir[128];		/* test_daemon_stderr_closed's kernel side */
-
-static void sleep_ms(long ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-
-	nanosleep(&ts, NULL);
-}
 
 static const char *limit_name(void)
 {

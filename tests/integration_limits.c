@@ -16,11 +16,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
-#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -30,26 +28,6 @@
 static char cg[256], pin[128], log_path[128], json_path[128], out_path[128];
 static int port;
 static pid_t daemon_pid, work_pid;
-
-static void sleep_ms(long ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-
-	nanosleep(&ts, NULL);
-}
-
-/* `sh -c @cmd` in the background, killed if the runner dies; its pid. */
-static pid_t spawn_sh(const char *cmd)
-{
-	pid_t pid = fork();
-
-	if (pid == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
-		_exit(127);
-	}
-	return pid;
-}
 
 static void setup(void)
 {
@@ -88,27 +66,12 @@ static void teardown(void)
 static pid_t daemon_start(const char *env, const char *opt)
 {
 	char cmd[1024];
-	pid_t pid;
 
 	port = free_port();
 	snprintf(cmd, sizeof(cmd), "exec env %s %s daemon --listen 127.0.0.1:%d --pin-path %s "
 		 "--interval 1s --json-log %s %s >>%s 2>&1", env, memacct, port, pin, json_path,
 		 opt, log_path);
-	pid = spawn_sh(cmd);
-	for (int i = 0; i < 300; i++) {
-		struct result *r = run_cmd("curl -sf -m 2 http://127.0.0.1:%d/healthz", port);
-		bool up = r->status == 0;
-
-		result_free(r);
-		if (up)
-			return pid;
-		if (waitpid(pid, NULL, WNOHANG) == pid)
-			return -1;
-		sleep_ms(100);
-	}
-	kill(pid, SIGKILL);
-	waitpid(pid, NULL, 0);
-	return -1;
+	return spawn_daemon(cmd, port);
 }
 
 /* The value of the sample of @family with no labels in @text, or -1. */

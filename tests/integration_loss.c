@@ -14,9 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include "integration.h"
@@ -24,26 +22,6 @@
 static char pin[128], cg[256], log_path[128];
 static int port;
 static pid_t daemon_pid, held_pid;
-
-static void sleep_ms(long ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-
-	nanosleep(&ts, NULL);
-}
-
-/* `sh -c @cmd` in the background, killed if the runner dies; its pid. */
-static pid_t spawn_sh(const char *cmd)
-{
-	pid_t pid = fork();
-
-	if (pid == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
-		_exit(127);
-	}
-	return pid;
-}
 
 /* Whether @path has a line beginning with @prefix ("": any) within @tenths
  * tenths of a second. */
@@ -77,28 +55,13 @@ static int interval_s;
 static pid_t daemon_start(const char *env, int interval)
 {
 	char cmd[1024], opt[32] = "";
-	pid_t pid;
 
 	interval_s = interval;
 	if (interval != 10)
 		snprintf(opt, sizeof(opt), "--interval %ds", interval);
 	snprintf(cmd, sizeof(cmd), "exec env %s %s daemon --listen 127.0.0.1:%d --pin-path %s %s "
 		 ">>%s 2>&1", env, memacct, port, pin, opt, log_path);
-	pid = spawn_sh(cmd);
-	for (int i = 0; i < 300; i++) {
-		struct result *r = run_cmd("curl -sf -m 2 http://127.0.0.1:%d/healthz", port);
-		bool up = r->status == 0;
-
-		result_free(r);
-		if (up)
-			return pid;
-		if (waitpid(pid, NULL, WNOHANG) == pid)
-			return -1;
-		sleep_ms(100);
-	}
-	kill(pid, SIGKILL);
-	waitpid(pid, NULL, 0);
-	return -1;
+	return spawn_daemon(cmd, port);
 }
 
 static void daemon_stop(void)

@@ -25,7 +25,6 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <jansson.h>
@@ -290,13 +289,6 @@ static const struct mcase cases[] = {
 static char cg_name[64], cg_path[CGROOT_MAX + 64], pin[96], listen_at[32];
 static char huge[5001], gone_pid[16], zombie_pid[16];
 static pid_t zombie;
-
-static void sleep_ms(long ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-
-	nanosleep(&ts, NULL);
-}
 
 static const char *expand(const char *a)
 {

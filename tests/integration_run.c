@@ -18,7 +18,6 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 #include <jansson.h>
 #include "cgroup.h"
@@ -27,13 +26,6 @@
 
 
 static pid_t run_pid, victim, cg_pid;	/* cg_pid: memacct-run-PID to remove */
-
-static void sleep_ms(long ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-
-	nanosleep(&ts, NULL);
-}
 
 /* memacct ARGV... with stdout and stderr to @out; dies with the test runner */
 static pid_t spawn_memacct(const char *out, char *const argv[])

@@ -17,7 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cgroup.h"
@@ -29,13 +28,6 @@ static char sock[64];		/* tmux -L SOCK: a server of our own */
 static char cgtop[CGROOT_MAX + 64], cgw[CGROOT_MAX + 96];
 static FILE *wl;		/* the workload's stdout */
 static long long wl_pid;
-
-static void sleep_ms(long ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-
-	nanosleep(&ts, NULL);
-}
 
 /* The pane's text now (tmux capture-pane -p); caller frees. */
 static char *capture(void)

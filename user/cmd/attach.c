@@ -85,6 +85,36 @@ struct attach_env {
 	struct limits_req lim;
 };
 
+/*
+ * The positional INTERVAL [COUNT], as vmstat and bcc tools: COUNT reports
+ * in all. 0, or the exit code after saying what is wrong.
+ */
+static int parse_interval_count(int argc, char **argv, struct attach_env *env)
+{
+	if (optind < argc) {
+		if (parse_duration(argv[optind], &env->interval_ns) || !env->interval_ns) {
+			p_err("bad INTERVAL '%s' (examples: 500ms, 2s, 1m)", argv[optind]);
+			return EXIT_USAGE;
+		}
+		optind++;
+	}
+	if (optind < argc) {
+		uint64_t count;
+
+		if (parse_u64(argv[optind], &count) || !count || count > 1000000 ||
+		    env->duration_ns) {
+			p_err("bad COUNT '%s' (a positive number; not with --duration)",
+			      argv[optind]);
+			return EXIT_USAGE;
+		}
+		/* the last report is the summary; saturated like ns_after() (D5) */
+		env->duration_ns = count > UINT64_MAX / env->interval_ns ? UINT64_MAX :
+				   env->interval_ns * count;
+		optind++;
+	}
+	return 0;
+}
+
 /* The options into @env; 0, -1 after the help, or the exit code after an error. */
 static int parse_args(int argc, char **argv, struct attach_env *env)
 {
@@ -101,7 +131,7 @@ static int parse_args(int argc, char **argv, struct attach_env *env)
 		DMA_PINS_LONG_OPTION,
 		{ 0 },
 	};
-	int c;
+	int c, err;
 
 	while ((c = getopt_long(argc, argv, ":c:p:ji:d:h", opts, NULL)) != -1) {
 		switch (c) {
@@ -129,55 +159,18 @@ static int parse_args(int argc, char **argv, struct attach_env *env)
 				return EXIT_USAGE;
 			}
 			break;
-		case OPT_RECORD:
-			env->record_path = optarg;
-			break;
 		case 'h':
 			attach_usage(stdout);
 			return -1;
-		case OPT_DMA_PINS:
-			if (loader_dma_parse(optarg))
-				return EXIT_USAGE;
-			break;
-		case OPT_TABLE_COLUMNS:
-		case OPT_TABLE_RAW:
-		case OPT_TABLE_CSV:
-			if (report_table_getopt(c, optarg))
-				return EXIT_USAGE;
-			break;
-		case OPT_MEMORY_MAX:
-		case OPT_MEMORY_HIGH:
-		case OPT_MEMORY_SWAP_MAX:
-		case OPT_FORCE:
-			if (limits_getopt(c, optarg, &env->lim))
-				return EXIT_USAGE;
-			break;
 		default:
-			return opt_error("attach", c, argv);
+			err = session_getopt(c, optarg, &env->lim, &env->record_path);
+			if (err)
+				return err == 1 ? opt_error("attach", c, argv) : err;
 		}
 	}
-	/* positional INTERVAL [COUNT] as vmstat and bcc tools: COUNT reports in all */
-	if (optind < argc) {
-		if (parse_duration(argv[optind], &env->interval_ns) || !env->interval_ns) {
-			p_err("bad INTERVAL '%s' (examples: 500ms, 2s, 1m)", argv[optind]);
-			return EXIT_USAGE;
-		}
-		optind++;
-	}
-	if (optind < argc) {
-		uint64_t count;
-
-		if (parse_u64(argv[optind], &count) || !count || count > 1000000 ||
-		    env->duration_ns) {
-			p_err("bad COUNT '%s' (a positive number; not with --duration)",
-			      argv[optind]);
-			return EXIT_USAGE;
-		}
-		/* the last report is the summary; saturated like ns_after() (D5) */
-		env->duration_ns = count > UINT64_MAX / env->interval_ns ? UINT64_MAX :
-				   env->interval_ns * count;
-		optind++;
-	}
+	err = parse_interval_count(argc, argv, env);
+	if (err)
+		return err;
 	if (!env->cgroup == !env->pid || optind != argc) {
 		p_err("attach: give exactly one of --cgroup NAME|PATH or --pid PID");
 		return EXIT_USAGE;

@@ -532,6 +532,131 @@ static json_t *json_u(uint64_t v)
 	return json_integer((json_int_t)v);
 }
 
+/* "trigger": what woke a --watch pass (a BPF event or the /proc poll), and whose. */
+static json_t *audit_trigger_json(const struct trigger *t)
+{
+	json_t *tj = json_object();
+
+	json_object_set_new(tj, "source", json_string(t->bpf ? "bpf" : "proc"));
+	if (t->pid) {
+		json_object_set_new(tj, "pid", json_integer(t->pid));
+		json_object_set_new(tj, "comm", json_string_sanitized(t->comm));
+		json_object_set_new(tj, "mlocked_bytes", json_u(t->locked));
+		json_object_set_new(tj, "pinned_vm_bytes", json_u(t->pinned_vm));
+		json_object_set_new(tj, "dma_pinned_bytes", json_u(t->dma));
+	}
+	if (t->syscall)
+		json_object_set_new(tj, "syscall", json_string(t->syscall));
+	return tj;
+}
+
+/* "pinned_near_limit": the cgroup limit its pinned bytes come near, or null. */
+static json_t *audit_near_limit_json(const struct audit_cg *a)
+{
+	uint64_t lim;
+	const char *lf = near_limit(a, &lim);
+	json_t *nl = json_null();
+
+	if (lf) {
+		nl = json_object();
+		json_object_set_new(nl, "limit", json_string(lf));
+		json_object_set_new(nl, "limit_bytes", json_u(lim));
+		json_object_set_new(nl, "pinned_bytes", json_u(cg_pinned(a)));
+	}
+	return nl;
+}
+
+/* One process of a cgroup: its pinned figures, RLIMIT_MEMLOCK, locked mappings. */
+static json_t *audit_proc_json(const struct audit_cg *a, const struct audit_proc *p)
+{
+	json_t *pj = json_object(), *ms = json_array();
+
+	json_object_set_new(pj, "pid", json_integer(p->pid));
+	json_object_set_new(pj, "comm", json_string_sanitized(p->comm));
+	json_object_set_new(pj, "mlocked_bytes", json_u(p->locked));
+	json_object_set_new(pj, "pinned_vm_bytes", json_u(p->pinned_vm));
+	json_object_set_new(pj, "pinned_bytes", json_u(proc_pinned(p)));
+	json_object_set_new(pj, "dma_pinned_bytes", a->dma_known ? json_u(p->dma) : json_null());
+	json_object_set_new(pj, "dma_pinned_estimate", json_boolean(p->dma_est));
+	json_object_set_new(pj, "driver_pinned_estimate_bytes", json_u(p->driver_est));
+	if (p->has_rl) {
+		json_object_set_new(pj, "rlimit_memlock_cur",
+			p->rl.rlim_cur == RLIM_INFINITY ? json_null() : json_u(p->rl.rlim_cur));
+		json_object_set_new(pj, "rlimit_memlock_max",
+			p->rl.rlim_max == RLIM_INFINITY ? json_null() : json_u(p->rl.rlim_max));
+	}
+	json_object_set_new(pj, "exceeded", json_boolean(p->over));
+	for (int k = 0; k < p->nmaps; k++) {
+		json_t *m = json_object();
+
+		json_object_set_new(m, "range", json_string(p->maps[k].range));
+		json_object_set_new(m, "name", json_string_sanitized(p->maps[k].name));
+		json_object_set_new(m, "locked_bytes", json_u(p->maps[k].locked));
+		json_array_append_new(ms, m);
+	}
+	json_object_set_new(pj, "locked_mappings", ms);
+	json_object_set_new(pj, "locked_mappings_unlisted", json_u(p->nmaps_unlisted));
+	json_object_set_new(pj, "locked_mappings_unlisted_bytes", json_u(p->unlisted_locked));
+	return pj;
+}
+
+/* One audited cgroup: its pinned figures, limits and caps, its processes. */
+static json_t *audit_cg_json(struct audit_cg *a, const struct audit_opts *o)
+{
+	json_t *c = json_object(), *ps = json_array();
+
+	json_object_set_new(c, "path", json_string_sanitized(a->cg.path));
+	json_object_set_new(c, "id", json_u(a->cg.id));
+	json_object_set_new(c, "version", json_integer(a->cg.version));
+	json_object_set_new(c, "recursive", json_boolean(a->recursive));
+	json_object_set_new(c, "mlocked_bytes", json_u(a->locked));
+	json_object_set_new(c, "pinned_vm_bytes", json_u(a->pinned_vm));
+	json_object_set_new(c, "pinned_bytes", json_u(cg_pinned(a)));
+	json_object_set_new(c, "dma_pinned_bytes", a->dma_known ? json_u(a->dma) : json_null());
+	json_object_set_new(c, "dma_pinned_source", json_string(o->watch_ns ? "watch" :
+			    a->dma_known ? "daemon" : "none"));
+	json_object_set_new(c, "memory_high_bytes", json_u(a->high));
+	json_object_set_new(c, "pinned_near_limit", audit_near_limit_json(a));
+	json_object_set_new(c, "driver_pinned_estimate_bytes", json_u(a->driver_est));
+	json_object_set_new(c, "memory_limit_bytes", json_u(a->limit));
+	if (o->pinned_cap)
+		json_object_set_new(c, "pinned_cap_bytes", json_u(a->cap));
+	if (o->proc_cap)
+		json_object_set_new(c, "per_process_cap_bytes", json_u(a->proc_cap));
+	json_object_set_new(c, "exceeded", json_boolean(a->over));
+	for (size_t j = 0; j < a->n; j++)
+		json_array_append_new(ps, audit_proc_json(a, &a->procs[j]));
+	json_object_set_new(c, "processes", ps);
+	return c;
+}
+
+/* "host_check" (--host-cap): the host's FOLL_PIN pages against the cap, top pinners. */
+static json_t *audit_host_check_json(struct audit_cg *as, int n, const struct audit_opts *o)
+{
+	const struct audit_proc *top[HOST_TOP];
+	json_t *hc = json_object(), *tj = json_array();
+	struct hostpin h = { 0 };
+	uint64_t cap;
+	bool hover = host_check(o, &h, &cap);
+	int k = top_pinners(as, n, top);
+
+	json_object_set_new(hc, "cap_bytes", h.known ? json_u(cap) : json_null());
+	json_object_set_new(hc, "foll_pinned_bytes", h.known ? json_u(h.foll_pinned) : json_null());
+	json_object_set_new(hc, "exceeded", json_boolean(hover));
+	for (int i = 0; i < k; i++) {
+		json_t *pj = json_object();
+
+		json_object_set_new(pj, "pid", json_integer(top[i]->pid));
+		json_object_set_new(pj, "comm", json_string_sanitized(top[i]->comm));
+		json_object_set_new(pj, "pinned_bytes", json_u(proc_pinned(top[i])));
+		json_object_set_new(pj, "dma_pinned_bytes", top[i]->dma_known ?
+				    json_u(top[i]->dma) : json_null());
+		json_array_append_new(tj, pj);
+	}
+	json_object_set_new(hc, "top", tj);
+	return hc;
+}
+
 static void print_json(struct audit_cg *as, int n, const struct audit_opts *o, bool over,
 		       const struct trigger *t)
 {
@@ -541,97 +666,10 @@ static void print_json(struct audit_cg *as, int n, const struct audit_opts *o, b
 	json_object_set_new(root, "schema", json_string("memacct.audit/v1"));
 	json_object_set_new(root, "command", json_string("audit"));
 	json_object_set_new(root, "verdict", json_string(over ? "exceeded" : "ok"));
-	if (t) {
-		json_t *tj = json_object();
-
-		json_object_set_new(tj, "source", json_string(t->bpf ? "bpf" : "proc"));
-		if (t->pid) {
-			json_object_set_new(tj, "pid", json_integer(t->pid));
-			json_object_set_new(tj, "comm", json_string_sanitized(t->comm));
-			json_object_set_new(tj, "mlocked_bytes", json_u(t->locked));
-			json_object_set_new(tj, "pinned_vm_bytes", json_u(t->pinned_vm));
-			json_object_set_new(tj, "dma_pinned_bytes", json_u(t->dma));
-		}
-		if (t->syscall)
-			json_object_set_new(tj, "syscall", json_string(t->syscall));
-		json_object_set_new(root, "trigger", tj);
-	}
-	for (int i = 0; i < n; i++) {
-		struct audit_cg *a = &as[i];
-		json_t *c = json_object(), *ps = json_array();
-
-		json_object_set_new(c, "path", json_string_sanitized(a->cg.path));
-		json_object_set_new(c, "id", json_u(a->cg.id));
-		json_object_set_new(c, "version", json_integer(a->cg.version));
-		json_object_set_new(c, "recursive", json_boolean(a->recursive));
-		json_object_set_new(c, "mlocked_bytes", json_u(a->locked));
-		json_object_set_new(c, "pinned_vm_bytes", json_u(a->pinned_vm));
-		json_object_set_new(c, "pinned_bytes", json_u(cg_pinned(a)));
-		json_object_set_new(c, "dma_pinned_bytes", a->dma_known ? json_u(a->dma) : json_null());
-		json_object_set_new(c, "dma_pinned_source", json_string(o->watch_ns ? "watch" :
-				    a->dma_known ? "daemon" : "none"));
-		json_object_set_new(c, "memory_high_bytes", json_u(a->high));
-		{
-			uint64_t lim;
-			const char *lf = near_limit(a, &lim);
-			json_t *nl = json_null();
-
-			if (lf) {
-				nl = json_object();
-				json_object_set_new(nl, "limit", json_string(lf));
-				json_object_set_new(nl, "limit_bytes", json_u(lim));
-				json_object_set_new(nl, "pinned_bytes", json_u(cg_pinned(a)));
-			}
-			json_object_set_new(c, "pinned_near_limit", nl);
-		}
-		json_object_set_new(c, "driver_pinned_estimate_bytes", json_u(a->driver_est));
-		json_object_set_new(c, "memory_limit_bytes", json_u(a->limit));
-		if (o->pinned_cap)
-			json_object_set_new(c, "pinned_cap_bytes", json_u(a->cap));
-		if (o->proc_cap)
-			json_object_set_new(c, "per_process_cap_bytes", json_u(a->proc_cap));
-		json_object_set_new(c, "exceeded", json_boolean(a->over));
-		for (size_t j = 0; j < a->n; j++) {
-			struct audit_proc *p = &a->procs[j];
-			json_t *pj = json_object(), *ms = json_array();
-
-			json_object_set_new(pj, "pid", json_integer(p->pid));
-			json_object_set_new(pj, "comm", json_string_sanitized(p->comm));
-			json_object_set_new(pj, "mlocked_bytes", json_u(p->locked));
-			json_object_set_new(pj, "pinned_vm_bytes", json_u(p->pinned_vm));
-			json_object_set_new(pj, "pinned_bytes", json_u(proc_pinned(p)));
-			json_object_set_new(pj, "dma_pinned_bytes",
-					    a->dma_known ? json_u(p->dma) : json_null());
-			json_object_set_new(pj, "dma_pinned_estimate", json_boolean(p->dma_est));
-			json_object_set_new(pj, "driver_pinned_estimate_bytes",
-					    json_u(p->driver_est));
-			if (p->has_rl) {
-				json_object_set_new(pj, "rlimit_memlock_cur",
-					p->rl.rlim_cur == RLIM_INFINITY ? json_null() :
-					json_u(p->rl.rlim_cur));
-				json_object_set_new(pj, "rlimit_memlock_max",
-					p->rl.rlim_max == RLIM_INFINITY ? json_null() :
-					json_u(p->rl.rlim_max));
-			}
-			json_object_set_new(pj, "exceeded", json_boolean(p->over));
-			for (int k = 0; k < p->nmaps; k++) {
-				json_t *m = json_object();
-
-				json_object_set_new(m, "range", json_string(p->maps[k].range));
-				json_object_set_new(m, "name", json_string_sanitized(p->maps[k].name));
-				json_object_set_new(m, "locked_bytes", json_u(p->maps[k].locked));
-				json_array_append_new(ms, m);
-			}
-			json_object_set_new(pj, "locked_mappings", ms);
-			json_object_set_new(pj, "locked_mappings_unlisted",
-					    json_u(p->nmaps_unlisted));
-			json_object_set_new(pj, "locked_mappings_unlisted_bytes",
-					    json_u(p->unlisted_locked));
-			json_array_append_new(ps, pj);
-		}
-		json_object_set_new(c, "processes", ps);
-		json_array_append_new(cgs, c);
-	}
+	if (t)
+		json_object_set_new(root, "trigger", audit_trigger_json(t));
+	for (int i = 0; i < n; i++)
+		json_array_append_new(cgs, audit_cg_json(&as[i], o));
 	json_object_set_new(root, "cgroups", cgs);
 	foll_pin(&acq, &rel);
 	json_object_set_new(fp, "nr_foll_pin_acquired", json_u(acq));
@@ -643,31 +681,8 @@ static void print_json(struct audit_cg *as, int n, const struct audit_opts *o, b
 		if (!audit_host(as, n, o, &r))
 			json_object_set_new(root, "host", report_host_json(&r));
 	}
-	if (o->host_cap) {
-		const struct audit_proc *top[HOST_TOP];
-		json_t *hc = json_object(), *tj = json_array();
-		struct hostpin h = { 0 };
-		uint64_t cap;
-		bool hover = host_check(o, &h, &cap);
-		int k = top_pinners(as, n, top);
-
-		json_object_set_new(hc, "cap_bytes", h.known ? json_u(cap) : json_null());
-		json_object_set_new(hc, "foll_pinned_bytes", h.known ? json_u(h.foll_pinned) :
-				    json_null());
-		json_object_set_new(hc, "exceeded", json_boolean(hover));
-		for (int i = 0; i < k; i++) {
-			json_t *pj = json_object();
-
-			json_object_set_new(pj, "pid", json_integer(top[i]->pid));
-			json_object_set_new(pj, "comm", json_string_sanitized(top[i]->comm));
-			json_object_set_new(pj, "pinned_bytes", json_u(proc_pinned(top[i])));
-			json_object_set_new(pj, "dma_pinned_bytes", top[i]->dma_known ?
-					    json_u(top[i]->dma) : json_null());
-			json_array_append_new(tj, pj);
-		}
-		json_object_set_new(hc, "top", tj);
-		json_object_set_new(root, "host_check", hc);
-	}
+	if (o->host_cap)
+		json_object_set_new(root, "host_check", audit_host_check_json(as, n, o));
 	json_dumpf(root, stdout, JSON_COMPACT);
 	putchar('\n');
 	fflush(stdout);
@@ -1250,10 +1265,30 @@ static int watch(struct audit_cg *as, int n, const struct audit_opts *o)
 	return w.ret;
 }
 
+/* --cgroup @arg resolved into @as[*@n], audited with its subtree; 0 or the exit code. */
+static int add_cgroup(const char *arg, struct audit_cg *as, int *n)
+{
+	int err;
+
+	if (*n >= MAX_CGROUPS) {
+		p_err("at most %d --cgroup", MAX_CGROUPS);
+		return EXIT_USAGE;
+	}
+	err = memcg_resolve(arg, &as[*n].cg, stderr);
+	if (err) {
+		p_err("no memory cgroup '%s': %s", arg,
+		      err == -ENOTUNIQ ? "ambiguous, give one of the paths above" :
+		      strerror(-err));
+		return memcg_resolve_is_usage(err) ? EXIT_USAGE : EXIT_ENV;
+	}
+	as[(*n)++].recursive = true;
+	return 0;
+}
+
 /*
  * The options into @o, and each --cgroup resolved into @as (at most
  * MAX_CGROUPS; *@n of them); 0, -1 after the help, or the exit code after
- * an error.
+ * an error. Left long: a flat case per option.
  */
 static int parse_args(int argc, char **argv, struct audit_cg *as, int *n,
 		      struct audit_opts *o)
@@ -1279,18 +1314,9 @@ static int parse_args(int argc, char **argv, struct audit_cg *as, int *n,
 	while ((c = getopt_long(argc, argv, ":c:jh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
-			if (*n >= MAX_CGROUPS) {
-				p_err("at most %d --cgroup", MAX_CGROUPS);
-				return EXIT_USAGE;
-			}
-			err = memcg_resolve(optarg, &as[*n].cg, stderr);
-			if (err) {
-				p_err("no memory cgroup '%s': %s", optarg,
-				      err == -ENOTUNIQ ? "ambiguous, give one of the paths above" :
-				      strerror(-err));
-				return memcg_resolve_is_usage(err) ? EXIT_USAGE : EXIT_ENV;
-			}
-			as[(*n)++].recursive = true;
+			err = add_cgroup(optarg, as, n);
+			if (err)
+				return err;
 			break;
 		case O_PCAP:
 		case O_PPCAP:

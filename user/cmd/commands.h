@@ -25,4 +25,13 @@ int do_report(int argc, char **argv);
  */
 int detach_kernel_side(const char *dir);
 
+struct limits_req;
+/*
+ * session_getopt() - one of the options run and attach share: --record
+ * FILE into *@record_path, the table's (--columns, --raw, --csv), the
+ * limits' into @lim, --dma-pins. 0 once taken, EXIT_USAGE when its value
+ * is bad (said), 1 when @c is none of them. In run.c.
+ */
+int session_getopt(int c, const char *arg, struct limits_req *lim, const char **record_path);
+
 #endif

@@ -231,8 +231,8 @@ static void say_http_shut(struct dstate *d)
 	d->http_said_ns = now;
 }
 
-static void format_self(struct dstate *d, const struct collection *col,
-			const struct self_sample *s, struct mbuf *b)
+/* memacct_bpf_*: run time and runs of each program, while bpf_stats is on */
+static void format_bpf_stats(struct dstate *d, const struct self_sample *s, struct mbuf *b)
 {
 	struct mlabel l[1];
 
@@ -254,6 +254,14 @@ static void format_self(struct dstate *d, const struct collection *col,
 			metrics_sample_u64(b, l, 1, s->info[i].run_cnt);
 		}
 	}
+}
+
+/* The kernel side's own counters: losses, NVIDIA pin calls, map fill. */
+static void format_kernel_counters(struct dstate *d, const struct collection *col,
+				   struct mbuf *b)
+{
+	struct mlabel l[1];
+
 	metrics_family(b, "memacct_events_dropped", MT_COUNTER, NULL,
 		       "Events the BPF side could not record, by reason");
 	for (int i = 0; i < MEMACCT_DROP_NR; i++) {
@@ -286,6 +294,15 @@ static void format_self(struct dstate *d, const struct collection *col,
 	l[0] = (struct mlabel){ "map", "cgroups" };
 	metrics_sample(b, l, 1, d->pin.cgroups_max ?
 		       (double)col->cgroups_used / d->pin.cgroups_max : 0);
+}
+
+/* The collection's own cost and what it could not do: time, log errors,
+ * processes seen, HTTP connections shut, cgroups not walked. */
+static void format_collection_self(struct dstate *d, const struct collection *col,
+				   struct mbuf *b)
+{
+	struct mlabel l[1];
+
 	metrics_family(b, "memacct_scrape_duration_seconds", MT_GAUGE, "seconds",
 		       "Wall time of the previous collection (cgroups, maps, iterator, formatting)");
 	metrics_sample(b, NULL, 0, d->last_wall_s);
@@ -316,6 +333,14 @@ static void format_self(struct dstate *d, const struct collection *col,
 		       "Cgroup directories the collection could not walk (a path longer than "
 		       "PATH_MAX, too many cgroups): missing from every figure with their subtrees");
 	metrics_sample_u64(b, NULL, 0, col->cgroups_unwalked);
+}
+
+static void format_self(struct dstate *d, const struct collection *col,
+			const struct self_sample *s, struct mbuf *b)
+{
+	format_bpf_stats(d, s, b);
+	format_kernel_counters(d, col, b);
+	format_collection_self(d, col, b);
 	daemon_host_metrics(d, col, s, b);
 	om_build_info(b);
 	om_kernel_features(b, d->pin.fault_hook);
@@ -590,6 +615,7 @@ static int collect_and_publish(struct dstate *d)
 	return 0;
 }
 
+/* Left long: a flat case per option; split, it would hide what each option sets. */
 static int parse_daemon_args(int argc, char **argv, struct dopts *o, bool *stop_ks)
 {
 	static const struct option opts[] = {
@@ -756,12 +782,142 @@ static int normalize_filters(struct dstate *d)
 	return 0;
 }
 
+/*
+ * Loads the kernel side at --pin-path, or re-attaches to the one pinned
+ * there, and turns on bpf_stats when asked. 0, or the exit code when the
+ * kernel side cannot be had (nothing then to close).
+ */
+static int daemon_pin(struct dstate *d)
+{
+	int err = pin_open(d->o.pin_path, &d->pin);
+
+	if (err)	/* not a bpffs: bad --pin-path, as detach says */
+		return err == -ENOTSUP ? EXIT_USAGE :
+		       err == -EBUSY || err == -EPROTO ? EXIT_RUNTIME : EXIT_ENV;
+	p_info("%s kernel side at %s", d->pin.reattached ? "re-attached to the" : "pinned the",
+	       d->o.pin_path);
+	/*
+	 * D7: a second kernel side is allowed (run and attach sessions load one
+	 * for their lifetime; a move between pin paths needs two for a while),
+	 * but never silently: docs/daemon.md "Several kernel sides".
+	 */
+	err = pin_other_kernel_sides(&d->pin);
+	if (err > 0)
+		p_warn("%d other memacct kernel side%s loaded beside this one (another daemon's pins "
+		       "elsewhere, or a run/attach/--watch session): every event now runs memacct's "
+		       "programs %d times, each side counting apart; `memacct detach --pin-path DIR` "
+		       "removes a daemon's", err, err > 1 ? "s are" : " is", err + 1);
+	if (d->o.bpf_stats) {
+		d->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+		if (d->stats_fd < 0)
+			p_warn("bpf_stats unavailable (%s): memacct_bpf_* series left out",
+			       strerror(errno));
+	}
+	return 0;
+}
+
+/* The OOM post-mortems, the ring buffers of exits and OOM kills, and the
+ * collector, all over the pinned kernel side. */
+static void daemon_readers(struct dstate *d)
+{
+	d->oom = (struct daemon_oom){
+		.pin = &d->pin, .page_size = d->page_size, .log_path = d->o.oom_log,
+		/* "grew": from the collection before the last one */
+		.window_ns = d->o.interval_ns < UINT64_MAX / 3 ?
+			     2 * d->o.interval_ns + 1000000000ULL : UINT64_MAX,
+		.json_log = json_log_line, .json_log_ctx = d,
+	};
+	doom_seed(&d->oom);
+	d->rb = ring_buffer__new(d->pin.exits_fd, on_exit_record, d, NULL);
+	if (!d->rb)
+		p_warn("exit ring buffer: %s", strerror(errno));
+	/* OOM kills: records left while no daemon ran are explained now */
+	if (d->rb && ring_buffer__add(d->rb, d->pin.oom_events_fd, doom_on_record, &d->oom))
+		p_warn("OOM ring buffer: %s (no post-mortems; memacct oom reads the pinned "
+		       "history)", strerror(errno));
+	d->cs = (struct collector){
+		.pin = &d->pin, .rb = d->rb, .root = d->root, .version = d->version,
+		.page_size = d->page_size, .filters = d->o.filters, .nfilters = d->o.nfilters,
+		.top_n = d->o.top_n, .numa_multi = d->numa_multi, .topo = &d->topo,
+	};
+	{	/* a test knob (docs/daemon.md "Map sizes"): the walk's limit, reached */
+		const char *env = getenv("MEMACCT_WALK_CGROUPS_MAX");
+		uint64_t v;
+
+		if (env && !parse_u64(env, &v) && v > 0 && v < COLLECT_MAX_CGROUPS)
+			d->cs.max_cgroups = v;
+	}
+}
+
+/* The line scripts wait for, after the warning a non-loopback address earns. */
+static void say_serving(const struct dstate *d)
+{
+	char a[INET6_ADDRSTRLEN + 8];
+
+	/* D20: pids, comms and cgroup names go to whoever can connect */
+	if (!http_listen_loopback(&d->o.listen))
+		p_warn("listening on %s, not loopback: process ids, names and cgroup paths "
+		       "are served to every host that can reach it",
+		       http_listen_str(&d->o.listen, a, sizeof(a)));
+	/* "serving on port P (ADDR)": scripts wait for it */
+	fprintf(stderr, "memacct daemon: serving on port %u (%s), kernel side %s %s\n",
+		http_listen_port(&d->o.listen), http_listen_addr(&d->o.listen, a, sizeof(a)),
+		d->pin.reattached ? "re-attached at" : "pinned at", d->o.pin_path);
+}
+
+/*
+ * The main loop, until SIGTERM or SIGINT: a collection every interval, and
+ * between them SIGHUP's log reopening, slow HTTP clients reaped, the exit
+ * ring drained and systemd's watchdog pinged.
+ */
+static void daemon_serve(struct dstate *d)
+{
+	uint64_t wd_usec = 0, wd_next = 0;
+
+	/* systemd Type=notify: ready once serving; WatchdogSec= pinged at half
+	 * its period while collections are on time (a hung or failing one stops
+	 * the pings, and systemd restarts the daemon) */
+	sd_notify(0, "READY=1");
+	if (sd_watchdog_enabled(0, &wd_usec) <= 0)
+		wd_usec = 0;
+	while (!stop_requested) {
+		uint64_t next = ns_after(now_ns(), d->o.interval_ns);
+
+		while (!stop_requested && now_ns() < next) {
+			uint64_t now;
+
+			tick_wait(next);
+			if (hup_requested) {
+				hup_requested = 0;
+				p_info("SIGHUP: reopening %s",
+				       d->o.json_log ? d->o.json_log : "(no log)");
+				open_log(d);
+			}
+			http_reap_slow();
+			say_http_shut(d);
+			/* exit records are not used here (the kernel folds
+			 * every exit into its cgroup): drained so that the ring
+			 * is full only while the daemon is down */
+			if (d->rb)
+				ring_buffer__consume(d->rb);
+			now = now_ns();
+			if (wd_usec && now >= wd_next) {
+				if (now - d->last_ok_ns <= d->stall_ns)
+					sd_notify(0, "WATCHDOG=1");
+				wd_next = ns_after(now, wd_usec * 500);	/* half of it, in ns */
+			}
+		}
+		if (!stop_requested)
+			collect_and_publish(d);
+	}
+	sd_notify(0, "STOPPING=1");
+}
+
 int do_daemon(int argc, char **argv)
 {
 	struct MHD_Daemon *http = NULL;
 	struct dstate d;
 	bool stop_ks = false;
-	uint64_t wd_usec = 0, wd_next = 0;
 	int err, ret = EXIT_RUNTIME;
 
 	memset(&d, 0, sizeof(d));
@@ -806,113 +962,19 @@ int do_daemon(int argc, char **argv)
 		      err ? strerror(-err) : "libmicrohttpd failed to start");
 		goto out_log;
 	}
-	err = pin_open(d.o.pin_path, &d.pin);
+	err = daemon_pin(&d);
 	if (err) {
-		/* not a bpffs: bad --pin-path, as detach says */
-		ret = err == -ENOTSUP ? EXIT_USAGE :
-		      err == -EBUSY || err == -EPROTO ? EXIT_RUNTIME : EXIT_ENV;
+		ret = err;
 		goto out_log;
 	}
-	p_info("%s kernel side at %s", d.pin.reattached ? "re-attached to the" : "pinned the",
-	       d.o.pin_path);
-	/*
-	 * D7: a second kernel side is allowed (run and attach sessions load one
-	 * for their lifetime; a move between pin paths needs two for a while),
-	 * but never silently: docs/daemon.md "Several kernel sides".
-	 */
-	err = pin_other_kernel_sides(&d.pin);
-	if (err > 0)
-		p_warn("%d other memacct kernel side%s loaded beside this one (another daemon's pins "
-		       "elsewhere, or a run/attach/--watch session): every event now runs memacct's "
-		       "programs %d times, each side counting apart; `memacct detach --pin-path DIR` "
-		       "removes a daemon's", err, err > 1 ? "s are" : " is", err + 1);
-	if (d.o.bpf_stats) {
-		d.stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
-		if (d.stats_fd < 0)
-			p_warn("bpf_stats unavailable (%s): memacct_bpf_* series left out",
-			       strerror(errno));
-	}
-	d.oom = (struct daemon_oom){
-		.pin = &d.pin, .page_size = d.page_size, .log_path = d.o.oom_log,
-		/* "grew": from the collection before the last one */
-		.window_ns = d.o.interval_ns < UINT64_MAX / 3 ? 2 * d.o.interval_ns + 1000000000ULL :
-			     UINT64_MAX,
-		.json_log = json_log_line, .json_log_ctx = &d,
-	};
-	doom_seed(&d.oom);
-	d.rb = ring_buffer__new(d.pin.exits_fd, on_exit_record, &d, NULL);
-	if (!d.rb)
-		p_warn("exit ring buffer: %s", strerror(errno));
-	/* OOM kills: records left while no daemon ran are explained now */
-	if (d.rb && ring_buffer__add(d.rb, d.pin.oom_events_fd, doom_on_record, &d.oom))
-		p_warn("OOM ring buffer: %s (no post-mortems; memacct oom reads the pinned "
-		       "history)", strerror(errno));
-	d.cs = (struct collector){
-		.pin = &d.pin, .rb = d.rb, .root = d.root, .version = d.version,
-		.page_size = d.page_size, .filters = d.o.filters, .nfilters = d.o.nfilters,
-		.top_n = d.o.top_n, .numa_multi = d.numa_multi, .topo = &d.topo,
-	};
-	{	/* a test knob (docs/daemon.md "Map sizes"): the walk's limit, reached */
-		const char *env = getenv("MEMACCT_WALK_CGROUPS_MAX");
-		uint64_t v;
-
-		if (env && !parse_u64(env, &v) && v > 0 && v < COLLECT_MAX_CGROUPS)
-			d.cs.max_cgroups = v;
-	}
+	daemon_readers(&d);
 	if (collect_and_publish(&d)) {
 		p_err("first collection failed: cgroup root %s unreadable", d.root);
 		goto out_pin;
 	}
-	{
-		char a[INET6_ADDRSTRLEN + 8];
-
-		/* D20: pids, comms and cgroup names go to whoever can connect */
-		if (!http_listen_loopback(&d.o.listen))
-			p_warn("listening on %s, not loopback: process ids, names and cgroup paths "
-			       "are served to every host that can reach it",
-			       http_listen_str(&d.o.listen, a, sizeof(a)));
-		/* "serving on port P (ADDR)": scripts wait for it */
-		fprintf(stderr, "memacct daemon: serving on port %u (%s), kernel side %s %s\n",
-			http_listen_port(&d.o.listen), http_listen_addr(&d.o.listen, a, sizeof(a)),
-			d.pin.reattached ? "re-attached at" : "pinned at", d.o.pin_path);
-	}
-	/* systemd Type=notify: ready once serving; WatchdogSec= pinged at half
-	 * its period while collections are on time (a hung or failing one stops
-	 * the pings, and systemd restarts the daemon) */
-	sd_notify(0, "READY=1");
-	if (sd_watchdog_enabled(0, &wd_usec) <= 0)
-		wd_usec = 0;
-	while (!stop_requested) {
-		uint64_t next = ns_after(now_ns(), d.o.interval_ns);
-
-		while (!stop_requested && now_ns() < next) {
-			uint64_t now;
-
-			tick_wait(next);
-			if (hup_requested) {
-				hup_requested = 0;
-				p_info("SIGHUP: reopening %s", d.o.json_log ? d.o.json_log : "(no log)");
-				open_log(&d);
-			}
-			http_reap_slow();
-			say_http_shut(&d);
-			/* exit records are not used here (the kernel folds
-			 * every exit into its cgroup): drained so that the ring
-			 * is full only while the daemon is down */
-			if (d.rb)
-				ring_buffer__consume(d.rb);
-			now = now_ns();
-			if (wd_usec && now >= wd_next) {
-				if (now - d.last_ok_ns <= d.stall_ns)
-					sd_notify(0, "WATCHDOG=1");
-				wd_next = ns_after(now, wd_usec * 500);	/* half of it, in ns */
-			}
-		}
-		if (!stop_requested)
-			collect_and_publish(&d);
-	}
+	say_serving(&d);
+	daemon_serve(&d);
 	ret = EXIT_OK;
-	sd_notify(0, "STOPPING=1");
 out_pin:
 	http_stop(http);
 	http = NULL;

@@ -48,33 +48,49 @@ int detach_kernel_side(const char *dir)
 	return EXIT_OK;
 }
 
-int do_detach(int argc, char **argv)
+/* detach's options (memacct help detach), parsed by parse_args(). */
+struct detach_env {
+	const char *pin_dir;		/* --pin-path: the kernel side to remove */
+};
+
+/* The options into @env; 0, -1 after the help, or the exit code after an error. */
+static int parse_args(int argc, char **argv, struct detach_env *env)
 {
 	static const struct option opts[] = {
 		{ "pin-path", required_argument, NULL, 'p' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	const char *dir = PIN_DEFAULT_DIR;
 	int c;
 
 	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
 		if (c == 'h') {
 			usage_print(stdout, "detach");
-			return EXIT_OK;
+			return -1;
 		}
 		if (c != 'p')
 			return opt_error("detach", c, argv);
-		dir = optarg;
+		env->pin_dir = optarg;
 	}
 	if (optind < argc) {
 		p_err("detach: unexpected argument '%s' (memacct detach [--pin-path DIR])",
 		      argv[optind]);
 		return EXIT_USAGE;
 	}
+	return 0;
+}
+
+int do_detach(int argc, char **argv)
+{
+	struct detach_env env = { .pin_dir = PIN_DEFAULT_DIR };
+	int ret;
+
+	ret = parse_args(argc, argv, &env);
+	if (ret)
+		return ret < 0 ? EXIT_OK : ret;
 	if (geteuid() != 0) {
 		p_err("memacct detach needs root");
 		return EXIT_ENV;
 	}
-	return detach_kernel_side(dir);
+	return detach_kernel_side(env.pin_dir);
 }

@@ -16,42 +16,61 @@
 
 #pragma GCC poison u8 u16 u32 u64 s8 s16 s32 s64
 
-int do_mark(int argc, char **argv)
+/* mark's options (memacct help mark), parsed by parse_args(). */
+struct mark_env {
+	const char *name;		/* NAME: the phase that starts now */
+	bool end;			/* --end: the last phase ends now */
+};
+
+/* The options into @env; 0, -1 after the help, or the exit code after an error. */
+static int parse_args(int argc, char **argv, struct mark_env *env)
 {
 	static const struct option opts[] = {
 		{ "end", no_argument, NULL, 'e' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	char line[MEMACCT_MARK_LINE_MAX + 8], reply[MEMACCT_MARK_LINE_MAX + 1];
-	bool end = false;
-	int c, err;
+	int c;
 
 	while ((c = getopt_long(argc, argv, "+:eh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'e':
-			end = true;
+			env->end = true;
 			break;
 		case 'h':
 			usage_print(stdout, "mark");
-			return EXIT_OK;
+			return -1;
 		default:
 			return opt_error("mark", c, argv);
 		}
 	}
-	if (end == (optind < argc) || argc - optind > 1) {
+	if (env->end == (optind < argc) || argc - optind > 1) {
 		p_err("mark: one NAME, or --end (memacct mark NAME | memacct mark --end)");
 		return EXIT_USAGE;
 	}
-	if (!end && (!argv[optind][0] || strlen(argv[optind]) > MEMACCT_MARK_NAME_MAX ||
-		     strchr(argv[optind], '\n'))) {
+	if (!env->end && (!argv[optind][0] || strlen(argv[optind]) > MEMACCT_MARK_NAME_MAX ||
+			  strchr(argv[optind], '\n'))) {
 		p_err("mark: NAME must be 1 to %d bytes on one line", MEMACCT_MARK_NAME_MAX);
 		return EXIT_USAGE;
 	}
-	if (end)
+	if (!env->end)
+		env->name = argv[optind];
+	return 0;
+}
+
+int do_mark(int argc, char **argv)
+{
+	char line[MEMACCT_MARK_LINE_MAX + 8], reply[MEMACCT_MARK_LINE_MAX + 1];
+	struct mark_env env = { 0 };
+	int err;
+
+	err = parse_args(argc, argv, &env);
+	if (err)
+		return err < 0 ? EXIT_OK : err;
+	if (env.end)
 		snprintf(line, sizeof(line), "end\n");
 	else
-		snprintf(line, sizeof(line), "phase %s\n", argv[optind]);
+		snprintf(line, sizeof(line), "phase %s\n", env.name);
 	err = memacct_mark_line(line, reply, sizeof(reply));
 	if (err == 1)
 		return EXIT_OK;	/* not under memacct run: nothing to mark */

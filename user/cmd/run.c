@@ -385,6 +385,28 @@ struct run_env {
 	char **cmd;			/* CMD [ARGS...] */
 };
 
+int session_getopt(int c, const char *arg, struct limits_req *lim, const char **record_path)
+{
+	switch (c) {
+	case OPT_RECORD:
+		*record_path = arg;
+		return 0;
+	case OPT_DMA_PINS:
+		return loader_dma_parse(arg) ? EXIT_USAGE : 0;
+	case OPT_TABLE_COLUMNS:
+	case OPT_TABLE_RAW:
+	case OPT_TABLE_CSV:
+		return report_table_getopt(c, arg) ? EXIT_USAGE : 0;
+	case OPT_MEMORY_MAX:
+	case OPT_MEMORY_HIGH:
+	case OPT_MEMORY_SWAP_MAX:
+	case OPT_FORCE:
+		return limits_getopt(c, arg, lim) ? EXIT_USAGE : 0;
+	default:
+		return 1;
+	}
+}
+
 /* The options into @env; 0, -1 after the help, or the exit code after an error. */
 static int parse_args(int argc, char **argv, struct run_env *env)
 {
@@ -401,7 +423,7 @@ static int parse_args(int argc, char **argv, struct run_env *env)
 		DMA_PINS_LONG_OPTION,
 		{ 0 },
 	};
-	int c;
+	int c, err;
 
 	while ((c = getopt_long(argc, argv, "+:ji:h", opts, NULL)) != -1) {
 		switch (c) {
@@ -431,31 +453,13 @@ static int parse_args(int argc, char **argv, struct run_env *env)
 				return EXIT_USAGE;
 			}
 			break;
-		case OPT_RECORD:
-			env->record_path = optarg;
-			break;
 		case 'h':
 			run_usage(stdout);
 			return -1;
-		case OPT_DMA_PINS:
-			if (loader_dma_parse(optarg))
-				return EXIT_USAGE;
-			break;
-		case OPT_TABLE_COLUMNS:
-		case OPT_TABLE_RAW:
-		case OPT_TABLE_CSV:
-			if (report_table_getopt(c, optarg))
-				return EXIT_USAGE;
-			break;
-		case OPT_MEMORY_MAX:
-		case OPT_MEMORY_HIGH:
-		case OPT_MEMORY_SWAP_MAX:
-		case OPT_FORCE:
-			if (limits_getopt(c, optarg, &env->lim))
-				return EXIT_USAGE;
-			break;
 		default:
-			return opt_error("run", c, argv);
+			err = session_getopt(c, optarg, &env->lim, &env->record_path);
+			if (err)
+				return err == 1 ? opt_error("run", c, argv) : err;
 		}
 	}
 	if (env->expect_bpp > 0 && env->params <= 0) {
@@ -625,6 +629,44 @@ static void run_remove_cgroup(struct run_state *st, const struct run_env *env,
 	}
 }
 
+/* --record FILE (none: nothing) opened with the run's header; 0 or -errno (said). */
+static int run_record_open(struct run_state *st, const struct run_env *env)
+{
+	struct record_info ri = { .command = "run", .argv = env->cmd, .cg = &st->cg,
+				  .interval_ns = env->interval_ns, .params = env->params };
+	int err = record_open(&st->rec, env->record_path, &ri);
+
+	if (err)
+		p_err("--record %s: %s", env->record_path, strerror(-err));
+	return err;
+}
+
+/*
+ * CMD started in the session (unless a stop signal came during the BPF
+ * load), waited for and reported. true once the final report is out, with
+ * the exit status in *@ret; false with *@ret the exit code, or left as it
+ * was when CMD could not be started.
+ */
+static bool run_cmd_to_report(struct run_state *st, const struct run_env *env,
+			      struct run_phases *ph, int *ret)
+{
+	if (stop_requested) {	/* during the BPF load: CMD never starts */
+		*ret = 128 + stop_requested;
+		return false;
+	}
+	if (run_spawn(st, env))
+		return false;
+	run_wait(st, env);
+	ph->cmd_done = now_ns();
+	*ret = run_report(st, env);
+	if (*ret < 0) {
+		*ret = EXIT_RUNTIME;
+		return false;
+	}
+	ph->reported = now_ns();
+	return true;
+}
+
 int do_run(int argc, char **argv)
 {
 	struct run_env env = { 0 };
@@ -670,33 +712,12 @@ int do_run(int argc, char **argv)
 		goto out_rmdir;
 	}
 	ph.session = now_ns();
-	{
-		struct record_info ri = { .command = "run", .argv = env.cmd, .cg = &st.cg,
-					  .interval_ns = env.interval_ns, .params = env.params };
-
-		err = record_open(&st.rec, env.record_path, &ri);
-		if (err) {
-			p_err("--record %s: %s", env.record_path, strerror(-err));
-			ret = EXIT_USAGE;
-			goto out_session;
-		}
-	}
-	if (stop_requested) {	/* during the BPF load: CMD never starts */
-		ret = 128 + stop_requested;
-		goto out_session;
-	}
-	if (run_spawn(&st, &env))
-		goto out_session;
-	run_wait(&st, &env);
-	ph.cmd_done = now_ns();
-	ret = run_report(&st, &env);
-	if (ret < 0) {
-		ret = EXIT_RUNTIME;
+	if (run_record_open(&st, &env)) {
+		ret = EXIT_USAGE;
 		goto out_session;
 	}
 	/* the report is out: the BPF side goes last, its slow part in a helper */
-	handoff = true;
-	ph.reported = now_ns();
+	handoff = run_cmd_to_report(&st, &env, &ph, &ret);
 out_session:
 	record_close(&st.rec);
 	phases_free(&st.phs);

@@ -41,7 +41,7 @@ static const struct map_want maps_wanted[] = {
 	{ "procs", sizeof(struct memacct_proc_key), sizeof(struct memacct_proc) },
 	{ "cgroups", sizeof(__u64), sizeof(struct memacct_cgroup) },
 	{ "exits", 0, 0 },
-	{ "bss", 4, 0 },	/* value size of this build's .bss: see reattach() */
+	{ "bss", 4, 0 },	/* value size of this build's .bss: see reattach_maps() */
 	{ "dma_ranges", sizeof(struct memacct_dma_range_key), sizeof(struct memacct_dma_range_val) },
 	{ "oom_events", 0, 0 },
 	{ "oom_history", sizeof(__u32), sizeof(struct memacct_oom_event) },
@@ -116,14 +116,16 @@ static int add_prog_of_link(struct pinned *p, int link_fd, const char *name)
 
 static void reattach_perf_hook(struct pinned *p);
 
-static int reattach(struct pinned *p)
+/*
+ * The pinned maps opened into @p, each checked against this build's key and
+ * value sizes (.bss: against this build's object), with their sizes kept.
+ */
+static int reattach_maps(struct pinned *p)
 {
 	char path[512];
 	struct bpf_map_info info;
 	struct memacct_bpf *skel;
 	__u32 bss_size = 0;
-	struct dirent *de;
-	DIR *d;
 	int err;
 
 	/* .bss also holds static variables the skeleton does not show: take
@@ -164,6 +166,20 @@ static int reattach(struct pinned *p)
 		else if (!strcmp(w->name, "bss"))
 			p->bss_size = info.value_size;
 	}
+	return 0;
+}
+
+/*
+ * The pinned links: the task iterator's kept open, the fault hook named,
+ * each link's program listed (for bpf_stats). -EPROTO without the iterator.
+ */
+static int reattach_links(struct pinned *p)
+{
+	char path[512];
+	struct dirent *de;
+	DIR *d;
+	int err;
+
 	snprintf(path, sizeof(path), "%s/links", p->dir);
 	d = opendir(path);
 	if (!d)
@@ -196,6 +212,19 @@ static int reattach(struct pinned *p)
 		      "run 'memacct detach' first", path);
 		return -EPROTO;
 	}
+	return 0;
+}
+
+static int reattach(struct pinned *p)
+{
+	int err;
+
+	err = reattach_maps(p);
+	if (err)
+		return err;
+	err = reattach_links(p);
+	if (err)
+		return err;
 	if (!strcmp(p->fault_hook, "none"))
 		reattach_perf_hook(p);
 	p->reattached = true;

@@ -591,17 +591,15 @@ static void metrics_of_cgi(const struct collector *cs, const struct cgi *c, stru
 	m->oom_kills = mono(m->oom_kills, c->st.oom_kill);
 }
 
-int collect(struct collector *cs, struct collection *col)
+/*
+ * The walk of the cgroup tree below the root into col->cg, sorted by id,
+ * warning once about each new count of cgroups it could not walk.
+ */
+static int collect_walk(struct collector *cs, struct collection *col)
 {
 	struct walk w = { .o = cs, .max = cs->max_cgroups ? cs->max_cgroups : COLLECT_MAX_CGROUPS };
 	struct stat st;
-	struct prev *np;
-	size_t nnp = 0;
-	int err;
 
-	memset(col, 0, sizeof(*col));
-	if (cs->rb)
-		ring_buffer__consume(cs->rb);
 	if (stat(cs->root, &st) || walk_add(&w, st.st_ino, "/", 0, 0)) {
 		free(w.v);
 		return -ENOENT;
@@ -617,7 +615,12 @@ int collect(struct collector *cs, struct collection *col)
 	col->cg = w.v;
 	col->ncg = w.n;
 	col->cgroups_unwalked = w.unwalked;
-	read_flows(cs, col);
+	return 0;
+}
+
+/* The processes' stocks from the task iterator, added to their cgroups. */
+static void collect_task_stocks(struct collector *cs, struct collection *col)
+{
 	/* ppid, start time, peak RSS and faults: only the top processes show them */
 	col->nst = pin_read_stocks(cs->pin, cs->top_n > 0, &col->st);
 	if (col->nst < 0) {
@@ -635,44 +638,62 @@ int collect(struct collector *cs, struct collection *col)
 		c->mlocked += t->locked_vm_pages;
 		c->pinned_vm += t->pinned_vm_pages;
 	}
-	aggregate(col->cg, col->ncg);
-	np = calloc(col->ncg ? col->ncg : 1, sizeof(*np));
+}
+
+/*
+ * One wanted cgroup's figures: its memcg files, path labels, limits and
+ * NUMA usage joined with its flows into c->m, held to what was published
+ * before. false when it went away since the walk (no series this time).
+ */
+static bool collect_cgroup(struct collector *cs, struct collection *col, struct cgi *c)
+{
+	struct memcg m = { .id = c->id, .version = cs->version, .level = c->level };
+	struct prev k = { .id = c->id }, *old;
+	int err;
+
+	snprintf(m.path, sizeof(m.path), "%s%s", cs->root, c->level ? c->rel : "");
+	snprintf(m.rel, sizeof(m.rel), "%s", c->rel);
+	err = memcg_read_stat(&m, &c->st);
+	if ((err == -ENOENT || err == -ENODEV) && access(m.path, F_OK)) {
+		/* removed since the walk: no series this collection
+		 * (its flows are its parent's now, cgroup_rmdir); a v2
+		 * cgroup without the memory controller keeps its own */
+		c->wanted = false;
+		return false;
+	}
+	c->st_ok = !err;
+	/* every sample of the cgroup carries them: parsed once here,
+	 * not per family (30 families, 2 texts) */
+	cgroup_path_labels(c->rel, &c->labels);
+	if (c->st_ok)	/* absent figures stay absent, whatever the error */
+		memcg_read_bounds(&m, &c->bounds);
+	if (cs->numa_multi) {	/* one node: every page is on its home node */
+		struct numa_usage u;
+
+		if (!memcg_numa_usage(cs->topo, &m, &u))
+			c->remote_numa = u.remote;
+	}
+	flows_nonneg(&c->f);
+	metrics_of_cgi(cs, c, &c->m);
+	old = cs->prev ? bsearch(&k, cs->prev, cs->nprev, sizeof(k), cmp_prev) : NULL;
+	if (old && col->flows_torn)	/* a move overlapped: as published */
+		metrics_hold_bpf_flows(&c->m, &old->m);
+	if (old)	/* published counters never go down */
+		metrics_clamp_flows(&c->m, &old->m);
+	return true;
+}
+
+/* Every wanted cgroup's figures; what they were published as, kept for the next time. */
+static void collect_cgroups(struct collector *cs, struct collection *col)
+{
+	struct prev *np = calloc(col->ncg ? col->ncg : 1, sizeof(*np));
+	size_t nnp = 0;
+
 	for (size_t i = 0; i < col->ncg; i++) {
 		struct cgi *c = &col->cg[i];
-		struct memcg m = { .id = c->id, .version = cs->version, .level = c->level };
-		struct prev k = { .id = c->id }, *old;
 
-		if (!c->wanted)
+		if (!c->wanted || !collect_cgroup(cs, col, c))
 			continue;
-		snprintf(m.path, sizeof(m.path), "%s%s", cs->root, c->level ? c->rel : "");
-		snprintf(m.rel, sizeof(m.rel), "%s", c->rel);
-		err = memcg_read_stat(&m, &c->st);
-		if ((err == -ENOENT || err == -ENODEV) && access(m.path, F_OK)) {
-			/* removed since the walk: no series this collection
-			 * (its flows are its parent's now, cgroup_rmdir); a v2
-			 * cgroup without the memory controller keeps its own */
-			c->wanted = false;
-			continue;
-		}
-		c->st_ok = !err;
-		/* every sample of the cgroup carries them: parsed once here,
-		 * not per family (30 families, 2 texts) */
-		cgroup_path_labels(c->rel, &c->labels);
-		if (c->st_ok)	/* absent figures stay absent, whatever the error */
-			memcg_read_bounds(&m, &c->bounds);
-		if (cs->numa_multi) {	/* one node: every page is on its home node */
-			struct numa_usage u;
-
-			if (!memcg_numa_usage(cs->topo, &m, &u))
-				c->remote_numa = u.remote;
-		}
-		flows_nonneg(&c->f);
-		metrics_of_cgi(cs, c, &c->m);
-		old = cs->prev ? bsearch(&k, cs->prev, cs->nprev, sizeof(k), cmp_prev) : NULL;
-		if (old && col->flows_torn)	/* a move overlapped: as published */
-			metrics_hold_bpf_flows(&c->m, &old->m);
-		if (old)	/* published counters never go down */
-			metrics_clamp_flows(&c->m, &old->m);
 		if (np)
 			np[nnp++] = (struct prev){ .id = c->id, .m = c->m };
 	}
@@ -681,6 +702,44 @@ int collect(struct collector *cs, struct collection *col)
 		cs->prev = np;
 		cs->nprev = nnp;
 	}
+}
+
+/* col->topf: the flows of each of the first col->ntop processes, in one pass. */
+static void collect_top_flows(struct collection *col)
+{
+	struct top_key *keys;
+
+	col->topf = calloc(col->ntop ? col->ntop : 1, sizeof(*col->topf));
+	if (!col->topf || !col->ntop)
+		return;
+	keys = malloc(col->ntop * sizeof(*keys));
+	for (size_t i = 0; keys && i < col->ntop; i++)
+		keys[i] = (struct top_key){ { .tgid = col->st[i].tgid,
+			.start_boottime_ns = col->st[i].start_boottime_ns }, i };
+	if (keys) {
+		qsort(keys, col->ntop, sizeof(*keys), cmp_key);
+		for (long j = 0; j < col->npf; j++) {
+			struct top_key *k = bsearch(&col->pf[j].key, keys, col->ntop,
+						    sizeof(*keys), cmp_key);
+
+			if (k)
+				col->topf[k->i] = &col->pf[j].f;
+		}
+	}
+	free(keys);
+}
+
+int collect(struct collector *cs, struct collection *col)
+{
+	memset(col, 0, sizeof(*col));
+	if (cs->rb)
+		ring_buffer__consume(cs->rb);
+	if (collect_walk(cs, col))
+		return -ENOENT;
+	read_flows(cs, col);
+	collect_task_stocks(cs, col);
+	aggregate(col->cg, col->ncg);
+	collect_cgroups(cs, col);
 	/* before top_first(): the records after its first k are not all
 	 * processes any more (a machine of more processes than
 	 * --top-processes counted some twice) */
@@ -688,25 +747,7 @@ int collect(struct collector *cs, struct collection *col)
 	if (!col->comms)
 		p_warn("memacct_comm_*: %s (their samples left out)", strerror(ENOMEM));
 	col->ntop = top_first(col->st, col->nst, cs->top_n);
-	col->topf = calloc(col->ntop ? col->ntop : 1, sizeof(*col->topf));
-	if (col->topf && col->ntop) {	/* one pass over the flows */
-		struct top_key *keys = malloc(col->ntop * sizeof(*keys));
-
-		for (size_t i = 0; keys && i < col->ntop; i++)
-			keys[i] = (struct top_key){ { .tgid = col->st[i].tgid,
-				.start_boottime_ns = col->st[i].start_boottime_ns }, i };
-		if (keys) {
-			qsort(keys, col->ntop, sizeof(*keys), cmp_key);
-			for (long j = 0; j < col->npf; j++) {
-				struct top_key *k = bsearch(&col->pf[j].key, keys, col->ntop,
-							    sizeof(*keys), cmp_key);
-
-				if (k)
-					col->topf[k->i] = &col->pf[j].f;
-			}
-		}
-		free(keys);
-	}
+	collect_top_flows(col);
 	col->procs_used = col->npf;
 	return 0;
 }

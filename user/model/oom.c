@@ -443,45 +443,62 @@ static void cow_names(const struct oom_kill *k, char *buf, size_t len, size_t *n
 }
 
 /* the verdict: docs/metrics.md "OOM kills" gives these rules */
-static void oom_verdict(struct oom_kill *k)
-{
-	uint64_t base = k->has_limit ? k->limit_bytes : k->mem_total;
-	uint64_t shmem = 0, cache = 0, reclaimable = 0, mlocked = 0, pinned_vm = 0, dma = 0;
-	char b[8][16], cause[400], where[OOM_PATH + 64], grew[200] = "";
-	size_t off = 0;
-	int n;
+/* What an OOM kill's memory was made of, from its sample or its victim. */
+struct oom_parts {
+	uint64_t shmem, cache, reclaimable, mlocked, pinned_vm, dma;
+};
 
+/*
+ * @p from the processes sampled (the victim alone without a sample, whose
+ * pinned, CoW and anon bytes then stand for the kill's) and the cgroup's or
+ * host's stocks.
+ */
+static void oom_parts_of(struct oom_kill *k, struct oom_parts *p)
+{
+	memset(p, 0, sizeof(*p));
 	for (size_t i = 0; i < k->nprocs; i++) {
-		mlocked += k->procs[i].m.mlocked;
-		pinned_vm += k->procs[i].m.pinned_vm;
-		dma += k->procs[i].m.dma_pinned;
+		p->mlocked += k->procs[i].m.mlocked;
+		p->pinned_vm += k->procs[i].m.pinned_vm;
+		p->dma += k->procs[i].m.dma_pinned;
 	}
 	if (!k->nprocs) {	/* no sample: the victim alone */
 		k->pinned_bytes = k->victim.m.pinned;
 		k->cow_bytes = k->victim.m.cow_copied;
 		k->anon_bytes = k->victim.m.anon;
-		mlocked = k->victim.m.mlocked;
-		pinned_vm = k->victim.m.pinned_vm;
-		dma = k->victim.m.dma_pinned;
+		p->mlocked = k->victim.m.mlocked;
+		p->pinned_vm = k->victim.m.pinned_vm;
+		p->dma = k->victim.m.dma_pinned;
 	}
 	if (k->has_stocks && k->has_limit) {
-		shmem = k->st.shmem;
-		cache = k->st.file > k->st.shmem ? k->st.file - k->st.shmem : 0;
-		reclaimable = memcg_reclaimable(&k->st);
+		p->shmem = k->st.shmem;
+		p->cache = k->st.file > k->st.shmem ? k->st.file - k->st.shmem : 0;
+		p->reclaimable = memcg_reclaimable(&k->st);
 	} else if (k->has_stocks) {
-		shmem = k->host.shmem;
-		cache = k->host.page_cache;
-		reclaimable = k->host.reclaimable;
+		p->shmem = k->host.shmem;
+		p->cache = k->host.page_cache;
+		p->reclaimable = k->host.reclaimable;
 	} else {
-		shmem = k->victim.m.shmem;
+		p->shmem = k->victim.m.shmem;
 	}
+}
+
+/*
+ * The cause: the first of pinned, CoW, shmem and page cache that makes up
+ * enough of @base (at_least()), else anon. Sets k->cause and k->cause_bytes,
+ * and its sentence into @cause.
+ */
+static void oom_cause(struct oom_kill *k, const struct oom_parts *p, uint64_t base,
+		      char *cause, size_t len)
+{
+	char b[4][16];
+
 	if (at_least(k->pinned_bytes, base)) {
 		k->cause = "pinned";
 		k->cause_bytes = k->pinned_bytes;
-		snprintf(cause, sizeof(cause), "%s of it was pinned (mlocked %s + pinned_vm %s + "
+		snprintf(cause, len, "%s of it was pinned (mlocked %s + pinned_vm %s + "
 			 "DMA %s), which reclaim can never free",
-			 fmt_bytes(b[0], 16, k->pinned_bytes), fmt_bytes(b[1], 16, mlocked),
-			 fmt_bytes(b[2], 16, pinned_vm), fmt_bytes(b[3], 16, dma));
+			 fmt_bytes(b[0], 16, k->pinned_bytes), fmt_bytes(b[1], 16, p->mlocked),
+			 fmt_bytes(b[2], 16, p->pinned_vm), fmt_bytes(b[3], 16, p->dma));
 	} else if (at_least(k->cow_bytes, base)) {
 		char names[200];
 		size_t nw;
@@ -489,22 +506,22 @@ static void oom_verdict(struct oom_kill *k)
 		cow_names(k, names, sizeof(names), &nw);
 		k->cause = "cow";
 		k->cause_bytes = k->cow_bytes;
-		snprintf(cause, sizeof(cause), "%s of it were copy-on-write copies made by %zu "
+		snprintf(cause, len, "%s of it were copy-on-write copies made by %zu "
 			 "forked process%s (%s): each wrote to pages shared with its parent",
 			 fmt_bytes(b[0], 16, k->cow_bytes), nw, nw == 1 ? "" : "es",
 			 names[0] ? names : "none sampled");
-	} else if (at_least(shmem, base)) {
+	} else if (at_least(p->shmem, base)) {
 		k->cause = "shmem";
-		k->cause_bytes = shmem;
-		snprintf(cause, sizeof(cause), "%s of it was shmem (tmpfs, /dev/shm, shared "
+		k->cause_bytes = p->shmem;
+		snprintf(cause, len, "%s of it was shmem (tmpfs, /dev/shm, shared "
 			 "anonymous memory), which stays charged until its files are removed and "
-			 "can only go to swap", fmt_bytes(b[0], 16, shmem));
-	} else if (at_least(reclaimable, base)) {
+			 "can only go to swap", fmt_bytes(b[0], 16, p->shmem));
+	} else if (at_least(p->reclaimable, base)) {
 		k->cause = "page_cache";
-		k->cause_bytes = reclaimable;
-		snprintf(cause, sizeof(cause), "%s of it was clean page cache that reclaim could "
+		k->cause_bytes = p->reclaimable;
+		snprintf(cause, len, "%s of it was clean page cache that reclaim could "
 			 "have dropped, yet the limit was hit: allocations outran reclaim",
-			 fmt_bytes(b[0], 16, reclaimable));
+			 fmt_bytes(b[0], 16, p->reclaimable));
 	} else {
 		const struct oom_proc *big = k->nprocs ? &k->procs[0] : &k->victim;
 
@@ -513,11 +530,23 @@ static void oom_verdict(struct oom_kill *k)
 				big = &k->procs[i];
 		k->cause = "anon";
 		k->cause_bytes = k->anon_bytes;
-		snprintf(cause, sizeof(cause), "its processes' anonymous memory (%s, %s of it in "
+		snprintf(cause, len, "its processes' anonymous memory (%s, %s of it in "
 			 "PID %d %s) was above what the %s allows: the working set does not fit",
 			 fmt_bytes(b[0], 16, k->anon_bytes), fmt_bytes(b[1], 16, big->m.anon),
 			 big->pid, big->comm, k->has_limit ? "limit" : "host's memory");
 	}
+}
+
+static void oom_verdict(struct oom_kill *k)
+{
+	uint64_t base = k->has_limit ? k->limit_bytes : k->mem_total;
+	struct oom_parts p;
+	char b[8][16], cause[400], where[OOM_PATH + 64], grew[200] = "";
+	size_t off = 0;
+	int n;
+
+	oom_parts_of(k, &p);
+	oom_cause(k, &p, base, cause, sizeof(cause));
 	if (k->has_limit)
 		snprintf(where, sizeof(where), "in %s at its %s limit",
 			 k->limit_cgroup[0] ? k->limit_cgroup : "a memory cgroup",
@@ -537,8 +566,8 @@ static void oom_verdict(struct oom_kill *k)
 	off = n > 0 && (size_t)n < sizeof(k->verdict) ? (size_t)n : sizeof(k->verdict) - 1;
 	n = snprintf(k->verdict + off, sizeof(k->verdict) - off, "; %s anon, %s page cache (%s "
 		     "reclaimable), %s shmem, %s pinned%s",
-		     fmt_bytes(b[0], 16, k->anon_bytes), fmt_bytes(b[1], 16, cache),
-		     fmt_bytes(b[2], 16, reclaimable), fmt_bytes(b[3], 16, shmem),
+		     fmt_bytes(b[0], 16, k->anon_bytes), fmt_bytes(b[1], 16, p.cache),
+		     fmt_bytes(b[2], 16, p.reclaimable), fmt_bytes(b[3], 16, p.shmem),
 		     fmt_bytes(b[6], 16, k->pinned_bytes), grew);
 	(void)n;
 }

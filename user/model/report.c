@@ -234,10 +234,139 @@ json_t *report_oom_json(const struct report *r, size_t i)
 	return json_incref(json_array_get(r->ooms_rec, i));
 }
 
+/* The report's "cgroup" object: where it is, its id and hierarchy version. */
+static json_t *report_cgroup_json(const struct report *r)
+{
+	json_t *cg = json_object();
+
+	json_object_set_new(cg, "path", json_string_sanitized(r->cg.rel));
+	json_object_set_new(cg, "fs_path", json_string_sanitized(r->cg.path));
+	set_u64(cg, "id", r->cg.id);
+	json_object_set_new(cg, "version", json_integer(r->cg.version));
+	return cg;
+}
+
+/* One member of "processes": who, how it ended, its figures. */
+static json_t *report_proc_json(const struct proc_row *p)
+{
+	json_t *j = json_object();
+
+	json_object_set_new(j, "pid", json_integer(p->pid));
+	json_object_set_new(j, "ppid", json_integer(p->ppid));
+	json_object_set_new(j, "comm", json_string_sanitized(p->comm));
+	json_object_set_new(j, "exited", json_boolean(p->exited));
+	if (p->exited) {	/* the wait status split: code, or signal */
+		json_object_set_new(j, "exit_code", WIFEXITED(p->exit_code) ?
+				    json_integer(WEXITSTATUS(p->exit_code)) : json_null());
+		json_object_set_new(j, "exit_signal", WIFSIGNALED(p->exit_code) ?
+				    json_integer(WTERMSIG(p->exit_code)) : json_null());
+		json_object_set_new(j, "oom_killed", json_boolean(p->oom_killed));
+	}
+	report_metrics_json(j, &p->m, MF_TOTALS);
+	return j;
+}
+
+/* The phases of a run (--phases), with the expectation per parameter. */
+static void report_phases_json(json_t *o, const struct report *r)
+{
+	if (r->phases->params > 0) {
+		json_object_set_new(o, "params", json_real(r->phases->params));
+		json_object_set_new(o, "expect_bytes_per_param", json_real(r->phases->expect_bpp));
+	}
+	json_object_set_new(o, "phases", phases_json(r->phases));
+	set_u64(o, "phases_refused", r->phases->refused);
+}
+
+/* OOM kill @i as a sentence of "verdict" and an entry of "verdict_details". */
+static void report_oom_verdict_json(const struct report *r, size_t i, json_t *arr, json_t *det)
+{
+	json_t *k = report_oom_json(r, i), *d = json_object();
+	const char *cause = json_string_value(json_object_get(k, "cause"));
+	const char *text = json_string_value(json_object_get(k, "verdict"));
+	json_int_t bytes = json_integer_value(json_object_get(k, "cause_bytes"));
+	json_int_t limit = json_integer_value(json_object_get(k, "limit_bytes"));
+
+	json_array_append_new(arr, json_string(text ? text : ""));
+	json_object_set_new(d, "kind", json_string("oom"));
+	json_object_set_new(d, "cause", json_string(cause ? cause : "anon"));
+	json_object_set_new(d, "text", json_string(text ? text : ""));
+	json_object_set_new(d, "pid", json_copy(json_object_get(k, "pid")));
+	set_u64(d, "bytes", (uint64_t)bytes);
+	/* limit_bytes: null host-wide */
+	if (limit) {
+		set_u64(d, "of_bytes", (uint64_t)limit);
+		json_object_set_new(d, "percent",
+				    json_real(100.0 * (uint64_t)bytes / (uint64_t)limit));
+	}
+	json_array_append_new(det, d);
+	json_decref(k);
+}
+
+/* Verdict @v as a sentence of "verdict" and an entry of "verdict_details". */
+static void report_verdict_json(const struct verdict *v, json_t *arr, json_t *det)
+{
+	json_t *d = json_object();
+
+	json_array_append_new(arr, json_string_sanitized(v->text));
+	json_object_set_new(d, "kind", json_string(v->kind));
+	json_object_set_new(d, "text", json_string_sanitized(v->text));
+	if (v->pid)
+		json_object_set_new(d, "pid", json_integer(v->pid));
+	if (v->processes)
+		set_u64(d, "processes", v->processes);
+	set_u64(d, "bytes", v->bytes);
+	if (v->of_bytes) {
+		set_u64(d, "of_bytes", v->of_bytes);
+		json_object_set_new(d, "percent", json_real(100.0 * v->bytes / v->of_bytes));
+	}
+	if (v->since_attach)
+		json_object_set_new(d, "since_attach", json_true());
+	json_array_append_new(det, d);
+}
+
+/* A final report's "verdict", "verdict_details" and "verdicts_unlisted". */
+static void report_verdicts_json(json_t *o, const struct report *r)
+{
+	struct verdict *v;
+	int all = report_verdicts_all(r, &v), n = all < 0 ? 0 :
+		  all < REPORT_VERDICTS_LISTED ? all : REPORT_VERDICTS_LISTED;
+	char hv[320];
+	json_t *arr = json_array(), *det = json_array();
+
+	/* each OOM kill first: what the user needs most */
+	for (size_t i = 0; i < r->nooms; i++)
+		report_oom_verdict_json(r, i, arr, det);
+	for (int i = 0; i < n; i++)
+		report_verdict_json(&v[i], arr, det);
+	/* the host's pinned share: a sentence in verdict only (no
+	 * process or cgroup figure to detail) */
+	if (report_host_verdict_due(r, hv, sizeof(hv)))
+		json_array_append_new(arr, json_string_sanitized(hv));
+	json_object_set_new(o, "verdict", arr);
+	json_object_set_new(o, "verdict_details", det);
+	set_u64(o, "verdicts_unlisted", all > n ? all - n : 0);
+	free(v);
+}
+
+/* What the kernel side could not record or resolve: drops, NVIDIA calls, lost flows. */
+static void report_losses_json(json_t *o, const struct report *r)
+{
+	json_t *drops = json_object();
+
+	set_u64(o, "dropped_events", r->dropped_events);
+	for (int i = 0; i < MEMACCT_DROP_NR; i++)
+		set_u64(drops, drop_names[i], r->dropped[i]);
+	json_object_set_new(o, "dropped_events_by_cause", drops);
+	json_object_set_new(o, "nvidia_pin_calls", report_nv_calls_json(r->nv_calls));
+	json_object_set_new(o, "flows_lost", report_flows_lost_json(&r->flows_lost));
+	set_u64(o, "vma_lockless_lookups", r->vma_lockless_lookups);
+}
+
 json_t *report_json(const struct report *r)
 {
-	json_t *o = json_object(), *cg = json_object(), *t = json_object();
-	json_t *procs = json_array(), *drops = json_object();
+	json_t *o = json_object(), *t = json_object(), *procs = json_array();
+	bool run_or_attach = r->command &&
+			     (!strcmp(r->command, "run") || !strcmp(r->command, "attach"));
 
 	json_object_set_new(o, "schema", json_string(REPORT_SCHEMA));
 	json_object_set_new(o, "command", json_string(r->command));
@@ -246,11 +375,7 @@ json_t *report_json(const struct report *r)
 
 		json_object_set_new(o, "timestamp", json_string(fmt_time_now(ts, sizeof(ts), true)));
 	}
-	json_object_set_new(cg, "path", json_string_sanitized(r->cg.rel));
-	json_object_set_new(cg, "fs_path", json_string_sanitized(r->cg.path));
-	set_u64(cg, "id", r->cg.id);
-	json_object_set_new(cg, "version", json_integer(r->cg.version));
-	json_object_set_new(o, "cgroup", cg);
+	json_object_set_new(o, "cgroup", report_cgroup_json(r));
 	json_object_set_new(o, "elapsed_s", json_real(r->elapsed_s));
 	if (r->has_exit_status)
 		json_object_set_new(o, "exit_status", json_integer(r->exit_status));
@@ -259,38 +384,15 @@ json_t *report_json(const struct report *r)
 	if (r->replayed_from)
 		json_object_set_new(o, "replayed_from", json_string_sanitized(r->replayed_from));
 	report_metrics_json(t, &r->totals, 0);
-	if (r->command && (!strcmp(r->command, "run") || !strcmp(r->command, "attach")))
+	if (run_or_attach)
 		json_object_set_new(t, "limit_bytes", r->has_limit ?
 				    json_integer((json_int_t)r->limit_bytes) : json_null());
 	json_object_set_new(o, "totals", t);
-	for (size_t i = 0; i < r->nprocs; i++) {
-		const struct proc_row *p = &r->procs[i];
-		json_t *j = json_object();
-
-		json_object_set_new(j, "pid", json_integer(p->pid));
-		json_object_set_new(j, "ppid", json_integer(p->ppid));
-		json_object_set_new(j, "comm", json_string_sanitized(p->comm));
-		json_object_set_new(j, "exited", json_boolean(p->exited));
-		if (p->exited) {	/* the wait status split: code, or signal */
-			json_object_set_new(j, "exit_code", WIFEXITED(p->exit_code) ?
-					    json_integer(WEXITSTATUS(p->exit_code)) : json_null());
-			json_object_set_new(j, "exit_signal", WIFSIGNALED(p->exit_code) ?
-					    json_integer(WTERMSIG(p->exit_code)) : json_null());
-			json_object_set_new(j, "oom_killed", json_boolean(p->oom_killed));
-		}
-		report_metrics_json(j, &p->m, MF_TOTALS);
-		json_array_append_new(procs, j);
-	}
+	for (size_t i = 0; i < r->nprocs; i++)
+		json_array_append_new(procs, report_proc_json(&r->procs[i]));
 	json_object_set_new(o, "processes", procs);
-	if (r->phases) {
-		if (r->phases->params > 0) {
-			json_object_set_new(o, "params", json_real(r->phases->params));
-			json_object_set_new(o, "expect_bytes_per_param",
-					    json_real(r->phases->expect_bpp));
-		}
-		json_object_set_new(o, "phases", phases_json(r->phases));
-		set_u64(o, "phases_refused", r->phases->refused);
-	}
+	if (r->phases)
+		report_phases_json(o, r);
 	if (r->nexited_folded) {	/* exited processes without a row: flows only */
 		json_t *j = json_object();
 
@@ -298,7 +400,7 @@ json_t *report_json(const struct report *r)
 		report_metrics_json(j, &r->exited_folded, MF_TOTALS);
 		json_object_set_new(o, "exited_folded", j);
 	}
-	if (r->command && (!strcmp(r->command, "run") || !strcmp(r->command, "attach"))) {
+	if (run_or_attach) {
 		json_t *ooms = json_array();
 
 		for (size_t i = 0; i < r->nooms; i++)
@@ -306,74 +408,11 @@ json_t *report_json(const struct report *r)
 		json_object_set_new(o, "oom_kills", ooms);
 		set_u64(o, "oom_kills_unlisted", r->ooms_unlisted);
 	}
-	set_u64(o, "dropped_events", r->dropped_events);
-	for (int i = 0; i < MEMACCT_DROP_NR; i++)
-		set_u64(drops, drop_names[i], r->dropped[i]);
-	json_object_set_new(o, "dropped_events_by_cause", drops);
-	json_object_set_new(o, "nvidia_pin_calls", report_nv_calls_json(r->nv_calls));
-	json_object_set_new(o, "flows_lost", report_flows_lost_json(&r->flows_lost));
-	set_u64(o, "vma_lockless_lookups", r->vma_lockless_lookups);
+	report_losses_json(o, r);
 	if (r->has_host)
 		json_object_set_new(o, "host", report_host_json(r));
-	if (r->final) {
-		struct verdict *v;
-		int all = report_verdicts_all(r, &v), n = all < 0 ? 0 :
-			  all < REPORT_VERDICTS_LISTED ? all : REPORT_VERDICTS_LISTED;
-		char hv[320];
-		json_t *arr = json_array(), *det = json_array();
-
-		/* each OOM kill first: what the user needs most */
-		for (size_t i = 0; i < r->nooms; i++) {
-			json_t *k = report_oom_json(r, i), *d = json_object();
-			const char *cause = json_string_value(json_object_get(k, "cause"));
-			const char *text = json_string_value(json_object_get(k, "verdict"));
-			json_int_t bytes = json_integer_value(json_object_get(k, "cause_bytes"));
-			json_int_t limit = json_integer_value(json_object_get(k, "limit_bytes"));
-
-			json_array_append_new(arr, json_string(text ? text : ""));
-			json_object_set_new(d, "kind", json_string("oom"));
-			json_object_set_new(d, "cause", json_string(cause ? cause : "anon"));
-			json_object_set_new(d, "text", json_string(text ? text : ""));
-			json_object_set_new(d, "pid", json_copy(json_object_get(k, "pid")));
-			set_u64(d, "bytes", (uint64_t)bytes);
-			/* limit_bytes: null host-wide */
-			if (limit) {
-				set_u64(d, "of_bytes", (uint64_t)limit);
-				json_object_set_new(d, "percent",
-					json_real(100.0 * (uint64_t)bytes / (uint64_t)limit));
-			}
-			json_array_append_new(det, d);
-			json_decref(k);
-		}
-		for (int i = 0; i < n; i++) {
-			json_t *d = json_object();
-
-			json_array_append_new(arr, json_string_sanitized(v[i].text));
-			json_object_set_new(d, "kind", json_string(v[i].kind));
-			json_object_set_new(d, "text", json_string_sanitized(v[i].text));
-			if (v[i].pid)
-				json_object_set_new(d, "pid", json_integer(v[i].pid));
-			if (v[i].processes)
-				set_u64(d, "processes", v[i].processes);
-			set_u64(d, "bytes", v[i].bytes);
-			if (v[i].of_bytes) {
-				set_u64(d, "of_bytes", v[i].of_bytes);
-				json_object_set_new(d, "percent",
-					json_real(100.0 * v[i].bytes / v[i].of_bytes));
-			}
-			if (v[i].since_attach)
-				json_object_set_new(d, "since_attach", json_true());
-			json_array_append_new(det, d);
-		}
-		/* the host's pinned share: a sentence in verdict only (no
-		 * process or cgroup figure to detail) */
-		if (report_host_verdict_due(r, hv, sizeof(hv)))
-			json_array_append_new(arr, json_string_sanitized(hv));
-		json_object_set_new(o, "verdict", arr);
-		json_object_set_new(o, "verdict_details", det);
-		set_u64(o, "verdicts_unlisted", all > n ? all - n : 0);
-		free(v);
-	}
+	if (r->final)
+		report_verdicts_json(o, r);
 	return o;
 }
 

@@ -681,6 +681,58 @@ static bool subtree_flows(const struct session *s, const uint64_t *ids, int nids
 
 /* Cgroup totals: stocks from the kernel's memcg files, flows from the
  * kernel's records (subtree_flows()), never lower than last reported. */
+/*
+ * The rows' part of the totals: the live processes' RSS, mlocked, pinned_vm
+ * and DMA estimate flag into r->totals; every row's faults (and those of
+ * exited processes folded without a row) and the live ones' DMA-pinned
+ * bytes that are also mlocked, for the caller.
+ */
+static void rows_into_totals(struct report *r, uint64_t *faults, uint64_t *majflt,
+			     uint64_t *dma_locked)
+{
+	struct metrics *t = &r->totals;
+
+	*faults = r->exited_folded.page_faults;
+	*majflt = r->exited_folded.major_faults;
+	for (size_t i = 0; i < r->nprocs; i++) {
+		*faults += r->procs[i].m.page_faults;
+		*majflt += r->procs[i].m.major_faults;
+		if (!r->procs[i].exited) {
+			t->rss_sum += r->procs[i].m.rss;
+			t->mlocked += r->procs[i].m.mlocked;
+			t->pinned_vm += r->procs[i].m.pinned_vm;
+			*dma_locked += r->procs[i].dma_locked;
+			t->dma_estimate |= r->procs[i].m.dma_estimate;
+		}
+	}
+}
+
+/*
+ * Pinned peaks and DMA pins of the cgroups @ids, kept by BPF at every
+ * pinned change, into @t; DMA-pinned bytes also mlocked (@dma_locked) are
+ * taken out, counted once.
+ */
+static void cgroup_pins(struct session *s, struct metrics *t, const uint64_t *ids, int nids,
+			uint64_t dma_locked)
+{
+	for (int i = 0; i < nids; i++) {
+		struct memacct_cgroup c;
+
+		if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.cgroups), &ids[i], &c))
+			continue;
+		t->mlocked_peak += pages(s, c.pin.locked_vm_peak_pages);
+		t->pinned_vm_peak += pages(s, c.pin.pinned_vm_peak_pages);
+		t->pinned_peak += pages(s, c.pin.pinned_peak_pages);
+		/* DMA pins of the cgroup: its live processes' and those of
+		 * exited ones the kernel has not unpinned yet */
+		t->dma_pinned += pages(s, c.pin.dma_pinned_pages);
+		t->dma_pinned_peak += pages(s, c.pin.dma_pinned_peak_pages);
+		t->dma_estimate |= c.pin.dma_flags & MEMACCT_DMA_ESTIMATE;
+	}
+	t->dma_pinned -= dma_locked < t->dma_pinned ? dma_locked : t->dma_pinned;
+	t->dma_pinned_peak -= dma_locked < t->dma_pinned_peak ? dma_locked : t->dma_pinned_peak;
+}
+
 static void cgroup_totals(struct session *s, struct report *r, const uint64_t *ids, int nids)
 {
 	struct metrics *t = &r->totals;
@@ -698,39 +750,11 @@ static void cgroup_totals(struct session *s, struct report *r, const uint64_t *i
 		metrics_hold_bpf_flows(t, &s->last_flows);
 	metrics_clamp_flows(t, &s->last_flows);
 	s->last_flows = *t;
-	rows_faults = r->exited_folded.page_faults;
-	rows_majflt = r->exited_folded.major_faults;
-	for (size_t i = 0; i < r->nprocs; i++) {
-		rows_faults += r->procs[i].m.page_faults;
-		rows_majflt += r->procs[i].m.major_faults;
-		if (!r->procs[i].exited) {
-			t->rss_sum += r->procs[i].m.rss;
-			t->mlocked += r->procs[i].m.mlocked;
-			t->pinned_vm += r->procs[i].m.pinned_vm;
-			dma_locked += r->procs[i].dma_locked;
-			t->dma_estimate |= r->procs[i].m.dma_estimate;
-		}
-	}
+	rows_into_totals(r, &rows_faults, &rows_majflt, &dma_locked);
 	t->page_faults = rows_faults;	/* the cgroup gone: its processes' */
 	t->major_faults = rows_majflt;
 	bpf_oom = t->oom_kills;
-	/* pinned peaks of the cgroups, kept by BPF at every pinned change */
-	for (int i = 0; i < nids; i++) {
-		struct memacct_cgroup c;
-
-		if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.cgroups), &ids[i], &c))
-			continue;
-		t->mlocked_peak += pages(s, c.pin.locked_vm_peak_pages);
-		t->pinned_vm_peak += pages(s, c.pin.pinned_vm_peak_pages);
-		t->pinned_peak += pages(s, c.pin.pinned_peak_pages);
-		/* DMA pins of the cgroup: its live processes' and those of
-		 * exited ones the kernel has not unpinned yet */
-		t->dma_pinned += pages(s, c.pin.dma_pinned_pages);
-		t->dma_pinned_peak += pages(s, c.pin.dma_pinned_peak_pages);
-		t->dma_estimate |= c.pin.dma_flags & MEMACCT_DMA_ESTIMATE;
-	}
-	t->dma_pinned -= dma_locked < t->dma_pinned ? dma_locked : t->dma_pinned;
-	t->dma_pinned_peak -= dma_locked < t->dma_pinned_peak ? dma_locked : t->dma_pinned_peak;
+	cgroup_pins(s, t, ids, nids, dma_locked);
 	pinned_totals(t);
 	if (s->numa_multi) {
 		struct numa_usage u;

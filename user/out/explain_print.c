@@ -417,19 +417,12 @@ static json_t *ranges_json(const struct xproc *x)
 	return arr;
 }
 
-static json_t *explain_json(const struct explain *e, const struct report *r, size_t top)
+/* Each process row of the report gets its smaps sums and its DMA-pinned ranges. */
+static void explain_procs_json(const struct explain *e, json_t *procs)
 {
-	json_t *o = report_json(r), *t = json_object_get(o, "totals");
-	json_t *procs = json_object_get(o, "processes"), *arr, *p, *ms;
-	struct xsum kinds[SMAPS_KIND_NR];
-	int kind_pct[SMAPS_KIND_NR];
+	json_t *p;
 	size_t i;
 
-	sum_json(t, &e->total);
-	set_u64(t, "shmem_bytes", e->cgroup_mode ? e->total.shmem_pss : e->total.shmem);
-	set_u64(t, "mlocked_bytes", e->total.locked);
-	json_object_set_new(o, "cow_source", json_string(e->watched ? "watch" :
-			    e->daemon_cow ? "daemon" : "none"));
 	json_array_foreach(procs, i, p) {
 		const struct xproc *x = NULL;
 		json_int_t pid = json_integer_value(json_object_get(p, "pid"));
@@ -442,8 +435,14 @@ static json_t *explain_json(const struct explain *e, const struct report *r, siz
 		sum_json(p, &x->sum);
 		json_object_set_new(p, "dma_pinned_ranges", ranges_json(x));
 	}
-	arr = json_array();
-	for (i = 0; i < e->nfiles && (!top || i < top); i++) {
+}
+
+/* "files": the mapped files, largest first, the first @top of them (0: all). */
+static json_t *explain_files_json(const struct explain *e, size_t top)
+{
+	json_t *arr = json_array();
+
+	for (size_t i = 0; i < e->nfiles && (!top || i < top); i++) {
 		const struct xfile *f = &e->files[i];
 		json_t *j = json_object();
 
@@ -459,36 +458,43 @@ static json_t *explain_json(const struct explain *e, const struct report *r, siz
 				    json_integer((json_int_t)f->size) : json_null());
 		json_array_append_new(arr, j);
 	}
-	json_object_set_new(o, "files", arr);
-	{
-		uint64_t v[PART_NR];
-		int pc[PART_NR];
-		json_t *bd = json_object(), *pj = json_object();
+	return arr;
+}
 
-		parts_sum(e, v);
-		pct_partition(v, PART_NR, pc);
-		json_object_set_new(bd, "basis", json_string(e->cgroup_mode ? "pss" : "rss"));
-		set_u64(bd, "total_bytes", e->total.rss);
-		for (int k = 0; k < PART_NR; k++) {
-			char key[32];
+/* "breakdown": the parts of RSS (PSS for a cgroup) in bytes and percent. */
+static json_t *explain_breakdown_json(const struct explain *e)
+{
+	uint64_t v[PART_NR];
+	int pc[PART_NR];
+	json_t *bd = json_object(), *pj = json_object();
 
-			set_u64(bd, part_keys[k], v[k]);
-			snprintf(key, sizeof(key), "%.*s", (int)(strlen(part_keys[k]) - 6),
-				 part_keys[k]);
-			json_object_set_new(pj, key, json_integer(pc[k]));
-		}
-		json_object_set_new(bd, "percent", pj);
-		json_object_set_new(o, "breakdown", bd);
+	parts_sum(e, v);
+	pct_partition(v, PART_NR, pc);
+	json_object_set_new(bd, "basis", json_string(e->cgroup_mode ? "pss" : "rss"));
+	set_u64(bd, "total_bytes", e->total.rss);
+	for (int k = 0; k < PART_NR; k++) {
+		char key[32];
+
+		set_u64(bd, part_keys[k], v[k]);
+		snprintf(key, sizeof(key), "%.*s", (int)(strlen(part_keys[k]) - 6), part_keys[k]);
+		json_object_set_new(pj, key, json_integer(pc[k]));
 	}
+	json_object_set_new(bd, "percent", pj);
+	return bd;
+}
+
+/* "kinds": the smaps sums of each kind of mapping, with its share of RSS. */
+static json_t *explain_kinds_json(const struct explain *e)
+{
+	struct xsum kinds[SMAPS_KIND_NR];
+	int kind_pct[SMAPS_KIND_NR];
+	uint64_t kr[SMAPS_KIND_NR];
+	json_t *ms = json_object();
+
 	kind_sums(e, kinds);
-	{
-		uint64_t kr[SMAPS_KIND_NR];
-
-		for (int k = 0; k < SMAPS_KIND_NR; k++)
-			kr[k] = kinds[k].rss;
-		pct_partition(kr, SMAPS_KIND_NR, kind_pct);
-	}
-	ms = json_object();
+	for (int k = 0; k < SMAPS_KIND_NR; k++)
+		kr[k] = kinds[k].rss;
+	pct_partition(kr, SMAPS_KIND_NR, kind_pct);
 	for (int k = 0; k < SMAPS_KIND_NR; k++) {
 		json_t *j = json_object();
 
@@ -501,25 +507,45 @@ static json_t *explain_json(const struct explain *e, const struct report *r, siz
 		set_u64(j, "swap_bytes", kinds[k].swap);
 		json_object_set_new(ms, smaps_kind_name(k), j);
 	}
-	json_object_set_new(o, "kinds", ms);
-	if (e->has_stat) {
-		const struct memcg_stat *c = &e->cst;
+	return ms;
+}
 
-		ms = json_object();
-		set_u64(ms, "anon_bytes", c->anon);
-		set_u64(ms, "file_bytes", c->file);
-		set_u64(ms, "active_file_bytes", c->active_file);
-		set_u64(ms, "inactive_file_bytes", c->inactive_file);
-		set_u64(ms, "dirty_bytes", c->file_dirty);
-		set_u64(ms, "writeback_bytes", c->file_writeback);
-		set_u64(ms, "shmem_bytes", c->shmem);
-		set_u64(ms, "unevictable_bytes", c->unevictable);
-		set_u64(ms, "slab_reclaimable_bytes", c->slab_reclaimable);
-		set_u64(ms, "usage_bytes", c->usage);
-		json_object_set_new(o, "memory_stat", ms);
-	} else {
-		json_object_set_new(o, "memory_stat", json_null());
-	}
+/* "memory_stat": the cgroup's memory.stat figures, or null without one. */
+static json_t *explain_memory_stat_json(const struct explain *e)
+{
+	const struct memcg_stat *c = &e->cst;
+	json_t *ms;
+
+	if (!e->has_stat)
+		return json_null();
+	ms = json_object();
+	set_u64(ms, "anon_bytes", c->anon);
+	set_u64(ms, "file_bytes", c->file);
+	set_u64(ms, "active_file_bytes", c->active_file);
+	set_u64(ms, "inactive_file_bytes", c->inactive_file);
+	set_u64(ms, "dirty_bytes", c->file_dirty);
+	set_u64(ms, "writeback_bytes", c->file_writeback);
+	set_u64(ms, "shmem_bytes", c->shmem);
+	set_u64(ms, "unevictable_bytes", c->unevictable);
+	set_u64(ms, "slab_reclaimable_bytes", c->slab_reclaimable);
+	set_u64(ms, "usage_bytes", c->usage);
+	return ms;
+}
+
+static json_t *explain_json(const struct explain *e, const struct report *r, size_t top)
+{
+	json_t *o = report_json(r), *t = json_object_get(o, "totals"), *arr;
+
+	sum_json(t, &e->total);
+	set_u64(t, "shmem_bytes", e->cgroup_mode ? e->total.shmem_pss : e->total.shmem);
+	set_u64(t, "mlocked_bytes", e->total.locked);
+	json_object_set_new(o, "cow_source", json_string(e->watched ? "watch" :
+			    e->daemon_cow ? "daemon" : "none"));
+	explain_procs_json(e, json_object_get(o, "processes"));
+	json_object_set_new(o, "files", explain_files_json(e, top));
+	json_object_set_new(o, "breakdown", explain_breakdown_json(e));
+	json_object_set_new(o, "kinds", explain_kinds_json(e));
+	json_object_set_new(o, "memory_stat", explain_memory_stat_json(e));
 	arr = json_array();
 	for (int k = 0; k < e->nverdict; k++)
 		json_array_append_new(arr, json_string_sanitized(e->verdict[k]));

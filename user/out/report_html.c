@@ -497,6 +497,57 @@ static void draw_legend(FILE *f, const struct html_doc *d, const struct scale *s
 		"exit</text>\n</g>\n", X1 + 20, y + 14, X1 + 25, y + 28, X1 + 38, y + 32);
 }
 
+/*
+ * The timeline's scale: its end (the last snapshot or phase) and its top
+ * (the stack, the usage, the largest peaks, a limit not far above them),
+ * with a margin.
+ */
+static void html_scale(const struct html_doc *d, const struct html_series *const *top,
+		       size_t ntop, struct scale *s)
+{
+	size_t i;
+
+	for (i = 0; i < d->npts; i++) {
+		uint64_t top_v = stack_top(&d->pts[i], C_NR - 1);
+
+		s->tmax = d->pts[i].t > s->tmax ? d->pts[i].t : s->tmax;
+		s->ymax = top_v > s->ymax ? top_v : s->ymax;
+		s->ymax = d->pts[i].usage > s->ymax ? d->pts[i].usage : s->ymax;
+	}
+	for (i = 0; i < ntop; i++)
+		s->ymax = top[i]->peak > s->ymax ? top[i]->peak : s->ymax;
+	for (i = 0; i < d->phases.ndone; i++)
+		s->tmax = d->phases.done[i].end_s > s->tmax ? d->phases.done[i].end_s : s->tmax;
+	/* a limit up to 4x the figures is drawn; one far above them (none,
+	 * or a host's worth) would flatten them: the legend gives it */
+	if (d->has_limit && d->limit <= s->ymax * 4 && d->limit > s->ymax)
+		s->ymax = d->limit;
+	s->ymax += s->ymax / 20;
+	if (s->tmax <= 0)
+		s->tmax = 1;
+}
+
+/* The "Phases" section: the phases table as print_phases_plain() writes it. */
+static void html_phases(FILE *f, const struct html_doc *d)
+{
+	fprintf(f, "<h2>Phases</h2>\n<pre id=\"phases\">");
+	if (d->phases.ndone) {
+		char *t = NULL;
+		size_t len = 0;
+		FILE *m = open_memstream(&t, &len);
+
+		if (m) {
+			print_phases_plain(m, &d->phases);
+			fclose(m);
+			esc(f, t);
+			free(t);
+		}
+	} else {
+		fputs("no phase marks", f);
+	}
+	fprintf(f, "</pre>\n");
+}
+
 int html_write(struct html_doc *d, FILE *f, const json_t *header)
 {
 	const json_t *argv = json_object_get(header, "argv"), *a;
@@ -509,24 +560,7 @@ int html_write(struct html_doc *d, FILE *f, const json_t *header)
 	json_array_foreach(argv, i, a)
 		snprintf(cmd + strlen(cmd), sizeof(cmd) - strlen(cmd), "%s%s", i ? " " : "",
 			 json_string_value(a) ?: "");
-	for (i = 0; i < d->npts; i++) {
-		uint64_t top_v = stack_top(&d->pts[i], C_NR - 1);
-
-		s.tmax = d->pts[i].t > s.tmax ? d->pts[i].t : s.tmax;
-		s.ymax = top_v > s.ymax ? top_v : s.ymax;
-		s.ymax = d->pts[i].usage > s.ymax ? d->pts[i].usage : s.ymax;
-	}
-	for (i = 0; i < ntop; i++)
-		s.ymax = top[i]->peak > s.ymax ? top[i]->peak : s.ymax;
-	for (i = 0; i < d->phases.ndone; i++)
-		s.tmax = d->phases.done[i].end_s > s.tmax ? d->phases.done[i].end_s : s.tmax;
-	/* a limit up to 4x the figures is drawn; one far above them (none,
-	 * or a host's worth) would flatten them: the legend gives it */
-	if (d->has_limit && d->limit <= s.ymax * 4 && d->limit > s.ymax)
-		s.ymax = d->limit;
-	s.ymax += s.ymax / 20;
-	if (s.tmax <= 0)
-		s.tmax = 1;
+	html_scale(d, top, ntop, &s);
 
 	fprintf(f, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
 		"<title>memacct: ");
@@ -558,22 +592,8 @@ int html_write(struct html_doc *d, FILE *f, const json_t *header)
 		"do not overlap; pinned memory counted once (out of anon, or out of the page cache "
 		"where it is file); CoW-copied is the flow of copies since the start, at most the "
 		"anon left. Lines: each process's RSS (the %d largest peaks).</p>\n", HTML_LINES);
-	fprintf(f, "<h2>Phases</h2>\n<pre id=\"phases\">");
-	if (d->phases.ndone) {
-		char *t = NULL;
-		size_t len = 0;
-		FILE *m = open_memstream(&t, &len);
-
-		if (m) {
-			print_phases_plain(m, &d->phases);
-			fclose(m);
-			esc(f, t);
-			free(t);
-		}
-	} else {
-		fputs("no phase marks", f);
-	}
-	fprintf(f, "</pre>\n<h2>Final report</h2>\n<pre id=\"final\">");
+	html_phases(f, d);
+	fprintf(f, "<h2>Final report</h2>\n<pre id=\"final\">");
 	esc(f, d->final_text ? d->final_text : "none: the recording ends early");
 	fprintf(f, "</pre>\n</body></html>\n");
 	fflush(f);

@@ -323,6 +323,55 @@ static uint64_t outstanding(uint64_t acq, uint64_t rel, long page)
 	return acq > rel ? (acq - rel) * (uint64_t)page : 0;
 }
 
+/*
+ * Node @id's figures from /sys/devices/system/node/@name: its FOLL_PIN
+ * pages, meminfo (with its share @pcp of the per-CPU free lists, when
+ * @pcp_known) and whether it has CPUs. @buf: scratch of @len bytes.
+ */
+static void hostpin_node_read(struct hostpin_node *n, const char *name, long id, char *buf,
+			      size_t len, long page, uint64_t hp_kb, const uint64_t *pcp,
+			      bool pcp_known)
+{
+	struct hm_fields f;
+	uint64_t acq, rel;
+	char path[300];
+
+	snprintf(path, sizeof(path), "/sys/devices/system/node/%s/vmstat", name);
+	if (!read_text(path, buf, len) && !parse_foll_pin(buf, &acq, &rel)) {
+		n->known = true;
+		n->foll_pinned = outstanding(acq, rel, page);
+	}
+	snprintf(path, sizeof(path), "/sys/devices/system/node/%s/meminfo", name);
+	if (!read_text(path, buf, len) && !parse_meminfo(buf, &f)) {
+		n->mem_total = f.v[HM_MEM_TOTAL] * 1024;
+		hostmem_from_fields(&n->mem, &f, hp_kb, false);
+		n->mem.pcp_known = pcp_known && id < HOSTPIN_MAX_NODES;
+		n->mem.pcp_free = n->mem.pcp_known ? pcp[id] * page : 0;
+	}
+	snprintf(path, sizeof(path), "/sys/devices/system/node/%s/cpulist", name);
+	if (!read_text(path, buf, len)) {
+		static bool cpus[4096];
+		int c;
+
+		memset(cpus, 0, sizeof(cpus));
+		c = parse_cpulist(buf, cpus, 4096);
+		n->cpu_known = c >= 0 || c == -ERANGE;	/* -ERANGE: CPU 4096+ */
+		n->cpuless = c == 0;
+	}
+}
+
+/* h->nodes by node number: readdir order is not numeric. */
+static void hostpin_sort_nodes(struct hostpin *h)
+{
+	for (int i = 1; i < h->nnodes; i++)
+		for (int j = i; j > 0 && h->nodes[j - 1].node > h->nodes[j].node; j--) {
+			struct hostpin_node t = h->nodes[j];
+
+			h->nodes[j] = h->nodes[j - 1];
+			h->nodes[j - 1] = t;
+		}
+}
+
 int hostpin_read(struct hostpin *h, bool refresh)
 {
 	/* zoneinfo: ~100 bytes per CPU and zone; untouched pages cost nothing */
@@ -375,7 +424,7 @@ int hostpin_read(struct hostpin *h, bool refresh)
 		return 0;	/* no NUMA sysfs: host figures only */
 	while ((de = readdir(d)) && h->nnodes < HOSTPIN_MAX_NODES) {
 		struct hostpin_node *n = &h->nodes[h->nnodes];
-		char path[300], *end;
+		char *end;
 		long id;
 
 		if (strncmp(de->d_name, "node", 4))
@@ -386,38 +435,10 @@ int hostpin_read(struct hostpin *h, bool refresh)
 			continue;
 		memset(n, 0, sizeof(*n));
 		n->node = id;
-		snprintf(path, sizeof(path), "/sys/devices/system/node/%s/vmstat", de->d_name);
-		if (!read_text(path, buf, sizeof(buf)) && !parse_foll_pin(buf, &acq, &rel)) {
-			n->known = true;
-			n->foll_pinned = outstanding(acq, rel, page);
-		}
-		snprintf(path, sizeof(path), "/sys/devices/system/node/%s/meminfo", de->d_name);
-		if (!read_text(path, buf, sizeof(buf)) && !parse_meminfo(buf, &f)) {
-			n->mem_total = f.v[HM_MEM_TOTAL] * 1024;
-			hostmem_from_fields(&n->mem, &f, hp_kb, false);
-			n->mem.pcp_known = pcp_known && id < HOSTPIN_MAX_NODES;
-			n->mem.pcp_free = n->mem.pcp_known ? pcp[id] * page : 0;
-		}
-		snprintf(path, sizeof(path), "/sys/devices/system/node/%s/cpulist", de->d_name);
-		if (!read_text(path, buf, sizeof(buf))) {
-			static bool cpus[4096];
-			int c;
-
-			memset(cpus, 0, sizeof(cpus));
-			c = parse_cpulist(buf, cpus, 4096);
-			n->cpu_known = c >= 0 || c == -ERANGE;	/* -ERANGE: CPU 4096+ */
-			n->cpuless = c == 0;
-		}
+		hostpin_node_read(n, de->d_name, id, buf, sizeof(buf), page, hp_kb, pcp, pcp_known);
 		h->nnodes++;
 	}
 	closedir(d);
-	/* readdir order is not numeric */
-	for (int i = 1; i < h->nnodes; i++)
-		for (int j = i; j > 0 && h->nodes[j - 1].node > h->nodes[j].node; j--) {
-			struct hostpin_node t = h->nodes[j];
-
-			h->nodes[j] = h->nodes[j - 1];
-			h->nodes[j - 1] = t;
-		}
+	hostpin_sort_nodes(h);
 	return 0;
 }

@@ -389,18 +389,17 @@ static int save_state(const struct limits_state *st)
 	return 0;
 }
 
-int limits_apply(const struct memcg *cg, const struct limits_req *req, bool save)
+/*
+ * Refuses, before anything is written: the root cgroup, a swap limit where
+ * v1 has no swap accounting, and a limit below the usage now (unless
+ * --force). 0 or negative errno, said with p_err().
+ */
+static int limits_check(const struct memcg *cg, const struct limits_req *req)
 {
-	char files[LIMITS_STATE_MAX_FILES][64], vals[LIMITS_STATE_MAX_FILES][32];
-	char b1[16], b2[16], statefile[PATH_MAX];
-	struct limits_state st = { 0 };
+	char b1[16], b2[16];
 	struct memcg_stat ms = { 0 };
-	const char *failed = "";
-	struct proc_stat ps;
-	int n = 0, err;
+	int err;
 
-	if (!limits_any(req))
-		return 0;
 	/*
 	 * The root cgroup has no limit files (v2) or refuses them (v1,
 	 * EINVAL): refused before any state file is written, which could
@@ -438,47 +437,70 @@ int limits_apply(const struct memcg *cg, const struct limits_req *req, bool save
 		      "reclaim down to it and throttle every allocation of the cgroup");
 		return -EINVAL;
 	}
+	return 0;
+}
 
-	/* the values to write, in cgroup-file terms */
-	st.owner = getpid();
-	st.owner_start = read_stat(st.owner, &ps) ? 0 : ps.starttime_ticks;
-	st.id = cg->id;
-	st.version = cg->version;
-	snprintf(st.path, sizeof(st.path), "%s", cg->path);
+/*
+ * --memory-swap-max @swap on v1, which limits memory + swap: into *@v the
+ * memsw value, the memory limit (given, or the cgroup's) plus @swap.
+ */
+static int v1_memsw_value(const struct memcg *cg, const struct limits_req *req, uint64_t swap,
+			  uint64_t *v)
+{
+	uint64_t mem;
+	bool unl;
+	char cur[32];
+
+	if (req->set[LIMIT_MAX]) {
+		mem = req->val[LIMIT_MAX];
+	} else if (read_limit_raw(cg->path, "memory.limit_in_bytes", cur, sizeof(cur)) ||
+		   parse_limit_value(cur, &mem, &unl) || unl) {
+		p_err("--memory-swap-max on cgroup v1 limits memory+swap "
+		      "(memory.memsw.limit_in_bytes): give --memory-max too, "
+		      "%s has no memory limit", cg->path);
+		return -EINVAL;
+	}
+	/* D20: the kernel caps limits at LLONG_MAX rounded to pages */
+	if (swap > (uint64_t)INT64_MAX - mem) {
+		p_err("--memory-swap-max: memory %" PRIu64 " + swap %" PRIu64
+		      " bytes is too large for memory.memsw.limit_in_bytes", mem, swap);
+		return -EINVAL;
+	}
+	*v = mem + swap;
+	return 0;
+}
+
+/*
+ * The values to write, in cgroup-file terms (@files, @vals), and into @st
+ * the state to restore: the owner, the cgroup and each file's value now.
+ * The number of files, or negative errno.
+ */
+static int limits_plan(const struct memcg *cg, const struct limits_req *req,
+		       struct limits_state *st, char files[][64], char vals[][32])
+{
+	struct proc_stat ps;
+	int n = 0, err;
+
+	st->owner = getpid();
+	st->owner_start = read_stat(st->owner, &ps) ? 0 : ps.starttime_ticks;
+	st->id = cg->id;
+	st->version = cg->version;
+	snprintf(st->path, sizeof(st->path), "%s", cg->path);
 	for (int k = 0; k < LIMIT_NR; k++) {
 		uint64_t v = req->val[k];
 
 		if (!req->set[k])
 			continue;
 		if (k == LIMIT_SWAP_MAX && cg->version == 1) {
-			/* v1 limits memory + swap: memsw = memory limit + swap allowance */
-			uint64_t mem;
-			bool unl;
-			char cur[32];
-
-			if (req->set[LIMIT_MAX]) {
-				mem = req->val[LIMIT_MAX];
-			} else if (read_limit_raw(cg->path, "memory.limit_in_bytes", cur,
-						  sizeof(cur)) || parse_limit_value(cur, &mem, &unl) ||
-				   unl) {
-				p_err("--memory-swap-max on cgroup v1 limits memory+swap "
-				      "(memory.memsw.limit_in_bytes): give --memory-max too, "
-				      "%s has no memory limit", cg->path);
-				return -EINVAL;
-			}
-			/* D20: the kernel caps limits at LLONG_MAX rounded to pages */
-			if (v > (uint64_t)INT64_MAX - mem) {
-				p_err("--memory-swap-max: memory %" PRIu64 " + swap %" PRIu64
-				      " bytes is too large for memory.memsw.limit_in_bytes", mem, v);
-				return -EINVAL;
-			}
-			v = mem + v;
+			err = v1_memsw_value(cg, req, req->val[k], &v);
+			if (err)
+				return err;
 		}
 		snprintf(files[n], sizeof(files[n]), "%s", limit_file(cg->version, k));
 		snprintf(vals[n], sizeof(vals[n]), "%" PRIu64, v);
-		snprintf(st.saved[n].file, sizeof(st.saved[n].file), "%s", files[n]);
-		err = read_limit_raw(cg->path, files[n], st.saved[n].value,
-				     sizeof(st.saved[n].value));
+		snprintf(st->saved[n].file, sizeof(st->saved[n].file), "%s", files[n]);
+		err = read_limit_raw(cg->path, files[n], st->saved[n].value,
+				     sizeof(st->saved[n].value));
 		if (err) {
 			p_err("reading %s/%s: %s%s", cg->path, files[n], strerror(-err),
 			      err == -ENOENT && cg->level == 0 ?
@@ -487,21 +509,50 @@ int limits_apply(const struct memcg *cg, const struct limits_req *req, bool save
 		}
 		n++;
 	}
-	st.nfiles = n;
-	if (save) {
-		struct limits_state other;
+	st->nfiles = n;
+	return n;
+}
 
-		state_path(cg->id, statefile, sizeof(statefile));
-		if (!load_state(statefile, &other) && owner_alive(&other)) {
-			p_err("memacct %d already manages the limits of %s (%s)", (int)other.owner,
-			      cg->path, statefile);
-			return -EBUSY;
-		}
-		err = save_state(&st);
-		if (err) {
-			p_err("writing the limits state file %s: %s", statefile, strerror(-err));
-			return -EIO;
-		}
+/* Writes the state file of @st, unless a live memacct manages the cgroup already. */
+static int limits_claim(const struct memcg *cg, const struct limits_state *st)
+{
+	struct limits_state other;
+	char statefile[PATH_MAX];
+	int err;
+
+	state_path(cg->id, statefile, sizeof(statefile));
+	if (!load_state(statefile, &other) && owner_alive(&other)) {
+		p_err("memacct %d already manages the limits of %s (%s)", (int)other.owner,
+		      cg->path, statefile);
+		return -EBUSY;
+	}
+	err = save_state(st);
+	if (err) {
+		p_err("writing the limits state file %s: %s", statefile, strerror(-err));
+		return -EIO;
+	}
+	return 0;
+}
+
+int limits_apply(const struct memcg *cg, const struct limits_req *req, bool save)
+{
+	char files[LIMITS_STATE_MAX_FILES][64], vals[LIMITS_STATE_MAX_FILES][32];
+	struct limits_state st = { 0 };
+	const char *failed = "";
+	int n, err;
+
+	if (!limits_any(req))
+		return 0;
+	err = limits_check(cg, req);
+	if (err)
+		return err;
+	n = limits_plan(cg, req, &st, files, vals);
+	if (n < 0)
+		return n;
+	if (save) {
+		err = limits_claim(cg, &st);
+		if (err)
+			return err;
 	}
 	err = write_all(cg->path, n, files, vals, &failed);
 	if (err) {
