@@ -16,6 +16,15 @@ mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 mount -t cgroup2 -o nsdelegate,memory_recursiveprot cgroup2 /sys/fs/cgroup ||
 	mount -t cgroup2 -o nsdelegate cgroup2 /sys/fs/cgroup
 echo +memory > /sys/fs/cgroup/cgroup.subtree_control
+# what this kernel builds as modules and the guest needs (run.sh: the disk's
+# nvme and ext4 on arm64-16k)
+if [ -s /modules/$(uname -r)/order ]; then
+	for m in $(cat /modules/$(uname -r)/order); do
+		insmod /modules/$(uname -r)/$m || echo "init: insmod $m failed"
+	done
+	i=0
+	while [ ! -b /dev/nvme0n1 ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+fi
 # loopback, as on any host: the daemon tests listen and scrape on 127.0.0.1 and ::1
 ip link set lo up
 mkdir -p /tmp /run /mnt /dev/shm && mount -t tmpfs tmpfs /tmp && mount -t tmpfs tmpfs /dev/shm
@@ -25,7 +34,9 @@ mkdir -p /tmp /run /mnt /dev/shm && mount -t tmpfs tmpfs /tmp && mount -t tmpfs 
 [ -b /dev/nvme0n1 ] && mke2fs -q /dev/nvme0n1 > /dev/null && mount -t ext2 /dev/nvme0n1 /mnt
 # /var/tmp on it too, as on a host (the integration suite's files)
 mkdir -p /mnt/vartmp /var/tmp && chmod 1777 /mnt/vartmp && mount --bind /mnt/vartmp /var/tmp
-out=/dev/ttyS1
+# the results' serial port: memacct.out=ttyS0 on arm64 (run.sh)
+out=/dev/$(tr ' ' '\n' < /proc/cmdline | sed -n 's/^memacct.out=//p')
+[ "$out" = /dev/ ] && out=/dev/ttyS1
 cg=/sys/fs/cgroup
 
 section() {	# section NAME CMD...: stdout and stderr of CMD, then its status
