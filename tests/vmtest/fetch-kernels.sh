@@ -66,7 +66,7 @@ for s in "$@"; do
 	c=$(find "$dir/debs/$s" -name 'config-*' -type f | head -1)
 	[ -n "$c" ] && cp "$c" "$dir/config-$s"
 	# what the guest needs and this kernel builds as modules (arm64-16k:
-	# nvme and ext4), with the modules they depend on (modinfo depends=;
+	# nvme, ext4 and the crc32c it asks the crypto API for), with the modules they depend on (modinfo depends=;
 	# the package has no modules.dep, depmod makes it on install),
 	# decompressed, in load order (DIR/modules-SUITE/order; /init insmods)
 	rm -rf "$dir/modules-$s"
@@ -76,7 +76,7 @@ for s in "$@"; do
 			'*/kernel/crypto/*' 2>/dev/null || true
 	done
 	mkdir -p "$dir/modules-$s"
-	python3 - "$dir/debs/$s" "$dir/modules-$s" ${FETCH_MODULES:-nvme ext4} <<'PY'
+	python3 - "$dir/debs/$s" "$dir/modules-$s" ${FETCH_MODULES:-nvme crc32c_generic ext4} <<'PY'
 import lzma, os, re, sys
 root, out, want = sys.argv[1], sys.argv[2], sys.argv[3:]
 path = {}
