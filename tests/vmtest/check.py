@@ -91,9 +91,13 @@ class Sec:
         print('\n'.join('     | ' + l for l in (self.sec['out'] + self.sec['err'])[-n:]))
 
 
+# the guest's base page size (env: page_size_kb; 16 KiB on arm64-16k kernels)
+PAGE = 4096
+
+
 def tol(want):
     """1% or 16 pages, whichever is larger (as tests/integration.c)"""
-    return max(abs(want) // 100, 16 * 4096)
+    return max(abs(want) // 100, 16 * PAGE)
 
 
 def proc(report, pid):
@@ -329,7 +333,7 @@ def check_dma(s):
     rep = s.report or {}
     p = next((p for p in rep.get('processes', []) if p.get('comm') == 'dma_pin'), {})
     peak, want = p.get('dma_pinned_peak_bytes', -1), 64 << 20
-    check('dma.umem', s.rc.get('run') == 0 and abs(peak - want) <= 4096
+    check('dma.umem', s.rc.get('run') == 0 and abs(peak - want) <= PAGE
           and rep.get('host', {}).get('foll_pin_counters') is True,
           'memacct run exit %s, dma_pinned_peak_bytes %s, truth %d (FOLL_PIN delta %s pages)'
           % (s.rc.get('run'), peak, want, s.truth.get('foll_pin_delta_pages')))
@@ -361,18 +365,19 @@ def check_cpuless(s):
         return k.get(w + '_Active_file_kb', -1) + k.get(w + '_Inactive_file_kb', -1)
     d_lru, d_fp = lru('after') - lru('before'), (k.get('after_file_pages_kb', -1)
                                                    - k.get('before_file_pages_kb', -1))
-    check('cpuless.kernel_delta', d_lru == pages * 4 and d_fp == pages * 4,
+    kb = PAGE // 1024
+    check('cpuless.kernel_delta', d_lru == pages * kb and d_fp == pages * kb,
           'node2/meminfo: file LRU +%d kB, FilePages +%d kB; read %d pages = %d kB' % (
-              d_lru, d_fp, pages, pages * 4))
+              d_lru, d_fp, pages, pages * kb))
     pc, fp = n2.get('page_cache_bytes', -1), n2.get('file_pages_bytes', -1)
     check('cpuless.page_cache', s.rc.get('audit') == 0
           and pc == lru('after_audit') * 1024 and fp == k.get('after_audit_file_pages_kb', -1) * 1024
-          and pc - lru('before') * 1024 == pages * 4096
+          and pc - lru('before') * 1024 == pages * PAGE
           and n2.get('reclaimable_page_cache_bytes') == pc and n2.get('mem_available_bytes', 0) is None,
           'memacct node 2 page_cache_bytes %s (node2/meminfo %d), file_pages_bytes %s (%d), '
           'reclaimable %s; +%d pages since before (read %d)' % (
               pc, lru('after_audit') * 1024, fp, k.get('after_audit_file_pages_kb', -1) * 1024,
-              n2.get('reclaimable_page_cache_bytes'), (pc - lru('before') * 1024) // 4096, pages))
+              n2.get('reclaimable_page_cache_bytes'), (pc - lru('before') * 1024) // PAGE, pages))
     if fails and fails[-1].startswith('cpuless.'):
         s.dump()
 
@@ -382,7 +387,7 @@ def numa_maps_nodes(lines):
     maps, total = {}, {}
     for line in lines:
         f = line.split()
-        psize = 4096
+        psize = PAGE
         for w in f:
             if w.startswith('kernelpagesize_kB='):
                 psize = int(w.split('=')[1]) * 1024
@@ -696,10 +701,14 @@ def main():
         lines = console.splitlines()
         first = next(i for i, l in enumerate(lines) if bad[0] in l)
         print('\n'.join('     | ' + l for l in lines[first + 1:first + 40]))
+    global PAGE
     env = secs.get('env')
     if env:
         for line in env['out'][:3]:
             print('     ' + line)
+        for line in env['out']:
+            if line.startswith('page_size_kb ') and line.split()[1].isdigit():
+                PAGE = int(line.split()[1]) * 1024
     sec = secs.get('cow')
     if sec:
         truth, rep = parse_run(sec)

@@ -412,6 +412,8 @@ t_bench_cgroups() {
 env_info() {
 	echo "kernel $(uname -r)"
 	echo "nodes $(ls -d /sys/devices/system/node/node* | wc -l)"
+	# the base page size (4096; 16384 on arm64-16k): check.py's unit
+	echo "page_size_kb $(sed -n 's/^KernelPageSize: *\([0-9]*\) kB/\1/p' /proc/self/smaps | head -1)"
 	echo "cgroup_controllers $(cat /sys/fs/cgroup/cgroup.subtree_control)"
 	grep -c . /proc/zoneinfo > /dev/null && grep -E '^Node|start_pfn' /proc/zoneinfo
 }
