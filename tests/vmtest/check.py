@@ -680,6 +680,69 @@ def check_reclaim(s):
         s.dump()
 
 
+def check_totals(s, name, want):
+    """memacct run's totals against the workload's truth: {field: truth key
+    or 0}; near() or 16 pages (tol(); 0 allows the loader's relocation
+    writes, about ten file-CoW pages)"""
+    t = (s.report or {}).get('totals', {})
+    for field, key in want.items():
+        w = s.truth.get(key, -1) if key else 0
+        got = t.get(field, -1)
+        check(name + '.' + field, got >= 0 and (near(got, w) or abs(got - w) <= tol(w)),
+              '%s %d, truth %d%s' % (field, got, w, ' (%s)' % key if key else ''),
+              unsupported(s.sec))
+    if not s.report:
+        s.dump()
+
+
+def check_file_cow(s):
+    """file_private 32 /mnt: every page written copies a page-cache page"""
+    check_totals(s, 'file_cow', {'cow_file_copied_bytes': 'file_cow_bytes',
+                                 'cow_copied_bytes': None})
+
+
+def check_file_cow_read(s):
+    """file_private 32 --read-first: the same after a read mapped each page"""
+    check_totals(s, 'file_cow_read', {'cow_file_copied_bytes': 'file_cow_bytes',
+                                      'cow_copied_bytes': None})
+
+
+def check_file_shared(s):
+    """file_shared 32 --read-first: MAP_SHARED writes dirty in place, no copy"""
+    check_totals(s, 'file_shared', {'cow_file_copied_bytes': None, 'cow_copied_bytes': None})
+
+
+def check_reuse(s):
+    """reuse_tmpfs 32 8: write faults that reuse the page copy nothing"""
+    check_totals(s, 'reuse', {'cow_copied_bytes': None, 'cow_file_copied_bytes': None})
+
+
+def check_pinned(s, name, fields):
+    p = proc(s.report or {}, s.truth.get('pid', -1)) or {}
+    for field, key in fields:
+        got, w = p.get(field, -1), s.truth.get(key, -1)
+        check(name + '.' + field, w > 0 and got == w, '%s %d, truth %d (%s)' % (field, got, w, key))
+    if not s.report:
+        s.dump()
+
+
+def check_mlock(s):
+    """mlock_steps mlock 64: mlocked bytes at exit and peak = VmLck"""
+    check_pinned(s, 'mlock', [('mlocked_bytes', 'exit_locked_bytes'),
+                              ('mlocked_peak_bytes', 'peak_locked_bytes')])
+
+
+def check_io_uring(s):
+    """mlock_steps io_uring 64: IORING_REGISTER_BUFFERS, pinned_vm = VmPin"""
+    check_pinned(s, 'io_uring', [('pinned_vm_bytes', 'exit_pinned_vm_bytes'),
+                                 ('pinned_vm_peak_bytes', 'peak_pinned_vm_bytes')])
+
+
+# memacct.faults=1 (run.sh: arm64): judged when --faults is given
+FAULT_TESTS = [('file_cow', check_file_cow), ('file_cow_read', check_file_cow_read),
+               ('file_shared', check_file_shared), ('reuse', check_reuse),
+               ('mlock', check_mlock), ('io_uring', check_io_uring)]
+
 V2_TESTS = [('zero_fill', check_zero_fill), ('cow_busy', check_cow_busy),
             ('numa_stock', check_numa_stock), ('oom', check_oom), ('oom_host', check_oom_host),
             ('attach', check_attach),
@@ -758,7 +821,7 @@ def main():
             check('integration', False, 'section missing')
         else:
             check_integration(sec, secs.get('audit', {}).get('uptime'))
-    for name, fn in V2_TESTS:
+    for name, fn in V2_TESTS + (FAULT_TESTS if '--faults' in sys.argv[3:] else []):
         sec = secs.get(name)
         if sec is None:
             check(name, False, 'section missing')

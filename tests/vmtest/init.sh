@@ -409,6 +409,31 @@ t_bench_cgroups() {
 	rm -rf /mnt/benchout
 }
 
+# memacct.faults=1 (run.sh: the arm64 matrix, whose only fault hook is the
+# perf event with no error code): the classifier's other cases, each under
+# memacct run. A private file mapping on the ext2 disk written at once and
+# after a read (file CoW), a shared one written (no copy), pages a fork had
+# write-protected written again after the child left (reuse, no copy), 64 MiB
+# mlocked and 64 MiB registered with io_uring (pinned_vm)
+t_file_cow() {
+	memacct -j run -- file_private 32 /mnt
+}
+t_file_cow_read() {
+	memacct -j run -- file_private 32 --read-first /mnt
+}
+t_file_shared() {
+	memacct -j run -- file_shared 32 --read-first /mnt
+}
+t_reuse() {
+	memacct -j run -- reuse_tmpfs 32 8
+}
+t_mlock() {
+	memacct -j run -- mlock_steps mlock 64
+}
+t_io_uring() {
+	memacct -j run -- mlock_steps io_uring 64
+}
+
 env_info() {
 	echo "kernel $(uname -r)"
 	echo "nodes $(ls -d /sys/devices/system/node/node* | wc -l)"
@@ -432,6 +457,14 @@ section limits t_limits
 section explain t_explain
 section audit t_audit
 section dma t_dma
+if grep -q 'memacct.faults=1' /proc/cmdline; then
+	section file_cow t_file_cow
+	section file_cow_read t_file_cow_read
+	section file_shared t_file_shared
+	section reuse t_reuse
+	section mlock t_mlock
+	section io_uring t_io_uring
+fi
 section cpuless t_cpuless
 section reclaim t_reclaim
 grep -q 'memacct.bench=1' /proc/cmdline && section bench_cgroups t_bench_cgroups
