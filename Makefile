@@ -6,13 +6,27 @@
 # `make check SANITIZE=1`: ASan + UBSan (+ LSan) build in .output-san; any
 # report of any memacct process, test binary or not, fails the run.
 SANITIZE   ?=
-OUTPUT     := .output$(if $(SANITIZE),-san)
+# ARCH: the architecture built for, as the kernel names it (x86, arm64);
+# default the host's. Another one cross-builds (`make ARCH=arm64` on x86:
+# the static guest binaries of make vmtest-arm64 in .output-arm64/vmtest,
+# with aarch64-linux-gnu-gcc and a sysroot of Debian's arm64 packages,
+# tests/vmtest/sysroot.sh; docs/vmtest.md "arm64").
+HOST_ARCH  := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+ARCH       ?= $(HOST_ARCH)
+override ARCH := $(patsubst x86_64,x86,$(patsubst aarch64,arm64,$(ARCH)))
+CROSS      := $(if $(filter $(HOST_ARCH),$(ARCH)),,1)
+TRIPLET    := $(if $(CROSS),$(if $(filter arm64,$(ARCH)),aarch64-linux-gnu,$(ARCH)-linux-gnu))
+OUTPUT     := .output$(if $(CROSS),-$(ARCH))$(if $(SANITIZE),-san)
 CLANG      ?= clang
 BPFTOOL    ?= $(shell command -v bpftool 2>/dev/null || echo /usr/sbin/bpftool)
 CC         ?= cc
+ifneq ($(CROSS),)
+ifeq ($(origin CC),default)
+CC         := $(TRIPLET)-gcc
+endif
+endif
 PKG_CONFIG ?= pkg-config
 PREFIX     ?= /usr/local
-ARCH       := x86
 VMLINUX    := vmlinux/$(ARCH)/vmlinux.h
 
 CFLAGS     ?= -O2 -g
@@ -29,6 +43,13 @@ WARNINGS   := -Wall -Wextra -Wno-unused-parameter -Werror -Wmissing-prototypes -
 # tests/layers.sh): user/ (util) proc/ kernel/ model/ out/ cmd/
 USER_DIRS  := user user/proc user/kernel user/model user/out user/cmd
 INCLUDES   := -Iinclude $(addprefix -I,$(USER_DIRS)) -I$(OUTPUT)
+# cross: libbpf, libelf, zlib, jansson, ncurses of the target from the sysroot
+SYSROOT    := $(if $(CROSS),$(OUTPUT)/vmtest/sysroot)
+SYSROOT_DONE := $(if $(CROSS),$(SYSROOT)/.done)
+ifneq ($(CROSS),)
+INCLUDES   += -isystem $(SYSROOT)/usr/include
+CROSS_LDFLAGS := -L$(SYSROOT)/usr/lib/$(TRIPLET)
+endif
 LIBS       := $(shell $(PKG_CONFIG) --libs libbpf jansson 2>/dev/null || echo -lbpf -lelf -lz -ljansson)
 CURSES_LIBS := $(shell $(PKG_CONFIG) --libs ncursesw 2>/dev/null || echo -lncursesw -ltinfo)
 SCOLS_LIBS := $(shell $(PKG_CONFIG) --libs smartcols 2>/dev/null || echo -lsmartcols)
@@ -59,9 +80,14 @@ endif
 
 .DELETE_ON_ERROR:
 .PHONY: all check unit integration bench install uninstall vmlinux clean deps vmtest man fuzz \
+	vmtest-bins vmtest-arm64 vmlinux-arm64 \
 	completion deb deb-check image image-check soak bench-check alerts-check layers-check
 
+ifeq ($(CROSS),)
 all: $(OUTPUT)/memacct $(BENCH_BINS) $(BENCH_OBJS)
+else
+all: vmtest-bins
+endif
 
 $(OUTPUT) $(OUTPUT)/workloads:
 	$(Q)mkdir -p $@
@@ -81,7 +107,7 @@ $(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
 	$(call msg,SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name $*_bpf > $@
 
-$(OUTPUT)/%.o: %.c $(USER_HDRS) include/memacct.h $(SKELS) | $(OUTPUT)
+$(OUTPUT)/%.o: %.c $(USER_HDRS) include/memacct.h $(SKELS) | $(OUTPUT) $(SYSROOT_DONE)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(WARNINGS) $(INCLUDES) -c $< -o $@
 
@@ -110,16 +136,20 @@ $(VMTEST_DIR)/sd_daemon.o: tests/vmtest/sd_daemon.c
 
 $(SCOLS_STATIC): tests/vmtest/build-smartcols.sh tests/vmtest/apt-private.sh
 	$(call msg,SCOLS,$@)
-	$(Q)rm -f $@ && tests/vmtest/build-smartcols.sh $(VMTEST_DIR)
+	$(Q)rm -f $@ && tests/vmtest/build-smartcols.sh $(VMTEST_DIR) $(TRIPLET)
 
 $(MHD_STATIC): tests/vmtest/build-mhd.sh tests/vmtest/apt-private.sh
 	$(call msg,MHD,$@)
-	$(Q)rm -f $@ && tests/vmtest/build-mhd.sh $(VMTEST_DIR)
+	$(Q)rm -f $@ && tests/vmtest/build-mhd.sh $(VMTEST_DIR) $(TRIPLET)
+
+$(VMTEST_DIR)/sysroot/.done: tests/vmtest/sysroot.sh tests/vmtest/apt-private.sh
+	$(call msg,SYSROOT,$(@D))
+	$(Q)rm -f $@ && tests/vmtest/sysroot.sh $(VMTEST_DIR) $(ARCH)
 
 $(VMTEST_DIR)/bin/memacct: $(USER_OBJS) $(VMTEST_DIR)/sd_daemon.o $(SCOLS_STATIC) $(MHD_STATIC)
 	$(Q)mkdir -p $(@D)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) -static $^ $(STATIC_LIBS) -o $@
+	$(Q)$(CC) $(CFLAGS) -static $^ $(CROSS_LDFLAGS) $(STATIC_LIBS) -o $@
 
 # the whole integration suite, run in the guest on pure cgroup v2
 $(VMTEST_DIR)/test_integration: $(INTEG_SRCS) tests/integration.h $(LIB_OBJS) $(VMTEST_DIR)/sd_daemon.o \
@@ -128,7 +158,7 @@ $(VMTEST_DIR)/test_integration: $(INTEG_SRCS) tests/integration.h $(LIB_OBJS) $(
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $(WARNINGS) -Wno-missing-prototypes $(INCLUDES) -Itests -static \
 		$(INTEG_SRCS) $(LIB_OBJS) $(VMTEST_DIR)/sd_daemon.o $(SCOLS_STATIC) $(MHD_STATIC) \
-		$(STATIC_LIBS) \
+		$(CROSS_LDFLAGS) $(STATIC_LIBS) \
 		-lcheck -lsubunit -lm -lrt -o $@
 
 # tests/bench_cgroups.sh in the guest (memacct.bench=1, docs/vmtest.md)
@@ -244,6 +274,19 @@ vmtest: $(VMTEST_DIR)/bin/memacct $(STATIC_WORKLOADS) $(VMTEST_DIR)/test_integra
 	$(VMTEST_DIR)/bench/spawn
 	$(Q)VMTEST_OPTIONAL="$(VMTEST_OPTIONAL)" VMTEST_INTEGRATION="$(VMTEST_INTEGRATION)" \
 		tests/vmtest/run.sh $(VMTEST_DIR) $(VMTEST_KERNELS)
+
+# the guest binaries alone (`make ARCH=arm64` builds these)
+vmtest-bins: $(VMTEST_DIR)/bin/memacct $(STATIC_WORKLOADS) $(VMTEST_DIR)/bench/spawn
+
+# The arm64 matrix (docs/vmtest.md "arm64"): the guest binaries cross-built
+# (make ARCH=arm64), Debian arm64 kernels under qemu-system-aarch64 TCG.
+# SUITE-16k: the suite's linux-image-arm64-16k (16 KiB pages).
+VMTEST_ARM64_KERNELS  ?= bookworm trixie trixie-16k sid
+VMTEST_ARM64_OPTIONAL ?= sid
+vmtest-arm64:
+	$(Q)$(MAKE) --no-print-directory ARCH=arm64 vmtest-bins
+	$(Q)VMTEST_ARCH=arm64 VMTEST_OPTIONAL="$(VMTEST_ARM64_OPTIONAL)" VMTEST_INTEGRATION= \
+		tests/vmtest/run.sh .output-arm64/vmtest $(VMTEST_ARM64_KERNELS)
 
 # Bench only: empty programs on memacct's hot tracepoints (the floor arm).
 $(OUTPUT)/bench/%.bpf.o: tests/bench/%.bpf.c $(VMLINUX)
@@ -395,13 +438,24 @@ image-check: image
 vmlinux:
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $(VMLINUX)
 
+# vmlinux/arm64/vmlinux.h without an arm64 machine: the BTF cut from the
+# Image of Debian's arm64 kernel of VMLINUX_ARM64_SUITE (vmlinux/image-btf.py)
+VMLINUX_ARM64_SUITE ?= trixie
+vmlinux-arm64:
+	FETCH_ARCH=arm64 tests/vmtest/fetch-kernels.sh .output-arm64/vmtest $(VMLINUX_ARM64_SUITE)
+	vmlinux/image-btf.py .output-arm64/vmtest/vmlinuz-$(VMLINUX_ARM64_SUITE) \
+		.output-arm64/vmtest/btf-$(VMLINUX_ARM64_SUITE)
+	$(BPFTOOL) btf dump file .output-arm64/vmtest/btf-$(VMLINUX_ARM64_SUITE) format c \
+		> vmlinux/arm64/vmlinux.h
+
 clean:
-	rm -rf $(OUTPUT)
+	rm -rf $(OUTPUT)$(if $(CROSS),, .output-arm64)
 
 # Exactly what building, testing and the demo need (Debian 12 / Ubuntu 22.04+).
 DEPS := make gcc clang llvm chromium libbpf-dev libelf-dev zlib1g-dev pkg-config libjansson-dev \
 	libmicrohttpd-dev libsystemd-dev check python3-jsonschema python3-torch python3-numpy prometheus \
-	logrotate qemu-system-x86 busybox-static bpftrace libcap2-bin libncurses-dev libsmartcols-dev tmux zsh dpkg-dev curl \
+	logrotate qemu-system-x86 qemu-system-arm gcc-aarch64-linux-gnu libc6-dev-arm64-cross \
+	busybox-static bpftrace libcap2-bin libncurses-dev libsmartcols-dev tmux zsh dpkg-dev curl \
 	mmdebstrap umoci
 DEPS += $(shell apt-cache show bpftool >/dev/null 2>&1 && echo bpftool || echo linux-tools-common linux-tools-generic)
 deps:

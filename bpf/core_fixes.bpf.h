@@ -274,11 +274,12 @@ static __always_inline __u64 cgroup_ancestor_id(struct cgroup *cg, int level)
  * In order: the base userspace measured before attaching (vmemmap_measured,
  * user/kernel/bpf_loader.c measure_vmemmap(): page addresses from mm_page_alloc
  * against frame numbers from pagemap; it works where kallsyms has no data
- * symbols, as on kernels without CONFIG_KALLSYMS_ALL), the variable
+ * symbols, as on kernels without CONFIG_KALLSYMS_ALL, and on arm64, whose
+ * vmemmap depends on memstart_addr), on x86 the variable
  * vmemmap_base at the address userspace found in /proc/kallsyms when the
  * measurement failed (vmemmap_base_addr; a typeless __ksym here made libbpf
  * parse all of kallsyms at every load, ~45 ms of memacct run's start), the
- * constant userspace put in rodata.
+ * constant userspace put in rodata (x86; 0 elsewhere: no node known).
  */
 extern const volatile __u64 vmemmap_start;
 extern __u64 vmemmap_measured;
@@ -543,11 +544,36 @@ static __always_inline bool foll_pin_now(struct task_struct *task, __s64 *out)
 	return true;
 }
 
-/* x86 page fault error code bits (arch/x86/include/asm/trap_pf.h) */
-#define X86_PF_PROT	(1UL << 0)
-#define X86_PF_WRITE	(1UL << 1)
-
-/* Highest user address on x86_64 with 4-level paging (TASK_SIZE_MAX). */
+/*
+ * What depends on the architecture built for (clang -D__TARGET_ARCH_x86 or
+ * __TARGET_ARCH_arm64, as libbpf-tools build; the Makefile's ARCH).
+ *
+ * FAULT_ERR_PROT, FAULT_ERR_WRITE: the error code bits of the
+ * exceptions:page_fault_user/page_fault_kernel tracepoints, which only
+ * arch/x86/mm/fault.c raises (the x86 error code,
+ * arch/x86/include/asm/trap_pf.h X86_PF_PROT, X86_PF_WRITE). Elsewhere the
+ * tracepoint programs are never loaded (user/bpf_loader.c loads them where
+ * the kernel's BTF has the tracepoint) and the bits are 0: every fault comes
+ * from the perf event hook, FAULT_NO_ERRCODE.
+ *
+ * USER_ADDR_MAX: the highest user address (TASK_SIZE_MAX); a kernel-mode
+ * fault at or above it is not on a user page.
+ */
+#if defined(__TARGET_ARCH_x86)
+#define FAULT_ERR_PROT	(1UL << 0)	/* X86_PF_PROT */
+#define FAULT_ERR_WRITE	(1UL << 1)	/* X86_PF_WRITE */
+/* x86_64 with 4-level paging */
 #define USER_ADDR_MAX	0x00007ffffffff000UL
+#elif defined(__TARGET_ARCH_arm64)
+#define FAULT_ERR_PROT	0UL
+#define FAULT_ERR_WRITE	0UL
+/* TASK_SIZE_64 = 1 << vabits_actual, at most 52 bits (CONFIG_ARM64_VA_BITS_52,
+ * Debian's 6.12+ arm64 kernels; commit 67e7fdfcc6e4, "arm64: mm: introduce
+ * 52-bit userspace support"); a 48-bit kernel's limit is lower, and a fault
+ * between the two cannot be a user page's anyway */
+#define USER_ADDR_MAX	(1UL << 52)
+#else
+#error "memacct's BPF objects are built for x86 or arm64: make ARCH=x86|arm64"
+#endif
 
 #endif /* MEMACCT_CORE_FIXES_BPF_H */

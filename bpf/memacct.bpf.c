@@ -85,7 +85,8 @@ struct vma_cache {
 
 /*
  * fault_ctx.error_code of a fault entered through the perf event hook
- * (page_fault_perf): no error code known. No x86 error code has bit 63.
+ * (page_fault_perf): no error code known. No x86 error code (the only
+ * architecture whose kernel raises exceptions:page_fault_user) has bit 63.
  */
 #define FAULT_NO_ERRCODE	(1ULL << 63)
 
@@ -751,7 +752,7 @@ static __always_inline int classify(struct task_struct *task, struct cpu_slot *s
 			return old ? ALLOC_COW_FILE : ALLOC_COW_FILE_CAND;
 		return ALLOC_COW_ANON;
 	}
-	if (!(f->error_code & X86_PF_WRITE))
+	if (!(f->error_code & FAULT_ERR_WRITE))
 		return ALLOC_OTHER;
 	/* a write fault's copy or fill whose VMA is unknown: counted as
 	 * such (fault_unclassified_pages), never dropped */
@@ -759,7 +760,7 @@ static __always_inline int classify(struct task_struct *task, struct cpu_slot *s
 		return ALLOC_UNCLASSIFIED;
 	if (vi.flags & VM_SHARED_FLAG)
 		return ALLOC_OTHER;	/* write-notify or page cache fill */
-	if (f->error_code & X86_PF_PROT)	/* present, write-protected */
+	if (f->error_code & FAULT_ERR_PROT)	/* present, write-protected */
 		return vi.file ? ALLOC_COW_FILE : ALLOC_COW_ANON;
 	/* not present: a private file page is copied from the page cache;
 	 * an anon one without __GFP_ZERO is a swap-in */
@@ -770,7 +771,11 @@ static __always_inline int classify(struct task_struct *task, struct cpu_slot *s
  * arithmetic on the trusted pointer itself) */
 static __always_inline int page_node(__u64 page_addr)
 {
-	__u64 pfn = (page_addr - vmemmap_base_get()) / bpf_core_type_size(struct page);
+	__u64 base = vmemmap_base_get(), pfn;
+
+	if (!base)	/* not measured, and no constant (arm64) */
+		return -1;
+	pfn = (page_addr - base) / bpf_core_type_size(struct page);
 
 	for (int i = 0; i < MEMACCT_MAX_NODE_RANGES; i++) {
 		if (i >= nr_node_ranges)

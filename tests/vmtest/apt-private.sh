@@ -1,11 +1,13 @@
 # SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause)
-# apt-private.sh - sourced by fetch-kernels.sh and build-smartcols.sh:
-# apt_private DIR writes an APT configuration of its own under DIR (state,
+# apt-private.sh - sourced by fetch-kernels.sh, build-smartcols.sh,
+# build-mhd.sh and sysroot.sh: apt_private DIR [ARCH] writes an APT configuration of its own under DIR (state,
 # cache, the sources.list read from stdin) and exports APT_CONFIG, so that
 # apt-get download / apt-get source reach Debian without touching the host's
-# apt state. Release files are not checked for expiry (snapshot mirrors).
+# apt state. ARCH (default amd64) is the architecture apt resolves packages
+# for, in this configuration only: the host's dpkg never gets a foreign
+# architecture (arm64 kernels and sysroot packages). Release files are not checked for expiry (snapshot mirrors).
 apt_private() {
-	local apt=$1
+	local apt=$1 arch=${2:-amd64}
 	mkdir -p "$apt/etc/sources.list.d" "$apt/state/lists/partial" \
 		"$apt/cache/archives/partial" "$apt/etc/preferences.d" "$apt/etc/apt.conf.d"
 	cat > "$apt/etc/sources.list"
@@ -17,8 +19,8 @@ Dir::Etc::sourcelist "$apt/etc/sources.list";
 Dir::Etc::sourceparts "$apt/etc/sources.list.d";
 Dir::Etc::preferencesparts "$apt/etc/preferences.d";
 Dir::Etc::parts "$apt/etc/apt.conf.d";
-APT::Architecture "amd64";
-APT::Architectures { "amd64"; };
+APT::Architecture "$arch";
+APT::Architectures { "$arch"; };
 Acquire::Languages "none";
 Acquire::Check-Valid-Until "false";
 APT::Sandbox::User "root";

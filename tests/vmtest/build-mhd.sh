@@ -8,8 +8,12 @@
 # without TLS (memacct serves plain HTTP: docs/daemon.md), with its
 # poll/epoll and thread-pool code, as Debian configures it otherwise (about
 # 30 s). Kept once built.
+# A second argument, a GNU triplet (aarch64-linux-gnu), cross-builds it
+# with that triplet's gcc (make vmtest-arm64).
 set -euo pipefail
 mkdir -p "$1"; dir=$(cd "$1" && pwd)
+cross=()
+[ -n "${2:-}" ] && cross=(--host="$2" CC="$2-gcc" AR="$2-ar" RANLIB="$2-ranlib")
 [ -s "$dir/libmicrohttpd.a" ] && exit 0
 . "$(dirname "$0")/apt-private.sh"
 ver=$(dpkg-query -W -f '${source:Version}' libmicrohttpd-dev)
@@ -28,7 +32,7 @@ apt-get -qq update || echo "build-mhd: apt-get update reported errors (continuin
 (cd "$src" && apt-get -qq source "libmicrohttpd=$ver" > source.log 2>&1) ||
 	{ tail -20 "$src/source.log" >&2; exit 1; }
 cd "$src"/libmicrohttpd-*/
-./configure -q --disable-https --disable-shared --enable-static --disable-doc \
+./configure -q "${cross[@]}" --disable-https --disable-shared --enable-static --disable-doc \
 	--disable-examples --disable-curl --disable-nls --without-gnutls \
 	--enable-epoll --enable-poll > configure.log 2>&1 ||
 	{ tail -20 configure.log >&2; exit 1; }

@@ -5,8 +5,12 @@
 # the very version whose header the host has (libsmartcols-dev) is fetched
 # with `apt-get source` (private APT_CONFIG, apt-private.sh) and only
 # libsmartcols is configured and built, static (about 20 s). Kept once built.
+# A second argument, a GNU triplet (aarch64-linux-gnu), cross-builds it
+# with that triplet's gcc (make vmtest-arm64).
 set -euo pipefail
 mkdir -p "$1"; dir=$(cd "$1" && pwd)
+cross=()
+[ -n "${2:-}" ] && cross=(--host="$2" CC="$2-gcc" AR="$2-ar" RANLIB="$2-ranlib")
 [ -s "$dir/libsmartcols.a" ] && exit 0
 . "$(dirname "$0")/apt-private.sh"
 ver=$(dpkg-query -W -f '${source:Version}' libsmartcols-dev)
@@ -25,7 +29,7 @@ apt-get -qq update || echo "build-smartcols: apt-get update reported errors (con
 (cd "$src" && apt-get -qq source --download-only "util-linux=$ver")
 tar -xf "$src"/util-linux_*.orig.tar.* -C "$src"
 cd "$src"/util-linux-*/
-./configure -q --disable-all-programs --enable-libsmartcols --disable-shared --enable-static \
+./configure -q "${cross[@]}" --disable-all-programs --enable-libsmartcols --disable-shared --enable-static \
 	--disable-nls --without-python --without-systemd --without-udev --disable-asciidoc \
 	--disable-poman --disable-bash-completion > configure.log 2>&1 ||
 	{ tail -20 configure.log >&2; exit 1; }

@@ -91,9 +91,13 @@ class Sec:
         print('\n'.join('     | ' + l for l in (self.sec['out'] + self.sec['err'])[-n:]))
 
 
+# the guest's base page size (env: page_size_kb; 16 KiB on arm64-16k kernels)
+PAGE = 4096
+
+
 def tol(want):
     """1% or 16 pages, whichever is larger (as tests/integration.c)"""
-    return max(abs(want) // 100, 16 * 4096)
+    return max(abs(want) // 100, 16 * PAGE)
 
 
 def proc(report, pid):
@@ -329,7 +333,7 @@ def check_dma(s):
     rep = s.report or {}
     p = next((p for p in rep.get('processes', []) if p.get('comm') == 'dma_pin'), {})
     peak, want = p.get('dma_pinned_peak_bytes', -1), 64 << 20
-    check('dma.umem', s.rc.get('run') == 0 and abs(peak - want) <= 4096
+    check('dma.umem', s.rc.get('run') == 0 and abs(peak - want) <= PAGE
           and rep.get('host', {}).get('foll_pin_counters') is True,
           'memacct run exit %s, dma_pinned_peak_bytes %s, truth %d (FOLL_PIN delta %s pages)'
           % (s.rc.get('run'), peak, want, s.truth.get('foll_pin_delta_pages')))
@@ -361,18 +365,19 @@ def check_cpuless(s):
         return k.get(w + '_Active_file_kb', -1) + k.get(w + '_Inactive_file_kb', -1)
     d_lru, d_fp = lru('after') - lru('before'), (k.get('after_file_pages_kb', -1)
                                                    - k.get('before_file_pages_kb', -1))
-    check('cpuless.kernel_delta', d_lru == pages * 4 and d_fp == pages * 4,
+    kb = PAGE // 1024
+    check('cpuless.kernel_delta', d_lru == pages * kb and d_fp == pages * kb,
           'node2/meminfo: file LRU +%d kB, FilePages +%d kB; read %d pages = %d kB' % (
-              d_lru, d_fp, pages, pages * 4))
+              d_lru, d_fp, pages, pages * kb))
     pc, fp = n2.get('page_cache_bytes', -1), n2.get('file_pages_bytes', -1)
     check('cpuless.page_cache', s.rc.get('audit') == 0
           and pc == lru('after_audit') * 1024 and fp == k.get('after_audit_file_pages_kb', -1) * 1024
-          and pc - lru('before') * 1024 == pages * 4096
+          and pc - lru('before') * 1024 == pages * PAGE
           and n2.get('reclaimable_page_cache_bytes') == pc and n2.get('mem_available_bytes', 0) is None,
           'memacct node 2 page_cache_bytes %s (node2/meminfo %d), file_pages_bytes %s (%d), '
           'reclaimable %s; +%d pages since before (read %d)' % (
               pc, lru('after_audit') * 1024, fp, k.get('after_audit_file_pages_kb', -1) * 1024,
-              n2.get('reclaimable_page_cache_bytes'), (pc - lru('before') * 1024) // 4096, pages))
+              n2.get('reclaimable_page_cache_bytes'), (pc - lru('before') * 1024) // PAGE, pages))
     if fails and fails[-1].startswith('cpuless.'):
         s.dump()
 
@@ -382,7 +387,7 @@ def numa_maps_nodes(lines):
     maps, total = {}, {}
     for line in lines:
         f = line.split()
-        psize = 4096
+        psize = PAGE
         for w in f:
             if w.startswith('kernelpagesize_kB='):
                 psize = int(w.split('=')[1]) * 1024
@@ -675,6 +680,69 @@ def check_reclaim(s):
         s.dump()
 
 
+def check_totals(s, name, want):
+    """memacct run's totals against the workload's truth: {field: truth key
+    or 0}; near() or 16 pages (tol(); 0 allows the loader's relocation
+    writes, about ten file-CoW pages)"""
+    t = (s.report or {}).get('totals', {})
+    for field, key in want.items():
+        w = s.truth.get(key, -1) if key else 0
+        got = t.get(field, -1)
+        check(name + '.' + field, got >= 0 and (near(got, w) or abs(got - w) <= tol(w)),
+              '%s %d, truth %d%s' % (field, got, w, ' (%s)' % key if key else ''),
+              unsupported(s.sec))
+    if not s.report:
+        s.dump()
+
+
+def check_file_cow(s):
+    """file_private 32 /mnt: every page written copies a page-cache page"""
+    check_totals(s, 'file_cow', {'cow_file_copied_bytes': 'file_cow_bytes',
+                                 'cow_copied_bytes': None})
+
+
+def check_file_cow_read(s):
+    """file_private 32 --read-first: the same after a read mapped each page"""
+    check_totals(s, 'file_cow_read', {'cow_file_copied_bytes': 'file_cow_bytes',
+                                      'cow_copied_bytes': None})
+
+
+def check_file_shared(s):
+    """file_shared 32 --read-first: MAP_SHARED writes dirty in place, no copy"""
+    check_totals(s, 'file_shared', {'cow_file_copied_bytes': None, 'cow_copied_bytes': None})
+
+
+def check_reuse(s):
+    """reuse_tmpfs 32 8: write faults that reuse the page copy nothing"""
+    check_totals(s, 'reuse', {'cow_copied_bytes': None, 'cow_file_copied_bytes': None})
+
+
+def check_pinned(s, name, fields):
+    p = proc(s.report or {}, s.truth.get('pid', -1)) or {}
+    for field, key in fields:
+        got, w = p.get(field, -1), s.truth.get(key, -1)
+        check(name + '.' + field, w > 0 and got == w, '%s %d, truth %d (%s)' % (field, got, w, key))
+    if not s.report:
+        s.dump()
+
+
+def check_mlock(s):
+    """mlock_steps mlock 64: mlocked bytes at exit and peak = VmLck"""
+    check_pinned(s, 'mlock', [('mlocked_bytes', 'exit_locked_bytes'),
+                              ('mlocked_peak_bytes', 'peak_locked_bytes')])
+
+
+def check_io_uring(s):
+    """mlock_steps io_uring 64: IORING_REGISTER_BUFFERS, pinned_vm = VmPin"""
+    check_pinned(s, 'io_uring', [('pinned_vm_bytes', 'exit_pinned_vm_bytes'),
+                                 ('pinned_vm_peak_bytes', 'peak_pinned_vm_bytes')])
+
+
+# memacct.faults=1 (run.sh: arm64): judged when --faults is given
+FAULT_TESTS = [('file_cow', check_file_cow), ('file_cow_read', check_file_cow_read),
+               ('file_shared', check_file_shared), ('reuse', check_reuse),
+               ('mlock', check_mlock), ('io_uring', check_io_uring)]
+
 V2_TESTS = [('zero_fill', check_zero_fill), ('cow_busy', check_cow_busy),
             ('numa_stock', check_numa_stock), ('oom', check_oom), ('oom_host', check_oom_host),
             ('attach', check_attach),
@@ -696,10 +764,14 @@ def main():
         lines = console.splitlines()
         first = next(i for i, l in enumerate(lines) if bad[0] in l)
         print('\n'.join('     | ' + l for l in lines[first + 1:first + 40]))
+    global PAGE
     env = secs.get('env')
     if env:
         for line in env['out'][:3]:
             print('     ' + line)
+        for line in env['out']:
+            if line.startswith('page_size_kb ') and line.split()[1].isdigit():
+                PAGE = int(line.split()[1]) * 1024
     sec = secs.get('cow')
     if sec:
         truth, rep = parse_run(sec)
@@ -749,7 +821,7 @@ def main():
             check('integration', False, 'section missing')
         else:
             check_integration(sec, secs.get('audit', {}).get('uptime'))
-    for name, fn in V2_TESTS:
+    for name, fn in V2_TESTS + (FAULT_TESTS if '--faults' in sys.argv[3:] else []):
         sec = secs.get(name)
         if sec is None:
             check(name, False, 'section missing')

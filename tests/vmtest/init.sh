@@ -16,6 +16,15 @@ mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 mount -t cgroup2 -o nsdelegate,memory_recursiveprot cgroup2 /sys/fs/cgroup ||
 	mount -t cgroup2 -o nsdelegate cgroup2 /sys/fs/cgroup
 echo +memory > /sys/fs/cgroup/cgroup.subtree_control
+# what this kernel builds as modules and the guest needs (run.sh: the disk's
+# nvme and ext4 on arm64-16k)
+if [ -s /modules/$(uname -r)/order ]; then
+	for m in $(cat /modules/$(uname -r)/order); do
+		insmod /modules/$(uname -r)/$m || echo "init: insmod $m failed"
+	done
+	i=0
+	while [ ! -b /dev/nvme0n1 ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+fi
 # loopback, as on any host: the daemon tests listen and scrape on 127.0.0.1 and ::1
 ip link set lo up
 mkdir -p /tmp /run /mnt /dev/shm && mount -t tmpfs tmpfs /tmp && mount -t tmpfs tmpfs /dev/shm
@@ -25,7 +34,9 @@ mkdir -p /tmp /run /mnt /dev/shm && mount -t tmpfs tmpfs /tmp && mount -t tmpfs 
 [ -b /dev/nvme0n1 ] && mke2fs -q /dev/nvme0n1 > /dev/null && mount -t ext2 /dev/nvme0n1 /mnt
 # /var/tmp on it too, as on a host (the integration suite's files)
 mkdir -p /mnt/vartmp /var/tmp && chmod 1777 /mnt/vartmp && mount --bind /mnt/vartmp /var/tmp
-out=/dev/ttyS1
+# the results' serial port: memacct.out=ttyS0 on arm64 (run.sh)
+out=/dev/$(tr ' ' '\n' < /proc/cmdline | sed -n 's/^memacct.out=//p')
+[ "$out" = /dev/ ] && out=/dev/ttyS1
 cg=/sys/fs/cgroup
 
 section() {	# section NAME CMD...: stdout and stderr of CMD, then its status
@@ -401,9 +412,36 @@ t_bench_cgroups() {
 	rm -rf /mnt/benchout
 }
 
+# memacct.faults=1 (run.sh: the arm64 matrix, whose only fault hook is the
+# perf event with no error code): the classifier's other cases, each under
+# memacct run. A private file mapping on the ext2 disk written at once and
+# after a read (file CoW), a shared one written (no copy), pages a fork had
+# write-protected written again after the child left (reuse, no copy), 64 MiB
+# mlocked and 64 MiB registered with io_uring (pinned_vm)
+t_file_cow() {
+	memacct -j run -- file_private 32 /mnt
+}
+t_file_cow_read() {
+	memacct -j run -- file_private 32 --read-first /mnt
+}
+t_file_shared() {
+	memacct -j run -- file_shared 32 --read-first /mnt
+}
+t_reuse() {
+	memacct -j run -- reuse_tmpfs 32 8
+}
+t_mlock() {
+	memacct -j run -- mlock_steps mlock 64
+}
+t_io_uring() {
+	memacct -j run -- mlock_steps io_uring 64
+}
+
 env_info() {
 	echo "kernel $(uname -r)"
 	echo "nodes $(ls -d /sys/devices/system/node/node* | wc -l)"
+	# the base page size (4096; 16384 on arm64-16k): check.py's unit
+	echo "page_size_kb $(sed -n 's/^KernelPageSize: *\([0-9]*\) kB/\1/p' /proc/self/smaps | head -1)"
 	echo "cgroup_controllers $(cat /sys/fs/cgroup/cgroup.subtree_control)"
 	grep -c . /proc/zoneinfo > /dev/null && grep -E '^Node|start_pfn' /proc/zoneinfo
 }
@@ -422,6 +460,14 @@ section limits t_limits
 section explain t_explain
 section audit t_audit
 section dma t_dma
+if grep -q 'memacct.faults=1' /proc/cmdline; then
+	section file_cow t_file_cow
+	section file_cow_read t_file_cow_read
+	section file_shared t_file_shared
+	section reuse t_reuse
+	section mlock t_mlock
+	section io_uring t_io_uring
+fi
 section cpuless t_cpuless
 section reclaim t_reclaim
 grep -q 'memacct.bench=1' /proc/cmdline && section bench_cgroups t_bench_cgroups

@@ -7,21 +7,36 @@
 # in $VMTEST_OPTIONAL may fail without failing the matrix. Suites listed in
 # $VMTEST_INTEGRATION also run the whole integration suite (DIR/test_integration)
 # on pure cgroup v2, with $VMTEST_INTEGRATION_TIMEOUT.
+# VMTEST_ARCH=arm64 (make vmtest-arm64): DIR holds arm64 binaries and
+# busybox (DIR/sysroot), the kernels are Debian's arm64 ones (SUITE-16k:
+# 16 KiB pages) under qemu-system-aarch64 -M virt; the same sections and
+# check.py; the host's own tools (x86) are left out, so no integration suite.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$1"; dir=$(cd "$1" && pwd); shift
 suites=("$@")
 optional=" ${VMTEST_OPTIONAL:-} "
-timeout_s=${VMTEST_TIMEOUT:-150}
+arch=${VMTEST_ARCH:-x86}
+timeout_s=${VMTEST_TIMEOUT:-$([ "$arch" = arm64 ] && echo 300 || echo 150)}
 integration=" ${VMTEST_INTEGRATION-bookworm-backports} "
 integration_timeout_s=${VMTEST_INTEGRATION_TIMEOUT:-2700}
 start=$(date +%s)
 
-for t in qemu-system-x86_64 busybox; do
-	command -v $t >/dev/null || [ -x /bin/$t ] || {
-		echo "vmtest: $t missing (make deps installs qemu-system-x86 busybox-static)" >&2; exit 3; }
-done
-"$here/fetch-kernels.sh" "$dir" "${suites[@]}" || echo "vmtest: fetching kernels reported errors" >&2
+if [ "$arch" = arm64 ]; then
+	qemu=qemu-system-aarch64 busybox=$dir/sysroot/bin/busybox
+	command -v $qemu >/dev/null || {
+		echo "vmtest: $qemu missing (make deps installs qemu-system-arm)" >&2; exit 3; }
+	[ -x "$busybox" ] || { echo "vmtest: no $busybox (make ARCH=arm64 makes the sysroot)" >&2; exit 3; }
+	FETCH_ARCH=arm64 "$here/fetch-kernels.sh" "$dir" "${suites[@]}" ||
+		echo "vmtest: fetching kernels reported errors" >&2
+else
+	qemu=qemu-system-x86_64 busybox=$(command -v busybox || echo /bin/busybox)
+	for t in qemu-system-x86_64 busybox; do
+		command -v $t >/dev/null || [ -x /bin/$t ] || {
+			echo "vmtest: $t missing (make deps installs qemu-system-x86 busybox-static)" >&2; exit 3; }
+	done
+	"$here/fetch-kernels.sh" "$dir" "${suites[@]}" || echo "vmtest: fetching kernels reported errors" >&2
+fi
 
 # initramfs: busybox, static memacct and workloads, /init; for the
 # integration suite its static binary, tests/workloads' scripts (as $TESTS)
@@ -36,7 +51,7 @@ done
 cpio=$(command -v cpio || echo "busybox cpio")
 root=$dir/root
 rm -rf "$root"; mkdir -p "$root"/{bin,proc,sys,dev,tmp,etc,tests/workloads}
-cp "$(command -v busybox || echo /bin/busybox)" "$root/bin/busybox"
+cp "$busybox" "$root/bin/busybox"
 cp "$dir"/bin/* "$root/bin/"
 cp "$here/init.sh" "$root/init"
 # root and nobody by name, as on a host (logrotate's "create 0600 root root")
@@ -53,9 +68,16 @@ cp "$here"/../sweep.sh "$here"/../bench_cgroups.sh "$root/tests/"
 # docs/deploy (dashboard, rules, logrotate) as $TESTS/../docs/deploy
 cp -r "$here"/../data "$root/tests/"
 mkdir -p "$root/docs" && cp -r "$here"/../../docs/deploy "$root/docs/"
-for t in /usr/sbin/capsh /usr/bin/setpriv /usr/bin/bash:/bin/bash /usr/bin/dash /usr/bin/curl \
+# modules a kernel needs and builds as modules (fetch-kernels.sh: arm64-16k's
+# nvme and ext4), by release: /init loads /modules/$(uname -r)/order
+for s in "${suites[@]}"; do
+	[ -s "$dir/modules-$s/order" ] && [ -s "$dir/version-$s" ] &&
+		mkdir -p "$root/modules" && cp -r "$dir/modules-$s" "$root/modules/$(cat "$dir/version-$s")"
+done
+[ "$arch" = arm64 ] && tools=() || tools=(/usr/sbin/capsh /usr/bin/setpriv /usr/bin/bash:/bin/bash /usr/bin/dash /usr/bin/curl \
 	/usr/sbin/bpftool /usr/sbin/logrotate /usr/bin/timeout /usr/bin/sleep /usr/bin/prometheus \
-	/usr/bin/promtool; do
+	/usr/bin/promtool)
+for t in "${tools[@]}"; do
 	src=${t%%:*} dst=${t#*:}
 	[ -x "$src" ] || { echo "vmtest: $src missing: tests that need it fail or skip in the guest" >&2; continue; }
 	mkdir -p "$root$(dirname "$dst")"; cp "$src" "$root$dst"
@@ -84,19 +106,40 @@ for s in "${suites[@]}"; do
 	# (docs/vmtest.md)
 	append=${VMTEST_APPEND:+ $VMTEST_APPEND}
 	limit=$timeout_s ck=()
+	# the fault classifier's other cases (init.sh memacct.faults=1): on
+	# arm64, whose fault hook is the perf event (no error code);
+	# VMTEST_FAULTS=1 adds them on x86
+	if [ "${VMTEST_FAULTS:-$([ "$arch" = arm64 ] && echo 1)}" = 1 ]; then
+		append="$append memacct.faults=1" ck=(--faults)
+	fi
 	if [[ $integration == *" $s "* ]]; then
 		append="$append memacct.integration=1"
-		limit=$integration_timeout_s ck=(--integration)
+		limit=$integration_timeout_s ck+=(--integration)
 	fi
 	v=$(sed -n 's/^\([0-9]*\)\.\([0-9]*\).*/\1 \2/p' "$dir/version-$s" 2>/dev/null)
-	if [ -n "$v" ] && [ $((${v% *} * 1000 + ${v#* })) -ge 6019 ]; then
+	if [ "$arch" = x86 ] && [ -n "$v" ] && [ $((${v% *} * 1000 + ${v#* })) -ge 6019 ]; then
 		case ${VMTEST_CPU:-max,-cx16} in
 		*-cx16*) append="$append slub_debug=F,kmalloc-*" ;;
 		esac
 	fi
 	t0=$(date +%s)
 	rm -f "$log.results" "$log.console"
-	timeout "$limit" qemu-system-x86_64 -accel "${VMTEST_ACCEL:-tcg,thread=single}" -cpu "${VMTEST_CPU:-max,-cx16}" -m 2304M \
+	# arm64: -M virt has one UART (PL011, ttyAMA0: the console); the
+	# results go to a PCI 16550 (8250_pci is built in), the guest's
+	# ttyS0 (memacct.out=). -cpu max with QEMU's own pointer
+	# authentication algorithm (pauth-impdef: the architected QARMA5 is
+	# several times slower under TCG). Multi-threaded TCG: arm64 patches
+	# kernel text under stop_machine(), not with x86's live int3 (below)
+	if [ "$arch" = arm64 ]; then
+		machine=(-M virt -accel "${VMTEST_ACCEL:-tcg}" -cpu "${VMTEST_CPU:-max,pauth-impdef=on}")
+		serial=(-serial stdio -chardev "file,id=res,path=$log.results" -device pci-serial,chardev=res)
+		console="console=ttyAMA0 memacct.out=ttyS0"
+	else
+		machine=(-accel "${VMTEST_ACCEL:-tcg,thread=single}" -cpu "${VMTEST_CPU:-max,-cx16}")
+		serial=(-serial stdio -serial "file:$log.results")
+		console="console=ttyS0"
+	fi
+	timeout "$limit" $qemu "${machine[@]}" -m 2304M \
 		-smp 2,sockets=2,cores=1,threads=1 \
 		-object memory-backend-ram,id=m0,size=1G -object memory-backend-ram,id=m1,size=1G \
 		-object memory-backend-ram,id=m2,size=256M \
@@ -104,8 +147,8 @@ for s in "${suites[@]}"; do
 		-numa node,nodeid=2,memdev=m2 \
 		-kernel "$k" -initrd "$dir/initramfs.gz" \
 		-drive file="$dir/disk.img",if=none,id=d0,format=raw -device nvme,serial=memacct,drive=d0 \
-		-append "console=ttyS0 panic=-1 oops=panic loglevel=4$append" \
-		-nographic -no-reboot -nodefaults -serial stdio -serial "file:$log.results" \
+		-append "$console panic=-1 oops=panic loglevel=4$append" \
+		-nographic -no-reboot -nodefaults "${serial[@]}" \
 		> "$log.console" 2>&1 < /dev/null
 	qrc=$?
 	t1=$(date +%s)

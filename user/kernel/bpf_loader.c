@@ -870,6 +870,7 @@ static int pagemap_pfn(int fd, const volatile void *addr, uint64_t *pfn)
 	return (e >> 63) && *pfn ? 0 : -ENODATA;
 }
 
+#if defined(__x86_64__)
 /* The address of data symbol @name in /proc/kallsyms; 0 if absent or hidden. */
 static uint64_t kallsyms_addr(const char *name)
 {
@@ -886,6 +887,7 @@ static uint64_t kallsyms_addr(const char *name)
 	fclose(f);
 	return found;
 }
+#endif
 
 int loader_measure_vmemmap(struct memacct_bpf *skel, uint64_t *base)
 {
@@ -1074,9 +1076,15 @@ int loader_start(const struct loader_opts *o, struct memacct_bpf **out)
 		       "are not placed on nodes, remote_numa_alloc is not measured",
 		       MEMACCT_MAX_NODE_RANGES);
 	if (n > 0 && nodes > 1) {
+#if defined(__x86_64__)
 		/* x86_64 vmemmap base without KASLR of the memory layout
-		 * (arch/x86/include/asm/pgtable_64_types.h VMEMMAP_START) */
+		 * (arch/x86/include/asm/pgtable_64_types.h VMEMMAP_START).
+		 * arm64 has no constant to fall back on: its vmemmap is
+		 * VMEMMAP_START - (memstart_addr >> PAGE_SHIFT) pages
+		 * (arch/arm64/include/asm/memory.h), memstart_addr known at
+		 * boot only; measured (loader_measure_vmemmap()) or none */
 		skel->rodata->vmemmap_start = 0xffffea0000000000ULL;
+#endif
 		memcpy((void *)skel->rodata->node_ranges, ranges, n * sizeof(ranges[0]));
 		skel->rodata->nr_node_ranges = n;
 	}
@@ -1141,9 +1149,14 @@ int loader_start(const struct loader_opts *o, struct memacct_bpf **out)
 		int e = loader_measure_vmemmap(skel, &base);
 
 		if (e) {
+#if defined(__x86_64__)
 			p_warn("cannot measure the struct page array base (%s): remote-NUMA bytes rely on kallsyms or the default base",
 			       strerror(-e));
 			skel->bss->vmemmap_base_addr = kallsyms_addr("vmemmap_base");
+#else
+			p_warn("cannot measure the struct page array base (%s): allocations are not placed on nodes, remote_numa_alloc is not measured",
+			       strerror(-e));
+#endif
 		} else {
 			skel->bss->vmemmap_measured = base;
 		}

@@ -87,7 +87,8 @@
 	X(COW_COPIED, cow_copied, "cow_copied_bytes", "memacct_cow_copied_bytes", \
 	  MF_BYTES | MF_FLOW, TR_ALL, BPF(cow_copied_pages), \
 	  "Anonymous copy-on-write copies since the kernel side was attached", \
-	  "BPF: page_fault_user/page_fault_kernel + mm_page_alloc classifier") \
+	  "BPF: fault hook (x86: exceptions:page_fault_user/page_fault_kernel; elsewhere the " \
+	  "perf page-faults event) + mm_page_alloc classifier") \
 	X(COW_FILE_COPIED, cow_file_copied, "cow_file_copied_bytes", "memacct_cow_file_copied_bytes", \
 	  MF_BYTES | MF_FLOW, TR_ALL, BPF(cow_file_copied_pages), \
 	  "First writes to MAP_PRIVATE file pages since attach", \
