@@ -1029,27 +1029,9 @@ static void size_maps(struct memacct_bpf *skel, const struct btf *btf)
 		bpf_map__set_max_entries(skel->maps.fault_spill, 1);
 }
 
-int loader_start(const struct loader_opts *o, struct memacct_bpf **out)
+/* What the programs read as constants: the filter, gfp bits from BTF, CPUs, page size. */
+static void set_rodata(struct memacct_bpf *skel, const struct loader_opts *o, const struct btf *btf)
 {
-	struct memacct_node_range ranges[MEMACCT_MAX_NODE_RANGES];
-	struct memacct_bpf *skel;
-	struct btf *btf;
-	int err, n, nodes = 1;
-	uint64_t t0 = mono_ns(), t1;
-	bool windows;
-
-	memset(&loader_timing, 0, sizeof(loader_timing));
-	libbpf_set_print(libbpf_print);
-	skel = memacct_bpf__open();
-	if (!skel) {
-		err = -errno;
-		p_err("opening the BPF object: %s", strerror(-err));
-		return err;
-	}
-	btf = btf__load_vmlinux_btf();
-	if (!btf)
-		p_warn("cannot read the kernel's BTF; using built-in gfp bits");
-
 	skel->rodata->filter_cgid = o->filter_cgid;
 	skel->rodata->filter_level = o->filter_level;
 	skel->rodata->fallback_cgid = o->fallback_cgid;
@@ -1069,25 +1051,43 @@ int loader_start(const struct loader_opts *o, struct memacct_bpf **out)
 	skel->rodata->page_size = sysconf(_SC_PAGESIZE);
 	skel->rodata->gfp_zero = gfp_bit(btf, "___GFP_ZERO_BIT", 8);
 	skel->rodata->gfp_comp = gfp_bit(btf, "___GFP_COMP_BIT", 18);
+}
+
+/* The NUMA nodes' pfn ranges (/proc/zoneinfo), with several nodes only. */
+static void set_node_ranges(struct memacct_bpf *skel)
+{
+	struct memacct_node_range ranges[MEMACCT_MAX_NODE_RANGES];
+	int n, nodes = 1;
 
 	n = read_node_ranges(ranges, MEMACCT_MAX_NODE_RANGES, &nodes);
 	if (n == -E2BIG)
 		p_warn("/proc/zoneinfo has more than %d memory ranges (nodes x zones): allocations "
 		       "are not placed on nodes, remote_numa_alloc is not measured",
 		       MEMACCT_MAX_NODE_RANGES);
-	if (n > 0 && nodes > 1) {
+	if (n <= 0 || nodes <= 1)
+		return;
 #if defined(__x86_64__)
-		/* x86_64 vmemmap base without KASLR of the memory layout
-		 * (arch/x86/include/asm/pgtable_64_types.h VMEMMAP_START).
-		 * arm64 has no constant to fall back on: its vmemmap is
-		 * VMEMMAP_START - (memstart_addr >> PAGE_SHIFT) pages
-		 * (arch/arm64/include/asm/memory.h), memstart_addr known at
-		 * boot only; measured (loader_measure_vmemmap()) or none */
-		skel->rodata->vmemmap_start = 0xffffea0000000000ULL;
+	/* x86_64 vmemmap base without KASLR of the memory layout
+	 * (arch/x86/include/asm/pgtable_64_types.h VMEMMAP_START).
+	 * arm64 has no constant to fall back on: its vmemmap is
+	 * VMEMMAP_START - (memstart_addr >> PAGE_SHIFT) pages
+	 * (arch/arm64/include/asm/memory.h), memstart_addr known at
+	 * boot only; measured (loader_measure_vmemmap()) or none */
+	skel->rodata->vmemmap_start = 0xffffea0000000000ULL;
 #endif
-		memcpy((void *)skel->rodata->node_ranges, ranges, n * sizeof(ranges[0]));
-		skel->rodata->nr_node_ranges = n;
-	}
+	memcpy((void *)skel->rodata->node_ranges, ranges, n * sizeof(ranges[0]));
+	skel->rodata->nr_node_ranges = n;
+}
+
+/*
+ * Which programs load (what the kernel offers, by BTF and tracepoint
+ * existence), the fault hook, the maps' sizes. 0 or negative errno (said).
+ */
+static int choose_all(struct memacct_bpf *skel, struct btf *btf, const struct loader_opts *o)
+{
+	bool windows;
+	int err;
+
 	/* attached by loader_measure_vmemmap() only, while it measures */
 	bpf_program__set_autoattach(skel->progs.vmemmap_probe, false);
 	choose_programs(skel, btf);
@@ -1099,16 +1099,12 @@ int loader_start(const struct loader_opts *o, struct memacct_bpf **out)
 		dma_windows_off(skel);
 	choose_pinned_hooks(skel, btf, windows);
 	err = choose_fault_hook(skel, &loader_fault_hook);
-	if (err) {
-		btf__free(btf);
-		goto out_destroy;
-	}
+	if (err)
+		return err;
 	size_maps(skel, btf);
-	btf__free(btf);
 	if (o->pin_events && pin_events_only(skel, o) == 0) {
-		err = -ENOENT;
 		p_err("no syscalls tracepoints (is tracefs mounted? mount -t tracefs tracefs /sys/kernel/tracing)");
-		goto out_destroy;
+		return -ENOENT;
 	}
 	/* pin events only (audit --watch): no fault programs, so no hook */
 	if (!bpf_program__autoload(skel->progs.mm_page_alloc) &&
@@ -1120,6 +1116,99 @@ int loader_start(const struct loader_opts *o, struct memacct_bpf **out)
 	skel->rodata->fault_old = bpf_program__autoload(skel->progs.page_fault_user_old) ||
 				  bpf_program__autoload(skel->progs.mm_page_alloc_old) ||
 				  bpf_program__autoload(skel->progs.sched_switch_old);
+	return 0;
+}
+
+/* The cgroups map's record for flows that find no other (o->fallback_cgid). */
+static int add_fallback_record(struct memacct_bpf *skel, uint64_t cgid)
+{
+	static const struct memacct_cgroup zero;
+
+	if (bpf_map_update_elem(bpf_map__fd(skel->maps.cgroups), &cgid, &zero, BPF_NOEXIST) &&
+	    errno != EEXIST) {
+		int err = -errno;
+
+		p_err("making the cgroups map's fallback record: %s", strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
+/* The struct page array's base, for placing allocations on nodes. */
+static void set_vmemmap_base(struct memacct_bpf *skel)
+{
+	uint64_t base;
+	int e = loader_measure_vmemmap(skel, &base);
+
+	if (!e) {
+		skel->bss->vmemmap_measured = base;
+		return;
+	}
+#if defined(__x86_64__)
+	p_warn("cannot measure the struct page array base (%s): remote-NUMA bytes rely on kallsyms or the default base",
+	       strerror(-e));
+	skel->bss->vmemmap_base_addr = kallsyms_addr("vmemmap_base");
+#else
+	p_warn("cannot measure the struct page array base (%s): allocations are not placed on nodes, remote_numa_alloc is not measured",
+	       strerror(-e));
+#endif
+}
+
+/* Every program attached, the perf event fault hook first. 0 or negative errno (said). */
+static int attach_all(struct memacct_bpf *skel)
+{
+	int err;
+
+	/* the perf event hook first: a refusal (perf_event_paranoid, seccomp,
+	 * lockdown) is then what is reported, not a tracepoint's attach */
+	if (loader_fault_hook == LOADER_FAULT_PERF &&
+	    (bpf_program__autoload(skel->progs.page_fault_perf) ||
+	     bpf_program__autoload(skel->progs.page_fault_perf_old))) {
+		err = loader_perf_attach(bpf_program__fd(
+			bpf_program__autoload(skel->progs.page_fault_perf) ?
+			skel->progs.page_fault_perf : skel->progs.page_fault_perf_old));
+		if (err)
+			return err;
+	}
+	err = memacct_bpf__attach(skel);
+	if (err) {
+		p_err("attaching to tracepoints: %s (is tracefs mounted? mount -t tracefs tracefs /sys/kernel/tracing)",
+		      strerror(-err));
+		return err;
+	}
+	p_info("fault hook: %s (%s)", loader_fault_hook_name(loader_fault_hook),
+	       loader_fault_hook == LOADER_FAULT_TRACEPOINT ?
+	       "exceptions:page_fault_user, with the error code" :
+	       loader_fault_hook == LOADER_FAULT_PERF ?
+	       "PERF_COUNT_SW_PAGE_FAULTS on every CPU, no error code" :
+	       "none: CoW and zero-fill figures unavailable on this kernel");
+	return 0;
+}
+
+int loader_start(const struct loader_opts *o, struct memacct_bpf **out)
+{
+	struct memacct_bpf *skel;
+	struct btf *btf;
+	uint64_t t0 = mono_ns(), t1;
+	int err;
+
+	memset(&loader_timing, 0, sizeof(loader_timing));
+	libbpf_set_print(libbpf_print);
+	skel = memacct_bpf__open();
+	if (!skel) {
+		err = -errno;
+		p_err("opening the BPF object: %s", strerror(-err));
+		return err;
+	}
+	btf = btf__load_vmlinux_btf();
+	if (!btf)
+		p_warn("cannot read the kernel's BTF; using built-in gfp bits");
+	set_rodata(skel, o, btf);
+	set_node_ranges(skel);
+	err = choose_all(skel, btf, o);
+	btf__free(btf);
+	if (err)
+		goto out_destroy;
 	if (loader_phases())
 		verify_stats_request(skel);
 	t1 = mono_ns();
@@ -1133,57 +1222,16 @@ int loader_start(const struct loader_opts *o, struct memacct_bpf **out)
 		goto out_destroy;
 	}
 	if (o->fallback_cgid) {
-		static const struct memacct_cgroup zero;
-
-		err = bpf_map_update_elem(bpf_map__fd(skel->maps.cgroups), &o->fallback_cgid,
-					  &zero, BPF_NOEXIST);
-		if (err && errno != EEXIST) {
-			err = -errno;
-			p_err("making the cgroups map's fallback record: %s", strerror(-err));
-			goto out_destroy;
-		}
-	}
-	t1 = mono_ns();
-	if (skel->rodata->nr_node_ranges) {
-		uint64_t base;
-		int e = loader_measure_vmemmap(skel, &base);
-
-		if (e) {
-#if defined(__x86_64__)
-			p_warn("cannot measure the struct page array base (%s): remote-NUMA bytes rely on kallsyms or the default base",
-			       strerror(-e));
-			skel->bss->vmemmap_base_addr = kallsyms_addr("vmemmap_base");
-#else
-			p_warn("cannot measure the struct page array base (%s): allocations are not placed on nodes, remote_numa_alloc is not measured",
-			       strerror(-e));
-#endif
-		} else {
-			skel->bss->vmemmap_measured = base;
-		}
-	}
-	/* the perf event hook first: a refusal (perf_event_paranoid, seccomp,
-	 * lockdown) is then what is reported, not a tracepoint's attach */
-	if (loader_fault_hook == LOADER_FAULT_PERF &&
-	    (bpf_program__autoload(skel->progs.page_fault_perf) ||
-	     bpf_program__autoload(skel->progs.page_fault_perf_old))) {
-		err = loader_perf_attach(bpf_program__fd(
-			bpf_program__autoload(skel->progs.page_fault_perf) ?
-			skel->progs.page_fault_perf : skel->progs.page_fault_perf_old));
+		err = add_fallback_record(skel, o->fallback_cgid);
 		if (err)
 			goto out_destroy;
 	}
-	err = memacct_bpf__attach(skel);
-	if (err) {
-		p_err("attaching to tracepoints: %s (is tracefs mounted? mount -t tracefs tracefs /sys/kernel/tracing)",
-		      strerror(-err));
+	t1 = mono_ns();
+	if (skel->rodata->nr_node_ranges)
+		set_vmemmap_base(skel);
+	err = attach_all(skel);
+	if (err)
 		goto out_destroy;
-	}
-	p_info("fault hook: %s (%s)", loader_fault_hook_name(loader_fault_hook),
-	       loader_fault_hook == LOADER_FAULT_TRACEPOINT ?
-	       "exceptions:page_fault_user, with the error code" :
-	       loader_fault_hook == LOADER_FAULT_PERF ?
-	       "PERF_COUNT_SW_PAGE_FAULTS on every CPU, no error code" :
-	       "none: CoW and zero-fill figures unavailable on this kernel");
 	if (skel->rodata->dma_windows_on)
 		learn_cpus();	/* sys_enter_close learns each CPU's offset */
 	loader_timing.attach_ns = mono_ns() - t1;
