@@ -2260,11 +2260,13 @@ struct {
 
 __u64 oom_seq;		/* kills recorded since load: the last record's seq */
 
-#define OOM_LIMIT_NEAR_MIN	512	/* pages: a huge page's charge (4K pages) */
+/* pages: a PMD huge page's charge, PTRS_PER_PTE = PAGE_SIZE / sizeof(pte_t):
+ * 512 with 4K pages, 2048 with 16K (32 MiB), 8192 with 64K (512 MiB) */
+#define OOM_LIMIT_NEAR_MIN	(page_size / 8)
 
 /*
  * The memcg whose limit was hit: the nearest from @css (the victim's
- * memory css) up whose usage is within max(max / 32, 512 pages) of its
+ * memory css) up whose usage is within max(max / 32, a PMD's pages) of its
  * max (the charge that failed was at most a huge page; after the reclaim
  * that failed, usage sits just under max). The tracepoint does not pass
  * the oom_control that names it (mm/oom_kill.c). Walks
