@@ -283,10 +283,11 @@ vmtest-bins: $(VMTEST_DIR)/bin/memacct $(STATIC_WORKLOADS) $(VMTEST_DIR)/bench/s
 # SUITE-16k: the suite's linux-image-arm64-16k (16 KiB pages).
 VMTEST_ARM64_KERNELS  ?= bookworm trixie trixie-16k sid
 VMTEST_ARM64_OPTIONAL ?= sid
+ARM64_VMTEST_DIR := $(if $(filter arm64,$(HOST_ARCH)),.output,.output-arm64)/vmtest
 vmtest-arm64:
 	$(Q)$(MAKE) --no-print-directory ARCH=arm64 vmtest-bins
 	$(Q)VMTEST_ARCH=arm64 VMTEST_OPTIONAL="$(VMTEST_ARM64_OPTIONAL)" VMTEST_INTEGRATION= \
-		tests/vmtest/run.sh .output-arm64/vmtest $(VMTEST_ARM64_KERNELS)
+		tests/vmtest/run.sh $(ARM64_VMTEST_DIR) $(VMTEST_ARM64_KERNELS)
 
 # Bench only: empty programs on memacct's hot tracepoints (the floor arm).
 $(OUTPUT)/bench/%.bpf.o: tests/bench/%.bpf.c $(VMLINUX)

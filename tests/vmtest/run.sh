@@ -24,6 +24,9 @@ start=$(date +%s)
 
 if [ "$arch" = arm64 ]; then
 	qemu=qemu-system-aarch64 busybox=$dir/sysroot/bin/busybox
+	# on an arm64 host (no sysroot: built natively) the host's own
+	[ -x "$busybox" ] || [ "$(uname -m)" != aarch64 ] ||
+		busybox=$(command -v busybox || echo /bin/busybox)
 	command -v $qemu >/dev/null || {
 		echo "vmtest: $qemu missing (make deps installs qemu-system-arm)" >&2; exit 3; }
 	[ -x "$busybox" ] || { echo "vmtest: no $busybox (make ARCH=arm64 makes the sysroot)" >&2; exit 3; }
