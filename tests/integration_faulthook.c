@@ -14,7 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <unistd.h>
+#include <sys/wait.h>
 #include "integration.h"
 
 /*
@@ -116,6 +118,76 @@ START_TEST(test_hook_choice)
 	h = hook_picked("kprobe", &status);
 	ck_assert_int_eq(status, 3);
 	ck_assert_str_eq(h, "");
+}
+END_TEST
+
+/*
+ * MEMACCT_FAULT_HOOK=none: no fault program loads, and the figures only the
+ * classifier gives (MF_FAULT rows: CoW, file CoW, zero fill, unclassified,
+ * fault_alloc, remote_numa_alloc) are null in -j and "-" in the table with
+ * a footnote, never a 0 that reads as measured; the kernel's own figures
+ * (RSS, faults) are there. The daemon says fault_hook="none" and publishes
+ * no sample of those families.
+ */
+START_TEST(test_hook_none)
+{
+	static const char *const keys[] = { "cow_copied_bytes", "cow_file_copied_bytes",
+					    "zero_fill_bytes", "fault_unclassified_bytes",
+					    "fault_alloc_bytes", "remote_numa_alloc_bytes" };
+	char pin[96], cmd[512];
+	struct result *r;
+	json_t *t, *p;
+	size_t i, k;
+	int port;
+	pid_t d;
+
+	r = run_cmd("MEMACCT_FAULT_HOOK=none %s -j run -- %s/cow_fork 16 4", memacct, workloads);
+	ck_assert_msg(r->status == 0 && r->report, "run (rc %d): %.2000s", r->status, r->out);
+	t = json_object_get(r->report, "totals");
+	for (k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
+		ck_assert_msg(json_is_null(json_object_get(t, keys[k])), "totals.%s not null",
+			      keys[k]);
+	json_array_foreach(json_object_get(r->report, "processes"), i, p)
+		for (k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
+			ck_assert_msg(json_is_null(json_object_get(p, keys[k])),
+				      "process %lld: %s not null", jint(p, "pid"), keys[k]);
+	ck_assert_int_gt(jint(t, "page_faults_total"), 0);
+	ck_assert_int_gt(jint(t, "rss_peak_bytes"), 0);
+	printf("  hook none: %zu rows, the classifier's %zu figures null, faults %lld\n", i,
+	       sizeof(keys) / sizeof(keys[0]), jint(t, "page_faults_total"));
+	result_free(r);
+
+	r = run_cmd("MEMACCT_FAULT_HOOK=none %s run --columns PID,COMM,COW,ZEROFILL -- "
+		    "%s/cow_fork 16 4", memacct, workloads);
+	ck_assert_int_eq(r->status, 0);
+	ck_assert_msg(strstr(r->out, "  TOTAL (cgroup)               -        -"),
+		      "TOTAL's COW and ZEROFILL not \"-\":\n%.2000s", r->out);
+	ck_assert_msg(strstr(r->out, "- = not measured: no fault hook"), "no footnote:\n%.2000s",
+		      r->out);
+	result_free(r);
+
+	port = free_port();
+	snprintf(pin, sizeof(pin), "/sys/fs/bpf/memacct-fh-none-%d", (int)getpid());
+	snprintf(cmd, sizeof(cmd), "exec env MEMACCT_FAULT_HOOK=none %s daemon --listen "
+		 "127.0.0.1:%d --pin-path %s --interval 1s >/dev/null 2>&1", memacct, port, pin);
+	d = spawn_daemon(cmd, port);
+	ck_assert_int_gt(d, 0);
+	sleep_ms(1500);
+	r = run_cmd("curl -sf -m 10 http://127.0.0.1:%d/metrics", port);
+	kill(d, SIGINT);
+	waitpid(d, NULL, 0);
+	result_free(run_cmd("%s detach --pin-path %s >/dev/null 2>&1", memacct, pin));
+	ck_assert_int_eq(r->status, 0);
+	ck_assert_msg(strstr(r->out, "memacct_kernel_features{fault_hook=\"none\"} 1"),
+		      "no fault_hook=\"none\"");
+	ck_assert_msg(strstr(r->out, "# TYPE memacct_cow_copied_bytes_total counter"),
+		      "no memacct_cow_copied_bytes family");
+	ck_assert_msg(!strstr(r->out, "\nmemacct_cow_copied_bytes_total{"),
+		      "a memacct_cow_copied_bytes_total sample without a fault hook");
+	ck_assert_msg(strstr(r->out, "\nmemacct_rss_bytes{") || strstr(r->out, "\nmemacct_usage_bytes{"),
+		      "no per-cgroup stock samples");
+	printf("  daemon, hook none: fault_hook=\"none\", no CoW sample, stocks there\n");
+	result_free(r);
 }
 END_TEST
 
@@ -237,6 +309,7 @@ Suite *faulthook_suite(void)
 	tcase_add_test(choice, test_hook_choice);
 	tcase_add_test(choice, test_shmem_private);
 	tcase_add_test(choice, test_perf_refused);
+	tcase_add_test(choice, test_hook_none);
 	suite_add_tcase(s, choice);
 	tcase_set_timeout(tc, 300);
 	tcase_add_checked_fixture(tc, force_perf, unforce);

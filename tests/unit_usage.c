@@ -478,10 +478,10 @@ START_TEST(test_dma_pins_values)
 }
 END_TEST
 
-/* MEMACCT_FAULT_HOOK takes auto (or nothing), tracepoint and perf only. */
+/* MEMACCT_FAULT_HOOK takes auto (or nothing), tracepoint, perf and none only. */
 START_TEST(test_fault_hook_values)
 {
-	static const char *bad[] = { "kprobe", "Perf", "perf ", "tp", "none" };
+	static const char *bad[] = { "kprobe", "Perf", "perf ", "tp", "None", "off" };
 	enum loader_fault_hook h = LOADER_FAULT_NONE;
 	bool forced = true;
 
@@ -498,6 +498,9 @@ START_TEST(test_fault_hook_values)
 	ck_assert_int_eq(loader_fault_hook_want("tracepoint", &h, &forced), 0);
 	ck_assert(forced);
 	ck_assert_int_eq(h, LOADER_FAULT_TRACEPOINT);
+	ck_assert_int_eq(loader_fault_hook_want("none", &h, &forced), 0);
+	ck_assert(forced);
+	ck_assert_int_eq(h, LOADER_FAULT_NONE);
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		ck_assert_int_eq(loader_fault_hook_want(bad[i], &h, &forced), -EINVAL);
 	ck_assert_str_eq(loader_fault_hook_name(LOADER_FAULT_PERF), "perf");

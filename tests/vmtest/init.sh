@@ -407,10 +407,13 @@ t_reclaim() {
 # at 1,000 processes in 200 cgroups) on pure v2, from the ext2 disk; under
 # TCG a figure to compare with another taken the same way only: with
 # /bench/memacct-base (another static build put in $(VMTEST_DIR)/bench/,
-# docs/vmtest.md) the two builds alternate in the same guest
+# docs/vmtest.md) the two builds alternate in the same guest; with
+# /bench/memacct-new that one is "new" instead of /bin/memacct
 t_bench_cgroups() {
 	mkdir -p /mnt/benchout/bench
 	cp /bin/memacct /mnt/benchout/ && cp /bench/spawn /mnt/benchout/bench/
+	# /bench/memacct-new: measured as "new" instead of the guest's own
+	[ -x /bench/memacct-new ] && export NEW_MEMACCT=/bench/memacct-new
 	ROUNDS=${ROUNDS:-3} bash /tests/bench_cgroups.sh /mnt/benchout \
 		$([ -x /bench/memacct-base ] && echo /bench/memacct-base)
 	rm -rf /mnt/benchout

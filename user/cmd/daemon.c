@@ -379,6 +379,8 @@ static void format(struct dstate *d, const struct collection *col,
 			struct cgi *c = cgi_find(col->cg, col->ncg, t->memcg_id);
 			char pid[16], comm[MEMACCT_COMM_LEN + 1];
 
+			if (pmet[i].unknown & MBIT(pm[m].id))
+				continue;	/* not measured: no sample */
 			snprintf(pid, sizeof(pid), "%u", t->tgid);
 			memcpy(comm, t->comm, MEMACCT_COMM_LEN);
 			comm[MEMACCT_COMM_LEN] = '\0';

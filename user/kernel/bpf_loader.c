@@ -578,6 +578,8 @@ int loader_fault_hook_want(const char *s, enum loader_fault_hook *h, bool *force
 		*h = LOADER_FAULT_TRACEPOINT;
 	else if (!strcmp(s, "perf"))
 		*h = LOADER_FAULT_PERF;
+	else if (!strcmp(s, "none"))
+		*h = LOADER_FAULT_NONE;
 	else
 		return -EINVAL;
 	*forced = true;
@@ -620,8 +622,24 @@ static int choose_fault_hook(struct memacct_bpf *skel, enum loader_fault_hook *o
 	bool forced, have_tp;
 
 	if (loader_fault_hook_want(env, &want, &forced)) {
-		p_err("MEMACCT_FAULT_HOOK=%s: expected auto, tracepoint or perf", env);
+		p_err("MEMACCT_FAULT_HOOK=%s: expected auto, tracepoint, perf or none", env);
 		return -EINVAL;
+	}
+	if (forced && want == LOADER_FAULT_NONE) {
+		/* no fault program at all: the classifier's figures are null */
+		struct bpf_program *all[] = { skel->progs.page_fault_user,
+					      skel->progs.page_fault_kernel,
+					      skel->progs.page_fault_user_old,
+					      skel->progs.page_fault_kernel_old,
+					      skel->progs.page_fault_perf,
+					      skel->progs.page_fault_perf_old,
+					      skel->progs.mm_page_alloc, skel->progs.mm_page_alloc_old,
+					      skel->progs.sched_switch, skel->progs.sched_switch_old };
+
+		for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+			bpf_program__set_autoload(all[i], false);
+		*out = LOADER_FAULT_NONE;
+		return 0;
 	}
 	/* the classifier's programs choose_fallbacks() kept: fresh or old */
 	if (bpf_program__autoload(skel->progs.mm_page_alloc))
@@ -1181,7 +1199,7 @@ static int attach_all(struct memacct_bpf *skel)
 	       "exceptions:page_fault_user, with the error code" :
 	       loader_fault_hook == LOADER_FAULT_PERF ?
 	       "PERF_COUNT_SW_PAGE_FAULTS on every CPU, no error code" :
-	       "none: CoW and zero-fill figures unavailable on this kernel");
+	       "none: CoW and zero-fill figures not measured");
 	return 0;
 }
 

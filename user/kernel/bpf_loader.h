@@ -187,8 +187,8 @@ extern enum loader_fault_hook loader_fault_hook;
 const char *loader_fault_hook_name(enum loader_fault_hook h);
 /*
  * loader_fault_hook_want() - MEMACCT_FAULT_HOOK's value @s (NULL or "" or
- * "auto": 0, *@forced false; "tracepoint" / "perf": 0, *@forced true and
- * *@h set); -EINVAL for anything else.
+ * "auto": 0, *@forced false; "tracepoint" / "perf" / "none": 0, *@forced
+ * true and *@h set); -EINVAL for anything else.
  */
 int loader_fault_hook_want(const char *s, enum loader_fault_hook *h, bool *forced);
 /*

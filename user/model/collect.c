@@ -570,10 +570,12 @@ static void flows_nonneg(struct memacct_flows *f)
  * other report; the processes' RSS summed is rss_sum_bytes
  * (memacct_rss_bytes).
  */
-static void metrics_of_cgi(const struct collector *cs, const struct cgi *c, struct metrics *m)
+static void metrics_of_cgi(const struct collector *cs, const struct collection *col,
+			   const struct cgi *c, struct metrics *m)
 {
 	memset(m, 0, sizeof(*m));
 	metrics_from_bpf_flows(m, &c->f, cs->page_size);
+	m->unknown |= col->unmeasured;
 	m->rss_sum = pg(cs, c->rss);
 	m->mlocked = pg(cs, c->mlocked);
 	m->pinned_vm = pg(cs, c->pinned_vm);
@@ -674,7 +676,7 @@ static bool collect_cgroup(struct collector *cs, struct collection *col, struct 
 			c->remote_numa = u.remote;
 	}
 	flows_nonneg(&c->f);
-	metrics_of_cgi(cs, c, &c->m);
+	metrics_of_cgi(cs, col, c, &c->m);
 	old = cs->prev ? bsearch(&k, cs->prev, cs->nprev, sizeof(k), cmp_prev) : NULL;
 	if (old && col->flows_torn)	/* a move overlapped: as published */
 		metrics_hold_bpf_flows(&c->m, &old->m);
@@ -732,6 +734,7 @@ static void collect_top_flows(struct collection *col)
 int collect(struct collector *cs, struct collection *col)
 {
 	memset(col, 0, sizeof(*col));
+	col->unmeasured = metric_fault_mask(cs->pin && !strcmp(cs->pin->fault_hook, "none"));
 	if (cs->rb)
 		ring_buffer__consume(cs->rb);
 	if (collect_walk(cs, col))
@@ -837,6 +840,7 @@ void collect_proc_metrics(const struct collection *col, const struct memacct_tas
 	memset(m, 0, sizeof(*m));
 	if (f)	/* every flow first: the stocks below are not flows */
 		metrics_from_bpf_flows(m, f, page_size);
+	m->unknown |= col->unmeasured;
 	m->anon = t->rss_anon_pages * page_size;
 	m->file = t->rss_file_pages * page_size;
 	m->shmem = t->rss_shmem_pages * page_size;

@@ -67,6 +67,9 @@ struct comm_sum {
 struct collection {
 	struct cgi *cg;
 	size_t ncg;
+	/* MBIT()s not measured by the pinned kernel side: the classifier's
+	 * figures when it runs without a fault hook (metric_fault_mask()) */
+	uint64_t unmeasured;
 	/* the first ntop: top by RSS, largest first; the records after them
 	 * are no longer every process (sums are taken before). Not owned:
 	 * pin_read_stocks()'s, valid until the next collection */

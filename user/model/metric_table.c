@@ -27,3 +27,13 @@ uint64_t metric_flow_mask(bool bpf)
 			m |= MBIT(id);
 	return m;
 }
+
+uint64_t metric_fault_mask(bool no_hook)
+{
+	uint64_t m = 0;
+
+	for (int id = 0; no_hook && id < M_NR; id++)
+		if (metric_table[id].flags & MF_FAULT)
+			m |= MBIT(id);
+	return m;
+}

@@ -85,31 +85,31 @@
 	  "Largest sample of remote_numa_bytes", \
 	  "as remote_numa_bytes") \
 	X(COW_COPIED, cow_copied, "cow_copied_bytes", "memacct_cow_copied_bytes", \
-	  MF_BYTES | MF_FLOW, TR_ALL, BPF(cow_copied_pages), \
+	  MF_BYTES | MF_FLOW | MF_FAULT, TR_ALL, BPF(cow_copied_pages), \
 	  "Anonymous copy-on-write copies since the kernel side was attached", \
 	  "BPF: fault hook (x86: exceptions:page_fault_user/page_fault_kernel; elsewhere the " \
 	  "perf page-faults event) + mm_page_alloc classifier") \
 	X(COW_FILE_COPIED, cow_file_copied, "cow_file_copied_bytes", "memacct_cow_file_copied_bytes", \
-	  MF_BYTES | MF_FLOW, TR_ALL, BPF(cow_file_copied_pages), \
+	  MF_BYTES | MF_FLOW | MF_FAULT, TR_ALL, BPF(cow_file_copied_pages), \
 	  "First writes to MAP_PRIVATE file pages since attach", \
 	  "BPF: as cow_copied_bytes") \
 	X(ZERO_FILL, zero_fill, "zero_fill_bytes", "memacct_zero_fill_bytes", \
-	  MF_BYTES | MF_FLOW, TR_ALL, BPF(zero_fill_pages), \
+	  MF_BYTES | MF_FLOW | MF_FAULT, TR_ALL, BPF(zero_fill_pages), \
 	  "Anonymous pages allocated zeroed by a fault since attach (first touch: not CoW)", \
 	  "BPF: as cow_copied_bytes (__GFP_ZERO)") \
 	X(FAULT_UNCLASSIFIED, fault_unclassified, "fault_unclassified_bytes", \
 	  "memacct_fault_unclassified_bytes", \
-	  MF_BYTES | MF_FLOW, TR_ALL, BPF(fault_unclassified_pages), \
+	  MF_BYTES | MF_FLOW | MF_FAULT, TR_ALL, BPF(fault_unclassified_pages), \
 	  "Write-fault copies or fills whose VMA could not be read (CoW or not unknown) " \
 	  "since attach", \
 	  "BPF: as cow_copied_bytes, no VMA") \
 	X(FAULT_ALLOC, fault_alloc, "fault_alloc_bytes", NULL, \
-	  MF_BYTES | MF_FLOW, TR_ALL, BPF(fault_alloc_pages), \
+	  MF_BYTES | MF_FLOW | MF_FAULT, TR_ALL, BPF(fault_alloc_pages), \
 	  "User pages allocated inside page faults since attach", \
 	  "BPF: mm_page_alloc while a fault of the task is in flight") \
 	X(REMOTE_NUMA_ALLOC, remote_numa_alloc, "remote_numa_alloc_bytes", \
 	  "memacct_remote_numa_alloc_bytes", \
-	  MF_BYTES | MF_FLOW | MF_REMOTE, TR_ALL, BPF(remote_numa_alloc_pages), \
+	  MF_BYTES | MF_FLOW | MF_FAULT | MF_REMOTE, TR_ALL, BPF(remote_numa_alloc_pages), \
 	  "User pages allocated on a node other than the faulting CPU's since attach", \
 	  "BPF: mm_page_alloc page node vs bpf_get_numa_node_id()") \
 	X(NUMA_MIGRATED, numa_migrated, "numa_migrated_bytes", "memacct_numa_migrated_bytes", \
@@ -215,6 +215,8 @@ struct metrics {
 #define MF_REMOTE	(1U << 4)	/* daemon: no samples on a one-node host */
 #define MF_SAMPLED	(1U << 5)	/* a peak memacct samples while attached
 					 * (run/attach), not the kernel's */
+#define MF_FAULT	(1U << 6)	/* counted by the fault classifier: not
+					 * measured without a fault hook (null) */
 
 struct metric_def {
 	const char *key;	/* JSON key */
@@ -235,6 +237,15 @@ extern const struct metric_def metric_table[M_NR];
 /* a bit of struct metrics.unknown */
 #define MBIT(id)	(1ULL << (id))
 _Static_assert(M_NR <= 64, "struct metrics.unknown has a bit per row");
+
+/*
+ * metric_fault_mask() - MBIT()s of the figures the fault classifier counts
+ * (MF_FAULT rows: CoW, file CoW, zero fill, unclassified, fault_alloc,
+ * remote_numa_alloc) when @no_hook (the kernel side runs without a fault
+ * hook: bpf_loader.h LOADER_FAULT_NONE, or a daemon's pins with none);
+ * else 0. OR'd into struct metrics.unknown: null, never a 0.
+ */
+uint64_t metric_fault_mask(bool no_hook);
 
 /*
  * metric_flow_mask() - MBIT()s of the flows (MF_FLOW rows) that BPF counts

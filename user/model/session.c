@@ -974,6 +974,13 @@ int session_report(struct session *s, struct report *r)
 	r->vma_lockless_lookups = __atomic_load_n(&s->skel->bss->vma_lockless_lookups,
 						  __ATOMIC_RELAXED);
 	r->dropped_events = report_dropped_total(r->dropped);
+	{	/* no fault hook: the classifier's figures are null, never 0 */
+		uint64_t nf = metric_fault_mask(loader_fault_hook == LOADER_FAULT_NONE);
+
+		for (size_t i = 0; i < r->nprocs; i++)
+			r->procs[i].m.unknown |= nf;
+		r->totals.unknown |= nf;
+	}
 out:
 	free(pids);
 	free(ids);

@@ -248,7 +248,8 @@ void om_cgroup_families(struct mbuf *b, const struct cgi *cg, size_t ncg, bool o
 		for (size_t i = 0; i < ncg; i++) {
 			const struct cgi *c = &cg[i];
 
-			if (!c->wanted || (!c->st_ok && (md->flags & MF_MEMCG_STAT)))
+			if (!c->wanted || (!c->st_ok && (md->flags & MF_MEMCG_STAT)) ||
+			    (c->m.unknown & MBIT(id)))	/* not measured: no sample */
 				continue;
 			metrics_sample_u64(b, l, cg_labels_of(c, l), metric_get(&c->m, id));
 		}

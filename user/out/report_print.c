@@ -410,6 +410,9 @@ static void print_footnotes(FILE *f, const struct report *r)
 			r->elapsed_s);
 	if (r->totals.dma_estimate)
 		fprintf(f, "~ = estimate: DMA pins measured while another pin was in progress\n");
+	if (r->totals.unknown & metric_fault_mask(true))
+		fprintf(f, "- = not measured: no fault hook (MEMACCT_FAULT_HOOK=none, or a kernel "
+			"without one): no CoW, file CoW or zero-fill figures\n");
 }
 
 /* The OOM kills (a post-mortem each in the final report), then its verdicts. */
