@@ -703,6 +703,33 @@ START_TEST(test_read_stat_v2_root)
 }
 END_TEST
 
+/* the same figures through an open directory (the daemon's way); a
+ * removed cgroup's directory does not open */
+START_TEST(test_read_stat_dir_open)
+{
+	struct memcg cg, gone;
+	struct memcg_stat s, d;
+
+	ck_assert_int_eq(memcg_of_path(fpath("/v2root"), 2, fpath("/v2root"), &cg), 0);
+	ck_assert_int_eq(memcg_read_stat(&cg, &s), 0);
+	ck_assert_int_eq(memcg_dir_open(&cg), 0);
+	ck_assert(cg.dir_open);
+	memset(&d, 0xff, sizeof(d));
+	ck_assert_int_eq(memcg_read_stat(&cg, &d), 0);
+	memcg_dir_close(&cg);
+	ck_assert(!cg.dir_open);
+	ck_assert_uint_eq(d.anon, s.anon);
+	ck_assert_uint_eq(d.anon, 1396736000);
+	ck_assert_uint_eq(d.usage, s.usage);
+	ck_assert_int_eq(d.has_peak, s.has_peak);
+
+	gone = cg;
+	xsnprintf(gone.path, sizeof(gone.path), "%s/no-such-cgroup", fake);
+	ck_assert_int_eq(memcg_dir_open(&gone), -ENOENT);
+	ck_assert(!gone.dir_open);
+}
+END_TEST
+
 static char *slurp(const char *rel)
 {
 	char *buf;
@@ -976,6 +1003,7 @@ Suite *cgroup_suite(void)
 	tcase_add_test(tc, test_read_stat);
 	tcase_add_test(tc, test_read_bounds);
 	tcase_add_test(tc, test_read_stat_v2_root);
+	tcase_add_test(tc, test_read_stat_dir_open);
 	tcase_add_test(tc, test_v2_charged_at);
 	tcase_add_test(tc, test_v2_create_delegates);
 	tcase_add_test(tc, test_run_parent);

@@ -14,6 +14,7 @@
  */
 #define _GNU_SOURCE
 #include <dirent.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <sys/stat.h>
 
@@ -370,6 +371,20 @@ START_TEST(test_read_file)
 	ck_assert_int_eq(len, big_len);
 	ck_assert_int_eq(memcmp(buf, big, big_len + 1), 0);
 	free(buf);
+	/* one show: full reads go on to the end, relative to a directory */
+	{
+		int dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+		ck_assert_int_ge(dfd, 0);
+		len = read_file_at(dfd, "big", &buf, 1 << 20, READ_FILE_ONE_SHOW);
+		ck_assert_int_eq(len, big_len);
+		ck_assert_int_eq(memcmp(buf, big, big_len + 1), 0);
+		free(buf);
+		ck_assert_int_eq(read_file_at(dfd, "big", &buf, big_len - 1, READ_FILE_ONE_SHOW),
+				 -EFBIG);
+		ck_assert_int_eq(read_file_at(dfd, "none", &buf, 64, 0), -ENOENT);
+		close(dfd);
+	}
 	free(big);
 
 	write_text(dir, "empty", "");

@@ -555,6 +555,11 @@ char *fmt_bytes(char *buf, size_t len, uint64_t bytes)
  */
 long read_file(const char *path, char **out, size_t max)
 {
+	return read_file_at(AT_FDCWD, path, out, max, 0);
+}
+
+long read_file_at(int dirfd, const char *path, char **out, size_t max, unsigned int flags)
+{
 	size_t cap, len = 0;
 	char *buf, *tmp;
 	ssize_t n;
@@ -563,7 +568,7 @@ long read_file(const char *path, char **out, size_t max)
 	*out = NULL;
 	if (!max)
 		return -EINVAL;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 
@@ -593,6 +598,8 @@ long read_file(const char *path, char **out, size_t max)
 		if (n == 0)
 			break;
 		len += n;
+		if ((flags & READ_FILE_ONE_SHOW) && len < cap)
+			break;	/* short: the whole text (no read for the EOF) */
 	}
 	if (len == max) {	/* more after @max bytes: the file is longer */
 		char more;

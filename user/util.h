@@ -119,6 +119,22 @@ void pct_partition(const uint64_t *parts, int n, int *out);
  */
 long read_file(const char *path, char **out, size_t max);
 
+/*
+ * READ_FILE_ONE_SHOW: the file is a kernfs seq_file whose text is one
+ * record (every memory.* file of a cgroup: kernfs_seq_start() hands out a
+ * single record unless the file has its own seq_start, as cgroup.procs
+ * has), so a read returns all of it that fits (fs/seq_file.c
+ * seq_read_iter()) and a read shorter than asked is the end: no second
+ * read for the EOF.
+ */
+#define READ_FILE_ONE_SHOW	1u
+
+/*
+ * read_file_at() - read_file() of @path relative to the directory @dirfd
+ * (AT_FDCWD: as read_file()), with @flags (READ_FILE_ONE_SHOW).
+ */
+long read_file_at(int dirfd, const char *path, char **out, size_t max, unsigned int flags);
+
 /* write_file() - write @s to an existing file (cgroupfs). 0 or -errno. */
 int write_file(const char *path, const char *s);
 

@@ -185,17 +185,12 @@ int main(int argc, char **argv)
 		die("mmap");
 	memset(xbuf, 1, xdp_len);
 	if (uring_len) {
-		struct io_uring_params params;
-
 		ubuf = mmap(NULL, uring_len, PROT_READ | PROT_WRITE,
 			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (ubuf == MAP_FAILED)
 			die("mmap");
 		memset(ubuf, 1, uring_len);
-		memset(&params, 0, sizeof(params));
-		ring = syscall(__NR_io_uring_setup, 4, &params);
-		if (ring < 0)
-			die("io_uring_setup");
+		ring = io_uring_setup_charged("dma_pin");
 	}
 	printf("ready %d\n", (int)getpid());
 	fflush(stdout);

@@ -105,14 +105,10 @@ int main(int argc, char **argv)
 	memset(p, 1, len);
 	if (uring) {
 		struct rlimit rl = { RLIM_INFINITY, RLIM_INFINITY };
-		struct io_uring_params params;
 
 		if (setrlimit(RLIMIT_MEMLOCK, &rl) && errno != EPERM)
 			die("setrlimit(RLIMIT_MEMLOCK)");
-		memset(&params, 0, sizeof(params));
-		ring = syscall(__NR_io_uring_setup, 4, &params);
-		if (ring < 0)
-			die("io_uring_setup");
+		ring = io_uring_setup_charged("mlock_spike");
 	}
 	sigemptyset(&set);
 	sigaddset(&set, SIGUSR1);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause) */
 /*
  * vm_status.h: the kernel's own figures of pinned memory for the workloads'
- * ground truth (mlock_spike.c, mlock_steps.c).
+ * ground truth (mlock_spike.c, mlock_steps.c, dma_pin.c), and an io_uring
+ * whose registered buffers every kernel charges to them.
  */
 #ifndef MEMACCT_VM_STATUS_H
 #define MEMACCT_VM_STATUS_H
@@ -10,6 +11,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <linux/capability.h>
+#include <linux/io_uring.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 
 /*
  * VmLck (mm->locked_vm) and VmPin (mm->pinned_vm) of /proc/self/status, in
@@ -36,6 +42,45 @@ static void read_vm_status(const char *prog, long long *lck, long long *pin)
 		fprintf(stderr, "%s: no VmLck/VmPin in /proc/self/status\n", prog);
 		exit(1);
 	}
+}
+
+/*
+ * io_uring_setup() of a ring whose IORING_REGISTER_BUFFERS the kernel
+ * charges to pinned_vm (VmPin) on every kernel. A ring set up with
+ * CAP_IPC_LOCK charged pinned_vm up to 7.1 and charges nothing since 7.2
+ * (df0a52537c0f "io_uring/rsrc: add huge page accounting for registered
+ * buffers": io_buffer_account_pin() returns early when !ctx->user, and
+ * io_uring_create() leaves ctx->user NULL with CAP_IPC_LOCK); without the
+ * capability every kernel charges user->locked_vm, checked against
+ * RLIMIT_MEMLOCK, and pinned_vm. So when RLIMIT_MEMLOCK is unlimited (the
+ * caller raised it), CAP_IPC_LOCK leaves the effective set first; otherwise
+ * the capabilities stay (the limit would refuse the buffers) and on 7.2 and
+ * later VmPin stays 0. The ring's fd; exits 1 on error.
+ */
+static int io_uring_setup_charged(const char *prog)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct cap[_LINUX_CAPABILITY_U32S_3];
+	struct io_uring_params params;
+	struct rlimit rl;
+	int ring;
+
+	if (!getrlimit(RLIMIT_MEMLOCK, &rl) && rl.rlim_cur == RLIM_INFINITY &&
+	    !syscall(SYS_capget, &hdr, cap)) {
+		cap[CAP_TO_INDEX(CAP_IPC_LOCK)].effective &= ~CAP_TO_MASK(CAP_IPC_LOCK);
+		if (syscall(SYS_capset, &hdr, cap)) {
+			fprintf(stderr, "%s: capset (drop CAP_IPC_LOCK): %s\n", prog,
+				strerror(errno));
+			exit(1);
+		}
+	}
+	memset(&params, 0, sizeof(params));
+	ring = syscall(__NR_io_uring_setup, 4, &params);
+	if (ring < 0) {
+		fprintf(stderr, "%s: io_uring_setup: %s\n", prog, strerror(errno));
+		exit(1);
+	}
+	return ring;
 }
 
 #endif /* MEMACCT_VM_STATUS_H */

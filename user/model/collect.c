@@ -655,11 +655,15 @@ static bool collect_cgroup(struct collector *cs, struct collection *col, struct 
 
 	snprintf(m.path, sizeof(m.path), "%s%s", cs->root, c->level ? c->rel : "");
 	snprintf(m.rel, sizeof(m.rel), "%s", c->rel);
-	err = memcg_read_stat(&m, &c->st);
+	/* its files by openat(): 5 to 9 of them, no walk of the path each */
+	err = memcg_dir_open(&m);
+	if (!err)
+		err = memcg_read_stat(&m, &c->st);
 	if ((err == -ENOENT || err == -ENODEV) && access(m.path, F_OK)) {
 		/* removed since the walk: no series this collection
 		 * (its flows are its parent's now, cgroup_rmdir); a v2
 		 * cgroup without the memory controller keeps its own */
+		memcg_dir_close(&m);
 		c->wanted = false;
 		return false;
 	}
@@ -675,6 +679,7 @@ static bool collect_cgroup(struct collector *cs, struct collection *col, struct 
 		if (!memcg_numa_usage(cs->topo, &m, &u))
 			c->remote_numa = u.remote;
 	}
+	memcg_dir_close(&m);
 	flows_nonneg(&c->f);
 	metrics_of_cgi(cs, col, c, &c->m);
 	old = cs->prev ? bsearch(&k, cs->prev, cs->nprev, sizeof(k), cmp_prev) : NULL;

@@ -1267,13 +1267,38 @@ int parse_oom_kill(const char *text, uint64_t *oom_kill)
 	return -ENOENT;
 }
 
-static long read_cg_file(const struct memcg *cg, const char *name, char **buf)
+int memcg_dir_open(struct memcg *cg)
+{
+	int fd = open(cg->path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	cg->dirfd = fd;
+	cg->dir_open = true;
+	return 0;
+}
+
+void memcg_dir_close(struct memcg *cg)
+{
+	if (cg->dir_open)
+		close(cg->dirfd);
+	cg->dir_open = false;
+}
+
+long memcg_read_file(const struct memcg *cg, const char *name, char **buf, size_t max)
 {
 	char path[PATH_MAX + 64];
 
+	if (cg->dir_open)
+		return read_file_at(cg->dirfd, name, buf, max, READ_FILE_ONE_SHOW);
 	if (snprintf(path, sizeof(path), "%s/%s", cg->path, name) >= (int)sizeof(path))
 		return -ENAMETOOLONG;
-	return read_file(path, buf, CGROUP_FILE_MAX);
+	return read_file_at(AT_FDCWD, path, buf, max, READ_FILE_ONE_SHOW);
+}
+
+static long read_cg_file(const struct memcg *cg, const char *name, char **buf)
+{
+	return memcg_read_file(cg, name, buf, CGROUP_FILE_MAX);
 }
 
 /* the number after "total=" on the line of @text that starts with @kind */

@@ -19,7 +19,26 @@ struct memcg {
 	uint64_t id;		/* kernfs id = inode number of the directory */
 	int version;		/* 1 or 2 */
 	int level;		/* depth below the root (root = 0) */
+	bool dir_open;		/* dirfd is open (memcg_dir_open()) */
+	int dirfd;		/* O_PATH fd of path while dir_open: files by openat() */
 };
+
+/*
+ * memcg_dir_open() - open @cg's directory (O_PATH) so that the memcg_read_*()
+ * of @cg that follow open its files relative to it, without a walk of the
+ * whole path per file; memcg_dir_close() closes it. 0 or negative errno
+ * (-ENOENT: the cgroup was removed). A @cg that is not open reads by path.
+ */
+int memcg_dir_open(struct memcg *cg);
+void memcg_dir_close(struct memcg *cg);
+
+/*
+ * memcg_read_file() - the whole text of @cg's file @name (a memory.* or
+ * cpuset.* file: one kernfs record, READ_FILE_ONE_SHOW) into a malloc'd
+ * buffer of up to @max bytes (caller frees). Its length, or negative errno
+ * (-ENOENT: absent on this kernel or the cgroup removed; -EFBIG).
+ */
+long memcg_read_file(const struct memcg *cg, const char *name, char **buf, size_t max);
 
 /*
  * memcg_root() - the mount point of the hierarchy with the memory controller:

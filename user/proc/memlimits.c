@@ -101,16 +101,18 @@ int parse_limit_value(const char *text, uint64_t *bytes, bool *unlimited)
 
 int memcg_limit_read(const struct memcg *cg, enum limit_kind k, uint64_t *bytes)
 {
-	char val[64];
 	bool unlimited;
+	char *val;
+	long n;
 	int err;
 
 	if (!limit_file(cg->version, k))
 		return -EINVAL;
-	err = read_limit_raw(cg->path, limit_file(cg->version, k), val, sizeof(val));
-	if (err)
-		return err;
+	n = memcg_read_file(cg, limit_file(cg->version, k), &val, 4096);
+	if (n < 0)
+		return (int)n;
 	err = parse_limit_value(val, bytes, &unlimited);
+	free(val);
 	if (err)
 		return err;
 	return unlimited ? -ERANGE : 0;

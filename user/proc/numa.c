@@ -721,25 +721,25 @@ int memcg_numa_usage(const struct numa_topo *t, const struct memcg *cg, struct n
 
 	memset(u, 0, sizeof(*u));
 	u->home = -1;
-	snprintf(path, sizeof(path), "%s/memory.numa_stat", cg->path);
-	if (read_file(path, &text, SMALL_FILE_MAX) < 0)
+	if (memcg_read_file(cg, "memory.numa_stat", &text, SMALL_FILE_MAX) < 0)
 		return -ENOENT;
 	mask = parse_numa_stat(text, cg->version, (uint64_t)sysconf(_SC_PAGESIZE), u->node_bytes);
 	free(text);
 	if (mask < 0)
 		return (int)mask;
 	if (cg->version == 2) {
-		snprintf(path, sizeof(path), "%s/cpuset.cpus.effective", cg->path);
+		if (memcg_read_file(cg, "cpuset.cpus.effective", &cpus, SMALL_FILE_MAX) < 0)
+			cpus = NULL;
 	} else {
 		const char *root = cpuset_v1_root();
 
-		path[0] = '\0';
-		if (root[0])
+		if (root[0]) {
 			snprintf(path, sizeof(path), "%s%s/cpuset.effective_cpus", root,
 				 strcmp(cg->rel, "/") ? cg->rel : "");
+			if (read_file(path, &cpus, SMALL_FILE_MAX) < 0)
+				cpus = NULL;
+		}
 	}
-	if (path[0] && read_file(path, &cpus, SMALL_FILE_MAX) < 0)
-		cpus = NULL;
 	numa_cgroup_home(t, cpus, u);
 	free(cpus);
 	return 0;
