@@ -841,6 +841,8 @@ static void daemon_readers(struct dstate *d)
 		.pin = &d->pin, .rb = d->rb, .root = d->root, .version = d->version,
 		.page_size = d->page_size, .filters = d->o.filters, .nfilters = d->o.nfilters,
 		.top_n = d->o.top_n, .numa_multi = d->numa_multi, .topo = &d->topo,
+		/* the pins' fault hook is known now and stays: not compared per collection */
+		.unmeasured = metric_fault_mask(!strcmp(d->pin.fault_hook, "none")),
 	};
 	{	/* a test knob (docs/daemon.md "Map sizes"): the walk's limit, reached */
 		const char *env = getenv("MEMACCT_WALK_CGROUPS_MAX");

@@ -734,7 +734,7 @@ static void collect_top_flows(struct collection *col)
 int collect(struct collector *cs, struct collection *col)
 {
 	memset(col, 0, sizeof(*col));
-	col->unmeasured = metric_fault_mask(cs->pin && !strcmp(cs->pin->fault_hook, "none"));
+	col->unmeasured = cs->unmeasured;
 	if (cs->rb)
 		ring_buffer__consume(cs->rb);
 	if (collect_walk(cs, col))

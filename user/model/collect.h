@@ -127,6 +127,10 @@ struct collector {
 	size_t max_cgroups;		/* cgroups a walk holds; 0: COLLECT_MAX_CGROUPS */
 	bool numa_multi;		/* several nodes: memory.numa_stat read */
 	const struct numa_topo *topo;
+	/* metric_fault_mask() of the pinned kernel side's fault hook
+	 * (pin->fault_hook "none"), set once the pins are open; each
+	 * collection's col->unmeasured */
+	uint64_t unmeasured;
 	/* kept between collections (collector_free()) */
 	struct prev *prev;		/* counters published, sorted by id */
 	size_t nprev;
