@@ -479,6 +479,7 @@ void collection_free(struct collection *c)
 	free(c->cg);
 	free(c->pf);
 	free(c->topf);
+	free(c->topm);
 	free(c->comms);
 	memset(c, 0, sizeof(*c));
 }
@@ -731,6 +732,40 @@ static void collect_top_flows(struct collection *col)
 	free(keys);
 }
 
+/*
+ * @m from top process @t (one of the first col->ntop of col->st): its
+ * stocks from the task walk (mm->rss_stat, hiwater_rss, locked_vm,
+ * pinned_vm; faults from signal->min_flt/maj_flt) and, where the kernel
+ * side has its record, its flows and DMA pins. Bytes by @page_size;
+ * figures of no record stay 0.
+ */
+static void collect_proc_metrics(const struct collection *col, const struct memacct_task_stock *t,
+				 uint64_t page_size, struct metrics *m)
+{
+	const struct memacct_flows *f = flow_of(col, t);
+
+	memset(m, 0, sizeof(*m));
+	if (f)	/* every flow first: the stocks below are not flows */
+		metrics_from_bpf_flows(m, f, page_size);
+	m->unknown |= col->unmeasured;
+	m->anon = t->rss_anon_pages * page_size;
+	m->file = t->rss_file_pages * page_size;
+	m->shmem = t->rss_shmem_pages * page_size;
+	m->rss = m->anon + m->file + m->shmem;
+	m->rss_peak = t->hiwater_rss_pages * page_size > m->rss ?
+		      t->hiwater_rss_pages * page_size : m->rss;
+	m->mlocked = t->locked_vm_pages * page_size;
+	m->pinned_vm = t->pinned_vm_pages * page_size;
+	if (f) {
+		m->dma_pinned = pflow_of(f)->dma * page_size;
+		m->dma_pinned_peak = pflow_of(f)->dma_peak * page_size;
+		m->dma_estimate = pflow_of(f)->dma_est;
+	}
+	m->pinned = m->mlocked + m->pinned_vm + m->dma_pinned;
+	m->page_faults = t->min_flt + t->maj_flt;
+	m->major_faults = t->maj_flt;
+}
+
 int collect(struct collector *cs, struct collection *col)
 {
 	memset(col, 0, sizeof(*col));
@@ -751,6 +786,10 @@ int collect(struct collector *cs, struct collection *col)
 		p_warn("memacct_comm_*: %s (their samples left out)", strerror(ENOMEM));
 	col->ntop = top_first(col->st, col->nst, cs->top_n);
 	collect_top_flows(col);
+	/* once for every text that shows them (Prometheus, OpenMetrics, JSON log) */
+	col->topm = calloc(col->ntop ? col->ntop : 1, sizeof(*col->topm));
+	for (size_t i = 0; col->topm && i < col->ntop; i++)
+		collect_proc_metrics(col, &col->st[i], cs->page_size, &col->topm[i]);
 	col->procs_used = col->npf;
 	return 0;
 }
@@ -830,31 +869,4 @@ void collector_free(struct collector *cs)
 	cs->prev = NULL;
 	cs->unknown = NULL;
 	cs->nprev = cs->nunknown = 0;
-}
-
-void collect_proc_metrics(const struct collection *col, const struct memacct_task_stock *t,
-			  uint64_t page_size, struct metrics *m)
-{
-	const struct memacct_flows *f = flow_of(col, t);
-
-	memset(m, 0, sizeof(*m));
-	if (f)	/* every flow first: the stocks below are not flows */
-		metrics_from_bpf_flows(m, f, page_size);
-	m->unknown |= col->unmeasured;
-	m->anon = t->rss_anon_pages * page_size;
-	m->file = t->rss_file_pages * page_size;
-	m->shmem = t->rss_shmem_pages * page_size;
-	m->rss = m->anon + m->file + m->shmem;
-	m->rss_peak = t->hiwater_rss_pages * page_size > m->rss ?
-		      t->hiwater_rss_pages * page_size : m->rss;
-	m->mlocked = t->locked_vm_pages * page_size;
-	m->pinned_vm = t->pinned_vm_pages * page_size;
-	if (f) {
-		m->dma_pinned = pflow_of(f)->dma * page_size;
-		m->dma_pinned_peak = pflow_of(f)->dma_peak * page_size;
-		m->dma_estimate = pflow_of(f)->dma_est;
-	}
-	m->pinned = m->mlocked + m->pinned_vm + m->dma_pinned;
-	m->page_faults = t->min_flt + t->maj_flt;
-	m->major_faults = t->maj_flt;
 }
