@@ -500,13 +500,14 @@ static void flows_zero(struct cgi *c)
  * Flows of every cgroup: the cgroups map first, then live processes. Read
  * again, up to 3 times, while the BPF side moved flows between records
  * (a process changing cgroup, a cgroup removed) or folded an exiting
- * process into its cgroup meanwhile (pin_counters()), so that each is seen
- * whole or not at all: a process exiting between the two reads would be in
- * neither (a counter lower for one collection, held by the clamp, but not
- * across a restart), a move could be counted twice. When a move still
- * overlapped the last read, col->flows_torn: collect() keeps the published
- * flows for this collection (9,200 cgroups removed during collections once
- * left a parent 1,878 pages high, held there by the clamp).
+ * process into its cgroup meanwhile (pin_counters(); the decision is
+ * pin_flows_read_again(), shared with session.c subtree_flows()), so that
+ * each is seen whole or not at all: a process exiting between the two reads
+ * would be in neither (a counter lower for one collection, held by the
+ * clamp, but not across a restart), a move could be counted twice. When a
+ * move still overlapped the last read, col->flows_torn: collect() keeps the
+ * published flows for this collection (9,200 cgroups removed during
+ * collections once left a parent 1,878 pages high, held there by the clamp).
  */
 static void read_flows(struct collector *cs, struct collection *col)
 {
@@ -516,7 +517,7 @@ static void read_flows(struct collector *cs, struct collection *col)
 
 	if (cs->unknown && (unknown0 = malloc(nunknown0 * sizeof(*unknown0))))
 		memcpy(unknown0, cs->unknown, nunknown0 * sizeof(*unknown0));
-	for (int try = 0;; try++) {
+	for (int reads = 1;; reads++) {
 		pin_counters(cs->pin, &col->counters);	/* zeroed if unreadable */
 		col->cgroups_used = read_cgroups_map(cs, col->cg, col->ncg,
 						     !col->cgroups_unwalked);
@@ -525,10 +526,8 @@ static void read_flows(struct collector *cs, struct collection *col)
 			col->npf = 0;
 		if (pin_counters(cs->pin, &after))
 			break;
-		col->flows_torn = after.flow_moves_begin != col->counters.flow_moves_end;
-		if ((!col->flows_torn &&
-		     after.exit_folds_begin == col->counters.exit_folds_end) ||
-		    try == 3 || (cs->unknown && !unknown0))
+		if (!pin_flows_read_again(&col->counters, &after, reads, &col->flows_torn) ||
+		    (cs->unknown && !unknown0))
 			break;
 		/* again, as if the first read had not been: same unknown keys */
 		for (size_t i = 0; i < col->ncg; i++)
