@@ -144,15 +144,6 @@ static int parse_args(int argc, char **argv, struct attach_env *env)
 				return EXIT_USAGE;
 			}
 			break;
-		case 'j':
-			json_output = true;
-			break;
-		case 'i':
-			if (parse_duration(optarg, &env->interval_ns) || !env->interval_ns) {
-				p_err("bad --interval '%s' (examples: 500ms, 2s, 1m)", optarg);
-				return EXIT_USAGE;
-			}
-			break;
 		case 'd':
 			if (parse_duration(optarg, &env->duration_ns) || !env->duration_ns) {
 				p_err("bad --duration '%s' (examples: 30s, 5m, 1h)", optarg);
@@ -163,7 +154,8 @@ static int parse_args(int argc, char **argv, struct attach_env *env)
 			attach_usage(stdout);
 			return -1;
 		default:
-			err = session_getopt(c, optarg, &env->lim, &env->record_path);
+			err = session_getopt(c, optarg, &env->lim, &env->record_path,
+					     &env->interval_ns);
 			if (err)
 				return err == 1 ? opt_error("attach", c, argv) : err;
 		}

@@ -3,6 +3,7 @@
 #ifndef MEMACCT_COMMANDS_H
 #define MEMACCT_COMMANDS_H
 
+#include <stdint.h>
 
 /* Each returns the process exit status (util.h EXIT_*; run: CMD's status). */
 int do_run(int argc, char **argv);
@@ -27,11 +28,13 @@ int detach_kernel_side(const char *dir);
 
 struct limits_req;
 /*
- * session_getopt() - one of the options run and attach share: --record
- * FILE into *@record_path, the table's (--columns, --raw, --csv), the
- * limits' into @lim, --dma-pins. 0 once taken, EXIT_USAGE when its value
- * is bad (said), 1 when @c is none of them. In run.c.
+ * session_getopt() - one of the options run and attach share: -j/--json,
+ * -i/--interval DUR into *@interval_ns, --record FILE into *@record_path,
+ * the table's (--columns, --raw, --csv), the limits' into @lim,
+ * --dma-pins. 0 once taken, EXIT_USAGE when its value is bad (said), 1
+ * when @c is none of them. In run.c.
  */
-int session_getopt(int c, const char *arg, struct limits_req *lim, const char **record_path);
+int session_getopt(int c, const char *arg, struct limits_req *lim, const char **record_path,
+		   uint64_t *interval_ns);
 
 #endif

@@ -368,10 +368,8 @@ static void format(struct dstate *d, const struct collection *col,
 		{ "memacct_process_cow_copied_bytes", "CoW copies of the top processes since attach "
 		  "(a gauge: a series per pid, never a counter to rate across pids)", M_COW_COPIED },
 	};
-	struct metrics *pmet = calloc(ntop ? ntop : 1, sizeof(*pmet));
+	const struct metrics *pmet = col->topm;	/* filled once by collect() */
 
-	for (size_t i = 0; pmet && i < ntop; i++)
-		collect_proc_metrics(col, &col->st[i], d->page_size, &pmet[i]);
 	for (size_t m = 0; pmet && m < sizeof(pm) / sizeof(pm[0]); m++) {
 		metrics_family(b, pm[m].name, MT_GAUGE, "bytes", pm[m].help);
 		for (size_t i = 0; i < ntop; i++) {
@@ -390,7 +388,6 @@ static void format(struct dstate *d, const struct collection *col,
 			metrics_sample_u64(b, l, 3, metric_get(&pmet[i], pm[m].id));
 		}
 	}
-	free(pmet);
 	format_self(d, col, s, b);
 	doom_metrics(b, &d->oom);
 }
@@ -445,7 +442,7 @@ static void write_json_log(struct dstate *d, const struct collection *col)
 		if (col->cg[i].level == 0)
 			r.totals = col->cg[i].m;
 	r.procs = calloc(ntop ? ntop : 1, sizeof(*r.procs));
-	for (size_t i = 0; r.procs && i < ntop; i++) {
+	for (size_t i = 0; r.procs && col->topm && i < ntop; i++) {
 		const struct memacct_task_stock *t = &col->st[i];
 		struct proc_row *p = &r.procs[r.nprocs++];
 
@@ -453,7 +450,7 @@ static void write_json_log(struct dstate *d, const struct collection *col)
 		p->ppid = t->ppid;
 		memcpy(p->comm, t->comm, MEMACCT_COMM_LEN);
 		p->start_boottime_ns = t->start_boottime_ns;
-		collect_proc_metrics(col, t, d->page_size, &p->m);
+		p->m = col->topm[i];
 	}
 	memcpy(r.dropped, col->counters.dropped, sizeof(r.dropped));
 	r.vma_lockless_lookups = col->counters.vma_lockless;
@@ -841,6 +838,8 @@ static void daemon_readers(struct dstate *d)
 		.pin = &d->pin, .rb = d->rb, .root = d->root, .version = d->version,
 		.page_size = d->page_size, .filters = d->o.filters, .nfilters = d->o.nfilters,
 		.top_n = d->o.top_n, .numa_multi = d->numa_multi, .topo = &d->topo,
+		/* the pins' fault hook is known now and stays: not compared per collection */
+		.unmeasured = metric_fault_mask(!strcmp(d->pin.fault_hook, "none")),
 	};
 	{	/* a test knob (docs/daemon.md "Map sizes"): the walk's limit, reached */
 		const char *env = getenv("MEMACCT_WALK_CGROUPS_MAX");

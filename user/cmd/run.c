@@ -385,9 +385,19 @@ struct run_env {
 	char **cmd;			/* CMD [ARGS...] */
 };
 
-int session_getopt(int c, const char *arg, struct limits_req *lim, const char **record_path)
+int session_getopt(int c, const char *arg, struct limits_req *lim, const char **record_path,
+		   uint64_t *interval_ns)
 {
 	switch (c) {
+	case 'j':
+		json_output = true;
+		return 0;
+	case 'i':
+		if (parse_duration(arg, interval_ns) || !*interval_ns) {
+			p_err("bad --interval '%s' (examples: 500ms, 2s, 1m)", arg);
+			return EXIT_USAGE;
+		}
+		return 0;
 	case OPT_RECORD:
 		*record_path = arg;
 		return 0;
@@ -427,15 +437,6 @@ static int parse_args(int argc, char **argv, struct run_env *env)
 
 	while ((c = getopt_long(argc, argv, "+:ji:h", opts, NULL)) != -1) {
 		switch (c) {
-		case 'j':
-			json_output = true;
-			break;
-		case 'i':
-			if (parse_duration(optarg, &env->interval_ns) || !env->interval_ns) {
-				p_err("bad --interval '%s' (examples: 500ms, 2s, 1m)", optarg);
-				return EXIT_USAGE;
-			}
-			break;
 		case 'k':
 			env->keep = true;
 			break;
@@ -457,7 +458,8 @@ static int parse_args(int argc, char **argv, struct run_env *env)
 			run_usage(stdout);
 			return -1;
 		default:
-			err = session_getopt(c, optarg, &env->lim, &env->record_path);
+			err = session_getopt(c, optarg, &env->lim, &env->record_path,
+					     &env->interval_ns);
 			if (err)
 				return err == 1 ? opt_error("run", c, argv) : err;
 		}

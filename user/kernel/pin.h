@@ -95,6 +95,28 @@ struct pin_counters {
 					 * report_flows_lost_bytes()) */
 };
 
+/* Reads of the flows a reader makes at most (pin_flows_read_again()). */
+#define PIN_FLOWS_READS 4
+
+/*
+ * pin_flows_read_again() - whether a reader of the flows (the cgroups and
+ * procs maps; the daemon's collect.c read_flows(), a session's
+ * session.c subtree_flows()) reads them again after its @reads-th read:
+ * while the BPF side moved flows between records or folded an exit during
+ * the read, PIN_FLOWS_READS reads in all. @before holds flow_moves_end and
+ * exit_folds_end read before the read, @after flow_moves_begin and
+ * exit_folds_begin read after it. *@torn: a move overlapped the read (it
+ * may count the move twice).
+ */
+static inline bool pin_flows_read_again(const struct pin_counters *before,
+					const struct pin_counters *after, int reads, bool *torn)
+{
+	*torn = after->flow_moves_begin != before->flow_moves_end;
+	if (!*torn && after->exit_folds_begin == before->exit_folds_end)
+		return false;
+	return reads < PIN_FLOWS_READS;
+}
+
 /*
  * pin_counters() - @c from one read of the pinned .bss map (zeroed when it
  * cannot be read). 0 or negative errno (-EPROTO: .bss of another build).

@@ -56,6 +56,17 @@ const char *pinwatch_syscall_name(long nr)
 	return "syscall";
 }
 
+/* What a pin event and an exit event both give: the process, its cgroup, its comm. */
+static void event_fill(struct pinwatch_event *ev, const struct memacct_proc_key *key,
+		       uint64_t memcg_id, const char *comm)
+{
+	ev->pid = key->tgid;
+	ev->start_boottime_ns = key->start_boottime_ns;
+	ev->memcg_id = memcg_id;
+	memcpy(ev->comm, comm, sizeof(ev->comm));
+	ev->comm[sizeof(ev->comm) - 1] = '\0';
+}
+
 static int on_pin_event(void *ctx, void *data, size_t len)
 {
 	const struct memacct_pin_event *e = data;
@@ -64,17 +75,13 @@ static int on_pin_event(void *ctx, void *data, size_t len)
 
 	if (len < sizeof(*e))
 		return 0;
-	ev.pid = e->key.tgid;
-	ev.start_boottime_ns = e->key.start_boottime_ns;
-	ev.memcg_id = e->memcg_id;
+	event_fill(&ev, &e->key, e->memcg_id, e->comm);
 	ev.ts_ns = e->ts_ns;
 	ev.locked_bytes = e->locked_vm_pages * w->page_size;
 	ev.pinned_vm_bytes = e->pinned_vm_pages * w->page_size;
 	ev.dma_bytes = e->dma_pinned_pages * w->page_size;
 	ev.syscall_nr = e->syscall_nr;
 	ev.syscall_ret = e->syscall_ret;
-	memcpy(ev.comm, e->comm, sizeof(ev.comm));
-	ev.comm[sizeof(ev.comm) - 1] = '\0';
 	return w->fn(w->ctx, &ev);
 }
 
@@ -86,13 +93,9 @@ static int on_exit_event(void *ctx, void *data, size_t len)
 
 	if (len < sizeof(*e))
 		return 0;
-	ev.pid = e->key.tgid;
-	ev.start_boottime_ns = e->key.start_boottime_ns;
-	ev.memcg_id = e->proc.memcg_id;
+	event_fill(&ev, &e->key, e->proc.memcg_id, e->proc.comm);
 	ev.exited = true;
 	ev.syscall_nr = -1;
-	memcpy(ev.comm, e->proc.comm, sizeof(ev.comm));
-	ev.comm[sizeof(ev.comm) - 1] = '\0';
 	return w->fn(w->ctx, &ev);
 }
 

@@ -479,6 +479,7 @@ void collection_free(struct collection *c)
 	free(c->cg);
 	free(c->pf);
 	free(c->topf);
+	free(c->topm);
 	free(c->comms);
 	memset(c, 0, sizeof(*c));
 }
@@ -499,13 +500,14 @@ static void flows_zero(struct cgi *c)
  * Flows of every cgroup: the cgroups map first, then live processes. Read
  * again, up to 3 times, while the BPF side moved flows between records
  * (a process changing cgroup, a cgroup removed) or folded an exiting
- * process into its cgroup meanwhile (pin_counters()), so that each is seen
- * whole or not at all: a process exiting between the two reads would be in
- * neither (a counter lower for one collection, held by the clamp, but not
- * across a restart), a move could be counted twice. When a move still
- * overlapped the last read, col->flows_torn: collect() keeps the published
- * flows for this collection (9,200 cgroups removed during collections once
- * left a parent 1,878 pages high, held there by the clamp).
+ * process into its cgroup meanwhile (pin_counters(); the decision is
+ * pin_flows_read_again(), shared with session.c subtree_flows()), so that
+ * each is seen whole or not at all: a process exiting between the two reads
+ * would be in neither (a counter lower for one collection, held by the
+ * clamp, but not across a restart), a move could be counted twice. When a
+ * move still overlapped the last read, col->flows_torn: collect() keeps the
+ * published flows for this collection (9,200 cgroups removed during
+ * collections once left a parent 1,878 pages high, held there by the clamp).
  */
 static void read_flows(struct collector *cs, struct collection *col)
 {
@@ -515,7 +517,7 @@ static void read_flows(struct collector *cs, struct collection *col)
 
 	if (cs->unknown && (unknown0 = malloc(nunknown0 * sizeof(*unknown0))))
 		memcpy(unknown0, cs->unknown, nunknown0 * sizeof(*unknown0));
-	for (int try = 0;; try++) {
+	for (int reads = 1;; reads++) {
 		pin_counters(cs->pin, &col->counters);	/* zeroed if unreadable */
 		col->cgroups_used = read_cgroups_map(cs, col->cg, col->ncg,
 						     !col->cgroups_unwalked);
@@ -524,10 +526,8 @@ static void read_flows(struct collector *cs, struct collection *col)
 			col->npf = 0;
 		if (pin_counters(cs->pin, &after))
 			break;
-		col->flows_torn = after.flow_moves_begin != col->counters.flow_moves_end;
-		if ((!col->flows_torn &&
-		     after.exit_folds_begin == col->counters.exit_folds_end) ||
-		    try == 3 || (cs->unknown && !unknown0))
+		if (!pin_flows_read_again(&col->counters, &after, reads, &col->flows_torn) ||
+		    (cs->unknown && !unknown0))
 			break;
 		/* again, as if the first read had not been: same unknown keys */
 		for (size_t i = 0; i < col->ncg; i++)
@@ -736,10 +736,44 @@ static void collect_top_flows(struct collection *col)
 	free(keys);
 }
 
+/*
+ * @m from top process @t (one of the first col->ntop of col->st): its
+ * stocks from the task walk (mm->rss_stat, hiwater_rss, locked_vm,
+ * pinned_vm; faults from signal->min_flt/maj_flt) and, where the kernel
+ * side has its record, its flows and DMA pins. Bytes by @page_size;
+ * figures of no record stay 0.
+ */
+static void collect_proc_metrics(const struct collection *col, const struct memacct_task_stock *t,
+				 uint64_t page_size, struct metrics *m)
+{
+	const struct memacct_flows *f = flow_of(col, t);
+
+	memset(m, 0, sizeof(*m));
+	if (f)	/* every flow first: the stocks below are not flows */
+		metrics_from_bpf_flows(m, f, page_size);
+	m->unknown |= col->unmeasured;
+	m->anon = t->rss_anon_pages * page_size;
+	m->file = t->rss_file_pages * page_size;
+	m->shmem = t->rss_shmem_pages * page_size;
+	m->rss = m->anon + m->file + m->shmem;
+	m->rss_peak = t->hiwater_rss_pages * page_size > m->rss ?
+		      t->hiwater_rss_pages * page_size : m->rss;
+	m->mlocked = t->locked_vm_pages * page_size;
+	m->pinned_vm = t->pinned_vm_pages * page_size;
+	if (f) {
+		m->dma_pinned = pflow_of(f)->dma * page_size;
+		m->dma_pinned_peak = pflow_of(f)->dma_peak * page_size;
+		m->dma_estimate = pflow_of(f)->dma_est;
+	}
+	m->pinned = m->mlocked + m->pinned_vm + m->dma_pinned;
+	m->page_faults = t->min_flt + t->maj_flt;
+	m->major_faults = t->maj_flt;
+}
+
 int collect(struct collector *cs, struct collection *col)
 {
 	memset(col, 0, sizeof(*col));
-	col->unmeasured = metric_fault_mask(cs->pin && !strcmp(cs->pin->fault_hook, "none"));
+	col->unmeasured = cs->unmeasured;
 	if (cs->rb)
 		ring_buffer__consume(cs->rb);
 	if (collect_walk(cs, col))
@@ -756,6 +790,10 @@ int collect(struct collector *cs, struct collection *col)
 		p_warn("memacct_comm_*: %s (their samples left out)", strerror(ENOMEM));
 	col->ntop = top_first(col->st, col->nst, cs->top_n);
 	collect_top_flows(col);
+	/* once for every text that shows them (Prometheus, OpenMetrics, JSON log) */
+	col->topm = calloc(col->ntop ? col->ntop : 1, sizeof(*col->topm));
+	for (size_t i = 0; col->topm && i < col->ntop; i++)
+		collect_proc_metrics(col, &col->st[i], cs->page_size, &col->topm[i]);
 	col->procs_used = col->npf;
 	return 0;
 }
@@ -835,31 +873,4 @@ void collector_free(struct collector *cs)
 	cs->prev = NULL;
 	cs->unknown = NULL;
 	cs->nprev = cs->nunknown = 0;
-}
-
-void collect_proc_metrics(const struct collection *col, const struct memacct_task_stock *t,
-			  uint64_t page_size, struct metrics *m)
-{
-	const struct memacct_flows *f = flow_of(col, t);
-
-	memset(m, 0, sizeof(*m));
-	if (f)	/* every flow first: the stocks below are not flows */
-		metrics_from_bpf_flows(m, f, page_size);
-	m->unknown |= col->unmeasured;
-	m->anon = t->rss_anon_pages * page_size;
-	m->file = t->rss_file_pages * page_size;
-	m->shmem = t->rss_shmem_pages * page_size;
-	m->rss = m->anon + m->file + m->shmem;
-	m->rss_peak = t->hiwater_rss_pages * page_size > m->rss ?
-		      t->hiwater_rss_pages * page_size : m->rss;
-	m->mlocked = t->locked_vm_pages * page_size;
-	m->pinned_vm = t->pinned_vm_pages * page_size;
-	if (f) {
-		m->dma_pinned = pflow_of(f)->dma * page_size;
-		m->dma_pinned_peak = pflow_of(f)->dma_peak * page_size;
-		m->dma_estimate = pflow_of(f)->dma_est;
-	}
-	m->pinned = m->mlocked + m->pinned_vm + m->dma_pinned;
-	m->page_faults = t->min_flt + t->maj_flt;
-	m->major_faults = t->maj_flt;
 }

@@ -80,6 +80,10 @@ struct collection {
 	struct proc_flow *pf;		/* unsorted */
 	long npf;
 	const struct memacct_flows **topf;	/* flows of st[i], i < ntop, or NULL */
+	/* figures of st[i], i < ntop, in bytes: stocks from the task walk
+	 * and, where the kernel side has its record, flows and DMA pins
+	 * (figures of no record stay 0); NULL when out of memory */
+	struct metrics *topm;
 	struct pin_counters counters;	/* the BPF side's, read with the flows */
 	bool flows_torn;		/* a move between records overlapped the
 					 * last read of the flows (read_flows()) */
@@ -104,16 +108,6 @@ static inline const struct memacct_flows *flow_of(const struct collection *col,
 	return col->topf && i < col->ntop ? col->topf[i] : NULL;
 }
 
-/*
- * collect_proc_metrics() - @m from top process @t (one of the first
- * col->ntop of col->st): its stocks from the task walk (mm->rss_stat,
- * hiwater_rss, locked_vm, pinned_vm; faults from signal->min_flt/maj_flt)
- * and, where the kernel side has its record, its flows and DMA pins. Bytes
- * by @page_size; figures of no record stay 0.
- */
-void collect_proc_metrics(const struct collection *col, const struct memacct_task_stock *t,
-			  uint64_t page_size, struct metrics *m);
-
 /* What collect() reads from, and keeps from one collection to the next. */
 struct collector {
 	struct pinned *pin;		/* the kernel side's pinned maps (pin.h) */
@@ -127,6 +121,10 @@ struct collector {
 	size_t max_cgroups;		/* cgroups a walk holds; 0: COLLECT_MAX_CGROUPS */
 	bool numa_multi;		/* several nodes: memory.numa_stat read */
 	const struct numa_topo *topo;
+	/* metric_fault_mask() of the pinned kernel side's fault hook
+	 * (pin->fault_hook "none"), set once the pins are open; each
+	 * collection's col->unmeasured */
+	uint64_t unmeasured;
 	/* kept between collections (collector_free()) */
 	struct prev *prev;		/* counters published, sorted by id */
 	size_t nprev;

@@ -27,6 +27,7 @@
 #include "hostpin.h"
 #include "memlimits.h"
 #include "oom.h"
+#include "pin.h"
 #include "proc.h"
 #include "session.h"
 #include "smaps.h"
@@ -644,8 +645,9 @@ static int cmp_rows(const void *a, const void *b)
  * process that exits between reads, or whose exit record the full ring
  * could not take, is in these whatever happens. Read again (up to 3 times)
  * while the BPF side moved flows between records or folded an exit
- * meanwhile, as the daemon does (collect.c read_flows()); false when a move
- * still overlapped the last read (it may count the move twice).
+ * meanwhile, as the daemon does (pin.h pin_flows_read_again(), shared with
+ * collect.c read_flows()); false when a move still overlapped the last read
+ * (it may count the move twice).
  */
 static bool subtree_flows(const struct session *s, const uint64_t *ids, int nids,
 			  struct memacct_flows *out)
@@ -654,9 +656,12 @@ static bool subtree_flows(const struct session *s, const uint64_t *ids, int nids
 	volatile struct memacct_bpf__bss *bss = s->skel->bss;
 	bool torn = false;
 
-	for (int try = 0; try < 4; try++) {
-		uint64_t end = __atomic_load_n(&bss->flow_moves_end, __ATOMIC_ACQUIRE);
-		uint64_t fend = __atomic_load_n(&bss->exit_folds_end, __ATOMIC_ACQUIRE);
+	for (int reads = 1;; reads++) {
+		struct pin_counters before = {
+			.flow_moves_end = __atomic_load_n(&bss->flow_moves_end, __ATOMIC_ACQUIRE),
+			.exit_folds_end = __atomic_load_n(&bss->exit_folds_end, __ATOMIC_ACQUIRE),
+		};
+		struct pin_counters after;
 		struct memacct_proc_key key, next, *prev = NULL;
 		struct memacct_cgroup c;
 		struct memacct_proc p;
@@ -672,8 +677,13 @@ static bool subtree_flows(const struct session *s, const uint64_t *ids, int nids
 			    id_in(ids, nids, p.memcg_id))
 				flows_add(out, &p.f);
 		}
-		torn = __atomic_load_n(&bss->flow_moves_begin, __ATOMIC_ACQUIRE) != end;
-		if (!torn && __atomic_load_n(&bss->exit_folds_begin, __ATOMIC_ACQUIRE) == fend)
+		after = (struct pin_counters){
+			.flow_moves_begin = __atomic_load_n(&bss->flow_moves_begin,
+							    __ATOMIC_ACQUIRE),
+			.exit_folds_begin = __atomic_load_n(&bss->exit_folds_begin,
+							    __ATOMIC_ACQUIRE),
+		};
+		if (!pin_flows_read_again(&before, &after, reads, &torn))
 			break;
 	}
 	return !torn;
