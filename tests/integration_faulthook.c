@@ -188,6 +188,22 @@ START_TEST(test_hook_none)
 		      "no per-cgroup stock samples");
 	printf("  daemon, hook none: fault_hook=\"none\", no CoW sample, stocks there\n");
 	result_free(r);
+
+	/* an OOM post-mortem: the victim's and the kill's CoW null, not 0 */
+	r = run_cmd("MEMACCT_FAULT_HOOK=none %s -j run --memory-max 64M -- %s/oom 128 2>/dev/null",
+		    memacct, workloads);
+	ck_assert_msg(r->report, "no report (rc %d): %.2000s", r->status, r->out);
+	t = json_array_get(json_object_get(r->report, "oom_kills"), 0);
+	ck_assert_msg(json_is_object(t), "no oom_kills: %.2000s", r->out);
+	ck_assert_msg(json_is_null(json_object_get(t, "cow_copied_bytes")), "kill's CoW not null");
+	p = json_object_get(t, "victim");
+	for (k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
+		ck_assert_msg(!json_object_get(p, keys[k]) || json_is_null(json_object_get(p, keys[k])),
+			      "victim's %s not null", keys[k]);
+	ck_assert_msg(json_is_integer(json_object_get(p, "anon_bytes")) ||
+		      json_is_null(json_object_get(p, "anon_bytes")), "victim without anon_bytes");
+	printf("  OOM, hook none: the kill's and the victim's CoW null\n");
+	result_free(r);
 }
 END_TEST
 

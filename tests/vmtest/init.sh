@@ -417,6 +417,8 @@ t_bench_cgroups() {
 	cp /bin/memacct /mnt/benchout/ && cp /bench/spawn /mnt/benchout/bench/
 	# /bench/memacct-new: measured as "new" instead of the guest's own
 	[ -x /bench/memacct-new ] && export NEW_MEMACCT=/bench/memacct-new
+	# memacct.bench_rounds=N: N alternating rounds (default 3)
+	ROUNDS=$(sed -n 's/.*memacct\.bench_rounds=\([0-9][0-9]*\).*/\1/p' /proc/cmdline)
 	ROUNDS=${ROUNDS:-3} bash /tests/bench_cgroups.sh /mnt/benchout \
 		$([ -x /bench/memacct-base ] && echo /bench/memacct-base)
 	rm -rf /mnt/benchout

@@ -68,7 +68,8 @@ static int read_history(const char *pin_dir, json_t *all, long page_size)
 		k = calloc(1, sizeof(*k));
 		if (!k)
 			break;
-		oom_from_event(k, &ev, page_size);
+		oom_from_event(k, &ev, page_size,
+			       metric_fault_mask(!pin_dir_fault_hooked(pin_dir)));
 		if (!have_kill(all, k)) {
 			json_t *o;
 

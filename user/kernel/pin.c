@@ -169,6 +169,33 @@ static int reattach_maps(struct pinned *p)
 	return 0;
 }
 
+/* The fault hook whose program a pinned link named @name runs, or NULL. */
+static const char *link_fault_hook(const char *name)
+{
+	if (!strncmp(name, "page_fault_perf", 15))
+		return "perf";
+	if (!strncmp(name, "page_fault_user", 15))
+		return "tracepoint";
+	return NULL;
+}
+
+bool pin_dir_fault_hooked(const char *dir)
+{
+	char path[512];
+	struct dirent *de;
+	bool hooked = false;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "%s/links", dir);
+	d = opendir(path);
+	if (!d)
+		return true;
+	while (!hooked && (de = readdir(d)))
+		hooked = link_fault_hook(de->d_name);
+	closedir(d);
+	return hooked;
+}
+
 /*
  * The pinned links: the task iterator's kept open, the fault hook named,
  * each link's program listed (for bpf_stats). -EPROTO without the iterator.
@@ -196,10 +223,9 @@ static int reattach_links(struct pinned *p)
 			continue;
 		if (!strcmp(de->d_name, "task_stocks"))
 			p->iter_link_fd = fd;
-		if (!strncmp(de->d_name, "page_fault_perf", 15))
-			snprintf(p->fault_hook, sizeof(p->fault_hook), "perf");
-		else if (!strncmp(de->d_name, "page_fault_user", 15))
-			snprintf(p->fault_hook, sizeof(p->fault_hook), "tracepoint");
+		if (link_fault_hook(de->d_name))
+			snprintf(p->fault_hook, sizeof(p->fault_hook), "%s",
+				 link_fault_hook(de->d_name));
 		err = add_prog_of_link(p, fd, de->d_name);
 		if (fd != p->iter_link_fd)
 			close(fd);

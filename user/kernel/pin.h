@@ -118,6 +118,14 @@ static inline bool pin_flows_read_again(const struct pin_counters *before,
 }
 
 /*
+ * pin_dir_fault_hooked() - whether the kernel side pinned at @dir has a
+ * fault hook (a link of page_fault_user or page_fault_perf under
+ * @dir/links); true when the links cannot be listed (nothing to say the
+ * figures were not measured).
+ */
+bool pin_dir_fault_hooked(const char *dir);
+
+/*
  * pin_counters() - @c from one read of the pinned .bss map (zeroed when it
  * cannot be read). 0 or negative errno (-EPROTO: .bss of another build).
  */

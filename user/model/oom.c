@@ -85,7 +85,8 @@ static void proc_pinned(struct metrics *m)
 	m->pinned = m->mlocked + m->pinned_vm + m->dma_pinned;
 }
 
-void oom_from_event(struct oom_kill *k, const struct memacct_oom_event *ev, long page_size)
+void oom_from_event(struct oom_kill *k, const struct memacct_oom_event *ev, long page_size,
+		    uint64_t unmeasured)
 {
 	uint64_t ps = page_size, now_boot = boot_now_ns();
 	struct timespec rt;
@@ -93,6 +94,7 @@ void oom_from_event(struct oom_kill *k, const struct memacct_oom_event *ev, long
 
 	memset(k, 0, sizeof(*k));
 	k->seq = ev->seq;
+	k->unmeasured = unmeasured;
 	k->boot_ns = ev->ts_ns;
 	clock_gettime(CLOCK_REALTIME, &rt);
 	k->time = rt.tv_sec + rt.tv_nsec / 1e9 -
@@ -603,7 +605,8 @@ static const enum metric_id proc_keys[] = {
 	M_COW_COPIED, M_COW_FILE_COPIED, M_ZERO_FILL, M_REMOTE_NUMA_ALLOC,
 };
 
-static json_t *proc_json(const struct oom_proc *p, bool stocks, bool flows)
+/* @p's figures; those not read (@stocks, @flows) or not measured null */
+static json_t *proc_json(const struct oom_proc *p, bool stocks, bool flows, uint64_t unmeasured)
 {
 	json_t *o = json_object();
 
@@ -615,6 +618,7 @@ static json_t *proc_json(const struct oom_proc *p, bool stocks, bool flows)
 
 		if (id == M_DMA_PINNED || id == M_PINNED)
 			known = stocks || flows;
+		known = known && !(unmeasured & MBIT(id));
 		json_object_set_new(o, metric_table[id].key,
 				    known ? json_integer((json_int_t)metric_get(&p->m, id)) :
 					    json_null());
@@ -689,7 +693,7 @@ json_t *oom_json(const struct oom_kill *k)
 	json_object_set_new(o, "usage_bytes", k->has_limit ? json_integer(k->usage_bytes) :
 			    json_null());
 	v = proc_json(&k->victim, k->flags & MEMACCT_OOM_MM || !(k->flags & MEMACCT_OOM_TASK),
-		      k->flags & MEMACCT_OOM_FLOWS || !(k->flags & MEMACCT_OOM_TASK));
+		      k->flags & MEMACCT_OOM_FLOWS || !(k->flags & MEMACCT_OOM_TASK), k->unmeasured);
 	json_object_set_new(v, "ppid", json_integer(k->ppid));
 	json_object_set_new(v, "swap_bytes", k->flags & MEMACCT_OOM_MM ?
 			    json_integer(k->swap_bytes) : json_null());
@@ -701,7 +705,7 @@ json_t *oom_json(const struct oom_kill *k)
 	json_object_set_new(o, "victim", v);
 	json_object_set_new(o, "cgroup_stocks", stocks_json(k));
 	for (size_t i = 0; i < k->nprocs; i++)
-		json_array_append_new(procs, proc_json(&k->procs[i], true, true));
+		json_array_append_new(procs, proc_json(&k->procs[i], true, true, k->unmeasured));
 	json_object_set_new(o, "processes", procs);
 	json_object_set_new(o, "processes_total", json_integer((json_int_t)k->nprocs_all));
 	json_object_set_new(o, "processes_unsampled",
@@ -722,7 +726,10 @@ json_t *oom_json(const struct oom_kill *k)
 	json_object_set_new(o, "cause", k->cause ? json_string(k->cause) : json_null());
 	set_u64(o, "cause_bytes", k->cause_bytes);
 	set_u64(o, "pinned_bytes", k->pinned_bytes);
-	set_u64(o, "cow_copied_bytes", k->cow_bytes);
+	if (k->unmeasured & MBIT(M_COW_COPIED))
+		json_object_set_new(o, "cow_copied_bytes", json_null());
+	else
+		set_u64(o, "cow_copied_bytes", k->cow_bytes);
 	set_u64(o, "anon_bytes", k->anon_bytes);
 	json_object_set_new(o, "verdict", json_string_sanitized(k->verdict));
 	return o;

@@ -97,6 +97,9 @@ struct oom_kill {
 	size_t nprocs, nprocs_all;
 	size_t nprocs_unsampled;	/* the sample's processes left out (any
 					 * memcg): it was full */
+	/* metric ids no program measured (metric_fault_mask(): no fault
+	 * hook on this kernel side): null in the JSON, "-" in words */
+	uint64_t unmeasured;
 	double sample_age_s;		/* how long before the kill it was taken
 					 * (< 0: after it); NAN: no sample */
 	struct oom_grew grew[OOM_GREW_MAX];
@@ -136,9 +139,12 @@ uint64_t boot_now_ns(void);
 /*
  * oom_from_event() - @k from the BPF record @ev (pages → bytes with
  * @page_size): victim, its stocks and flows at the kill, the limit and the
- * usage of the memcg that hit it. Paths, stocks and verdict: oom_explain().
+ * usage of the memcg that hit it. @unmeasured: the figures the kernel side
+ * did not measure (metric_fault_mask() of its fault hook), k->unmeasured.
+ * Paths, stocks and verdict: oom_explain().
  */
-void oom_from_event(struct oom_kill *k, const struct memacct_oom_event *ev, long page_size);
+void oom_from_event(struct oom_kill *k, const struct memacct_oom_event *ev, long page_size,
+		    uint64_t unmeasured);
 
 /*
  * oom_explain() - what userspace adds to @k, at once after the record was

@@ -503,7 +503,7 @@ static int on_oom_event(void *ctx, void *data, size_t len)
 			return 0;
 	}
 	k = &s->ooms[s->nooms];
-	oom_from_event(k, ev, s->page_size);
+	oom_from_event(k, ev, s->page_size, metric_fault_mask(loader_fault_hook == LOADER_FAULT_NONE));
 	sample_oom(s);	/* the others as they are now, ~0.1 s after the kill */
 	s->oom_sampled_ns = now_ns();
 	oom_explain(k, &s->oom_hist, OOM_GREW_WINDOW_NS);
