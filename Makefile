@@ -281,7 +281,7 @@ vmtest-bins: $(VMTEST_DIR)/bin/memacct $(STATIC_WORKLOADS) $(VMTEST_DIR)/bench/s
 # The arm64 matrix (docs/vmtest.md "arm64"): the guest binaries cross-built
 # (make ARCH=arm64), Debian arm64 kernels under qemu-system-aarch64 TCG.
 # SUITE-16k: the suite's linux-image-arm64-16k (16 KiB pages).
-VMTEST_ARM64_KERNELS  ?= bookworm trixie trixie-16k sid
+VMTEST_ARM64_KERNELS  ?= bullseye bookworm trixie trixie-16k sid
 VMTEST_ARM64_OPTIONAL ?= sid
 ARM64_VMTEST_DIR := $(if $(filter arm64,$(HOST_ARCH)),.output,.output-arm64)/vmtest
 vmtest-arm64:
