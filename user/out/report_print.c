@@ -105,7 +105,8 @@ void print_wrapped(FILE *f, const char *prefix, const char *text)
  * header, width, help) for a COL(), nothing for NO_COL */
 #define COL(rank, name, header, width, help)	COL_, rank, name, header, width, help
 #define NO_COL					NO_COL_, 0
-#define RC_ROW(id, field, key, family, flags, total, bpf, help, source, col, top_proc) \
+#define RC_ROW(id, field, key, family, flags, total, bpf, help, source, col, top_proc, \
+	       top_col) \
 	RC_ROW_(id, col)
 #define RC_ROW_(id, has, ...)			RC_ROW_##has(id, __VA_ARGS__)
 #define RC_ROW_COL_(id, ...)			RC_FIG(id, __VA_ARGS__)
