@@ -571,6 +571,42 @@ START_TEST(test_table_columns_raw)
 }
 END_TEST
 
+/*
+ * Every column of the run/attach table shows its own figure: each figure of
+ * TOTAL a distinct value, the table as CSV with every column but TIME, in
+ * the order --columns lists them.
+ */
+START_TEST(test_table_every_column)
+{
+	static const char head[] = "PID,COMM,RSS,RSS_PEAK,ANON,FILE,COW,FILE_COW,ZEROFILL,"
+		"REMOTE,PINNED,PPID,SHMEM,MLOCKED,PINNED_VM,DMA,PINNED_PEAK,REMOTE_RSS,MIGRATED,"
+		"FAULTS,MAJFLT,EXITED,ELAPSED_S\r\n";
+	struct report *r = sample_report("w");
+	char *text, *total;
+	size_t len;
+	FILE *f;
+
+	for (int id = 0; id < M_NR; id++)
+		*metric_ptr(&r->totals, id) = 1000 + id;
+	r->totals.unknown = 0;
+	r->totals.dma_estimate = true;	/* no ~ in CSV */
+	ck_assert_int_eq(report_table_getopt(OPT_TABLE_COLUMNS, "PID,COMM,RSS,RSS_PEAK,ANON,"
+		"FILE,COW,FILE_COW,ZEROFILL,REMOTE,PINNED,PPID,SHMEM,MLOCKED,PINNED_VM,DMA,"
+		"PINNED_PEAK,REMOTE_RSS,MIGRATED,FAULTS,MAJFLT,EXITED,ELAPSED_S"), 0);
+	ck_assert_int_eq(report_table_getopt(OPT_TABLE_CSV, NULL), 0);
+	f = open_memstream(&text, &len);
+	print_report_plain(f, r);
+	fclose(f);
+	bytes_output = false;
+	ck_assert_msg(!strncmp(text, head, strlen(head)), "%s", text);
+	total = strstr(text, "\r\nTOTAL,");
+	ck_assert_msg(total, "%s", text);
+	ck_assert_str_eq(total + 2, "TOTAL,(cgroup),1000,1004,1001,1002,1015,1016,1017,1020,"
+			 "1009,-,1003,1005,1007,1011,1010,1013,1021,1024,1025,,0.000\r\n");
+	free(text);
+}
+END_TEST
+
 /* tests/data/vmstat_pinned: /proc/vmstat of the 6.18 host while dma_pin held
  * a 64 MiB AF_XDP UMEM (after stat_refresh); vmstat_old: the same without
  * the nr_foll_pin_* lines, as kernels before 5.7 print it. */
@@ -1265,6 +1301,7 @@ Suite *report_suite(void)
 	tcase_add_test(tc, test_table_width);
 	tcase_add_test(tc, test_table_golden);
 	tcase_add_test(tc, test_table_columns_raw);
+	tcase_add_test(tc, test_table_every_column);
 	tcase_add_test(tc, test_table_csv);
 	tcase_add_test(tc, test_long_labels_distinct);
 	tcase_add_test(tc, test_verdicts);

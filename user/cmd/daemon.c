@@ -357,21 +357,25 @@ static void format(struct dstate *d, const struct collection *col,
 	om_cgroup_families(b, col->cg, col->ncg, d->one_node);
 	om_comm_families(b, col->cg, col->ncg, col->comms, col->ncomms, d->page_size);
 	/* top N processes by RSS (--top-processes; 0 by default: a pid label
-	 * makes a new series for every process, 370 in 17 min on a busy host) */
+	 * makes a new series for every process, 370 in 17 min on a busy host):
+	 * a gauge of each TOP_PROC() row of METRIC_ROWS (metric_table.h) */
 	static const struct { const char *name, *help; enum metric_id id; } pm[] = {
-		{ "memacct_process_rss_bytes", "RSS of the top processes by RSS", M_RSS },
-		{ "memacct_process_anon_bytes", "RssAnon of the top processes", M_ANON },
-		{ "memacct_process_file_bytes", "RssFile of the top processes", M_FILE },
-		{ "memacct_process_shmem_bytes", "RssShmem of the top processes", M_SHMEM },
-		{ "memacct_process_pinned_bytes", "VmLck+VmPin+DMA pins of the top processes",
-		  M_PINNED },
-		{ "memacct_process_cow_copied_bytes", "CoW copies of the top processes since attach "
-		  "(a gauge: a series per pid, never a counter to rate across pids)", M_COW_COPIED },
+#define TOP_PROC(help)		TOP_PROC_, help
+#define NO_TOP_PROC		NO_TOP_PROC_, NULL
+#define PM_ROW(id, field, key, family, flags, total, bpf, help, source, col, top_proc, \
+	       top_col) \
+		PM_ROW_(id, key, top_proc)
+#define PM_ROW_(id, key, has, help)	PM_ROW_##has(id, key, help)
+#define PM_ROW_TOP_PROC_(id, key, help)	{ "memacct_process_" key, help, M_##id },
+#define PM_ROW_NO_TOP_PROC_(id, key, help)
+		METRIC_ROWS(PM_ROW)
 	};
 	const struct metrics *pmet = col->topm;	/* filled once by collect() */
 
 	for (size_t m = 0; pmet && m < sizeof(pm) / sizeof(pm[0]); m++) {
-		metrics_family(b, pm[m].name, MT_GAUGE, "bytes", pm[m].help);
+		bool bytes = metric_table[pm[m].id].flags & MF_BYTES;
+
+		metrics_family(b, pm[m].name, MT_GAUGE, bytes ? "bytes" : NULL, pm[m].help);
 		for (size_t i = 0; i < ntop; i++) {
 			const struct memacct_task_stock *t = &col->st[i];
 			struct cgi *c = cgi_find(col->cg, col->ncg, t->memcg_id);

@@ -49,26 +49,40 @@ struct top_col {
 	bool numa;		/* shown only on hosts with several NUMA nodes */
 };
 
-/* The name comes last: it takes the rest of the line. */
-static const struct top_col cols[] = {
-	{ "PID", 'p', 8, COL_PID, M_NR, VIEW_PROCS, false },
-	{ "PROCS", 'p', 6, COL_PID, M_NR, VIEW_CGROUPS, false },
-	{ "RSS", 'm', 10, COL_METRIC, M_RSS, VIEW_PROCS, false },
-	{ "USAGE", 'm', 10, COL_METRIC, M_USAGE, VIEW_CGROUPS, false },
-	{ "ANON", 'a', 10, COL_METRIC, M_ANON, VIEW_BOTH, false },
-	{ "FILE", 'f', 10, COL_METRIC, M_FILE, VIEW_BOTH, false },
-	{ "SHMEM", 's', 10, COL_METRIC, M_SHMEM, VIEW_BOTH, false },
-	{ "RECLAIM", 'e', 10, COL_METRIC, M_RECLAIMABLE, VIEW_CGROUPS, false },
-	{ "PINNED", 'l', 10, COL_METRIC, M_PINNED, VIEW_BOTH, false },
-	{ "COW", 'c', 10, COL_METRIC, M_COW_COPIED, VIEW_BOTH, false },
-	{ "ZERO", 'z', 10, COL_METRIC, M_ZERO_FILL, VIEW_BOTH, false },
-	{ "FAULTS", 'F', 9, COL_METRIC, M_PAGE_FAULTS, VIEW_PROCS, false },
-	{ "REMOTE", 'N', 10, COL_METRIC, M_REMOTE_NUMA, VIEW_BOTH, true },
-	{ "COMM", 'n', 0, COL_NAME, M_NR, VIEW_PROCS, false },
-	{ "CGROUP", 'n', 0, COL_NAME, M_NR, VIEW_CGROUPS, false },
-};
+/* TOP_COL() and NO_TOP_COL of a METRIC_ROWS row (metric_table.h), apart:
+ * TC_ROW() calls TC_FIG(id, flags, rank, name, key, width, views) for a
+ * TOP_COL(), nothing for NO_TOP_COL */
+#define TOP_COL(rank, name, key, width, views)	TOP_COL_, rank, name, key, width, views
+#define NO_TOP_COL				NO_TOP_COL_, 0
+#define TC_ROW(id, field, key, family, flags, total, bpf, help, source, col, top_proc, \
+	       top_col) \
+	TC_ROW_(id, flags, top_col)
+#define TC_ROW_(id, flags, has, ...)		TC_ROW_##has(id, flags, __VA_ARGS__)
+#define TC_ROW_TOP_COL_(id, flags, ...)		TC_FIG(id, flags, __VA_ARGS__)
+#define TC_ROW_NO_TOP_COL_(id, flags, ...)
 
-#define NCOLS ((int)(sizeof(cols) / sizeof(cols[0])))
+#define TC_FIG(id, flags, rank, ...)	+ 1
+enum { TC_NFIGS = 0 METRIC_ROWS(TC_ROW) };	/* figure columns */
+#undef TC_FIG
+#define TC_FIG(id, flags, rank, ...)	+ (1ULL << (rank))
+_Static_assert((0 METRIC_ROWS(TC_ROW)) == (1ULL << TC_NFIGS) - 1,
+	       "metric_table.h TOP_COL() ranks: 0, 1, ... each once");
+#undef TC_FIG
+
+/* PID and PROCS, the figures by rank, then the name: it takes the rest of the line */
+enum { TC_PID, TC_PROCS, TC_FIGS, TC_COMM = TC_FIGS + TC_NFIGS, TC_CGROUP, NCOLS };
+
+static const struct top_col cols[NCOLS] = {
+	[TC_PID]	= { "PID", 'p', 8, COL_PID, M_NR, VIEW_PROCS, false },
+	[TC_PROCS]	= { "PROCS", 'p', 6, COL_PID, M_NR, VIEW_CGROUPS, false },
+#define TC_FIG(id, flags, rank, name, key, width, views) \
+	[TC_FIGS + (rank)] = { name, key, width, COL_METRIC, M_##id, views, \
+			       ((flags) & MF_REMOTE) != 0 },
+	METRIC_ROWS(TC_ROW)
+#undef TC_FIG
+	[TC_COMM]	= { "COMM", 'n', 0, COL_NAME, M_NR, VIEW_PROCS, false },
+	[TC_CGROUP]	= { "CGROUP", 'n', 0, COL_NAME, M_NR, VIEW_CGROUPS, false },
+};
 
 /* One line of the table: a live process, or a cgroup with its subtree. */
 struct top_row {

@@ -12,7 +12,8 @@ _Static_assert(sizeof(struct memacct_flows) % sizeof(__u64) == 0,
 	       "struct memacct_flows is an array of __u64 (metric_table.c BPF())");
 
 const struct metric_def metric_table[M_NR] = {
-#define METRIC_DEF(id, field, key, family, flags, total, bpf, help, source) \
+#define METRIC_DEF(id, field, key, family, flags, total, bpf, help, source, col, top_proc, \
+		   top_col) \
 	[M_##id] = { key, family, help, source, F(field), bpf, flags, total },
 	METRIC_ROWS(METRIC_DEF)
 #undef METRIC_DEF

@@ -97,40 +97,54 @@ void print_wrapped(FILE *f, const char *prefix, const char *text)
  * The process table of run and attach (docs/metrics.md names each figure):
  * by default PID .. PINNED, 7 + 1 + 15 + 8 x 9 = 95 columns while the
  * figures fit, with REMOTE (remote-NUMA allocations) in ZEROFILL's place on
- * hosts with several NUMA nodes; --columns picks any of them.
+ * hosts with several NUMA nodes; --columns picks any of them. A figure's
+ * column is the COL() of its METRIC_ROWS row (metric_table.h), the others
+ * are here.
  */
+/* COL() and NO_COL of a row, apart: RC_ROW() calls RC_FIG(id, rank, name,
+ * header, width, help) for a COL(), nothing for NO_COL */
+#define COL(rank, name, header, width, help)	COL_, rank, name, header, width, help
+#define NO_COL					NO_COL_, 0
+#define RC_ROW(id, field, key, family, flags, total, bpf, help, source, col, top_proc, \
+	       top_col) \
+	RC_ROW_(id, col)
+#define RC_ROW_(id, has, ...)			RC_ROW_##has(id, __VA_ARGS__)
+#define RC_ROW_COL_(id, ...)			RC_FIG(id, __VA_ARGS__)
+#define RC_ROW_NO_COL_(id, ...)
+
+#define RC_FIG(id, rank, ...)	+ 1
+enum { RC_NFIGS = 0 METRIC_ROWS(RC_ROW) };	/* figure columns */
+#undef RC_FIG
+#define RC_FIG(id, rank, ...)	+ (1ULL << (rank))
+_Static_assert((0 METRIC_ROWS(RC_ROW)) == (1ULL << RC_NFIGS) - 1,
+	       "metric_table.h COL() ranks: 0, 1, ... each once");
+#undef RC_FIG
+
 enum {
-	RC_PID, RC_COMM, RC_RSS, RC_RSS_PEAK, RC_ANON, RC_FILE, RC_COW, RC_FILE_COW,
-	RC_ZEROFILL, RC_REMOTE, RC_PINNED,
-	RC_PPID, RC_SHMEM, RC_MLOCKED, RC_PINNED_VM, RC_DMA, RC_PINNED_PEAK, RC_REMOTE_RSS,
-	RC_MIGRATED, RC_FAULTS, RC_MAJFLT, RC_EXITED, RC_ELAPSED_S, RC_TIME,
+	RC_PID, RC_COMM,
+	RC_FIGS,				/* the figure of rank 0 */
+	RC_PPID = RC_FIGS + 9,			/* between ranks 8 and 9 */
+	RC_EXITED = RC_FIGS + RC_NFIGS + 1, RC_ELAPSED_S, RC_TIME,
 	RC_NR
 };
+/* the column of the figure of rank @rank */
+#define RC_RANK(rank)	(RC_FIGS + (rank) + ((rank) >= RC_PPID - RC_FIGS))
+
+/* RC_RSS, RC_COW_COPIED, ...: the column of a figure, named by its row */
+#define RC_FIG(id, rank, ...)	RC_##id = RC_RANK(rank),
+enum { METRIC_ROWS(RC_ROW) };
+#undef RC_FIG
 /* --columns selects into sel[TABLE_MAX_COLS]: every column must fit */
 _Static_assert(RC_NR <= TABLE_MAX_COLS, "more run/attach columns than TABLE_MAX_COLS");
 
 static const struct table_col report_cols[RC_NR] = {
 	[RC_PID]	= { "PID", "PID", 7, false, "process ID; x: exited (sizes at exit); TOTAL: the cgroup" },
 	[RC_COMM]	= { "COMM", "COMM", 15, true, "command name" },
-	[RC_RSS]	= { "RSS", "RSS", 8, false, "resident bytes (TOTAL: the cgroup's charge)" },
-	[RC_RSS_PEAK]	= { "RSS_PEAK", "RSS PEAK", 8, false, "the kernel's RSS high-water mark" },
-	[RC_ANON]	= { "ANON", "ANON", 8, false, "resident anonymous memory" },
-	[RC_FILE]	= { "FILE", "FILE", 8, false, "resident file pages" },
-	[RC_COW]	= { "COW", "COW", 8, false, "anon pages copied on write" },
-	[RC_FILE_COW]	= { "FILE_COW", "FILE COW", 8, false, "MAP_PRIVATE file pages copied on write" },
-	[RC_ZEROFILL]	= { "ZEROFILL", "ZEROFILL", 8, false, "anon pages zero-filled by a fault" },
-	[RC_REMOTE]	= { "REMOTE", "REMOTE", 8, false, "pages allocated on a remote NUMA node" },
-	[RC_PINNED]	= { "PINNED", "PINNED", 8, false, "mlocked + pinned_vm + DMA (~: estimate)" },
+#define RC_FIG(id, rank, name, header, width, help) \
+	[RC_##id]	= { name, header, width, false, help },
+	METRIC_ROWS(RC_ROW)
+#undef RC_FIG
 	[RC_PPID]	= { "PPID", "PPID", 7, false, "parent process ID (-: TOTAL, folded rows)" },
-	[RC_SHMEM]	= { "SHMEM", "SHMEM", 8, false, "resident shmem" },
-	[RC_MLOCKED]	= { "MLOCKED", "MLOCKED", 8, false, "mlocked (VmLck)" },
-	[RC_PINNED_VM]	= { "PINNED_VM", "PINNED VM", 9, false, "pinned_vm (VmPin)" },
-	[RC_DMA]	= { "DMA", "DMA", 8, false, "FOLL_PIN pages neither VmLck nor VmPin shows (~: estimate)" },
-	[RC_PINNED_PEAK] = { "PINNED_PEAK", "PINNED PEAK", 11, false, "the peak of PINNED" },
-	[RC_REMOTE_RSS]	= { "REMOTE_RSS", "REMOTE RSS", 10, false, "resident off the home NUMA node, sampled" },
-	[RC_MIGRATED]	= { "MIGRATED", "MIGRATED", 8, false, "pages migrated between NUMA nodes" },
-	[RC_FAULTS]	= { "FAULTS", "FAULTS", 8, false, "page faults, minor and major (a count)" },
-	[RC_MAJFLT]	= { "MAJFLT", "MAJFLT", 8, false, "major page faults (a count)" },
 	[RC_EXITED]	= { "EXITED", "EXITED", 6, false, "1: exited (sizes at exit), 0: live" },
 	[RC_ELAPSED_S]	= { "ELAPSED_S", "ELAPSED S", 9, false, "seconds since the start, at this report" },
 	[RC_TIME]	= { "TIME", "TIME", 24, true, "wall-clock time of the report (RFC 3339 UTC)" },
@@ -156,14 +170,9 @@ static void report_row_cells(const char **cells, char (*b)[24], const char *pid,
 			     const char *comm, const struct metrics *m)
 {
 	static const struct { int col; enum metric_id id; } figs[] = {
-		{ RC_RSS, M_RSS }, { RC_RSS_PEAK, M_RSS_PEAK }, { RC_ANON, M_ANON },
-		{ RC_FILE, M_FILE }, { RC_COW, M_COW_COPIED }, { RC_FILE_COW, M_COW_FILE_COPIED },
-		{ RC_ZEROFILL, M_ZERO_FILL }, { RC_REMOTE, M_REMOTE_NUMA_ALLOC },
-		{ RC_PINNED, M_PINNED }, { RC_SHMEM, M_SHMEM }, { RC_MLOCKED, M_MLOCKED },
-		{ RC_PINNED_VM, M_PINNED_VM }, { RC_DMA, M_DMA_PINNED },
-		{ RC_PINNED_PEAK, M_PINNED_PEAK }, { RC_REMOTE_RSS, M_REMOTE_NUMA },
-		{ RC_MIGRATED, M_NUMA_MIGRATED }, { RC_FAULTS, M_PAGE_FAULTS },
-		{ RC_MAJFLT, M_MAJOR_FAULTS },
+#define RC_FIG(id, ...)	{ RC_##id, M_##id },
+		METRIC_ROWS(RC_ROW)
+#undef RC_FIG
 	};
 	/* "~" before an estimated figure (DMA pins under concurrency); not
 	 * in CSV, whose figures are numbers (-j has dma_pinned_estimate) */
@@ -197,7 +206,7 @@ static void print_report_table(FILE *f, const struct report *r)
 {
 	static bool csv_header_done;
 	static const int def[] = { RC_PID, RC_COMM, RC_RSS, RC_RSS_PEAK, RC_ANON, RC_FILE,
-				   RC_COW, RC_FILE_COW, RC_ZEROFILL, RC_PINNED };
+				   RC_COW_COPIED, RC_COW_FILE_COPIED, RC_ZERO_FILL, RC_PINNED };
 	struct row_ids { char pid[24], ppid[16], comm[16]; } *ids;
 	char elapsed[24], when[32], folded[40] = "(more exited)";
 	size_t nrows = r->nprocs + !!r->nexited_folded + 1, row = 0;
@@ -214,8 +223,8 @@ static void print_report_table(FILE *f, const struct report *r)
 	} else {
 		nsel = sizeof(def) / sizeof(def[0]);
 		memcpy(sel, def, sizeof(def));
-		if (r->numa_multi)
-			sel[8] = RC_REMOTE;
+		if (r->numa_multi)	/* in ZEROFILL's place */
+			sel[8] = RC_REMOTE_NUMA_ALLOC;
 		/* scripts get the state and the time as columns of their own,
 		 * not as marks in the PID field */
 		if (report_table.csv) {
