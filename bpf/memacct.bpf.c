@@ -111,6 +111,15 @@ struct fault_ctx {
  * pending flows, moves a fault still in progress (the thread slept or was
  * preempted inside it) to the thread's task storage, and frees the slot, so
  * slot.task is 0 or current, and preemption is off while a program runs.
+ * That last holds up to 6.x only. In 7.2's source a tracepoint calls its
+ * programs under SRCU-fast (include/linux/tracepoint.h __DECLARE_TRACE)
+ * and __bpf_trace_run() only disables migration, while x86 and arm64 offer
+ * only preemptible models (kernel/Kconfig.preempt: PREEMPT_LAZY by
+ * default): a run preempted half-way makes the kernel skip another task's
+ * run of that program on that CPU (the per-CPU recursion guard). Those runs
+ * are counted, never silent: userspace reads them as bpf_run_missed
+ * (bpf_prog_info.recursion_misses), 158 in sid's cow_busy section, where
+ * 125 of 8,192 CoW copies went uncounted (docs/vmtest.md).
  */
 struct cpu_slot {
 	__u64 task;		/* task_struct address of its thread; 0: free */

@@ -1367,8 +1367,22 @@ void loader_stop_detached(struct memacct_bpf *skel)
 	loader_stop(skel);
 }
 
+uint64_t prog_run_misses(int fd)
+{
+	struct bpf_prog_info info;
+	__u32 len = sizeof(info);
+
+	memset(&info, 0, sizeof(info));
+	/* an older kernel's shorter info leaves the field 0 (5.12+) */
+	return fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len) ? info.recursion_misses : 0;
+}
+
 void loader_dropped(struct memacct_bpf *skel, uint64_t out[MEMACCT_DROP_NR])
 {
+	struct bpf_program *prog;
+
 	for (int i = 0; i < MEMACCT_DROP_NR; i++)
 		out[i] = __atomic_load_n(&skel->bss->dropped[i], __ATOMIC_RELAXED);
+	bpf_object__for_each_program(prog, skel->obj)
+		out[MEMACCT_DROP_BPF_RUN_MISSED] += prog_run_misses(bpf_program__fd(prog));
 }

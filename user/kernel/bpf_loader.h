@@ -204,8 +204,21 @@ int loader_perf_attach(int prog_fd);
 int loader_perf_links(const int **link_fds);
 void loader_perf_detach(void);
 
-/* loader_dropped() - the BPF side's drop counters (pages of nothing: counts). */
+/*
+ * loader_dropped() - the BPF side's drop counters (pages of nothing:
+ * counts), and in MEMACCT_DROP_BPF_RUN_MISSED the runs of @skel's loaded
+ * programs the kernel skipped (prog_run_misses()).
+ */
 void loader_dropped(struct memacct_bpf *skel, uint64_t out[MEMACCT_DROP_NR]);
+
+/*
+ * prog_run_misses() - the runs of the BPF program @fd that the kernel
+ * skipped since it was loaded: bpf_prog_info.recursion_misses (the program
+ * was already running on that CPU: kernel/trace/bpf_trace.c
+ * __bpf_trace_run(), bpf_prog_inc_misses_counter()). 0 when it cannot be
+ * read or the kernel has no such field (before 5.12).
+ */
+uint64_t prog_run_misses(int fd);
 
 /*
  * parse_zoneinfo() - pfn ranges of every populated zone from the text of

@@ -705,6 +705,15 @@ static struct memacct_bpf__bss *bss_read(const struct pinned *p, int *err)
 	return (struct memacct_bpf__bss *)buf;
 }
 
+uint64_t pin_run_misses(const struct pinned *p)
+{
+	uint64_t n = 0;
+
+	for (int i = 0; i < p->nprogs; i++)
+		n += prog_run_misses(p->progs[i].fd);
+	return n;
+}
+
 int pin_counters(const struct pinned *p, struct pin_counters *c)
 {
 	int err;

@@ -126,6 +126,13 @@ static inline bool pin_flows_read_again(const struct pin_counters *before,
 bool pin_dir_fault_hooked(const char *dir);
 
 /*
+ * pin_run_misses() - the runs of the pinned programs the kernel skipped
+ * (prog_run_misses() of each): MEMACCT_DROP_BPF_RUN_MISSED, which the .bss
+ * of pin_counters() leaves 0. One bpf() call per program.
+ */
+uint64_t pin_run_misses(const struct pinned *p);
+
+/*
  * pin_counters() - @c from one read of the pinned .bss map (zeroed when it
  * cannot be read). 0 or negative errno (-EPROTO: .bss of another build).
  */

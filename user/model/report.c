@@ -141,6 +141,7 @@ const char *const drop_names[MEMACCT_DROP_NR] = {
 	[MEMACCT_DROP_PROC_ALLOC] = "proc_alloc_failed",
 	[MEMACCT_DROP_DMA_RANGE_FULL] = "dma_range_map_full",
 	[MEMACCT_DROP_DMA_RANGE_SLOTS] = "dma_range_slots_full",
+	[MEMACCT_DROP_BPF_RUN_MISSED] = "bpf_run_missed",
 	[MEMACCT_DROP_NV_RANGE_UNKNOWN] = "nvidia_range_unknown",
 	[MEMACCT_DROP_OOM_RING_FULL] = "oom_ring_full",
 };
