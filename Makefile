@@ -80,13 +80,13 @@ endif
 
 .DELETE_ON_ERROR:
 .PHONY: all check unit integration bench install uninstall vmlinux clean deps vmtest man fuzz \
-	vmtest-bins vmtest-arm64 vmlinux-arm64 \
+	vmtest-bins vmtest-arm64 vmtest-full-arm64 vmlinux-arm64 \
 	completion deb deb-check image image-check soak bench-check alerts-check layers-check
 
 ifeq ($(CROSS),)
 all: $(OUTPUT)/memacct $(BENCH_BINS) $(BENCH_OBJS)
 else
-all: vmtest-bins
+all: vmtest-bins $(OUTPUT)/vmtest/test_integration
 endif
 
 $(OUTPUT) $(OUTPUT)/workloads:
@@ -288,6 +288,18 @@ vmtest-arm64:
 	$(Q)$(MAKE) --no-print-directory ARCH=arm64 vmtest-bins
 	$(Q)VMTEST_ARCH=arm64 VMTEST_OPTIONAL="$(VMTEST_ARM64_OPTIONAL)" VMTEST_INTEGRATION= \
 		tests/vmtest/run.sh $(ARM64_VMTEST_DIR) $(VMTEST_ARM64_KERNELS)
+
+# The whole integration suite on arm64, in one guest (VMTEST_FULL_ARM64_KERNEL,
+# default trixie: 6.12, 4 KiB pages), with arm64 builds of the tools it calls
+# (tests/vmtest/guest-tools.sh). Too long for CI, so not in .ci/run
+# (docs/vmtest.md "arm64": "The whole integration suite").
+VMTEST_FULL_ARM64_KERNEL  ?= trixie
+VMTEST_FULL_ARM64_TIMEOUT ?= 5400
+vmtest-full-arm64:
+	$(Q)$(MAKE) --no-print-directory ARCH=arm64 vmtest-bins $(ARM64_VMTEST_DIR)/test_integration
+	$(Q)VMTEST_ARCH=arm64 VMTEST_OPTIONAL= VMTEST_INTEGRATION="$(VMTEST_FULL_ARM64_KERNEL)" \
+		VMTEST_INTEGRATION_TIMEOUT=$(VMTEST_FULL_ARM64_TIMEOUT) \
+		tests/vmtest/run.sh $(ARM64_VMTEST_DIR) $(VMTEST_FULL_ARM64_KERNEL)
 
 # Bench only: empty programs on memacct's hot tracepoints (the floor arm).
 $(OUTPUT)/bench/%.bpf.o: tests/bench/%.bpf.c $(VMLINUX)

@@ -10,7 +10,9 @@
 # VMTEST_ARCH=arm64 (make vmtest-arm64): DIR holds arm64 binaries and
 # busybox (DIR/sysroot), the kernels are Debian's arm64 ones (SUITE-16k:
 # 16 KiB pages) under qemu-system-aarch64 -M virt; the same sections and
-# check.py; the host's own tools (x86) are left out, so no integration suite.
+# check.py. With a suite in $VMTEST_INTEGRATION (make vmtest-full-arm64) the
+# integration suite too, with arm64 builds of the tools below from Debian's
+# arm64 packages (guest-tools.sh); otherwise the guest gets neither.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$1"; dir=$(cd "$1" && pwd); shift
@@ -62,7 +64,11 @@ printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:
 	> "$root/etc/passwd"
 printf 'root:x:0:\nnogroup:x:65534:\n' > "$root/etc/group"
 ln -s busybox "$root/bin/sh"
-[ -x "$dir/test_integration" ] && cp "$dir/test_integration" "$root/bin/"
+want_integration=
+for s in "${suites[@]}"; do [[ $integration == *" $s "* ]] && want_integration=1; done
+# arm64: only for a run of the integration suite (make vmtest-arm64 has none)
+[ -x "$dir/test_integration" ] && { [ "$arch" = x86 ] || [ -n "$want_integration" ]; } &&
+	cp "$dir/test_integration" "$root/bin/"
 cp "$here"/../workloads/*.py "$root/tests/workloads/"
 cp "$here"/../sweep.sh "$here"/../bench_cgroups.sh "$root/tests/"
 # memacct.bench=1 (init.sh): the static spawn of tests/bench
@@ -77,7 +83,12 @@ for s in "${suites[@]}"; do
 	[ -s "$dir/modules-$s/order" ] && [ -s "$dir/version-$s" ] &&
 		mkdir -p "$root/modules" && cp -r "$dir/modules-$s" "$root/modules/$(cat "$dir/version-$s")"
 done
-[ "$arch" = arm64 ] && tools=() || tools=(/usr/sbin/capsh /usr/bin/setpriv /usr/bin/bash:/bin/bash /usr/bin/dash /usr/bin/curl \
+host_tools=1
+if [ "$arch" = arm64 ]; then
+	host_tools=
+	[ -n "$want_integration" ] && [ "$(uname -m)" = aarch64 ] && host_tools=1
+fi
+[ -z "$host_tools" ] && tools=() || tools=(/usr/sbin/capsh /usr/bin/setpriv /usr/bin/bash:/bin/bash /usr/bin/dash /usr/bin/curl \
 	/usr/sbin/bpftool /usr/sbin/logrotate /usr/bin/timeout /usr/bin/sleep /usr/bin/prometheus \
 	/usr/bin/promtool)
 for t in "${tools[@]}"; do
@@ -88,6 +99,15 @@ for t in "${tools[@]}"; do
 		mkdir -p "$root$(dirname "$l")"; cp -L "$l" "$root$l"
 	done
 done
+# arm64 from an x86 host: the same tools from Debian's arm64 packages, with
+# their libraries and loader (guest-tools.sh: DIR/tools, DIR/tools.list)
+if [ "$arch" = arm64 ] && [ -n "$want_integration" ] && [ -z "$host_tools" ]; then
+	"$here/guest-tools.sh" "$dir" arm64 ||
+		echo "vmtest: guest-tools.sh failed: tests that need a tool fail or skip in the guest" >&2
+	[ -s "$dir/tools.list" ] && while read -r src dst; do
+		mkdir -p "$root$(dirname "$dst")"; cp -L "$dir/tools$src" "$root$dst"
+	done < "$dir/tools.list"
+fi
 (cd "$root" && find . | $cpio -o -H newc 2>/dev/null | gzip -1) > "$dir/initramfs.gz"
 # an empty disk, attached as NVMe: the guest formats it (ext2) for the page
 # cache tests; sparse, rewritten by every boot

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause)
 # sysroot.sh DIR ARCH - DIR/sysroot: the Debian packages of the host's suite
 # for ARCH (arm64) that the static guest binaries link (libbpf, libelf, zlib,
-# zstd, jansson, ncurses) and busybox-static, downloaded with a private
+# zstd, jansson, ncurses; libcheck and libsubunit for test_integration) and
+# busybox-static, downloaded with a private
 # APT_CONFIG (apt-private.sh: APT::Architecture ARCH there only; the host's
 # dpkg gets no foreign architecture) and unpacked with dpkg-deb -x. The
 # versions are the host's own suite's, as the x86 guest binaries link the
@@ -20,7 +21,8 @@ deb [arch=$arch signed-by=$keyring] http://deb.debian.org/debian $codename-updat
 LIST
 apt-get -qq update || echo "sysroot: apt-get update reported errors (continuing)" >&2
 pkgs="libbpf-dev libbpf1 libelf-dev libelf1 zlib1g-dev zlib1g libzstd-dev libzstd1
-	libjansson-dev libjansson4 libncurses-dev libncursesw6 libtinfo6 busybox-static"
+	libjansson-dev libjansson4 libncurses-dev libncursesw6 libtinfo6 check libsubunit-dev
+	busybox-static"
 rm -rf "$dir/debs-sysroot" "$dir/sysroot"; mkdir -p "$dir/debs-sysroot" "$dir/sysroot"
 (cd "$dir/debs-sysroot" && apt-get -qq download $pkgs)
 for deb in "$dir/debs-sysroot"/*.deb; do
