@@ -117,9 +117,9 @@ struct fault_ctx {
  * only preemptible models (kernel/Kconfig.preempt: PREEMPT_LAZY by
  * default): a run preempted half-way makes the kernel skip another task's
  * run of that program on that CPU (the per-CPU recursion guard). Those runs
- * are counted, never silent: userspace reads them as bpf_run_missed
- * (bpf_prog_info.recursion_misses), 158 in sid's cow_busy section, where
- * 125 of 8,192 CoW copies went uncounted (docs/vmtest.md).
+ * are counted, never silent: userspace reports the skipped runs as
+ * bpf_runs_skipped (bpf_prog_info.recursion_misses), 158 in sid's cow_busy
+ * section, where 125 of 8,192 CoW copies went uncounted (docs/vmtest.md).
  */
 struct cpu_slot {
 	__u64 task;		/* task_struct address of its thread; 0: free */

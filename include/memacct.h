@@ -63,17 +63,6 @@ enum memacct_drop {
 					 * it (XDP_UMEM_REG) not recorded: the
 					 * process holds MEMACCT_DMA_RANGES
 					 * already; its pages counted */
-	MEMACCT_DROP_BPF_RUN_MISSED,	/* a run of a memacct BPF program that the
-					 * kernel skipped because the program was
-					 * already running on that CPU
-					 * (bpf_prog_info.recursion_misses, summed
-					 * by userspace; BPF never counts it). Since
-					 * Linux 7.x a tracepoint's programs run
-					 * preemptible (SRCU-fast tracepoints, a
-					 * PREEMPT_LAZY kernel): a run preempted
-					 * half-way makes another task's on that
-					 * CPU a miss, its fault or allocation not
-					 * counted */
 	MEMACCT_DROP_NR,
 };
 

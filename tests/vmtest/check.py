@@ -638,7 +638,7 @@ def check_cow_busy(s):
     unc = p.get('fault_unclassified_bytes', -1)
     rel = str(s.kernel.get('release', '0.0'))
     maple = tuple(int(x) for x in re.findall(r'\d+', rel)[:2]) >= (6, 1)
-    missed = rep.get('dropped_events_by_cause', {}).get('bpf_run_missed')
+    missed = rep.get('bpf_runs_skipped')
     check('cow_busy.child', near(cow if maple else cow + unc, want),
           'cow_copied_bytes %d%s, truth %d (%s VMAs by the lockless walk, %s churn rounds, '
           '%s BPF runs the kernel skipped)'

@@ -287,6 +287,12 @@ static void format_kernel_counters(struct dstate *d, const struct collection *co
 		       "Bytes of pages allocated by faults whose flows found no record at all "
 		       "(not even the cgroups map's fallback record): in no series");
 	metrics_sample_u64(b, NULL, 0, col->counters.flows_lost_pages * d->page_size);
+	metrics_family(b, "memacct_bpf_runs_skipped", MT_COUNTER, NULL,
+		       "Runs of the kernel side's programs the kernel skipped, the program "
+		       "already running on that CPU (bpf_prog_info.recursion_misses): mostly "
+		       "allocations made inside a program; since Linux 7.x also runs of "
+		       "another task behind a preempted one, faults not counted");
+	metrics_sample_u64(b, NULL, 0, col->bpf_runs_skipped);
 	metrics_family(b, "memacct_map_fill_ratio", MT_GAUGE, "ratio",
 		       "Entries in use over max_entries of the BPF hash maps");
 	l[0] = (struct mlabel){ "map", "procs" };
@@ -458,6 +464,7 @@ static void write_json_log(struct dstate *d, const struct collection *col)
 	}
 	memcpy(r.dropped, col->counters.dropped, sizeof(r.dropped));
 	r.vma_lockless_lookups = col->counters.vma_lockless;
+	r.bpf_runs_skipped = col->bpf_runs_skipped;
 	r.dropped_events = report_dropped_total(col->counters.dropped);
 	o = report_json(&r);
 	arr = json_array();

@@ -1379,10 +1379,16 @@ uint64_t prog_run_misses(int fd)
 
 void loader_dropped(struct memacct_bpf *skel, uint64_t out[MEMACCT_DROP_NR])
 {
-	struct bpf_program *prog;
-
 	for (int i = 0; i < MEMACCT_DROP_NR; i++)
 		out[i] = __atomic_load_n(&skel->bss->dropped[i], __ATOMIC_RELAXED);
+}
+
+uint64_t loader_runs_skipped(struct memacct_bpf *skel)
+{
+	struct bpf_program *prog;
+	uint64_t n = 0;
+
 	bpf_object__for_each_program(prog, skel->obj)
-		out[MEMACCT_DROP_BPF_RUN_MISSED] += prog_run_misses(bpf_program__fd(prog));
+		n += prog_run_misses(bpf_program__fd(prog));
+	return n;
 }

@@ -127,8 +127,7 @@ bool pin_dir_fault_hooked(const char *dir);
 
 /*
  * pin_run_misses() - the runs of the pinned programs the kernel skipped
- * (prog_run_misses() of each): MEMACCT_DROP_BPF_RUN_MISSED, which the .bss
- * of pin_counters() leaves 0. One bpf() call per program.
+ * (prog_run_misses() of each). One bpf() call per program.
  */
 uint64_t pin_run_misses(const struct pinned *p);
 

@@ -779,7 +779,7 @@ int collect(struct collector *cs, struct collection *col)
 	if (collect_walk(cs, col))
 		return -ENOENT;
 	read_flows(cs, col);
-	col->counters.dropped[MEMACCT_DROP_BPF_RUN_MISSED] = pin_run_misses(cs->pin);
+	col->bpf_runs_skipped = pin_run_misses(cs->pin);
 	collect_task_stocks(cs, col);
 	aggregate(col->cg, col->ncg);
 	collect_cgroups(cs, col);

@@ -70,6 +70,8 @@ struct collection {
 	/* MBIT()s not measured by the pinned kernel side: the classifier's
 	 * figures when it runs without a fault hook (metric_fault_mask()) */
 	uint64_t unmeasured;
+	/* runs of the pinned programs the kernel skipped (pin_run_misses()) */
+	uint64_t bpf_runs_skipped;
 	/* the first ntop: top by RSS, largest first; the records after them
 	 * are no longer every process (sums are taken before). Not owned:
 	 * pin_read_stocks()'s, valid until the next collection */

@@ -141,7 +141,6 @@ const char *const drop_names[MEMACCT_DROP_NR] = {
 	[MEMACCT_DROP_PROC_ALLOC] = "proc_alloc_failed",
 	[MEMACCT_DROP_DMA_RANGE_FULL] = "dma_range_map_full",
 	[MEMACCT_DROP_DMA_RANGE_SLOTS] = "dma_range_slots_full",
-	[MEMACCT_DROP_BPF_RUN_MISSED] = "bpf_run_missed",
 	[MEMACCT_DROP_NV_RANGE_UNKNOWN] = "nvidia_range_unknown",
 	[MEMACCT_DROP_OOM_RING_FULL] = "oom_ring_full",
 };
@@ -361,6 +360,7 @@ static void report_losses_json(json_t *o, const struct report *r)
 	json_object_set_new(o, "nvidia_pin_calls", report_nv_calls_json(r->nv_calls));
 	json_object_set_new(o, "flows_lost", report_flows_lost_json(&r->flows_lost));
 	set_u64(o, "vma_lockless_lookups", r->vma_lockless_lookups);
+	set_u64(o, "bpf_runs_skipped", r->bpf_runs_skipped);
 }
 
 json_t *report_json(const struct report *r)

@@ -64,6 +64,7 @@ struct report {
 	 * not in the totals; 0 unless the fallback record was deleted */
 	struct metrics flows_lost;
 	uint64_t vma_lockless_lookups;	/* count: VMAs read by the lockless walk */
+	uint64_t bpf_runs_skipped;	/* count: runs the kernel skipped (prog_run_misses()) */
 	bool numa_multi;		/* several NUMA nodes: remote figures shown */
 	uint64_t mem_total;		/* MemTotal for the verdicts; 0: read /proc/meminfo */
 	/* the host's pinned memory (hostpin.h); has_host false: not read */

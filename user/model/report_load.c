@@ -208,6 +208,7 @@ int report_from_json(const json_t *o, struct report *r)
 	report_metrics_from_json(&r->flows_lost, json_object_get(o, "flows_lost"), MF_TOTALS);
 	r->flows_lost.unknown = 0;
 	r->vma_lockless_lookups = ju64(o, "vma_lockless_lookups");
+	r->bpf_runs_skipped = ju64(o, "bpf_runs_skipped");
 	v = json_object_get(o, "host");
 	if (json_is_object(v))
 		host_from_json(r, v);

@@ -983,6 +983,7 @@ int session_report(struct session *s, struct report *r)
 	}
 	r->vma_lockless_lookups = __atomic_load_n(&s->skel->bss->vma_lockless_lookups,
 						  __ATOMIC_RELAXED);
+	r->bpf_runs_skipped = loader_runs_skipped(s->skel);
 	r->dropped_events = report_dropped_total(r->dropped);
 	{	/* no fault hook: the classifier's figures are null, never 0 */
 		uint64_t nf = metric_fault_mask(loader_fault_hook == LOADER_FAULT_NONE);
