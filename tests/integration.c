@@ -175,6 +175,25 @@ void assert_near(const char *what, long long got, long long want)
 	printf("  %-40s memacct %12lld  truth %12lld\n", what, got, want);
 }
 
+const char *fault_hook_prog(const char *pin_path)
+{
+	static const char *const names[] = { "page_fault_user", "page_fault_user_old",
+					     "page_fault_perf.0" };
+	char path[512];
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		snprintf(path, sizeof(path), "%s/links/%s", pin_path, names[i]);
+		if (access(path, F_OK) == 0)
+			return names[i];
+	}
+	return NULL;
+}
+
+bool fault_hook_pinned(const char *pin_path)
+{
+	return fault_hook_prog(pin_path) != NULL;
+}
+
 int free_port(void)
 {
 	struct sockaddr_in sa = { .sin_family = AF_INET };

@@ -88,6 +88,19 @@ void sweep_leftovers(void);
  */
 int free_port(void);
 
+/*
+ * fault_hook_prog() - the program of the daemon's fault hook (pinned under
+ * @pin_path) as memacct_bpf_runs_total names it: "page_fault_user" (the
+ * tracepoint, x86) or "page_fault_perf.0" (the perf event, arm64, its links
+ * pinned); NULL where the daemon holds the perf event's links itself (the
+ * kernel refused to pin them: user/kernel/pin.c pin_perf_hook()), which
+ * leaves the hook out of its BPF stats.
+ * fault_hook_pinned() - whether faults are classified while no daemon runs:
+ * the hook's links are pinned (fault_hook_prog() not NULL).
+ */
+const char *fault_hook_prog(const char *pin_path);
+bool fault_hook_pinned(const char *pin_path);
+
 /* cg_set_memory_max() - @bytes to the memory limit of our cgroup @cg
  * (v1 memory.limit_in_bytes, v2 memory.max); fails the test when refused. */
 void cg_set_memory_max(const char *cg, unsigned long long bytes);

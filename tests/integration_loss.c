@@ -250,6 +250,7 @@ START_TEST(test_exit_churn)
 	long long before, bytes;
 	struct result *r;
 	double control;
+	bool pinned;
 
 	control = control_per_child("churn 4000 64 4", 4000);
 
@@ -261,6 +262,7 @@ START_TEST(test_exit_churn)
 	label_of(b + strlen(cgroot) + 1, lb, sizeof(lb));
 	daemon_pid = daemon_start("", 10);
 	ck_assert_int_gt(daemon_pid, 0);
+	pinned = fault_hook_pinned(pin);
 
 	snprintf(args, sizeof(args), "churn %ld 64 4", n1);
 	r = churn_in(a, args);
@@ -284,7 +286,13 @@ START_TEST(test_exit_churn)
 	interval_s = 0;
 	text = metrics_fresh();
 	snprintf(what, sizeof(what), "daemon down during %ld exits, restarted:", n2);
-	check_per_child(what, sample(text, "memacct_cow_copied_bytes_total", lb), n2, control, 64);
+	/* with no daemon only pinned links classify faults (fault_hook_pinned()) */
+	if (pinned)
+		check_per_child(what, sample(text, "memacct_cow_copied_bytes_total", lb), n2,
+				control, 64);
+	else
+		printf("  %s not checked: the fault hook's links are held by the daemon, "
+		       "faults with none are not classified\n", what);
 	bytes = sample(text, "memacct_cow_copied_bytes_total", la);
 	ck_assert_msg(bytes >= before, "a counter went down across the restart: %lld -> %lld",
 		      before, bytes);
