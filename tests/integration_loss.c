@@ -173,13 +173,18 @@ static double control_per_child(const char *args, long n)
 static void check_per_child(const char *what, long long bytes, long n, double control, long k)
 {
 	double got = bytes / (double)PAGE / n;
+	/* 0.1%, or 16 pages in all (the suite's floor, tests/integration.c):
+	 * the control's own process adds a constant ~10 pages (the parent's
+	 * copies), 0.004 pages a child on the host's 3,000 but 0.025 at the
+	 * guests' 400 */
+	double tol = control * 0.001 > 16.0 / n ? control * 0.001 : 16.0 / n;
 
 	printf("  %-44s %.4f pages a child (control %.4f, written %ld)\n", what, got, control, k);
 	ck_assert_msg(got >= k, "%s: %.4f CoW pages a child, fewer than the %ld written", what,
 		      got, k);
-	ck_assert_msg(got >= control * 0.999 && got <= control * 1.001,
-		      "%s: %.4f CoW pages a child, control %.4f: more than 0.1%% apart", what,
-		      got, control);
+	ck_assert_msg(got >= control - tol && got <= control + tol,
+		      "%s: %.4f CoW pages a child, control %.4f: more than %.4f apart (0.1%% "
+		      "or 16 pages in all)", what, got, control, tol);
 }
 
 /* On cgroup v2, @dir's children get the memory controller (a cgroup has it
