@@ -17,15 +17,9 @@ cross=()
 [ -s "$dir/libmicrohttpd.a" ] && exit 0
 . "$(dirname "$0")/apt-private.sh"
 ver=$(dpkg-query -W -f '${source:Version}' libmicrohttpd-dev)
-codename=$(. /etc/os-release && echo "$VERSION_CODENAME")
-keyring=/usr/share/keyrings/debian-archive-keyring.gpg
 src=$dir/mhd-src
 rm -rf "$src"; mkdir -p "$src"
-apt_private "$dir/apt-src" <<LIST
-deb-src [signed-by=$keyring] http://deb.debian.org/debian $codename main
-deb-src [signed-by=$keyring] http://deb.debian.org/debian-security $codename-security main
-deb-src [signed-by=$keyring] http://deb.debian.org/debian $codename-updates main
-LIST
+apt_private_suite "$dir/apt-src" deb-src
 apt-get -qq update || echo "build-mhd: apt-get update reported errors (continuing)" >&2
 # the Debian source with its patches applied (dpkg-source -x): they touch
 # src/ only, not configure

@@ -14,15 +14,9 @@ cross=()
 [ -s "$dir/libsmartcols.a" ] && exit 0
 . "$(dirname "$0")/apt-private.sh"
 ver=$(dpkg-query -W -f '${source:Version}' libsmartcols-dev)
-codename=$(. /etc/os-release && echo "$VERSION_CODENAME")
-keyring=/usr/share/keyrings/debian-archive-keyring.gpg
 src=$dir/smartcols-src
 rm -rf "$src"; mkdir -p "$src"
-apt_private "$dir/apt-src" <<LIST
-deb-src [signed-by=$keyring] http://deb.debian.org/debian $codename main
-deb-src [signed-by=$keyring] http://deb.debian.org/debian-security $codename-security main
-deb-src [signed-by=$keyring] http://deb.debian.org/debian $codename-updates main
-LIST
+apt_private_suite "$dir/apt-src" deb-src
 apt-get -qq update || echo "build-smartcols: apt-get update reported errors (continuing)" >&2
 # the upstream tarball: no Debian patch of 2.38.1 touches libsmartcols/,
 # and one patches configure.ac (make would then want automake)

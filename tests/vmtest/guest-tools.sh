@@ -18,15 +18,9 @@ set -euo pipefail
 mkdir -p "$1"; dir=$(cd "$1" && pwd); arch=$2
 [ -e "$dir/tools/.done" ] && exit 0
 . "$(dirname "$0")/apt-private.sh"
-codename=$(. /etc/os-release && echo "$VERSION_CODENAME")
-keyring=/usr/share/keyrings/debian-archive-keyring.gpg
 triplet=$(case $arch in arm64) echo aarch64-linux-gnu ;; *) echo "$arch-linux-gnu" ;; esac)
 host_triplet=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || echo x86_64-linux-gnu)
-apt_private "$dir/apt-sysroot" "$arch" <<LIST
-deb [arch=$arch signed-by=$keyring] http://deb.debian.org/debian $codename main
-deb [arch=$arch signed-by=$keyring] http://deb.debian.org/debian-security $codename-security main
-deb [arch=$arch signed-by=$keyring] http://deb.debian.org/debian $codename-updates main
-LIST
+apt_private_suite "$dir/apt-sysroot" deb "$arch"
 apt-get -qq update || echo "guest-tools: apt-get update reported errors (continuing)" >&2
 root=$dir/tools debs=$dir/debs-tools
 rm -rf "$root" "$debs" "$dir/tools.list"; mkdir -p "$root" "$debs"

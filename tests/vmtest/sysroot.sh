@@ -12,13 +12,7 @@ set -euo pipefail
 mkdir -p "$1"; dir=$(cd "$1" && pwd); arch=$2
 [ -e "$dir/sysroot/.done" ] && exit 0
 . "$(dirname "$0")/apt-private.sh"
-codename=$(. /etc/os-release && echo "$VERSION_CODENAME")
-keyring=/usr/share/keyrings/debian-archive-keyring.gpg
-apt_private "$dir/apt-sysroot" "$arch" <<LIST
-deb [arch=$arch signed-by=$keyring] http://deb.debian.org/debian $codename main
-deb [arch=$arch signed-by=$keyring] http://deb.debian.org/debian-security $codename-security main
-deb [arch=$arch signed-by=$keyring] http://deb.debian.org/debian $codename-updates main
-LIST
+apt_private_suite "$dir/apt-sysroot" deb "$arch"
 apt-get -qq update || echo "sysroot: apt-get update reported errors (continuing)" >&2
 pkgs="libbpf-dev libbpf1 libelf-dev libelf1 zlib1g-dev zlib1g libzstd-dev libzstd1
 	libjansson-dev libjansson4 libncurses-dev libncursesw6 libtinfo6 check libsubunit-dev
