@@ -830,8 +830,13 @@ static int daemon_pin(struct dstate *d)
  * collector, all over the pinned kernel side. */
 static void daemon_readers(struct dstate *d)
 {
+	/* the pins' fault hook is known now and stays: the figures it does
+	 * not measure, for the post-mortems and every collection alike */
+	uint64_t unmeasured = metric_fault_mask(!strcmp(d->pin.fault_hook, "none"));
+
 	d->oom = (struct daemon_oom){
 		.pin = &d->pin, .page_size = d->page_size, .log_path = d->o.oom_log,
+		.unmeasured = unmeasured,
 		/* "grew": from the collection before the last one */
 		.window_ns = d->o.interval_ns < UINT64_MAX / 3 ?
 			     2 * d->o.interval_ns + 1000000000ULL : UINT64_MAX,
@@ -849,8 +854,7 @@ static void daemon_readers(struct dstate *d)
 		.pin = &d->pin, .rb = d->rb, .root = d->root, .version = d->version,
 		.page_size = d->page_size, .filters = d->o.filters, .nfilters = d->o.nfilters,
 		.top_n = d->o.top_n, .numa_multi = d->numa_multi, .topo = &d->topo,
-		/* the pins' fault hook is known now and stays: not compared per collection */
-		.unmeasured = metric_fault_mask(!strcmp(d->pin.fault_hook, "none")),
+		.unmeasured = unmeasured,
 	};
 	{	/* a test knob (docs/daemon.md "Map sizes"): the walk's limit, reached */
 		const char *env = getenv("MEMACCT_WALK_CGROUPS_MAX");

@@ -52,6 +52,8 @@ static bool have_kill(json_t *all, const struct oom_kill *k)
 /* The pinned history's records that the log lacks, appended to @all. */
 static int read_history(const char *pin_dir, json_t *all, long page_size)
 {
+	/* the pinned kernel side's hook: one look at its links for every record */
+	uint64_t unmeasured = metric_fault_mask(!pin_dir_fault_hooked(pin_dir));
 	char path[PATH_MAX];
 	int fd;
 
@@ -68,8 +70,7 @@ static int read_history(const char *pin_dir, json_t *all, long page_size)
 		k = calloc(1, sizeof(*k));
 		if (!k)
 			break;
-		oom_from_event(k, &ev, page_size,
-			       metric_fault_mask(!pin_dir_fault_hooked(pin_dir)));
+		oom_from_event(k, &ev, page_size, unmeasured);
 		if (!have_kill(all, k)) {
 			json_t *o;
 

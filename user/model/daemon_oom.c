@@ -226,8 +226,7 @@ int doom_on_record(void *ctx, void *data, size_t len)
 	k = calloc(1, sizeof(*k));
 	if (!k)
 		return 0;
-	oom_from_event(k, ev, o->page_size,
-		       metric_fault_mask(o->pin && !strcmp(o->pin->fault_hook, "none")));
+	oom_from_event(k, ev, o->page_size, o->unmeasured);
 	/* a storm (a fork bomb under a limit): past DOOM_FULL_PER_S a second,
 	 * the kernel's figures only, no walk of every process each */
 	if (now_ns() - o->second_ns >= 1000000000ULL) {

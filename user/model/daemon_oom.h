@@ -31,6 +31,7 @@ struct doom_last {
 struct daemon_oom {
 	struct pinned *pin;
 	long page_size;
+	uint64_t unmeasured;		/* metric_fault_mask() of the pins' fault hook */
 	uint64_t window_ns;		/* "grew": the last collections (2 intervals) */
 	const char *log_path;		/* NULL: no OOM log */
 	struct oom_hist hist;
