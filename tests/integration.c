@@ -177,14 +177,18 @@ void assert_near(const char *what, long long got, long long want)
 
 const char *fault_hook_prog(const char *pin_path)
 {
-	static const char *const names[] = { "page_fault_user", "page_fault_user_old",
-					     "page_fault_perf.0" };
+	/* the pinned link, and the program's label in memacct_bpf_runs_total */
+	static const char *const hooks[][2] = {
+		{ "page_fault_user", "page_fault_user" },
+		{ "page_fault_user_old", "page_fault_user_old" },
+		{ "page_fault_perf_cpu0", "page_fault_perf" },
+	};
 	char path[512];
 
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		snprintf(path, sizeof(path), "%s/links/%s", pin_path, names[i]);
+	for (size_t i = 0; i < sizeof(hooks) / sizeof(hooks[0]); i++) {
+		snprintf(path, sizeof(path), "%s/links/%s", pin_path, hooks[i][0]);
 		if (access(path, F_OK) == 0)
-			return names[i];
+			return hooks[i][1];
 	}
 	return NULL;
 }

@@ -91,10 +91,10 @@ int free_port(void);
 /*
  * fault_hook_prog() - the program of the daemon's fault hook (pinned under
  * @pin_path) as memacct_bpf_runs_total names it: "page_fault_user" (the
- * tracepoint, x86) or "page_fault_perf.0" (the perf event, arm64, its links
- * pinned); NULL where the daemon holds the perf event's links itself (the
- * kernel refused to pin them: user/kernel/pin.c pin_perf_hook()), which
- * leaves the hook out of its BPF stats.
+ * tracepoint, x86) or "page_fault_perf" (the perf event, arm64, its links
+ * links/page_fault_perf_cpuN pinned); NULL where the daemon holds the perf
+ * event's links itself (no perf links before 5.15: user/kernel/pin.c
+ * pin_perf_hook()), which leaves the hook out of its BPF stats.
  * fault_hook_pinned() - whether faults are classified while no daemon runs:
  * the hook's links are pinned (fault_hook_prog() not NULL).
  */

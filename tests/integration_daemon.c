@@ -166,6 +166,31 @@ static void daemon_log_tail(const char *why)
 	result_free(r);
 }
 
+/* Where DAEMON_LOG ends now: what daemons write from here on is read by
+ * daemon_log_says(). */
+static off_t daemon_log_mark(void)
+{
+	struct stat sb;
+
+	return stat(DAEMON_LOG, &sb) ? 0 : sb.st_size;
+}
+
+/* Whether a line of DAEMON_LOG written since @from has every one of @a and @b
+ * (@b NULL: @a alone). */
+static bool daemon_log_says(off_t from, const char *a, const char *b)
+{
+	char line[1024];
+	bool said = false;
+	FILE *f = fopen(DAEMON_LOG, "r");
+
+	ck_assert_ptr_nonnull(f);
+	fseek(f, from, SEEK_SET);
+	while (fgets(line, sizeof(line), f))
+		said |= strstr(line, a) && (!b || strstr(line, b));
+	fclose(f);
+	return said;
+}
+
 static pid_t start_daemon(const char *extra)
 {
 	char cmd[1024];
@@ -510,8 +535,8 @@ END_TEST
  * Issue #24: the daemon on the perf event fault hook (forced here; the only
  * hook on arm64): memacct_kernel_features says which; its program is pinned
  * (progs/page_fault_perf) and its per-CPU links too where the kernel allows
- * (links/page_fault_perf.N: they keep counting with no daemon after a
- * kill -9; else the daemon holds them and that gap is not counted); a
+ * (links/page_fault_perf_cpuN: they keep counting with no daemon after a
+ * kill -9; before 5.15 the daemon holds them and that gap is not counted); a
  * restart on the pins attaches the hook again (or finds its links).
  * CoW bytes of the cgroup = cow_fork's truth of the phases counted.
  */
@@ -520,21 +545,27 @@ START_TEST(test_perf_hook_pinned)
 	char label[320], path[256], *m;
 	long long want = 0, gap;
 	bool links_pinned;
+	off_t from;
 	pid_t d;
 
 	snprintf(cg, sizeof(cg), "%s/memacct-dtest-%d", cgroot, (int)getpid());
 	ck_assert_int_eq(mkdir(cg, 0755), 0);
 	ck_assert_int_eq(setenv("MEMACCT_FAULT_HOOK", "perf", 1), 0);
+	from = daemon_log_mark();
 	d = start_daemon(NULL);
 	unsetenv("MEMACCT_FAULT_HOOK");
 	ck_assert(d > 0);
 	snprintf(path, sizeof(path), "%s/progs/page_fault_perf", pin_dir);
 	ck_assert_msg(access(path, F_OK) == 0, "%s not pinned", path);
-	/* the links, where the kernel lets them be pinned (not on 6.18) */
-	snprintf(path, sizeof(path), "%s/links/page_fault_perf.0", pin_dir);
+	/* the links, on every kernel with perf links (5.15+); before, the
+	 * daemon holds them and says why */
+	snprintf(path, sizeof(path), "%s/links/page_fault_perf_cpu0", pin_dir);
 	links_pinned = access(path, F_OK) == 0;
 	printf("  perf hook links %s\n", links_pinned ? "pinned: faults count with no daemon" :
 	       "held by the daemon: faults with no daemon are not classified");
+	ck_assert_msg(links_pinned || daemon_log_says(from, "no perf links before v5.15", NULL),
+		      "%s not pinned, and the daemon did not say it is a kernel before 5.15 ("
+		      DAEMON_LOG ")", path);
 	snprintf(path, sizeof(path), "%s/links/page_fault_user", pin_dir);
 	ck_assert_msg(access(path, F_OK) != 0, "%s pinned with the perf hook forced", path);
 	m = http_get("/metrics", NULL);
@@ -3113,12 +3144,9 @@ END_TEST
  */
 START_TEST(test_cgroup_past_path_max)
 {
-	char rel[64], name[LONG_NAME_LEN + 1], line[512], *m;
+	char rel[64], name[LONG_NAME_LEN + 1], *m;
 	long long v;
-	bool said = false;
-	struct stat sb;
 	off_t from;
-	FILE *f;
 	int fd;
 	pid_t d;
 
@@ -3140,7 +3168,7 @@ START_TEST(test_cgroup_past_path_max)
 		fd = sub;
 	}
 	close(fd);
-	from = stat(DAEMON_LOG, &sb) ? 0 : sb.st_size;
+	from = daemon_log_mark();
 	d = start_daemon(NULL);
 	ck_assert(d > 0);
 	sleep_ms(1200);
@@ -3153,13 +3181,8 @@ START_TEST(test_cgroup_past_path_max)
 	v = scrape_cg("memacct_usage_bytes", rel);
 	ck_assert_msg(v >= 0, "the chain's top %s has no memacct_usage_bytes", rel);
 	stop_daemon(d, SIGTERM);
-	f = fopen(DAEMON_LOG, "r");
-	ck_assert_ptr_nonnull(f);
-	fseek(f, from, SEEK_SET);
-	while (fgets(line, sizeof(line), f))
-		said |= strstr(line, "not walked") && strstr(line, "memacct_cgroups_unwalked");
-	fclose(f);
-	ck_assert_msg(said, "no warning in " DAEMON_LOG " about the cgroup not walked");
+	ck_assert_msg(daemon_log_says(from, "not walked", "memacct_cgroups_unwalked"),
+		      "no warning in " DAEMON_LOG " about the cgroup not walked");
 }
 END_TEST
 

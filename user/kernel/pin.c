@@ -95,12 +95,27 @@ static int map_info(int fd, struct bpf_map_info *info)
 	return bpf_obj_get_info_by_fd(fd, info, &len) ? -errno : 0;
 }
 
+/*
+ * The perf event fault hook's link on CPU @cpu: DIR/links/page_fault_perf_cpuN.
+ * No dot: bpffs refuses names with one (EPERM, kernel/bpf/inode.c
+ * bpf_lookup(): "Dots in names ... are reserved").
+ */
+#define PERF_LINK_PREFIX "page_fault_perf_cpu"
+
+/* The entry of @p->progs for a pinned link named @name: a perf hook link
+ * (NAME_cpuI) is counted into its program's one entry, made on the first. */
 static int add_prog_of_link(struct pinned *p, int link_fd, const char *name)
 {
 	struct bpf_link_info li;
 	__u32 len = sizeof(li);
+	bool perf = !strncmp(name, PERF_LINK_PREFIX, strlen(PERF_LINK_PREFIX));
 	int fd;
 
+	for (int i = 0; perf && i < p->nprogs; i++)
+		if (p->progs[i].cpu_links > 0) {
+			p->progs[i].cpu_links++;
+			return 0;
+		}
 	if (p->nprogs >= PIN_MAX_PROGS)
 		return 0;
 	memset(&li, 0, sizeof(li));
@@ -109,7 +124,9 @@ static int add_prog_of_link(struct pinned *p, int link_fd, const char *name)
 	fd = bpf_prog_get_fd_by_id(li.prog_id);
 	if (fd < 0)
 		return -errno;
-	snprintf(p->progs[p->nprogs].name, sizeof(p->progs[0].name), "%.31s", name);
+	snprintf(p->progs[p->nprogs].name, sizeof(p->progs[0].name), "%.31s",
+		 perf ? "page_fault_perf" : name);
+	p->progs[p->nprogs].cpu_links = perf;
 	p->progs[p->nprogs++].fd = fd;
 	return 0;
 }
@@ -172,7 +189,7 @@ static int reattach_maps(struct pinned *p)
 /* The fault hook whose program a pinned link named @name runs, or NULL. */
 static const char *link_fault_hook(const char *name)
 {
-	if (!strncmp(name, "page_fault_perf", 15))
+	if (!strncmp(name, PERF_LINK_PREFIX, strlen(PERF_LINK_PREFIX)))
 		return "perf";
 	if (!strncmp(name, "page_fault_user", 15))
 		return "tracepoint";
@@ -260,10 +277,10 @@ static int reattach(struct pinned *p)
 /*
  * The perf event fault hook (docs/metrics.md "Fault hooks"): its program is
  * pinned (DIR/progs/page_fault_perf), so that a daemon restarted on the pins
- * can attach it again; its per-CPU links too (DIR/links/page_fault_perf.N),
- * so that it keeps counting while no daemon runs, where the kernel lets
- * them be pinned. Where it does not (EPERM seen on 6.18; no perf link before
- * v5.15), this daemon holds them: faults are not classified between its
+ * can attach it again; its per-CPU links too (DIR/links/page_fault_perf_cpuN),
+ * so that it keeps counting while no daemon runs, where the kernel has perf
+ * links (v5.15, b89fbfbb854c "bpf: Implement minimal BPF perf link"). Where
+ * it has not, this daemon holds them: faults are not classified between its
  * exit and the next start.
  */
 static int pin_perf_hook(struct pinned *p)
@@ -271,7 +288,7 @@ static int pin_perf_hook(struct pinned *p)
 	struct bpf_program *prog = bpf_program__autoload(p->skel->progs.page_fault_perf) ?
 				   p->skel->progs.page_fault_perf :
 				   p->skel->progs.page_fault_perf_old;
-	char path[512], dir[512];
+	char path[512], dir[512], name[32];
 	const int *lfd;
 	int n = loader_perf_links(&lfd), err = 0, i;
 
@@ -285,9 +302,7 @@ static int pin_perf_hook(struct pinned *p)
 		return err;
 	}
 	for (i = 0; i < n; i++) {
-		char name[32];
-
-		snprintf(name, sizeof(name), "page_fault_perf.%d", i);
+		snprintf(name, sizeof(name), PERF_LINK_PREFIX "%d", i);
 		path_of(path, sizeof(path), p->dir, "links", name);
 		if (lfd[i] < 0) {
 			err = -EOPNOTSUPP;
@@ -297,22 +312,21 @@ static int pin_perf_hook(struct pinned *p)
 			err = -errno;
 			break;
 		}
+	}
+	if (!err) {
 		if (p->nprogs < PIN_MAX_PROGS) {
-			snprintf(p->progs[p->nprogs].name, sizeof(p->progs[0].name), "%s", name);
+			snprintf(p->progs[p->nprogs].name, sizeof(p->progs[0].name),
+				 "page_fault_perf");
+			p->progs[p->nprogs].cpu_links = n;
 			p->progs[p->nprogs++].fd = dup(bpf_program__fd(prog));
 		}
-	}
-	if (!err)
 		return 0;
+	}
 	/* all or none: the links pinned so far go */
 	while (i-- > 0) {
-		char name[32];
-
-		snprintf(name, sizeof(name), "page_fault_perf.%d", i);
+		snprintf(name, sizeof(name), PERF_LINK_PREFIX "%d", i);
 		path_of(path, sizeof(path), p->dir, "links", name);
 		unlink(path);
-		if (p->nprogs > 0 && !strcmp(p->progs[p->nprogs - 1].name, name))
-			close(p->progs[--p->nprogs].fd);
 	}
 	p_warn("the fault hook's perf event links cannot be pinned here (%s): this daemon "
 	       "holds them, and faults are not classified while no daemon runs",
@@ -505,7 +519,7 @@ out_close:
 
 int pin_links_gone(const struct pinned *p)
 {
-	bool seen[PIN_MAX_PROGS] = { false };
+	int found[PIN_MAX_PROGS] = { 0 };
 	char path[512];
 	struct dirent *de;
 	int gone = 0;
@@ -515,15 +529,19 @@ int pin_links_gone(const struct pinned *p)
 	snprintf(path, sizeof(path), "%s/links", p->dir);
 	d = opendir(path);
 	while (d && (de = readdir(d)))
-		for (int i = 0; i < p->nprogs; i++)
-			if (!seen[i] && !strcmp(de->d_name, p->progs[i].name)) {
-				seen[i] = true;
+		for (int i = 0; i < p->nprogs; i++) {
+			bool cpu = p->progs[i].cpu_links > 0;
+
+			if (cpu ? !strncmp(de->d_name, PERF_LINK_PREFIX, strlen(PERF_LINK_PREFIX)) :
+				  !found[i] && !strcmp(de->d_name, p->progs[i].name)) {
+				found[i]++;
 				break;
 			}
+		}
 	if (d)
 		closedir(d);
 	for (int i = 0; i < p->nprogs; i++)
-		gone += !seen[i];
+		gone += found[i] < (p->progs[i].cpu_links > 0 ? p->progs[i].cpu_links : 1);
 	return gone;
 }
 

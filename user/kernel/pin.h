@@ -23,8 +23,11 @@ struct dma_ranges;
 struct task_walk;
 
 struct pin_prog {
-	char name[32];
-	int fd;
+	char name[32];	/* the program's link in DIR/links, and its label */
+	int fd;		/* the program */
+	/* 0: one link, DIR/links/NAME; N > 0: one per CPU, DIR/links/NAME_cpuI
+	 * for I < N (the perf event fault hook, pin_perf_hook()) */
+	int cpu_links;
 };
 
 struct pinned {
@@ -60,9 +63,9 @@ int pin_open(const char *dir, struct pinned *p);
  */
 int pin_check_dir(const char *dir);
 /*
- * pin_links_gone() - how many of the @p->nprogs programs' links are no
- * longer pinned at DIR/links/NAME (removed by hand, or by a tool that is
- * not memacct): a re-attached daemon holds no link fds, so those programs
+ * pin_links_gone() - how many of the @p->nprogs programs have a link no
+ * longer pinned at DIR/links/NAME or DIR/links/NAME_cpuI (removed by hand,
+ * or by a tool that is not memacct): a re-attached daemon holds no link fds, so those programs
  * are detached; a fresh one's would be at its restart. 0 when all are.
  */
 int pin_links_gone(const struct pinned *p);
