@@ -319,17 +319,21 @@ bench: $(OUTPUT)/memacct $(WORKLOADS) $(BENCH_BINS) $(BENCH_OBJS)
 	$(Q)tests/bench.sh $(CURDIR)/$(OUTPUT)
 
 # docs/memacct.1 is generated from user/cmd/usage.c (tests/unit_usage.c fails on drift)
-$(OUTPUT)/gen_man: docs/gen_man.c $(OUTPUT)/usage.o
+# (with the library: --columns' help is made from the column table,
+# report_columns_help())
+$(OUTPUT)/gen_man: docs/gen_man.c $(LIB_OBJS)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) $(WARNINGS) $(INCLUDES) $^ -o $@
+	$(Q)$(CC) $(CFLAGS) $(WARNINGS) $(INCLUDES) $^ $(LIBS) $(SCOLS_LIBS) $(CURSES_LIBS) \
+		$(HTTP_LIBS) -o $@
 
 man: $(OUTPUT)/gen_man
 	$(Q)$(OUTPUT)/gen_man > docs/memacct.1
 
 # docs/completion/ is generated from user/cmd/usage.c too (unit_usage.c: no drift)
-$(OUTPUT)/gen_completion: docs/gen_completion.c $(OUTPUT)/completion.o $(OUTPUT)/usage.o
+$(OUTPUT)/gen_completion: docs/gen_completion.c $(LIB_OBJS)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) $(WARNINGS) $(INCLUDES) $^ -o $@
+	$(Q)$(CC) $(CFLAGS) $(WARNINGS) $(INCLUDES) $^ $(LIBS) $(SCOLS_LIBS) $(CURSES_LIBS) \
+		$(HTTP_LIBS) -o $@
 
 completion: $(OUTPUT)/gen_completion
 	$(Q)mkdir -p docs/completion

@@ -571,6 +571,50 @@ START_TEST(test_table_columns_raw)
 }
 END_TEST
 
+/* Whether @name is in @text as a word of its own (not inside PINNED_VM). */
+static bool has_word(const char *text, const char *name)
+{
+	size_t len = strlen(name);
+
+	for (const char *p = text; (p = strstr(p, name)); p++)
+		if ((p == text || strchr(" ,(\n", p[-1])) && strchr(" ,).\n", p[len]))
+			return true;
+	return false;
+}
+
+/*
+ * --columns' --help names every column the option takes (those a bad name
+ * lists), from the same table, in lines of at most 64 characters: a column
+ * added to metric_table.h is in the help with no edit of usage.c.
+ */
+START_TEST(test_columns_help_every_column)
+{
+	const char *help = report_columns_help();
+	char line[256], name[32];
+	int n = 0, saved = dup(2);
+	FILE *tmp = tmpfile();
+
+	ck_assert_ptr_nonnull(tmp);
+	ck_assert_int_ge(saved, 0);
+	ck_assert_int_eq(dup2(fileno(tmp), 2), 2);
+	ck_assert_int_eq(report_table_getopt(OPT_TABLE_COLUMNS, "nosuch"), -EINVAL);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	rewind(tmp);
+	while (fgets(line, sizeof(line), tmp))
+		if (!strncmp(line, "  ", 2) && sscanf(line, "%31s", name) == 1) {
+			ck_assert_msg(has_word(help, name), "--columns' help lacks %s:\n%s", name,
+				      help);
+			n++;
+		}
+	fclose(tmp);
+	ck_assert_int_ge(n, 24);	/* PID, COMM, the figures, PPID, EXITED, ... */
+	for (const char *l = help; *l; l += strcspn(l, "\n") + !!l[strcspn(l, "\n")])
+		ck_assert_msg(strcspn(l, "\n") <= 64, "a line over 64 characters: %s", l);
+}
+END_TEST
+
 /*
  * Every column of the run/attach table shows its own figure: each figure of
  * TOTAL a distinct value, the table as CSV with every column but TIME, in
@@ -1301,6 +1345,7 @@ Suite *report_suite(void)
 	tcase_add_test(tc, test_table_width);
 	tcase_add_test(tc, test_table_golden);
 	tcase_add_test(tc, test_table_columns_raw);
+	tcase_add_test(tc, test_columns_help_every_column);
 	tcase_add_test(tc, test_table_every_column);
 	tcase_add_test(tc, test_table_csv);
 	tcase_add_test(tc, test_long_labels_distinct);

@@ -246,7 +246,7 @@ static void zsh_opts(FILE *f, const struct usage_opt *opts)
 {
 	for (const struct usage_opt *o = opts; o->names; o++) {
 		bool pair = strchr(o->names, ',') != NULL;
-		bool repeat = strstr(o->help, "repeatable") != NULL;
+		bool repeat = strstr(usage_opt_help(o), "repeatable") != NULL;
 		enum arg_kind k = arg_kind(o->arg);
 
 		fputs("\t\t", f);
@@ -265,7 +265,7 @@ static void zsh_opts(FILE *f, const struct usage_opt *opts)
 			fputs(o->names, f);
 		}
 		fputs("'[", f);
-		zsh_text(f, o->help, true);
+		zsh_text(f, usage_opt_help(o), true);
 		fputc(']', f);
 		if (k != ARG_FLAG) {
 			fputc(':', f);

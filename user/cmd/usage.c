@@ -3,6 +3,7 @@
 #include <string.h>
 #include "pin.h"
 #include "daemon_oom.h"
+#include "report_print.h"
 #include "usage.h"
 
 #pragma GCC poison u8 u16 u32 u64 s8 s16 s32 s64
@@ -29,12 +30,7 @@
 	  "host's dma_pinned_unattributed_bytes." }
 
 #define OPT_TABLE \
-	{ "--columns", "LIST", "The process table's columns, comma-separated as lsblk -o takes\n" \
-	  "them (default PID,COMM,RSS,RSS_PEAK,ANON,FILE,COW,FILE_COW,ZEROFILL\n" \
-	  "or on several NUMA nodes REMOTE,PINNED); also PPID, SHMEM,\n" \
-	  "MLOCKED, PINNED_VM, DMA, PINNED_PEAK, REMOTE_RSS, MIGRATED, FAULTS,\n" \
-	  "MAJFLT, EXITED, ELAPSED_S, TIME (docs/metrics.md). A bad name lists\n" \
-	  "them all." }, \
+	{ "--columns", "LIST", USAGE_HELP_COLUMNS }, \
 	{ "--raw", NULL, "The process table alone for scripts, as lsblk --raw:\n" \
 	  "one space between unpadded fields, a blank inside a field as \\x20,\n" \
 	  "headers by column name, none of the lines for a person; with\n" \
@@ -379,6 +375,11 @@ static void put_indented(FILE *f, const char *text, int indent)
 	}
 }
 
+const char *usage_opt_help(const struct usage_opt *o)
+{
+	return strcmp(o->help, USAGE_HELP_COLUMNS) ? o->help : report_columns_help();
+}
+
 static void print_opts(FILE *f, const struct usage_opt *o)
 {
 	char head[64];
@@ -390,7 +391,7 @@ static void print_opts(FILE *f, const struct usage_opt *o)
 			fprintf(f, "  %s\n  %-22s ", head, "");
 		else
 			fprintf(f, "  %-22s ", head);
-		put_indented(f, o->help, 25);
+		put_indented(f, usage_opt_help(o), 25);
 		fputc('\n', f);
 	}
 }
@@ -456,7 +457,7 @@ static void man_opts(FILE *f, const struct usage_opt *o)
 			fputc('"', f);
 		}
 		fputc('\n', f);
-		man_text(f, o->help);
+		man_text(f, usage_opt_help(o));
 		fputc('\n', f);
 	}
 }

@@ -15,8 +15,15 @@
 struct usage_opt {
 	const char *names;	/* "-j, --json" or "--interval" */
 	const char *arg;	/* "DUR", or NULL for a flag */
-	const char *help;	/* plain text; '\n' separates lines of --help */
+	const char *help;	/* plain text; '\n' separates lines of --help;
+				 * USAGE_HELP_COLUMNS: report_columns_help() */
 };
+
+/* The help of an option that is made from the column table. */
+#define USAGE_HELP_COLUMNS "\001columns"
+
+/* usage_opt_help() - the help text of @o: o->help, or the text it names. */
+const char *usage_opt_help(const struct usage_opt *o);
 
 struct cmd_usage {
 	const char *name;	/* "run"; NULL: the global options */

@@ -202,11 +202,66 @@ static void report_row_cells(const char **cells, char (*b)[24], const char *pid,
  * The process table: a row per process, the folded exited ones, TOTAL. As
  * CSV with --csv, its header line before the first report's rows only.
  */
+/* The default columns; on several NUMA nodes RC_REMOTE_NUMA_ALLOC takes
+ * RC_ZERO_FILL's place, DEF_ZERO_FILL. */
+static const int report_def[] = { RC_PID, RC_COMM, RC_RSS, RC_RSS_PEAK, RC_ANON, RC_FILE,
+				  RC_COW_COPIED, RC_COW_FILE_COPIED, RC_ZERO_FILL, RC_PINNED };
+#define DEF_NR		(sizeof(report_def) / sizeof(report_def[0]))
+#define DEF_ZERO_FILL	8
+_Static_assert(DEF_ZERO_FILL < DEF_NR, "ZEROFILL among the default columns");
+
+/* @text, its spaces turned into line breaks so that no line is over @width
+ * (a word longer than that keeps its own line), into @out of @n bytes. */
+static void wrap_into(char *out, size_t n, const char *text, size_t width)
+{
+	size_t line = 0, len;
+
+	snprintf(out, n, "%s", text);
+	for (char *p = out; *p; p += len) {
+		len = strcspn(p, " ");
+		if (line && line + 1 + len > width)
+			p[-1] = '\n', line = 0;
+		line += (line ? 1 : 0) + len;
+		if (p[len])
+			len++;
+	}
+}
+
+const char *report_columns_help(void)
+{
+	static char help[1024];
+	char flat[1024];
+	bool in_def[RC_NR] = { false };
+	size_t n = 0;
+	bool first = true;
+
+	if (help[0])
+		return help;
+	n += snprintf(flat + n, sizeof(flat) - n, "The process table's columns, comma-separated "
+		      "as lsblk -o takes them (default ");
+	for (size_t i = 0; i < DEF_NR; i++) {
+		in_def[report_def[i]] = true;
+		n += snprintf(flat + n, sizeof(flat) - n, "%s%s", i ? ", " : "",
+			      report_cols[report_def[i]].name);
+	}
+	in_def[RC_REMOTE_NUMA_ALLOC] = true;
+	n += snprintf(flat + n, sizeof(flat) - n, ", with %s in %s's place on several NUMA "
+		      "nodes); also", report_cols[RC_REMOTE_NUMA_ALLOC].name,
+		      report_cols[report_def[DEF_ZERO_FILL]].name);
+	for (int c = 0; c < RC_NR; c++)
+		if (!in_def[c]) {
+			n += snprintf(flat + n, sizeof(flat) - n, "%s %s", first ? "" : ",",
+				      report_cols[c].name);
+			first = false;
+		}
+	snprintf(flat + n, sizeof(flat) - n, " (docs/metrics.md). A bad name lists them all.");
+	wrap_into(help, sizeof(help), flat, 64);
+	return help;
+}
+
 static void print_report_table(FILE *f, const struct report *r)
 {
 	static bool csv_header_done;
-	static const int def[] = { RC_PID, RC_COMM, RC_RSS, RC_RSS_PEAK, RC_ANON, RC_FILE,
-				   RC_COW_COPIED, RC_COW_FILE_COPIED, RC_ZERO_FILL, RC_PINNED };
 	struct row_ids { char pid[24], ppid[16], comm[16]; } *ids;
 	char elapsed[24], when[32], folded[40] = "(more exited)";
 	size_t nrows = r->nprocs + !!r->nexited_folded + 1, row = 0;
@@ -221,10 +276,10 @@ static void print_report_table(FILE *f, const struct report *r)
 	if (nsel) {
 		memcpy(sel, report_table.sel, nsel * sizeof(sel[0]));
 	} else {
-		nsel = sizeof(def) / sizeof(def[0]);
-		memcpy(sel, def, sizeof(def));
+		nsel = DEF_NR;
+		memcpy(sel, report_def, sizeof(report_def));
 		if (r->numa_multi)	/* in ZEROFILL's place */
-			sel[8] = RC_REMOTE_NUMA_ALLOC;
+			sel[DEF_ZERO_FILL] = RC_REMOTE_NUMA_ALLOC;
 		/* scripts get the state and the time as columns of their own,
 		 * not as marks in the PID field */
 		if (report_table.csv) {

@@ -41,6 +41,14 @@ void print_report_plain(FILE *f, const struct report *r);
 int report_table_getopt(int opt, const char *arg);
 
 /*
+ * report_columns_help() - the --help text of run's and attach's --columns:
+ * the default columns and every other one, named as --columns takes them,
+ * from the same column table (so a column added is listed), lines broken
+ * at 64 characters. Static storage, built on the first call.
+ */
+const char *report_columns_help(void);
+
+/*
  * report_table_timed() - the reports come in a series (-i): --csv's default
  * columns end with ELAPSED_S (seconds since the start, each row of a report
  * the same), as they end with TIME under -T.
