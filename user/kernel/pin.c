@@ -17,6 +17,7 @@
 #include "bpf_loader.h"
 #include "memacct.skel.h"
 #include "pin.h"
+#include "procs_map.h"
 #include "task_walk.h"
 #include "proc.h"
 #include "cgroup.h"
@@ -928,49 +929,63 @@ long pin_read_stocks(struct pinned *p, bool own_fields, struct memacct_task_stoc
 	return n;
 }
 
+/* pin_procs_of()'s search: the records of the processes @pids */
+struct procs_of {
+	const pid_t *pids;
+	size_t n;
+	int rfd;		/* the dma_ranges map, or -1 */
+	void (*fn)(size_t i, const struct memacct_proc *v, const struct dma_ranges *r, void *ctx);
+	void *ctx;
+	int found;
+};
+
+static int proc_of(const struct memacct_proc_key *key, const struct memacct_proc *v, void *ctx)
+{
+	struct procs_of *po = ctx;
+
+	for (size_t i = 0; i < po->n; i++) {
+		struct dma_ranges r;
+		struct proc_stat st;
+
+		if ((pid_t)key->tgid != po->pids[i] || read_stat(po->pids[i], &st) ||
+		    !proc_start_matches(key->start_boottime_ns, st.starttime_ticks))
+			continue;
+		po->fn(i, v, dma_ranges_read(po->rfd, key, v, &r) < 0 ? NULL : &r, po->ctx);
+		dma_ranges_free(&r);
+		po->found++;
+	}
+	return 0;
+}
+
 int pin_procs_of(const char *dir, const pid_t *pids, size_t n,
 		 void (*fn)(size_t i, const struct memacct_proc *v, const struct dma_ranges *r,
 			    void *ctx), void *ctx)
 {
-	struct memacct_proc_key key, next;
+	struct procs_of po = { pids, n, -1, fn, ctx, 0 };
 	struct bpf_map_info info = { 0 };
 	__u32 len = sizeof(info);
-	struct memacct_proc v;
 	char path[PATH_MAX];
-	void *prev = NULL;
-	int fd, rfd, found = 0;
+	int fd;
 
 	snprintf(path, sizeof(path), "%s/maps/procs", dir);
 	fd = bpf_obj_get(path);
 	if (fd < 0)
 		return -errno;
 	snprintf(path, sizeof(path), "%s/maps/dma_ranges", dir);
-	rfd = bpf_obj_get(path);	/* -1: the record's ranges only */
+	po.rfd = bpf_obj_get(path);	/* -1: the record's ranges only */
 	snprintf(path, sizeof(path), "%s/maps/procs", dir);
 	if (bpf_obj_get_info_by_fd(fd, &info, &len) ||
-	    info.key_size != sizeof(key) || info.value_size != sizeof(v)) {
+	    info.key_size != sizeof(struct memacct_proc_key) ||
+	    info.value_size != sizeof(struct memacct_proc)) {
 		p_info("%s: not the procs map of this build", path);
+		if (po.rfd >= 0)
+			close(po.rfd);
 		close(fd);
 		return -EPROTO;
 	}
-	while (!bpf_map_get_next_key(fd, prev, &next)) {
-		key = next;
-		prev = &key;
-		for (size_t i = 0; i < n; i++) {
-			struct dma_ranges r;
-			struct proc_stat st;
-
-			if ((pid_t)key.tgid != pids[i] || read_stat(pids[i], &st) ||
-			    !proc_start_matches(key.start_boottime_ns, st.starttime_ticks) ||
-			    bpf_map_lookup_elem(fd, &key, &v))
-				continue;
-			fn(i, &v, dma_ranges_read(rfd, &key, &v, &r) < 0 ? NULL : &r, ctx);
-			dma_ranges_free(&r);
-			found++;
-		}
-	}
-	if (rfd >= 0)
-		close(rfd);
+	procs_map_each(fd, proc_of, &po);
+	if (po.rfd >= 0)
+		close(po.rfd);
 	close(fd);
-	return found;
+	return po.found;
 }

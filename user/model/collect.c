@@ -11,6 +11,7 @@
 #include "collect.h"
 #include "dma_ranges.h"
 #include "metric_table.h"
+#include "procs_map.h"
 #include "util.h"
 
 static int cmp_cgi(const void *a, const void *b)
@@ -209,10 +210,19 @@ struct dead_keys {
 	size_t n, cap;
 };
 
-static void take_proc(struct dead_keys *dead, struct cgi *v, size_t n, struct proc_flow **pf,
-		      size_t *cnt, size_t *cap, const struct memacct_proc_key *key,
-		      const struct memacct_proc *p)
+/* read_procs()'s state across the procs map's records */
+struct procs_read {
+	struct dead_keys dead;
+	struct cgi *v;
+	size_t n;
+	struct proc_flow *pf;
+	size_t cnt, cap;
+};
+
+static int take_proc(const struct memacct_proc_key *key, const struct memacct_proc *p, void *ctx)
 {
+	struct procs_read *pr = ctx;
+	struct dead_keys *dead = &pr->dead;
 	uint64_t ov = 0;
 	bool unknown = false;
 	struct cgi *c;
@@ -224,12 +234,12 @@ static void take_proc(struct dead_keys *dead, struct cgi *v, size_t n, struct pr
 			struct memacct_proc_key *nk = realloc(dead->k, nc * sizeof(*nk));
 
 			if (!nk)
-				return;	/* kept: a later collection deletes it */
+				return 0;	/* kept: a later collection deletes it */
 			dead->k = nk;
 			dead->cap = nc;
 		}
 		dead->k[dead->n++] = *key;
-		return;
+		return 0;
 	}
 	/* DMA pins in mlocked memory are in VmLck already: net of them, as
 	 * run/attach show them (session.c), never counted twice */
@@ -238,74 +248,33 @@ static void take_proc(struct dead_keys *dead, struct cgi *v, size_t n, struct pr
 		if (ov > p->pin.dma_pinned_pages)
 			ov = p->pin.dma_pinned_pages;
 	}
-	if ((c = cgi_find(v, n, p->memcg_id))) {
+	if ((c = cgi_find(pr->v, pr->n, p->memcg_id))) {
 		flows_add(&c->f, &p->f);
 		c->dma -= ov < c->dma ? ov : c->dma;
 		c->dma_peak -= ov < c->dma_peak ? ov : c->dma_peak;
 	}
-	push_flow(pf, cnt, cap, key, &p->f, &p->pin, ov, unknown);
+	push_flow(&pr->pf, &pr->cnt, &pr->cap, key, &p->f, &p->pin, ov, unknown);
+	return 0;
 }
 
-#define BATCH_N 1024
-
 /*
- * Live processes' flows (exited records left in the map are deleted). One
- * BPF_MAP_LOOKUP_BATCH per 1,024 entries, not two syscalls per process;
- * per-key walk where the kernel lacks batch ops.
+ * Live processes' flows (exited records left in the map are deleted after
+ * the read). A read that failed half-way keeps what it read.
  */
 static long read_procs(struct collector *cs, struct cgi *v, size_t n, struct proc_flow **out)
 {
-	struct memacct_proc_key key, next, *prev = NULL, *keys;
-	size_t cap = 256, cnt = 0;
-	struct proc_flow *pf = malloc(cap * sizeof(*pf));
-	struct memacct_proc p, *vals;
-	__u64 in_batch = 0, out_batch = 0;
-	bool first = true, batched = false;
-	struct dead_keys dead = { 0 };
+	struct procs_read pr = { .v = v, .n = n, .cap = 256 };
 
-	keys = malloc(BATCH_N * sizeof(*keys));
-	vals = malloc(BATCH_N * sizeof(*vals));
-	if (!pf || !keys || !vals)
-		goto out_nomem;
-	for (;;) {
-		LIBBPF_OPTS(bpf_map_batch_opts, opts);
-		__u32 count = BATCH_N;
-		int err = bpf_map_lookup_batch(cs->pin->procs_fd, first ? NULL : &in_batch,
-					       &out_batch, keys, vals, &count, &opts);
-		int e = errno;
-
-		if (err && e != ENOENT)
-			break;
-		batched = true;
-		for (__u32 i = 0; i < count; i++)
-			take_proc(&dead, v, n, &pf, &cnt, &cap, &keys[i], &vals[i]);
-		if (err)	/* ENOENT: that was the last batch */
-			break;
-		in_batch = out_batch;
-		first = false;
-	}
-	if (!batched) {
-		while (bpf_map_get_next_key(cs->pin->procs_fd, prev, &next) == 0) {
-			key = next;
-			prev = &key;
-			if (!bpf_map_lookup_elem(cs->pin->procs_fd, &key, &p))
-				take_proc(&dead, v, n, &pf, &cnt, &cap, &key, &p);
-		}
-	}
-	for (size_t i = 0; i < dead.n; i++)
-		bpf_map_delete_elem(cs->pin->procs_fd, &dead.k[i]);
+	pr.pf = malloc(pr.cap * sizeof(*pr.pf));
+	if (!pr.pf)
+		return -ENOMEM;
+	procs_map_each(cs->pin->procs_fd, take_proc, &pr);
+	for (size_t i = 0; i < pr.dead.n; i++)
+		bpf_map_delete_elem(cs->pin->procs_fd, &pr.dead.k[i]);
 	dma_ranges_prune(cs->pin->dma_ranges_fd, cs->pin->procs_fd);
-	free(dead.k);
-	free(keys);
-	free(vals);
-	*out = pf;	/* unsorted: only the top processes' flows are looked up */
-	return cnt;
-
-out_nomem:
-	free(keys);
-	free(vals);
-	free(pf);
-	return -ENOMEM;
+	free(pr.dead.k);
+	*out = pr.pf;	/* unsorted: only the top processes' flows are looked up */
+	return pr.cnt;
 }
 
 static int cmp_u64(const void *a, const void *b)

@@ -29,6 +29,7 @@
 #include "oom.h"
 #include "pin.h"
 #include "proc.h"
+#include "procs_map.h"
 #include "session.h"
 #include "smaps.h"
 #include "util.h"
@@ -108,27 +109,26 @@ static void dma_ov_note(struct session *s, pid_t pid, uint64_t start_ns, uint64_
 	o->unknown = unknown;
 }
 
+static int note_dma_overlap(const struct memacct_proc_key *key, const struct memacct_proc *p,
+			    void *ctx)
+{
+	bool unknown;
+	uint64_t ov;
+
+	if ((p->flags & MEMACCT_PROC_EXITED) || !p->pin.dma_pinned_pages ||
+	    !p->pin.locked_vm_pages)
+		return 0;
+	ov = dma_locked_overlap(key->tgid, p, &unknown);
+	dma_ov_note(ctx, key->tgid, key->start_boottime_ns, ov, unknown);
+	return 0;
+}
+
 /* Live processes with DMA pins and mlocked memory: their overlap now. */
 static void sample_dma_overlap(struct session *s)
 {
-	int fd = bpf_map__fd(s->skel->maps.procs);
-	struct memacct_proc_key key, next, *prev = NULL;
-	struct memacct_proc p;
-
 	if (!__atomic_load_n(&s->skel->bss->dma_attributed_pages, __ATOMIC_RELAXED))
 		return;
-	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
-		bool unknown;
-		uint64_t ov;
-
-		key = next;
-		prev = &key;
-		if (bpf_map_lookup_elem(fd, &key, &p) || (p.flags & MEMACCT_PROC_EXITED) ||
-		    !p.pin.dma_pinned_pages || !p.pin.locked_vm_pages)
-			continue;
-		ov = dma_locked_overlap(key.tgid, &p, &unknown);
-		dma_ov_note(s, key.tgid, key.start_boottime_ns, ov, unknown);
-	}
+	procs_map_each(bpf_map__fd(s->skel->maps.procs), note_dma_overlap, s);
 }
 
 /* The DMA figures of a live row net of its mlocked part. */
@@ -421,51 +421,56 @@ static void row_numa(struct session *s, struct proc_row *row)
  * (a lookup each, no /proc read): the post-mortem's processes_unsampled.
  */
 #define OOM_SAMPLE_MAX 1024
+/* sample_oom()'s sample, filled record by record */
+struct oom_sampling {
+	const struct session *s;
+	struct oom_proc *a;
+	size_t n, unsampled;
+};
+
+static int oom_sample_proc(const struct memacct_proc_key *key, const struct memacct_proc *p,
+			   void *ctx)
+{
+	struct oom_sampling *os = ctx;
+	struct oom_proc *o = &os->a[os->n];
+	struct proc_status st;
+
+	if (p->flags & MEMACCT_PROC_EXITED)
+		return 0;
+	if (os->n == OOM_SAMPLE_MAX) {
+		os->unsampled++;
+		return 0;
+	}
+	if (read_status(key->tgid, &st) < 0 || !st.has_mm)
+		return 0;
+	o->pid = key->tgid;
+	o->start_ns = key->start_boottime_ns;
+	o->memcg_id = p->memcg_id;
+	memcpy(o->comm, p->comm, MEMACCT_COMM_LEN);
+	metrics_from_bpf_flows(&o->m, &p->f, os->s->page_size);
+	o->m.rss = st.rss;
+	o->m.anon = st.rss_anon;
+	o->m.file = st.rss_file;
+	o->m.shmem = st.rss_shmem;
+	o->m.mlocked = st.locked;
+	o->m.pinned_vm = st.pinned;
+	o->m.dma_pinned = pages(os->s, p->pin.dma_pinned_pages);
+	o->m.pinned = o->m.mlocked + o->m.pinned_vm + o->m.dma_pinned;
+	os->n++;
+	return 0;
+}
+
 static void sample_oom(struct session *s)
 {
-	int fd = bpf_map__fd(s->skel->maps.procs);
-	struct memacct_proc_key key, next, *prev = NULL;
-	struct oom_proc *a = calloc(OOM_SAMPLE_MAX, sizeof(*a));
+	struct oom_sampling os = { .s = s, .a = calloc(OOM_SAMPLE_MAX, sizeof(*os.a)) };
 	uint64_t t = boot_now_ns();
-	struct memacct_proc p;
-	size_t n = 0, unsampled = 0;
+	struct oom_proc *fit;
 
-	if (!a)
+	if (!os.a)
 		return;
-	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
-		struct proc_status st;
-		struct oom_proc *o = &a[n];
-
-		key = next;
-		prev = &key;
-		if (bpf_map_lookup_elem(fd, &key, &p) || (p.flags & MEMACCT_PROC_EXITED))
-			continue;
-		if (n == OOM_SAMPLE_MAX) {
-			unsampled++;
-			continue;
-		}
-		if (read_status(key.tgid, &st) < 0 || !st.has_mm)
-			continue;
-		o->pid = key.tgid;
-		o->start_ns = key.start_boottime_ns;
-		o->memcg_id = p.memcg_id;
-		memcpy(o->comm, p.comm, MEMACCT_COMM_LEN);
-		metrics_from_bpf_flows(&o->m, &p.f, s->page_size);
-		o->m.rss = st.rss;
-		o->m.anon = st.rss_anon;
-		o->m.file = st.rss_file;
-		o->m.shmem = st.rss_shmem;
-		o->m.mlocked = st.locked;
-		o->m.pinned_vm = st.pinned;
-		o->m.dma_pinned = pages(s, p.pin.dma_pinned_pages);
-		o->m.pinned = o->m.mlocked + o->m.pinned_vm + o->m.dma_pinned;
-		n++;
-	}
-	{
-		struct oom_proc *fit = realloc(a, (n ? n : 1) * sizeof(*a));
-
-		oom_hist_push(&s->oom_hist, t, fit ? fit : a, n, unsampled);
-	}
+	procs_map_each(bpf_map__fd(s->skel->maps.procs), oom_sample_proc, &os);
+	fit = realloc(os.a, (os.n ? os.n : 1) * sizeof(*os.a));
+	oom_hist_push(&s->oom_hist, t, fit ? fit : os.a, os.n, os.unsampled);
 }
 
 /* An OOM kill's record: its post-mortem made now, while the memcg's page
@@ -649,6 +654,23 @@ static int cmp_rows(const void *a, const void *b)
  * collect.c read_flows()); false when a move still overlapped the last read
  * (it may count the move twice).
  */
+struct subtree {
+	const uint64_t *ids;	/* its cgroups */
+	int nids;
+	struct memacct_flows *flows;	/* subtree_flows()'s sum */
+};
+
+/* A live process's flows, into its subtree's where it is in it. */
+static int subtree_proc_flows(const struct memacct_proc_key *key, const struct memacct_proc *p,
+			      void *ctx)
+{
+	struct subtree *st = ctx;
+
+	if (!(p->flags & MEMACCT_PROC_EXITED) && id_in(st->ids, st->nids, p->memcg_id))
+		flows_add(st->flows, &p->f);
+	return 0;
+}
+
 static bool subtree_flows(const struct session *s, const uint64_t *ids, int nids,
 			  struct memacct_flows *out)
 {
@@ -662,21 +684,14 @@ static bool subtree_flows(const struct session *s, const uint64_t *ids, int nids
 			.exit_folds_end = __atomic_load_n(&bss->exit_folds_end, __ATOMIC_ACQUIRE),
 		};
 		struct pin_counters after;
-		struct memacct_proc_key key, next, *prev = NULL;
+		struct subtree st = { ids, nids, out };
 		struct memacct_cgroup c;
-		struct memacct_proc p;
 
 		memset(out, 0, sizeof(*out));
 		for (int i = 0; i < nids; i++)
 			if (!bpf_map_lookup_elem(cfd, &ids[i], &c))
 				flows_add(out, &c.f);
-		while (bpf_map_get_next_key(pfd, prev, &next) == 0) {
-			key = next;
-			prev = &key;
-			if (!bpf_map_lookup_elem(pfd, &key, &p) && !(p.flags & MEMACCT_PROC_EXITED) &&
-			    id_in(ids, nids, p.memcg_id))
-				flows_add(out, &p.f);
-		}
+		procs_map_each(pfd, subtree_proc_flows, &st);
 		after = (struct pin_counters){
 			.flow_moves_begin = __atomic_load_n(&bss->flow_moves_begin,
 							    __ATOMIC_ACQUIRE),
@@ -824,34 +839,38 @@ static int push_row(const struct session *s, struct report *r, size_t *cap,
  * (the kernel deletes the record right after; when the ring was full, only
  * that row is missing, its flows are in the totals: subtree_flows()).
  */
+struct procs_scan {
+	struct session *s;
+	struct report *r;
+	size_t *cap;
+	const uint64_t *ids;
+	int nids;
+};
+
+static int scan_proc(const struct memacct_proc_key *key, const struct memacct_proc *p, void *ctx)
+{
+	struct procs_scan *ps = ctx;
+	struct proc_row row;
+
+	if ((p->flags & MEMACCT_PROC_EXITED) || !id_in(ps->ids, ps->nids, p->memcg_id))
+		return 0;	/* exiting, or moved out of the subtree */
+	memset(&row, 0, sizeof(row));
+	flows_to_metrics(ps->s, p, &row.m);
+	if (!row_from_proc(ps->s, key->tgid, key->start_boottime_ns, &row))
+		return 0;	/* exiting now: its record is on the way */
+	row.start_boottime_ns = key->start_boottime_ns;
+	dma_net_of_mlock(ps->s, p, &row);
+	pinned_totals(&row.m);
+	return push_row(ps->s, ps->r, ps->cap, &row);
+}
+
 static int scan_procs_map(struct session *s, struct report *r, size_t *cap,
 			  const uint64_t *ids, int nids)
 {
-	int fd = bpf_map__fd(s->skel->maps.procs);
-	struct memacct_proc_key key, next, *prev = NULL;
-	struct memacct_proc p;
-	struct proc_row row;
-	int err;
+	struct procs_scan ps = { s, r, cap, ids, nids };
+	int err = procs_map_each(bpf_map__fd(s->skel->maps.procs), scan_proc, &ps);
 
-	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
-		key = next;
-		prev = &key;
-		if (bpf_map_lookup_elem(fd, &key, &p) || (p.flags & MEMACCT_PROC_EXITED))
-			continue;
-		if (!id_in(ids, nids, p.memcg_id))
-			continue;	/* moved out of the subtree */
-		memset(&row, 0, sizeof(row));
-		flows_to_metrics(s, &p, &row.m);
-		if (!row_from_proc(s, key.tgid, key.start_boottime_ns, &row))
-			continue;	/* exiting now: its record is on the way */
-		row.start_boottime_ns = key.start_boottime_ns;
-		dma_net_of_mlock(s, &p, &row);
-		pinned_totals(&row.m);
-		err = push_row(s, r, cap, &row);
-		if (err)
-			return err;
-	}
-	return 0;
+	return err == -ENOMEM ? err : 0;
 }
 
 /*
