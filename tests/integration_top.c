@@ -370,6 +370,9 @@ START_TEST(test_top_tmux)
 	snprintf(wname, sizeof(wname), "%s", cgw + strlen(cgroot));
 	assert_near("top: cgroup COW", cell(s, "PROCS", "COW", wname, true), 2 * eighth);
 	ck_assert_int_eq(cell(s, "PROCS", "PROCS", wname, true), 3);
+	/* the footer names this view's sort keys, from the column table */
+	ck_assert_msg(strstr(s, "m USAGE") && strstr(s, "e RECLAIM") && strstr(s, "c COW") &&
+		      !strstr(s, "F FAULTS"), "the cgroups view's footer:\n%s", s);
 	{
 		struct memcg cg;
 		struct memcg_stat st;

@@ -16,6 +16,7 @@
 #include <glob.h>
 #include <string.h>
 #include "bpf_loader.h"
+#include "commands.h"
 #include "completion.h"
 #include "usage.h"
 
@@ -237,6 +238,35 @@ START_TEST(test_man_page_generated)
 END_TEST
 
 /* No line of a --help text appears twice (attach once printed its limits paragraph twice). */
+/*
+ * top --sort's help is made from top's column table: every column of both
+ * views by the name --sort takes, RSS of a cgroup as usage, in lines of at
+ * most 64 characters; and --help prints it.
+ */
+START_TEST(test_top_sort_help)
+{
+	static const char *const names[] = { "pid", "rss", "anon", "file", "shmem", "pinned",
+					     "cow", "zero", "faults", "comm", "procs",
+					     "usage (rss)", "reclaim", "cgroup" };
+	const char *help = top_sort_help();
+	char *text;
+	size_t len;
+	FILE *f;
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		ck_assert_msg(strstr(help, names[i]), "top --sort's help lacks %s:\n%s", names[i],
+			      help);
+	ck_assert_msg(strstr(help, "; in the cgroups view"), "%s", help);
+	for (const char *l = help; *l; l += strcspn(l, "\n") + !!l[strcspn(l, "\n")])
+		ck_assert_msg(strcspn(l, "\n") <= 64, "a line over 64 characters: %s", l);
+	f = open_memstream(&text, &len);
+	usage_print(f, "top");
+	fclose(f);
+	ck_assert_msg(strstr(text, "Sort by COL (default rss): pid, rss"), "%s", text);
+	free(text);
+}
+END_TEST
+
 START_TEST(test_help_no_repeats)
 {
 	int n;
@@ -556,6 +586,7 @@ Suite *usage_suite(void)
 	tcase_add_test(tc, test_getopt_tables_documented);
 	tcase_add_test(tc, test_man_page_generated);
 	tcase_add_test(tc, test_help_no_repeats);
+	tcase_add_test(tc, test_top_sort_help);
 	tcase_add_test(tc, test_checker_catches);
 	tcase_add_test(tc, test_readme_synopses);
 	tcase_add_test(tc, test_completion_generated);

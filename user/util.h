@@ -105,6 +105,13 @@ int parse_duration(const char *s, uint64_t *out_ns);
 char *fmt_bytes(char *buf, size_t len, uint64_t bytes);
 
 /*
+ * text_wrap() - @text into @out (@n bytes, cut there), its spaces turned
+ * into line breaks so that no line is over @width characters (a longer
+ * word keeps a line of its own): help texts made from tables.
+ */
+void text_wrap(char *out, size_t n, const char *text, size_t width);
+
+/*
  * pct_partition() - whole percentages of the @n disjoint @parts of a total
  * (their sum) into @out: rounded by largest remainder, so they add up to
  * exactly 100 when the sum is not 0 (all 0 when it is). @n <= 32.

@@ -13,6 +13,9 @@ int do_audit(int argc, char **argv);
 int do_daemon(int argc, char **argv);
 int do_detach(int argc, char **argv);
 int do_top(int argc, char **argv);
+/* top_sort_help() - top --sort's help: the columns of each view, named as
+ * --sort takes them, from top's column table. Static storage. */
+const char *top_sort_help(void);
 int do_reclaim(int argc, char **argv);
 int do_oom(int argc, char **argv);
 int do_mark(int argc, char **argv);

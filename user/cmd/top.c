@@ -10,6 +10,7 @@
  * flows) and the BPF cgroups map (flows of processes that exited there).
  * ncurses draws; q or Ctrl-C quits and restores the terminal.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stddef.h>
@@ -316,6 +317,44 @@ static int col_of_name(const char *name, enum view view)
 	return -1;
 }
 
+/* @name lowercased, as --sort takes it (any case) and the help writes it */
+static const char *lower(char *b, size_t n, const char *name)
+{
+	size_t i = 0;
+
+	for (; name[i] && i + 1 < n; i++)
+		b[i] = (char)tolower((unsigned char)name[i]);
+	b[i] = '\0';
+	return b;
+}
+
+const char *top_sort_help(void)
+{
+	static char help[512];
+	char flat[512], name[16];
+	size_t n = 0;
+
+	if (help[0])
+		return help;
+	n += snprintf(flat + n, sizeof(flat) - n, "Sort by COL (default rss):");
+	for (int i = 0; i < NCOLS; i++)	/* the processes view's, those of both */
+		if (cols[i].views & VIEW_PROCS)
+			n += snprintf(flat + n, sizeof(flat) - n, "%s %s", i ? "," : "",
+				      lower(name, sizeof(name), cols[i].name));
+	n += snprintf(flat + n, sizeof(flat) - n, "; in the cgroups view");
+	for (int i = 0, first = 1; i < NCOLS; i++)
+		if (cols[i].views == VIEW_CGROUPS) {
+			/* rss there is the cgroup's charge: usage (parse_args()) */
+			n += snprintf(flat + n, sizeof(flat) - n, "%s %s%s", first ? "" : ",",
+				      lower(name, sizeof(name), cols[i].name),
+				      !strcasecmp(cols[i].name, "usage") ? " (rss)" : "");
+			first = 0;
+		}
+	snprintf(flat + n, sizeof(flat) - n, ". Keys change it live.");
+	text_wrap(help, sizeof(help), flat, 64);
+	return help;
+}
+
 /* After a view switch: the same column, or the one of the same key, or RSS. */
 static void sort_follow_view(struct top *t)
 {
@@ -395,8 +434,10 @@ static void draw(const struct top *t)
 			if (col_shown(t, i))
 				put_cell(&t->rows[r], &cols[i]);
 	}
-	mvprintw(rows - 1, 0, "q quit  Tab processes/cgroups  < > column  r reverse  "
-		 "m RSS a anon f file s shmem e reclaim l pinned c CoW z zero F faults n name p PID");
+	mvprintw(rows - 1, 0, "q quit  Tab processes/cgroups  < > column  r reverse ");
+	for (int i = 0; i < NCOLS; i++)	/* the sort keys of the columns shown */
+		if (col_shown(t, i) && cols[i].key)
+			printw(" %c %s", cols[i].key, cols[i].name);
 	refresh();
 }
 

@@ -2,6 +2,7 @@
 /* usage.c - the usage text of every command: --help, `memacct help` and memacct(1). */
 #include <string.h>
 #include "pin.h"
+#include "commands.h"
 #include "daemon_oom.h"
 #include "report_print.h"
 #include "usage.h"
@@ -81,9 +82,7 @@ static const struct usage_opt attach_opts[] = {
 static const struct usage_opt top_opts[] = {
 	{ "-c, --cgroup", "NAME|PATH", "The subtree to watch (as attach; default: the memory\n"
 	  "cgroup root, i.e. every process of the host)." },
-	{ "-s, --sort", "COL", "Sort by COL (default rss): pid, rss, anon, file, shmem,\n"
-	  "pinned, cow, zero, faults, remote, comm; in the cgroups view\n"
-	  "procs, usage (rss), reclaim, cgroup. Keys change it live." },
+	{ "-s, --sort", "COL", USAGE_HELP_TOP_SORT },
 	{ "-g, --cgroups", NULL, "Start in the cgroups view (Tab switches views)." },
 	{ "-i, --interval", "DUR", "Refresh every DUR (default 2s)." },
 	{ "-n, --iterations", "N", "Quit after N refreshes." },
@@ -377,7 +376,11 @@ static void put_indented(FILE *f, const char *text, int indent)
 
 const char *usage_opt_help(const struct usage_opt *o)
 {
-	return strcmp(o->help, USAGE_HELP_COLUMNS) ? o->help : report_columns_help();
+	if (!strcmp(o->help, USAGE_HELP_COLUMNS))
+		return report_columns_help();
+	if (!strcmp(o->help, USAGE_HELP_TOP_SORT))
+		return top_sort_help();
+	return o->help;
 }
 
 static void print_opts(FILE *f, const struct usage_opt *o)

@@ -16,11 +16,13 @@ struct usage_opt {
 	const char *names;	/* "-j, --json" or "--interval" */
 	const char *arg;	/* "DUR", or NULL for a flag */
 	const char *help;	/* plain text; '\n' separates lines of --help;
-				 * USAGE_HELP_COLUMNS: report_columns_help() */
+				 * USAGE_HELP_*: made from a table */
 };
 
-/* The help of an option that is made from the column table. */
+/* The help of an option that is made from a column table: run and
+ * attach's --columns (report_columns_help()), top's --sort (top_sort_help()) */
 #define USAGE_HELP_COLUMNS "\001columns"
+#define USAGE_HELP_TOP_SORT "\001top-sort"
 
 /* usage_opt_help() - the help text of @o: o->help, or the text it names. */
 const char *usage_opt_help(const struct usage_opt *o);

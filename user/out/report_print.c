@@ -210,23 +210,6 @@ static const int report_def[] = { RC_PID, RC_COMM, RC_RSS, RC_RSS_PEAK, RC_ANON,
 #define DEF_ZERO_FILL	8
 _Static_assert(DEF_ZERO_FILL < DEF_NR, "ZEROFILL among the default columns");
 
-/* @text, its spaces turned into line breaks so that no line is over @width
- * (a word longer than that keeps its own line), into @out of @n bytes. */
-static void wrap_into(char *out, size_t n, const char *text, size_t width)
-{
-	size_t line = 0, len;
-
-	snprintf(out, n, "%s", text);
-	for (char *p = out; *p; p += len) {
-		len = strcspn(p, " ");
-		if (line && line + 1 + len > width)
-			p[-1] = '\n', line = 0;
-		line += (line ? 1 : 0) + len;
-		if (p[len])
-			len++;
-	}
-}
-
 const char *report_columns_help(void)
 {
 	static char help[1024];
@@ -255,7 +238,7 @@ const char *report_columns_help(void)
 			first = false;
 		}
 	snprintf(flat + n, sizeof(flat) - n, " (docs/metrics.md). A bad name lists them all.");
-	wrap_into(help, sizeof(help), flat, 64);
+	text_wrap(help, sizeof(help), flat, 64);
 	return help;
 }
 
