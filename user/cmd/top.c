@@ -337,10 +337,12 @@ const char *top_sort_help(void)
 	if (help[0])
 		return help;
 	n += snprintf(flat + n, sizeof(flat) - n, "Sort by COL (default rss):");
-	for (int i = 0; i < NCOLS; i++)	/* the processes view's, those of both */
-		if (cols[i].views & VIEW_PROCS)
-			n += snprintf(flat + n, sizeof(flat) - n, "%s %s", i ? "," : "",
+	for (int i = 0, first = 1; i < NCOLS; i++)	/* the processes view's, both views' */
+		if (cols[i].views & VIEW_PROCS) {
+			n += snprintf(flat + n, sizeof(flat) - n, "%s %s", first ? "" : ",",
 				      lower(name, sizeof(name), cols[i].name));
+			first = 0;
+		}
 	n += snprintf(flat + n, sizeof(flat) - n, "; in the cgroups view");
 	for (int i = 0, first = 1; i < NCOLS; i++)
 		if (cols[i].views == VIEW_CGROUPS) {

@@ -97,7 +97,7 @@ static int map_info(int fd, struct bpf_map_info *info)
 }
 
 /*
- * The perf event fault hook's link on CPU @cpu: DIR/links/page_fault_perf_cpuN.
+ * The perf event fault hook's links, one per CPU: DIR/links/page_fault_perf_cpuN.
  * No dot: bpffs refuses names with one (EPERM, kernel/bpf/inode.c
  * bpf_lookup(): "Dots in names ... are reserved").
  */

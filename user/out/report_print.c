@@ -198,10 +198,6 @@ static void report_row_cells(const char **cells, char (*b)[24], const char *pid,
 	}
 }
 
-/*
- * The process table: a row per process, the folded exited ones, TOTAL. As
- * CSV with --csv, its header line before the first report's rows only.
- */
 /* The default columns; on several NUMA nodes RC_REMOTE_NUMA_ALLOC takes
  * RC_ZERO_FILL's place, DEF_ZERO_FILL. */
 static const int report_def[] = { RC_PID, RC_COMM, RC_RSS, RC_RSS_PEAK, RC_ANON, RC_FILE,
@@ -242,6 +238,10 @@ const char *report_columns_help(void)
 	return help;
 }
 
+/*
+ * The process table: a row per process, the folded exited ones, TOTAL. As
+ * CSV with --csv, its header line before the first report's rows only.
+ */
 static void print_report_table(FILE *f, const struct report *r)
 {
 	static bool csv_header_done;
