@@ -486,12 +486,11 @@ int parse_duration(const char *s, uint64_t *out_ns)
 	return -EINVAL;
 }
 
-void text_wrap(char *out, size_t n, const char *text, size_t width)
+char *text_wrap(char *text, size_t width)
 {
 	size_t line = 0, len;
 
-	snprintf(out, n, "%s", text);
-	for (char *p = out; *p; p += len) {
+	for (char *p = text; *p; p += len) {
 		len = strcspn(p, " ");
 		if (line && line + 1 + len > width)
 			p[-1] = '\n', line = 0;
@@ -499,6 +498,7 @@ void text_wrap(char *out, size_t n, const char *text, size_t width)
 		if (p[len])
 			len++;
 	}
+	return text;
 }
 
 void pct_partition(const uint64_t *parts, int n, int *out)

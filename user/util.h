@@ -105,11 +105,11 @@ int parse_duration(const char *s, uint64_t *out_ns);
 char *fmt_bytes(char *buf, size_t len, uint64_t bytes);
 
 /*
- * text_wrap() - @text into @out (@n bytes, cut there), its spaces turned
- * into line breaks so that no line is over @width characters (a longer
- * word keeps a line of its own): help texts made from tables.
+ * text_wrap() - @text's spaces turned into line breaks, in place, so that
+ * no line is over @width characters (a longer word keeps a line of its
+ * own): help texts made from tables. Returns @text.
  */
-void text_wrap(char *out, size_t n, const char *text, size_t width);
+char *text_wrap(char *text, size_t width);
 
 /*
  * pct_partition() - whole percentages of the @n disjoint @parts of a total

@@ -330,31 +330,32 @@ static const char *lower(char *b, size_t n, const char *name)
 
 const char *top_sort_help(void)
 {
-	static char help[512];
-	char flat[512], name[16];
-	size_t n = 0;
+	static char *help;
+	char name[16];
+	bool first = true;
+	size_t len;
+	FILE *f;
 
-	if (help[0])
-		return help;
-	n += snprintf(flat + n, sizeof(flat) - n, "Sort by COL (default rss):");
-	for (int i = 0, first = 1; i < NCOLS; i++)	/* the processes view's, both views' */
+	if (help || !(f = open_memstream(&help, &len)))
+		return help ? help : "Sort by COL (default rss). Keys change it live.";
+	fputs("Sort by COL (default rss):", f);
+	for (int i = 0; i < NCOLS; i++)	/* the processes view's, both views' */
 		if (cols[i].views & VIEW_PROCS) {
-			n += snprintf(flat + n, sizeof(flat) - n, "%s %s", first ? "" : ",",
-				      lower(name, sizeof(name), cols[i].name));
-			first = 0;
+			fprintf(f, "%s %s", first ? "" : ",", lower(name, sizeof(name), cols[i].name));
+			first = false;
 		}
-	n += snprintf(flat + n, sizeof(flat) - n, "; in the cgroups view");
-	for (int i = 0, first = 1; i < NCOLS; i++)
+	fputs("; in the cgroups view", f);
+	first = true;
+	for (int i = 0; i < NCOLS; i++)
 		if (cols[i].views == VIEW_CGROUPS) {
 			/* rss there is the cgroup's charge: usage (parse_args()) */
-			n += snprintf(flat + n, sizeof(flat) - n, "%s %s%s", first ? "" : ",",
-				      lower(name, sizeof(name), cols[i].name),
-				      !strcasecmp(cols[i].name, "usage") ? " (rss)" : "");
-			first = 0;
+			fprintf(f, "%s %s%s", first ? "" : ",", lower(name, sizeof(name), cols[i].name),
+				!strcasecmp(cols[i].name, "usage") ? " (rss)" : "");
+			first = false;
 		}
-	snprintf(flat + n, sizeof(flat) - n, ". Keys change it live.");
-	text_wrap(help, sizeof(help), flat, 64);
-	return help;
+	fputs(". Keys change it live.", f);
+	fclose(f);
+	return text_wrap(help, 64);
 }
 
 /* After a view switch: the same column, or the one of the same key, or RSS. */

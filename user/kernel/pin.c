@@ -103,13 +103,18 @@ static int map_info(int fd, struct bpf_map_info *info)
  */
 #define PERF_LINK_PREFIX "page_fault_perf_cpu"
 
+static bool is_perf_link(const char *name)
+{
+	return !strncmp(name, PERF_LINK_PREFIX, sizeof(PERF_LINK_PREFIX) - 1);
+}
+
 /* The entry of @p->progs for a pinned link named @name: a perf hook link
  * (NAME_cpuI) is counted into its program's one entry, made on the first. */
 static int add_prog_of_link(struct pinned *p, int link_fd, const char *name)
 {
 	struct bpf_link_info li;
 	__u32 len = sizeof(li);
-	bool perf = !strncmp(name, PERF_LINK_PREFIX, strlen(PERF_LINK_PREFIX));
+	bool perf = is_perf_link(name);
 	int fd;
 
 	for (int i = 0; perf && i < p->nprogs; i++)
@@ -190,7 +195,7 @@ static int reattach_maps(struct pinned *p)
 /* The fault hook whose program a pinned link named @name runs, or NULL. */
 static const char *link_fault_hook(const char *name)
 {
-	if (!strncmp(name, PERF_LINK_PREFIX, strlen(PERF_LINK_PREFIX)))
+	if (is_perf_link(name))
 		return "perf";
 	if (!strncmp(name, "page_fault_user", 15))
 		return "tracepoint";
@@ -533,7 +538,7 @@ int pin_links_gone(const struct pinned *p)
 		for (int i = 0; i < p->nprogs; i++) {
 			bool cpu = p->progs[i].cpu_links > 0;
 
-			if (cpu ? !strncmp(de->d_name, PERF_LINK_PREFIX, strlen(PERF_LINK_PREFIX)) :
+			if (cpu ? is_perf_link(de->d_name) :
 				  !found[i] && !strcmp(de->d_name, p->progs[i].name)) {
 				found[i]++;
 				break;

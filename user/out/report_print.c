@@ -208,34 +208,30 @@ _Static_assert(DEF_ZERO_FILL < DEF_NR, "ZEROFILL among the default columns");
 
 const char *report_columns_help(void)
 {
-	static char help[1024];
-	char flat[1024];
+	static char *help;
 	bool in_def[RC_NR] = { false };
-	size_t n = 0;
 	bool first = true;
+	size_t len;
+	FILE *f;
 
-	if (help[0])
-		return help;
-	n += snprintf(flat + n, sizeof(flat) - n, "The process table's columns, comma-separated "
-		      "as lsblk -o takes them (default ");
+	if (help || !(f = open_memstream(&help, &len)))
+		return help ? help : "The process table's columns (docs/metrics.md).";
+	fputs("The process table's columns, comma-separated as lsblk -o takes them (default ", f);
 	for (size_t i = 0; i < DEF_NR; i++) {
 		in_def[report_def[i]] = true;
-		n += snprintf(flat + n, sizeof(flat) - n, "%s%s", i ? ", " : "",
-			      report_cols[report_def[i]].name);
+		fprintf(f, "%s%s", i ? ", " : "", report_cols[report_def[i]].name);
 	}
 	in_def[RC_REMOTE_NUMA_ALLOC] = true;
-	n += snprintf(flat + n, sizeof(flat) - n, ", with %s in %s's place on several NUMA "
-		      "nodes); also", report_cols[RC_REMOTE_NUMA_ALLOC].name,
-		      report_cols[report_def[DEF_ZERO_FILL]].name);
+	fprintf(f, ", with %s in %s's place on several NUMA nodes); also",
+		report_cols[RC_REMOTE_NUMA_ALLOC].name, report_cols[report_def[DEF_ZERO_FILL]].name);
 	for (int c = 0; c < RC_NR; c++)
 		if (!in_def[c]) {
-			n += snprintf(flat + n, sizeof(flat) - n, "%s %s", first ? "" : ",",
-				      report_cols[c].name);
+			fprintf(f, "%s %s", first ? "" : ",", report_cols[c].name);
 			first = false;
 		}
-	snprintf(flat + n, sizeof(flat) - n, " (docs/metrics.md). A bad name lists them all.");
-	text_wrap(help, sizeof(help), flat, 64);
-	return help;
+	fputs(" (docs/metrics.md). A bad name lists them all.", f);
+	fclose(f);
+	return text_wrap(help, 64);
 }
 
 /*
