@@ -19,6 +19,7 @@
 #include "deadline.h"
 
 #include "page.h"
+#include "vm_status.h"
 #define TMPFS_MAGIC_ 0x01021994
 
 static char path[PATH_MAX];
@@ -79,6 +80,7 @@ static int make_temp(const char *dir_arg)
 static int file_map_main(const char *name, int map_shared, int argc, char **argv)
 {
 	unsigned long mib = 32, npages, sum = 0;
+	long long loader;
 	const char *dir = NULL;
 	int read_first = 0, have_mib = 0, fd, is_tmpfs;
 	long hold = 0;
@@ -140,6 +142,7 @@ static int file_map_main(const char *name, int map_shared, int argc, char **argv
 	if (fsync(fd))
 		die("fsync");
 
+	loader = private_file_anon_bytes(prog);	/* the file pages copied so far */
 	map = mmap(NULL, npages * PAGE, PROT_READ | PROT_WRITE,
 		   shared ? MAP_SHARED : MAP_PRIVATE, fd, 0);
 	if (map == MAP_FAILED)
@@ -158,7 +161,7 @@ static int file_map_main(const char *name, int map_shared, int argc, char **argv
 
 	printf("truth file_bytes %lu\n", npages * PAGE);
 	printf("truth fs_is_tmpfs %d\n", is_tmpfs);
-	printf("truth file_cow_bytes %lu\n", shared ? 0 : npages * PAGE);
+	printf("truth file_cow_bytes %lld\n", (shared ? 0 : (long long)(npages * PAGE)) + loader);
 	printf("truth cow_bytes 0\n");
 	if (shared)
 		printf("truth shared_dirty_bytes %lu\n", npages * PAGE);

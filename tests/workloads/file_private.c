@@ -8,9 +8,10 @@
  * mapped read-only, so each later write is a write-protect fault), then
  * writes one byte per page.  Every write copies a page-cache page into a
  * private anonymous page of this process:
- *   file_cow_bytes = MiB * 2^20, cow_bytes (anonymous CoW) = 0
- * (The dynamic loader's relocation writes add about ten file-CoW pages of
- * their own, in libc's and the program's data segments.)
+ *   file_cow_bytes = MiB * 2^20 + loader, cow_bytes (anonymous CoW) = 0
+ * where loader is the dynamic loader's relocation writes, about ten file-CoW
+ * pages of their own in libc's and the program's data segments, read from
+ * /proc/self/smaps before the file is mapped (vm_status.h).
  *
  * The file goes in DIR if given, else $TMPDIR, else /var/tmp, else /tmp, else
  * the current directory (the first that is writable); a disk-backed

@@ -9,9 +9,10 @@
  * read-only for dirty tracking, so each later write is a write-notify
  * fault), then writes one byte per page.  The page-cache pages are dirtied
  * in place:
- *   file_cow_bytes = 0, cow_bytes = 0, shared_dirty_bytes = MiB * 2^20
- * (The dynamic loader's relocation writes still add about ten file-CoW
- * pages in libc's and the program's private data segments.)
+ *   file_cow_bytes = loader, cow_bytes = 0, shared_dirty_bytes = MiB * 2^20
+ * where loader is the dynamic loader's relocation writes, about ten file-CoW
+ * pages in libc's and the program's private data segments, read from
+ * /proc/self/smaps before the file is mapped (vm_status.h).
  *
  * The file goes in DIR if given, else $TMPDIR, else /var/tmp, else /tmp, else
  * the current directory (the first that is writable); a disk-backed
@@ -22,7 +23,7 @@
  * Output (stdout):
  *   truth file_bytes B
  *   truth fs_is_tmpfs 0|1
- *   truth file_cow_bytes 0
+ *   truth file_cow_bytes B
  *   truth cow_bytes 0
  *   truth shared_dirty_bytes B
  *   truth pid PID

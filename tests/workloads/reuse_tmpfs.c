@@ -12,6 +12,9 @@
  *  3. write()s tmpfs_MiB of the buffer into a file on tmpfs (/dev/shm) and
  *     read()s it back into the buffer: page-cache copies, no CoW.
  *   cow_bytes = 0 (in the parent and in the child)
+ *   file_cow_bytes = the file pages the process copied, read from
+ *   /proc/self/smaps at the end (vm_status.h): the loader's relocation
+ *   writes and .data, none of them the workload's
  *
  * The process pins itself to one CPU first, so no page of it sits in another
  * CPU's LRU batch (an extra reference there would make the kernel copy
@@ -20,7 +23,7 @@
  * cow_fork.c), so the child copies nothing either, and the parent's pages
  * are all exclusive again before it touches any of them.  (The dynamic
  * loader's relocation writes add about ten file-CoW pages; they are not
- * anonymous CoW.)
+ * anonymous CoW, and file_cow_bytes counts them.)
  *
  * Usage: reuse_tmpfs [MiB=64] [tmpfs_MiB=16]
  * Output (stdout):
@@ -28,6 +31,7 @@
  *   truth reuse_bytes B
  *   truth tmpfs_io_bytes B
  *   truth cow_bytes 0
+ *   truth file_cow_bytes B
  *   truth pid PID
  *   truth child_pid PID
  */
@@ -43,6 +47,7 @@
 #include <sys/wait.h>
 
 #include "raw_fork.h"
+#include "vm_status.h"
 
 #define TMPFS_MAGIC_ 0x01021994
 
@@ -187,6 +192,7 @@ int main(int argc, char **argv)
 	printf("truth reuse_bytes %lu\n", npages * PAGE);
 	printf("truth tmpfs_io_bytes %lu\n", tbytes);
 	printf("truth cow_bytes 0\n");
+	printf("truth file_cow_bytes %lld\n", private_file_anon_bytes("reuse_tmpfs"));
 	printf("truth pid %d\n", (int)getpid());
 	printf("truth child_pid %ld\n", pid);
 	if (fflush(stdout))

@@ -10,8 +10,9 @@
  *     write-protect fault copies the page-cache page (wp_page_copy()).
  *  3. writes one byte in each page of the third quarter (never read: holes):
  *     the fault copies (do_cow_fault()) after shmem fills the hole.
- *   file_cow_bytes = pages / 2 * page size, cow_bytes (anonymous CoW) = 0
- * (The dynamic loader's relocation writes add about ten file-CoW pages.)
+ *   file_cow_bytes = pages / 2 * page size + loader, cow_bytes = 0
+ * where loader is the dynamic loader's relocation writes, about ten file-CoW
+ * pages, read from /proc/self/smaps before the memfd is mapped (vm_status.h).
  * THP is off for the mapping (MADV_NOHUGEPAGE): base pages only.
  *
  * Usage: shmem_private [MiB=16]
@@ -29,6 +30,8 @@
 #include <unistd.h>
 #include <sys/mman.h>
 
+#include "vm_status.h"
+
 static void die(const char *what)
 {
 	fprintf(stderr, "shmem_private: %s: %s\n", what, strerror(errno));
@@ -41,6 +44,7 @@ int main(int argc, char **argv)
 	unsigned long mib = 16, n, q;
 	volatile char *buf;
 	unsigned long sum = 0;
+	long long loader;
 	char *end;
 	int fd;
 
@@ -63,6 +67,7 @@ int main(int argc, char **argv)
 		die("memfd_create");
 	if (ftruncate(fd, n * ps))
 		die("ftruncate");
+	loader = private_file_anon_bytes("shmem_private");
 	buf = mmap(NULL, n * ps, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
 	if (buf == MAP_FAILED)
 		die("mmap");
@@ -78,7 +83,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "shmem_private: holes read %lu, not 0\n", sum);
 	printf("truth buffer_bytes %lu\n", n * ps);
 	printf("truth read_only_bytes %lu\n", q * ps);
-	printf("truth file_cow_bytes %lu\n", 2 * q * ps);
+	printf("truth file_cow_bytes %lld\n", (long long)(2 * q * ps) + loader);
 	printf("truth cow_bytes 0\n");
 	printf("truth pid %d\n", (int)getpid());
 	return fflush(stdout) ? 1 : 0;

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause) */
 /*
- * vm_status.h: the kernel's own figures of pinned memory for the workloads'
- * ground truth (mlock_spike.c, mlock_steps.c, dma_pin.c), and an io_uring
- * whose registered buffers every kernel charges to them.
+ * vm_status.h: the kernel's own figures of a workload's memory for its ground
+ * truth: pinned memory (mlock_spike.c, mlock_steps.c, dma_pin.c) and an
+ * io_uring whose registered buffers every kernel charges to it; the file
+ * pages it copied (reuse_tmpfs.c).
  */
 #ifndef MEMACCT_VM_STATUS_H
 #define MEMACCT_VM_STATUS_H
@@ -21,7 +22,7 @@
  * VmLck (mm->locked_vm) and VmPin (mm->pinned_vm) of /proc/self/status, in
  * bytes; @prog names the workload in messages. Exits 1 when unreadable.
  */
-static void read_vm_status(const char *prog, long long *lck, long long *pin)
+static inline void read_vm_status(const char *prog, long long *lck, long long *pin)
 {
 	char line[256];
 	FILE *f = fopen("/proc/self/status", "r");
@@ -45,6 +46,41 @@ static void read_vm_status(const char *prog, long long *lck, long long *pin)
 }
 
 /*
+ * The file pages this process copied on write and still maps, in bytes: the
+ * sum of "Anonymous:" over the private file-backed mappings of
+ * /proc/self/smaps (fs/proc/task_mmu.c, anon pages in a file VMA). Here these
+ * are the dynamic loader's relocation writes and .data, about ten pages that
+ * vary with the libraries and the machine. @prog names the workload in
+ * messages. Exits 1 when unreadable.
+ */
+static inline long long private_file_anon_bytes(const char *prog)
+{
+	char line[512], perms[8];
+	unsigned long ino;
+	long long kb, sum = 0;
+	int file_private = 0;
+	FILE *f = fopen("/proc/self/smaps", "r");
+
+	if (!f) {
+		fprintf(stderr, "%s: open /proc/self/smaps: %s\n", prog, strerror(errno));
+		exit(1);
+	}
+	while (fgets(line, sizeof(line), f)) {
+		/* A mapping's header: start-end perms offset dev inode [path] */
+		if (sscanf(line, "%*x-%*x %7s %*x %*x:%*x %lu", perms, &ino) == 2)
+			file_private = ino != 0 && perms[3] == 'p';
+		else if (file_private && sscanf(line, "Anonymous: %lld kB", &kb) == 1)
+			sum += kb * 1024;
+	}
+	if (ferror(f)) {
+		fprintf(stderr, "%s: read /proc/self/smaps: %s\n", prog, strerror(errno));
+		exit(1);
+	}
+	fclose(f);
+	return sum;
+}
+
+/*
  * io_uring_setup() of a ring whose IORING_REGISTER_BUFFERS the kernel
  * charges to pinned_vm (VmPin) on every kernel. A ring set up with
  * CAP_IPC_LOCK charged pinned_vm up to 7.1 and charges nothing since 7.2
@@ -57,7 +93,7 @@ static void read_vm_status(const char *prog, long long *lck, long long *pin)
  * the capabilities stay (the limit would refuse the buffers) and on 7.2 and
  * later VmPin stays 0. The ring's fd; exits 1 on error.
  */
-static int io_uring_setup_charged(const char *prog)
+static inline int io_uring_setup_charged(const char *prog)
 {
 	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
 	struct __user_cap_data_struct cap[_LINUX_CAPABILITY_U32S_3];
