@@ -17,7 +17,7 @@
 #include "bpf_loader.h"
 #include "memacct.skel.h"
 #include "pin.h"
-#include "procs_map.h"
+#include "records.h"
 #include "task_walk.h"
 #include "proc.h"
 #include "cgroup.h"

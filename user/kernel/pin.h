@@ -103,8 +103,8 @@ struct pin_counters {
 
 /*
  * pin_flows_read_again() - whether a reader of the flows (the cgroups and
- * procs maps; the daemon's collect.c read_flows(), a session's
- * session.c subtree_flows()) reads them again after its @reads-th read:
+ * procs maps: records.c records_read(), for the daemon's collector and
+ * run/attach/top's session) reads them again after its @reads-th read:
  * while the BPF side moved flows between records or folded an exit during
  * the read, PIN_FLOWS_READS reads in all. @before holds flow_moves_end and
  * exit_folds_end read before the read, @after flow_moves_begin and

@@ -11,7 +11,7 @@
 #include "collect.h"
 #include "dma_ranges.h"
 #include "metric_table.h"
-#include "procs_map.h"
+#include "records.h"
 #include "util.h"
 
 static int cmp_cgi(const void *a, const void *b)
@@ -182,99 +182,60 @@ struct top_key {
 	size_t i;		/* index of the top process in collection.st */
 };
 
-static int push_flow(struct proc_flow **pf, size_t *cnt, size_t *cap,
-		     const struct memacct_proc_key *key, const struct memacct_flows *f,
-		     const struct memacct_pinned *pin, uint64_t dma_locked, bool est)
+/* A live process's record into @pf: flows, DMA pins net of @dma_locked. */
+static void proc_flow_set(struct proc_flow *pf, const struct proc_rec *r, uint64_t dma_locked,
+			  bool est)
 {
-	if (*cnt == *cap) {
-		struct proc_flow *n = realloc(*pf, 2 * *cap * sizeof(**pf));
+	const struct memacct_pinned *pin = &r->p.pin;
 
-		if (!n)
-			return -ENOMEM;
-		*pf = n;
-		*cap *= 2;
-	}
-	(*pf)[*cnt].key = *key;
-	(*pf)[*cnt].dma = pin->dma_pinned_pages - dma_locked;
-	(*pf)[*cnt].dma_peak = pin->dma_pinned_peak_pages -
-			       (dma_locked < pin->dma_pinned_peak_pages ? dma_locked :
-				pin->dma_pinned_peak_pages);
-	(*pf)[*cnt].dma_est = est || (pin->dma_flags & MEMACCT_DMA_ESTIMATE);
-	(*pf)[(*cnt)++].f = *f;
-	return 0;
-}
-
-/* Keys of exited records, deleted after the walk (see read_cgroups_map()). */
-struct dead_keys {
-	struct memacct_proc_key *k;
-	size_t n, cap;
-};
-
-/* read_procs()'s state across the procs map's records */
-struct procs_read {
-	struct dead_keys dead;
-	struct cgi *v;
-	size_t n;
-	struct proc_flow *pf;
-	size_t cnt, cap;
-};
-
-static int take_proc(const struct memacct_proc_key *key, const struct memacct_proc *p, void *ctx)
-{
-	struct procs_read *pr = ctx;
-	struct dead_keys *dead = &pr->dead;
-	uint64_t ov = 0;
-	bool unknown = false;
-	struct cgi *c;
-
-	if (p->flags & MEMACCT_PROC_EXITED) {
-		/* folded into the cgroups map at exit already */
-		if (dead->n == dead->cap) {
-			size_t nc = dead->cap ? 2 * dead->cap : 64;
-			struct memacct_proc_key *nk = realloc(dead->k, nc * sizeof(*nk));
-
-			if (!nk)
-				return 0;	/* kept: a later collection deletes it */
-			dead->k = nk;
-			dead->cap = nc;
-		}
-		dead->k[dead->n++] = *key;
-		return 0;
-	}
-	/* DMA pins in mlocked memory are in VmLck already: net of them, as
-	 * run/attach show them (session.c), never counted twice */
-	if (p->pin.dma_pinned_pages && p->pin.locked_vm_pages) {
-		ov = dma_locked_overlap(key->tgid, p, &unknown) / (uint64_t)sysconf(_SC_PAGESIZE);
-		if (ov > p->pin.dma_pinned_pages)
-			ov = p->pin.dma_pinned_pages;
-	}
-	if ((c = cgi_find(pr->v, pr->n, p->memcg_id))) {
-		flows_add(&c->f, &p->f);
-		c->dma -= ov < c->dma ? ov : c->dma;
-		c->dma_peak -= ov < c->dma_peak ? ov : c->dma_peak;
-	}
-	push_flow(&pr->pf, &pr->cnt, &pr->cap, key, &p->f, &p->pin, ov, unknown);
-	return 0;
+	pf->key = r->key;
+	pf->f = r->p.f;
+	pf->dma = pin->dma_pinned_pages - dma_locked;
+	pf->dma_peak = pin->dma_pinned_peak_pages -
+		       (dma_locked < pin->dma_pinned_peak_pages ? dma_locked :
+			pin->dma_pinned_peak_pages);
+	pf->dma_est = est || (pin->dma_flags & MEMACCT_DMA_ESTIMATE);
 }
 
 /*
- * Live processes' flows (exited records left in the map are deleted after
- * the read). A read that failed half-way keeps what it read.
+ * Live processes' flows, added to their cgroups in col->cg, and col->pf;
+ * exited records left in the map (folded into the cgroups map at exit
+ * already) are deleted.
  */
-static long read_procs(struct collector *cs, struct cgi *v, size_t n, struct proc_flow **out)
+static void flows_of_procs(struct collector *cs, struct collection *col,
+			   const struct records *rec)
 {
-	struct procs_read pr = { .v = v, .n = n, .cap = 256 };
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
 
-	pr.pf = malloc(pr.cap * sizeof(*pr.pf));
-	if (!pr.pf)
-		return -ENOMEM;
-	procs_map_each(cs->pin->procs_fd, take_proc, &pr);
-	for (size_t i = 0; i < pr.dead.n; i++)
-		bpf_map_delete_elem(cs->pin->procs_fd, &pr.dead.k[i]);
+	col->pf = malloc((rec->nprocs ? rec->nprocs : 1) * sizeof(*col->pf));
+	col->npf = 0;
+	for (size_t i = 0; i < rec->nprocs; i++) {
+		const struct proc_rec *r = &rec->procs[i];
+		const struct memacct_proc *p = &r->p;
+		uint64_t ov = 0;
+		bool unknown = false;
+		struct cgi *c;
+
+		if (p->flags & MEMACCT_PROC_EXITED) {
+			bpf_map_delete_elem(cs->pin->procs_fd, &r->key);
+			continue;
+		}
+		/* DMA pins in mlocked memory are in VmLck already: net of
+		 * them, as run/attach show them (session.c), never counted twice */
+		if (p->pin.dma_pinned_pages && p->pin.locked_vm_pages) {
+			ov = dma_locked_overlap(r->key.tgid, p, &unknown) / page;
+			if (ov > p->pin.dma_pinned_pages)
+				ov = p->pin.dma_pinned_pages;
+		}
+		if ((c = cgi_find(col->cg, col->ncg, p->memcg_id))) {
+			flows_add(&c->f, &p->f);
+			c->dma -= ov < c->dma ? ov : c->dma;
+			c->dma_peak -= ov < c->dma_peak ? ov : c->dma_peak;
+		}
+		if (col->pf)	/* else the top processes' own flows are left out */
+			proc_flow_set(&col->pf[col->npf++], r, ov, unknown);
+	}
 	dma_ranges_prune(cs->pin->dma_ranges_fd, cs->pin->procs_fd);
-	free(pr.dead.k);
-	*out = pr.pf;	/* unsorted: only the top processes' flows are looked up */
-	return pr.cnt;
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -285,74 +246,44 @@ static int cmp_u64(const void *a, const void *b)
 }
 
 /*
- * Exited flows per cgroup. An entry whose cgroup was missing from two walks
- * in a row belongs to a removed cgroup (the entry existed before the second
- * walk, so its cgroup would have been seen): it is deleted so that cgroup
- * churn cannot fill the map.
+ * Add the flows of every `cgroups` map record to its cgroup in col->cg;
+ * count the entries. Entries of cgroups unknown for two collections in a
+ * row belong to removed cgroups (the entry existed before the second walk,
+ * so its cgroup would have been seen): they are deleted so that cgroup
+ * churn cannot fill the map. Nothing is deleted after a walk that left
+ * cgroups out (@whole false): an entry missing from it may be of a live
+ * cgroup below the cut, whose exited flows would be deleted with it,
+ * without a word; they stay until a whole walk.
  */
-/*
- * Add the flows of every `cgroups` map entry to its cgroup in @v; count the
- * entries. Entries of cgroups unknown for two collections in a row are
- * deleted, but only after the walk: deleting the key a
- * bpf_map_get_next_key() walk stands on makes the kernel restart it from the
- * first key (kernel/bpf/hashtab.c htab_map_get_next_key(), "key was not
- * found"), so live entries were added again (reliability audit D1).
- * Nothing is deleted after a walk that left cgroups out (@whole false): an
- * entry missing from it may be of a live cgroup below the cut, whose exited
- * flows were deleted with it, without a word; they stay until a whole walk.
- */
-static long read_cgroups_map(struct collector *cs, struct cgi *v, size_t n, bool whole)
+static long flows_of_cgroups(struct collector *cs, struct collection *col,
+			     const struct records *rec, bool whole)
 {
-	uint64_t key, next, *prev = NULL, *unknown = NULL, *stale = NULL;
-	size_t nunknown = 0, cap = 0, nstale = 0, scap = 0;
-	struct memacct_cgroup c;
-	struct cgi *ci;
+	uint64_t *unknown = malloc((rec->ncg ? rec->ncg : 1) * sizeof(*unknown));
+	size_t nunknown = 0;
 	long cnt = 0;
 
-	while (bpf_map_get_next_key(cs->pin->cgroups_fd, prev, &next) == 0) {
-		key = next;
-		prev = &key;
-		if (bpf_map_lookup_elem(cs->pin->cgroups_fd, &key, &c))
-			continue;
+	for (size_t i = 0; i < rec->ncg; i++) {
+		const struct cgroup_rec *r = &rec->cg[i];
+		struct cgi *ci = cgi_find(col->cg, col->ncg, r->id);
+
 		cnt++;
-		if ((ci = cgi_find(v, n, key))) {
-			flows_add(&ci->f, &c.f);
-			ci->dma = c.pin.dma_pinned_pages;
-			ci->dma_peak = c.pin.dma_pinned_peak_pages;
-			continue;
+		if (ci) {
+			flows_add(&ci->f, &r->c.f);
+			ci->dma = r->c.pin.dma_pinned_pages;
+			ci->dma_peak = r->c.pin.dma_pinned_peak_pages;
+		} else if (whole && cs->unknown &&
+			   bsearch(&r->id, cs->unknown, cs->nunknown, sizeof(r->id), cmp_u64)) {
+			if (!bpf_map_delete_elem(cs->pin->cgroups_fd, &r->id))
+				cnt--;
+		} else if (unknown) {
+			unknown[nunknown++] = r->id;
 		}
-		if (whole && cs->unknown &&
-		    bsearch(&key, cs->unknown, cs->nunknown, sizeof(key), cmp_u64)) {
-			if (nstale == scap) {
-				uint64_t *ns = realloc(stale, (scap ? 2 * scap : 64) * sizeof(*ns));
-
-				if (!ns)
-					continue;	/* kept: deleted by a later collection */
-				stale = ns;
-				scap = scap ? 2 * scap : 64;
-			}
-			stale[nstale++] = key;
-			continue;
-		}
-		if (nunknown == cap) {
-			uint64_t *nu = realloc(unknown, (cap ? 2 * cap : 64) * sizeof(*nu));
-
-			if (!nu)
-				continue;
-			unknown = nu;
-			cap = cap ? 2 * cap : 64;
-		}
-		unknown[nunknown++] = key;
 	}
-	for (size_t i = 0; i < nstale; i++)
-		if (!bpf_map_delete_elem(cs->pin->cgroups_fd, &stale[i]))
-			cnt--;
-	free(stale);
 	if (unknown)
 		qsort(unknown, nunknown, sizeof(*unknown), cmp_u64);
 	free(cs->unknown);
 	cs->unknown = unknown;
-	cs->nunknown = nunknown;
+	cs->nunknown = unknown ? nunknown : 0;
 	return cnt;
 }
 
@@ -459,19 +390,16 @@ static uint64_t pg(const struct collector *cs, uint64_t pages)
 	return pages * (uint64_t)cs->page_size;
 }
 
-/* The flows of a cgroup's records (reset before a read is done again). */
-static void flows_zero(struct cgi *c)
+/* records_read()'s counters: the pinned .bss (pin_counters()). */
+static int pinned_counters(void *ctx, struct pin_counters *c)
 {
-	memset(&c->f, 0, sizeof(c->f));
+	return pin_counters(ctx, c);
 }
 
 /*
- * Flows of every cgroup: the cgroups map first, then live processes. Read
- * again, up to 3 times, while the BPF side moved flows between records
- * (a process changing cgroup, a cgroup removed) or folded an exiting
- * process into its cgroup meanwhile (pin_counters(); the decision is
- * pin_flows_read_again(), shared with session.c subtree_flows()), so that
- * each is seen whole or not at all: a process exiting between the two reads
+ * Flows of every cgroup: the cgroups map's records, then live processes',
+ * from one read that saw every move and exit fold whole (records_read(),
+ * shared with session.c): a process exiting between the two maps' reads
  * would be in neither (a counter lower for one collection, held by the
  * clamp, but not across a restart), a move could be counted twice. When a
  * move still overlapped the last read, col->flows_torn: collect() keeps the
@@ -480,36 +408,21 @@ static void flows_zero(struct cgi *c)
  */
 static void read_flows(struct collector *cs, struct collection *col)
 {
-	uint64_t *unknown0 = NULL;
-	struct pin_counters after;
-	size_t nunknown0 = cs->nunknown;
+	struct records_src src = { cs->pin->cgroups_fd, cs->pin->procs_fd, pinned_counters,
+				   cs->pin };
+	struct records rec;
 
-	if (cs->unknown && (unknown0 = malloc(nunknown0 * sizeof(*unknown0))))
-		memcpy(unknown0, cs->unknown, nunknown0 * sizeof(*unknown0));
-	for (int reads = 1;; reads++) {
-		pin_counters(cs->pin, &col->counters);	/* zeroed if unreadable */
-		col->cgroups_used = read_cgroups_map(cs, col->cg, col->ncg,
-						     !col->cgroups_unwalked);
-		col->npf = read_procs(cs, col->cg, col->ncg, &col->pf);
-		if (col->npf < 0)
-			col->npf = 0;
-		if (pin_counters(cs->pin, &after))
-			break;
-		if (!pin_flows_read_again(&col->counters, &after, reads, &col->flows_torn) ||
-		    (cs->unknown && !unknown0))
-			break;
-		/* again, as if the first read had not been: same unknown keys */
-		for (size_t i = 0; i < col->ncg; i++)
-			flows_zero(&col->cg[i]);
-		free(col->pf);
-		col->pf = NULL;
-		free(cs->unknown);
-		cs->unknown = unknown0 ? malloc(nunknown0 * sizeof(*unknown0)) : NULL;
-		if (cs->unknown)
-			memcpy(cs->unknown, unknown0, nunknown0 * sizeof(*unknown0));
-		cs->nunknown = cs->unknown ? nunknown0 : 0;
+	if (records_read(&src, NULL, 0, &rec)) {
+		p_warn("reading the kernel side's records: %s (flows held)", strerror(ENOMEM));
+		pin_counters(cs->pin, &col->counters);
+		col->flows_torn = true;
+		return;
 	}
-	free(unknown0);
+	col->counters = rec.counters;
+	col->flows_torn = rec.torn;
+	col->cgroups_used = flows_of_cgroups(cs, col, &rec, !col->cgroups_unwalked);
+	flows_of_procs(cs, col, &rec);
+	records_free(&rec);
 }
 
 /*

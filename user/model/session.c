@@ -29,7 +29,7 @@
 #include "oom.h"
 #include "pin.h"
 #include "proc.h"
-#include "procs_map.h"
+#include "records.h"
 #include "session.h"
 #include "smaps.h"
 #include "util.h"
@@ -642,66 +642,57 @@ static int cmp_rows(const void *a, const void *b)
 	return x->exited - y->exited;
 }
 
+/* records_read()'s counters: the session's own BPF .bss. */
+static int skel_counters(void *ctx, struct pin_counters *c)
+{
+	volatile struct memacct_bpf__bss *bss = ctx;
+
+	memset(c, 0, sizeof(*c));
+	c->flow_moves_end = __atomic_load_n(&bss->flow_moves_end, __ATOMIC_ACQUIRE);
+	c->exit_folds_end = __atomic_load_n(&bss->exit_folds_end, __ATOMIC_ACQUIRE);
+	c->flow_moves_begin = __atomic_load_n(&bss->flow_moves_begin, __ATOMIC_ACQUIRE);
+	c->exit_folds_begin = __atomic_load_n(&bss->exit_folds_begin, __ATOMIC_ACQUIRE);
+	return 0;
+}
+
+/*
+ * The kernel's records of the subtree @ids (its cgroups' records, every
+ * process's) in one read that saw every move and exit fold whole
+ * (records_read(), shared with the daemon's collect.c): the rows and the
+ * totals of a report come from the same read.
+ */
+static int session_records(struct session *s, const uint64_t *ids, int nids,
+			   struct records *rec)
+{
+	struct records_src src = { bpf_map__fd(s->skel->maps.cgroups),
+				   bpf_map__fd(s->skel->maps.procs), skel_counters,
+				   (void *)s->skel->bss };
+
+	return records_read(&src, ids, nids, rec);
+}
+
 /*
  * The subtree's flows as the kernel keeps them: the records of its cgroups
  * (processes' flows folded at their exit, in the kernel, and those the full
  * procs map had no record for: bpf/memacct.bpf.c flows_get()) plus the
  * records of its live processes. Not the sum of the report's rows: a
  * process that exits between reads, or whose exit record the full ring
- * could not take, is in these whatever happens. Read again (up to 3 times)
- * while the BPF side moved flows between records or folded an exit
- * meanwhile, as the daemon does (pin.h pin_flows_read_again(), shared with
- * collect.c read_flows()); false when a move still overlapped the last read
- * (it may count the move twice).
+ * could not take, is in these whatever happens. false when a move
+ * overlapped the read (records.h: it may count the move twice).
  */
-struct subtree {
-	const uint64_t *ids;	/* its cgroups */
-	int nids;
-	struct memacct_flows *flows;	/* subtree_flows()'s sum */
-};
-
-/* A live process's flows, into its subtree's where it is in it. */
-static int subtree_proc_flows(const struct memacct_proc_key *key, const struct memacct_proc *p,
-			      void *ctx)
-{
-	struct subtree *st = ctx;
-
-	if (!(p->flags & MEMACCT_PROC_EXITED) && id_in(st->ids, st->nids, p->memcg_id))
-		flows_add(st->flows, &p->f);
-	return 0;
-}
-
-static bool subtree_flows(const struct session *s, const uint64_t *ids, int nids,
+static bool subtree_flows(const struct records *rec, const uint64_t *ids, int nids,
 			  struct memacct_flows *out)
 {
-	int cfd = bpf_map__fd(s->skel->maps.cgroups), pfd = bpf_map__fd(s->skel->maps.procs);
-	volatile struct memacct_bpf__bss *bss = s->skel->bss;
-	bool torn = false;
+	memset(out, 0, sizeof(*out));
+	for (size_t i = 0; i < rec->ncg; i++)
+		flows_add(out, &rec->cg[i].c.f);
+	for (size_t i = 0; i < rec->nprocs; i++) {
+		const struct memacct_proc *p = &rec->procs[i].p;
 
-	for (int reads = 1;; reads++) {
-		struct pin_counters before = {
-			.flow_moves_end = __atomic_load_n(&bss->flow_moves_end, __ATOMIC_ACQUIRE),
-			.exit_folds_end = __atomic_load_n(&bss->exit_folds_end, __ATOMIC_ACQUIRE),
-		};
-		struct pin_counters after;
-		struct subtree st = { ids, nids, out };
-		struct memacct_cgroup c;
-
-		memset(out, 0, sizeof(*out));
-		for (int i = 0; i < nids; i++)
-			if (!bpf_map_lookup_elem(cfd, &ids[i], &c))
-				flows_add(out, &c.f);
-		procs_map_each(pfd, subtree_proc_flows, &st);
-		after = (struct pin_counters){
-			.flow_moves_begin = __atomic_load_n(&bss->flow_moves_begin,
-							    __ATOMIC_ACQUIRE),
-			.exit_folds_begin = __atomic_load_n(&bss->exit_folds_begin,
-							    __ATOMIC_ACQUIRE),
-		};
-		if (!pin_flows_read_again(&before, &after, reads, &torn))
-			break;
+		if (!(p->flags & MEMACCT_PROC_EXITED) && id_in(ids, nids, p->memcg_id))
+			flows_add(out, &p->f);
 	}
-	return !torn;
+	return !rec->torn;
 }
 
 /* Cgroup totals: stocks from the kernel's memcg files, flows from the
@@ -737,28 +728,27 @@ static void rows_into_totals(struct report *r, uint64_t *faults, uint64_t *majfl
  * pinned change, into @t; DMA-pinned bytes also mlocked (@dma_locked) are
  * taken out, counted once.
  */
-static void cgroup_pins(struct session *s, struct metrics *t, const uint64_t *ids, int nids,
+static void cgroup_pins(struct session *s, struct metrics *t, const struct records *rec,
 			uint64_t dma_locked)
 {
-	for (int i = 0; i < nids; i++) {
-		struct memacct_cgroup c;
+	for (size_t i = 0; i < rec->ncg; i++) {
+		const struct memacct_pinned *pin = &rec->cg[i].c.pin;
 
-		if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.cgroups), &ids[i], &c))
-			continue;
-		t->mlocked_peak += pages(s, c.pin.locked_vm_peak_pages);
-		t->pinned_vm_peak += pages(s, c.pin.pinned_vm_peak_pages);
-		t->pinned_peak += pages(s, c.pin.pinned_peak_pages);
+		t->mlocked_peak += pages(s, pin->locked_vm_peak_pages);
+		t->pinned_vm_peak += pages(s, pin->pinned_vm_peak_pages);
+		t->pinned_peak += pages(s, pin->pinned_peak_pages);
 		/* DMA pins of the cgroup: its live processes' and those of
 		 * exited ones the kernel has not unpinned yet */
-		t->dma_pinned += pages(s, c.pin.dma_pinned_pages);
-		t->dma_pinned_peak += pages(s, c.pin.dma_pinned_peak_pages);
-		t->dma_estimate |= c.pin.dma_flags & MEMACCT_DMA_ESTIMATE;
+		t->dma_pinned += pages(s, pin->dma_pinned_pages);
+		t->dma_pinned_peak += pages(s, pin->dma_pinned_peak_pages);
+		t->dma_estimate |= pin->dma_flags & MEMACCT_DMA_ESTIMATE;
 	}
 	t->dma_pinned -= dma_locked < t->dma_pinned ? dma_locked : t->dma_pinned;
 	t->dma_pinned_peak -= dma_locked < t->dma_pinned_peak ? dma_locked : t->dma_pinned_peak;
 }
 
-static void cgroup_totals(struct session *s, struct report *r, const uint64_t *ids, int nids)
+static void cgroup_totals(struct session *s, struct report *r, const struct records *rec,
+			  const uint64_t *ids, int nids)
 {
 	struct metrics *t = &r->totals;
 	struct memacct_flows f;
@@ -769,7 +759,7 @@ static void cgroup_totals(struct session *s, struct report *r, const uint64_t *i
 	uint64_t dma_locked = 0, rows_faults, rows_majflt;
 
 	memset(t, 0, sizeof(*t));
-	whole = subtree_flows(s, ids, nids, &f);
+	whole = subtree_flows(rec, ids, nids, &f);
 	metrics_from_bpf_flows(t, &f, s->page_size);
 	if (!whole)	/* a move overlapped the read: as last reported */
 		metrics_hold_bpf_flows(t, &s->last_flows);
@@ -779,7 +769,7 @@ static void cgroup_totals(struct session *s, struct report *r, const uint64_t *i
 	t->page_faults = rows_faults;	/* the cgroup gone: its processes' */
 	t->major_faults = rows_majflt;
 	bpf_oom = t->oom_kills;
-	cgroup_pins(s, t, ids, nids, dma_locked);
+	cgroup_pins(s, t, rec, dma_locked);
 	pinned_totals(t);
 	if (s->numa_multi) {
 		struct numa_usage u;
@@ -839,38 +829,29 @@ static int push_row(const struct session *s, struct report *r, size_t *cap,
  * (the kernel deletes the record right after; when the ring was full, only
  * that row is missing, its flows are in the totals: subtree_flows()).
  */
-struct procs_scan {
-	struct session *s;
-	struct report *r;
-	size_t *cap;
-	const uint64_t *ids;
-	int nids;
-};
-
-static int scan_proc(const struct memacct_proc_key *key, const struct memacct_proc *p, void *ctx)
+static int scan_procs(struct session *s, struct report *r, size_t *cap,
+		      const struct records *rec, const uint64_t *ids, int nids)
 {
-	struct procs_scan *ps = ctx;
-	struct proc_row row;
+	for (size_t i = 0; i < rec->nprocs; i++) {
+		const struct memacct_proc_key *key = &rec->procs[i].key;
+		const struct memacct_proc *p = &rec->procs[i].p;
+		struct proc_row row;
+		int err;
 
-	if ((p->flags & MEMACCT_PROC_EXITED) || !id_in(ps->ids, ps->nids, p->memcg_id))
-		return 0;	/* exiting, or moved out of the subtree */
-	memset(&row, 0, sizeof(row));
-	flows_to_metrics(ps->s, p, &row.m);
-	if (!row_from_proc(ps->s, key->tgid, key->start_boottime_ns, &row))
-		return 0;	/* exiting now: its record is on the way */
-	row.start_boottime_ns = key->start_boottime_ns;
-	dma_net_of_mlock(ps->s, p, &row);
-	pinned_totals(&row.m);
-	return push_row(ps->s, ps->r, ps->cap, &row);
-}
-
-static int scan_procs_map(struct session *s, struct report *r, size_t *cap,
-			  const uint64_t *ids, int nids)
-{
-	struct procs_scan ps = { s, r, cap, ids, nids };
-	int err = procs_map_each(bpf_map__fd(s->skel->maps.procs), scan_proc, &ps);
-
-	return err == -ENOMEM ? err : 0;
+		if ((p->flags & MEMACCT_PROC_EXITED) || !id_in(ids, nids, p->memcg_id))
+			continue;	/* exiting, or moved out of the subtree */
+		memset(&row, 0, sizeof(row));
+		flows_to_metrics(s, p, &row.m);
+		if (!row_from_proc(s, key->tgid, key->start_boottime_ns, &row))
+			continue;	/* exiting now: its record is on the way */
+		row.start_boottime_ns = key->start_boottime_ns;
+		dma_net_of_mlock(s, p, &row);
+		pinned_totals(&row.m);
+		err = push_row(s, r, cap, &row);
+		if (err)
+			return err;
+	}
+	return 0;
 }
 
 /*
@@ -940,6 +921,7 @@ static int report_ooms(struct session *s, struct report *r)
 
 int session_report(struct session *s, struct report *r)
 {
+	struct records rec = { 0 };
 	uint64_t *ids = NULL;
 	pid_t *pids = NULL;
 	size_t cap = 0;
@@ -960,7 +942,10 @@ int session_report(struct session *s, struct report *r)
 		ids[0] = s->cg.id;
 		nids = 1;
 	}
-	err = scan_procs_map(s, r, &cap, ids, nids);
+	err = session_records(s, ids, nids, &rec);
+	if (err)
+		goto out;
+	err = scan_procs(s, r, &cap, &rec, ids, nids);
 	if (err)
 		goto out;
 	/* live processes with no BPF record yet: no event since attach */
@@ -989,7 +974,7 @@ int session_report(struct session *s, struct report *r)
 	err = report_ooms(s, r);
 	if (err)
 		goto out;
-	cgroup_totals(s, r, ids, nids);
+	cgroup_totals(s, r, &rec, ids, nids);
 	session_host(s, r);
 	loader_dropped(s->skel, r->dropped);
 	for (int i = 0; i < MEMACCT_NV_NR; i++)
@@ -1012,6 +997,7 @@ int session_report(struct session *s, struct report *r)
 		r->totals.unknown |= nf;
 	}
 out:
+	records_free(&rec);
 	free(pids);
 	free(ids);
 	return err;

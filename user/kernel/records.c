@@ -1,0 +1,192 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause)
+/* records.c - the BPF side's records read from userspace (records.h). */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <bpf/bpf.h>
+#include "records.h"
+
+#pragma GCC poison u8 u16 u32 u64 s8 s16 s32 s64
+
+#define BATCH_N 1024
+
+/* One record of a map walked by map_each(): 0 to go on, else stop with it. */
+typedef int (*map_fn)(const void *key, const void *val, void *ctx);
+
+/* The per-key walk, for kernels without batch lookups on the map. */
+static int each_by_key(int fd, void *key, void *next, void *val, size_t key_sz, map_fn fn,
+		       void *ctx)
+{
+	void *prev = NULL;
+	int err;
+
+	while (bpf_map_get_next_key(fd, prev, next) == 0) {
+		memcpy(key, next, key_sz);
+		prev = key;
+		if (bpf_map_lookup_elem(fd, key, val))
+			continue;	/* deleted meanwhile: an exit */
+		err = fn(key, val, ctx);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/*
+ * @fn for every record of the hash map @fd (keys of @key_sz, values of
+ * @val_sz bytes): BPF_MAP_LOOKUP_BATCH of BATCH_N records, or key by key
+ * where the kernel refuses the first batch.
+ */
+static int map_each(int fd, size_t key_sz, size_t val_sz, map_fn fn, void *ctx)
+{
+	char *keys = malloc(BATCH_N * key_sz), *vals = malloc(BATCH_N * val_sz);
+	__u64 in_batch = 0, out_batch = 0;
+	bool first = true;
+	int err = 0;
+
+	if (!keys || !vals) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (;;) {
+		LIBBPF_OPTS(bpf_map_batch_opts, opts);
+		__u32 count = BATCH_N;
+		int e;
+
+		e = bpf_map_lookup_batch(fd, first ? NULL : &in_batch, &out_batch, keys, vals,
+					 &count, &opts) ? -errno : 0;
+		if (e && e != -ENOENT) {
+			/* refused at the first batch (EINVAL, ENOTSUPP): read
+			 * key by key (in the buffers' first slots); a later
+			 * failure ends the walk */
+			err = first ? each_by_key(fd, keys, keys + key_sz, vals, key_sz, fn, ctx)
+				    : e;
+			break;
+		}
+		for (__u32 i = 0; i < count && !err; i++)
+			err = fn(keys + i * key_sz, vals + i * val_sz, ctx);
+		if (err || e)	/* -ENOENT: that was the last batch */
+			break;
+		in_batch = out_batch;
+		first = false;
+	}
+out:
+	free(keys);
+	free(vals);
+	return err;
+}
+
+struct procs_each {
+	procs_map_fn fn;
+	void *ctx;
+};
+
+static int proc_each(const void *key, const void *val, void *ctx)
+{
+	const struct procs_each *pe = ctx;
+
+	return pe->fn(key, val, pe->ctx);
+}
+
+int procs_map_each(int fd, procs_map_fn fn, void *ctx)
+{
+	struct procs_each pe = { fn, ctx };
+
+	return map_each(fd, sizeof(struct memacct_proc_key), sizeof(struct memacct_proc),
+			proc_each, &pe);
+}
+
+/* Room for one more element of @size in *@v (*@n used of *@cap). */
+static int grow(void **v, size_t n, size_t *cap, size_t size)
+{
+	void *nv;
+
+	if (n < *cap)
+		return 0;
+	nv = realloc(*v, (*cap ? 2 * *cap : 64) * size);
+	if (!nv)
+		return -ENOMEM;
+	*v = nv;
+	*cap = *cap ? 2 * *cap : 64;
+	return 0;
+}
+
+/* records_read()'s arrays being filled */
+struct recs_fill {
+	struct records *r;
+	size_t cap_cg, cap_procs;
+};
+
+static int take_cgroup(const void *key, const void *val, void *ctx)
+{
+	struct recs_fill *rf = ctx;
+	struct records *r = rf->r;
+
+	if (grow((void **)&r->cg, r->ncg, &rf->cap_cg, sizeof(*r->cg)))
+		return -ENOMEM;
+	memcpy(&r->cg[r->ncg].id, key, sizeof(r->cg[r->ncg].id));
+	memcpy(&r->cg[r->ncg++].c, val, sizeof(r->cg->c));
+	return 0;
+}
+
+static int take_proc(const void *key, const void *val, void *ctx)
+{
+	struct recs_fill *rf = ctx;
+	struct records *r = rf->r;
+
+	if (grow((void **)&r->procs, r->nprocs, &rf->cap_procs, sizeof(*r->procs)))
+		return -ENOMEM;
+	memcpy(&r->procs[r->nprocs].key, key, sizeof(r->procs->key));
+	memcpy(&r->procs[r->nprocs++].p, val, sizeof(r->procs->p));
+	return 0;
+}
+
+/* One read of both maps into @rf->r (emptied first). */
+static int read_once(const struct records_src *src, const uint64_t *ids, size_t nids,
+		     struct recs_fill *rf)
+{
+	struct memacct_cgroup c;
+	int err = 0;
+
+	rf->r->ncg = rf->r->nprocs = 0;
+	if (!ids)
+		err = map_each(src->cgroups_fd, sizeof(uint64_t), sizeof(c), take_cgroup, rf);
+	for (size_t i = 0; ids && i < nids && !err; i++)
+		if (!bpf_map_lookup_elem(src->cgroups_fd, &ids[i], &c))
+			err = take_cgroup(&ids[i], &c, rf);
+	if (err == -ENOMEM)
+		return err;
+	err = map_each(src->procs_fd, sizeof(struct memacct_proc_key),
+		       sizeof(struct memacct_proc), take_proc, rf);
+	return err == -ENOMEM ? err : 0;
+}
+
+int records_read(const struct records_src *src, const uint64_t *ids, size_t nids,
+		 struct records *out)
+{
+	struct recs_fill rf = { .r = out };
+	int err = 0;
+
+	memset(out, 0, sizeof(*out));
+	for (int reads = 1;; reads++) {
+		struct pin_counters after;
+
+		if (src->counters(src->ctx, &out->counters) < 0)
+			memset(&out->counters, 0, sizeof(out->counters));
+		err = read_once(src, ids, nids, &rf);
+		if (err || src->counters(src->ctx, &after) < 0 ||
+		    !pin_flows_read_again(&out->counters, &after, reads, &out->torn))
+			break;
+	}
+	if (err)
+		records_free(out);
+	return err;
+}
+
+void records_free(struct records *r)
+{
+	free(r->cg);
+	free(r->procs);
+	memset(r, 0, sizeof(*r));
+}
