@@ -9,6 +9,7 @@
 #include "bpf_loader.h"
 #include "check_util.h"
 #include "explain.h"
+#include "fill.h"
 #include "jsonw.h"
 #include "metric_table.h"
 #include "metrics.h"
@@ -1127,6 +1128,89 @@ START_TEST(test_deploy_families_documented)
 }
 END_TEST
 
+/*
+ * One process's stocks through each source (task walk, /proc/PID/status,
+ * exit record, OOM record) fill the same figures at a 16K page size; an
+ * exit record without its mm leaves them unknown, and RSS PEAK of an
+ * exec'd image that never grew past its exec unknown; DMA pins net of
+ * mlocked ones never go below 0.
+ */
+START_TEST(test_fill_sources)
+{
+	const uint64_t ps = 16384;
+	const enum metric_id stocks[] = { M_RSS, M_ANON, M_FILE, M_SHMEM, M_MLOCKED,
+					  M_PINNED_VM };
+	struct memacct_task_stock t = { .rss_anon_pages = 7, .rss_file_pages = 5,
+					.rss_shmem_pages = 3, .locked_vm_pages = 2,
+					.pinned_vm_pages = 1, .hiwater_rss_pages = 20,
+					.min_flt = 100, .maj_flt = 4 };
+	struct proc_status st = { .rss = 15 * ps, .rss_anon = 7 * ps, .rss_file = 5 * ps,
+				  .rss_shmem = 3 * ps, .hwm = 20 * ps, .locked = 2 * ps,
+				  .pinned = 1 * ps, .has_mm = true };
+	struct memacct_proc p = { .flags = MEMACCT_PROC_EXIT_MM, .exit_rss_anon_pages = 7,
+				  .exit_rss_file_pages = 5, .exit_rss_shmem_pages = 3,
+				  .exit_maxrss_pages = 20, .exit_min_flt = 100,
+				  .exit_maj_flt = 4,
+				  .pin = { .locked_vm_pages = 2, .pinned_vm_pages = 1 } };
+	struct memacct_oom_event ev = { .flags = MEMACCT_OOM_MM, .rss_anon_pages = 7,
+					.rss_file_pages = 5, .rss_shmem_pages = 3,
+					.locked_vm_pages = 2, .pinned_vm_pages = 1 };
+	struct metrics a = { 0 }, b = { 0 }, c = { 0 }, d = { 0 };
+
+	metrics_from_task_stock(&a, &t, ps);
+	metrics_from_proc_status(&b, &st);
+	metrics_from_exit_record(&c, &p, ps);
+	metrics_from_oom_event(&d, &ev, ps);
+	for (size_t i = 0; i < sizeof(stocks) / sizeof(stocks[0]); i++) {
+		ck_assert_uint_eq(metric_get(&a, stocks[i]), metric_get(&b, stocks[i]));
+		ck_assert_uint_eq(metric_get(&a, stocks[i]), metric_get(&c, stocks[i]));
+		ck_assert_uint_eq(metric_get(&a, stocks[i]), metric_get(&d, stocks[i]));
+	}
+	ck_assert_uint_eq(a.rss, 15 * ps);
+	ck_assert_uint_eq(a.rss_peak, 20 * ps);
+	ck_assert_uint_eq(b.rss_peak, 20 * ps);
+	ck_assert_uint_eq(c.rss_peak, 20 * ps);
+	ck_assert_uint_eq(a.page_faults, 104);
+	ck_assert_uint_eq(c.page_faults, 104);
+	ck_assert_uint_eq(c.major_faults, 4);
+	ck_assert_uint_eq(d.pinned, 3 * ps);
+	ck_assert_uint_eq(a.unknown | b.unknown | c.unknown, 0);
+	/* a high-water mark below the RSS (read apart): at least the RSS */
+	st.hwm = ps;
+	metrics_from_proc_status(&b, &st);
+	ck_assert_uint_eq(b.rss_peak, 15 * ps);
+
+	/* exit after exit_mm() (before 6.16), an exec'd image that never grew */
+	p.flags = MEMACCT_PROC_EXECED;
+	p.exec_maxrss_pages = 20;
+	memset(&c, 0, sizeof(c));
+	metrics_from_exit_record(&c, &p, ps);
+	ck_assert(c.unknown & MBIT(M_RSS) && c.unknown & MBIT(M_ANON) &&
+		  c.unknown & MBIT(M_FILE) && c.unknown & MBIT(M_SHMEM));
+	ck_assert(c.unknown & MBIT(M_RSS_PEAK));
+	p.exit_maxrss_pages = 21;	/* grew past its exec: its own peak */
+	memset(&c, 0, sizeof(c));
+	metrics_from_exit_record(&c, &p, ps);
+	ck_assert(!(c.unknown & MBIT(M_RSS_PEAK)));
+	ck_assert_uint_eq(c.rss_peak, 21 * ps);
+
+	/* DMA pins net of mlocked ones, never below 0; pinned summed after */
+	memset(&p, 0, sizeof(p));
+	p.pin.dma_pinned_pages = 4;
+	p.pin.dma_pinned_peak_pages = 6;
+	p.pin.dma_flags = MEMACCT_DMA_ESTIMATE;
+	memset(&a, 0, sizeof(a));
+	metrics_from_proc_record(&a, &p, ps);
+	ck_assert(a.dma_estimate);
+	metrics_dma_net(&a, 5 * ps);
+	ck_assert_uint_eq(a.dma_pinned, 0);
+	ck_assert_uint_eq(a.dma_pinned_peak, ps);
+	a.mlocked = 5 * ps;
+	metrics_pinned_sum(&a);
+	ck_assert_uint_eq(a.pinned, 5 * ps);
+}
+END_TEST
+
 /* BPF pages to bytes, sums, the clamp and JSON, all through the table. */
 START_TEST(test_metric_table_flows)
 {
@@ -1368,6 +1452,7 @@ Suite *report_suite(void)
 	tcase_add_test(tc, test_cgroup_families_docs);
 	tcase_add_test(tc, test_deploy_families_documented);
 	tcase_add_test(tc, test_metric_table_flows);
+	tcase_add_test(tc, test_fill_sources);
 	tcase_add_test(tc, test_jsonw);
 	tcase_add_test(tc, test_explain_json_fixture);
 	suite_add_tcase(s, tc);

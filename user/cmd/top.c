@@ -23,6 +23,7 @@
 #include "bpf_loader.h"
 #include "cgroup.h"
 #include "commands.h"
+#include "fill.h"
 #include "metric_table.h"
 #include "session.h"
 #include "signals.h"

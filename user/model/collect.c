@@ -10,6 +10,7 @@
 #include <bpf/libbpf.h>
 #include "collect.h"
 #include "dma_ranges.h"
+#include "fill.h"
 #include "metric_table.h"
 #include "records.h"
 #include "util.h"
@@ -463,7 +464,7 @@ static void metrics_of_cgi(const struct collector *cs, const struct collection *
 	m->pinned_vm = pg(cs, c->pinned_vm);
 	m->dma_pinned = pg(cs, c->dma);
 	m->dma_pinned_peak = pg(cs, c->dma_peak);
-	m->pinned = m->mlocked + m->pinned_vm + m->dma_pinned;
+	metrics_pinned_sum(m);
 	m->remote_numa = c->remote_numa;
 	m->remote_numa_peak = c->remote_numa;
 	if (!c->st_ok)
@@ -634,22 +635,13 @@ static void collect_proc_metrics(const struct collection *col, const struct mema
 	if (f)	/* every flow first: the stocks below are not flows */
 		metrics_from_bpf_flows(m, f, page_size);
 	m->unknown |= col->unmeasured;
-	m->anon = t->rss_anon_pages * page_size;
-	m->file = t->rss_file_pages * page_size;
-	m->shmem = t->rss_shmem_pages * page_size;
-	m->rss = m->anon + m->file + m->shmem;
-	m->rss_peak = t->hiwater_rss_pages * page_size > m->rss ?
-		      t->hiwater_rss_pages * page_size : m->rss;
-	m->mlocked = t->locked_vm_pages * page_size;
-	m->pinned_vm = t->pinned_vm_pages * page_size;
+	metrics_from_task_stock(m, t, page_size);
 	if (f) {
 		m->dma_pinned = pflow_of(f)->dma * page_size;
 		m->dma_pinned_peak = pflow_of(f)->dma_peak * page_size;
 		m->dma_estimate = pflow_of(f)->dma_est;
 	}
-	m->pinned = m->mlocked + m->pinned_vm + m->dma_pinned;
-	m->page_faults = t->min_flt + t->maj_flt;
-	m->major_faults = t->maj_flt;
+	metrics_pinned_sum(m);
 }
 
 int collect(struct collector *cs, struct collection *col)

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <bpf/bpf.h>
 #include "daemon_oom.h"
+#include "fill.h"
 #include "util.h"
 
 #pragma GCC poison u8 u16 u32 u64 s8 s16 s32 s64
@@ -21,12 +22,7 @@ static void proc_from_stock(struct oom_proc *o, const struct memacct_task_stock 
 	o->start_ns = t->start_boottime_ns;
 	o->memcg_id = t->memcg_id;
 	memcpy(o->comm, t->comm, MEMACCT_COMM_LEN);
-	o->m.anon = t->rss_anon_pages * ps;
-	o->m.file = t->rss_file_pages * ps;
-	o->m.shmem = t->rss_shmem_pages * ps;
-	o->m.rss = o->m.anon + o->m.file + o->m.shmem;
-	o->m.mlocked = t->locked_vm_pages * ps;
-	o->m.pinned_vm = t->pinned_vm_pages * ps;
+	metrics_from_task_stock(&o->m, t, ps);
 }
 
 static void proc_flows(struct oom_proc *o, const struct memacct_flows *f, uint64_t dma, long ps)
@@ -67,7 +63,7 @@ void doom_sample_collection(struct daemon_oom *o, const struct collection *col)
 		hit = idx ? bsearch(&w, idx, col->npf, sizeof(*idx), cmp_pf_tgid) : NULL;
 		if (hit)
 			proc_flows(&a[i], &(*hit)->f, (*hit)->dma, o->page_size);
-		a[i].m.pinned = a[i].m.mlocked + a[i].m.pinned_vm + a[i].m.dma_pinned;
+		metrics_pinned_sum(&a[i].m);
 	}
 	free(idx);
 	oom_hist_push(&o->hist, boot_now_ns(), a, n, 0);
@@ -94,7 +90,7 @@ static void sample_now(struct daemon_oom *o)
 		proc_from_stock(&a[i], &st[i], o->page_size);
 		if (!bpf_map_lookup_elem(o->pin->procs_fd, &key, &p))
 			proc_flows(&a[i], &p.f, p.pin.dma_pinned_pages, o->page_size);
-		a[i].m.pinned = a[i].m.mlocked + a[i].m.pinned_vm + a[i].m.dma_pinned;
+		metrics_pinned_sum(&a[i].m);
 	}
 	oom_hist_push(&o->hist, boot_now_ns(), a, n, 0);
 }

@@ -32,6 +32,7 @@
 #include "cgroup.h"
 #include "dma_ranges.h"
 #include "explain.h"
+#include "fill.h"
 #include "metric_table.h"
 #include "numa.h"
 #include "pin.h"
@@ -789,7 +790,7 @@ int explain_fill_report(struct explain *e, struct report *r)
 		row->m.pinned_vm = x->st.pinned;
 		row->m.dma_pinned = x->dma;
 		row->m.dma_estimate = x->dma_est;
-		row->m.pinned = x->st.locked + x->st.pinned + x->dma;
+		metrics_pinned_sum(&row->m);
 		metrics_add_flows(&row->m, &x->flows);
 		row->m.page_faults = x->flows.page_faults;
 		row->m.major_faults = x->flows.major_faults;

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 #include "cgroup.h"
+#include "fill.h"
 #include "hostpin.h"
 #include "memlimits.h"
 #include "metric_table.h"
@@ -79,12 +80,6 @@ void oom_hist_free(struct oom_hist *h)
 	memset(h, 0, sizeof(*h));
 }
 
-/* pinned = mlocked + pinned_vm + dma_pinned, as the reports sum it */
-static void proc_pinned(struct metrics *m)
-{
-	m->pinned = m->mlocked + m->pinned_vm + m->dma_pinned;
-}
-
 void oom_from_event(struct oom_kill *k, const struct memacct_oom_event *ev, long page_size,
 		    uint64_t unmeasured)
 {
@@ -116,21 +111,10 @@ void oom_from_event(struct oom_kill *k, const struct memacct_oom_event *ev, long
 	k->victim.memcg_id = ev->memcg_id;
 	memcpy(k->victim.comm, k->comm, sizeof(k->comm));
 	if (ev->flags & MEMACCT_OOM_MM) {
-		m->anon = ev->rss_anon_pages * ps;
-		m->file = ev->rss_file_pages * ps;
-		m->shmem = ev->rss_shmem_pages * ps;
-		m->rss = m->anon + m->file + m->shmem;
-		m->mlocked = ev->locked_vm_pages * ps;
-		m->pinned_vm = ev->pinned_vm_pages * ps;
 		k->swap_bytes = ev->swap_ents_pages * ps;
 		k->total_vm_bytes = ev->total_vm_pages * ps;
 	}
-	if (ev->flags & MEMACCT_OOM_FLOWS) {
-		metrics_from_bpf_flows(m, &ev->f, ps);
-		m->dma_pinned = ev->pin.dma_pinned_pages * ps;
-		m->dma_estimate = ev->pin.dma_flags & MEMACCT_DMA_ESTIMATE;
-	}
-	proc_pinned(m);
+	metrics_from_oom_event(m, ev, ps);
 	k->sample_age_s = NAN;
 }
 

@@ -30,24 +30,6 @@ void flows_add(struct memacct_flows *to, const struct memacct_flows *f)
 		t[i] += v[i];
 }
 
-void metrics_from_bpf_flows(struct metrics *m, const struct memacct_flows *f, uint64_t page_size)
-{
-	const __u64 *w = (const __u64 *)f;
-
-	for (int id = 0; id < M_NR; id++) {
-		const struct metric_def *d = &metric_table[id];
-		uint64_t v = 0;
-
-		if (!metric_is_bpf_flow(id))
-			continue;
-		for (int i = 0; i < d->flow_words; i++)
-			v += w[d->flow_word + i];
-		*metric_ptr(m, id) = d->flags & MF_BYTES ? v * page_size : v;
-	}
-	for (int i = 0; i < MEMACCT_MR_NR; i++)
-		m->numa_migrated_by_reason[i] = f->numa_migrated_pages[i] * page_size;
-}
-
 void metrics_add_flows(struct metrics *t, const struct metrics *m)
 {
 	for (int id = 0; id < M_NR; id++)
@@ -75,17 +57,6 @@ void metrics_sum_rows(struct metrics *t, const struct proc_row *rows, size_t n)
 			t->rss_sum += m->rss;
 		t->dma_estimate |= m->dma_estimate;
 	}
-}
-
-void metrics_from_memcg_stat(struct metrics *m, const struct memcg_stat *st)
-{
-	m->usage = st->usage;
-	m->rss = st->usage;
-	m->anon = st->anon;
-	m->file = st->file;
-	m->shmem = st->shmem;
-	m->reclaimable = memcg_reclaimable(st);
-	m->working_set = memcg_working_set(st);
 }
 
 void metrics_clamp_flows(struct metrics *m, const struct metrics *prev)

@@ -136,27 +136,12 @@ void report_metrics_from_json(struct metrics *m, const json_t *o, unsigned int s
 void flows_add(struct memacct_flows *to, const struct memacct_flows *f);
 
 /*
- * metrics_from_bpf_flows() - @m's flows from a BPF record's (include/memacct.h,
- * bpf/memacct.bpf.c: pages and counts) in bytes and counts; @page_size in
- * bytes. Stocks of @m untouched.
- */
-void metrics_from_bpf_flows(struct metrics *m, const struct memacct_flows *f, uint64_t page_size);
-
-/*
  * metrics_sum_rows() - @t = the sum of the @n @rows by each figure's rule
  * (metric_table.h TR_*): stocks over the live rows, flows and peaks over
  * every row, nothing of the cgroup-only figures; rss_sum the live rows' RSS.
  * A sum of peaks bounds the peak of the sum from above.
  */
 void metrics_sum_rows(struct metrics *t, const struct proc_row *rows, size_t n);
-/*
- * metrics_from_memcg_stat() - a cgroup's stocks in @m from its memory.stat
- * (hierarchical: the cgroup and below): usage and rss (the charge,
- * memory.current / usage_in_bytes), anon, file, shmem, reclaimable (clean
- * page cache: active_file + inactive_file - dirty - writeback) and the
- * working set (usage - inactive_file). Other figures are left as they are.
- */
-void metrics_from_memcg_stat(struct metrics *m, const struct memcg_stat *st);
 /* metrics_add_flows() - add @m's BPF flows (counts since attach) to @t. */
 void metrics_add_flows(struct metrics *t, const struct metrics *m);
 /*

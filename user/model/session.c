@@ -22,6 +22,7 @@
 #include <bpf/libbpf.h>
 #include "bpf_loader.h"
 #include "dma_ranges.h"
+#include "fill.h"
 #include "metric_table.h"
 #include "memacct.skel.h"
 #include "hostpin.h"
@@ -63,19 +64,6 @@ struct dma_overlap {
 static uint64_t pages(const struct session *s, uint64_t n)
 {
 	return n * (uint64_t)s->page_size;
-}
-
-/* Flows and pinned peaks of a BPF record, in bytes. */
-static void flows_to_metrics(const struct session *s, const struct memacct_proc *p,
-			     struct metrics *m)
-{
-	metrics_from_bpf_flows(m, &p->f, s->page_size);
-	m->mlocked_peak = pages(s, p->pin.locked_vm_peak_pages);
-	m->pinned_vm_peak = pages(s, p->pin.pinned_vm_peak_pages);
-	m->pinned_peak = pages(s, p->pin.pinned_peak_pages);
-	m->dma_pinned = pages(s, p->pin.dma_pinned_pages);
-	m->dma_pinned_peak = pages(s, p->pin.dma_pinned_peak_pages);
-	m->dma_estimate = p->pin.dma_flags & MEMACCT_DMA_ESTIMATE;
 }
 
 static struct dma_overlap *dma_ov_find(const struct session *s, pid_t pid, uint64_t start_ns)
@@ -144,11 +132,8 @@ static void dma_net_of_mlock(struct session *s, const struct memacct_proc *p,
 	dma_ov_note(s, row->pid, row->start_boottime_ns, ov, unknown);
 	if (unknown)
 		row->m.dma_estimate = true;	/* may overlap mlocked memory */
-	if (ov > row->m.dma_pinned)
-		ov = row->m.dma_pinned;
-	row->dma_locked = ov;
-	row->m.dma_pinned -= ov;
-	row->m.dma_pinned_peak -= ov < row->m.dma_pinned_peak ? ov : row->m.dma_pinned_peak;
+	row->dma_locked = ov < row->m.dma_pinned ? ov : row->m.dma_pinned;
+	metrics_dma_net(&row->m, ov);
 }
 
 static uint64_t max_u64(uint64_t a, uint64_t b)
@@ -174,7 +159,7 @@ static const struct fault_base *base_of(const struct session *s, pid_t pid,
  */
 static void pinned_totals(struct metrics *m)
 {
-	m->pinned = m->mlocked + m->pinned_vm + m->dma_pinned;
+	metrics_pinned_sum(m);
 	m->mlocked_peak = max_u64(m->mlocked_peak, m->mlocked);
 	m->pinned_vm_peak = max_u64(m->pinned_vm_peak, m->pinned_vm);
 	m->dma_pinned_peak = max_u64(m->dma_pinned_peak, m->dma_pinned);
@@ -194,41 +179,17 @@ static void row_from_exit(const struct session *s, const struct memacct_proc_key
 	row->exited = true;
 	row->exit_code = p->exit_code;
 	row->start_boottime_ns = key->start_boottime_ns;
-	flows_to_metrics(s, p, &row->m);
-	row->m.file = pages(s, p->exit_rss_file_pages);
-	row->m.anon = pages(s, p->exit_rss_anon_pages);
-	row->m.shmem = pages(s, p->exit_rss_shmem_pages);
-	row->m.rss = row->m.file + row->m.anon + row->m.shmem;
-	/* before 6.16 sched_process_exit fired after exit_mm() (kernel
-	 * commit "exit: move and extend sched_process_exit() tracepoint"
-	 * moved it before): no mm, the RSS at exit is unknown, not 0 */
-	if (!(p->flags & MEMACCT_PROC_EXIT_MM))
-		row->m.unknown |= MBIT(M_RSS) | MBIT(M_ANON) | MBIT(M_FILE) | MBIT(M_SHMEM);
-	row->m.rss_peak = max_u64(pages(s, p->exit_maxrss_pages), row->m.rss);
-	/* RSS PEAK is the exiting image's (VmHWM's meaning, as live). Without
-	 * the mm only signal->maxrss is left, which holds the images before
-	 * an exec too: it is this image's peak only if it grew past the
-	 * value it had at the exec */
-	if (!(p->flags & MEMACCT_PROC_EXIT_MM) && (p->flags & MEMACCT_PROC_EXECED) &&
-	    p->exit_maxrss_pages <= p->exec_maxrss_pages)
-		row->m.unknown |= MBIT(M_RSS_PEAK);
-	row->m.mlocked = pages(s, p->pin.locked_vm_pages);
-	row->m.pinned_vm = pages(s, p->pin.pinned_vm_pages);
+	metrics_from_proc_record(&row->m, p, s->page_size);
+	metrics_from_exit_record(&row->m, p, s->page_size);
 	if (row->m.dma_pinned && row->m.mlocked) {
 		/* its mappings are gone: the overlap last seen alive */
 		const struct dma_overlap *o = dma_ov_find(s, key->tgid, key->start_boottime_ns);
-		uint64_t ov = o ? o->bytes : 0;
 
 		if (!o || o->unknown)
 			row->m.dma_estimate = true;
-		if (ov > row->m.dma_pinned)
-			ov = row->m.dma_pinned;
-		row->m.dma_pinned -= ov;
-		row->m.dma_pinned_peak -= ov < row->m.dma_pinned_peak ? ov : row->m.dma_pinned_peak;
+		metrics_dma_net(&row->m, o ? o->bytes : 0);
 	}
 	pinned_totals(&row->m);
-	row->m.page_faults = p->exit_min_flt + p->exit_maj_flt;
-	row->m.major_faults = p->exit_maj_flt;
 	if (b) {
 		row->m.page_faults -= b->minflt + b->majflt;
 		row->m.major_faults -= b->majflt;
@@ -304,13 +265,7 @@ static bool row_from_proc(const struct session *s, pid_t pid, uint64_t start_ns,
 	row->pid = pid;
 	row->ppid = ps.ppid;
 	snprintf(row->comm, sizeof(row->comm), "%s", ps.comm);
-	row->m.rss = st.rss;
-	row->m.anon = st.rss_anon;
-	row->m.file = st.rss_file;
-	row->m.shmem = st.rss_shmem;
-	row->m.rss_peak = max_u64(st.hwm, st.rss);
-	row->m.mlocked = st.locked;
-	row->m.pinned_vm = st.pinned;
+	metrics_from_proc_status(&row->m, &st);
 	pinned_totals(&row->m);
 	row->m.page_faults = ps.minflt + ps.majflt;
 	row->m.major_faults = ps.majflt;
@@ -447,15 +402,9 @@ static int oom_sample_proc(const struct memacct_proc_key *key, const struct mema
 	o->start_ns = key->start_boottime_ns;
 	o->memcg_id = p->memcg_id;
 	memcpy(o->comm, p->comm, MEMACCT_COMM_LEN);
-	metrics_from_bpf_flows(&o->m, &p->f, os->s->page_size);
-	o->m.rss = st.rss;
-	o->m.anon = st.rss_anon;
-	o->m.file = st.rss_file;
-	o->m.shmem = st.rss_shmem;
-	o->m.mlocked = st.locked;
-	o->m.pinned_vm = st.pinned;
-	o->m.dma_pinned = pages(os->s, p->pin.dma_pinned_pages);
-	o->m.pinned = o->m.mlocked + o->m.pinned_vm + o->m.dma_pinned;
+	metrics_from_proc_record(&o->m, p, os->s->page_size);
+	metrics_from_proc_status(&o->m, &st);
+	metrics_pinned_sum(&o->m);
 	os->n++;
 	return 0;
 }
@@ -743,8 +692,7 @@ static void cgroup_pins(struct session *s, struct metrics *t, const struct recor
 		t->dma_pinned_peak += pages(s, pin->dma_pinned_peak_pages);
 		t->dma_estimate |= pin->dma_flags & MEMACCT_DMA_ESTIMATE;
 	}
-	t->dma_pinned -= dma_locked < t->dma_pinned ? dma_locked : t->dma_pinned;
-	t->dma_pinned_peak -= dma_locked < t->dma_pinned_peak ? dma_locked : t->dma_pinned_peak;
+	metrics_dma_net(t, dma_locked);
 }
 
 static void cgroup_totals(struct session *s, struct report *r, const struct records *rec,
@@ -841,7 +789,7 @@ static int scan_procs(struct session *s, struct report *r, size_t *cap,
 		if ((p->flags & MEMACCT_PROC_EXITED) || !id_in(ids, nids, p->memcg_id))
 			continue;	/* exiting, or moved out of the subtree */
 		memset(&row, 0, sizeof(row));
-		flows_to_metrics(s, p, &row.m);
+		metrics_from_proc_record(&row.m, p, s->page_size);
 		if (!row_from_proc(s, key->tgid, key->start_boottime_ns, &row))
 			continue;	/* exiting now: its record is on the way */
 		row.start_boottime_ns = key->start_boottime_ns;
