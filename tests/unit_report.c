@@ -1208,6 +1208,35 @@ START_TEST(test_fill_sources)
 	a.mlocked = 5 * ps;
 	metrics_pinned_sum(&a);
 	ck_assert_uint_eq(a.pinned, 5 * ps);
+	/* a cgroup record's pins add up; its DMA estimate carries over */
+	memset(&a, 0, sizeof(a));
+	metrics_add_cgroup_pins(&a, &p.pin, ps);
+	metrics_add_cgroup_pins(&a, &p.pin, ps);
+	ck_assert_uint_eq(a.dma_pinned, 8 * ps);
+	ck_assert_uint_eq(a.dma_pinned_peak, 12 * ps);
+	ck_assert(a.dma_estimate);
+
+	/* memory.stat's events since a base; OOM kills at least BPF's */
+	{
+		struct memcg_stat now = { .pgfault = 1000, .pgmajfault = 10, .oom_kill = 3,
+					  .has_oom_kill = true };
+		struct memcg_stat base = { .pgfault = 400, .pgmajfault = 4, .oom_kill = 1 };
+
+		memset(&a, 0, sizeof(a));
+		a.oom_kills = 5;
+		metrics_from_memcg_events(&a, &now, &base);
+		ck_assert_uint_eq(a.page_faults, 600);
+		ck_assert_uint_eq(a.major_faults, 6);
+		ck_assert_uint_eq(a.oom_kills, 5);
+		a.oom_kills = 1;
+		metrics_from_memcg_events(&a, &now, NULL);
+		ck_assert_uint_eq(a.page_faults, 1000);
+		ck_assert_uint_eq(a.oom_kills, 3);
+		now.has_oom_kill = false;	/* no oom_kill in memory.events or oom_control */
+		a.oom_kills = 1;
+		metrics_from_memcg_events(&a, &now, NULL);
+		ck_assert_uint_eq(a.oom_kills, 1);
+	}
 }
 END_TEST
 

@@ -295,11 +295,6 @@ static int cmp_prev(const void *a, const void *b)
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
-static uint64_t mono(uint64_t now, uint64_t before)
-{
-	return now > before ? now : before;
-}
-
 static uint64_t rss_of(const struct memacct_task_stock *t)
 {
 	return t->rss_anon_pages + t->rss_file_pages + t->rss_shmem_pages;
@@ -471,9 +466,7 @@ static void metrics_of_cgi(const struct collector *cs, const struct collection *
 		return;
 	metrics_from_memcg_stat(m, &c->st);
 	m->rss_peak = c->st.has_peak ? c->st.peak : 0;
-	m->page_faults = c->st.pgfault;
-	m->major_faults = c->st.pgmajfault;
-	m->oom_kills = mono(m->oom_kills, c->st.oom_kill);
+	metrics_from_memcg_events(m, &c->st, NULL);
 }
 
 /*

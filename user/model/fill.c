@@ -120,6 +120,26 @@ void metrics_from_memcg_stat(struct metrics *m, const struct memcg_stat *st)
 	m->working_set = memcg_working_set(st);
 }
 
+void metrics_from_memcg_events(struct metrics *m, const struct memcg_stat *st,
+			       const struct memcg_stat *base)
+{
+	m->page_faults = st->pgfault - (base ? base->pgfault : 0);
+	m->major_faults = st->pgmajfault - (base ? base->pgmajfault : 0);
+	if (st->has_oom_kill)
+		m->oom_kills = max_u64(m->oom_kills, st->oom_kill - (base ? base->oom_kill : 0));
+}
+
+void metrics_add_cgroup_pins(struct metrics *m, const struct memacct_pinned *pin,
+			     uint64_t page_size)
+{
+	m->mlocked_peak += pin->locked_vm_peak_pages * page_size;
+	m->pinned_vm_peak += pin->pinned_vm_peak_pages * page_size;
+	m->pinned_peak += pin->pinned_peak_pages * page_size;
+	m->dma_pinned += pin->dma_pinned_pages * page_size;
+	m->dma_pinned_peak += pin->dma_pinned_peak_pages * page_size;
+	m->dma_estimate |= pin->dma_flags & MEMACCT_DMA_ESTIMATE;
+}
+
 void metrics_dma_net(struct metrics *m, uint64_t locked)
 {
 	m->dma_pinned -= locked < m->dma_pinned ? locked : m->dma_pinned;

@@ -74,6 +74,24 @@ void metrics_from_oom_event(struct metrics *m, const struct memacct_oom_event *e
  */
 void metrics_from_memcg_stat(struct metrics *m, const struct memcg_stat *st);
 /*
+ * metrics_from_memcg_events() - a cgroup's faults (pgfault, pgmajfault) and
+ * OOM kills from its memory.stat's event counters, less @base's (the
+ * counters at a session's start; NULL: since the cgroup was made). OOM
+ * kills stay at least @m's (the BPF side's count) and are left as they
+ * are where memory.stat has no oom_kill.
+ */
+void metrics_from_memcg_events(struct metrics *m, const struct memcg_stat *st,
+			       const struct memcg_stat *base);
+/*
+ * metrics_add_cgroup_pins() - a cgroups-map record's pinned sums
+ * (bpf/memacct.bpf.c, kept at every change of its processes' pins) added
+ * to @m: the peaks of mlocked, pinned_vm and their sum, and the DMA pins of
+ * the cgroup's live processes and of exited ones the kernel has not
+ * unpinned yet, with their peak and estimate flag.
+ */
+void metrics_add_cgroup_pins(struct metrics *m, const struct memacct_pinned *pin,
+			     uint64_t page_size);
+/*
  * metrics_dma_net() - @m's DMA pins and their peak less @locked bytes of
  * them that lie in VM_LOCKED mappings (counted in mlocked already), never
  * below 0: pinned never counts a page twice.

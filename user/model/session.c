@@ -680,18 +680,8 @@ static void rows_into_totals(struct report *r, uint64_t *faults, uint64_t *majfl
 static void cgroup_pins(struct session *s, struct metrics *t, const struct records *rec,
 			uint64_t dma_locked)
 {
-	for (size_t i = 0; i < rec->ncg; i++) {
-		const struct memacct_pinned *pin = &rec->cg[i].c.pin;
-
-		t->mlocked_peak += pages(s, pin->locked_vm_peak_pages);
-		t->pinned_vm_peak += pages(s, pin->pinned_vm_peak_pages);
-		t->pinned_peak += pages(s, pin->pinned_peak_pages);
-		/* DMA pins of the cgroup: its live processes' and those of
-		 * exited ones the kernel has not unpinned yet */
-		t->dma_pinned += pages(s, pin->dma_pinned_pages);
-		t->dma_pinned_peak += pages(s, pin->dma_pinned_peak_pages);
-		t->dma_estimate |= pin->dma_flags & MEMACCT_DMA_ESTIMATE;
-	}
+	for (size_t i = 0; i < rec->ncg; i++)
+		metrics_add_cgroup_pins(t, &rec->cg[i].c.pin, s->page_size);
 	metrics_dma_net(t, dma_locked);
 }
 
@@ -699,12 +689,10 @@ static void cgroup_totals(struct session *s, struct report *r, const struct reco
 			  const uint64_t *ids, int nids)
 {
 	struct metrics *t = &r->totals;
+	uint64_t dma_locked = 0, rows_faults, rows_majflt;
 	struct memacct_flows f;
 	struct memcg_stat st;
 	bool whole;
-	uint64_t bpf_oom = 0;
-
-	uint64_t dma_locked = 0, rows_faults, rows_majflt;
 
 	memset(t, 0, sizeof(*t));
 	whole = subtree_flows(rec, ids, nids, &f);
@@ -716,7 +704,6 @@ static void cgroup_totals(struct session *s, struct report *r, const struct reco
 	rows_into_totals(r, &rows_faults, &rows_majflt, &dma_locked);
 	t->page_faults = rows_faults;	/* the cgroup gone: its processes' */
 	t->major_faults = rows_majflt;
-	bpf_oom = t->oom_kills;
 	cgroup_pins(s, t, rec, dma_locked);
 	pinned_totals(t);
 	if (s->numa_multi) {
@@ -728,29 +715,24 @@ static void cgroup_totals(struct session *s, struct report *r, const struct reco
 		}
 		t->remote_numa_peak = s->cg_remote_peak;
 	}
+	if (!memcg_read_stat(&s->cg, &st)) {	/* else gone: flows and the peaks seen */
+		metrics_from_memcg_stat(t, &st);
+		s->usage_peak = max_u64(s->usage_peak, st.has_peak ? st.peak : st.usage);
+		sample_peaks(s, &st);
+		/* memcg event counters are flushed lazily (rstat, every
+		 * ~2 s): a short run's memory.stat may not show its faults
+		 * yet. The rows' own counters (/proc/PID/stat, signal->min_flt
+		 * at exit) are a floor. OOM kills: at least BPF's count */
+		metrics_from_memcg_events(t, &st, &s->cg_base);
+		t->page_faults = max_u64(t->page_faults, rows_faults);
+		t->major_faults = max_u64(t->major_faults, rows_majflt);
+	}
 	/* peaks sampled while the cgroup lived: kept once it is gone (D15) */
-	t->anon_peak = s->anon_peak;
-	t->file_peak = s->file_peak;
-	t->shmem_peak = s->shmem_peak;
-	t->reclaimable_peak = s->reclaimable_peak;
 	t->rss_peak = s->usage_peak;
-	if (memcg_read_stat(&s->cg, &st) < 0)
-		return;	/* the cgroup is gone: flows and the peaks seen */
-	metrics_from_memcg_stat(t, &st);
-	t->rss_peak = max_u64(s->usage_peak, st.has_peak ? st.peak : st.usage);
-	s->usage_peak = t->rss_peak;
-	sample_peaks(s, &st);
 	t->anon_peak = s->anon_peak;
 	t->file_peak = s->file_peak;
 	t->shmem_peak = s->shmem_peak;
 	t->reclaimable_peak = s->reclaimable_peak;
-	/* memcg event counters are flushed lazily (rstat, every ~2 s): a
-	 * short run's memory.stat may not show its faults yet. The rows'
-	 * own counters (/proc/PID/stat, signal->min_flt at exit) are a floor. */
-	t->page_faults = max_u64(st.pgfault - s->cg_base.pgfault, rows_faults);
-	t->major_faults = max_u64(st.pgmajfault - s->cg_base.pgmajfault, rows_majflt);
-	if (st.has_oom_kill)
-		t->oom_kills = max_u64(bpf_oom, st.oom_kill - s->cg_base.oom_kill);
 }
 
 static int push_row(const struct session *s, struct report *r, size_t *cap,
