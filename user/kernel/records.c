@@ -97,96 +97,49 @@ int procs_map_each(int fd, procs_map_fn fn, void *ctx)
 			proc_each, &pe);
 }
 
-/* Room for one more element of @size in *@v (*@n used of *@cap). */
-static int grow(void **v, size_t n, size_t *cap, size_t size)
+static int cgroup_each(const void *key, const void *val, void *ctx)
 {
-	void *nv;
+	const struct records_reader *rd = ctx;
+	uint64_t id;
 
-	if (n < *cap)
-		return 0;
-	nv = realloc(*v, (*cap ? 2 * *cap : 64) * size);
-	if (!nv)
-		return -ENOMEM;
-	*v = nv;
-	*cap = *cap ? 2 * *cap : 64;
-	return 0;
+	memcpy(&id, key, sizeof(id));
+	return rd->cgroup(rd->ctx, id, val);
 }
 
-/* records_read()'s arrays being filled */
-struct recs_fill {
-	struct records *r;
-	size_t cap_cg, cap_procs;
-};
-
-static int take_cgroup(const void *key, const void *val, void *ctx)
-{
-	struct recs_fill *rf = ctx;
-	struct records *r = rf->r;
-
-	if (grow((void **)&r->cg, r->ncg, &rf->cap_cg, sizeof(*r->cg)))
-		return -ENOMEM;
-	memcpy(&r->cg[r->ncg].id, key, sizeof(r->cg[r->ncg].id));
-	memcpy(&r->cg[r->ncg++].c, val, sizeof(r->cg->c));
-	return 0;
-}
-
-static int take_proc(const void *key, const void *val, void *ctx)
-{
-	struct recs_fill *rf = ctx;
-	struct records *r = rf->r;
-
-	if (grow((void **)&r->procs, r->nprocs, &rf->cap_procs, sizeof(*r->procs)))
-		return -ENOMEM;
-	memcpy(&r->procs[r->nprocs].key, key, sizeof(r->procs->key));
-	memcpy(&r->procs[r->nprocs++].p, val, sizeof(r->procs->p));
-	return 0;
-}
-
-/* One read of both maps into @rf->r (emptied first). */
-static int read_once(const struct records_src *src, const uint64_t *ids, size_t nids,
-		     struct recs_fill *rf)
+/* One read of both maps to @rd's callbacks. */
+static int read_once(const struct records_reader *rd, const uint64_t *ids, size_t nids)
 {
 	struct memacct_cgroup c;
 	int err = 0;
 
-	rf->r->ncg = rf->r->nprocs = 0;
 	if (!ids)
-		err = map_each(src->cgroups_fd, sizeof(uint64_t), sizeof(c), take_cgroup, rf);
+		err = map_each(rd->cgroups_fd, sizeof(uint64_t), sizeof(c), cgroup_each,
+			       (void *)rd);
 	for (size_t i = 0; ids && i < nids && !err; i++)
-		if (!bpf_map_lookup_elem(src->cgroups_fd, &ids[i], &c))
-			err = take_cgroup(&ids[i], &c, rf);
-	if (err == -ENOMEM)
-		return err;
-	err = map_each(src->procs_fd, sizeof(struct memacct_proc_key),
-		       sizeof(struct memacct_proc), take_proc, rf);
-	return err == -ENOMEM ? err : 0;
-}
-
-int records_read(const struct records_src *src, const uint64_t *ids, size_t nids,
-		 struct records *out)
-{
-	struct recs_fill rf = { .r = out };
-	int err = 0;
-
-	memset(out, 0, sizeof(*out));
-	for (int reads = 1;; reads++) {
-		struct pin_counters after;
-
-		if (src->counters(src->ctx, &out->counters) < 0)
-			memset(&out->counters, 0, sizeof(out->counters));
-		err = read_once(src, ids, nids, &rf);
-		if (err || src->counters(src->ctx, &after) < 0 ||
-		    !pin_flows_read_again(&out->counters, &after, reads, &out->torn))
-			break;
-	}
-	if (err)
-		records_free(out);
+		if (!bpf_map_lookup_elem(rd->cgroups_fd, &ids[i], &c))
+			err = rd->cgroup(rd->ctx, ids[i], &c);
+	if (!err)
+		err = procs_map_each(rd->procs_fd, rd->proc, rd->ctx);
 	return err;
 }
 
-void records_free(struct records *r)
+int records_read(const struct records_reader *rd, const uint64_t *ids, size_t nids,
+		 struct pin_counters *counters, bool *torn)
 {
-	free(r->cg);
-	free(r->procs);
-	memset(r, 0, sizeof(*r));
+	int err;
+
+	*torn = false;
+	for (int reads = 1;; reads++) {
+		struct pin_counters after;
+
+		if (reads > 1)
+			rd->restart(rd->ctx);
+		if (rd->counters(rd->ctx, counters) < 0)
+			memset(counters, 0, sizeof(*counters));
+		err = read_once(rd, ids, nids);
+		if (err || rd->counters(rd->ctx, &after) < 0 ||
+		    !pin_flows_read_again(counters, &after, reads, torn))
+			break;
+	}
+	return err;
 }

@@ -5,8 +5,8 @@
  * struct memacct_proc) and the per-cgroup ones (the cgroups map: memcg id
  * -> struct memacct_cgroup, the flows of exited processes and the pinned
  * sums), bpf/memacct.bpf.c. Read by run/attach/top's session and the
- * daemon's collector (records_read()), the OOM sample, explain and audit
- * through the pins (procs_map_each()).
+ * daemon's collector (records_read(), both maps seen whole), the OOM
+ * sample, explain and audit through the pins (procs_map_each()).
  */
 #ifndef MEMACCT_RECORDS_H
 #define MEMACCT_RECORDS_H
@@ -32,57 +32,42 @@ typedef int (*procs_map_fn)(const struct memacct_proc_key *key, const struct mem
  */
 int procs_map_each(int fd, procs_map_fn fn, void *ctx);
 
-/* A record of the procs map, and one of the cgroups map. */
-struct proc_rec {
-	struct memacct_proc_key key;
-	struct memacct_proc p;
-};
-
-struct cgroup_rec {
-	uint64_t id;			/* memcg id (cgroup kernfs id = inode) */
-	struct memacct_cgroup c;
-};
-
-/* Where records_read() reads: the two maps and the BPF side's counters. */
-struct records_src {
+/*
+ * What records_read() reads, and where each record goes: the two maps, the
+ * BPF side's counters, and the caller's own callbacks, which keep what they
+ * need of each record (a copy of every record would double a daemon's
+ * memory on a host of 100,000 processes).
+ */
+struct records_reader {
 	int cgroups_fd, procs_fd;
 	/* the counters of flow moves and exit folds now (pin_counters()'s
 	 * flow_moves_* and exit_folds_* at least); 0 or a negative errno */
 	int (*counters)(void *ctx, struct pin_counters *c);
+	/* a record of the cgroups map; 0, or a negative errno to stop */
+	int (*cgroup)(void *ctx, uint64_t id, const struct memacct_cgroup *c);
+	/* a record of the procs map, exits in progress (MEMACCT_PROC_EXITED)
+	 * too, for the callback to judge */
+	procs_map_fn proc;
+	/* the read is done again: forget what the last one gave */
+	void (*restart)(void *ctx);
 	void *ctx;
 };
 
 /*
- * One read of the flows, seen whole: the cgroups map's records (those of
- * @ids, or every one when @ids is NULL) and every record of the procs map,
- * exits in progress (MEMACCT_PROC_EXITED) included, for the caller to
- * judge. Arrays owned by the struct (records_free()).
+ * records_read() - the cgroups map's records (those of the @nids @ids, or
+ * every one when @ids is NULL), then every record of the procs map, to
+ * @rd's callbacks; read again (PIN_FLOWS_READS reads at most, @rd->restart
+ * before each) while the BPF side moved flows between records (a process
+ * changing cgroup, a cgroup removed) or folded an exiting process into its
+ * cgroup meanwhile (pin_flows_read_again()), so that each move and exit is
+ * seen whole or not at all: a process exiting between the two maps' reads
+ * would be in neither, a move could be counted twice. Nothing is deleted or
+ * changed in the maps. *@counters: those read before the last read (zeroed
+ * if unreadable); *@torn: a move still overlapped the last read (it may
+ * count the move twice: the caller holds what it published). 0, or a
+ * callback's negative errno, or -ENOMEM; what was read before stays given.
  */
-struct records {
-	struct cgroup_rec *cg;
-	size_t ncg;
-	struct proc_rec *procs;
-	size_t nprocs;
-	/* the counters read before the last read (src->counters) */
-	struct pin_counters counters;
-	/* a move of flows between records overlapped the last read: it may
-	 * count the move twice (the caller holds what it published) */
-	bool torn;
-};
-
-/*
- * records_read() - the cgroups and procs maps of @src into @out, read again
- * (PIN_FLOWS_READS reads at most) while the BPF side moved flows between
- * records (a process changing cgroup, a cgroup removed) or folded an
- * exiting process into its cgroup meanwhile (pin_flows_read_again()), so
- * that each move and exit is seen whole or not at all: a process exiting
- * between the two maps' reads would be in neither, a move could be counted
- * twice. Nothing is deleted or changed in the maps. A read that failed
- * half-way keeps what it read. 0, or -ENOMEM (@out then empty).
- */
-int records_read(const struct records_src *src, const uint64_t *ids, size_t nids,
-		 struct records *out);
-/* records_free() - what records_read() allocated in @r; @r zeroed. */
-void records_free(struct records *r);
+int records_read(const struct records_reader *rd, const uint64_t *ids, size_t nids,
+		 struct pin_counters *counters, bool *torn);
 
 #endif

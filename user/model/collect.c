@@ -183,61 +183,35 @@ struct top_key {
 	size_t i;		/* index of the top process in collection.st */
 };
 
-/* A live process's record into @pf: flows, DMA pins net of @dma_locked. */
-static void proc_flow_set(struct proc_flow *pf, const struct proc_rec *r, uint64_t dma_locked,
-			  bool est)
+/* Room for one more element of @size at the end of *@v (@n used of *@cap), or NULL. */
+static void *push(void *v, size_t n, size_t *cap, size_t size)
 {
-	const struct memacct_pinned *pin = &r->p.pin;
+	void **pv = v;
 
-	pf->key = r->key;
-	pf->f = r->p.f;
-	pf->dma = pin->dma_pinned_pages - dma_locked;
-	pf->dma_peak = pin->dma_pinned_peak_pages -
-		       (dma_locked < pin->dma_pinned_peak_pages ? dma_locked :
-			pin->dma_pinned_peak_pages);
-	pf->dma_est = est || (pin->dma_flags & MEMACCT_DMA_ESTIMATE);
-}
+	if (n == *cap) {
+		size_t nc = *cap ? 2 * *cap : 64;
+		void *nv = realloc(*pv, nc * size);
 
-/*
- * Live processes' flows, added to their cgroups in col->cg, and col->pf;
- * exited records left in the map (folded into the cgroups map at exit
- * already) are deleted.
- */
-static void flows_of_procs(struct collector *cs, struct collection *col,
-			   const struct records *rec)
-{
-	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
-
-	col->pf = malloc((rec->nprocs ? rec->nprocs : 1) * sizeof(*col->pf));
-	col->npf = 0;
-	for (size_t i = 0; i < rec->nprocs; i++) {
-		const struct proc_rec *r = &rec->procs[i];
-		const struct memacct_proc *p = &r->p;
-		uint64_t ov = 0;
-		bool unknown = false;
-		struct cgi *c;
-
-		if (p->flags & MEMACCT_PROC_EXITED) {
-			bpf_map_delete_elem(cs->pin->procs_fd, &r->key);
-			continue;
-		}
-		/* DMA pins in mlocked memory are in VmLck already: net of
-		 * them, as run/attach show them (session.c), never counted twice */
-		if (p->pin.dma_pinned_pages && p->pin.locked_vm_pages) {
-			ov = dma_locked_overlap(r->key.tgid, p, &unknown) / page;
-			if (ov > p->pin.dma_pinned_pages)
-				ov = p->pin.dma_pinned_pages;
-		}
-		if ((c = cgi_find(col->cg, col->ncg, p->memcg_id))) {
-			flows_add(&c->f, &p->f);
-			c->dma -= ov < c->dma ? ov : c->dma;
-			c->dma_peak -= ov < c->dma_peak ? ov : c->dma_peak;
-		}
-		if (col->pf)	/* else the top processes' own flows are left out */
-			proc_flow_set(&col->pf[col->npf++], r, ov, unknown);
+		if (!nv)
+			return NULL;
+		*pv = nv;
+		*cap = nc;
 	}
-	dma_ranges_prune(cs->pin->dma_ranges_fd, cs->pin->procs_fd);
+	return (char *)*pv + n * size;
 }
+
+/* read_flows()'s state across the records of one read (records_read()) */
+struct flows_read {
+	struct collector *cs;
+	struct collection *col;
+	bool whole;			/* the walk left no cgroup out */
+	long entries;			/* of the cgroups map */
+	uint64_t *unknown, *stale;	/* cgroups map keys not walked: new, or twice */
+	size_t nunknown, cap_unknown, nstale, cap_stale;
+	struct memacct_proc_key *dead;	/* exited records, deleted after the read */
+	size_t ndead, cap_dead;
+	size_t cap_pf;
+};
 
 static int cmp_u64(const void *a, const void *b)
 {
@@ -247,45 +221,101 @@ static int cmp_u64(const void *a, const void *b)
 }
 
 /*
- * Add the flows of every `cgroups` map record to its cgroup in col->cg;
- * count the entries. Entries of cgroups unknown for two collections in a
- * row belong to removed cgroups (the entry existed before the second walk,
- * so its cgroup would have been seen): they are deleted so that cgroup
- * churn cannot fill the map. Nothing is deleted after a walk that left
- * cgroups out (@whole false): an entry missing from it may be of a live
- * cgroup below the cut, whose exited flows would be deleted with it,
- * without a word; they stay until a whole walk.
+ * A `cgroups` map record: its flows and DMA pins to its cgroup. A key of a
+ * cgroup unknown for two collections in a row belongs to a removed cgroup
+ * (the entry existed before the second walk, so its cgroup would have been
+ * seen): it is deleted after the read so that cgroup churn cannot fill the
+ * map. Nothing is deleted after a walk that left cgroups out (!whole): an
+ * entry missing from it may be of a live cgroup below the cut, whose exited
+ * flows would be deleted with it, without a word; they stay until a whole
+ * walk. Out of memory, a key is kept: a later collection deletes it.
  */
-static long flows_of_cgroups(struct collector *cs, struct collection *col,
-			     const struct records *rec, bool whole)
+static int take_cgroup(void *ctx, uint64_t id, const struct memacct_cgroup *rec)
 {
-	uint64_t *unknown = malloc((rec->ncg ? rec->ncg : 1) * sizeof(*unknown));
-	size_t nunknown = 0;
-	long cnt = 0;
+	struct flows_read *fr = ctx;
+	const struct collector *cs = fr->cs;
+	struct cgi *c = cgi_find(fr->col->cg, fr->col->ncg, id);
+	uint64_t *slot;
 
-	for (size_t i = 0; i < rec->ncg; i++) {
-		const struct cgroup_rec *r = &rec->cg[i];
-		struct cgi *ci = cgi_find(col->cg, col->ncg, r->id);
-
-		cnt++;
-		if (ci) {
-			flows_add(&ci->f, &r->c.f);
-			ci->dma = r->c.pin.dma_pinned_pages;
-			ci->dma_peak = r->c.pin.dma_pinned_peak_pages;
-		} else if (whole && cs->unknown &&
-			   bsearch(&r->id, cs->unknown, cs->nunknown, sizeof(r->id), cmp_u64)) {
-			if (!bpf_map_delete_elem(cs->pin->cgroups_fd, &r->id))
-				cnt--;
-		} else if (unknown) {
-			unknown[nunknown++] = r->id;
+	fr->entries++;
+	if (c) {
+		flows_add(&c->f, &rec->f);
+		c->dma = rec->pin.dma_pinned_pages;
+		c->dma_peak = rec->pin.dma_pinned_peak_pages;
+	} else if (fr->whole && cs->unknown &&
+		   bsearch(&id, cs->unknown, cs->nunknown, sizeof(id), cmp_u64)) {
+		if ((slot = push(&fr->stale, fr->nstale, &fr->cap_stale, sizeof(*slot)))) {
+			*slot = id;
+			fr->nstale++;
 		}
+	} else if ((slot = push(&fr->unknown, fr->nunknown, &fr->cap_unknown, sizeof(*slot)))) {
+		*slot = id;
+		fr->nunknown++;
 	}
-	if (unknown)
-		qsort(unknown, nunknown, sizeof(*unknown), cmp_u64);
-	free(cs->unknown);
-	cs->unknown = unknown;
-	cs->nunknown = unknown ? nunknown : 0;
-	return cnt;
+	return 0;
+}
+
+/*
+ * A `procs` map record: a live process's flows to its cgroup and into
+ * col->pf, DMA pins net of those in mlocked memory; an exited one (folded
+ * into the cgroups map at exit already) noted for deletion.
+ */
+static int take_proc(const struct memacct_proc_key *key, const struct memacct_proc *p, void *ctx)
+{
+	struct flows_read *fr = ctx;
+	struct collection *col = fr->col;
+	const struct memacct_pinned *pin = &p->pin;
+	struct proc_flow *pf;
+	uint64_t ov = 0;
+	bool unknown = false;
+	struct cgi *c;
+
+	if (p->flags & MEMACCT_PROC_EXITED) {
+		struct memacct_proc_key *k = push(&fr->dead, fr->ndead, &fr->cap_dead, sizeof(*k));
+
+		if (k) {	/* else kept: a later collection deletes it */
+			*k = *key;
+			fr->ndead++;
+		}
+		return 0;
+	}
+	/* DMA pins in mlocked memory are in VmLck already: net of them, as
+	 * run/attach show them (session.c), never counted twice */
+	if (pin->dma_pinned_pages && pin->locked_vm_pages) {
+		ov = dma_locked_overlap(key->tgid, p, &unknown) / (uint64_t)fr->cs->page_size;
+		if (ov > pin->dma_pinned_pages)
+			ov = pin->dma_pinned_pages;
+	}
+	if ((c = cgi_find(col->cg, col->ncg, p->memcg_id))) {
+		flows_add(&c->f, &p->f);
+		c->dma -= ov < c->dma ? ov : c->dma;
+		c->dma_peak -= ov < c->dma_peak ? ov : c->dma_peak;
+	}
+	pf = push(&col->pf, col->npf, &fr->cap_pf, sizeof(*pf));
+	if (!pf)
+		return 0;	/* only this top process's own flows are left out */
+	pf->key = *key;
+	pf->f = p->f;
+	pf->dma = pin->dma_pinned_pages - ov;
+	pf->dma_peak = pin->dma_pinned_peak_pages -
+		       (ov < pin->dma_pinned_peak_pages ? ov : pin->dma_pinned_peak_pages);
+	pf->dma_est = unknown || (pin->dma_flags & MEMACCT_DMA_ESTIMATE);
+	col->npf++;
+	return 0;
+}
+
+/* A read is done again: what the last one gave is forgotten. */
+static void flows_restart(void *ctx)
+{
+	struct flows_read *fr = ctx;
+
+	for (size_t i = 0; i < fr->col->ncg; i++) {
+		memset(&fr->col->cg[i].f, 0, sizeof(fr->col->cg[i].f));
+		fr->col->cg[i].dma = fr->col->cg[i].dma_peak = 0;
+	}
+	fr->col->npf = 0;
+	fr->entries = 0;
+	fr->nunknown = fr->nstale = fr->ndead = 0;
 }
 
 static int cmp_prev(const void *a, const void *b)
@@ -389,7 +419,9 @@ static uint64_t pg(const struct collector *cs, uint64_t pages)
 /* records_read()'s counters: the pinned .bss (pin_counters()). */
 static int pinned_counters(void *ctx, struct pin_counters *c)
 {
-	return pin_counters(ctx, c);
+	const struct flows_read *fr = ctx;
+
+	return pin_counters(fr->cs->pin, c);
 }
 
 /*
@@ -401,24 +433,36 @@ static int pinned_counters(void *ctx, struct pin_counters *c)
  * move still overlapped the last read, col->flows_torn: collect() keeps the
  * published flows for this collection (9,200 cgroups removed during
  * collections once left a parent 1,878 pages high, held there by the clamp).
+ * Then exited records and stale cgroup keys are deleted (after the read:
+ * deleting the key a bpf_map_get_next_key() walk stands on makes the kernel
+ * restart it from the first key, kernel/bpf/hashtab.c
+ * htab_map_get_next_key(), so live entries were added again: reliability
+ * audit D1).
  */
 static void read_flows(struct collector *cs, struct collection *col)
 {
-	struct records_src src = { cs->pin->cgroups_fd, cs->pin->procs_fd, pinned_counters,
-				   cs->pin };
-	struct records rec;
+	struct flows_read fr = { .cs = cs, .col = col, .whole = !col->cgroups_unwalked };
+	struct records_reader rd = {
+		.cgroups_fd = cs->pin->cgroups_fd, .procs_fd = cs->pin->procs_fd,
+		.counters = pinned_counters, .cgroup = take_cgroup, .proc = take_proc,
+		.restart = flows_restart, .ctx = &fr,
+	};
 
-	if (records_read(&src, NULL, 0, &rec)) {
-		p_warn("reading the kernel side's records: %s (flows held)", strerror(ENOMEM));
-		pin_counters(cs->pin, &col->counters);
-		col->flows_torn = true;
-		return;
-	}
-	col->counters = rec.counters;
-	col->flows_torn = rec.torn;
-	col->cgroups_used = flows_of_cgroups(cs, col, &rec, !col->cgroups_unwalked);
-	flows_of_procs(cs, col, &rec);
-	records_free(&rec);
+	records_read(&rd, NULL, 0, &col->counters, &col->flows_torn);
+	for (size_t i = 0; i < fr.nstale; i++)
+		if (!bpf_map_delete_elem(cs->pin->cgroups_fd, &fr.stale[i]))
+			fr.entries--;
+	for (size_t i = 0; i < fr.ndead; i++)
+		bpf_map_delete_elem(cs->pin->procs_fd, &fr.dead[i]);
+	dma_ranges_prune(cs->pin->dma_ranges_fd, cs->pin->procs_fd);
+	if (fr.unknown)
+		qsort(fr.unknown, fr.nunknown, sizeof(*fr.unknown), cmp_u64);
+	free(cs->unknown);
+	cs->unknown = fr.unknown;
+	cs->nunknown = fr.nunknown;
+	col->cgroups_used = fr.entries;
+	free(fr.stale);
+	free(fr.dead);
 }
 
 /*

@@ -591,10 +591,77 @@ static int cmp_rows(const void *a, const void *b)
 	return x->exited - y->exited;
 }
 
+/*
+ * The kernel's records of a subtree, as one read saw them whole
+ * (records_read(), shared with the daemon's collect.c): the rows and the
+ * totals of a report come from the same read.
+ */
+struct subtree {
+	const uint64_t *ids;		/* its cgroups */
+	int nids;
+	/* its flows as the kernel keeps them: the records of its cgroups
+	 * (processes' flows folded at their exit, in the kernel, and those
+	 * the full procs map had no record for: bpf/memacct.bpf.c
+	 * flows_get()) plus the records of its live processes. Not the sum
+	 * of the report's rows: a process that exits between reads, or whose
+	 * exit record the full ring could not take, is in these whatever
+	 * happens */
+	struct memacct_flows flows;
+	struct memacct_pinned *cg_pins;	/* its cgroups' pinned sums (@nids room) */
+	size_t ncg_pins;
+	struct proc_rec {		/* its live processes' records */
+		struct memacct_proc_key key;
+		struct memacct_proc p;
+	} *procs;
+	size_t nprocs, cap;
+	bool torn;			/* a move overlapped the read (records.h) */
+	volatile struct memacct_bpf__bss *bss;	/* the counters' */
+};
+
+static int subtree_cgroup(void *ctx, uint64_t id, const struct memacct_cgroup *c)
+{
+	struct subtree *st = ctx;
+
+	(void)id;	/* one of st->ids: records_read() looked these up */
+	flows_add(&st->flows, &c->f);
+	st->cg_pins[st->ncg_pins++] = c->pin;
+	return 0;
+}
+
+static int subtree_proc(const struct memacct_proc_key *key, const struct memacct_proc *p,
+			void *ctx)
+{
+	struct subtree *st = ctx;
+
+	if ((p->flags & MEMACCT_PROC_EXITED) || !id_in(st->ids, st->nids, p->memcg_id))
+		return 0;	/* exiting (its row comes from the ring), or not in it */
+	flows_add(&st->flows, &p->f);
+	if (st->nprocs == st->cap) {
+		size_t cap = st->cap ? 2 * st->cap : 64;
+		struct proc_rec *n = realloc(st->procs, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		st->procs = n;
+		st->cap = cap;
+	}
+	st->procs[st->nprocs].key = *key;
+	st->procs[st->nprocs++].p = *p;
+	return 0;
+}
+
+static void subtree_restart(void *ctx)
+{
+	struct subtree *st = ctx;
+
+	memset(&st->flows, 0, sizeof(st->flows));
+	st->ncg_pins = st->nprocs = 0;
+}
+
 /* records_read()'s counters: the session's own BPF .bss. */
 static int skel_counters(void *ctx, struct pin_counters *c)
 {
-	volatile struct memacct_bpf__bss *bss = ctx;
+	volatile struct memacct_bpf__bss *bss = ((struct subtree *)ctx)->bss;
 
 	memset(c, 0, sizeof(*c));
 	c->flow_moves_end = __atomic_load_n(&bss->flow_moves_end, __ATOMIC_ACQUIRE);
@@ -604,48 +671,36 @@ static int skel_counters(void *ctx, struct pin_counters *c)
 	return 0;
 }
 
-/*
- * The kernel's records of the subtree @ids (its cgroups' records, every
- * process's) in one read that saw every move and exit fold whole
- * (records_read(), shared with the daemon's collect.c): the rows and the
- * totals of a report come from the same read.
- */
-static int session_records(struct session *s, const uint64_t *ids, int nids,
-			   struct records *rec)
+/* The subtree @ids's records into @st (subtree_free()); 0 or -ENOMEM. */
+static int subtree_read(struct session *s, const uint64_t *ids, int nids, struct subtree *st)
 {
-	struct records_src src = { bpf_map__fd(s->skel->maps.cgroups),
-				   bpf_map__fd(s->skel->maps.procs), skel_counters,
-				   (void *)s->skel->bss };
+	struct pin_counters counters;
+	struct records_reader rd = {
+		.cgroups_fd = bpf_map__fd(s->skel->maps.cgroups),
+		.procs_fd = bpf_map__fd(s->skel->maps.procs),
+		.counters = skel_counters, .cgroup = subtree_cgroup, .proc = subtree_proc,
+		.restart = subtree_restart, .ctx = st,
+	};
+	int err;
 
-	return records_read(&src, ids, nids, rec);
+	memset(st, 0, sizeof(*st));
+	st->ids = ids;
+	st->nids = nids;
+	st->bss = s->skel->bss;
+	st->cg_pins = calloc(nids ? nids : 1, sizeof(*st->cg_pins));
+	if (!st->cg_pins)
+		return -ENOMEM;
+	err = records_read(&rd, ids, nids, &counters, &st->torn);
+	return err == -ENOMEM ? err : 0;
 }
 
-/*
- * The subtree's flows as the kernel keeps them: the records of its cgroups
- * (processes' flows folded at their exit, in the kernel, and those the full
- * procs map had no record for: bpf/memacct.bpf.c flows_get()) plus the
- * records of its live processes. Not the sum of the report's rows: a
- * process that exits between reads, or whose exit record the full ring
- * could not take, is in these whatever happens. false when a move
- * overlapped the read (records.h: it may count the move twice).
- */
-static bool subtree_flows(const struct records *rec, const uint64_t *ids, int nids,
-			  struct memacct_flows *out)
+static void subtree_free(struct subtree *st)
 {
-	memset(out, 0, sizeof(*out));
-	for (size_t i = 0; i < rec->ncg; i++)
-		flows_add(out, &rec->cg[i].c.f);
-	for (size_t i = 0; i < rec->nprocs; i++) {
-		const struct memacct_proc *p = &rec->procs[i].p;
-
-		if (!(p->flags & MEMACCT_PROC_EXITED) && id_in(ids, nids, p->memcg_id))
-			flows_add(out, &p->f);
-	}
-	return !rec->torn;
+	free(st->cg_pins);
+	free(st->procs);
+	memset(st, 0, sizeof(*st));
 }
 
-/* Cgroup totals: stocks from the kernel's memcg files, flows from the
- * kernel's records (subtree_flows()), never lower than last reported. */
 /*
  * The rows' part of the totals: the live processes' RSS, mlocked, pinned_vm
  * and DMA estimate flag into r->totals; every row's faults (and those of
@@ -677,34 +732,34 @@ static void rows_into_totals(struct report *r, uint64_t *faults, uint64_t *majfl
  * pinned change, into @t; DMA-pinned bytes also mlocked (@dma_locked) are
  * taken out, counted once.
  */
-static void cgroup_pins(struct session *s, struct metrics *t, const struct records *rec,
+static void cgroup_pins(struct session *s, struct metrics *t, const struct subtree *st,
 			uint64_t dma_locked)
 {
-	for (size_t i = 0; i < rec->ncg; i++)
-		metrics_add_cgroup_pins(t, &rec->cg[i].c.pin, s->page_size);
+	for (size_t i = 0; i < st->ncg_pins; i++)
+		metrics_add_cgroup_pins(t, &st->cg_pins[i], s->page_size);
 	metrics_dma_net(t, dma_locked);
 }
 
-static void cgroup_totals(struct session *s, struct report *r, const struct records *rec,
-			  const uint64_t *ids, int nids)
+/*
+ * Cgroup totals: stocks from the kernel's memcg files, flows from the
+ * kernel's records (@st), never lower than last reported.
+ */
+static void cgroup_totals(struct session *s, struct report *r, const struct subtree *st)
 {
 	struct metrics *t = &r->totals;
 	uint64_t dma_locked = 0, rows_faults, rows_majflt;
-	struct memacct_flows f;
-	struct memcg_stat st;
-	bool whole;
+	struct memcg_stat ms;
 
 	memset(t, 0, sizeof(*t));
-	whole = subtree_flows(rec, ids, nids, &f);
-	metrics_from_bpf_flows(t, &f, s->page_size);
-	if (!whole)	/* a move overlapped the read: as last reported */
+	metrics_from_bpf_flows(t, &st->flows, s->page_size);
+	if (st->torn)	/* a move overlapped the read: as last reported */
 		metrics_hold_bpf_flows(t, &s->last_flows);
 	metrics_clamp_flows(t, &s->last_flows);
 	s->last_flows = *t;
 	rows_into_totals(r, &rows_faults, &rows_majflt, &dma_locked);
 	t->page_faults = rows_faults;	/* the cgroup gone: its processes' */
 	t->major_faults = rows_majflt;
-	cgroup_pins(s, t, rec, dma_locked);
+	cgroup_pins(s, t, st, dma_locked);
 	pinned_totals(t);
 	if (s->numa_multi) {
 		struct numa_usage u;
@@ -715,15 +770,15 @@ static void cgroup_totals(struct session *s, struct report *r, const struct reco
 		}
 		t->remote_numa_peak = s->cg_remote_peak;
 	}
-	if (!memcg_read_stat(&s->cg, &st)) {	/* else gone: flows and the peaks seen */
-		metrics_from_memcg_stat(t, &st);
-		s->usage_peak = max_u64(s->usage_peak, st.has_peak ? st.peak : st.usage);
-		sample_peaks(s, &st);
+	if (!memcg_read_stat(&s->cg, &ms)) {	/* else gone: flows and the peaks seen */
+		metrics_from_memcg_stat(t, &ms);
+		s->usage_peak = max_u64(s->usage_peak, ms.has_peak ? ms.peak : ms.usage);
+		sample_peaks(s, &ms);
 		/* memcg event counters are flushed lazily (rstat, every
 		 * ~2 s): a short run's memory.stat may not show its faults
 		 * yet. The rows' own counters (/proc/PID/stat, signal->min_flt
 		 * at exit) are a floor. OOM kills: at least BPF's count */
-		metrics_from_memcg_events(t, &st, &s->cg_base);
+		metrics_from_memcg_events(t, &ms, &s->cg_base);
 		t->page_faults = max_u64(t->page_faults, rows_faults);
 		t->major_faults = max_u64(t->major_faults, rows_majflt);
 	}
@@ -754,22 +809,19 @@ static int push_row(const struct session *s, struct report *r, size_t *cap,
 }
 
 /*
- * Rows of the subtree's live processes that have a record. A record with
- * MEMACCT_PROC_EXITED is an exit in progress: its row comes from the ring
- * (the kernel deletes the record right after; when the ring was full, only
- * that row is missing, its flows are in the totals: subtree_flows()).
+ * Rows of the subtree's live processes that have a record (@st). A record
+ * with MEMACCT_PROC_EXITED is an exit in progress: its row comes from the
+ * ring (the kernel deletes the record right after; when the ring was full,
+ * only that row is missing, its flows are in the totals: st->flows).
  */
-static int scan_procs(struct session *s, struct report *r, size_t *cap,
-		      const struct records *rec, const uint64_t *ids, int nids)
+static int scan_procs(struct session *s, struct report *r, size_t *cap, const struct subtree *st)
 {
-	for (size_t i = 0; i < rec->nprocs; i++) {
-		const struct memacct_proc_key *key = &rec->procs[i].key;
-		const struct memacct_proc *p = &rec->procs[i].p;
+	for (size_t i = 0; i < st->nprocs; i++) {
+		const struct memacct_proc_key *key = &st->procs[i].key;
+		const struct memacct_proc *p = &st->procs[i].p;
 		struct proc_row row;
 		int err;
 
-		if ((p->flags & MEMACCT_PROC_EXITED) || !id_in(ids, nids, p->memcg_id))
-			continue;	/* exiting, or moved out of the subtree */
 		memset(&row, 0, sizeof(row));
 		metrics_from_proc_record(&row.m, p, s->page_size);
 		if (!row_from_proc(s, key->tgid, key->start_boottime_ns, &row))
@@ -851,7 +903,7 @@ static int report_ooms(struct session *s, struct report *r)
 
 int session_report(struct session *s, struct report *r)
 {
-	struct records rec = { 0 };
+	struct subtree st = { 0 };
 	uint64_t *ids = NULL;
 	pid_t *pids = NULL;
 	size_t cap = 0;
@@ -872,10 +924,10 @@ int session_report(struct session *s, struct report *r)
 		ids[0] = s->cg.id;
 		nids = 1;
 	}
-	err = session_records(s, ids, nids, &rec);
+	err = subtree_read(s, ids, nids, &st);
 	if (err)
 		goto out;
-	err = scan_procs(s, r, &cap, &rec, ids, nids);
+	err = scan_procs(s, r, &cap, &st);
 	if (err)
 		goto out;
 	/* live processes with no BPF record yet: no event since attach */
@@ -904,7 +956,7 @@ int session_report(struct session *s, struct report *r)
 	err = report_ooms(s, r);
 	if (err)
 		goto out;
-	cgroup_totals(s, r, &rec, ids, nids);
+	cgroup_totals(s, r, &st);
 	session_host(s, r);
 	loader_dropped(s->skel, r->dropped);
 	for (int i = 0; i < MEMACCT_NV_NR; i++)
@@ -927,7 +979,7 @@ int session_report(struct session *s, struct report *r)
 		r->totals.unknown |= nf;
 	}
 out:
-	records_free(&rec);
+	subtree_free(&st);
 	free(pids);
 	free(ids);
 	return err;
