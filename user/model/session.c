@@ -901,13 +901,67 @@ static int report_ooms(struct session *s, struct report *r)
 	return 0;
 }
 
+/*
+ * The report's rows: the subtree's live processes with a record (@st),
+ * those with none yet (no event since attach), and the exited ones kept;
+ * sorted by PID, with their NUMA figures. 0 or -ENOMEM.
+ */
+static int session_rows(struct session *s, struct report *r, const struct subtree *st)
+{
+	pid_t *pids = NULL;
+	size_t cap = 0;
+	int npids, err;
+
+	err = scan_procs(s, r, &cap, st);
+	npids = err ? 0 : memcg_pids(&s->cg, true, &pids);
+	for (int i = 0; i < npids && !err; i++) {
+		struct proc_row row = { 0 };
+
+		if (!pid_in(r, pids[i]) && row_from_proc(s, pids[i], 0, &row))
+			err = push_row(s, r, &cap, &row);
+	}
+	free(pids);
+	for (size_t i = 0; i < s->nexited && !err; i++)
+		err = push_row(s, r, &cap, &s->exited[i]);
+	if (err)
+		return err;
+	if (r->nprocs)	/* qsort(NULL, 0) is undefined (UBSan, D18) */
+		qsort(r->procs, r->nprocs, sizeof(*r->procs), cmp_rows);
+	if (s->numa_multi)
+		for (size_t i = 0; i < r->nprocs; i++)
+			row_numa(s, &r->procs[i]);
+	return 0;
+}
+
+/*
+ * The BPF side's own counters into @r: events dropped, NVIDIA calls
+ * decoded, flows lost, lockless VMA lookups, runs skipped; and the
+ * classifier's figures null (never 0) without a fault hook.
+ */
+static void session_kernel_side(struct session *s, struct report *r)
+{
+	volatile struct memacct_bpf__bss *bss = s->skel->bss;
+	uint64_t nf = metric_fault_mask(loader_fault_hook == LOADER_FAULT_NONE);
+	struct memacct_flows lost;
+
+	loader_dropped(s->skel, r->dropped);
+	for (int i = 0; i < MEMACCT_NV_NR; i++)
+		r->nv_calls[i] = __atomic_load_n(&bss->nv_calls[i], __ATOMIC_RELAXED);
+	memcpy(&lost, (const void *)&bss->lost_flows, sizeof(lost));
+	metrics_from_bpf_flows(&r->flows_lost, &lost, s->page_size);
+	r->vma_lockless_lookups = __atomic_load_n(&bss->vma_lockless_lookups, __ATOMIC_RELAXED);
+	r->bpf_runs_skipped = loader_runs_skipped(s->skel);
+	r->dropped_events = report_dropped_total(r->dropped);
+	for (size_t i = 0; i < r->nprocs; i++)
+		r->procs[i].m.unknown |= nf;
+	r->totals.unknown |= nf;
+}
+
 int session_report(struct session *s, struct report *r)
 {
 	struct subtree st = { 0 };
 	uint64_t *ids = NULL;
-	pid_t *pids = NULL;
-	size_t cap = 0;
-	int nids, npids, err;
+	int nids, err;
 
 	memset(r, 0, sizeof(*r));
 	r->cg = s->cg;
@@ -925,32 +979,10 @@ int session_report(struct session *s, struct report *r)
 		nids = 1;
 	}
 	err = subtree_read(s, ids, nids, &st);
+	if (!err)
+		err = session_rows(s, r, &st);
 	if (err)
 		goto out;
-	err = scan_procs(s, r, &cap, &st);
-	if (err)
-		goto out;
-	/* live processes with no BPF record yet: no event since attach */
-	npids = memcg_pids(&s->cg, true, &pids);
-	for (int i = 0; i < npids; i++) {
-		struct proc_row row = { 0 };
-
-		if (pid_in(r, pids[i]) || !row_from_proc(s, pids[i], 0, &row))
-			continue;
-		err = push_row(s, r, &cap, &row);
-		if (err)
-			goto out;
-	}
-	for (size_t i = 0; i < s->nexited; i++) {
-		err = push_row(s, r, &cap, &s->exited[i]);
-		if (err)
-			goto out;
-	}
-	if (r->nprocs)	/* qsort(NULL, 0) is undefined (UBSan, D18) */
-		qsort(r->procs, r->nprocs, sizeof(*r->procs), cmp_rows);
-	if (s->numa_multi)
-		for (size_t i = 0; i < r->nprocs; i++)
-			row_numa(s, &r->procs[i]);
 	r->nexited_folded = s->nexited_folded;
 	r->exited_folded = s->exited_folded;
 	err = report_ooms(s, r);
@@ -958,29 +990,9 @@ int session_report(struct session *s, struct report *r)
 		goto out;
 	cgroup_totals(s, r, &st);
 	session_host(s, r);
-	loader_dropped(s->skel, r->dropped);
-	for (int i = 0; i < MEMACCT_NV_NR; i++)
-		r->nv_calls[i] = __atomic_load_n(&s->skel->bss->nv_calls[i], __ATOMIC_RELAXED);
-	{
-		struct memacct_flows lost;
-
-		memcpy(&lost, (const void *)&s->skel->bss->lost_flows, sizeof(lost));
-		metrics_from_bpf_flows(&r->flows_lost, &lost, s->page_size);
-	}
-	r->vma_lockless_lookups = __atomic_load_n(&s->skel->bss->vma_lockless_lookups,
-						  __ATOMIC_RELAXED);
-	r->bpf_runs_skipped = loader_runs_skipped(s->skel);
-	r->dropped_events = report_dropped_total(r->dropped);
-	{	/* no fault hook: the classifier's figures are null, never 0 */
-		uint64_t nf = metric_fault_mask(loader_fault_hook == LOADER_FAULT_NONE);
-
-		for (size_t i = 0; i < r->nprocs; i++)
-			r->procs[i].m.unknown |= nf;
-		r->totals.unknown |= nf;
-	}
+	session_kernel_side(s, r);
 out:
 	subtree_free(&st);
-	free(pids);
 	free(ids);
 	return err;
 }
