@@ -726,3 +726,19 @@ int exit_code_of(int err)
 		return EXIT_RUNTIME;
 	}
 }
+
+void *array_grow(void *v, size_t n, size_t *cap, size_t size)
+{
+	void **pv = v;
+
+	if (n == *cap) {
+		size_t nc = *cap ? 2 * *cap : 64;
+		void *nv = realloc(*pv, nc * size);
+
+		if (!nv)
+			return NULL;
+		*pv = nv;
+		*cap = nc;
+	}
+	return (char *)*pv + n * size;
+}

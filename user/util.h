@@ -22,6 +22,14 @@ enum {
 	EXIT_RUNTIME = 4,	/* runtime failure */
 };
 
+/*
+ * array_grow() - room for one more element of @size at the end of the
+ * array *@v (a pointer to the array's pointer), which holds @n elements of
+ * room for *@cap: doubled (from 64) when full. Returns the element at index
+ * @n (the caller counts it), or NULL when out of memory (*@v unchanged).
+ */
+void *array_grow(void *v, size_t n, size_t *cap, size_t size);
+
 extern bool json_output;	/* -j/--json given */
 extern bool verbose;		/* -v given */
 extern bool bytes_output;	/* --bytes: tables give exact bytes, no units */

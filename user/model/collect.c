@@ -183,23 +183,6 @@ struct top_key {
 	size_t i;		/* index of the top process in collection.st */
 };
 
-/* Room for one more element of @size at the end of *@v (@n used of *@cap), or NULL. */
-static void *push(void *v, size_t n, size_t *cap, size_t size)
-{
-	void **pv = v;
-
-	if (n == *cap) {
-		size_t nc = *cap ? 2 * *cap : 64;
-		void *nv = realloc(*pv, nc * size);
-
-		if (!nv)
-			return NULL;
-		*pv = nv;
-		*cap = nc;
-	}
-	return (char *)*pv + n * size;
-}
-
 /* read_flows()'s state across the records of one read (records_read()) */
 struct flows_read {
 	struct collector *cs;
@@ -244,11 +227,11 @@ static int take_cgroup(void *ctx, uint64_t id, const struct memacct_cgroup *rec)
 		c->dma_peak = rec->pin.dma_pinned_peak_pages;
 	} else if (fr->whole && cs->unknown &&
 		   bsearch(&id, cs->unknown, cs->nunknown, sizeof(id), cmp_u64)) {
-		if ((slot = push(&fr->stale, fr->nstale, &fr->cap_stale, sizeof(*slot)))) {
+		if ((slot = array_grow(&fr->stale, fr->nstale, &fr->cap_stale, sizeof(*slot)))) {
 			*slot = id;
 			fr->nstale++;
 		}
-	} else if ((slot = push(&fr->unknown, fr->nunknown, &fr->cap_unknown, sizeof(*slot)))) {
+	} else if ((slot = array_grow(&fr->unknown, fr->nunknown, &fr->cap_unknown, sizeof(*slot)))) {
 		*slot = id;
 		fr->nunknown++;
 	}
@@ -271,7 +254,7 @@ static int take_proc(const struct memacct_proc_key *key, const struct memacct_pr
 	struct cgi *c;
 
 	if (p->flags & MEMACCT_PROC_EXITED) {
-		struct memacct_proc_key *k = push(&fr->dead, fr->ndead, &fr->cap_dead, sizeof(*k));
+		struct memacct_proc_key *k = array_grow(&fr->dead, fr->ndead, &fr->cap_dead, sizeof(*k));
 
 		if (k) {	/* else kept: a later collection deletes it */
 			*k = *key;
@@ -291,7 +274,7 @@ static int take_proc(const struct memacct_proc_key *key, const struct memacct_pr
 		c->dma -= ov < c->dma ? ov : c->dma;
 		c->dma_peak -= ov < c->dma_peak ? ov : c->dma_peak;
 	}
-	pf = push(&col->pf, col->npf, &fr->cap_pf, sizeof(*pf));
+	pf = array_grow(&col->pf, col->npf, &fr->cap_pf, sizeof(*pf));
 	if (!pf)
 		return 0;	/* only this top process's own flows are left out */
 	pf->key = *key;

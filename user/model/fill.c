@@ -9,6 +9,18 @@ static uint64_t max_u64(uint64_t a, uint64_t b)
 	return a > b ? a : b;
 }
 
+/* An mm's stocks from its counters in pages: mm->rss_stat, locked_vm, pinned_vm. */
+static void mm_stocks(struct metrics *m, uint64_t anon, uint64_t file, uint64_t shmem,
+		      uint64_t locked_vm, uint64_t pinned_vm, uint64_t page_size)
+{
+	m->anon = anon * page_size;
+	m->file = file * page_size;
+	m->shmem = shmem * page_size;
+	m->rss = m->anon + m->file + m->shmem;
+	m->mlocked = locked_vm * page_size;
+	m->pinned_vm = pinned_vm * page_size;
+}
+
 void metrics_from_bpf_flows(struct metrics *m, const struct memacct_flows *f, uint64_t page_size)
 {
 	const __u64 *w = (const __u64 *)f;
@@ -42,10 +54,8 @@ void metrics_from_proc_record(struct metrics *m, const struct memacct_proc *p,
 void metrics_from_exit_record(struct metrics *m, const struct memacct_proc *p,
 			      uint64_t page_size)
 {
-	m->file = p->exit_rss_file_pages * page_size;
-	m->anon = p->exit_rss_anon_pages * page_size;
-	m->shmem = p->exit_rss_shmem_pages * page_size;
-	m->rss = m->file + m->anon + m->shmem;
+	mm_stocks(m, p->exit_rss_anon_pages, p->exit_rss_file_pages, p->exit_rss_shmem_pages,
+		  p->pin.locked_vm_pages, p->pin.pinned_vm_pages, page_size);
 	/* before 6.16 sched_process_exit fired after exit_mm() (kernel
 	 * commit "exit: move and extend sched_process_exit() tracepoint"
 	 * moved it before): no mm, the RSS at exit is unknown, not 0 */
@@ -59,8 +69,6 @@ void metrics_from_exit_record(struct metrics *m, const struct memacct_proc *p,
 	if (!(p->flags & MEMACCT_PROC_EXIT_MM) && (p->flags & MEMACCT_PROC_EXECED) &&
 	    p->exit_maxrss_pages <= p->exec_maxrss_pages)
 		m->unknown |= MBIT(M_RSS_PEAK);
-	m->mlocked = p->pin.locked_vm_pages * page_size;
-	m->pinned_vm = p->pin.pinned_vm_pages * page_size;
 	m->page_faults = p->exit_min_flt + p->exit_maj_flt;
 	m->major_faults = p->exit_maj_flt;
 }
@@ -68,13 +76,9 @@ void metrics_from_exit_record(struct metrics *m, const struct memacct_proc *p,
 void metrics_from_task_stock(struct metrics *m, const struct memacct_task_stock *t,
 			     uint64_t page_size)
 {
-	m->anon = t->rss_anon_pages * page_size;
-	m->file = t->rss_file_pages * page_size;
-	m->shmem = t->rss_shmem_pages * page_size;
-	m->rss = m->anon + m->file + m->shmem;
+	mm_stocks(m, t->rss_anon_pages, t->rss_file_pages, t->rss_shmem_pages,
+		  t->locked_vm_pages, t->pinned_vm_pages, page_size);
 	m->rss_peak = max_u64(t->hiwater_rss_pages * page_size, m->rss);
-	m->mlocked = t->locked_vm_pages * page_size;
-	m->pinned_vm = t->pinned_vm_pages * page_size;
 	m->page_faults = t->min_flt + t->maj_flt;
 	m->major_faults = t->maj_flt;
 }
@@ -93,14 +97,9 @@ void metrics_from_proc_status(struct metrics *m, const struct proc_status *st)
 void metrics_from_oom_event(struct metrics *m, const struct memacct_oom_event *ev,
 			    uint64_t page_size)
 {
-	if (ev->flags & MEMACCT_OOM_MM) {
-		m->anon = ev->rss_anon_pages * page_size;
-		m->file = ev->rss_file_pages * page_size;
-		m->shmem = ev->rss_shmem_pages * page_size;
-		m->rss = m->anon + m->file + m->shmem;
-		m->mlocked = ev->locked_vm_pages * page_size;
-		m->pinned_vm = ev->pinned_vm_pages * page_size;
-	}
+	if (ev->flags & MEMACCT_OOM_MM)
+		mm_stocks(m, ev->rss_anon_pages, ev->rss_file_pages, ev->rss_shmem_pages,
+			  ev->locked_vm_pages, ev->pinned_vm_pages, page_size);
 	if (ev->flags & MEMACCT_OOM_FLOWS) {
 		metrics_from_bpf_flows(m, &ev->f, page_size);
 		m->dma_pinned = ev->pin.dma_pinned_pages * page_size;

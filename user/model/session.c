@@ -80,16 +80,10 @@ static void dma_ov_note(struct session *s, pid_t pid, uint64_t start_ns, uint64_
 	struct dma_overlap *o = dma_ov_find(s, pid, start_ns);
 
 	if (!o) {
-		if (s->ndma_ov == s->cap_dma_ov) {
-			size_t cap = s->cap_dma_ov ? 2 * s->cap_dma_ov : 16;
-			struct dma_overlap *n = realloc(s->dma_ov, cap * sizeof(*n));
-
-			if (!n)
-				return;	/* the exit record is then flagged an estimate */
-			s->dma_ov = n;
-			s->cap_dma_ov = cap;
-		}
-		o = &s->dma_ov[s->ndma_ov++];
+		o = array_grow(&s->dma_ov, s->ndma_ov, &s->cap_dma_ov, sizeof(*o));
+		if (!o)
+			return;	/* the exit record is then flagged an estimate */
+		s->ndma_ov++;
 		o->pid = pid;
 		o->start_ns = start_ns;
 	}
@@ -224,18 +218,15 @@ static void fold_exited(struct session *s)
 static int add_exited(struct session *s, const struct memacct_proc_key *key,
 		      const struct memacct_proc *p)
 {
+	struct proc_row *row;
+
 	if (s->nexited >= 2 * SESSION_EXITED_ROWS)
 		fold_exited(s);
-	if (s->nexited == s->cap_exited) {
-		size_t cap = s->cap_exited ? 2 * s->cap_exited : 64;
-		struct proc_row *n = realloc(s->exited, cap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		s->exited = n;
-		s->cap_exited = cap;
-	}
-	row_from_exit(s, key, p, &s->exited[s->nexited++]);
+	row = array_grow(&s->exited, s->nexited, &s->cap_exited, sizeof(*row));
+	if (!row)
+		return -ENOMEM;
+	s->nexited++;
+	row_from_exit(s, key, p, row);
 	return 0;
 }
 
@@ -632,21 +623,17 @@ static int subtree_proc(const struct memacct_proc_key *key, const struct memacct
 			void *ctx)
 {
 	struct subtree *st = ctx;
+	struct proc_rec *rec;
 
 	if ((p->flags & MEMACCT_PROC_EXITED) || !id_in(st->ids, st->nids, p->memcg_id))
 		return 0;	/* exiting (its row comes from the ring), or not in it */
 	flows_add(&st->flows, &p->f);
-	if (st->nprocs == st->cap) {
-		size_t cap = st->cap ? 2 * st->cap : 64;
-		struct proc_rec *n = realloc(st->procs, cap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		st->procs = n;
-		st->cap = cap;
-	}
-	st->procs[st->nprocs].key = *key;
-	st->procs[st->nprocs++].p = *p;
+	rec = array_grow(&st->procs, st->nprocs, &st->cap, sizeof(*rec));
+	if (!rec)
+		return -ENOMEM;
+	st->nprocs++;
+	rec->key = *key;
+	rec->p = *p;
 	return 0;
 }
 
@@ -793,18 +780,15 @@ static void cgroup_totals(struct session *s, struct report *r, const struct subt
 static int push_row(const struct session *s, struct report *r, size_t *cap,
 		    const struct proc_row *row)
 {
+	struct proc_row *to;
+
 	if (s->exclude_pid > 0 && row->pid == s->exclude_pid)
 		return 0;
-	if (r->nprocs == *cap) {
-		size_t n = *cap ? 2 * *cap : 64;
-		struct proc_row *p = realloc(r->procs, n * sizeof(*p));
-
-		if (!p)
-			return -ENOMEM;
-		r->procs = p;
-		*cap = n;
-	}
-	r->procs[r->nprocs++] = *row;
+	to = array_grow(&r->procs, r->nprocs, cap, sizeof(*to));
+	if (!to)
+		return -ENOMEM;
+	r->nprocs++;
+	*to = *row;
 	return 0;
 }
 
