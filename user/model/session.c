@@ -298,16 +298,10 @@ static struct numa_sample *numa_sample_take(struct session *s, pid_t pid)
 		return NULL;
 	sm = numa_sample_find(s, pid, ps.starttime_ticks);
 	if (!sm) {
-		if (s->nnuma == s->cap_numa) {
-			size_t cap = s->cap_numa ? 2 * s->cap_numa : 64;
-			struct numa_sample *n = realloc(s->numa, cap * sizeof(*n));
-
-			if (!n)
-				return NULL;
-			s->numa = n;
-			s->cap_numa = cap;
-		}
-		sm = &s->numa[s->nnuma++];
+		sm = array_grow(&s->numa, s->nnuma, &s->cap_numa, sizeof(*sm));
+		if (!sm)
+			return NULL;
+		s->nnuma++;
 		memset(sm, 0, sizeof(*sm));
 		sm->pid = pid;
 		sm->start_ticks = ps.starttime_ticks;
