@@ -1382,6 +1382,7 @@ START_TEST(test_explain_json_fixture)
 	char *sm = load_data("smaps_self"), *st = load_data("status_self"), *text = NULL;
 	char path[] = "/tmp/memacct-unit-explain-XXXXXX", cmd[512];
 	struct explain e;
+	struct proc_status ps;
 	struct xproc x;
 	struct report r;
 	json_t *o, *t, *bd;
@@ -1393,8 +1394,10 @@ START_TEST(test_explain_json_fixture)
 	memset(&e, 0, sizeof(e));
 	memset(&x, 0, sizeof(x));
 	memset(&r, 0, sizeof(r));
-	x.pid = 4242;
-	ck_assert_int_eq(parse_status(st, &x.st), 0);
+	x.row.pid = 4242;
+	ck_assert_int_eq(parse_status(st, &ps), 0);
+	snprintf(x.row.comm, sizeof(x.row.comm), "%s", ps.name);
+	metrics_from_proc_status(&x.row.m, &ps);
 	ck_assert_int_eq(parse_smaps(sm, &x.sm), 38);
 	explain_sum_proc(&x);
 	e.procs = &x;

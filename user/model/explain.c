@@ -41,6 +41,7 @@
 #include "session.h"
 #include "signals.h"
 #include "smaps.h"
+#include "snapshot.h"
 #include "util.h"
 
 #pragma GCC poison u8 u16 u32 u64 s8 s16 s32 s64
@@ -162,7 +163,7 @@ static void refine_kinds(struct xproc *p)
 			if (other_dev[j] == dev)
 				known = true;
 		if (!known) {
-			fd = open_mapped(p->pid, m);
+			fd = open_mapped(p->row.pid, m);
 			if (fd < 0)
 				continue;
 			tmpfs = !fstatfs(fd, &sfs) && sfs.f_type == TMPFS_MAGIC;
@@ -262,7 +263,7 @@ static int collect_files(struct explain *e)
 			const struct smaps_map *m = &e->procs[i].sm.maps[j];
 
 			if ((m->kind == SMAPS_FILE || m->kind == SMAPS_SHMEM) && m->inode && m->path)
-				refs[n++] = (struct mref){ m, e->procs[i].pid };
+				refs[n++] = (struct mref){ m, e->procs[i].row.pid };
 		}
 	qsort(refs, n, sizeof(*refs), cmp_file);
 	e->files = calloc(n ? n : 1, sizeof(*e->files));
@@ -346,7 +347,7 @@ uint64_t dma_total(const struct explain *e)
 	uint64_t n = 0;
 
 	for (size_t i = 0; i < e->nprocs; i++)
-		n += e->procs[i].dma;
+		n += e->procs[i].row.m.dma_pinned;
 	return n;
 }
 
@@ -405,13 +406,13 @@ static void nvidia_ranges_say(struct explain *e)
 			safe_path(path, sizeof(path), m && m->path ? m->path : "[anon]");
 			if (m)
 				say(e, "pid %d: %s at %" PRIx64 "-%" PRIx64 " pinned for DMA by %s, "
-				    "in mapping %" PRIx64 "-%" PRIx64 " %s %s%s", (int)x->pid,
+				    "in mapping %" PRIx64 "-%" PRIx64 " %s %s%s", (int)x->row.pid,
 				    fmt_bytes(b, sizeof(b), r->end - r->start), r->start, r->end,
 				    dma_source_text(r->src), m->start, m->end, m->perms, path,
 				    m->deleted ? " (deleted)" : "");
 			else
 				say(e, "pid %d: %s at %" PRIx64 "-%" PRIx64 " pinned for DMA by %s, "
-				    "in no mapping now (unmapped while pinned)", (int)x->pid,
+				    "in no mapping now (unmapped while pinned)", (int)x->row.pid,
 				    fmt_bytes(b, sizeof(b), r->end - r->start), r->start, r->end,
 				    dma_source_text(r->src));
 			said++;
@@ -460,12 +461,12 @@ static void dma_mappings(const struct explain *e, char *dst, size_t len, uint64_
 				bn = n;
 			}
 		}
-		if (e->procs[i].dma > in_maps)
-			*unranged += e->procs[i].dma - in_maps;
+		if (e->procs[i].row.m.dma_pinned > in_maps)
+			*unranged += e->procs[i].row.m.dma_pinned - in_maps;
 	}
 	if (best)
 		snprintf(dst, len, "; %s of it in pid %d's %s mapping %" PRIx64 "-%" PRIx64 " %s%s"
-			 "%s%s", fmt_bytes(b, sizeof(b), bn), (int)bx->pid, best->perms, best->start,
+			 "%s%s", fmt_bytes(b, sizeof(b), bn), (int)bx->row.pid, best->perms, best->start,
 			 best->end, best->path ? best->path : "[anon]",
 			 best->deleted ? " (deleted)" : "", best->kind == SMAPS_SHMEM ?
 			 " (shared memory)" : "", more ? " and more mappings" : "");
@@ -546,16 +547,16 @@ static void verdict_families(struct explain *e)
 		for (size_t j = 0; j < e->nprocs; j++) {
 			const struct xproc *c = &e->procs[j];
 
-			if (c->st.ppid != par->pid)
+			if (c->row.ppid != par->row.pid)
 				continue;
-			if (!nkids || c->pid < lo)
-				lo = c->pid;
-			if (!nkids || c->pid > hi)
-				hi = c->pid;
+			if (!nkids || c->row.pid < lo)
+				lo = c->row.pid;
+			if (!nkids || c->row.pid > hi)
+				hi = c->row.pid;
 			nkids++;
 			shared += c->sum.pss - c->sum.uss;
 			cow_known &= c->has_flows;
-			cow += c->flows.cow_copied;
+			cow += c->row.m.cow_copied;
 		}
 		if (!nkids || !par->sum.shared)
 			continue;
@@ -568,7 +569,7 @@ static void verdict_families(struct explain *e)
 				 "is unknown (not watched)");
 		say(e, "%s %d..%d (%d) share pages with their parent %d (%s of "
 		    "their PSS is shared)%s", nkids > 1 ? "workers" : "worker", lo, hi,
-		    nkids, par->pid, fmt_bytes(b[0], 16, shared), tail);
+		    nkids, par->row.pid, fmt_bytes(b[0], 16, shared), tail);
 	}
 }
 
@@ -611,7 +612,7 @@ uint64_t explain_cow_total(const struct explain *e)
 	uint64_t cow = 0;
 
 	for (size_t i = 0; i < e->nprocs; i++)
-		cow += e->procs[i].flows.cow_copied;
+		cow += e->procs[i].row.m.cow_copied;
 	return cow;
 }
 
@@ -700,9 +701,9 @@ static void numa_verdicts(struct explain *e)
 		if (!x->has_numa)
 			continue;
 		numa_brief_of(&x->nu, &b);
-		safe_path(comm, sizeof(comm), x->st.name);
-		snprintf(who, sizeof(who), "PID %d (%s)", x->pid, comm);
-		if (!numa_verdict(line, sizeof(line), who, x->pid, &b, numa_threshold_pct,
+		safe_path(comm, sizeof(comm), x->row.comm);
+		snprintf(who, sizeof(who), "PID %d (%s)", x->row.pid, comm);
+		if (!numa_verdict(line, sizeof(line), who, x->row.pid, &b, numa_threshold_pct,
 				  NUMA_THRESHOLD_MIN_BYTES, false))
 			continue;
 		if (shown++ < 4)
@@ -735,9 +736,8 @@ static int load_proc(struct xproc *x, pid_t pid, bool quiet_if_gone)
 {
 	int err;
 
-	x->pid = pid;
-	err = read_status(pid, &x->st);
-	if (!err && !x->st.has_mm) {
+	err = proc_row_read(pid, 0, &x->row);
+	if (err == -EINVAL) {
 		if (!quiet_if_gone)
 			p_err("process %d has no address space (kernel thread or zombie): "
 			      "nothing to explain", pid);
@@ -767,7 +767,11 @@ static int load_proc(struct xproc *x, pid_t pid, bool quiet_if_gone)
 	return err;
 }
 
-/* Per-process report rows from /proc/PID/status and the smaps sums. */
+/*
+ * Per-process report rows: the collector's (/proc/PID/status, the watch's
+ * or a daemon's flows and DMA pins), with RSS and shmem from the smaps sums
+ * that explain breaks down, and remote NUMA from numa_maps.
+ */
 int explain_fill_report(struct explain *e, struct report *r)
 {
 	r->procs = calloc(e->nprocs ? e->nprocs : 1, sizeof(*r->procs));
@@ -778,22 +782,9 @@ int explain_fill_report(struct explain *e, struct report *r)
 		const struct xproc *x = &e->procs[i];
 		struct proc_row *row = &r->procs[i];
 
-		row->pid = x->pid;
-		row->ppid = x->st.ppid;
-		snprintf(row->comm, sizeof(row->comm), "%s", x->st.name);
+		*row = x->row;
 		row->m.rss = x->sum.rss;
-		row->m.anon = x->st.rss_anon;
-		row->m.file = x->st.rss_file;
 		row->m.shmem = x->sum.shmem;
-		row->m.rss_peak = x->st.hwm;
-		row->m.mlocked = x->st.locked;
-		row->m.pinned_vm = x->st.pinned;
-		row->m.dma_pinned = x->dma;
-		row->m.dma_estimate = x->dma_est;
-		metrics_pinned_sum(&row->m);
-		metrics_add_flows(&row->m, &x->flows);
-		row->m.page_faults = x->flows.page_faults;
-		row->m.major_faults = x->flows.major_faults;
 		row->m.remote_numa = x->has_numa ? x->nu.remote : 0;
 		row->m.remote_numa_peak = row->m.remote_numa;
 		/* what explain did not measure is null, not 0 (docs/explain.md) */
@@ -919,6 +910,7 @@ int explain_watch(struct explain *e, const struct memcg *cg, uint64_t dur_ns)
 	return 0;
 }
 
+/* A daemon's record of process @i found (its row filled): its known DMA ranges kept. */
 static void daemon_one(size_t i, const struct memacct_proc *v, const struct dma_ranges *r,
 		       void *ctx)
 {
@@ -926,12 +918,8 @@ static void daemon_one(size_t i, const struct memacct_proc *v, const struct dma_
 	struct explain *e = ctx;
 	struct xproc *x = &e->procs[i];
 
-	if (x->has_flows)
-		return;
 	x->has_flows = true;
-	metrics_from_bpf_flows(&x->flows, &v->f, page);
 	e->daemon_cow = true;
-	x->dma = dma_pinned_net(x->pid, v, x->st.locked, &x->dma_est);
 	x->ranges.v = r && r->n ? malloc(r->n * sizeof(*r->v)) : NULL;
 	if (x->ranges.v) {
 		memcpy(x->ranges.v, r->v, r->n * sizeof(*r->v));
@@ -946,34 +934,35 @@ static void daemon_one(size_t i, const struct memacct_proc *v, const struct dma_
 
 /*
  * daemon_pins() - without --watch, from a running memacct daemon's pinned
- * procs map (@dir/maps/procs, pin_procs_of(): a reused PID never matches):
- * the CoW copies (since the daemon attached, or since fork for processes
- * started after it) and the DMA pins (net of mlocked memory, with their
- * known ranges) of each process explained. Sets has_flows/flows (every flow
- * but the page-fault counts)/dma of each process found, e->daemon_cow and
- * e->daemon_dma. Read-only; nothing when
- * no daemon has pinned there or the pins are of another build.
+ * procs map (@dir/maps/procs, proc_rows_join_pins(): a reused PID never
+ * matches): the flows (since the daemon attached, or since fork for
+ * processes started after it: CoW copies, zero fills, ...; no page-fault
+ * counts) and the DMA pins (net of mlocked memory, with their known
+ * ranges) of each process explained. Sets has_flows and the row's flows of
+ * each process found, e->daemon_cow and e->daemon_dma. Read-only; nothing
+ * when no daemon has pinned there or the pins are of another build.
  */
 static void daemon_pins(struct explain *e, const char *dir)
 {
-	pid_t *pids = calloc(e->nprocs ? e->nprocs : 1, sizeof(*pids));
-
-	if (!pids)
-		return;
-	for (size_t i = 0; i < e->nprocs; i++)
-		pids[i] = e->procs[i].pid;
-	pin_procs_of(dir, pids, e->nprocs, daemon_one, e);
-	free(pids);
+	if (e->nprocs)
+		proc_rows_join_pins(dir, &e->procs[0].row, e->nprocs, sizeof(e->procs[0]),
+				    daemon_one, e);
 }
 
 /* the flows the watch measured for @x, if it saw it alive */
 static void watch_result(const struct explain *e, struct xproc *x)
 {
 	for (size_t j = 0; j < e->nwatch_rows; j++)
-		if (e->watch_rows[j].pid == x->pid && !e->watch_rows[j].exited) {
+		if (e->watch_rows[j].pid == x->row.pid && !e->watch_rows[j].exited) {
+			const struct metrics *w = &e->watch_rows[j].m;
+
 			x->has_flows = true;
-			x->flows = e->watch_rows[j].m;
-			x->dma = e->watch_rows[j].m.dma_pinned;
+			metrics_add_flows(&x->row.m, w);
+			x->row.m.page_faults = w->page_faults;	/* since attach */
+			x->row.m.major_faults = w->major_faults;
+			x->row.m.dma_pinned = w->dma_pinned;
+			x->row.m.dma_estimate = w->dma_estimate;
+			metrics_pinned_totals(&x->row.m);
 		}
 }
 
@@ -1003,10 +992,10 @@ int explain_load(struct explain *e, const pid_t *pids, int npids)
 		if (e->has_topo) {
 			err = e->topo.nnodes == 1 ?
 			      numa_smaps_usage(&e->topo, &x->sm, &x->nu, &x->nm) :
-			      numa_proc_usage(&e->topo, x->pid, &x->nu, &x->nm);
+			      numa_proc_usage(&e->topo, x->row.pid, &x->nu, &x->nm);
 			x->has_numa = !err;
 			if (err)
-				p_info("reading /proc/%d/numa_maps: %s", x->pid, strerror(-err));
+				p_info("reading /proc/%d/numa_maps: %s", x->row.pid, strerror(-err));
 		}
 		refine_kinds(x);
 		explain_sum_proc(x);

@@ -30,15 +30,14 @@ struct xsum {
 };
 
 struct xproc {
-	pid_t pid;
-	struct proc_status st;
+	/* the collector's row (snapshot.h proc_row_read()): pid, ppid, comm,
+	 * stocks from /proc/PID/status; flows and DMA pins (dma_pinned, net of
+	 * mlocked; dma_estimate) from the watch or a daemon's records */
+	struct proc_row row;
 	struct smaps sm;
 	struct xsum sum;
-	bool has_flows;			/* flows is valid: watched, or a daemon's record */
-	struct metrics flows;		/* flows (CoW, zero fill, faults, migrations...):
-					 * bytes and counts; stocks unused */
-	uint64_t dma;			/* dma_pinned: the watch, or a daemon's pins (bytes) */
-	bool dma_est;			/* that figure is an estimate */
+	bool has_flows;			/* row's flows and DMA pins are valid: watched,
+					 * or a daemon's record */
 	bool has_ranges;		/* ranges from a daemon's pins */
 	bool ranges_all;		/* ... and they cover every DMA pin */
 	struct dma_ranges ranges;	/* the known pinned ranges (owned) */

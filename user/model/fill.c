@@ -149,3 +149,12 @@ void metrics_pinned_sum(struct metrics *m)
 {
 	m->pinned = m->mlocked + m->pinned_vm + m->dma_pinned;
 }
+
+void metrics_pinned_totals(struct metrics *m)
+{
+	metrics_pinned_sum(m);
+	m->mlocked_peak = max_u64(m->mlocked_peak, m->mlocked);
+	m->pinned_vm_peak = max_u64(m->pinned_vm_peak, m->pinned_vm);
+	m->dma_pinned_peak = max_u64(m->dma_pinned_peak, m->dma_pinned);
+	m->pinned_peak = max_u64(max_u64(m->pinned_peak, m->pinned), m->dma_pinned_peak);
+}

@@ -99,5 +99,12 @@ void metrics_add_cgroup_pins(struct metrics *m, const struct memacct_pinned *pin
 void metrics_dma_net(struct metrics *m, uint64_t locked);
 /* metrics_pinned_sum() - pinned = mlocked + pinned_vm + dma_pinned (net). */
 void metrics_pinned_sum(struct metrics *m);
+/*
+ * metrics_pinned_totals() - pinned (metrics_pinned_sum()) and the pinned
+ * peaks at least now: mlocked, pinned_vm, DMA pins, and pinned_peak the
+ * largest of BPF's peak of mlocked + pinned_vm, the DMA peak and pinned
+ * now: a lower bound of the true peak, never a double count.
+ */
+void metrics_pinned_totals(struct metrics *m);
 
 #endif

@@ -39,24 +39,28 @@ void metrics_add_flows(struct metrics *t, const struct metrics *m)
 		t->numa_migrated_by_reason[i] += m->numa_migrated_by_reason[i];
 }
 
+void metrics_add_row(struct metrics *t, const struct proc_row *row)
+{
+	const struct metrics *m = &row->m;
+
+	for (int id = 0; id < M_NR; id++) {
+		unsigned int rule = metric_table[id].total;
+
+		if (rule == TR_ALL || (rule == TR_LIVE && !row->exited))
+			*metric_ptr(t, id) += metric_get(m, id);
+	}
+	for (int k = 0; k < MEMACCT_MR_NR; k++)
+		t->numa_migrated_by_reason[k] += m->numa_migrated_by_reason[k];
+	if (!row->exited)
+		t->rss_sum += m->rss;
+	t->dma_estimate |= m->dma_estimate;
+}
+
 void metrics_sum_rows(struct metrics *t, const struct proc_row *rows, size_t n)
 {
 	memset(t, 0, sizeof(*t));
-	for (size_t i = 0; i < n; i++) {
-		const struct metrics *m = &rows[i].m;
-
-		for (int id = 0; id < M_NR; id++) {
-			unsigned int rule = metric_table[id].total;
-
-			if (rule == TR_ALL || (rule == TR_LIVE && !rows[i].exited))
-				*metric_ptr(t, id) += metric_get(m, id);
-		}
-		for (int k = 0; k < MEMACCT_MR_NR; k++)
-			t->numa_migrated_by_reason[k] += m->numa_migrated_by_reason[k];
-		if (!rows[i].exited)
-			t->rss_sum += m->rss;
-		t->dma_estimate |= m->dma_estimate;
-	}
+	for (size_t i = 0; i < n; i++)
+		metrics_add_row(t, &rows[i]);
 }
 
 void metrics_clamp_flows(struct metrics *m, const struct metrics *prev)

@@ -32,6 +32,7 @@
 #include "proc.h"
 #include "records.h"
 #include "session.h"
+#include "snapshot.h"
 #include "smaps.h"
 #include "util.h"
 
@@ -146,20 +147,6 @@ static const struct fault_base *base_of(const struct session *s, pid_t pid,
 	return NULL;
 }
 
-/*
- * pinned = mlocked + pinned_vm + dma_pinned (dma_pinned is net of both).
- * pinned_peak: the largest of BPF's peak of mlocked + pinned_vm, the DMA
- * peak and now: a lower bound of the true peak, never a double count.
- */
-static void pinned_totals(struct metrics *m)
-{
-	metrics_pinned_sum(m);
-	m->mlocked_peak = max_u64(m->mlocked_peak, m->mlocked);
-	m->pinned_vm_peak = max_u64(m->pinned_vm_peak, m->pinned_vm);
-	m->dma_pinned_peak = max_u64(m->dma_pinned_peak, m->dma_pinned);
-	m->pinned_peak = max_u64(max_u64(m->pinned_peak, m->pinned), m->dma_pinned_peak);
-}
-
 static void row_from_exit(const struct session *s, const struct memacct_proc_key *key,
 			  const struct memacct_proc *p, struct proc_row *row)
 {
@@ -183,7 +170,7 @@ static void row_from_exit(const struct session *s, const struct memacct_proc_key
 			row->m.dma_estimate = true;
 		metrics_dma_net(&row->m, o ? o->bytes : 0);
 	}
-	pinned_totals(&row->m);
+	metrics_pinned_totals(&row->m);
 	if (b) {
 		row->m.page_faults -= b->minflt + b->majflt;
 		row->m.major_faults -= b->majflt;
@@ -239,29 +226,21 @@ static int on_exit_event(void *ctx, void *data, size_t len)
 	return add_exited(ctx, &ev->key, &ev->proc);
 }
 
-/* Stocks of a live process from /proc; false if it is gone or not @start_ns. */
+/*
+ * Stocks of a live process from /proc (proc_row_read()), its faults since
+ * the session started; false if it is gone or not @start_ns.
+ */
 static bool row_from_proc(const struct session *s, pid_t pid, uint64_t start_ns,
 			  struct proc_row *row)
 {
-	struct proc_status st;
-	struct proc_stat ps;
 	const struct fault_base *b;
+	struct proc_stat ps;
 
-	if (read_stat(pid, &ps) < 0 || ps.state == 'Z')
+	if (proc_row_read(pid, start_ns, row))
 		return false;
-	if (start_ns && !proc_start_matches(start_ns, ps.starttime_ticks))
-		return false;	/* the PID was reused */
-	if (read_status(pid, &st) < 0)
-		return false;
-	row->pid = pid;
-	row->ppid = ps.ppid;
-	snprintf(row->comm, sizeof(row->comm), "%s", ps.comm);
-	metrics_from_proc_status(&row->m, &st);
-	pinned_totals(&row->m);
-	row->m.page_faults = ps.minflt + ps.majflt;
-	row->m.major_faults = ps.majflt;
-	b = base_of(s, pid, start_ns ? start_ns :
-		    ps.starttime_ticks * (1000000000ULL / sysconf(_SC_CLK_TCK)));
+	b = base_of(s, pid, start_ns);
+	if (!b && !start_ns && !read_stat(pid, &ps))	/* no BPF key: its start from /proc */
+		b = base_of(s, pid, ps.starttime_ticks * (1000000000ULL / sysconf(_SC_CLK_TCK)));
 	if (b) {
 		row->m.page_faults -= b->minflt + b->majflt;
 		row->m.major_faults -= b->majflt;
@@ -683,29 +662,28 @@ static void subtree_free(struct subtree *st)
 }
 
 /*
- * The rows' part of the totals: the live processes' RSS, mlocked, pinned_vm
- * and DMA estimate flag into r->totals; every row's faults (and those of
- * exited processes folded without a row) and the live ones' DMA-pinned
- * bytes that are also mlocked, for the caller.
+ * The rows' part of the totals, by the metric table's rule of a sum of rows
+ * (metrics_sum_rows()): the live processes' RSS, mlocked and pinned_vm
+ * into r->totals; every row's faults (and those of exited processes folded
+ * without a row) and the live ones' DMA-pinned bytes that are also
+ * mlocked, for the caller, with their DMA estimate flag.
  */
 static void rows_into_totals(struct report *r, uint64_t *faults, uint64_t *majflt,
 			     uint64_t *dma_locked)
 {
-	struct metrics *t = &r->totals;
+	struct metrics *t = &r->totals, rows;
 
-	*faults = r->exited_folded.page_faults;
-	*majflt = r->exited_folded.major_faults;
-	for (size_t i = 0; i < r->nprocs; i++) {
-		*faults += r->procs[i].m.page_faults;
-		*majflt += r->procs[i].m.major_faults;
+	metrics_sum_rows(&rows, r->procs, r->nprocs);
+	t->rss_sum = rows.rss_sum;
+	t->mlocked = rows.mlocked;
+	t->pinned_vm = rows.pinned_vm;
+	*faults = rows.page_faults + r->exited_folded.page_faults;
+	*majflt = rows.major_faults + r->exited_folded.major_faults;
+	for (size_t i = 0; i < r->nprocs; i++)
 		if (!r->procs[i].exited) {
-			t->rss_sum += r->procs[i].m.rss;
-			t->mlocked += r->procs[i].m.mlocked;
-			t->pinned_vm += r->procs[i].m.pinned_vm;
 			*dma_locked += r->procs[i].dma_locked;
 			t->dma_estimate |= r->procs[i].m.dma_estimate;
 		}
-	}
 }
 
 /*
@@ -741,7 +719,7 @@ static void cgroup_totals(struct session *s, struct report *r, const struct subt
 	t->page_faults = rows_faults;	/* the cgroup gone: its processes' */
 	t->major_faults = rows_majflt;
 	cgroup_pins(s, t, st, dma_locked);
-	pinned_totals(t);
+	metrics_pinned_totals(t);
 	if (s->numa_multi) {
 		struct numa_usage u;
 
@@ -806,7 +784,7 @@ static int scan_procs(struct session *s, struct report *r, size_t *cap, const st
 			continue;	/* exiting now: its record is on the way */
 		row.start_boottime_ns = key->start_boottime_ns;
 		dma_net_of_mlock(s, p, &row);
-		pinned_totals(&row.m);
+		metrics_pinned_totals(&row.m);
 		err = push_row(s, r, cap, &row);
 		if (err)
 			return err;

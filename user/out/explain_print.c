@@ -66,7 +66,7 @@ static struct mref *sorted_mappings(const struct explain *e, size_t *n)
 		return NULL;
 	for (size_t i = 0; i < e->nprocs; i++)
 		for (size_t j = 0; j < e->procs[i].sm.n; j++)
-			refs[(*n)++] = (struct mref){ &e->procs[i].sm.maps[j], e->procs[i].pid };
+			refs[(*n)++] = (struct mref){ &e->procs[i].sm.maps[j], e->procs[i].row.pid };
 	qsort(refs, *n, sizeof(*refs), cmp_mref_rss);
 	return refs;
 }
@@ -78,7 +78,7 @@ static struct mref *sorted_mappings(const struct explain *e, size_t *n)
 static void dma_json(struct jw *w, const struct explain *e, pid_t pid, const struct smaps_map *m)
 {
 	for (size_t i = 0; i < e->nprocs; i++)
-		if (e->procs[i].pid == pid && e->procs[i].ranges_all) {
+		if (e->procs[i].row.pid == pid && e->procs[i].ranges_all) {
 			jw_u64(w, "dma_pinned_bytes", dma_in_map(&e->procs[i], m));
 			return;
 		}
@@ -148,8 +148,8 @@ static int cmp_nref(const void *a, const void *b)
 
 	if (x->nmap->bytes != y->nmap->bytes)
 		return x->nmap->bytes < y->nmap->bytes ? 1 : -1;
-	if (x->x->pid != y->x->pid)
-		return x->x->pid < y->x->pid ? -1 : 1;
+	if (x->x->row.pid != y->x->row.pid)
+		return x->x->row.pid < y->x->row.pid ? -1 : 1;
 	return x->nmap->start < y->nmap->start ? -1 : x->nmap->start > y->nmap->start;
 }
 
@@ -229,7 +229,7 @@ static json_t *numa_json(const struct explain *e)
 		const struct xproc *x = &e->procs[i];
 		json_t *p = json_object();
 
-		json_object_set_new(p, "pid", json_integer(x->pid));
+		json_object_set_new(p, "pid", json_integer(x->row.pid));
 		if (x->has_numa) {
 			usage_json(e, &x->nu, p);
 		} else {
@@ -266,7 +266,7 @@ static void write_numa_json(struct jw *w, const struct explain *e, size_t top)
 		json_t *nb = node_bytes_json(e, r->nmap->node_bytes);
 
 		jw_open(w, NULL, '{');
-		jw_int(w, "pid", r->x->pid);
+		jw_int(w, "pid", r->x->row.pid);
 		addr_json(w, "start", r->nmap->start);
 		if (r->sm)
 			addr_json(w, "end", r->sm->end);
@@ -306,11 +306,11 @@ static void print_numa_plain(const struct explain *e, size_t top)
 		if (e->cgroup_mode && !x->nu.remote)
 			continue;
 		if (x->nu.home < 0) {
-			printf("  pid %d: home node unknown, %s resident\n", x->pid,
+			printf("  pid %d: home node unknown, %s resident\n", x->row.pid,
 			       fmt_bytes(b, 16, x->nu.bytes));
 			continue;
 		}
-		printf("  pid %d: home node %d (%s), remote %s of %s\n", x->pid, x->nu.home,
+		printf("  pid %d: home node %d (%s), remote %s of %s\n", x->row.pid, x->nu.home,
 		       numa_home_source_name(x->nu.source), fmt_bytes(path, 16, x->nu.remote),
 		       fmt_bytes(b, 16, x->nu.bytes));
 	}
@@ -351,7 +351,7 @@ static void print_numa_plain(const struct explain *e, size_t top)
 				 (unsigned long long)r->sm->end);
 		else
 			snprintf(range, sizeof(range), "%llx-?", (unsigned long long)r->nmap->start);
-		printf("%-28s %7d", range, r->x->pid);
+		printf("%-28s %7d", range, r->x->row.pid);
 		for (int c = 0; c < ncols; c++)
 			printf(" %9s", fmt_bytes(b, 16, r->nmap->node_bytes[cols[c]]));
 		safe_path(path, sizeof(path), p ? p : "");
@@ -428,7 +428,7 @@ static void explain_procs_json(const struct explain *e, json_t *procs)
 		json_int_t pid = json_integer_value(json_object_get(p, "pid"));
 
 		for (size_t k = 0; k < e->nprocs; k++)
-			if (e->procs[k].pid == pid)
+			if (e->procs[k].row.pid == pid)
 				x = &e->procs[k];
 		if (!x)
 			continue;
@@ -620,7 +620,7 @@ static void print_head(const struct explain *e, const struct report *r)
 		printf("memacct explain: cgroup %s (v%d), %zu processes\n", r->cg.rel,
 		       r->cg.version, e->nprocs);
 	else
-		printf("memacct explain: pid %d (%s), cgroup %s\n", e->procs[0].pid,
+		printf("memacct explain: pid %d (%s), cgroup %s\n", e->procs[0].row.pid,
 		       r->procs[0].comm, r->cg.rel[0] ? r->cg.rel : "?");
 	printf("%s %s   PSS %s   USS %s   swap %s\n",
 	       e->cgroup_mode ? "resident, shared counted once:" : "RSS",
@@ -688,8 +688,8 @@ static void print_procs_table(const struct explain *e)
 	for (size_t i = 0; i < e->nprocs; i++) {
 		const struct xproc *x = &e->procs[i];
 
-		snprintf(table_cell(&tc, i, PC_PID), tc.cell, "%d", x->pid);
-		safe_path(table_cell(&tc, i, PC_COMM), 16, x->st.name);
+		snprintf(table_cell(&tc, i, PC_PID), tc.cell, "%d", x->row.pid);
+		safe_path(table_cell(&tc, i, PC_COMM), 16, x->row.comm);
 		table_cells_bytes(&tc, i, PC_RSS, x->sum.rss);
 		table_cells_bytes(&tc, i, PC_PSS, x->sum.pss);
 		table_cells_bytes(&tc, i, PC_USS, x->sum.uss);
