@@ -23,6 +23,7 @@
 #include "cgroup.h"
 #include "dma_ranges.h"
 #include "commands.h"
+#include "fill.h"
 #include "memlimits.h"
 #include "pin.h"
 #include "pinwatch.h"
@@ -31,6 +32,7 @@
 #include "report_print.h"
 #include "signals.h"
 #include "smaps.h"
+#include "snapshot.h"
 #include "table.h"
 #include "usage.h"
 #include "util.h"
@@ -50,12 +52,12 @@ struct locked_map {
 };
 
 struct audit_proc {
-	pid_t pid;
-	char comm[64];
-	uint64_t locked, pinned_vm, driver_est;
-	uint64_t dma;		/* DMA pins (FOLL_PIN): --watch's BPF side or a daemon */
-	bool dma_est;		/* the daemon flagged its DMA figure an estimate */
-	bool dma_known;		/* dma measured: its cgroup's dma_known */
+	/* the collector's row (snapshot.h): pid, comm, mlocked (VmLck),
+	 * pinned_vm (VmPin), pinned; dma_pinned (FOLL_PIN pins) and its
+	 * estimate flag from --watch's BPF side or a daemon's records */
+	struct proc_row row;
+	uint64_t driver_est;	/* driver-pinned estimate from smaps (scan_smaps()) */
+	bool dma_known;		/* dma_pinned measured: its cgroup's dma_known */
 	struct rlimit rl;
 	bool has_rl;
 	struct locked_map maps[MAX_EVIDENCE];
@@ -70,8 +72,8 @@ struct audit_cg {
 	bool recursive;
 	struct audit_proc *procs;
 	size_t n;
-	uint64_t locked, pinned_vm, driver_est;
-	uint64_t dma;		/* sum of the processes' dma */
+	struct metrics tot;	/* the processes' rows summed (metrics_add_row()) */
+	uint64_t driver_est;	/* the processes' driver_est summed */
 	bool dma_known;		/* dma measured (--watch, or a daemon's pins) */
 	uint64_t limit;		/* memory limit; 0 = none */
 	uint64_t high;		/* memory.high (v2); 0 = none */
@@ -131,7 +133,7 @@ static void scan_smaps(struct audit_proc *p)
 	bool has_dev = false;
 	struct smaps sm;
 
-	if (read_smaps(p->pid, &sm) < 0)
+	if (read_smaps(p->row.pid, &sm) < 0)
 		return;
 	for (size_t i = 0; i < sm.n; i++) {
 		const struct smaps_map *m = &sm.maps[i];
@@ -159,6 +161,7 @@ static void scan_smaps(struct audit_proc *p)
 	p->driver_est = dev_rss + (has_dev ? shm_rss : 0);
 }
 
+/* The processes of @a's cgroup: the collector's rows (proc_row_read()), RLIMIT_MEMLOCK, smaps. */
 static int collect(struct audit_cg *a)
 {
 	pid_t *pids;
@@ -173,22 +176,17 @@ static int collect(struct audit_cg *a)
 	}
 	for (int i = 0; i < n; i++) {
 		struct audit_proc *p = &a->procs[a->n];
-		struct proc_status st;
 
-		if (read_status(pids[i], &st) || !st.has_mm)
-			continue;
-		p->pid = pids[i];
-		snprintf(p->comm, sizeof(p->comm), "%s", st.name);
-		p->locked = st.locked;
-		p->pinned_vm = st.pinned;
-		p->has_rl = !prlimit(p->pid, RLIMIT_MEMLOCK, NULL, &p->rl);
+		if (proc_row_read(pids[i], 0, &p->row)) {
+			memset(p, 0, sizeof(*p));
+			continue;	/* gone, or no address space */
+		}
+		p->has_rl = !prlimit(p->row.pid, RLIMIT_MEMLOCK, NULL, &p->rl);
 		scan_smaps(p);
-		a->locked += p->locked;
-		a->pinned_vm += p->pinned_vm;
-		a->driver_est += p->driver_est;
 		a->n++;
 	}
 	free(pids);
+	sum_procs(a);
 	return 0;
 }
 
@@ -222,15 +220,15 @@ static int resolve_cap(const struct audit_opts *o, const char *s, const struct a
 	return parse_size(s, base, out);
 }
 
-/* Pinned bytes: mlocked + pinned_vm + DMA pins (when known). */
+/* Pinned bytes: mlocked + pinned_vm + DMA pins (when known; metrics_pinned_sum()). */
 static uint64_t proc_pinned(const struct audit_proc *p)
 {
-	return p->locked + p->pinned_vm + p->dma;
+	return p->row.m.pinned;
 }
 
 static uint64_t cg_pinned(const struct audit_cg *a)
 {
-	return a->locked + a->pinned_vm + a->dma;
+	return a->tot.pinned;
 }
 
 static void judge(const struct audit_opts *o, struct audit_cg *a)
@@ -289,7 +287,7 @@ static int audit_host(const struct audit_cg *as, int n, const struct audit_opts 
 	r->has_host = true;
 	r->dma_attribution = r->host.known;
 	for (int i = 0; i < n; i++) {
-		r->dma_attributed += as[i].pinned_vm + as[i].dma;
+		r->dma_attributed += as[i].tot.pinned_vm + as[i].tot.dma_pinned;
 		if (!as[i].dma_known)
 			r->dma_attribution = false;
 	}
@@ -374,9 +372,9 @@ static void print_host_check(const struct audit_cg *as, int n, const struct audi
 	       over ? "EXCEEDED" : "ok");
 	k = top_pinners(as, n, top);
 	for (int i = 0; i < k; i++)
-		printf("  pins most: pid %d (%s) pinned %s (DMA %s)\n", (int)top[i]->pid,
-		       top[i]->comm, fmt_bytes(b[0], 16, proc_pinned(top[i])),
-		       top[i]->dma_known ? fmt_bytes(b[1], 16, top[i]->dma) : "unknown");
+		printf("  pins most: pid %d (%s) pinned %s (DMA %s)\n", (int)top[i]->row.pid,
+		       top[i]->row.comm, fmt_bytes(b[0], 16, proc_pinned(top[i])),
+		       top[i]->dma_known ? fmt_bytes(b[1], 16, top[i]->row.m.dma_pinned) : "unknown");
 }
 
 
@@ -418,16 +416,16 @@ static void print_proc_table(const struct audit_cg *a)
 
 		if (!proc_pinned(p) && !p->driver_est && !a->over)
 			continue;
-		snprintf(table_cell(&t, rows, AP_PID), t.cell, "%d", (int)p->pid);
-		snprintf(table_cell(&t, rows, AP_COMM), t.cell, "%s", p->comm);
-		table_cells_bytes(&t, rows, AP_MLOCKED, p->locked);
-		table_cells_bytes(&t, rows, AP_PINNED_VM, p->pinned_vm);
+		snprintf(table_cell(&t, rows, AP_PID), t.cell, "%d", (int)p->row.pid);
+		snprintf(table_cell(&t, rows, AP_COMM), t.cell, "%s", p->row.comm);
+		table_cells_bytes(&t, rows, AP_MLOCKED, p->row.m.mlocked);
+		table_cells_bytes(&t, rows, AP_PINNED_VM, p->row.m.pinned_vm);
 		table_cells_bytes(&t, rows, AP_DRIVER, p->driver_est);
 		if (!p->dma_known)
 			snprintf(table_cell(&t, rows, AP_DMA), t.cell, "-");
 		else
-			snprintf(table_cell(&t, rows, AP_DMA), t.cell, "%s%s", p->dma_est ? "~" : "",
-				 fmt_bytes(b[0], 16, p->dma));
+			snprintf(table_cell(&t, rows, AP_DMA), t.cell, "%s%s", p->row.m.dma_estimate ? "~" : "",
+				 fmt_bytes(b[0], 16, p->row.m.dma_pinned));
 		snprintf(table_cell(&t, rows, AP_RLIMIT), t.cell, "%s/%s",
 			 p->has_rl ? rl_str(b[0], 16, p->rl.rlim_cur) : "?",
 			 p->has_rl ? rl_str(b[1], 16, p->rl.rlim_max) : "?");
@@ -448,7 +446,7 @@ static void print_proc_table(const struct audit_cg *a)
 		for (int k = 0; k < a->procs[j].nmaps; k++, rows++) {
 			const struct locked_map *m = &a->procs[j].maps[k];
 
-			snprintf(table_cell(&t, rows, LM_PID), t.cell, "%d", (int)a->procs[j].pid);
+			snprintf(table_cell(&t, rows, LM_PID), t.cell, "%d", (int)a->procs[j].row.pid);
 			table_cells_bytes(&t, rows, LM_LOCKED, m->locked);
 			snprintf(table_cell(&t, rows, LM_RANGE), t.cell, "%s", m->range);
 			snprintf(table_cell(&t, rows, LM_NAME), t.cell, "%s", m->name);
@@ -463,7 +461,7 @@ static void print_proc_table(const struct audit_cg *a)
 
 		if (p->nmaps_unlisted)
 			printf("  pid %d: %d more locked mapping%s (%s locked) not listed: the "
-			       "first %d are\n", (int)p->pid, p->nmaps_unlisted,
+			       "first %d are\n", (int)p->row.pid, p->nmaps_unlisted,
 			       p->nmaps_unlisted == 1 ? "" : "s",
 			       fmt_bytes(ub, sizeof(ub), p->unlisted_locked), MAX_EVIDENCE);
 	}
@@ -479,10 +477,10 @@ static void print_plain(struct audit_cg *as, int n, const struct audit_opts *o)
 
 		printf("cgroup %s (v%d)%s: pinned %s = mlocked %s + pinned_vm %s",
 		       a->cg.path, a->cg.version, a->recursive ? " and below" : "",
-		       fmt_bytes(b[0], 16, cg_pinned(a)), fmt_bytes(b[1], 16, a->locked),
-		       fmt_bytes(b[2], 16, a->pinned_vm));
+		       fmt_bytes(b[0], 16, cg_pinned(a)), fmt_bytes(b[1], 16, a->tot.mlocked),
+		       fmt_bytes(b[2], 16, a->tot.pinned_vm));
 		if (a->dma_known)
-			printf(" + DMA %s%s", fmt_bytes(b[5], 16, a->dma), o->watch_ns ? "" :
+			printf(" + DMA %s%s", fmt_bytes(b[5], 16, a->tot.dma_pinned), o->watch_ns ? "" :
 			       " (memacct daemon)");
 		else
 			printf(" + DMA unknown (no memacct daemon pinned under %s; --watch "
@@ -571,13 +569,13 @@ static json_t *audit_proc_json(const struct audit_cg *a, const struct audit_proc
 {
 	json_t *pj = json_object(), *ms = json_array();
 
-	json_object_set_new(pj, "pid", json_integer(p->pid));
-	json_object_set_new(pj, "comm", json_string_sanitized(p->comm));
-	json_object_set_new(pj, "mlocked_bytes", json_u(p->locked));
-	json_object_set_new(pj, "pinned_vm_bytes", json_u(p->pinned_vm));
+	json_object_set_new(pj, "pid", json_integer(p->row.pid));
+	json_object_set_new(pj, "comm", json_string_sanitized(p->row.comm));
+	json_object_set_new(pj, "mlocked_bytes", json_u(p->row.m.mlocked));
+	json_object_set_new(pj, "pinned_vm_bytes", json_u(p->row.m.pinned_vm));
 	json_object_set_new(pj, "pinned_bytes", json_u(proc_pinned(p)));
-	json_object_set_new(pj, "dma_pinned_bytes", a->dma_known ? json_u(p->dma) : json_null());
-	json_object_set_new(pj, "dma_pinned_estimate", json_boolean(p->dma_est));
+	json_object_set_new(pj, "dma_pinned_bytes", a->dma_known ? json_u(p->row.m.dma_pinned) : json_null());
+	json_object_set_new(pj, "dma_pinned_estimate", json_boolean(p->row.m.dma_estimate));
 	json_object_set_new(pj, "driver_pinned_estimate_bytes", json_u(p->driver_est));
 	if (p->has_rl) {
 		json_object_set_new(pj, "rlimit_memlock_cur",
@@ -609,10 +607,10 @@ static json_t *audit_cg_json(struct audit_cg *a, const struct audit_opts *o)
 	json_object_set_new(c, "id", json_u(a->cg.id));
 	json_object_set_new(c, "version", json_integer(a->cg.version));
 	json_object_set_new(c, "recursive", json_boolean(a->recursive));
-	json_object_set_new(c, "mlocked_bytes", json_u(a->locked));
-	json_object_set_new(c, "pinned_vm_bytes", json_u(a->pinned_vm));
+	json_object_set_new(c, "mlocked_bytes", json_u(a->tot.mlocked));
+	json_object_set_new(c, "pinned_vm_bytes", json_u(a->tot.pinned_vm));
 	json_object_set_new(c, "pinned_bytes", json_u(cg_pinned(a)));
-	json_object_set_new(c, "dma_pinned_bytes", a->dma_known ? json_u(a->dma) : json_null());
+	json_object_set_new(c, "dma_pinned_bytes", a->dma_known ? json_u(a->tot.dma_pinned) : json_null());
 	json_object_set_new(c, "dma_pinned_source", json_string(o->watch_ns ? "watch" :
 			    a->dma_known ? "daemon" : "none"));
 	json_object_set_new(c, "memory_high_bytes", json_u(a->high));
@@ -646,11 +644,11 @@ static json_t *audit_host_check_json(struct audit_cg *as, int n, const struct au
 	for (int i = 0; i < k; i++) {
 		json_t *pj = json_object();
 
-		json_object_set_new(pj, "pid", json_integer(top[i]->pid));
-		json_object_set_new(pj, "comm", json_string_sanitized(top[i]->comm));
+		json_object_set_new(pj, "pid", json_integer(top[i]->row.pid));
+		json_object_set_new(pj, "comm", json_string_sanitized(top[i]->row.comm));
 		json_object_set_new(pj, "pinned_bytes", json_u(proc_pinned(top[i])));
 		json_object_set_new(pj, "dma_pinned_bytes", top[i]->dma_known ?
-				    json_u(top[i]->dma) : json_null());
+				    json_u(top[i]->row.m.dma_pinned) : json_null());
 		json_array_append_new(tj, pj);
 	}
 	json_object_set_new(hc, "top", tj);
@@ -701,7 +699,7 @@ static void enforce(struct audit_cg *as, int n)
 	for (int i = 0; i < n; i++) {
 		for (size_t j = 0; j < as[i].n; j++) {
 			struct audit_proc *p = &as[i].procs[j];
-			uint64_t want = p->locked + p->pinned_vm;	/* never below what it holds */
+			uint64_t want = p->row.m.mlocked + p->row.m.pinned_vm;	/* never below what it holds */
 			struct rlimit nl;
 			struct proc_stat ps;
 			char b1[16], b2[16], b3[16];
@@ -712,17 +710,17 @@ static void enforce(struct audit_cg *as, int n)
 				continue;
 			nl.rlim_cur = want;
 			nl.rlim_max = p->rl.rlim_max;
-			if (read_stat(p->pid, &ps) || prlimit(p->pid, RLIMIT_MEMLOCK, &nl, NULL)) {
-				p_warn("enforce: prlimit(%d, RLIMIT_MEMLOCK): %s", (int)p->pid,
+			if (read_stat(p->row.pid, &ps) || prlimit(p->row.pid, RLIMIT_MEMLOCK, &nl, NULL)) {
+				p_warn("enforce: prlimit(%d, RLIMIT_MEMLOCK): %s", (int)p->row.pid,
 				       strerror(errno));
 				continue;
 			}
 			fprintf(stderr, "memacct: enforce: pid %d (%s) RLIMIT_MEMLOCK soft %s -> %s "
-				"(holds %s); undo: memacct audit --restore-rlimit\n", (int)p->pid,
-				p->comm, rl_str(b1, 16, p->rl.rlim_cur), fmt_bytes(b2, 16, want),
-				fmt_bytes(b3, 16, p->locked + p->pinned_vm));
+				"(holds %s); undo: memacct audit --restore-rlimit\n", (int)p->row.pid,
+				p->row.comm, rl_str(b1, 16, p->rl.rlim_cur), fmt_bytes(b2, 16, want),
+				fmt_bytes(b3, 16, p->row.m.mlocked + p->row.m.pinned_vm));
 			if (log)
-				fprintf(log, "%d %" PRIu64 " %llu %llu\n", (int)p->pid,
+				fprintf(log, "%d %" PRIu64 " %llu %llu\n", (int)p->row.pid,
 					ps.starttime_ticks, (unsigned long long)p->rl.rlim_cur,
 					(unsigned long long)want);
 		}
@@ -823,28 +821,14 @@ static int all_cgroups(struct audit_cg **as, int *cap)
 /*
  * DMA pins of one-shot audits from a memacct daemon's pinned procs map
  * (the same figures its /metrics gives), net of the mlocked part of their
- * ranges as run/attach/explain show them.
+ * ranges as run/attach/explain show them (proc_rows_join_pins()).
  */
-static void daemon_dma_one(size_t i, const struct memacct_proc *v, const struct dma_ranges *r,
-			   void *ctx)
-{
-	struct audit_proc *p = &((struct audit_cg *)ctx)->procs[i];
-
-	p->dma = dma_pinned_net(p->pid, v, p->locked, &p->dma_est);
-}
-
 static void daemon_dma(struct audit_cg *a, const char *dir)
 {
-	pid_t *pids = calloc(a->n ? a->n : 1, sizeof(*pids));
-	int n;
-
-	if (!pids)
+	if (!a->procs)
 		return;
-	for (size_t i = 0; i < a->n; i++)
-		pids[i] = a->procs[i].pid;
-	n = pin_procs_of(dir, pids, a->n, daemon_dma_one, a);
-	free(pids);
-	a->dma_known = n >= 0;
+	a->dma_known = proc_rows_join_pins(dir, &a->procs[0].row, a->n, sizeof(a->procs[0]),
+					   NULL, NULL) >= 0;
 	sum_procs(a);
 }
 
@@ -856,7 +840,8 @@ static int audit_once(struct audit_cg *as, int n, const struct audit_opts *o, bo
 		free(as[i].procs);
 		as[i].procs = NULL;
 		as[i].n = 0;
-		as[i].locked = as[i].pinned_vm = as[i].driver_est = as[i].dma = 0;
+		memset(&as[i].tot, 0, sizeof(as[i].tot));
+		as[i].driver_est = 0;
 		if (collect(&as[i]))
 			continue;	/* removed meanwhile */
 		if (o->watch_ns)
@@ -951,8 +936,10 @@ static void watch_dma_apply(struct watch *w)
 
 		for (size_t k = 0; k < a->n; k++)
 			for (unsigned int j = 0; j < w->ndma; j++)
-				if (w->dma[j].pid == a->procs[k].pid)
-					a->procs[k].dma = w->dma[j].bytes;
+				if (w->dma[j].pid == a->procs[k].row.pid) {
+					a->procs[k].row.m.dma_pinned = w->dma[j].bytes;
+					metrics_pinned_sum(&a->procs[k].row.m);
+				}
 		sum_procs(a);
 		judge(w->o, a);
 	}
@@ -1009,18 +996,18 @@ static int watch_cg_index(struct watch *w, uint64_t id)
 static int proc_find(const struct audit_cg *a, pid_t pid)
 {
 	for (size_t i = 0; i < a->n; i++)
-		if (a->procs[i].pid == pid)
+		if (a->procs[i].row.pid == pid)
 			return (int)i;
 	return -1;
 }
 
+/* @a's sums of its processes, by the metric table's rule of a sum of rows. */
 static void sum_procs(struct audit_cg *a)
 {
-	a->locked = a->pinned_vm = a->driver_est = a->dma = 0;
+	memset(&a->tot, 0, sizeof(a->tot));
+	a->driver_est = 0;
 	for (size_t i = 0; i < a->n; i++) {
-		a->locked += a->procs[i].locked;
-		a->pinned_vm += a->procs[i].pinned_vm;
-		a->dma += a->procs[i].dma;
+		metrics_add_row(&a->tot, &a->procs[i].row);
 		a->driver_est += a->procs[i].driver_est;
 	}
 }
@@ -1035,11 +1022,11 @@ static void top_proc(const struct audit_cg *a, struct trigger *t)
 			top = &a->procs[i];
 	if (!top)
 		return;
-	t->pid = top->pid;
-	snprintf(t->comm, sizeof(t->comm), "%s", top->comm);
-	t->locked = top->locked;
-	t->pinned_vm = top->pinned_vm;
-	t->dma = top->dma;
+	t->pid = top->row.pid;
+	snprintf(t->comm, sizeof(t->comm), "%s", top->row.comm);
+	t->locked = top->row.m.mlocked;
+	t->pinned_vm = top->row.m.pinned_vm;
+	t->dma = top->row.m.dma_pinned;
 }
 
 /* Print a line (and with -j the cgroup's audit object) when as[i] crossed. */
@@ -1085,7 +1072,7 @@ static void watch_transition(struct watch *w, int i, const struct trigger *trig)
 			p->nmaps = p->nmaps_unlisted = 0;
 			p->unlisted_locked = 0;
 			scan_smaps(p);
-			p->has_rl = !prlimit(p->pid, RLIMIT_MEMLOCK, NULL, &p->rl);
+			p->has_rl = !prlimit(p->row.pid, RLIMIT_MEMLOCK, NULL, &p->rl);
 		}
 		sum_procs(a);
 		print_json(a, 1, w->o, true, &t);
@@ -1163,14 +1150,15 @@ static int watch_on_event(void *ctx, const struct pinwatch_event *ev)
 		a->procs = np;
 		k = (int)a->n++;
 		memset(&a->procs[k], 0, sizeof(a->procs[k]));
-		a->procs[k].pid = ev->pid;
-		snprintf(a->procs[k].comm, sizeof(a->procs[k].comm), "%s", ev->comm);
+		a->procs[k].row.pid = ev->pid;
+		snprintf(a->procs[k].row.comm, sizeof(a->procs[k].row.comm), "%s", ev->comm);
 		a->procs[k].has_rl = !prlimit(ev->pid, RLIMIT_MEMLOCK, NULL, &a->procs[k].rl);
 	}
 	p = &a->procs[k];
-	p->locked = ev->locked_bytes;
-	p->pinned_vm = ev->pinned_vm_bytes;
-	p->dma = ev->dma_bytes;
+	p->row.m.mlocked = ev->locked_bytes;
+	p->row.m.pinned_vm = ev->pinned_vm_bytes;
+	p->row.m.dma_pinned = ev->dma_bytes;
+	metrics_pinned_sum(&p->row.m);
 	watch_dma_note(w, ev);
 	sum_procs(a);
 	judge(w->o, a);
