@@ -149,17 +149,13 @@ static void sort_rows(struct top *t)
 
 static struct top_row *row_add(struct top *t)
 {
-	if (t->nrows == t->cap) {
-		size_t cap = t->cap ? 2 * t->cap : 64;
-		struct top_row *n = realloc(t->rows, cap * sizeof(*n));
+	struct top_row *row = array_grow(&t->rows, t->nrows, &t->cap, sizeof(*row));
 
-		if (!n)
-			return NULL;
-		t->rows = n;
-		t->cap = cap;
-	}
-	memset(&t->rows[t->nrows], 0, sizeof(t->rows[0]));
-	return &t->rows[t->nrows++];
+	if (!row)
+		return NULL;
+	memset(row, 0, sizeof(*row));
+	t->nrows++;
+	return row;
 }
 
 static int cmp_proc_pid(const void *key, const void *elem)

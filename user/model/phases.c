@@ -231,18 +231,11 @@ static int push_map(struct phase *ph, size_t *cap, int pid, enum map_change c,
 		    const struct smaps_map *now, const struct smaps_map *was)
 {
 	const struct smaps_map *m = now ? now : was;
-	struct phase_map *pm;
+	struct phase_map *pm = array_grow(&ph->maps, ph->nmaps, cap, sizeof(*pm));
 
-	if (ph->nmaps == *cap) {
-		size_t n = *cap ? 2 * *cap : 16;
-		struct phase_map *a = realloc(ph->maps, n * sizeof(*a));
-
-		if (!a)
-			return -ENOMEM;
-		ph->maps = a;
-		*cap = n;
-	}
-	pm = &ph->maps[ph->nmaps++];
+	if (!pm)
+		return -ENOMEM;
+	ph->nmaps++;
 	memset(pm, 0, sizeof(*pm));
 	pm->pid = pid;
 	pm->change = c;
@@ -411,16 +404,9 @@ static int phase_close(struct phases *p, const struct report *b, const struct ph
 
 	if (!p->open)
 		return 0;
-	if (p->ndone == p->cap) {
-		size_t n = p->cap ? 2 * p->cap : 8;
-		struct phase *d = realloc(p->done, n * sizeof(*d));
-
-		if (!d)
-			return -ENOMEM;
-		p->done = d;
-		p->cap = n;
-	}
-	ph = &p->done[p->ndone];
+	ph = array_grow(&p->done, p->ndone, &p->cap, sizeof(*ph));
+	if (!ph)
+		return -ENOMEM;
 	memset(ph, 0, sizeof(*ph));
 	snprintf(ph->name, sizeof(ph->name), "%s", p->cur_name);
 	err = phase_build(ph, &p->start, b, bmaps);

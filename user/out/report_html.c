@@ -46,9 +46,9 @@ struct html_point {
 struct html_series {
 	int pid;
 	char comm[64];
-	double *t;
+	double *t;		/* its n samples: times and RSS, each grown apart */
 	uint64_t *v;
-	size_t n, cap;
+	size_t n, cap_t, cap_v;
 	uint64_t peak;
 	bool live;		/* in the last snapshot, live */
 	bool exit_marked;
@@ -75,22 +75,6 @@ struct html_doc {
 	bool has_limit;
 	uint64_t limit;
 };
-
-static int grow(void **v, size_t *cap, size_t n, size_t size)
-{
-	void *p;
-	size_t c;
-
-	if (n < *cap)
-		return 0;
-	c = *cap ? 2 * *cap : 64;
-	p = realloc(*v, c * size);
-	if (!p)
-		return -ENOMEM;
-	*v = p;
-	*cap = c;
-	return 0;
-}
 
 struct html_doc *html_new(void)
 {
@@ -152,9 +136,10 @@ static struct html_series *series_of(struct html_doc *d, const struct proc_row *
 	for (size_t i = 0; i < d->nprocs; i++)
 		if (d->procs[i].pid == row->pid && !strcmp(d->procs[i].comm, row->comm))
 			return &d->procs[i];
-	if (grow((void **)&d->procs, &d->cap_procs, d->nprocs, sizeof(*d->procs)))
+	s = array_grow(&d->procs, d->nprocs, &d->cap_procs, sizeof(*s));
+	if (!s)
 		return NULL;
-	s = &d->procs[d->nprocs++];
+	d->nprocs++;
 	memset(s, 0, sizeof(*s));
 	s->pid = row->pid;
 	snprintf(s->comm, sizeof(s->comm), "%s", row->comm);
@@ -169,9 +154,10 @@ static int add_event(struct html_doc *d, double t, bool oom, const char *text)
 		d->exits_unmarked++;
 		return 0;
 	}
-	if (grow((void **)&d->ev, &d->cap_ev, d->nev, sizeof(*d->ev)))
+	e = array_grow(&d->ev, d->nev, &d->cap_ev, sizeof(*e));
+	if (!e)
 		return -ENOMEM;
-	e = &d->ev[d->nev++];
+	d->nev++;
 	e->t = t;
 	e->oom = oom;
 	snprintf(e->text, sizeof(e->text), "%s", text);
@@ -182,6 +168,8 @@ static int add_row(struct html_doc *d, const struct proc_row *row, double t)
 {
 	struct html_series *s = series_of(d, row);
 	char text[200];
+	uint64_t *vp;
+	double *tp;
 
 	if (!s)
 		return -ENOMEM;
@@ -198,13 +186,13 @@ static int add_row(struct html_doc *d, const struct proc_row *row, double t)
 				 row->comm, WEXITSTATUS(row->exit_code));
 		return add_event(d, t, false, text);
 	}
-	if (grow((void **)&s->t, &s->cap, s->n, sizeof(*s->t)))
+	tp = array_grow(&s->t, s->n, &s->cap_t, sizeof(*tp));
+	vp = tp ? array_grow(&s->v, s->n, &s->cap_v, sizeof(*vp)) : NULL;
+	if (!vp)
 		return -ENOMEM;
-	s->v = realloc(s->v, s->cap * sizeof(*s->v));
-	if (!s->v)
-		return -ENOMEM;
-	s->t[s->n] = t;
-	s->v[s->n++] = row->m.rss;
+	*tp = t;
+	*vp = row->m.rss;
+	s->n++;
 	if (row->m.rss > s->peak)
 		s->peak = row->m.rss;
 	return 0;
@@ -215,9 +203,10 @@ int html_add(struct html_doc *d, const struct report *r, const char *kind)
 	struct html_point *p;
 	int err;
 
-	if (grow((void **)&d->pts, &d->cap_pts, d->npts, sizeof(*d->pts)))
+	p = array_grow(&d->pts, d->npts, &d->cap_pts, sizeof(*p));
+	if (!p)
 		return -ENOMEM;
-	p = &d->pts[d->npts++];
+	d->npts++;
 	p->t = r->elapsed_s;
 	split_classes(&r->totals, p);
 	d->has_limit = r->has_limit;

@@ -417,21 +417,17 @@ static int name_search_fn(const FTSENT *ent, void *ctx)
 {
 	struct name_search *ns = ctx;
 	size_t n = ent->fts_pathlen, t = strlen(ns->tail);
-	char **tmp;
+	char **slot;
 
 	if (ent->fts_level == 0 || n < t + 1)
 		return 0;
 	if (ent->fts_path[n - t - 1] != '/' || strcmp(ent->fts_path + n - t, ns->tail))
 		return 0;
-	if (ns->n == ns->cap) {
-		ns->cap = ns->cap ? ns->cap * 2 : 8;
-		tmp = realloc(ns->found, ns->cap * sizeof(*tmp));
-		if (!tmp)
-			return -ENOMEM;
-		ns->found = tmp;
-	}
-	ns->found[ns->n] = strdup(ent->fts_path);
-	if (!ns->found[ns->n])
+	slot = array_grow(&ns->found, ns->n, &ns->cap, sizeof(*slot));
+	if (!slot)
+		return -ENOMEM;
+	*slot = strdup(ent->fts_path);
+	if (!*slot)
 		return -ENOMEM;
 	ns->n++;
 	return 0;
@@ -983,7 +979,7 @@ struct pid_list {
 static int read_procs(const char *dir, struct pid_list *pl)
 {
 	char path[PATH_MAX + 16], *buf, *p, *eol;
-	pid_t *tmp;
+	pid_t *slot;
 	uint64_t v;
 	long len;
 	int err = 0;
@@ -1001,16 +997,13 @@ static int read_procs(const char *dir, struct pid_list *pl)
 			err = -EINVAL;
 		if (err)
 			break;
-		if (pl->n == pl->cap) {
-			pl->cap = pl->cap ? pl->cap * 2 : 64;
-			tmp = realloc(pl->pids, pl->cap * sizeof(*tmp));
-			if (!tmp) {
-				err = -ENOMEM;
-				break;
-			}
-			pl->pids = tmp;
+		slot = array_grow(&pl->pids, pl->n, &pl->cap, sizeof(*slot));
+		if (!slot) {
+			err = -ENOMEM;
+			break;
 		}
-		pl->pids[pl->n++] = (pid_t)v;
+		*slot = (pid_t)v;
+		pl->n++;
 	}
 	free(buf);
 	return err;
@@ -1073,16 +1066,12 @@ struct id_list {
 static int ids_fn(const FTSENT *ent, void *ctx)
 {
 	struct id_list *il = ctx;
-	uint64_t *tmp;
+	uint64_t *slot = array_grow(&il->ids, il->n, &il->cap, sizeof(*slot));
 
-	if (il->n == il->cap) {
-		il->cap = il->cap ? il->cap * 2 : 64;
-		tmp = realloc(il->ids, il->cap * sizeof(*tmp));
-		if (!tmp)
-			return -ENOMEM;
-		il->ids = tmp;
-	}
-	il->ids[il->n++] = ent->fts_statp->st_ino;
+	if (!slot)
+		return -ENOMEM;
+	*slot = ent->fts_statp->st_ino;
+	il->n++;
 	return 0;
 }
 
@@ -1115,18 +1104,10 @@ static int subtree_fn(const FTSENT *ent, void *ctx)
 {
 	struct subtree *t = ctx;
 	const char *rest = ent->fts_path + strlen(t->top->path);
-	struct memcg *c;
+	struct memcg *c = array_grow(&t->v, t->n, &t->cap, sizeof(*c));
 
-	if (t->n == t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 16;
-		struct memcg *nv = realloc(t->v, cap * sizeof(*nv));
-
-		if (!nv)
-			return -ENOMEM;
-		t->v = nv;
-		t->cap = cap;
-	}
-	c = &t->v[t->n];
+	if (!c)
+		return -ENOMEM;
 	if (ent->fts_level == 0) {
 		*c = *t->top;
 	} else {

@@ -70,16 +70,12 @@ static char *decode_path(const char *s, size_t len)
 
 static int push_map(struct numa_maps *nm, const struct numa_map *m)
 {
-	if (nm->n == nm->cap) {
-		size_t cap = nm->cap ? 2 * nm->cap : 64;
-		struct numa_map *n = realloc(nm->maps, cap * sizeof(*n));
+	struct numa_map *slot = array_grow(&nm->maps, nm->n, &nm->cap, sizeof(*slot));
 
-		if (!n)
-			return -ENOMEM;
-		nm->maps = n;
-		nm->cap = cap;
-	}
-	nm->maps[nm->n++] = *m;
+	if (!slot)
+		return -ENOMEM;
+	*slot = *m;
+	nm->n++;
 	return 0;
 }
 
@@ -424,19 +420,21 @@ static int thread_cpus(pid_t pid, int **out)
 {
 	char path[96], *text;
 	struct dirent *de;
-	int n = 0, cap = 16, *v, cpu;
+	int n = 0, *v = NULL, *slot, cpu;
+	size_t cap = 0;
 	DIR *d;
 
 	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
 	d = opendir(path);
 	if (!d)
 		return errno == ENOENT ? -ESRCH : -errno;
-	v = malloc(cap * sizeof(*v));
-	if (!v) {
+	slot = array_grow(&v, n, &cap, sizeof(*v));
+	if (!slot) {
 		closedir(d);
 		return -ENOMEM;
 	}
-	v[n++] = -1;	/* the leader's slot */
+	*slot = -1;	/* the leader's slot */
+	n++;
 	while ((de = readdir(d))) {
 		uint64_t tid;
 
@@ -454,15 +452,11 @@ static int thread_cpus(pid_t pid, int **out)
 			v[0] = cpu;
 			continue;
 		}
-		if (n == cap) {
-			int *nv = realloc(v, 2 * cap * sizeof(*nv));
-
-			if (!nv)
-				break;
-			v = nv;
-			cap *= 2;
-		}
-		v[n++] = cpu;
+		slot = array_grow(&v, n, &cap, sizeof(*v));
+		if (!slot)
+			break;
+		*slot = cpu;
+		n++;
 	}
 	closedir(d);
 	if (v[0] < 0) {		/* the leader exited: keep the others */
@@ -556,16 +550,9 @@ int numa_smaps_usage(const struct numa_topo *t, const struct smaps *s,
 
 		if (!bytes)
 			continue;
-		if (nm->n == nm->cap) {
-			size_t cap = nm->cap ? 2 * nm->cap : 64;
-			struct numa_map *maps = realloc(nm->maps, cap * sizeof(*maps));
-
-			if (!maps)
-				goto nomem;
-			nm->maps = maps;
-			nm->cap = cap;
-		}
-		m = &nm->maps[nm->n];
+		m = array_grow(&nm->maps, nm->n, &nm->cap, sizeof(*m));
+		if (!m)
+			goto nomem;
 		memset(m, 0, sizeof(*m));
 		m->start = sm->start;
 		m->huge = hugetlb > 0;

@@ -254,7 +254,7 @@ static int parse_key(const char *s, const char *e, struct smaps_map *m)
 int parse_smaps(const char *text, struct smaps *s)
 {
 	const char *pos = text, *eol;
-	struct smaps_map *m = NULL, *tmp;
+	struct smaps_map *m = NULL;
 	int err;
 
 	memset(s, 0, sizeof(*s));
@@ -265,16 +265,12 @@ int parse_smaps(const char *text, struct smaps *s)
 		if (eol == pos)
 			continue;
 		if (hexval(*pos) >= 0) {
-			if (s->n == s->cap) {
-				s->cap = s->cap ? s->cap * 2 : 64;
-				tmp = realloc(s->maps, s->cap * sizeof(*s->maps));
-				if (!tmp) {
-					err = -ENOMEM;
-					goto out_free;
-				}
-				s->maps = tmp;
+			m = array_grow(&s->maps, s->n, &s->cap, sizeof(*m));
+			if (!m) {
+				err = -ENOMEM;
+				goto out_free;
 			}
-			m = &s->maps[s->n++];
+			s->n++;
 			memset(m, 0, sizeof(*m));
 			err = parse_header(pos, eol, m);
 			if (err)
