@@ -835,6 +835,55 @@ START_TEST(test_explain_cgroup_skips_unreadable)
 }
 END_TEST
 
+/*
+ * More verdict lines than explain lists (24): 30 fork families (a parent sh
+ * with a sleep child each, and the sh that started them) in a cgroup, a
+ * line each. Those past the 24 are counted (verdicts_unlisted and a NOTE
+ * line), never dropped unsaid.
+ */
+START_TEST(test_explain_verdicts_unlisted)
+{
+	char cmd[PATH_MAX + 256], note[64];
+	long long listed, unlisted;
+	struct result *r;
+	pid_t *pids, sh;
+	int n = 0;
+
+	make_cg();
+	snprintf(cmd, sizeof(cmd), "echo $$ > %s/cgroup.procs && for i in $(seq 30); do "
+		 "sh -c 'sleep 60 & wait' & done; wait", test_cg.path);
+	sh = spawn_sh(cmd);
+	for (int i = 0; i < 100 && n < 61; i++) {	/* 1 + 30 sh + 30 sleep */
+		sleep_ms(100);
+		n = memcg_pids(&test_cg, false, &pids);
+		if (n >= 0)
+			free(pids);
+	}
+	ck_assert_int_eq(n, 61);
+	sleep_ms(300);	/* every sleep exec'd */
+	r = explain("--cgroup '%s'", test_cg.path);
+	check_schema(r->report);
+	listed = (long long)json_array_size(json_object_get(r->report, "verdict"));
+	unlisted = jint(r->report, "verdicts_unlisted");
+	result_free(r);
+	r = run_cmd("%s explain --cgroup '%s'", memacct, test_cg.path);
+	printf("  %-40s listed %lld, unlisted %lld (31 families)\n", "explain verdicts", listed,
+	       unlisted);
+	snprintf(note, sizeof(note), "NOTE: %lld more verdicts, not listed", unlisted);
+	ck_assert_msg(r->status == 0 && strstr(r->out, note), "no '%s' in:\n%.2000s", note,
+		      r->out);
+	result_free(r);
+	n = memcg_pids(&test_cg, false, &pids);
+	for (int i = 0; i < n; i++)
+		kill(pids[i], SIGKILL);
+	if (n >= 0)
+		free(pids);
+	waitpid(sh, NULL, 0);
+	ck_assert_int_eq(listed, 24);
+	ck_assert_int_ge(listed + unlisted, 31);
+}
+END_TEST
+
 Suite *explain_suite(void)
 {
 	Suite *s = suite_create("explain");
@@ -846,6 +895,7 @@ Suite *explain_suite(void)
 	tcase_add_test(tc, test_explain_file_mlocked);
 	tcase_add_test(tc, test_explain_hostile_name);
 	tcase_add_test(tc, test_explain_fork_workers);
+	tcase_add_test(tc, test_explain_verdicts_unlisted);
 	tcase_add_test(tc, test_explain_memfd_shared);
 	tcase_add_test(tc, test_explain_file_mappers);
 	tcase_add_test(tc, test_explain_daemon_cow);

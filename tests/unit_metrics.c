@@ -15,6 +15,7 @@
 #include "check_util.h"
 #include "cgroup.h"
 #include "daemon.h"
+#include "daemon_oom.h"
 #include "metric_table.h"
 #include "metrics.h"
 #include "output_om.h"
@@ -508,6 +509,50 @@ START_TEST(test_comm_sums_grow)
 }
 END_TEST
 
+/*
+ * The last-kill series at its limit: a restarted daemon seeded from an OOM
+ * log of 1,030 cgroups' kills (each cgroup and "/" above it) keeps 1,024;
+ * the 7 oldest are dropped and counted, never dropped unsaid.
+ */
+START_TEST(test_oom_last_kill_series_full)
+{
+	char path[] = "/tmp/memacct-unit-oomlog-XXXXXX";
+	struct daemon_oom *o = calloc(1, sizeof(*o));
+	bool c0 = false, c1029 = false;
+	const char *text;
+	struct mbuf b;
+	FILE *f;
+	int fd;
+
+	ck_assert_ptr_nonnull(o);
+	fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	f = fdopen(fd, "w");
+	for (int i = 0; i < 1030; i++)
+		fprintf(f, "{\"schema\":\"%s\",\"oom_kills\":[{\"cgroup\":\"/c%d\","
+			"\"time\":%d}]}\n", OOM_SCHEMA, i, i + 1);
+	ck_assert_int_eq(fclose(f), 0);
+	o->log_path = path;
+	doom_seed(o);
+	unlink(path);
+	ck_assert_int_eq(o->nlast, DOOM_CGROUPS);
+	ck_assert_int_eq(o->last_dropped, 7);
+	for (size_t i = 0; i < o->nlast; i++) {
+		c0 |= !strcmp(o->last[i].cgroup, "/c0");
+		c1029 |= !strcmp(o->last[i].cgroup, "/c1029");
+	}
+	ck_assert(!c0 && c1029);
+	mbuf_init(&b, false);
+	doom_metrics(&b, o);
+	text = metrics_end(&b);
+	ck_assert_msg(strstr(text, "\nmemacct_oom_last_kill_series_dropped_total 7\n"), "%.600s",
+		      text);
+	mbuf_free(&b);
+	doom_free(o);
+	free(o);
+}
+END_TEST
+
 Suite *metrics_suite(void)
 {
 	Suite *s = suite_create("metrics");
@@ -535,6 +580,7 @@ Suite *metrics_suite(void)
 	tc = tcase_create("self");
 	tcase_add_test(tc, test_self_metrics);
 	tcase_add_test(tc, test_self_read);
+	tcase_add_test(tc, test_oom_last_kill_series_full);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -956,6 +956,36 @@ START_TEST(test_metric_table_rows)
 }
 END_TEST
 
+/*
+ * The daemon's per-process families are gauges named memacct_process_<key>
+ * (cmd/daemon.c, a TOP_PROC() row): a count's key ends in _total, which a
+ * gauge must not (promtool check metrics refuses it), so only a row of
+ * bytes may have one.
+ */
+START_TEST(test_top_proc_rows_bytes)
+{
+#define TOP_PROC(help)		1
+#define NO_TOP_PROC		0
+#define TP_ROW(id, field, key, family, flags, total, bpf, help, source, col, top_proc, \
+	       top_col) { M_##id, top_proc },
+	static const struct { enum metric_id id; int top_proc; } rows[] = { METRIC_ROWS(TP_ROW) };
+#undef TP_ROW
+#undef NO_TOP_PROC
+#undef TOP_PROC
+	int n = 0;
+
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		const struct metric_def *d = &metric_table[rows[i].id];
+
+		n += rows[i].top_proc;
+		ck_assert_msg(!rows[i].top_proc || (d->flags & MF_BYTES),
+			      "%s: a count's per-process gauge memacct_process_%s ends in _total",
+			      d->key, d->key);
+	}
+	ck_assert_int_gt(n, 0);
+}
+END_TEST
+
 /* Every row is documented: its key in docs/metrics.md and the schema, its
  * family in docs/daemon.md. */
 START_TEST(test_metric_table_docs)
@@ -1479,6 +1509,7 @@ Suite *report_suite(void)
 	tcase_add_test(tc, test_host_unknown);
 	tcase_add_test(tc, test_host_known);
 	tcase_add_test(tc, test_metric_table_rows);
+	tcase_add_test(tc, test_top_proc_rows_bytes);
 	tcase_add_test(tc, test_metric_table_docs);
 	tcase_add_test(tc, test_metric_docs_have_rows);
 	tcase_add_test(tc, test_cgroup_families_docs);

@@ -376,26 +376,23 @@ static void format(struct dstate *d, const struct collection *col,
 #define PM_ROW_NO_TOP_PROC_(id, key, help)
 		METRIC_ROWS(PM_ROW)
 	};
-	const struct metrics *pmet = col->topm;	/* filled once by collect() */
+	const struct proc_row *top = col->top;	/* filled once by collect() */
 
-	for (size_t m = 0; pmet && m < sizeof(pm) / sizeof(pm[0]); m++) {
+	for (size_t m = 0; top && m < sizeof(pm) / sizeof(pm[0]); m++) {
 		bool bytes = metric_table[pm[m].id].flags & MF_BYTES;
 
 		metrics_family(b, pm[m].name, MT_GAUGE, bytes ? "bytes" : NULL, pm[m].help);
 		for (size_t i = 0; i < ntop; i++) {
-			const struct memacct_task_stock *t = &col->st[i];
-			struct cgi *c = cgi_find(col->cg, col->ncg, t->memcg_id);
-			char pid[16], comm[MEMACCT_COMM_LEN + 1];
+			struct cgi *c = cgi_find(col->cg, col->ncg, col->st[i].memcg_id);
+			char pid[16];
 
-			if (pmet[i].unknown & MBIT(pm[m].id))
+			if (top[i].m.unknown & MBIT(pm[m].id))
 				continue;	/* not measured: no sample */
-			snprintf(pid, sizeof(pid), "%u", t->tgid);
-			memcpy(comm, t->comm, MEMACCT_COMM_LEN);
-			comm[MEMACCT_COMM_LEN] = '\0';
+			snprintf(pid, sizeof(pid), "%d", top[i].pid);
 			l[0] = (struct mlabel){ "pid", pid };
-			l[1] = (struct mlabel){ "comm", comm };
+			l[1] = (struct mlabel){ "comm", top[i].comm };
 			l[2] = (struct mlabel){ "cgroup", c ? c->rel : "" };
-			metrics_sample_u64(b, l, 3, metric_get(&pmet[i], pm[m].id));
+			metrics_sample_u64(b, l, 3, metric_get(&top[i].m, pm[m].id));
 		}
 	}
 	format_self(d, col, s, b);
@@ -451,16 +448,10 @@ static void write_json_log(struct dstate *d, const struct collection *col)
 	for (size_t i = 0; i < col->ncg; i++)
 		if (col->cg[i].level == 0)
 			r.totals = col->cg[i].m;
-	r.procs = calloc(ntop ? ntop : 1, sizeof(*r.procs));
-	for (size_t i = 0; r.procs && col->topm && i < ntop; i++) {
-		const struct memacct_task_stock *t = &col->st[i];
-		struct proc_row *p = &r.procs[r.nprocs++];
-
-		p->pid = t->tgid;
-		p->ppid = t->ppid;
-		memcpy(p->comm, t->comm, MEMACCT_COMM_LEN);
-		p->start_boottime_ns = t->start_boottime_ns;
-		p->m = col->topm[i];
+	r.procs = col->top ? malloc((ntop ? ntop : 1) * sizeof(*r.procs)) : NULL;
+	if (r.procs) {	/* the collector's rows (report_free() frees the copy) */
+		memcpy(r.procs, col->top, ntop * sizeof(*r.procs));
+		r.nprocs = ntop;
 	}
 	memcpy(r.dropped, col->counters.dropped, sizeof(r.dropped));
 	r.vma_lockless_lookups = col->counters.vma_lockless;

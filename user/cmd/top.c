@@ -177,22 +177,12 @@ static const struct proc_row *live_row(const struct report *r, int pid)
 	return p && !p->exited ? p : NULL;
 }
 
-/* What a process adds to its cgroup's row: pinned stocks and flows. */
-static void add_proc(struct metrics *m, const struct metrics *p)
-{
-	m->mlocked += p->mlocked;
-	m->pinned_vm += p->pinned_vm;
-	m->dma_pinned += p->dma_pinned;
-	m->pinned += p->pinned;
-	m->remote_numa += p->remote_numa;
-	metrics_add_flows(m, p);
-}
-
 /*
  * One row per cgroup of the subtree, each for itself and everything below
  * it (as memory.stat counts): stocks from memory.stat; pinned and the flows
- * of its live processes from their rows; flows of processes that exited in
- * it from the BPF cgroups map.
+ * of its live processes from their rows, summed by the metric table's rule
+ * (metrics_add_row()); flows of processes that exited in it from the BPF
+ * cgroups map.
  */
 static int build_cgroup_rows(struct top *t, const struct report *r)
 {
@@ -232,7 +222,7 @@ static int build_cgroup_rows(struct top *t, const struct report *r)
 			const struct proc_row *p = live_row(r, pids[k]);
 
 			if (p) {
-				add_proc(&row->m, &p->m);
+				metrics_add_row(&row->m, p);
 				row->id++;
 			}
 		}
@@ -246,7 +236,7 @@ static int build_cgroup_rows(struct top *t, const struct report *r)
 
 		if (parent[i] < 0)
 			continue;
-		add_proc(&t->rows[base + parent[i]].m, &row->m);
+		metrics_add(&t->rows[base + parent[i]].m, &row->m, false);
 		t->rows[base + parent[i]].id += row->id;
 	}
 	for (int i = 0; i < n; i++) {

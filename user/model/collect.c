@@ -388,7 +388,7 @@ void collection_free(struct collection *c)
 	free(c->cg);
 	free(c->pf);
 	free(c->topf);
-	free(c->topm);
+	free(c->top);
 	free(c->comms);
 	memset(c, 0, sizeof(*c));
 }
@@ -640,18 +640,23 @@ static void collect_top_flows(struct collection *col)
 }
 
 /*
- * @m from top process @t (one of the first col->ntop of col->st): its
- * stocks from the task walk (mm->rss_stat, hiwater_rss, locked_vm,
- * pinned_vm; faults from signal->min_flt/maj_flt) and, where the kernel
- * side has its record, its flows and DMA pins. Bytes by @page_size;
- * figures of no record stay 0.
+ * @row of top process @t (one of the first col->ntop of col->st): pid,
+ * ppid, comm, start, its stocks from the task walk (mm->rss_stat,
+ * hiwater_rss, locked_vm, pinned_vm; faults from signal->min_flt/maj_flt)
+ * and, where the kernel side has its record, its flows and DMA pins. Bytes
+ * by @page_size; figures of no record stay 0.
  */
-static void collect_proc_metrics(const struct collection *col, const struct memacct_task_stock *t,
-				 uint64_t page_size, struct metrics *m)
+static void collect_top_row(const struct collection *col, const struct memacct_task_stock *t,
+			    uint64_t page_size, struct proc_row *row)
 {
 	const struct memacct_flows *f = flow_of(col, t);
+	struct metrics *m = &row->m;
 
-	memset(m, 0, sizeof(*m));
+	memset(row, 0, sizeof(*row));
+	row->pid = t->tgid;
+	row->ppid = t->ppid;
+	memcpy(row->comm, t->comm, MEMACCT_COMM_LEN);
+	row->start_boottime_ns = t->start_boottime_ns;
 	if (f)	/* every flow first: the stocks below are not flows */
 		metrics_from_bpf_flows(m, f, page_size);
 	m->unknown |= col->unmeasured;
@@ -686,9 +691,9 @@ int collect(struct collector *cs, struct collection *col)
 	col->ntop = top_first(col->st, col->nst, cs->top_n);
 	collect_top_flows(col);
 	/* once for every text that shows them (Prometheus, OpenMetrics, JSON log) */
-	col->topm = calloc(col->ntop ? col->ntop : 1, sizeof(*col->topm));
-	for (size_t i = 0; col->topm && i < col->ntop; i++)
-		collect_proc_metrics(col, &col->st[i], cs->page_size, &col->topm[i]);
+	col->top = calloc(col->ntop ? col->ntop : 1, sizeof(*col->top));
+	for (size_t i = 0; col->top && i < col->ntop; i++)
+		collect_top_row(col, &col->st[i], cs->page_size, &col->top[i]);
 	col->procs_used = col->npf;
 	return 0;
 }

@@ -82,10 +82,11 @@ struct collection {
 	struct proc_flow *pf;		/* unsorted */
 	long npf;
 	const struct memacct_flows **topf;	/* flows of st[i], i < ntop, or NULL */
-	/* figures of st[i], i < ntop, in bytes: stocks from the task walk
-	 * and, where the kernel side has its record, flows and DMA pins
-	 * (figures of no record stay 0); NULL when out of memory */
-	struct metrics *topm;
+	/* the collector's row of st[i], i < ntop (report.h, as run/attach's
+	 * rows): pid, comm, stocks from the task walk and, where the kernel
+	 * side has its record, flows and DMA pins (figures of no record stay
+	 * 0); NULL when out of memory */
+	struct proc_row *top;
 	struct pin_counters counters;	/* the BPF side's, read with the flows */
 	bool flows_torn;		/* a move between records overlapped the
 					 * last read of the flows (read_flows()) */

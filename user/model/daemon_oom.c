@@ -156,10 +156,13 @@ static void note_last(struct daemon_oom *o, const char *cgroup, double t)
 						old = j;
 				free(o->last[old].cgroup);
 				o->last[old] = o->last[--o->nlast];
+				o->last_dropped++;
 			}
 			o->last[o->nlast].cgroup = strdup(path);
-			if (!o->last[o->nlast].cgroup)
+			if (!o->last[o->nlast].cgroup) {
+				o->last_dropped++;
 				return;
+			}
 			i = o->nlast++;
 		}
 		if (t > o->last[i].time)

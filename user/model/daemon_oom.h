@@ -37,6 +37,8 @@ struct daemon_oom {
 	struct oom_hist hist;
 	struct doom_last last[DOOM_CGROUPS];	/* seeded from the OOM log */
 	size_t nlast;
+	uint64_t last_dropped;		/* cgroups whose last-kill time was dropped: the
+					 * oldest past DOOM_CGROUPS, or no memory */
 	uint64_t recorded;		/* post-mortems made */
 	uint64_t brief;			/* ... of which the kernel's figures only */
 	uint64_t second_ns;		/* the storm guard's current second */

@@ -318,8 +318,10 @@ static void say(struct explain *e, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (e->nverdict >= (int)(sizeof(e->verdict) / sizeof(e->verdict[0])))
+	if (e->nverdict >= (int)(sizeof(e->verdict) / sizeof(e->verdict[0]))) {
+		e->verdicts_unlisted++;	/* said as a count: never dropped unsaid */
 		return;
+	}
 	va_start(ap, fmt);
 	vsnprintf(e->verdict[e->nverdict++], sizeof(e->verdict[0]), fmt, ap);
 	va_end(ap);

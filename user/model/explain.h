@@ -87,6 +87,7 @@ struct explain {
 	size_t nwatch_rows;
 	char verdict[24][320];
 	int nverdict;
+	int verdicts_unlisted;		/* found past the 24 listed: counted only */
 	bool has_topo;
 	struct numa_topo topo;
 	uint64_t numa_nodes;		/* nodes shown: with memory or with pages */

@@ -39,21 +39,24 @@ void metrics_add_flows(struct metrics *t, const struct metrics *m)
 		t->numa_migrated_by_reason[i] += m->numa_migrated_by_reason[i];
 }
 
-void metrics_add_row(struct metrics *t, const struct proc_row *row)
+void metrics_add(struct metrics *t, const struct metrics *m, bool exited)
 {
-	const struct metrics *m = &row->m;
-
 	for (int id = 0; id < M_NR; id++) {
 		unsigned int rule = metric_table[id].total;
 
-		if (rule == TR_ALL || (rule == TR_LIVE && !row->exited))
+		if (rule == TR_ALL || (rule == TR_LIVE && !exited))
 			*metric_ptr(t, id) += metric_get(m, id);
 	}
 	for (int k = 0; k < MEMACCT_MR_NR; k++)
 		t->numa_migrated_by_reason[k] += m->numa_migrated_by_reason[k];
-	if (!row->exited)
+	if (!exited)
 		t->rss_sum += m->rss;
 	t->dma_estimate |= m->dma_estimate;
+}
+
+void metrics_add_row(struct metrics *t, const struct proc_row *row)
+{
+	metrics_add(t, &row->m, row->exited);
 }
 
 void metrics_sum_rows(struct metrics *t, const struct proc_row *rows, size_t n)

@@ -142,8 +142,12 @@ void flows_add(struct memacct_flows *to, const struct memacct_flows *f);
  * A sum of peaks bounds the peak of the sum from above.
  */
 void metrics_sum_rows(struct metrics *t, const struct proc_row *rows, size_t n);
-/* metrics_add_row() - @row added to the sum @t by the same rules (rows kept
- * apart, inside a caller's structs: audit). */
+/*
+ * metrics_add() - @m added to the sum @t by the same rules, as a live row,
+ * or an exited one (@exited: its stocks left out); metrics_add_row() - a
+ * row's (rows inside a caller's structs: audit; top's rows per cgroup).
+ */
+void metrics_add(struct metrics *t, const struct metrics *m, bool exited);
 void metrics_add_row(struct metrics *t, const struct proc_row *row);
 /* metrics_add_flows() - add @m's BPF flows (counts since attach) to @t. */
 void metrics_add_flows(struct metrics *t, const struct metrics *m);

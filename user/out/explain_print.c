@@ -550,6 +550,7 @@ static json_t *explain_json(const struct explain *e, const struct report *r, siz
 	for (int k = 0; k < e->nverdict; k++)
 		json_array_append_new(arr, json_string_sanitized(e->verdict[k]));
 	json_object_set_new(o, "verdict", arr);
+	json_object_set_new(o, "verdicts_unlisted", json_integer(e->verdicts_unlisted));
 	return o;
 }
 
@@ -822,6 +823,9 @@ void explain_print_plain(const struct explain *e, const struct report *r, enum b
 	printf("\nVerdict:\n");
 	for (int j = 0; j < e->nverdict; j++)
 		printf("  - %s\n", e->verdict[j]);
+	if (e->verdicts_unlisted)
+		printf("  NOTE: %d more verdicts, not listed (JSON: verdicts_unlisted)\n",
+		       e->verdicts_unlisted);
 	fflush(stdout);
 }
 

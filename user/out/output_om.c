@@ -437,6 +437,10 @@ void doom_metrics(struct mbuf *b, const struct daemon_oom *o)
 		l[0] = (struct mlabel){ "cgroup", o->last[i].cgroup };
 		metrics_sample(b, l, 1, o->last[i].time);
 	}
+	metrics_family(b, "memacct_oom_last_kill_series_dropped", MT_COUNTER, NULL,
+		       "Cgroups whose memacct_oom_last_kill_timestamp_seconds was dropped: the "
+		       "oldest kill's past 1,024 cgroups, or out of memory");
+	metrics_sample_u64(b, NULL, 0, o->last_dropped);
 	metrics_family(b, "memacct_oom_postmortems", MT_COUNTER, NULL,
 		       "OOM kills the daemon explained (a line in its OOM log each)");
 	metrics_sample_u64(b, NULL, 0, o->recorded);
