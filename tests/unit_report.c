@@ -986,6 +986,37 @@ START_TEST(test_top_proc_rows_bytes)
 }
 END_TEST
 
+/*
+ * Every BPF flow a row reads is counted by the BPF side: its field of
+ * struct memacct_flows is added to in bpf/memacct.bpf.c (a figure with an
+ * ABI word, a row and no increment would ship as an unfailing 0).
+ */
+START_TEST(test_bpf_flows_counted)
+{
+#define BPF(field)		#field
+#define NO_BPF			NULL
+#define FC_ROW(id, field, key, family, flags, total, bpf, help, source, col, top_proc, \
+	       top_col) { key, bpf },
+	static const struct { const char *key, *field; } rows[] = { METRIC_ROWS(FC_ROW) };
+#undef FC_ROW
+#undef NO_BPF
+#undef BPF
+	char *src = load_data("../../bpf/memacct.bpf.c"), want[128];
+	int n = 0;
+
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		if (!rows[i].field)
+			continue;
+		snprintf(want, sizeof(want), "__sync_fetch_and_add(&f->%s", rows[i].field);
+		ck_assert_msg(strstr(src, want), "%s: no '%s' in bpf/memacct.bpf.c", rows[i].key,
+			      want);
+		n++;
+	}
+	ck_assert_int_gt(n, 0);
+	free(src);
+}
+END_TEST
+
 /* Every row is documented: its key in docs/metrics.md and the schema, its
  * family in docs/daemon.md. */
 START_TEST(test_metric_table_docs)
@@ -1510,6 +1541,7 @@ Suite *report_suite(void)
 	tcase_add_test(tc, test_host_known);
 	tcase_add_test(tc, test_metric_table_rows);
 	tcase_add_test(tc, test_top_proc_rows_bytes);
+	tcase_add_test(tc, test_bpf_flows_counted);
 	tcase_add_test(tc, test_metric_table_docs);
 	tcase_add_test(tc, test_metric_docs_have_rows);
 	tcase_add_test(tc, test_cgroup_families_docs);

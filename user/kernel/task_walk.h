@@ -44,5 +44,12 @@ uint32_t task_walk_capacity(const struct task_walk *w);
 
 void task_walk_close(struct task_walk *w);
 
-#define TASK_WALK_MAX_PROCS (1U << 20)
+/*
+ * Every process a kernel can have: each has a PID, at most pid_max, which
+ * is at most PID_MAX_LIMIT (include/linux/threads.h: 4 Mi on 64-bit), so
+ * the walk's array grows to hold them all and -E2BIG cannot be reached (it
+ * was 1 Mi, past which a collection had no process stocks at all). 104
+ * bytes a process: 416 MiB mapped only on a host of that many.
+ */
+#define TASK_WALK_MAX_PROCS (4U << 20)
 #endif
