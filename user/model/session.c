@@ -147,11 +147,21 @@ static const struct fault_base *base_of(const struct session *s, pid_t pid,
 	return NULL;
 }
 
+/* @m's faults since the session started: less those of its baseline, if any. */
+static void faults_since_start(const struct session *s, pid_t pid, uint64_t start_ns,
+			       struct metrics *m)
+{
+	const struct fault_base *b = base_of(s, pid, start_ns);
+
+	if (b) {
+		m->page_faults -= b->minflt + b->majflt;
+		m->major_faults -= b->majflt;
+	}
+}
+
 static void row_from_exit(const struct session *s, const struct memacct_proc_key *key,
 			  const struct memacct_proc *p, struct proc_row *row)
 {
-	const struct fault_base *b = base_of(s, key->tgid, key->start_boottime_ns);
-
 	memset(row, 0, sizeof(*row));
 	row->pid = key->tgid;
 	row->ppid = p->ppid;
@@ -171,10 +181,7 @@ static void row_from_exit(const struct session *s, const struct memacct_proc_key
 		metrics_dma_net(&row->m, o ? o->bytes : 0);
 	}
 	metrics_pinned_totals(&row->m);
-	if (b) {
-		row->m.page_faults -= b->minflt + b->majflt;
-		row->m.major_faults -= b->majflt;
-	}
+	faults_since_start(s, key->tgid, key->start_boottime_ns, &row->m);
 }
 
 static int cmp_rss_peak_desc(const void *a, const void *b)
@@ -233,18 +240,13 @@ static int on_exit_event(void *ctx, void *data, size_t len)
 static bool row_from_proc(const struct session *s, pid_t pid, uint64_t start_ns,
 			  struct proc_row *row)
 {
-	const struct fault_base *b;
 	struct proc_stat ps;
 
 	if (proc_row_read(pid, start_ns, row))
 		return false;
-	b = base_of(s, pid, start_ns);
-	if (!b && !start_ns && !read_stat(pid, &ps))	/* no BPF key: its start from /proc */
-		b = base_of(s, pid, ps.starttime_ticks * (1000000000ULL / sysconf(_SC_CLK_TCK)));
-	if (b) {
-		row->m.page_faults -= b->minflt + b->majflt;
-		row->m.major_faults -= b->majflt;
-	}
+	if (!start_ns && !read_stat(pid, &ps))	/* no BPF key: its start from /proc */
+		start_ns = ps.starttime_ticks * (1000000000ULL / sysconf(_SC_CLK_TCK));
+	faults_since_start(s, pid, start_ns, &row->m);
 	return true;
 }
 
