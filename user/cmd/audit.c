@@ -371,10 +371,15 @@ static void print_host_check(const struct audit_cg *as, int n, const struct audi
 	       fmt_bytes(b[1], 16, h.mem_total), fmt_bytes(b[2], 16, cap),
 	       over ? "EXCEEDED" : "ok");
 	k = top_pinners(as, n, top);
-	for (int i = 0; i < k; i++)
-		printf("  pins most: pid %d (%s) pinned %s (DMA %s)\n", (int)top[i]->row.pid,
-		       top[i]->row.comm, fmt_bytes(b[0], 16, proc_pinned(top[i])),
-		       top[i]->dma_known ? fmt_bytes(b[1], 16, top[i]->row.m.dma_pinned) : "unknown");
+	for (int i = 0; i < k; i++) {
+		const struct proc_row *r = &top[i]->row;
+		char comm[64];
+
+		report_comm(comm, sizeof(comm), r->comm);
+		printf("  pins most: pid %d (%s) pinned %s (DMA %s)\n", (int)r->pid, comm,
+		       fmt_bytes(b[0], 16, r->m.pinned),
+		       top[i]->dma_known ? fmt_bytes(b[1], 16, r->m.dma_pinned) : "unknown");
+	}
 }
 
 
@@ -417,14 +422,15 @@ static void print_proc_table(const struct audit_cg *a)
 		if (!proc_pinned(p) && !p->driver_est && !a->over)
 			continue;
 		snprintf(table_cell(&t, rows, AP_PID), t.cell, "%d", (int)p->row.pid);
-		snprintf(table_cell(&t, rows, AP_COMM), t.cell, "%s", p->row.comm);
+		report_comm(table_cell(&t, rows, AP_COMM), t.cell, p->row.comm);
 		table_cells_bytes(&t, rows, AP_MLOCKED, p->row.m.mlocked);
 		table_cells_bytes(&t, rows, AP_PINNED_VM, p->row.m.pinned_vm);
 		table_cells_bytes(&t, rows, AP_DRIVER, p->driver_est);
 		if (!p->dma_known)
 			snprintf(table_cell(&t, rows, AP_DMA), t.cell, "-");
 		else
-			snprintf(table_cell(&t, rows, AP_DMA), t.cell, "%s%s", p->row.m.dma_estimate ? "~" : "",
+			snprintf(table_cell(&t, rows, AP_DMA), t.cell, "%s%s",
+				 p->row.m.dma_estimate ? "~" : "",
 				 fmt_bytes(b[0], 16, p->row.m.dma_pinned));
 		snprintf(table_cell(&t, rows, AP_RLIMIT), t.cell, "%s/%s",
 			 p->has_rl ? rl_str(b[0], 16, p->rl.rlim_cur) : "?",
@@ -446,7 +452,7 @@ static void print_proc_table(const struct audit_cg *a)
 		for (int k = 0; k < a->procs[j].nmaps; k++, rows++) {
 			const struct locked_map *m = &a->procs[j].maps[k];
 
-			snprintf(table_cell(&t, rows, LM_PID), t.cell, "%d", (int)a->procs[j].row.pid);
+			snprintf(table_cell(&t, rows, LM_PID), t.cell, "%d", a->procs[j].row.pid);
 			table_cells_bytes(&t, rows, LM_LOCKED, m->locked);
 			snprintf(table_cell(&t, rows, LM_RANGE), t.cell, "%s", m->range);
 			snprintf(table_cell(&t, rows, LM_NAME), t.cell, "%s", m->name);
@@ -480,7 +486,8 @@ static void print_plain(struct audit_cg *as, int n, const struct audit_opts *o)
 		       fmt_bytes(b[0], 16, cg_pinned(a)), fmt_bytes(b[1], 16, a->tot.mlocked),
 		       fmt_bytes(b[2], 16, a->tot.pinned_vm));
 		if (a->dma_known)
-			printf(" + DMA %s%s", fmt_bytes(b[5], 16, a->tot.dma_pinned), o->watch_ns ? "" :
+			printf(" + DMA %s%s", fmt_bytes(b[5], 16, a->tot.dma_pinned),
+			       o->watch_ns ? "" :
 			       " (memacct daemon)");
 		else
 			printf(" + DMA unknown (no memacct daemon pinned under %s; --watch "
@@ -574,7 +581,8 @@ static json_t *audit_proc_json(const struct audit_cg *a, const struct audit_proc
 	json_object_set_new(pj, "mlocked_bytes", json_u(p->row.m.mlocked));
 	json_object_set_new(pj, "pinned_vm_bytes", json_u(p->row.m.pinned_vm));
 	json_object_set_new(pj, "pinned_bytes", json_u(proc_pinned(p)));
-	json_object_set_new(pj, "dma_pinned_bytes", a->dma_known ? json_u(p->row.m.dma_pinned) : json_null());
+	json_object_set_new(pj, "dma_pinned_bytes",
+			    a->dma_known ? json_u(p->row.m.dma_pinned) : json_null());
 	json_object_set_new(pj, "dma_pinned_estimate", json_boolean(p->row.m.dma_estimate));
 	json_object_set_new(pj, "driver_pinned_estimate_bytes", json_u(p->driver_est));
 	if (p->has_rl) {
@@ -610,7 +618,8 @@ static json_t *audit_cg_json(struct audit_cg *a, const struct audit_opts *o)
 	json_object_set_new(c, "mlocked_bytes", json_u(a->tot.mlocked));
 	json_object_set_new(c, "pinned_vm_bytes", json_u(a->tot.pinned_vm));
 	json_object_set_new(c, "pinned_bytes", json_u(cg_pinned(a)));
-	json_object_set_new(c, "dma_pinned_bytes", a->dma_known ? json_u(a->tot.dma_pinned) : json_null());
+	json_object_set_new(c, "dma_pinned_bytes",
+			    a->dma_known ? json_u(a->tot.dma_pinned) : json_null());
 	json_object_set_new(c, "dma_pinned_source", json_string(o->watch_ns ? "watch" :
 			    a->dma_known ? "daemon" : "none"));
 	json_object_set_new(c, "memory_high_bytes", json_u(a->high));
@@ -699,10 +708,12 @@ static void enforce(struct audit_cg *as, int n)
 	for (int i = 0; i < n; i++) {
 		for (size_t j = 0; j < as[i].n; j++) {
 			struct audit_proc *p = &as[i].procs[j];
-			uint64_t want = p->row.m.mlocked + p->row.m.pinned_vm;	/* never below what it holds */
+			pid_t pid = p->row.pid;
+			/* never below what it holds */
+			uint64_t want = p->row.m.mlocked + p->row.m.pinned_vm;
 			struct rlimit nl;
 			struct proc_stat ps;
-			char b1[16], b2[16], b3[16];
+			char b1[16], b2[16], b3[16], comm[64];
 
 			if (as[i].proc_cap && as[i].proc_cap > want)
 				want = as[i].proc_cap;
@@ -710,17 +721,18 @@ static void enforce(struct audit_cg *as, int n)
 				continue;
 			nl.rlim_cur = want;
 			nl.rlim_max = p->rl.rlim_max;
-			if (read_stat(p->row.pid, &ps) || prlimit(p->row.pid, RLIMIT_MEMLOCK, &nl, NULL)) {
-				p_warn("enforce: prlimit(%d, RLIMIT_MEMLOCK): %s", (int)p->row.pid,
+			if (read_stat(pid, &ps) || prlimit(pid, RLIMIT_MEMLOCK, &nl, NULL)) {
+				p_warn("enforce: prlimit(%d, RLIMIT_MEMLOCK): %s", (int)pid,
 				       strerror(errno));
 				continue;
 			}
+			report_comm(comm, sizeof(comm), p->row.comm);
 			fprintf(stderr, "memacct: enforce: pid %d (%s) RLIMIT_MEMLOCK soft %s -> %s "
-				"(holds %s); undo: memacct audit --restore-rlimit\n", (int)p->row.pid,
-				p->row.comm, rl_str(b1, 16, p->rl.rlim_cur), fmt_bytes(b2, 16, want),
+				"(holds %s); undo: memacct audit --restore-rlimit\n", (int)pid,
+				comm, rl_str(b1, 16, p->rl.rlim_cur), fmt_bytes(b2, 16, want),
 				fmt_bytes(b3, 16, p->row.m.mlocked + p->row.m.pinned_vm));
 			if (log)
-				fprintf(log, "%d %" PRIu64 " %llu %llu\n", (int)p->row.pid,
+				fprintf(log, "%d %" PRIu64 " %llu %llu\n", (int)pid,
 					ps.starttime_ticks, (unsigned long long)p->rl.rlim_cur,
 					(unsigned long long)want);
 		}

@@ -468,8 +468,8 @@ static void dma_mappings(const struct explain *e, char *dst, size_t len, uint64_
 	}
 	if (best)
 		snprintf(dst, len, "; %s of it in pid %d's %s mapping %" PRIx64 "-%" PRIx64 " %s%s"
-			 "%s%s", fmt_bytes(b, sizeof(b), bn), (int)bx->row.pid, best->perms, best->start,
-			 best->end, best->path ? best->path : "[anon]",
+			 "%s%s", fmt_bytes(b, sizeof(b), bn), bx->row.pid, best->perms,
+			 best->start, best->end, best->path ? best->path : "[anon]",
 			 best->deleted ? " (deleted)" : "", best->kind == SMAPS_SHMEM ?
 			 " (shared memory)" : "", more ? " and more mappings" : "");
 }
@@ -997,7 +997,8 @@ int explain_load(struct explain *e, const pid_t *pids, int npids)
 			      numa_proc_usage(&e->topo, x->row.pid, &x->nu, &x->nm);
 			x->has_numa = !err;
 			if (err)
-				p_info("reading /proc/%d/numa_maps: %s", x->row.pid, strerror(-err));
+				p_info("reading /proc/%d/numa_maps: %s", x->row.pid,
+				       strerror(-err));
 		}
 		refine_kinds(x);
 		explain_sum_proc(x);

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause)
-/* snapshot.c - live processes into struct proc_row from /proc and a daemon's records (snapshot.h). */
+/* snapshot.c - live processes as struct proc_row from /proc and a daemon's records (snapshot.h). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

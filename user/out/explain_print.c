@@ -66,7 +66,8 @@ static struct mref *sorted_mappings(const struct explain *e, size_t *n)
 		return NULL;
 	for (size_t i = 0; i < e->nprocs; i++)
 		for (size_t j = 0; j < e->procs[i].sm.n; j++)
-			refs[(*n)++] = (struct mref){ &e->procs[i].sm.maps[j], e->procs[i].row.pid };
+			refs[(*n)++] = (struct mref){ &e->procs[i].sm.maps[j],
+						      e->procs[i].row.pid };
 	qsort(refs, *n, sizeof(*refs), cmp_mref_rss);
 	return refs;
 }
