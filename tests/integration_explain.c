@@ -850,8 +850,8 @@ START_TEST(test_explain_verdicts_unlisted)
 	int n = 0;
 
 	make_cg();
-	snprintf(cmd, sizeof(cmd), "echo $$ > %s/cgroup.procs && for i in $(seq 30); do "
-		 "sh -c 'sleep 60 & wait' & done; wait", test_cg.path);
+	snprintf(cmd, sizeof(cmd), "echo $$ > %s/cgroup.procs && i=0; while [ $i -lt 30 ]; do "
+		 "sh -c 'sleep 60 & wait' & i=$((i + 1)); done; wait", test_cg.path);
 	sh = spawn_sh(cmd);
 	for (int i = 0; i < 100 && n < 61; i++) {	/* 1 + 30 sh + 30 sleep */
 		sleep_ms(100);
