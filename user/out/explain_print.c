@@ -616,14 +616,16 @@ static void print_head(const struct explain *e, const struct report *r)
 	const struct xsum *t = &e->total;
 	uint64_t v[PART_NR];
 	int pc[PART_NR];
-	char b[4][16];
+	char b[4][16], comm[64];
 
-	if (e->cgroup_mode)
+	if (e->cgroup_mode) {
 		printf("memacct explain: cgroup %s (v%d), %zu processes\n", r->cg.rel,
 		       r->cg.version, e->nprocs);
-	else
-		printf("memacct explain: pid %d (%s), cgroup %s\n", e->procs[0].row.pid,
-		       r->procs[0].comm, r->cg.rel[0] ? r->cg.rel : "?");
+	} else {
+		safe_path(comm, sizeof(comm), r->procs[0].comm);
+		printf("memacct explain: pid %d (%s), cgroup %s\n", e->procs[0].row.pid, comm,
+		       r->cg.rel[0] ? r->cg.rel : "?");
+	}
 	printf("%s %s   PSS %s   USS %s   swap %s\n",
 	       e->cgroup_mode ? "resident, shared counted once:" : "RSS",
 	       fmt_bytes(b[0], 16, e->cgroup_mode ? t->pss : t->rss), fmt_bytes(b[1], 16, t->pss),
