@@ -177,7 +177,7 @@ static int collect(struct audit_cg *a)
 	for (int i = 0; i < n; i++) {
 		struct audit_proc *p = &a->procs[a->n];
 
-		if (proc_row_read(pids[i], 0, &p->row)) {
+		if (proc_row_read(pids[i], 0, &p->row, NULL)) {
 			memset(p, 0, sizeof(*p));
 			continue;	/* gone, or no address space */
 		}

@@ -738,7 +738,7 @@ static int load_proc(struct xproc *x, pid_t pid, bool quiet_if_gone)
 {
 	int err;
 
-	err = proc_row_read(pid, 0, &x->row);
+	err = proc_row_read(pid, 0, &x->row, NULL);
 	if (err == -EINVAL) {
 		if (!quiet_if_gone)
 			p_err("process %d has no address space (kernel thread or zombie): "

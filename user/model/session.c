@@ -240,12 +240,12 @@ static int on_exit_event(void *ctx, void *data, size_t len)
 static bool row_from_proc(const struct session *s, pid_t pid, uint64_t start_ns,
 			  struct proc_row *row)
 {
-	struct proc_stat ps;
+	uint64_t ticks;
 
-	if (proc_row_read(pid, start_ns, row))
+	if (proc_row_read(pid, start_ns, row, &ticks))
 		return false;
-	if (!start_ns && !read_stat(pid, &ps))	/* no BPF key: its start from /proc */
-		start_ns = ps.starttime_ticks * (1000000000ULL / sysconf(_SC_CLK_TCK));
+	if (!start_ns)	/* no BPF key: its start from /proc */
+		start_ns = ticks * (1000000000ULL / sysconf(_SC_CLK_TCK));
 	faults_since_start(s, pid, start_ns, &row->m);
 	return true;
 }

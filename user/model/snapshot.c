@@ -11,7 +11,7 @@
 
 #pragma GCC poison u8 u16 u32 u64 s8 s16 s32 s64
 
-int proc_row_read(pid_t pid, uint64_t start_ns, struct proc_row *row)
+int proc_row_read(pid_t pid, uint64_t start_ns, struct proc_row *row, uint64_t *start_ticks)
 {
 	struct proc_status st;
 	struct proc_stat ps;
@@ -34,6 +34,8 @@ int proc_row_read(pid_t pid, uint64_t start_ns, struct proc_row *row)
 	row->m.page_faults = ps.minflt + ps.majflt;
 	row->m.major_faults = ps.majflt;
 	metrics_pinned_totals(&row->m);
+	if (start_ticks)
+		*start_ticks = ps.starttime_ticks;
 	return 0;
 }
 

@@ -27,11 +27,13 @@
  * least now (metrics_pinned_totals()). Other fields of @row (its flows,
  * start_boottime_ns) are left as they are: the caller zeroes @row or has
  * set them from a BPF record. @start_ns non-zero: the start_boottime_ns of
- * the process meant (a BPF key). 0; -ESRCH gone, or @pid now another
- * process; -EINVAL no address space (a zombie or a kernel thread); another
- * negative errno of a read.
+ * the process meant (a BPF key). *@start_ticks (may be NULL): its start
+ * from /proc/PID/stat, in clock ticks (a process without a BPF key told
+ * apart from a reused PID without reading the file again). 0; -ESRCH gone,
+ * or @pid now another process; -EINVAL no address space (a zombie or a
+ * kernel thread); another negative errno of a read.
  */
-int proc_row_read(pid_t pid, uint64_t start_ns, struct proc_row *row);
+int proc_row_read(pid_t pid, uint64_t start_ns, struct proc_row *row, uint64_t *start_ticks);
 
 /* Called for each row found in a daemon's records, after its row is filled. */
 typedef void (*proc_rows_pins_fn)(size_t i, const struct memacct_proc *p,
