@@ -2639,8 +2639,7 @@ int BPF_PROG(sched_process_exit, struct task_struct *task)
 		pinned_set(p, mm->locked_vm, mm->pinned_vm.counter);
 		p->flags |= MEMACCT_PROC_EXIT_MM;
 	}
-	p->exit_min_flt = sig->min_flt + task->min_flt;
-	p->exit_maj_flt = sig->maj_flt + task->maj_flt;
+	task_group_faults(task, &p->exit_min_flt, &p->exit_maj_flt);
 	p->exit_code = task->exit_code;
 	proc_key_of(task, &key);
 

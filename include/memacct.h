@@ -174,8 +174,8 @@ struct memacct_proc {
 					 * max(mm->hiwater_rss, rss) where the mm is there
 					 * (MEMACCT_PROC_EXIT_MM), else signal->maxrss, which
 					 * also holds the images before an exec */
-	__u64 exit_min_flt;		/* signal->min_flt + task->min_flt */
-	__u64 exit_maj_flt;		/* signal->maj_flt + task->maj_flt */
+	__u64 exit_min_flt;		/* every thread's, as getrusage(RUSAGE_SELF) */
+	__u64 exit_maj_flt;		/* the same for major faults */
 	__s32 exit_code;		/* task->exit_code (wait status) */
 	__u32 exec_maxrss_pages;	/* signal->maxrss at the last exec: the peak of the
 					 * images before it (saturated at U32_MAX) */
