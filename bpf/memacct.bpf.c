@@ -27,6 +27,9 @@ const volatile __u32 gfp_user;		/* __GFP_HIGHMEM | __GFP_MOVABLE */
 const volatile __u32 gfp_highuser_movable;	/* GFP_HIGHUSER_MOVABLE */
 const volatile __u32 gfp_zero;		/* __GFP_ZERO */
 const volatile __u32 gfp_comp;		/* __GFP_COMP */
+/* what every large user folio's gfp holds: GFP_HIGHUSER_MOVABLE less the
+ * reclaim bits, plus __GFP_COMP (GFP_TRANSHUGE_LIGHT, include/linux/gfp_types.h) */
+const volatile __u32 gfp_large;
 const volatile __u32 nr_node_ranges;	/* > 0 only with several NUMA nodes */
 const volatile __u64 vmemmap_start;	/* struct page array base (page_to_pfn) */
 const volatile struct memacct_node_range node_ranges[MEMACCT_MAX_NODE_RANGES];
@@ -55,7 +58,7 @@ enum {
  */
 struct fault_pending {
 	__u32 n;		/* events since the last fold */
-	__u32 zero_fill;
+	__u32 zero_fill;	/* pages, as the rest */
 	__u32 cow;
 	__u32 cow_file;
 	__u32 fault_alloc;	/* pages */
@@ -776,6 +779,33 @@ static __always_inline int classify(struct task_struct *task, struct cpu_slot *s
 	return vi.file ? ALLOC_COW_FILE : ALLOC_OTHER;
 }
 
+/*
+ * A large folio (order > 0) allocated inside a fault (DESIGN.md step 4): in
+ * a private anon VMA it is a zero fill, a transparent huge page mapped by
+ * do_huge_pmd_anonymous_page() (a write, or a read without the huge zero
+ * page), do_huge_zero_wp_pmd() (a write to the huge zero page, v6.13) or
+ * an mTHP by alloc_anon_folio() (v6.8); each is zeroed by
+ * folio_zero_user(), not by __GFP_ZERO, so the order-0 test cannot see it
+ * (issue 39: 53,248 bytes for 64 MiB of MADV_HUGEPAGE memory). A THP is
+ * never copied whole: a write to a shared one splits its PMD and copies
+ * 4 KiB pages (wp_huge_pmd()), which classify() counts. In a file or
+ * shared VMA it is page cache (readahead's large folios), shmem or a
+ * hugetlb surplus page: not a flow. What it cannot tell (docs/metrics.md
+ * "Known blind spots"): an mTHP swap-in from zram (alloc_swap_folio(),
+ * v6.12) counts as a zero fill.
+ */
+static __always_inline int classify_large(struct task_struct *task, struct cpu_slot *sl,
+					  bool old)
+{
+	struct vma_info vi = {};
+
+	if (old ? vmacache_vma(task, sl->f.address, &vi.flags, &vi.file) : vma_of(task, sl, &vi))
+		return ALLOC_UNCLASSIFIED;
+	if (vi.file || (vi.flags & VM_SHARED_FLAG))
+		return ALLOC_OTHER;
+	return ALLOC_ZERO;
+}
+
 /* @page_addr: the struct page's address as a number (the verifier forbids
  * arithmetic on the trusted pointer itself) */
 static __always_inline int page_node(__u64 page_addr)
@@ -839,7 +869,7 @@ static __always_inline int page_alloc(unsigned long long *ctx, unsigned int orde
 	struct fault_ctx *f;
 	int kind = ALLOC_OTHER, node;
 	bool remote = false;
-	__u32 zero = 0;
+	__u32 zero = 0, pages = 1U << (order & 31);
 
 	/* kernel allocations (most calls) leave before any helper call */
 	if ((gfp & gfp_user) != gfp_user)
@@ -868,6 +898,16 @@ static __always_inline int page_alloc(unsigned long long *ctx, unsigned int orde
 	    (gfp & ~(gfp_zero | gfp_comp)) == gfp_highuser_movable) {
 		f->state = FAULT_CLASSIFIED;
 		kind = classify(task, sl, gfp, old);
+	} else if (f->state == FAULT_ACTIVE && order && (gfp & gfp_large) == gfp_large) {
+		__u64 page_addr = 0;
+
+		/* a failed THP allocation fires the tracepoint too (page
+		 * NULL): the fault falls back to a small page, classified then */
+		bpf_probe_read_kernel(&page_addr, sizeof(page_addr), &ctx[0]);
+		if (page_addr) {
+			f->state = FAULT_CLASSIFIED;
+			kind = classify_large(task, sl, old);
+		}
 	}
 	if (kind == ALLOC_COW_FILE_CAND) {
 		__u64 page_addr = 0;
@@ -884,24 +924,25 @@ static __always_inline int page_alloc(unsigned long long *ctx, unsigned int orde
 	} else if (kind == ALLOC_OTHER) {
 		return 0;
 	}
+	/* in pages: a huge page counts as its bytes */
 	switch (kind) {
 	case ALLOC_ZERO:
-		sl->pend.zero_fill++;
+		sl->pend.zero_fill += pages;
 		break;
 	case ALLOC_COW_ANON:
-		sl->pend.cow++;
+		sl->pend.cow += pages;
 		break;
 	case ALLOC_COW_FILE:
-		sl->pend.cow_file++;
+		sl->pend.cow_file += pages;
 		break;
 	case ALLOC_UNCLASSIFIED:
-		sl->pend.unclassified++;
+		sl->pend.unclassified += pages;
 		break;
 	}
 	if (nr_node_ranges) {
-		sl->pend.fault_alloc += 1U << (order & 31);
+		sl->pend.fault_alloc += pages;
 		if (remote)
-			sl->pend.remote += 1U << (order & 31);
+			sl->pend.remote += pages;
 	}
 	if (++sl->pend.n >= FOLD_BATCH)
 		fold_any(task, &sl->pend, old);

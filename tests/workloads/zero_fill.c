@@ -22,7 +22,20 @@
  * (zero_fill_bytes counts the buffer only; the loader, libc and stack add a
  * few zero-filled pages of their own.)
  *
- * Usage: zero_fill [MiB=64]
+ * With --thp the buffer is madvise(MADV_HUGEPAGE)'d and 2 MiB-aligned (what
+ * numpy does for every large array) and only written, a fault per huge page
+ * where the kernel gives one (do_huge_pmd_anonymous_page(), zeroed by
+ * folio_zero_user(), no __GFP_ZERO), a small page where it does not. Every
+ * resident page of the buffer is a zero fill. With --read-first it is read
+ * before: the huge zero page is mapped, and the write replaces it with a THP
+ * (do_huge_zero_wp_pmd(), v6.13) or splits it and zero-fills small pages.
+ * The truth is the buffer's Rss and AnonHugePages from its own
+ * /proc/self/smaps entry:
+ *   kernel anon_huge_bytes B             AnonHugePages of the buffer
+ *   truth zero_fill_bytes B              Rss of the buffer
+ *   truth cow_bytes 0
+ *
+ * Usage: zero_fill [MiB=64] | zero_fill --thp [--read-first] [MiB=64]
  * Output (stdout):
  *   kernel RssAnon_after_read_bytes B    RssAnon from /proc/self/status
  *   kernel RssAnon_after_write_bytes B
@@ -34,6 +47,7 @@
  *   truth pid PID
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -75,6 +89,76 @@ static long long status_bytes(const char *key)
 	return v;
 }
 
+/* "Key:   N kB" of the smaps entry of the mapping that starts at @start, in bytes. */
+static long long smaps_bytes(const void *start, const char *key)
+{
+	char line[512], head[32];
+	size_t klen = strlen(key);
+	long long v = -1;
+	int in = 0;
+	FILE *f = fopen("/proc/self/smaps", "r");
+
+	if (!f)
+		die("open /proc/self/smaps");
+	snprintf(head, sizeof(head), "%lx-", (unsigned long)start);
+	while (v < 0 && fgets(line, sizeof(line), f)) {
+		if (strchr(line, '-') && strchr(line, '-') < strchr(line, ' '))
+			in = !strncmp(line, head, strlen(head));	/* a mapping's first line */
+		else if (in && !strncmp(line, key, klen) && line[klen] == ':')
+			v = strtoll(line + klen + 1, NULL, 10) * 1024;
+	}
+	fclose(f);
+	if (v < 0) {
+		fprintf(stderr, "zero_fill: no %s for the buffer in /proc/self/smaps\n", key);
+		exit(1);
+	}
+	return v;
+}
+
+/* --thp: first-touch writes of MADV_HUGEPAGE memory (see the header). */
+static int thp(unsigned long mib, bool read_first)
+{
+	unsigned long sum = 0;
+	unsigned long huge = 2UL << 20, len = mib << 20;
+	long long rss, anon_huge;
+	volatile char *buf;
+	char *map;
+
+	/* 2 MiB-aligned inside a larger mapping, whose rest is unmapped */
+	map = mmap(NULL, len + huge, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (map == MAP_FAILED)
+		die("mmap");
+	buf = (char *)(((unsigned long)map + huge - 1) & ~(huge - 1));
+	if (buf != map && munmap(map, (char *)buf - map))
+		die("munmap");
+	if (munmap((char *)buf + len, map + huge - (char *)buf))
+		die("munmap");
+	if (madvise((void *)buf, len, MADV_HUGEPAGE))
+		die("madvise(MADV_HUGEPAGE)");
+	if (read_first)
+		for (unsigned long i = 0; i < len; i += PAGE)
+			sum += buf[i];
+	if (sum)
+		die("fresh anonymous memory is not zero");
+	for (unsigned long i = 0; i < len; i += PAGE)
+		buf[i] = 1;
+	rss = smaps_bytes((const void *)buf, "Rss");
+	anon_huge = smaps_bytes((const void *)buf, "AnonHugePages");
+	printf("kernel anon_huge_bytes %lld\n", anon_huge);
+	printf("truth buffer_bytes %lu\n", len);
+	printf("truth cow_bytes 0\n");
+	printf("truth zero_fill_bytes %lld\n", rss);
+	printf("truth pid %d\n", (int)getpid());
+	if (fflush(stdout))
+		die("stdout");
+	if (rss != (long long)len) {
+		fprintf(stderr, "zero_fill: Rss %lld of the %lu-byte buffer after writing it all\n",
+			rss, len);
+		return 1;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	unsigned long mib = 64, npages, sum = 0, zero_page = 0, own = 0, shared = 0;
@@ -83,18 +167,31 @@ int main(int argc, char **argv)
 	volatile char *buf;
 	char *end;
 
+	bool huge = argc > 1 && !strcmp(argv[1], "--thp"), read_first = false;
+
+	if (huge) {
+		argc--;
+		argv++;
+		read_first = argc > 1 && !strcmp(argv[1], "--read-first");
+		if (read_first) {
+			argc--;
+			argv++;
+		}
+	}
 	if (argc > 2) {
-		fprintf(stderr, "usage: zero_fill [MiB=64]\n");
+		fprintf(stderr, "usage: zero_fill [--thp [--read-first]] [MiB=64]\n");
 		return 2;
 	}
 	if (argc == 2) {
 		errno = 0;
 		mib = strtoul(argv[1], &end, 10);
 		if (errno || *end || mib == 0) {
-			fprintf(stderr, "usage: zero_fill [MiB=64]\n");
+			fprintf(stderr, "usage: zero_fill [--thp [--read-first]] [MiB=64]\n");
 			return 2;
 		}
 	}
+	if (huge)
+		return thp(mib, read_first);
 	npages = mib * (1024 * 1024 / PAGE);
 	after_read = calloc(npages, sizeof(uint64_t));
 	after_write = calloc(npages, sizeof(uint64_t));

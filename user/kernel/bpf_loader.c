@@ -1069,6 +1069,9 @@ static void set_rodata(struct memacct_bpf *skel, const struct loader_opts *o, co
 	skel->rodata->page_size = sysconf(_SC_PAGESIZE);
 	skel->rodata->gfp_zero = gfp_bit(btf, "___GFP_ZERO_BIT", 8);
 	skel->rodata->gfp_comp = gfp_bit(btf, "___GFP_COMP_BIT", 18);
+	skel->rodata->gfp_large = skel->rodata->gfp_user | skel->rodata->gfp_comp |
+				  gfp_bit(btf, "___GFP_IO_BIT", 6) | gfp_bit(btf, "___GFP_FS_BIT", 7) |
+				  gfp_bit(btf, "___GFP_HARDWALL_BIT", 20);
 }
 
 /* The NUMA nodes' pfn ranges (/proc/zoneinfo), with several nodes only. */
