@@ -2551,6 +2551,21 @@ int BPF_PROG(cgroup_attach_task, struct cgroup *dst, const char *path,
 	id = BPF_CORE_READ(cg, kn, id);
 	if (id == p->memcg_id)
 		return 0;	/* another hierarchy (cgroup v1), or no change */
+	/* a process that moves itself (runc init, a shell's echo $$ >
+	 * cgroup.procs) has up to FOLD_BATCH - 1 flows pending in this CPU's
+	 * slot: folded first, so that they stay with the cgroup they were
+	 * made in (issue 39: one batch, up to 19 CoW pages, went to the new
+	 * cgroup). Another thread of the group running on another CPU now
+	 * folds its own at its next switch: those go with the move. */
+	{
+		__u32 zero = 0;
+		struct cpu_slot *sl = bpf_map_lookup_elem(&cpu_slots, &zero);
+		struct task_struct *cur = (void *)bpf_get_current_task();
+
+		if (sl && sl->task == (__u64)cur && sl->pend.n &&
+		    BPF_CORE_READ(cur, tgid) == task->tgid)
+			fold_into(&p->f, &sl->pend);
+	}
 	f = p->f;
 	/* with the cgroups map full (counted), the record above both */
 	old_cg = cgroup_or_up(p->memcg_id);
