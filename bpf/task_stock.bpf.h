@@ -59,12 +59,47 @@ static __always_inline void task_stock_fill_sums(struct task_struct *task, struc
  */
 #define TASK_GROUP_THREADS	128
 
+/* The faults of the threads on the list at @head, added to @min, @maj. */
+static __always_inline void thread_list_faults(__u64 head, __u64 *min, __u64 *maj)
+{
+	__u64 off = bpf_core_field_offset(struct task_struct, thread_node), pos = 0;
+
+	bpf_probe_read_kernel(&pos, sizeof(pos), (void *)head);	/* ->next */
+	/* the back edge a conditional jump after a plain load, not a call:
+	 * v5.10's check_cfg() takes no other as a loop */
+	for (int i = 0; i < TASK_GROUP_THREADS; i++) {
+		struct task_struct *t;
+		__u64 next = 0;
+
+		if (!pos || pos == head)
+			break;
+		t = (void *)(pos - off);
+		*min += BPF_CORE_READ(t, min_flt);
+		*maj += BPF_CORE_READ(t, maj_flt);
+		bpf_probe_read_kernel(&next, sizeof(next), (void *)pos);
+		pos = next;
+	}
+}
+
+/* The group's sums and each listed thread's faults into @min, @maj; the
+ * stats_lock sequence before (@seq) and after (the return value). */
+static __always_inline __u32 group_faults_read(__u64 sa, __u32 *seq, __u64 *min, __u64 *maj)
+{
+	struct signal_struct *s = (void *)sa;
+
+	*seq = BPF_CORE_READ(s, stats_lock.seqcount.seqcount.sequence);
+	*min = BPF_CORE_READ(s, min_flt);
+	*maj = BPF_CORE_READ(s, maj_flt);
+	thread_list_faults(sa + bpf_core_field_offset(struct signal_struct, thread_head), min, maj);
+	return BPF_CORE_READ(s, stats_lock.seqcount.seqcount.sequence);
+}
+
 static __always_inline void task_group_faults(struct task_struct *task, __u64 *min_flt,
 					      __u64 *maj_flt)
 {
 	struct signal_struct *sig = task->signal;	/* a BTF pointer: direct loads */
-	__u64 sa = 0, head, pos = 0, t;
-	__u32 seq, seq2;
+	__u64 sa = 0, min = 0, maj = 0;
+	__u32 seq = 0, seq2;
 
 	if (sig->nr_threads == 1) {
 		*min_flt = sig->min_flt + task->min_flt;
@@ -72,29 +107,11 @@ static __always_inline void task_group_faults(struct task_struct *task, __u64 *m
 		return;
 	}
 	bpf_probe_read_kernel(&sa, sizeof(sa), &task->signal);
-	head = sa + bpf_core_field_offset(struct signal_struct, thread_head);
-	for (int tries = 0; tries < 2; tries++) {
-		struct signal_struct *s = (void *)sa;
-		__u64 min, maj;
-
-		seq = BPF_CORE_READ(s, stats_lock.seqcount.seqcount.sequence);
-		min = BPF_CORE_READ(s, min_flt);
-		maj = BPF_CORE_READ(s, maj_flt);
-		pos = 0;
-		bpf_probe_read_kernel(&pos, sizeof(pos), (void *)head);	/* ->next */
-		for (int i = 0; i < TASK_GROUP_THREADS && pos && pos != head; i++) {
-			t = pos - bpf_core_field_offset(struct task_struct, thread_node);
-			min += BPF_CORE_READ((struct task_struct *)t, min_flt);
-			maj += BPF_CORE_READ((struct task_struct *)t, maj_flt);
-			if (bpf_probe_read_kernel(&pos, sizeof(pos), (void *)pos))
-				break;
-		}
-		seq2 = BPF_CORE_READ(s, stats_lock.seqcount.seqcount.sequence);
-		*min_flt = min;
-		*maj_flt = maj;
-		if (!(seq & 1) && seq == seq2)
-			break;	/* no thread released during the walk */
-	}
+	seq2 = group_faults_read(sa, &seq, &min, &maj);
+	if ((seq & 1) || seq != seq2)	/* a thread released meanwhile: once more */
+		group_faults_read(sa, &seq, &min, &maj);
+	*min_flt = min;
+	*maj_flt = maj;
 }
 
 /*

@@ -437,6 +437,13 @@ json_t *report_host_json(const struct report *r)
 			    u64_or_null(r->dma_attribution, r->dma_attributed));
 	json_object_set_new(o, "dma_pinned_unattributed_bytes",
 			    u64_or_null(h->known && r->dma_attribution, un));
+	json_object_set_new(o, "foll_pin_acquired_bytes",
+			    u64_or_null(r->foll_since, r->foll_acquired_since));
+	json_object_set_new(o, "foll_pin_released_bytes",
+			    u64_or_null(r->foll_since, r->foll_released_since));
+	json_object_set_new(o, "foll_pinned_peak_bytes",
+			    u64_or_null(r->foll_since, r->foll_pinned_peak));
+	json_object_set_new(o, "dma_pin_windows", json_boolean(r->dma_windows));
 	set_u64(o, "mem_total_bytes", h->mem_total);
 	json_object_set_new(o, "foll_pinned_pct_of_mem",
 			    h->known && h->mem_total ?

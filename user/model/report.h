@@ -74,6 +74,14 @@ struct report {
 					 * of every process seen, pinned_vm of
 					 * this report's live processes) */
 	bool dma_attribution;		/* the BPF side reads the FOLL_PIN counters */
+	/* the host's FOLL_PIN pins since the session started (run, attach):
+	 * nr_foll_pin_acquired/_released moved by, in bytes, and the peak of
+	 * the bytes outstanding (sampled every 250 ms and at each report):
+	 * pins made and gone between two reports, which no window saw where
+	 * the DMA-pin windows are off (issue 39). foll_since false: not read */
+	bool foll_since;
+	uint64_t foll_acquired_since, foll_released_since, foll_pinned_peak;
+	bool dma_windows;		/* the DMA-pin windows were on */
 	/* the cgroup's own memory limit (memory.max / memory.limit_in_bytes) */
 	bool has_limit;
 	uint64_t limit_bytes;

@@ -107,6 +107,11 @@ static void host_from_json(struct report *r, const json_t *o)
 	h->foll_pinned = ju64(o, "foll_pinned_bytes");
 	r->dma_attribution = jknown(o, "dma_pinned_attributed_bytes");
 	r->dma_attributed = ju64(o, "dma_pinned_attributed_bytes");
+	r->foll_since = jknown(o, "foll_pin_acquired_bytes");
+	r->foll_acquired_since = ju64(o, "foll_pin_acquired_bytes");
+	r->foll_released_since = ju64(o, "foll_pin_released_bytes");
+	r->foll_pinned_peak = ju64(o, "foll_pinned_peak_bytes");
+	r->dma_windows = jbool(o, "dma_pin_windows");
 	h->mem_total = ju64(o, "mem_total_bytes");
 	h->refreshed = jbool(o, "refreshed");
 	hostmem_from_json(&h->mem, o);

@@ -491,6 +491,9 @@ int session_start(struct session *s, const struct memcg *cg)
 		goto out_rb;
 	}
 	s->t0_ns = now_ns();
+	s->foll_known = !hostpin_foll_counters(&s->foll_acquired0, &s->foll_released0);
+	s->foll_pinned_peak = s->foll_known && s->foll_acquired0 > s->foll_released0 ?
+			      s->foll_acquired0 - s->foll_released0 : 0;
 	err = take_baseline(s);
 	if (err) {
 		p_err("reading %s: %s", s->cg.path, strerror(-err));
@@ -505,6 +508,15 @@ out_stop:
 	return err;
 }
 
+/* The host's FOLL_PIN bytes outstanding now, into their peak. */
+static void sample_foll_pinned(struct session *s)
+{
+	uint64_t acq, rel;
+
+	if (s->foll_known && !hostpin_foll_counters(&acq, &rel) && acq > rel)
+		s->foll_pinned_peak = max_u64(s->foll_pinned_peak, acq - rel);
+}
+
 int session_poll(struct session *s, int timeout_ms)
 {
 	int n = ring_buffer__poll(s->rb, timeout_ms);
@@ -514,6 +526,7 @@ int session_poll(struct session *s, int timeout_ms)
 		s->sampled_ns = now_ns();
 		if (!memcg_read_stat(&s->cg, &st))
 			sample_peaks(s, &st);
+		sample_foll_pinned(s);
 	}
 	if (now_ns() - s->dma_sampled_ns >= NUMA_SAMPLE_NS) {
 		s->dma_sampled_ns = now_ns();
@@ -797,15 +810,29 @@ static int scan_procs(struct session *s, struct report *r, size_t *cap, const st
 /*
  * The host's pinned figures (per-CPU diffs folded first: run and attach run
  * as root) and what this session attributes: DMA pins of every process it
- * watched (BPF) plus pinned_vm of the report's live processes.
+ * watched (BPF) plus pinned_vm of the report's live processes. The host's
+ * pins since start (cumulative counters less their values at start) and
+ * their sampled peak, whether or not a window saw them.
  */
 static void session_host(struct session *s, struct report *r)
 {
+	const struct hostpin *h = &r->host;
 	uint64_t vm = 0;
 
 	if (hostpin_read(&r->host, true) < 0)
 		return;
 	r->has_host = true;
+	r->dma_windows = s->skel->rodata->dma_windows_on;
+	r->foll_since = s->foll_known && h->known;
+	if (r->foll_since) {
+		s->foll_pinned_peak = max_u64(s->foll_pinned_peak, h->foll_pinned);
+		/* cumulative: lower only if the start's read was later per CPU */
+		r->foll_acquired_since = h->foll_acquired > s->foll_acquired0 ?
+					 h->foll_acquired - s->foll_acquired0 : 0;
+		r->foll_released_since = h->foll_released > s->foll_released0 ?
+					 h->foll_released - s->foll_released0 : 0;
+		r->foll_pinned_peak = s->foll_pinned_peak;
+	}
 	r->dma_attribution = r->host.known &&
 			     !__atomic_load_n(&s->skel->bss->dma_unreadable, __ATOMIC_RELAXED);
 	for (size_t i = 0; i < r->nprocs; i++)

@@ -56,6 +56,10 @@ struct session {
 	struct dma_overlap *dma_ov;
 	size_t ndma_ov, cap_dma_ov;
 	uint64_t dma_sampled_ns;
+	/* the host's FOLL_PIN counters at start (bytes) and the peak of the
+	 * bytes outstanding, sampled with memory.stat (report.h foll_since) */
+	bool foll_known;
+	uint64_t foll_acquired0, foll_released0, foll_pinned_peak;
 	struct metrics last_flows;	/* flows of the last report's totals:
 					 * a later one never reads lower */
 	/* OOM kills in the subtree (oom.h): the processes sampled once a

@@ -406,8 +406,29 @@ static void print_summary(FILE *f, const struct report *r)
 	}
 }
 
+/*
+ * Pins for DMA that no window saw: with the DMA-pin windows off, FOLL_PIN
+ * pages pinned on the host since start beyond the pinned_vm peak of the
+ * processes here (io_uring buffers are FOLL_PIN and pinned_vm both) are
+ * named, never silent, even when they were released before this report.
+ */
+static void print_unwatched_pins(FILE *f, const struct report *r)
+{
+	char a[16], p[16];
+
+	if (!r->has_host || !r->foll_since || r->dma_windows ||
+	    r->foll_acquired_since <= r->totals.pinned_vm_peak)
+		return;
+	fprintf(f, "NOTE: the host pinned %s for DMA (FOLL_PIN) since memacct started, peak %s "
+		"outstanding;\n      the DMA-pin windows were off, so no process is named: "
+		"--dma-pins on attributes them\n      (host-wide counters: other processes' "
+		"pins and O_DIRECT I/O count too)\n",
+		fmt_bytes(a, sizeof(a), r->foll_acquired_since),
+		fmt_bytes(p, sizeof(p), r->foll_pinned_peak));
+}
+
 /* What was not measured or not recorded: unclassified copies, dropped
- * events, flows without a record, exits without a row. */
+ * events, flows without a record, exits without a row, unwatched pins. */
 static void print_losses(FILE *f, const struct report *r)
 {
 	char u[16];
@@ -433,6 +454,7 @@ static void print_losses(FILE *f, const struct report *r)
 		fprintf(f, "NOTE: %llu exited processes have no row (ring buffer full: "
 			"ringbuf_full); their flows are in the totals\n",
 			(unsigned long long)r->dropped[MEMACCT_DROP_RINGBUF_FULL]);
+	print_unwatched_pins(f, r);
 }
 
 /* The footnotes: marks, peaks, what TOTAL is, attach's window, estimates. */

@@ -372,6 +372,21 @@ static void hostpin_sort_nodes(struct hostpin *h)
 		}
 }
 
+int hostpin_foll_counters(uint64_t *acquired, uint64_t *released)
+{
+	char buf[64 << 10];	/* /proc/vmstat: ~6 KiB on 6.18 */
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+	int err = read_text("/proc/vmstat", buf, sizeof(buf));
+
+	if (err)
+		return err;
+	if (parse_foll_pin(buf, acquired, released))
+		return -ENOENT;
+	*acquired *= page;
+	*released *= page;
+	return 0;
+}
+
 int hostpin_read(struct hostpin *h, bool refresh)
 {
 	/* zoneinfo: ~100 bytes per CPU and zone; untouched pages cost nothing */
@@ -418,6 +433,8 @@ int hostpin_read(struct hostpin *h, bool refresh)
 	if (!parse_foll_pin(buf, &acq, &rel)) {
 		h->known = true;
 		h->foll_pinned = outstanding(acq, rel, page);
+		h->foll_acquired = acq * (uint64_t)page;
+		h->foll_released = rel * (uint64_t)page;
 	}
 	d = opendir("/sys/devices/system/node");
 	if (!d)

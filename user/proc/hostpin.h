@@ -95,6 +95,9 @@ struct hostpin {
 				 * built without them): "unknown", never 0 */
 	bool refreshed;		/* per-CPU diffs folded first (stat_refresh) */
 	uint64_t foll_pinned;	/* bytes, host-wide */
+	/* nr_foll_pin_acquired and nr_foll_pin_released as bytes: cumulative
+	 * since boot, so a pin made and released between two reads is in both */
+	uint64_t foll_acquired, foll_released;
 	uint64_t mem_total;	/* bytes */
 	struct hostmem mem;	/* /proc/meminfo */
 	bool uma;		/* the GPU allocates from this RAM (hostmem_uma()) */
@@ -167,6 +170,15 @@ int parse_foll_pin(const char *text, uint64_t *acquired, uint64_t *released);
  * MemTotal: N kB" of nodeN/meminfo, in bytes. Returns 0 or -ENOENT.
  */
 int parse_mem_total(const char *text, uint64_t *bytes);
+
+/*
+ * hostpin_foll_counters() - nr_foll_pin_acquired and nr_foll_pin_released of
+ * /proc/vmstat now (mm/gup.c; cumulative since boot), in bytes; no
+ * stat_refresh (cheap enough to sample every 250 ms: a figure can lag by
+ * the per-CPU thresholds). 0, -ENOENT on a kernel without them, or -errno
+ * when /proc/vmstat is unreadable.
+ */
+int hostpin_foll_counters(uint64_t *acquired, uint64_t *released);
 
 /*
  * hostpin_read() - the figures now. With @refresh (root), writes
