@@ -61,6 +61,18 @@ Output (stdout), at the end:
   truth worker_anonymous_bytes PID B        worker itself after its share)
   kernel parent_maxrss_bytes B     getrusage(RUSAGE_SELF).ru_maxrss
   kernel children_maxrss_bytes B   getrusage(RUSAGE_CHILDREN).ru_maxrss
+  kernel children_faults N         getrusage(RUSAGE_CHILDREN) minflt + majflt:
+                                   the workers' (reaped) at their exit
+  kernel worker_KEY PID V          (W lines each) what each worker reads of
+  kernel parent_KEY V              itself after its share, and the parent just
+                                   before it returns: KEY is faults
+                                   (getrusage minflt + majflt, every thread),
+                                   rss_bytes, anon_bytes, file_bytes,
+                                   shmem_bytes, hwm_bytes, locked_bytes,
+                                   pinned_vm_bytes (/proc/self/status VmRSS,
+                                   RssAnon, RssFile, RssShmem, VmHWM, VmLck,
+                                   VmPin), anon_huge_bytes (smaps_rollup
+                                   AnonHugePages)
   time elapsed_ms MS
 """
 import argparse
@@ -125,6 +137,27 @@ def settled_foll_pinned_pages(timeout_s=10.0):
     return last
 
 
+# /proc/self/status keys of the cells memacct prints (kernel_cells())
+STATUS_CELLS = (("VmRSS", "rss_bytes"), ("RssAnon", "anon_bytes"), ("RssFile", "file_bytes"),
+                ("RssShmem", "shmem_bytes"), ("VmHWM", "hwm_bytes"), ("VmLck", "locked_bytes"),
+                ("VmPin", "pinned_vm_bytes"))
+
+
+def kernel_cells():
+    """What this process reads of itself: the truth of each cell of its row."""
+    cells = {}
+    with open("/proc/self/status") as f:
+        for line in f:
+            parts = line.split()
+            for key, name in STATUS_CELLS:
+                if parts and parts[0] == key + ":":
+                    cells[name] = int(parts[1]) * 1024
+    ru = resource.getrusage(resource.RUSAGE_SELF)
+    cells["faults"] = ru.ru_minflt + ru.ru_majflt
+    cells["anon_huge_bytes"] = smaps_rollup().get("AnonHugePages", -1)
+    return cells
+
+
 def smaps_rollup():
     vals = {}
     with open("/proc/self/smaps_rollup") as f:
@@ -168,7 +201,8 @@ class SampleDataset(Dataset):
         if self.hold > 0:
             os.write(1, b"holding %d %d\n" % (pid, self.hold))
             time.sleep(self.hold)
-        return ("report", pid, v.get("Private_Dirty", -1), v.get("Anonymous", -1))
+        return ("report", pid, v.get("Private_Dirty", -1), v.get("Anonymous", -1),
+                kernel_cells())
 
 
 class EpochBatches:
@@ -357,11 +391,17 @@ def main():
     for pid in sorted(reports):
         print("truth worker_private_dirty_bytes %d %d" % (pid, reports[pid][0]))
         print("truth worker_anonymous_bytes %d %d" % (pid, reports[pid][1]))
+        for name, v in sorted(reports[pid][2].items()):
+            print("kernel worker_%s %d %d" % (name, pid, v))
     ru_self = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     ru_children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024
     print("kernel parent_maxrss_bytes %d" % ru_self)
     print("kernel children_maxrss_bytes %d" % ru_children)
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    print("kernel children_faults %d" % (ru.ru_minflt + ru.ru_majflt))
     print("time elapsed_ms %d" % int((time.monotonic() - t0) * 1000))
+    for name, v in sorted(kernel_cells().items()):
+        print("kernel parent_%s %d" % (name, v))
     sys.stdout.flush()
     return 0
 
