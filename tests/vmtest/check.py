@@ -628,6 +628,36 @@ def check_zero_fill(s):
         s.dump()
 
 
+def check_thp(s):
+    """zero_fill --thp 64: every resident page of the MADV_HUGEPAGE buffer is a
+    zero fill (THPs as their bytes); truth: its smaps Rss; memacct adds the
+    loader's few (up to 32 pages)"""
+    rep = s.report or {}
+    p = proc(rep, s.truth.get('pid', -1)) or {}
+    want = s.truth.get('zero_fill_bytes', -1)
+    got = p.get('zero_fill_bytes', -1)
+    check('thp.zero_fill', want > 0 and want <= got <= want + 32 * PAGE,
+          'zero_fill_bytes %d, truth %d (AnonHugePages %s, THP %s)'
+          % (got, want, s.kernel.get('anon_huge_bytes'),
+             'never' if s.kernel.get('thp_never') == 1 else 'enabled'),
+          unsupported(s.sec))
+    if not rep:
+        s.dump()
+
+
+def check_thread_exit(s):
+    """thread_exit 4096 256: faults of a process whose leader exits first are
+    every thread's (getrusage before exit_group), to 4 faults of its exit"""
+    rep = s.report or {}
+    p = proc(rep, s.truth.get('pid', -1)) or {}
+    want = s.truth.get('faults', -1)
+    got = p.get('page_faults_total', -1)
+    check('thread_exit.faults', want > 0 and want <= got <= want + 4,
+          'page_faults_total %d, getrusage before exit %d' % (got, want))
+    if not rep:
+        s.dump()
+
+
 def check_cow_busy(s):
     """cow_mmap_churn 32 3: child CoW = pagemap truth while mmap_lock is busy;
     nothing unclassified where the maple tree walk exists (>= 6.1)"""
@@ -751,7 +781,8 @@ FAULT_TESTS = [('file_cow', check_file_cow), ('file_cow_read', check_file_cow_re
                ('file_shared', check_file_shared), ('reuse', check_reuse),
                ('mlock', check_mlock), ('io_uring', check_io_uring)]
 
-V2_TESTS = [('zero_fill', check_zero_fill), ('cow_busy', check_cow_busy),
+V2_TESTS = [('zero_fill', check_zero_fill), ('thp', check_thp),
+            ('thread_exit', check_thread_exit), ('cow_busy', check_cow_busy),
             ('numa_stock', check_numa_stock), ('oom', check_oom), ('oom_host', check_oom_host),
             ('attach', check_attach),
             ('limits', check_limits), ('explain', check_explain), ('audit', check_audit),

@@ -197,6 +197,21 @@ t_zero_fill() {
 	memacct -j run -- zero_fill 32
 }
 
+# first-touch writes of MADV_HUGEPAGE memory: zero fills of whole huge pages
+t_thp() {
+	if grep -q '\[never\]' /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null; then
+		echo "kernel thp_never 1"
+	else
+		echo "kernel thp_never 0"
+	fi
+	memacct -j run -- zero_fill --thp 64
+}
+
+# the leader exits first, its helper thread ends the process (exit_group)
+t_thread_exit() {
+	memacct -j run -- thread_exit 4096 256
+}
+
 # CoW while another thread holds mmap_lock for write in a loop
 t_cow_busy() {
 	echo "kernel release $(uname -r)"
@@ -462,6 +477,8 @@ echo "@@VMTEST start" >&3
 section env env_info
 section cow /bin/memacct -v -j run -- /bin/cow_fork 100 4
 section zero_fill t_zero_fill
+section thp t_thp
+section thread_exit t_thread_exit
 section cow_busy t_cow_busy
 section numa /bin/memacct -v -j run -- /bin/numa_bind 32
 section numa_stock t_numa_stock

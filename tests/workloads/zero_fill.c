@@ -22,7 +22,8 @@
  * (zero_fill_bytes counts the buffer only; the loader, libc and stack add a
  * few zero-filled pages of their own.)
  *
- * With --thp the buffer is madvise(MADV_HUGEPAGE)'d and 2 MiB-aligned (what
+ * With --thp the buffer is madvise(MADV_HUGEPAGE)'d and aligned to the THP
+ * size (hpage_pmd_size: 2 MiB on x86; what
  * numpy does for every large array) and only written, a fault per huge page
  * where the kernel gives one (do_huge_pmd_anonymous_page(), zeroed by
  * folio_zero_user(), no __GFP_ZERO), a small page where it does not. Every
@@ -115,11 +116,25 @@ static long long smaps_bytes(const void *start, const char *key)
 	return v;
 }
 
+/* The PMD size a THP has here: 2 MiB on x86, 32 MiB on arm64 16K pages. */
+static unsigned long pmd_size(void)
+{
+	FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size", "r");
+	unsigned long v = 0;
+
+	if (f) {
+		if (fscanf(f, "%lu", &v) != 1)
+			v = 0;
+		fclose(f);
+	}
+	return v ? v : 2UL << 20;
+}
+
 /* --thp: first-touch writes of MADV_HUGEPAGE memory (see the header). */
 static int thp(unsigned long mib, bool read_first)
 {
 	unsigned long sum = 0;
-	unsigned long huge = 2UL << 20, len = mib << 20;
+	unsigned long huge = pmd_size(), len = mib << 20;
 	long long rss, anon_huge;
 	volatile char *buf;
 	char *map;
