@@ -407,6 +407,11 @@ __u64 flow_moves_end;
 __u64 exit_folds_begin;
 __u64 exit_folds_end;
 
+/* The daemon's pinned kernel side: how many links it pinned (written by
+ * userspace, user/kernel/pin.c), so that a daemon restarted on the pins
+ * tells a link removed meanwhile (its program detached) from none */
+__u64 links_pinned;
+
 #define FLOW_WORDS	(sizeof(struct memacct_flows) / sizeof(__u64))
 _Static_assert(sizeof(struct memacct_flows) == FLOW_WORDS * sizeof(__u64),
 	       "flows_move() adds struct memacct_flows as an array of __u64");

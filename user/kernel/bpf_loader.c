@@ -1228,6 +1228,8 @@ int loader_start(const struct loader_opts *o, struct memacct_bpf **out)
 	set_node_ranges(skel);
 	err = choose_all(skel, btf, o);
 	btf__free(btf);
+	if (!err && o->before_load)
+		err = o->before_load(skel, o->before_load_ctx);
 	if (err)
 		goto out_destroy;
 	if (loader_phases())

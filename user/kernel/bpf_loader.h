@@ -68,6 +68,14 @@ struct loader_opts {
 	/* the task_stocks iterator (iter/task) too: the daemon's pinned side
 	 * reads it (user/kernel/pin.c); run, attach and explain do not load it */
 	bool task_iter;
+	/*
+	 * Called after the object is opened and its programs chosen, before
+	 * it is loaded (NULL: none): the daemon gives its pinned maps
+	 * (bpf_map__reuse_fd()) to programs loaded again. 0 or -errno, which
+	 * fails the start.
+	 */
+	int (*before_load)(struct memacct_bpf *skel, void *ctx);
+	void *before_load_ctx;
 };
 
 /*

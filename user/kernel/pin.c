@@ -138,6 +138,9 @@ static int add_prog_of_link(struct pinned *p, int link_fd, const char *name)
 }
 
 static void reattach_perf_hook(struct pinned *p);
+static struct memacct_bpf__bss *bss_read(const struct pinned *p, int *err);
+static int mkdir_made(const char *path);
+static int unpin_ours(const char *dir, const char *sub, int *kept);
 
 /*
  * The pinned maps opened into @p, each checked against this build's key and
@@ -221,7 +224,7 @@ bool pin_dir_fault_hooked(const char *dir)
 
 /*
  * The pinned links: the task iterator's kept open, the fault hook named,
- * each link's program listed (for bpf_stats). -EPROTO without the iterator.
+ * each link's program listed (for bpf_stats). 0 or -errno.
  */
 static int reattach_links(struct pinned *p)
 {
@@ -256,17 +259,26 @@ static int reattach_links(struct pinned *p)
 			p_warn("program of link %s: %s", lp, strerror(-err));
 	}
 	closedir(d);
-	if (p->iter_link_fd < 0) {
-		p_err("no task_stocks iterator pinned in %s: pinned by another version; "
-		      "run 'memacct detach' first", path);
-		return -EPROTO;
-	}
 	return 0;
+}
+
+static int reload_on_pinned_maps(struct pinned *p, int missing, uint64_t pinned);
+
+/* The links pinned now in DIR/links (each CPU's of the fault hook apart). */
+static int links_found(const struct pinned *p)
+{
+	int n = 0;
+
+	for (int i = 0; i < p->nprogs; i++)
+		n += p->progs[i].cpu_links > 0 ? p->progs[i].cpu_links : 1;
+	return n;
 }
 
 static int reattach(struct pinned *p)
 {
-	int err;
+	struct memacct_bpf__bss *bss;
+	uint64_t pinned;
+	int err, n;
 
 	err = reattach_maps(p);
 	if (err)
@@ -274,9 +286,21 @@ static int reattach(struct pinned *p)
 	err = reattach_links(p);
 	if (err)
 		return err;
+	p->reattached = true;
+	/* as many links as were pinned at load, or load them again */
+	bss = bss_read(p, &err);
+	pinned = bss ? bss->links_pinned : 0;
+	free(bss);
+	n = links_found(p);
+	if (pinned > (uint64_t)n)
+		return reload_on_pinned_maps(p, (int)(pinned - n), pinned);
+	if (p->iter_link_fd < 0) {
+		p_err("no task_stocks iterator pinned in %s/links: pinned by another version; "
+		      "run 'memacct detach' first", p->dir);
+		return -EPROTO;
+	}
 	if (!strcmp(p->fault_hook, "none"))
 		reattach_perf_hook(p);
-	p->reattached = true;
 	return 0;
 }
 
@@ -360,10 +384,73 @@ static void reattach_perf_hook(struct pinned *p)
 		snprintf(p->fault_hook, sizeof(p->fault_hook), "perf");
 }
 
+/* The maps of @skel that are pinned, in maps_wanted[]'s order. */
+static void pinned_maps(struct memacct_bpf *skel, struct bpf_map *maps[7])
+{
+	maps[0] = skel->maps.procs;
+	maps[1] = skel->maps.cgroups;
+	maps[2] = skel->maps.exits;
+	maps[3] = skel->maps.bss;
+	maps[4] = skel->maps.dma_ranges;
+	maps[5] = skel->maps.oom_events;
+	maps[6] = skel->maps.oom_history;
+	_Static_assert(7 == sizeof(maps_wanted) / sizeof(maps_wanted[0]),
+		       "every wanted map pinned");
+}
+
+/*
+ * The links of the loaded @p->skel pinned at DIR/links/NAME (and the fault
+ * hook's per CPU), their programs listed, and their number written to the
+ * pinned .bss (links_pinned). 0 or -errno (printed); the caller unpins.
+ */
+static int pin_links(struct pinned *p)
+{
+	const struct bpf_object_skeleton *s = p->skel->skeleton;
+	char path[512];
+	int err, n = 0;
+
+	for (int i = 0; i < s->prog_cnt; i++) {
+		struct bpf_link *l = *s->progs[i].link;
+
+		if (!l)
+			continue;
+		path_of(path, sizeof(path), p->dir, "links", s->progs[i].name);
+		err = bpf_link__pin(l, path);
+		if (err) {
+			p_err("pinning %s: %s", path, strerror(-err));
+			return err;
+		}
+		n++;
+		if (p->nprogs < PIN_MAX_PROGS) {
+			snprintf(p->progs[p->nprogs].name, sizeof(p->progs[0].name), "%.31s",
+				 s->progs[i].name);
+			p->progs[p->nprogs++].fd = dup(bpf_program__fd(*s->progs[i].prog));
+		}
+		if (!strcmp(s->progs[i].name, "task_stocks"))
+			p->iter_link_fd = dup(bpf_link__fd(l));
+	}
+	if (loader_fault_hook == LOADER_FAULT_PERF) {
+		int before = p->nprogs;
+
+		err = pin_perf_hook(p);
+		if (err)
+			return err;
+		if (p->nprogs > before)	/* its per-CPU links pinned */
+			n += p->progs[before].cpu_links;
+	}
+	snprintf(p->fault_hook, sizeof(p->fault_hook), "%s",
+		 loader_fault_hook_name(loader_fault_hook));
+	if (p->iter_link_fd < 0) {
+		p_err("the task_stocks iterator did not attach (kernel without iter/task?)");
+		return -ENOTSUP;
+	}
+	p->skel->bss->links_pinned = n;
+	return 0;
+}
+
 static int load_and_pin(struct pinned *p)
 {
 	struct loader_opts o = { 0 };	/* every process */
-	const struct bpf_object_skeleton *s;
 	struct bpf_map *maps[7];
 	char path[512];
 	int err;
@@ -373,15 +460,7 @@ static int load_and_pin(struct pinned *p)
 	err = loader_start(&o, &p->skel);
 	if (err)
 		return err;
-	maps[0] = p->skel->maps.procs;
-	maps[1] = p->skel->maps.cgroups;
-	maps[2] = p->skel->maps.exits;
-	maps[3] = p->skel->maps.bss;
-	maps[4] = p->skel->maps.dma_ranges;
-	maps[5] = p->skel->maps.oom_events;
-	maps[6] = p->skel->maps.oom_history;
-	_Static_assert(sizeof(maps) / sizeof(maps[0]) ==
-		       sizeof(maps_wanted) / sizeof(maps_wanted[0]), "every wanted map pinned");
+	pinned_maps(p->skel, maps);
 	for (int i = 0; i < 7; i++) {
 		path_of(path, sizeof(path), p->dir, "maps", maps_wanted[i].name);
 		err = bpf_map__pin(maps[i], path);
@@ -394,43 +473,89 @@ static int load_and_pin(struct pinned *p)
 	p->procs_max = bpf_map__max_entries(p->skel->maps.procs);
 	p->cgroups_max = bpf_map__max_entries(p->skel->maps.cgroups);
 	p->bss_size = bpf_map__value_size(p->skel->maps.bss);
-	s = p->skel->skeleton;
-	for (int i = 0; i < s->prog_cnt; i++) {
-		struct bpf_link *l = *s->progs[i].link;
-
-		if (!l)
-			continue;
-		path_of(path, sizeof(path), p->dir, "links", s->progs[i].name);
-		err = bpf_link__pin(l, path);
-		if (err) {
-			p_err("pinning %s: %s", path, strerror(-err));
-			goto out_unpin;
-		}
-		if (p->nprogs < PIN_MAX_PROGS) {
-			snprintf(p->progs[p->nprogs].name, sizeof(p->progs[0].name), "%.31s",
-				 s->progs[i].name);
-			p->progs[p->nprogs++].fd = dup(bpf_program__fd(*s->progs[i].prog));
-		}
-		if (!strcmp(s->progs[i].name, "task_stocks"))
-			p->iter_link_fd = dup(bpf_link__fd(l));
-	}
-	if (loader_fault_hook == LOADER_FAULT_PERF) {
-		err = pin_perf_hook(p);
-		if (err)
-			goto out_unpin;
-	}
-	snprintf(p->fault_hook, sizeof(p->fault_hook), "%s",
-		 loader_fault_hook_name(loader_fault_hook));
-	if (p->iter_link_fd < 0) {
-		p_err("the task_stocks iterator did not attach (kernel without iter/task?)");
-		err = -ENOTSUP;
+	err = pin_links(p);
+	if (err)
 		goto out_unpin;
-	}
 	return 0;
 
 out_unpin:
 	pin_remove(p->dir);
 	return err;
+}
+
+/* before_load of a reload: the programs get the pinned maps (the records,
+ * the rings and the .bss counters carry on). */
+static int reuse_pinned_maps(struct memacct_bpf *skel, void *ctx)
+{
+	struct pinned *p = ctx;
+	struct bpf_map *maps[7];
+	int err;
+
+	pinned_maps(skel, maps);
+	for (int i = 0; i < 7; i++) {
+		err = bpf_map__reuse_fd(maps[i], *map_fd_slot(p, i));
+		if (err) {
+			p_err("reusing the pinned map %s: %s", maps_wanted[i].name,
+			      strerror(-err));
+			return err;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Links of the pinned kernel side were removed while no daemon ran (by
+ * hand, or by a tool that is not memacct): their programs are detached,
+ * and a daemon that only re-attached counted without them, /healthz 200
+ * (issue 39). The programs are loaded again on the pinned maps, the old
+ * links unpinned (the rest of the old programs detach) and the new ones
+ * pinned: the counters, records and rings carry on. Lost: what the old
+ * programs held in their unpinned maps (at most a fold batch of pending
+ * flows a CPU, faults in flight), and anything the removed programs did
+ * not see while they were detached. 0 or -errno (printed).
+ */
+static int reload_on_pinned_maps(struct pinned *p, int missing, uint64_t pinned)
+{
+	struct loader_opts o = { 0 };
+	char links[512];
+	int err, kept = 0;
+
+	p_warn("%s: %d of the %llu links pinned at load are gone (their programs detached): "
+	       "loading the programs again on the pinned maps, whose counters carry on",
+	       p->dir, missing, (unsigned long long)pinned);
+	err = unpin_ours(p->dir, "links", &kept);
+	if (!err)
+		err = unpin_ours(p->dir, "progs", &kept);
+	if (err || kept) {
+		p_err("%s: unpinning the old links: %s", p->dir,
+		      err ? strerror(-err) : "pins of another tool there");
+		return err ? err : -EPROTO;
+	}
+	snprintf(links, sizeof(links), "%s/links", p->dir);
+	err = mkdir_made(links);
+	if (err < 0) {
+		p_err("creating %s: %s", links, strerror(-err));
+		return err;
+	}
+	for (int i = 0; i < p->nprogs; i++)
+		close(p->progs[i].fd);
+	p->nprogs = 0;
+	if (p->iter_link_fd >= 0)
+		close(p->iter_link_fd);
+	p->iter_link_fd = -1;
+	snprintf(p->fault_hook, sizeof(p->fault_hook), "none");
+	o.fallback_cgid = memcg_root_id();
+	o.task_iter = true;
+	o.before_load = reuse_pinned_maps;
+	o.before_load_ctx = p;
+	err = loader_start(&o, &p->skel);
+	if (err)
+		return err;
+	err = pin_links(p);
+	if (err)
+		return err;
+	p->reattached = false;
+	return 0;
 }
 
 /*
