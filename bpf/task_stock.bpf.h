@@ -55,9 +55,15 @@ static __always_inline void task_stock_fill_sums(struct task_struct *task, struc
  * one write section of sig->stats_lock (v3.17, commit e78c3496790e ("time,
  * signal: Protect resource use statistics with seqlock")): read as a
  * seqcount, so that a thread released meanwhile is counted once. Threads
- * past TASK_GROUP_THREADS on the list are not counted.
+ * past TASK_GROUP_THREADS on the list are not counted: at the last exit
+ * the list holds the zombie leader and the threads still inside do_exit()
+ * (about one a CPU at most); live (iter/task, kernels before 6.7 only) a
+ * process of more threads reads low. A bounded loop, for programs run once
+ * a process (sched_process_exit: ~10 ms more verification); inside the
+ * process walk's own loop it made the daemon's start 7 s longer, so
+ * task_walk.bpf.c walks with bpf_loop() from a global function.
  */
-#define TASK_GROUP_THREADS	128
+#define TASK_GROUP_THREADS	64
 
 /* The faults of the threads on the list at @head, added to @min, @maj. */
 static __always_inline void thread_list_faults(__u64 head, __u64 *min, __u64 *maj)
@@ -94,19 +100,12 @@ static __always_inline __u32 group_faults_read(__u64 sa, __u32 *seq, __u64 *min,
 	return BPF_CORE_READ(s, stats_lock.seqcount.seqcount.sequence);
 }
 
-static __always_inline void task_group_faults(struct task_struct *task, __u64 *min_flt,
-					      __u64 *maj_flt)
+/* The walk of a group of several threads, its signal_struct at @sa. */
+static __always_inline void group_faults_walk(__u64 sa, __u64 *min_flt, __u64 *maj_flt)
 {
-	struct signal_struct *sig = task->signal;	/* a BTF pointer: direct loads */
-	__u64 sa = 0, min = 0, maj = 0;
+	__u64 min = 0, maj = 0;
 	__u32 seq = 0, seq2;
 
-	if (sig->nr_threads == 1) {
-		*min_flt = sig->min_flt + task->min_flt;
-		*maj_flt = sig->maj_flt + task->maj_flt;
-		return;
-	}
-	bpf_probe_read_kernel(&sa, sizeof(sa), &task->signal);
 	seq2 = group_faults_read(sa, &seq, &min, &maj);
 	if ((seq & 1) || seq != seq2)	/* a thread released meanwhile: once more */
 		group_faults_read(sa, &seq, &min, &maj);
@@ -114,11 +113,25 @@ static __always_inline void task_group_faults(struct task_struct *task, __u64 *m
 	*maj_flt = maj;
 }
 
+static __always_inline void task_group_faults(struct task_struct *task, __u64 *min_flt,
+					      __u64 *maj_flt)
+{
+	struct signal_struct *sig = task->signal;	/* a BTF pointer: direct loads */
+	__u64 sa = 0;
+
+	if (sig->nr_threads == 1) {
+		*min_flt = sig->min_flt + task->min_flt;
+		*maj_flt = sig->maj_flt + task->maj_flt;
+		return;
+	}
+	bpf_probe_read_kernel(&sa, sizeof(sa), &task->signal);
+	group_faults_walk(sa, min_flt, maj_flt);
+}
+
 /*
  * Fill the rest, what only a process shown on its own needs (ppid, start
- * time, peak RSS, faults): three more lines of the task, one of its
- * signal_struct and one of its parent; a line of each other thread's
- * task_struct for a process of several threads (task_group_faults()).
+ * time, peak RSS), but its faults (the caller's: task_group_faults() or
+ * task_walk.bpf.c's): three more lines of the task and one of its parent.
  */
 static __always_inline void task_stock_fill_own(struct task_struct *task, struct mm_struct *mm,
 						struct memacct_task_stock *r)
@@ -126,7 +139,6 @@ static __always_inline void task_stock_fill_own(struct task_struct *task, struct
 	r->ppid = task->real_parent->tgid;
 	r->start_boottime_ns = task->start_boottime;
 	r->hiwater_rss_pages = mm->hiwater_rss;
-	task_group_faults(task, &r->min_flt, &r->maj_flt);
 }
 
 /* Zero what task_stock_fill_own() fills (a lean walk reuses the array). */
@@ -139,12 +151,14 @@ static __always_inline void task_stock_clear_own(struct memacct_task_stock *r)
 	r->maj_flt = 0;
 }
 
-/* Fill all of @r but comm: task_stock_fill_sums() and task_stock_fill_own(). */
+/* Fill all of @r but comm (iter/task): task_stock_fill_sums(),
+ * task_stock_fill_own() and the faults by task_group_faults(). */
 static __always_inline void task_stock_fill(struct task_struct *task, struct mm_struct *mm,
 					    struct memacct_task_stock *r)
 {
 	task_stock_fill_sums(task, mm, r);
 	task_stock_fill_own(task, mm, r);
+	task_group_faults(task, &r->min_flt, &r->maj_flt);
 }
 
 #endif

@@ -1531,6 +1531,17 @@ START_TEST(test_process_walk)
 			      "pid %d touched %d pages: rss_anon_pages %llu", (int)kids[i],
 			      16 * (i + 1), (unsigned long long)b->rss_anon_pages);
 		ck_assert_int_eq(b->ppid, getpid());
+		{	/* faults: every thread's, as /proc/PID/stat (paused:
+			 * nothing moves); b27f6ef gave the leader's alone */
+			struct proc_stat ps;
+
+			ck_assert_int_eq(read_stat(kids[i], &ps), 0);
+			ck_assert_msg(b->min_flt == ps.minflt && b->maj_flt == ps.majflt,
+				      "pid %d (%d threads): faults %llu + %llu, /proc/PID/stat "
+				      "%llu + %llu", (int)kids[i], i == 0 ? 4 : 1,
+				      (unsigned long long)b->min_flt, (unsigned long long)b->maj_flt,
+				      (unsigned long long)ps.minflt, (unsigned long long)ps.majflt);
+		}
 		snprintf(comm, sizeof(comm), "%.15s", b->comm);
 		ck_assert_msg(!strcmp(comm, st.name), "pid %d: comm %s, /proc %s", (int)kids[i],
 			      comm, st.name);
@@ -1871,6 +1882,21 @@ END_TEST
  * move, across a restart and after the process exits in B. Before: A went
  * down by them (held by the clamp, but lost at a restart) and B gained them.
  */
+/*
+ * Two sibling cgroups below the root, /memacct-test-@{tag}a-PID and
+ * ...b-PID (their paths relative to the root into @a_rel, @b_rel, 64
+ * bytes), made in extra_cg[0] and [1] (teardown() removes them).
+ */
+static void two_cgroups(const char *tag, char *a_rel, char *b_rel)
+{
+	snprintf(a_rel, 64, "/memacct-test-%sa-%d", tag, (int)getpid());
+	snprintf(b_rel, 64, "/memacct-test-%sb-%d", tag, (int)getpid());
+	snprintf(extra_cg[0], sizeof(extra_cg[0]), "%s%s", cgroot, a_rel);
+	snprintf(extra_cg[1], sizeof(extra_cg[1]), "%s%s", cgroot, b_rel);
+	ck_assert_int_eq(mkdir(extra_cg[0], 0755), 0);
+	ck_assert_int_eq(mkdir(extra_cg[1], 0755), 0);
+}
+
 START_TEST(test_moved_process_keeps_flows)
 {
 	char a_rel[64], b_rel[64], line[256], procs[600];
@@ -1879,12 +1905,7 @@ START_TEST(test_moved_process_keeps_flows)
 	pid_t d, w;
 	FILE *f;
 
-	snprintf(a_rel, sizeof(a_rel), "/memacct-test-mva-%d", (int)getpid());
-	snprintf(b_rel, sizeof(b_rel), "/memacct-test-mvb-%d", (int)getpid());
-	snprintf(extra_cg[0], sizeof(extra_cg[0]), "%s%s", cgroot, a_rel);
-	snprintf(extra_cg[1], sizeof(extra_cg[1]), "%s%s", cgroot, b_rel);
-	ck_assert_int_eq(mkdir(extra_cg[0], 0755), 0);
-	ck_assert_int_eq(mkdir(extra_cg[1], 0755), 0);
+	two_cgroups("mv", a_rel, b_rel);
 	d = start_daemon(NULL);
 	ck_assert(d > 0);
 	/* close-on-exec: a daemon started later must not hold the stdin of
@@ -1968,12 +1989,7 @@ START_TEST(test_self_move_keeps_flows)
 	long long a = 0, b = 0;
 	pid_t d;
 
-	snprintf(a_rel, sizeof(a_rel), "/memacct-test-sma-%d", (int)getpid());
-	snprintf(b_rel, sizeof(b_rel), "/memacct-test-smb-%d", (int)getpid());
-	snprintf(extra_cg[0], sizeof(extra_cg[0]), "%s%s", cgroot, a_rel);
-	snprintf(extra_cg[1], sizeof(extra_cg[1]), "%s%s", cgroot, b_rel);
-	ck_assert_int_eq(mkdir(extra_cg[0], 0755), 0);
-	ck_assert_int_eq(mkdir(extra_cg[1], 0755), 0);
+	two_cgroups("sm", a_rel, b_rel);
 	d = start_daemon(NULL);
 	ck_assert(d > 0);
 	/* no series yet for a cgroup nothing has happened in: 0 */
