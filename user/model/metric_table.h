@@ -175,7 +175,8 @@
 	X(PAGE_FAULTS, page_faults, "page_faults_total", "memacct_page_faults", \
 	  MF_FLOW | MF_MEMCG_STAT, TR_ALL, NO_BPF, \
 	  "Page faults (memory.stat pgfault)", \
-	  "/proc/PID/stat minflt + majflt, signal->min_flt/maj_flt at exit; cgroup: " \
+	  "/proc/PID/stat minflt + majflt; at exit every thread's (signal->min_flt + " \
+	  "each listed thread's, as getrusage); cgroup: " \
 	  "memory.stat pgfault", \
 	  COL(16, "FAULTS", "FAULTS", 8, "page faults, minor and major (a count)"), NO_TOP_PROC, \
 	  TOP_COL(9, "FAULTS", 'F', 9, VIEW_PROCS)) \
