@@ -735,48 +735,60 @@ static __always_inline int vma_of(struct task_struct *task, struct cpu_slot *sl,
 enum alloc_kind { ALLOC_OTHER, ALLOC_ZERO, ALLOC_COW_ANON, ALLOC_COW_FILE, ALLOC_UNCLASSIFIED,
 		  ALLOC_COW_FILE_CAND /* perf hook: cand_resolve() decides */ };
 
-/* DESIGN.md step 4: what the first user allocation of a fault was for. */
+/*
+ * DESIGN.md step 4: what the first user allocation of a fault was for, an
+ * order-0 page or a large folio (@order > 0). The VMA is looked up in one
+ * place only: vma_of() inlined once is most of this function's verifier
+ * cost in each program that calls it.
+ *
+ * The perf event hook (FAULT_NO_ERRCODE) knows neither write nor present:
+ * the first GFP_HIGHUSER_MOVABLE order-0 allocation without __GFP_ZERO
+ * inside a fault of a private mapping is, in an anon VMA, the CoW break of
+ * a present page (wp_page_copy()); in a file VMA the copy of a write
+ * (do_cow_fault(), wp_page_copy()) or, in a read fault, a page-cache page
+ * (shmem filling a hole), told apart once the fault has finished
+ * (cand_resolve()). A read fault that maps the zero page or a cached page
+ * allocates no such page. What this cannot tell (docs/metrics.md "Fault
+ * hooks"): an anon swap-in of a page not in the swap cache counts as a
+ * copy; the *_old programs (no task storage) count file candidates at once.
+ *
+ * A large folio in a private anon VMA is a zero fill, read or write fault:
+ * a transparent huge page mapped by do_huge_pmd_anonymous_page() (a write,
+ * or a read without the huge zero page), do_huge_zero_wp_pmd() (a write to
+ * the huge zero page, v6.13) or an mTHP by alloc_anon_folio() (v6.8), each
+ * zeroed by folio_zero_user(), not by __GFP_ZERO (issue 39: 53,248 bytes for
+ * 64 MiB of MADV_HUGEPAGE memory). A THP is never copied whole: a write to
+ * a shared one splits its PMD and copies 4 KiB pages (wp_huge_pmd()). In a
+ * file or shared VMA it is page cache (readahead's large folios), shmem or
+ * a hugetlb surplus page: not a flow. Not told (docs/metrics.md "Known
+ * blind spots"): an mTHP swap-in from zram (alloc_swap_folio(), v6.12)
+ * counts as a zero fill.
+ */
 static __always_inline int classify(struct task_struct *task, struct cpu_slot *sl,
-				    __u32 gfp, bool old)
+				    __u32 gfp, unsigned int order, bool old)
 {
 	struct fault_ctx *f = &sl->f;
 	struct vma_info vi = {};
+	bool perf = f->error_code & FAULT_NO_ERRCODE;
 
 	if (gfp & gfp_zero)
 		return ALLOC_ZERO;
-	if (f->error_code & FAULT_NO_ERRCODE) {
-		/*
-		 * The perf event hook: neither write nor present is known.
-		 * The first GFP_HIGHUSER_MOVABLE order-0 allocation without
-		 * __GFP_ZERO inside a fault of a private mapping: in an anon
-		 * VMA the CoW break of a present page (wp_page_copy()); in a
-		 * file VMA the copy of a write (do_cow_fault(),
-		 * wp_page_copy()) or, in a read fault, a page-cache page
-		 * (shmem filling a hole), told apart once the fault has
-		 * finished (cand_resolve()). A read fault that maps the zero
-		 * page or a cached page allocates no such page. What this
-		 * cannot tell (docs/metrics.md "Fault hooks"): an anon
-		 * swap-in of a page not in the swap cache counts as a copy;
-		 * the *_old programs (no task storage) count file candidates
-		 * at once.
-		 */
-		if (old ? vmacache_vma(task, f->address, &vi.flags, &vi.file) :
-			  vma_of(task, sl, &vi))
-			return ALLOC_UNCLASSIFIED;
-		if (vi.flags & VM_SHARED_FLAG)
-			return ALLOC_OTHER;	/* page cache fill */
-		if (vi.file)	/* the copy, or a shmem page of a read */
-			return old ? ALLOC_COW_FILE : ALLOC_COW_FILE_CAND;
-		return ALLOC_COW_ANON;
-	}
-	if (!(f->error_code & FAULT_ERR_WRITE))
+	/* an order-0 page of a read fault: a page cache fill or a swap-in */
+	if (!order && !perf && !(f->error_code & FAULT_ERR_WRITE))
 		return ALLOC_OTHER;
-	/* a write fault's copy or fill whose VMA is unknown: counted as
-	 * such (fault_unclassified_pages), never dropped */
+	/* a copy or fill whose VMA is unknown: counted as such
+	 * (fault_unclassified_pages), never dropped */
 	if (old ? vmacache_vma(task, f->address, &vi.flags, &vi.file) : vma_of(task, sl, &vi))
 		return ALLOC_UNCLASSIFIED;
 	if (vi.flags & VM_SHARED_FLAG)
 		return ALLOC_OTHER;	/* write-notify or page cache fill */
+	if (order)
+		return vi.file ? ALLOC_OTHER : ALLOC_ZERO;
+	if (perf) {
+		if (vi.file)	/* the copy, or a shmem page of a read */
+			return old ? ALLOC_COW_FILE : ALLOC_COW_FILE_CAND;
+		return ALLOC_COW_ANON;
+	}
 	if (f->error_code & FAULT_ERR_PROT)	/* present, write-protected */
 		return vi.file ? ALLOC_COW_FILE : ALLOC_COW_ANON;
 	/* not present: a private file page is copied from the page cache;
@@ -784,31 +796,15 @@ static __always_inline int classify(struct task_struct *task, struct cpu_slot *s
 	return vi.file ? ALLOC_COW_FILE : ALLOC_OTHER;
 }
 
-/*
- * A large folio (order > 0) allocated inside a fault (DESIGN.md step 4): in
- * a private anon VMA it is a zero fill, a transparent huge page mapped by
- * do_huge_pmd_anonymous_page() (a write, or a read without the huge zero
- * page), do_huge_zero_wp_pmd() (a write to the huge zero page, v6.13) or
- * an mTHP by alloc_anon_folio() (v6.8); each is zeroed by
- * folio_zero_user(), not by __GFP_ZERO, so the order-0 test cannot see it
- * (issue 39: 53,248 bytes for 64 MiB of MADV_HUGEPAGE memory). A THP is
- * never copied whole: a write to a shared one splits its PMD and copies
- * 4 KiB pages (wp_huge_pmd()), which classify() counts. In a file or
- * shared VMA it is page cache (readahead's large folios), shmem or a
- * hugetlb surplus page: not a flow. What it cannot tell (docs/metrics.md
- * "Known blind spots"): an mTHP swap-in from zram (alloc_swap_folio(),
- * v6.12) counts as a zero fill.
- */
-static __always_inline int classify_large(struct task_struct *task, struct cpu_slot *sl,
-					  bool old)
+/* The allocated page's address (tracepoint argument 0) as a number; 0: the
+ * allocation failed (mm_page_alloc fires then too: a failed THP
+ * allocation, whose fault falls back to a small page, classified then). */
+static __always_inline __u64 alloc_page_addr(unsigned long long *ctx)
 {
-	struct vma_info vi = {};
+	__u64 page_addr = 0;
 
-	if (old ? vmacache_vma(task, sl->f.address, &vi.flags, &vi.file) : vma_of(task, sl, &vi))
-		return ALLOC_UNCLASSIFIED;
-	if (vi.file || (vi.flags & VM_SHARED_FLAG))
-		return ALLOC_OTHER;
-	return ALLOC_ZERO;
+	bpf_probe_read_kernel(&page_addr, sizeof(page_addr), &ctx[0]);
+	return page_addr;
 }
 
 /* @page_addr: the struct page's address as a number (the verifier forbids
@@ -899,20 +895,11 @@ static __always_inline int page_alloc(unsigned long long *ctx, unsigned int orde
 			cand_resolve(f, &sl->pend);
 		return 0;
 	}
-	if (f->state == FAULT_ACTIVE && order == 0 &&
-	    (gfp & ~(gfp_zero | gfp_comp)) == gfp_highuser_movable) {
+	if (f->state == FAULT_ACTIVE &&
+	    (order ? (gfp & gfp_large) == gfp_large && alloc_page_addr(ctx) :
+		     (gfp & ~(gfp_zero | gfp_comp)) == gfp_highuser_movable)) {
 		f->state = FAULT_CLASSIFIED;
-		kind = classify(task, sl, gfp, old);
-	} else if (f->state == FAULT_ACTIVE && order && (gfp & gfp_large) == gfp_large) {
-		__u64 page_addr = 0;
-
-		/* a failed THP allocation fires the tracepoint too (page
-		 * NULL): the fault falls back to a small page, classified then */
-		bpf_probe_read_kernel(&page_addr, sizeof(page_addr), &ctx[0]);
-		if (page_addr) {
-			f->state = FAULT_CLASSIFIED;
-			kind = classify_large(task, sl, old);
-		}
+		kind = classify(task, sl, gfp, order, old);
 	}
 	if (kind == ALLOC_COW_FILE_CAND) {
 		__u64 page_addr = 0;

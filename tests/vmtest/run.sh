@@ -21,7 +21,7 @@ optional=" ${VMTEST_OPTIONAL:-} "
 arch=${VMTEST_ARCH:-x86}
 timeout_s=${VMTEST_TIMEOUT:-$([ "$arch" = arm64 ] && echo 300 || echo 150)}
 integration=" ${VMTEST_INTEGRATION-bookworm-backports} "
-integration_timeout_s=${VMTEST_INTEGRATION_TIMEOUT:-3300}
+integration_timeout_s=${VMTEST_INTEGRATION_TIMEOUT:-3900}
 start=$(date +%s)
 
 if [ "$arch" = arm64 ]; then
