@@ -80,7 +80,7 @@ endif
 
 .DELETE_ON_ERROR:
 .PHONY: all check unit integration bench install uninstall vmlinux clean deps vmtest man fuzz \
-	vmtest-bins vmtest-arm64 vmtest-full-arm64 vmlinux-arm64 \
+	vmtest-bins test-bins vmtest-arm64 vmtest-full-arm64 vmlinux-arm64 \
 	completion deb deb-check image image-check soak bench-check alerts-check layers-check
 
 ifeq ($(CROSS),)
@@ -270,13 +270,22 @@ fuzz: $(FUZZ_DIR)/fuzz_parsers
 VMTEST_KERNELS  ?= bullseye bookworm bookworm-backports sid
 VMTEST_OPTIONAL ?= sid
 VMTEST_INTEGRATION ?= bookworm-backports
+# the integration suite in two guests side by side (docs/vmtest.md "CI
+# time"): the daemon's suites and the rest, by MEMACCT_SUITES; "" for one
+VMTEST_INTEGRATION_PARTS ?= daemon,limits,oom,loss -daemon,-limits,-oom,-loss
 vmtest: $(VMTEST_DIR)/bin/memacct $(STATIC_WORKLOADS) $(VMTEST_DIR)/test_integration \
 	$(VMTEST_DIR)/bench/spawn
 	$(Q)VMTEST_OPTIONAL="$(VMTEST_OPTIONAL)" VMTEST_INTEGRATION="$(VMTEST_INTEGRATION)" \
+		VMTEST_INTEGRATION_PARTS="$(VMTEST_INTEGRATION_PARTS)" \
 		tests/vmtest/run.sh $(VMTEST_DIR) $(VMTEST_KERNELS)
 
 # the guest binaries alone (`make ARCH=arm64` builds these)
 vmtest-bins: $(VMTEST_DIR)/bin/memacct $(STATIC_WORKLOADS) $(VMTEST_DIR)/bench/spawn
+
+# what make check and make vmtest run, built before .ci/run starts them side
+# by side (then neither builds what the other reads)
+test-bins: all $(OUTPUT)/test_unit $(OUTPUT)/test_integration $(WORKLOADS) vmtest-bins \
+	$(VMTEST_DIR)/test_integration
 
 # The arm64 matrix (docs/vmtest.md "arm64"): the guest binaries cross-built
 # (make ARCH=arm64), Debian arm64 kernels under qemu-system-aarch64 TCG.

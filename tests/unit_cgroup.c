@@ -11,6 +11,8 @@
 #include "cgroup.h"
 #include "memlimits.h"
 #include "daemon.h"
+#include "oom.h"
+#include "proc.h"
 #include "util.h"
 
 /* the fake hierarchy, built once per TCase in the parent process */
@@ -310,6 +312,28 @@ START_TEST(test_oom_kill)
 	ck_assert_int_eq(parse_oom_kill("oom_kill x\n", &n), -EINVAL);
 	ck_assert_int_eq(parse_oom_kill("oom_kill 7", &n), 0);
 	ck_assert_uint_eq(n, 7);
+}
+END_TEST
+
+/*
+ * A host-wide kill read late (a restarted daemon's replay, `memacct oom`):
+ * its verdict's base is the host's MemTotal, read again, never "0 B"
+ * (issue 39 finding 6: "MemTotal 0 B" in 1 of 200 kills).
+ */
+START_TEST(test_oom_late_host_wide_mem_total)
+{
+	struct memacct_oom_event ev = { .key.tgid = 4242, .tid = 4242, .comm = "victim" };
+	struct oom_kill *k = calloc(1, sizeof(*k));
+	char want[64], total[16];
+
+	ck_assert_ptr_nonnull(k);
+	ck_assert_uint_gt(mem_total_bytes(), 0);
+	oom_from_event(k, &ev, 4096, 0);
+	oom_explain_late(k);
+	ck_assert_uint_eq(k->mem_total, mem_total_bytes());
+	snprintf(want, sizeof(want), "MemTotal %s)", fmt_bytes(total, sizeof(total), k->mem_total));
+	ck_assert_msg(strstr(k->verdict, want), "%s", k->verdict);
+	free(k);
 }
 END_TEST
 
@@ -989,6 +1013,7 @@ Suite *cgroup_suite(void)
 	tcase_add_test(tc, test_memory_stat_v1);
 	tcase_add_test(tc, test_memory_stat_v2);
 	tcase_add_test(tc, test_oom_kill);
+	tcase_add_test(tc, test_oom_late_host_wide_mem_total);
 	tcase_add_test(tc, test_memory_pressure);
 	suite_add_tcase(s, tc);
 

@@ -8,8 +8,9 @@ figures (memory.stat, memory.events, numa_maps, numa_stat, limit files).
 Prints one line per check ("ok ..." / "SKIP ..." / "FAIL ...") with both
 figures; exits 1 if any check failed. docs/vmtest.md lists the checks.
 --integration: the guest also ran the whole integration suite
-(tests/integration*.c); every test registered there must have passed, or
-skipped itself with a printed reason."""
+(tests/integration*.c), or the part memacct.suites= selected; every test
+registered there (in that part) must have passed, or skipped itself with a
+printed reason. --integration-only: the guest ran that part alone."""
 import glob
 import json
 import os
@@ -528,12 +529,22 @@ CK_RESULT = re.compile(r'^(\S+?):(\d+):([PFE]):([^:]+):(\w+):(\d+): ?(.*)$')
 CK_SUMMARY = re.compile(r'^(\d+)%: Checks: (\d+), Failures: (\d+), Errors: (\d+)')
 
 
-def registered_tests():
-    """the tests tests/integration*.c register (tcase_add_test), by name"""
+def registered_tests(selection=None):
+    """the tests tests/integration*.c register (tcase_add_test), by name;
+    with @selection (MEMACCT_SUITES: "a,b" or "-a,-b"), those of the
+    suites it selects, as tests/integration.c's suite_wanted() does"""
     here = os.path.dirname(os.path.abspath(__file__))
+    sel = [w for w in (selection or '').split(',') if w]
+    inc = [w for w in sel if not w.startswith('-')]
+    exc = [w[1:] for w in sel if w.startswith('-')]
     names = []
     for f in sorted(glob.glob(os.path.join(here, '..', 'integration*.c'))):
-        names += re.findall(r'tcase_add_test\(\s*\w+\s*,\s*(\w+)\s*\)', open(f).read())
+        text = open(f).read()
+        suite = re.search(r'suite_create\("(\w+)"\)', text)
+        suite = suite.group(1) if suite else None
+        if suite in exc or (inc and suite not in inc):
+            continue
+        names += re.findall(r'tcase_add_test\(\s*\w+\s*,\s*(\w+)\s*\)', text)
     return names
 
 
@@ -558,7 +569,11 @@ def check_integration(sec, uptime_before):
     check('integration.layout', s.kernel.get('cgroup1_mounts') == 0 and 'nsdelegate' in opts,
           'cgroup2 on /sys/fs/cgroup (%s), cgroup v1 mounts: %s' % (
               ','.join(opts) or mnt or 'not found', s.kernel.get('cgroup1_mounts')))
-    want = registered_tests()
+    # memacct.suites= (run.sh's parts of the suite, one guest each)
+    part = s.plain.get('plain ck_suites')
+    want = registered_tests(part[0] if part else None)
+    if part:
+        print('     this guest\'s part of the suite: %s (%d tests)' % (part[0], len(want)))
     selected = s.plain.get('plain ck_selected')
     if selected:
         # memacct.ck_run_suite / ck_run_case: a part of the suite, by hand
@@ -811,6 +826,15 @@ def main():
         for line in env['out']:
             if line.startswith('page_size_kb ') and line.split()[1].isdigit():
                 PAGE = int(line.split()[1]) * 1024
+    if '--integration-only' in sys.argv[3:]:
+        # a guest of a part of the integration suite only (run.sh: the
+        # matrix sections ran in the first part's guest)
+        sec = secs.get('integration')
+        if sec is None:
+            check('integration', False, 'section missing')
+        else:
+            check_integration(sec, secs.get('env', {}).get('uptime'))
+        return 1 if fails else 0
     sec = secs.get('cow')
     if sec:
         truth, rep = parse_run(sec)

@@ -351,12 +351,16 @@ t_integration() {
 	[ -n "$ck_case" ] && export CK_RUN_CASE=$ck_case
 	[ -n "$ck_suite" ] && export CK_RUN_SUITE=$ck_suite
 	[ -n "$ck_case$ck_suite" ] && echo "plain ck_selected suite=$ck_suite case=$ck_case"
+	# memacct.suites=LIST: this guest's part of the suite (run.sh boots
+	# the parts side by side); MEMACCT_SUITES of tests/integration.c
+	parts=$(tr ' ' '\n' < /proc/cmdline | sed -n 's/^memacct.suites=//p')
+	[ -n "$parts" ] && export MEMACCT_SUITES=$parts && echo "plain ck_suites $parts"
 	sh -c 'echo $$ > '$s'/cgroup.procs && cd /tmp && exec env PATH=/usr/sbin:/usr/bin:/bin \
 		MEMACCT=/mnt/bin/memacct WORKLOADS=/mnt/bin TESTS=/tests CK_VERBOSITY=verbose \
 		MEMACCT_VMTEST=1 \
 		/mnt/bin/test_integration 2>&1'
 	echo "rc test_integration $?"
-	unset CK_RUN_CASE CK_RUN_SUITE
+	unset CK_RUN_CASE CK_RUN_SUITE MEMACCT_SUITES
 	ln -sf busybox /bin/sh
 	# a run's memacct-release helper (docs/run.md "Start and end") may
 	# still be in the session's scope for a few seconds
@@ -475,33 +479,39 @@ env_info() {
 
 echo "@@VMTEST start" >&3
 section env env_info
-section cow /bin/memacct -v -j run -- /bin/cow_fork 100 4
-section zero_fill t_zero_fill
-section thp t_thp
-section thread_exit t_thread_exit
-section cow_busy t_cow_busy
-section numa /bin/memacct -v -j run -- /bin/numa_bind 32
-section numa_stock t_numa_stock
-section oom t_oom
-section oom_host t_oom_host
-section attach t_attach
-section limits t_limits
-section explain t_explain
-section audit t_audit
-section dma t_dma
-if grep -q 'memacct.faults=1' /proc/cmdline; then
-	section file_cow t_file_cow
-	section file_cow_read t_file_cow_read
-	section file_shared t_file_shared
-	section reuse t_reuse
-	section mlock t_mlock
-	section io_uring t_io_uring
+# memacct.integration_only=1 (run.sh): a guest of a later part of the
+# integration suite, whose first part's guest runs the matrix sections
+matrix=1
+grep -q 'memacct.integration_only=1' /proc/cmdline && matrix=
+if [ -n "$matrix" ]; then
+	section cow /bin/memacct -v -j run -- /bin/cow_fork 100 4
+	section zero_fill t_zero_fill
+	section thp t_thp
+	section thread_exit t_thread_exit
+	section cow_busy t_cow_busy
+	section numa /bin/memacct -v -j run -- /bin/numa_bind 32
+	section numa_stock t_numa_stock
+	section oom t_oom
+	section oom_host t_oom_host
+	section attach t_attach
+	section limits t_limits
+	section explain t_explain
+	section audit t_audit
+	section dma t_dma
+	if grep -q 'memacct.faults=1' /proc/cmdline; then
+		section file_cow t_file_cow
+		section file_cow_read t_file_cow_read
+		section file_shared t_file_shared
+		section reuse t_reuse
+		section mlock t_mlock
+		section io_uring t_io_uring
+	fi
+	section cpuless t_cpuless
+	section reclaim t_reclaim
+	grep -q 'memacct.bench=1' /proc/cmdline && section bench_cgroups t_bench_cgroups
 fi
-section cpuless t_cpuless
-section reclaim t_reclaim
-grep -q 'memacct.bench=1' /proc/cmdline && section bench_cgroups t_bench_cgroups
 grep -q 'memacct.integration=1' /proc/cmdline && section integration t_integration
-section nomem t_nomem
+[ -n "$matrix" ] && section nomem t_nomem
 echo "@@VMTEST done" >&3
 sleep 1		# the port sends what it holds, then the close waits for the rest
 exec 3>&-

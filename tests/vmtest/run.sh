@@ -114,15 +114,17 @@ fi
 # (1 GiB: the integration suite's /var/tmp is on it, 256 MiB files)
 rm -f "$dir/disk.img"; truncate -s 1G "$dir/disk.img"
 
-# boot SUITE DISK: one guest with the empty disk image DISK, judged by
-# check.py; its summary line in DIR/SUITE.summary; 1 when it failed (and is
-# not optional)
+# boot SUITE DISK [PART NAME]: one guest with the empty disk image DISK,
+# judged by check.py; its summary line in DIR/NAME.summary (NAME: SUITE); 1
+# when it failed (and is not optional). PART: the part of the integration
+# suite it runs (MEMACCT_SUITES); a NAME other than SUITE runs that part
+# alone, without the matrix sections
 boot() {
-	local s=$1 disk=$2 rc=0
-	local k=$dir/vmlinuz-$s log=$dir/$s
+	local s=$1 disk=$2 part=${3:-} name=${4:-$1} rc=0
+	local k=$dir/vmlinuz-$s log=$dir/$name
 	if [ ! -s "$k" ]; then
 		res=FAIL; [[ $optional == *" $s "* ]] && res=SKIP || rc=1
-		echo "$res $s: kernel not fetched" > "$log.summary"; return $rc
+		echo "$res $name: kernel not fetched" > "$log.summary"; return $rc
 	fi
 	# Linux >= 6.19 allocates BPF task storage with kmalloc_nolock()
 	# (f484f4a3e058), which fails on a CPU without cmpxchg16b, as our -cx16
@@ -137,8 +139,10 @@ boot() {
 		append="$append memacct.faults=1" ck=(--faults)
 	fi
 	if [[ $integration == *" $s "* ]]; then
-		append="$append memacct.integration=1"
+		append="$append memacct.integration=1${part:+ memacct.suites=$part}"
 		limit=$integration_timeout_s ck+=(--integration)
+		[ "$name" != "$s" ] && append="$append memacct.integration_only=1" &&
+			ck+=(--integration-only)
 	fi
 	v=$(sed -n 's/^\([0-9]*\)\.\([0-9]*\).*/\1 \2/p' "$dir/version-$s" 2>/dev/null)
 	if [ "$arch" = x86 ] && [ -n "$v" ] && [ $((${v% *} * 1000 + ${v#* })) -ge 6019 ]; then
@@ -176,47 +180,61 @@ boot() {
 		> "$log.console" 2>&1 < /dev/null
 	qrc=$?
 	t1=$(date +%s)
-	echo "== $s ($(cat "$dir/version-$s" 2>/dev/null)), $((t1 - t0)) s, qemu exit $qrc${append:+, kernel args +$append}"
+	echo "== $name ($(cat "$dir/version-$s" 2>/dev/null)), $((t1 - t0)) s, qemu exit $qrc${append:+, kernel args +$append}"
 	[ $qrc = 124 ] && echo "FAIL timeout: qemu killed after $limit s"
 	touch "$log.results"
 	if "$here/check.py" "$log.results" "$log.console" "${ck[@]}" && [ $qrc != 124 ]; then
-		echo "PASS $s ($((t1 - t0)) s)" > "$log.summary"
+		echo "PASS $name ($((t1 - t0)) s)" > "$log.summary"
 	else
 		echo "-- console tail ($log.console):"
 		tail -n 30 "$log.console" | sed 's/^/   /'
 		if [[ $optional == *" $s "* ]]; then
-			echo "FAIL $s (optional)" > "$log.summary"
+			echo "FAIL $name (optional)" > "$log.summary"
 		else
-			echo "FAIL $s" > "$log.summary"; rc=1
+			echo "FAIL $name" > "$log.summary"; rc=1
 		fi
 	fi
 	return $rc
 }
 
-# The integration suite's guest (~30 min) boots beside the others, each
-# x86 guest a single TCG thread, so the others' minutes come free on a
-# second CPU (VMTEST_PARALLEL=0: one after another); its lines follow theirs
-fail=0 bg= bgpid=
+# The integration suite runs in parts, one guest each
+# (VMTEST_INTEGRATION_PARTS: each part's MEMACCT_SUITES, e.g. "daemon,oom
+# -daemon,-oom"; the first guest runs the matrix sections too). On x86 the
+# parts' guests boot beside the others, each guest a single TCG thread, so
+# that each part's minutes run on its own CPU as far as there is one
+# (VMTEST_PARALLEL=0: one after another); their lines follow the others'
+read -r -a parts <<< "${VMTEST_INTEGRATION_PARTS:-}"
+[ ${#parts[@]} -gt 0 ] || parts=("")
+fail=0 bgpids=() names=()
 for s in "${suites[@]}"; do
-	rm -f "$dir/$s.summary"
-	if [ "${VMTEST_PARALLEL:-1}" = 1 ] && [ "$arch" = x86 ] && [ -z "$bg" ] &&
-	   [ ${#suites[@]} -gt 1 ] && [[ $integration == *" $s "* ]]; then
-		rm -f "$dir/disk-$s.img"; truncate -s 1G "$dir/disk-$s.img"
-		bg=$s
-		boot "$s" "$dir/disk-$s.img" > "$dir/$s.out" 2>&1 &
-		bgpid=$!
-		echo "== $s: booted beside the others (its lines at the end)"
+	if [[ $integration != *" $s "* ]]; then
+		names+=("$s")
+		rm -f "$dir/$s.summary"
+		boot "$s" "$dir/disk.img" || fail=1
 		continue
 	fi
-	boot "$s" "$dir/disk.img" || fail=1
+	for i in "${!parts[@]}"; do
+		name=$s; [ "$i" -gt 0 ] && name=$s.part$((i + 1))
+		names+=("$name")
+		rm -f "$dir/$name.summary"
+		if [ "${VMTEST_PARALLEL:-1}" = 1 ] && [ "$arch" = x86 ] &&
+		   [ $((${#suites[@]} + ${#parts[@]})) -gt 2 ]; then
+			rm -f "$dir/disk-$name.img"; truncate -s 1G "$dir/disk-$name.img"
+			boot "$s" "$dir/disk-$name.img" "${parts[i]}" "$name" > "$dir/$name.out" 2>&1 &
+			bgpids+=("$!:$name")
+			echo "== $name: booted beside the others (its lines at the end)"
+		else
+			boot "$s" "$dir/disk.img" "${parts[i]}" "$name" || fail=1
+		fi
+	done
 done
-if [ -n "$bg" ]; then
-	wait "$bgpid" || fail=1
-	cat "$dir/$bg.out"
-	rm -f "$dir/disk-$bg.img"
-fi
+for b in "${bgpids[@]}"; do
+	wait "${b%%:*}" || fail=1
+	cat "$dir/${b#*:}.out"
+	rm -f "$dir/disk-${b#*:}.img"
+done
 summary=()
-for s in "${suites[@]}"; do
+for s in "${names[@]}"; do
 	summary+=("$(cat "$dir/$s.summary" 2>/dev/null || echo "FAIL $s: no result")")
 done
 echo "== vmtest summary ($(( $(date +%s) - start )) s)"

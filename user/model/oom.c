@@ -170,8 +170,10 @@ static void oom_stocks(struct oom_kill *k, const struct memcg *lim)
 		/* v1's soft limit is no memory.high: v2 only */
 		k->has_high = lim->version == 2 && !memcg_limit_read(lim, LIMIT_HIGH, &k->high_bytes);
 	} else {
-		if (hostpin_read(&hp, false) < 0 || !hp.mem.meminfo)
+		if (hostpin_read(&hp, false) < 0 || !hp.mem.meminfo) {
+			k->mem_total = mem_total_bytes();	/* the verdict's base */
 			return;
+		}
 		k->host = hp.mem;
 		k->mem_total = hp.mem_total;
 		k->has_stocks = true;
@@ -539,7 +541,8 @@ static void oom_verdict(struct oom_kill *k)
 			 fmt_bytes(b[4], 16, k->limit_bytes));
 	else
 		snprintf(where, sizeof(where), "by the host-wide OOM killer (no memory cgroup at "
-			 "its limit; MemTotal %s)", fmt_bytes(b[4], 16, k->mem_total));
+			 "its limit; MemTotal %s)",
+			 k->mem_total ? fmt_bytes(b[4], 16, k->mem_total) : "unread");
 	if (k->ngrew) {
 		const struct oom_grew *g = &k->grew[0];
 
@@ -573,6 +576,9 @@ void oom_explain_late(struct oom_kill *k)
 	struct memcg lim;
 
 	oom_paths(k, &lim);
+	/* a host-wide verdict's base without the stocks (MemTotal is fixed) */
+	if (!k->has_limit && !k->mem_total)
+		k->mem_total = mem_total_bytes();
 	oom_verdict(k);
 }
 
