@@ -489,7 +489,17 @@ static void verdict_page_cache(struct explain *e)
 {
 	const struct xsum *t = &e->total;
 	const struct xfile *top = NULL;
-	uint64_t rss = t->rss, top_once = 0;
+	/*
+	 * --cgroup: memory.stat's clean page cache counts pages nobody maps
+	 * (a job that read() its data), which the processes' RSS does not
+	 * hold: the base is then the cgroup's charge, which holds both (read
+	 * a moment apart from memory.stat: never below the page cache)
+	 */
+	bool charge = e->cgroup_mode && e->has_stat;
+	uint64_t rss = !charge ? t->rss : e->cst.usage > t->reclaimable ? e->cst.usage :
+		       t->reclaimable;
+	uint64_t top_once = 0;
+	const char *of = charge ? "the cgroup's charge" : "RSS";
 	char b[4][16], path[160], size[48];
 
 	if (!t->reclaimable || pct(t->reclaimable, rss) < 10)
@@ -505,10 +515,10 @@ static void verdict_page_cache(struct explain *e)
 		}
 	}
 	if (!top || top_once * 2 < t->reclaimable) {
-		say(e, "%d%% of RSS (%s) is clean page cache: reclaimable; %s really owns %s",
-		    pct(t->reclaimable, rss), fmt_bytes(b[0], 16, t->reclaimable),
-		    e->cgroup_mode ? "the cgroup" : "the process",
-		    fmt_bytes(b[1], 16, rss - t->reclaimable));
+		say(e, "%d%% of %s (%s of %s) is clean page cache: reclaimable; %s really owns %s",
+		    pct(t->reclaimable, rss), of, fmt_bytes(b[0], 16, t->reclaimable),
+		    fmt_bytes(b[2], 16, rss), e->cgroup_mode ? "the cgroup" : "the process",
+		    fmt_bytes(b[1], 16, rss > t->reclaimable ? rss - t->reclaimable : 0));
 		return;
 	}
 	safe_path(path, sizeof(path), top->m->path);
@@ -516,9 +526,9 @@ static void verdict_page_cache(struct explain *e)
 		snprintf(size, sizeof(size), "; the file is %s", fmt_bytes(b[3], 16, top->size));
 	else
 		snprintf(size, sizeof(size), "; file size unknown");
-	say(e, "%d%% of RSS (%s) is clean page cache, mostly of %s%s (%s of it%s): "
+	say(e, "%d%% of %s (%s) is clean page cache, mostly of %s%s (%s of it%s): "
 	    "reclaimable; %s really owns %s",
-	    pct(t->reclaimable, rss), fmt_bytes(b[0], 16, t->reclaimable), path,
+	    pct(t->reclaimable, rss), of, fmt_bytes(b[0], 16, t->reclaimable), path,
 	    top->m->deleted ? " (deleted)" : "",
 	    fmt_bytes(b[1], 16, top_once), size,
 	    e->cgroup_mode ? "the cgroup" : "the process",
@@ -643,7 +653,10 @@ static void build_verdict(struct explain *e)
 	char b[3][16];
 
 	if (!rss) {
-		say(e, "no resident memory");
+		/* a cgroup's page cache outlives its readers: still charged */
+		verdict_page_cache(e);
+		if (!e->nverdict)
+			say(e, "no resident memory");
 		return;
 	}
 	verdict_page_cache(e);
