@@ -276,6 +276,11 @@ START_TEST(test_record_garbage)
 	r = run_cmd("%s report %s/none 2>&1", memacct, dir);
 	ck_assert_int_eq(r->status, 2);
 	result_free(r);
+	/* a directory: usage (2), said so (was 4, "Input/output error") */
+	r = run_cmd("%s report %s 2>&1", memacct, dir);
+	ck_assert_msg(r->status == 2 && strstr(r->out, "is a directory"), "exit %d: %s", r->status,
+		      r->out);
+	result_free(r);
 	/* a header, then a snapshot whose report is none */
 	r = run_cmd("printf '{\"format\":\"memacct.record/v1\"}\\n{\"t\":1,\"kind\":\"final\","
 		    "\"report\":{\"schema\":\"x\"}}\\n' > %s/bad; %s report %s/bad 2>&1", dir, memacct,
@@ -475,6 +480,43 @@ START_TEST(test_record_html_dataloader)
 }
 END_TEST
 
+/*
+ * A recording is input (issue 41 item 6): a .rec whose header's command,
+ * argv, start_iso and cgroup path hold markup gives a page where each is
+ * text, escaped, and no element of its own (was: command and start_iso
+ * written as they were: a crafted file ran script in the reader's browser).
+ */
+START_TEST(test_record_html_hostile)
+{
+	char rec[128], bad[128], html[128];
+	int n[5] = { -1, -1, -1, -1, -1 };
+	struct result *r;
+
+	snprintf(rec, sizeof(rec), "%s/hostile.jsonl", dir);
+	snprintf(bad, sizeof(bad), "%s/hostile-edited.jsonl", dir);
+	snprintf(html, sizeof(html), "%s/hostile.html", dir);
+	r = run_cmd("%s -o /dev/null run --record %s -- /bin/true > /dev/null 2>&1 && "
+		    "sed -E '1s/\"command\":\"[^\"]*\"/\"command\":\"<script>alert(1)<\\/script>\"/; "
+		    "1s/\"start_iso\":\"[^\"]*\"/\"start_iso\":\"<img src=x onerror=alert(2)>\"/; "
+		    "1s/\"argv\":\\[[^]]*\\]/\"argv\":[\"<b>x<\\/b>\",\"\\&amp;\"]/; "
+		    "1s/\"path\":\"[^\"]*\"/\"path\":\"\\/<svg onload=alert(3)>\"/' %s > %s && "
+		    "grep -c '<script>alert' %s && %s report --html %s %s",
+		    memacct, rec, rec, bad, bad, memacct, html, bad);
+	ck_assert_msg(r->status == 0 && atoi(r->out) == 1, "rc %d: %s", r->status, r->out);
+	result_free(r);
+	/* the strings are there, as text; no element of theirs */
+	r = run_cmd("grep -c -E '<script|<img|<b>x|<svg onload' %s; "
+		    "grep -c -F -e '&lt;script&gt;alert(1)' %s; grep -c -F -e '&lt;img src=x' %s; "
+		    "grep -c -F -e '&lt;svg onload=alert(3)&gt;' %s; grep -c -F -e '&amp;amp;' %s",
+		    html, html, html, html, html);
+	ck_assert_int_eq(sscanf(r->out, "%d %d %d %d %d", &n[0], &n[1], &n[2], &n[3], &n[4]), 5);
+	ck_assert_msg(n[0] == 0 && n[1] > 0 && n[2] > 0 && n[3] > 0 && n[4] > 0,
+		      "lines with the recording's markup %d; escaped: command %d, start_iso %d, "
+		      "cgroup %d, argv %d", n[0], n[1], n[2], n[3], n[4]);
+	result_free(r);
+}
+END_TEST
+
 Suite *record_suite(void)
 {
 	Suite *s = suite_create("record");
@@ -491,6 +533,7 @@ Suite *record_suite(void)
 	tcase_add_test(tc, test_record_attach);
 	tcase_add_test(tc, test_record_html);
 	tcase_add_test(tc, test_record_html_dataloader);
+	tcase_add_test(tc, test_record_html_hostile);
 	suite_add_tcase(s, tc);
 	return s;
 }

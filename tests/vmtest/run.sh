@@ -19,7 +19,7 @@ mkdir -p "$1"; dir=$(cd "$1" && pwd); shift
 suites=("$@")
 optional=" ${VMTEST_OPTIONAL:-} "
 arch=${VMTEST_ARCH:-x86}
-timeout_s=${VMTEST_TIMEOUT:-$([ "$arch" = arm64 ] && echo 300 || echo 150)}
+timeout_s=${VMTEST_TIMEOUT:-300}
 integration=" ${VMTEST_INTEGRATION-bookworm-backports} "
 integration_timeout_s=${VMTEST_INTEGRATION_TIMEOUT:-3900}
 start=$(date +%s)

@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include "commands.h"
@@ -318,6 +319,17 @@ int do_report(int argc, char **argv)
 	if (!f) {
 		p_err("opening %s: %s", env.file, strerror(errno));
 		return EXIT_USAGE;
+	}
+	{
+		struct stat st;
+
+		/* a directory opens (read-only) and fails at the first read */
+		if (!fstat(fileno(f), &st) && S_ISDIR(st.st_mode)) {
+			p_err("%s is a directory: report reads a recording (run --record) "
+			      "or a daemon --json-log", env.file);
+			fclose(f);
+			return EXIT_USAGE;
+		}
 	}
 	if (is_daemon_log(f)) {
 		if (env.html) {

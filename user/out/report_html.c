@@ -556,13 +556,16 @@ int html_write(struct html_doc *d, FILE *f, const json_t *header)
 	esc(f, cmd[0] ? cmd : json_string_value(json_object_get(header, "command")) ?: "");
 	fprintf(f, "</title>\n<style>body{font-family:sans-serif;margin:16px;color:#222}"
 		"pre{font-size:12px;background:#f8f8f8;padding:8px;overflow-x:auto}"
-		"h1{font-size:18px}h2{font-size:15px}</style>\n</head><body>\n<h1>memacct %s: ",
-		json_string_value(json_object_get(header, "command")) ?: "");
+		"h1{font-size:18px}h2{font-size:15px}</style>\n</head><body>\n<h1>memacct ");
+	/* every string of the recording is escaped: a .rec is input */
+	esc(f, json_string_value(json_object_get(header, "command")) ?: "");
+	fprintf(f, ": ");
 	esc(f, cmd);
 	fprintf(f, "</h1>\n<p id=\"meta\">cgroup ");
 	esc(f, json_string_value(json_object_get(cg, "path")) ?: "?");
-	fprintf(f, ", started %s, %.1f s, %zu snapshots</p>\n",
-		json_string_value(json_object_get(header, "start_iso")) ?: "?", s.tmax, d->npts);
+	fprintf(f, ", started ");
+	esc(f, json_string_value(json_object_get(header, "start_iso")) ?: "?");
+	fprintf(f, ", %.1f s, %zu snapshots</p>\n", s.tmax, d->npts);
 	fprintf(f, "<svg id=\"timeline\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" "
 		"height=\"%d\" viewBox=\"0 0 %d %d\" font-family=\"sans-serif\">\n"
 		"<title>the cgroup's memory over time, by class</title>\n", W, H, W, H);
