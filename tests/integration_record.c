@@ -276,6 +276,11 @@ START_TEST(test_record_garbage)
 	r = run_cmd("%s report %s/none 2>&1", memacct, dir);
 	ck_assert_int_eq(r->status, 2);
 	result_free(r);
+	/* no end of line: at most RECORD_LINE_MAX read (grew without end) */
+	r = run_cmd("%s report /dev/zero 2>&1", memacct);
+	ck_assert_msg(r->status == 2 && strstr(r->out, "line 1 is longer than 256 MiB"),
+		      "exit %d: %s", r->status, r->out);
+	result_free(r);
 	/* a directory: usage (2), said so (was 4, "Input/output error") */
 	r = run_cmd("%s report %s 2>&1", memacct, dir);
 	ck_assert_msg(r->status == 2 && strstr(r->out, "is a directory"), "exit %d: %s", r->status,

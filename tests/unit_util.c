@@ -648,6 +648,33 @@ START_TEST(test_exit_code_of)
 }
 END_TEST
 
+/* read_line(): lines whole with their NUL bytes, the bound, the end */
+START_TEST(test_read_line)
+{
+	static const char text[] = "ab\n\0x\nlong line here\nend";
+	FILE *f = fmemopen((void *)text, sizeof(text) - 1, "r");
+	char *buf = NULL;
+	size_t cap = 0;
+
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(read_line(&buf, &cap, f, 64), 3);
+	ck_assert_str_eq(buf, "ab\n");
+	ck_assert_int_eq(read_line(&buf, &cap, f, 64), 3);	/* "\0x\n" */
+	ck_assert(buf[0] == '\0' && buf[1] == 'x');
+	ck_assert_int_eq(read_line(&buf, &cap, f, 8), -E2BIG);
+	/* the rest of the long line, then the last one without '\n' */
+	fclose(f);
+	f = fmemopen((void *)text, sizeof(text) - 1, "r");
+	for (int i = 0; i < 3; i++)
+		ck_assert_int_gt(read_line(&buf, &cap, f, 64), 0);
+	ck_assert_int_eq(read_line(&buf, &cap, f, 64), 3);
+	ck_assert_str_eq(buf, "end");
+	ck_assert_int_eq(read_line(&buf, &cap, f, 64), -1);
+	fclose(f);
+	free(buf);
+}
+END_TEST
+
 START_TEST(test_now_ns)
 {
 	uint64_t a, b;
@@ -690,6 +717,7 @@ Suite *util_suite(void)
 	tcase_add_test(tc, test_write_file);
 	tcase_add_test(tc, test_now_ns);
 	tcase_add_test(tc, test_exit_code_of);
+	tcase_add_test(tc, test_read_line);
 	suite_add_tcase(s, tc);
 	return s;
 }

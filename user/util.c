@@ -568,6 +568,36 @@ char *fmt_bytes(char *buf, size_t len, uint64_t bytes)
  * @max for the file. /proc files report st_size 0, hence the growing buffer.
  * -ESRCH when a /proc/PID file's process exits between open() and read().
  */
+ssize_t read_line(char **buf, size_t *cap, FILE *f, size_t max)
+{
+	size_t len = 0;
+	int c;
+
+	while ((c = getc_unlocked(f)) != EOF) {
+		if (len >= max)
+			return -E2BIG;
+		if (len + 2 > *cap || !*buf) {
+			size_t want = *cap ? *cap * 2 : 4096;
+			char *p;
+
+			if (want > max + 2)
+				want = max + 2;
+			p = realloc(*buf, want);
+			if (!p)
+				return -ENOMEM;
+			*buf = p;
+			*cap = want;
+		}
+		(*buf)[len++] = (char)c;
+		if (c == '\n')
+			break;
+	}
+	if (!len)
+		return -1;
+	(*buf)[len] = '\0';
+	return (ssize_t)len;
+}
+
 long read_file(const char *path, char **out, size_t max)
 {
 	return read_file_at(AT_FDCWD, path, out, max, 0);

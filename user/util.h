@@ -150,6 +150,15 @@ long read_file(const char *path, char **out, size_t max);
  */
 long read_file_at(int dirfd, const char *path, char **out, size_t max, unsigned int flags);
 
+/*
+ * read_line() - getline(3) with a bound: the next line of @f, its '\n'
+ * kept, into *@buf (grown as needed, realloc'd; the caller frees), NUL
+ * bytes and all. Returns its length in bytes, -1 at the end of the file,
+ * -E2BIG for a line longer than @max bytes (the rest of it left unread:
+ * a file that is no recording, /dev/zero, costs at most @max), -ENOMEM.
+ */
+ssize_t read_line(char **buf, size_t *cap, FILE *f, size_t max);
+
 /* write_file() - write @s to an existing file (cgroupfs). 0 or -errno. */
 int write_file(const char *path, const char *s);
 

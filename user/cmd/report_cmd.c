@@ -137,7 +137,15 @@ static int replay_daemon_log(FILE *f, const char *file, const char *cg)
 		json_t *o = NULL;
 		struct report r;
 
-		n = getline(&buf, &cap, f);
+		n = read_line(&buf, &cap, f, RECORD_LINE_MAX);
+		if (n < -1) {
+			p_err("%s: line %llu: %s (a line holds one collection, at most %lu MiB)",
+			      file, (unsigned long long)lineno + 1, strerror((int)-n),
+			      RECORD_LINE_MAX >> 20);
+			json_decref(prev);
+			free(buf);
+			return n == -E2BIG ? EXIT_USAGE : EXIT_RUNTIME;
+		}
 		if (n > 0) {
 			lineno++;
 			o = json_loadb(buf, n, 0, NULL);
@@ -187,7 +195,7 @@ static bool is_daemon_log(FILE *f)
 {
 	char *buf = NULL;
 	size_t cap = 0;
-	ssize_t n = getline(&buf, &cap, f);
+	ssize_t n = read_line(&buf, &cap, f, RECORD_LINE_MAX);
 	json_t *o = n > 0 ? json_loadb(buf, n, 0, NULL) : NULL;
 	const char *schema = json_string_value(json_object_get(o, "schema"));
 	const char *cmd = json_string_value(json_object_get(o, "command"));
@@ -270,6 +278,10 @@ static int replay_recording(FILE *f, const struct report_env *env)
 	} else if (err == -EINVAL) {	/* a snapshot's report_from_json() */
 		p_err("%s: snapshot %llu holds no memacct.report/v1 report", env->file,
 		      (unsigned long long)st.lines);
+		ret = EXIT_USAGE;
+	} else if (err == -E2BIG) {
+		p_err("%s: line %llu is longer than %lu MiB: not a memacct recording", env->file,
+		      (unsigned long long)st.bad_line, RECORD_LINE_MAX >> 20);
 		ret = EXIT_USAGE;
 	} else if (err) {
 		p_err("reading %s: %s", env->file, strerror(-err));

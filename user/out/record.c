@@ -401,7 +401,7 @@ int record_read(FILE *f, record_cb cb, void *ctx, struct record_stats *st)
 	int err = 0;
 
 	memset(st, 0, sizeof(*st));
-	while ((n = getline(&buf, &cap, f)) > 0) {
+	while ((n = read_line(&buf, &cap, f, RECORD_LINE_MAX)) > 0) {
 		bool last = buf[n - 1] != '\n';
 		json_t *o = json_loadb(buf, n, 0, NULL);
 		const json_t *rep, *patch;
@@ -453,6 +453,10 @@ int record_read(FILE *f, record_cb cb, void *ctx, struct record_stats *st)
 		json_decref(o);
 		if (err)
 			break;
+	}
+	if (!err && n < -1) {
+		err = (int)n;	/* -E2BIG, -ENOMEM */
+		st->bad_line = lineno + 1;
 	}
 	if (!err && ferror(f))
 		err = -EIO;

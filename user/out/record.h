@@ -34,6 +34,9 @@
 #include "report.h"
 
 #define RECORD_FORMAT	"memacct.record/v1"
+/* a line of a recording or of a daemon --json-log, at most (bytes): one
+ * collection of 100,000 processes is ~100 MB; /dev/zero is no recording */
+#define RECORD_LINE_MAX	(256UL << 20)
 /* without -i, a "sample" snapshot this often (a timeline to draw; report
  * prints none, as run printed none) */
 #define RECORD_SAMPLE_NS	1000000000ULL
@@ -120,8 +123,9 @@ typedef int (*record_cb)(void *ctx, const json_t *header, const struct record_sn
  * record_read() - the recording @f: the header, then @cb for every
  * snapshot in order, each report whole (patches applied). Returns 0 (the
  * file read to its end or to a line it cannot use: @st says which),
- * -EINVAL (the first line is not a header of RECORD_FORMAT), -ENOMEM, -EIO,
- * or the first nonzero return of @cb.
+ * -EINVAL (the first line is not a header of RECORD_FORMAT), -E2BIG (a line
+ * longer than RECORD_LINE_MAX), -ENOMEM, -EIO, or the first nonzero return
+ * of @cb.
  */
 int record_read(FILE *f, record_cb cb, void *ctx, struct record_stats *st);
 
