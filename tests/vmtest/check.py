@@ -618,6 +618,10 @@ def check_integration(sec, uptime_before):
               s.kernel.get('leftover_cgroups'),
               ' (' + ', '.join(s.plain['plain leftover']) + ')'
               if 'plain leftover' in s.plain else ''))
+    secs = sorted(((float(v.split()[1]), v.split()[0]) for v in s.plain.get('plain ck_suite_seconds', [])
+                   if len(v.split()) == 2), reverse=True)
+    if secs:
+        print('     seconds by suite (libcheck): ' + ', '.join('%s %.0f' % (n, t) for t, n in secs))
     took = sec.get('uptime') - uptime_before if sec.get('uptime') and uptime_before else None
     print('     integration suite on pure cgroup v2: %d passed, %d skipped, %d failed of %d%s'
           % (counts['ok'], counts['skip'], counts['fail'], len(want),

@@ -357,9 +357,15 @@ t_integration() {
 	[ -n "$parts" ] && export MEMACCT_SUITES=$parts && echo "plain ck_suites $parts"
 	sh -c 'echo $$ > '$s'/cgroup.procs && cd /tmp && exec env PATH=/usr/sbin:/usr/bin:/bin \
 		MEMACCT=/mnt/bin/memacct WORKLOADS=/mnt/bin TESTS=/tests CK_VERBOSITY=verbose \
-		MEMACCT_VMTEST=1 \
+		MEMACCT_VMTEST=1 CK_XML_LOG_FILE_NAME=/tmp/ck.xml \
 		/mnt/bin/test_integration 2>&1'
 	echo "rc test_integration $?"
+	# each suite's seconds in this guest, from libcheck's XML log
+	# (check.py prints them: what the v2 guests cost, docs/vmtest.md)
+	awk '/<title>/ { t = $0; gsub(/.*<title>|<\/title>.*/, "", t) }
+	     /<test / { in_test = 1 } /<\/test>/ { in_test = 0 }
+	     /<duration>/ && in_test { d = $0; gsub(/.*<duration>|<\/duration>.*/, "", d); s[t] += d }
+	     END { for (t in s) printf "plain ck_suite_seconds %s %.1f\n", t, s[t] }' /tmp/ck.xml
 	unset CK_RUN_CASE CK_RUN_SUITE MEMACCT_SUITES
 	ln -sf busybox /bin/sh
 	# a run's memacct-release helper (docs/run.md "Start and end") may
