@@ -45,6 +45,16 @@ grep -q '^  memacct top ' "$root/help.txt" || fail "memacct help lists no top"
 # the unit runs the packaged binary and points at the packaged docs
 unit=$root/usr/lib/systemd/system/memacct.service
 grep -q '^ExecStart=/usr/sbin/memacct daemon ' "$unit" || fail "unit ExecStart: $(grep ExecStart "$unit")"
+# the OOM post-mortems' directory (user/model/daemon_oom.h OOM_LOG_DEFAULT)
+# is the service's and the DaemonSet's: writable under ProtectSystem=strict
+# and a read-only root (issue 41 item 7: both lost every post-mortem)
+oomdir=$(sed -n 's|^#define OOM_LOG_DEFAULT[^"]*"\(.*\)/[^/]*"$|\1|p' \
+	"$(dirname "$0")/../user/model/daemon_oom.h")
+[ "$oomdir" = /run/memacct ] || fail "OOM_LOG_DEFAULT's directory is $oomdir: update the unit and the DaemonSet"
+grep -q '^RuntimeDirectory=memacct$' "$unit" && grep -q '^RuntimeDirectoryPreserve=yes$' "$unit" ||
+	fail "unit: no RuntimeDirectory=memacct kept across restarts for $oomdir"
+grep -q "mountPath: $oomdir}" "$(dirname "$0")/../docs/deploy/daemonset.yaml" ||
+	fail "daemonset.yaml mounts no volume at $oomdir (its root file system is read-only)"
 doc=$(sed -n 's|^Documentation=file://||p' "$unit")
 [ -f "$root$doc" ] || fail "unit Documentation=$doc is not in the package"
 # the unit's sandboxing, as systemd rates it (7.0 MEDIUM before its hardening)

@@ -3595,6 +3595,15 @@ static json_t *oom_list(const char *log)
 	json_t *a;
 
 	ck_assert_msg(r->status == 0 && r->report, "memacct oom -j: %d %s", r->status, r->out);
+	/* where the list comes from: this daemon's log, read */
+	{
+		json_t *src = json_array_get(json_object_get(r->report, "sources"), 0);
+
+		ck_assert_str_eq(json_string_value(json_object_get(src, "kind")) ?: "", "oom_log");
+		ck_assert_str_eq(json_string_value(json_object_get(src, "path")) ?: "", log);
+		ck_assert_msg(json_is_null(json_object_get(src, "error")) ||
+			      access(log, F_OK) != 0, "%s exists but was not read", log);
+	}
 	a = json_incref(json_object_get(r->report, "oom_kills"));
 	result_free(r);
 	return a;

@@ -258,6 +258,18 @@ void p_warn(const char *fmt, ...)
 	free(msg);
 }
 
+void p_notice(const char *fmt, ...)
+{
+	va_list ap;
+	char *msg;
+
+	va_start(ap, fmt);
+	msg = vfmt_msg(fmt, ap);
+	va_end(ap);
+	put_line(5, "", msg ? msg : "out of memory");
+	free(msg);
+}
+
 /* p_info() - "msg" on stderr, only with -v */
 void p_info(const char *fmt, ...)
 {

@@ -66,10 +66,14 @@ char *fmt_time_now(char *buf, size_t len, bool iso);
 
 /*
  * p_err() - print "Error: ..." on stderr, or {"error": "..."} on stderr in
- * JSON mode (stdout carries reports only). p_warn() always goes to stderr. p_info() only with -v.
+ * JSON mode (stdout carries reports only). p_warn() always goes to stderr.
+ * p_notice(): an event worth a line at the default verbosity (an OOM
+ * kill's verdict), unprefixed, the journal's notice priority. p_info() only
+ * with -v.
  */
 void p_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void p_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void p_notice(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void p_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /*
  * opt_error() - one p_err() line for what getopt_long() returned: @c '?'

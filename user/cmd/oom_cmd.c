@@ -154,7 +154,12 @@ static int parse_args(int argc, char **argv, struct oom_env *env)
  * once, oldest first, --since and --last applied, into *@list (owned). 0,
  * or the exit code after saying why not.
  */
-static int oom_collect(const struct oom_env *env, json_t **list)
+/* Where the list comes from: each source's path and how its read went. */
+struct oom_sources {
+	int err_log, err_hist;		/* 0 or negative errno */
+};
+
+static int oom_collect(const struct oom_env *env, json_t **list, struct oom_sources *src)
 {
 	json_t *all = json_array(), **v;
 	char old[PATH_MAX + 8];
@@ -165,8 +170,8 @@ static int oom_collect(const struct oom_env *env, json_t **list)
 
 	snprintf(old, sizeof(old), "%s.1", env->log);
 	read_log(old, all);	/* rotated away: none is no error */
-	err_log = read_log(env->log, all);
-	err_hist = read_history(env->pin_dir, all, sysconf(_SC_PAGESIZE));
+	err_log = src->err_log = read_log(env->log, all);
+	err_hist = src->err_hist = read_history(env->pin_dir, all, sysconf(_SC_PAGESIZE));
 	if (err_log && err_hist) {
 		p_err("no OOM log at %s (%s) and no pinned history at %s/maps/oom_history (%s): "
 		      "is a memacct daemon running (memacct daemon --pin-path, --oom-log)?",
@@ -201,14 +206,30 @@ static int oom_collect(const struct oom_env *env, json_t **list)
 	return 0;
 }
 
-/* The kills as one JSON object (memacct.oom/v1); @list taken over. */
-static int print_json(json_t *list)
+/* A source of the list as JSON: its path, and null or why it was not read. */
+static json_t *source_json(const char *kind, const char *path, int err)
 {
-	json_t *out = json_object();
+	json_t *o = json_object();
+
+	json_object_set_new(o, "kind", json_string(kind));
+	json_object_set_new(o, "path", json_string(path));
+	json_object_set_new(o, "error", err ? json_string(strerror(-err)) : json_null());
+	return o;
+}
+
+/* The kills as one JSON object (memacct.oom/v1); @list taken over. */
+static int print_json(const struct oom_env *env, const struct oom_sources *src, json_t *list)
+{
+	json_t *out = json_object(), *sources = json_array();
+	char hist[PATH_MAX];
 	char *s;
 
+	snprintf(hist, sizeof(hist), "%s/maps/oom_history", env->pin_dir);
+	json_array_append_new(sources, source_json("oom_log", env->log, src->err_log));
+	json_array_append_new(sources, source_json("kernel_history", hist, src->err_hist));
 	json_object_set_new(out, "schema", json_string(OOM_SCHEMA));
 	json_object_set_new(out, "command", json_string("oom"));
+	json_object_set_new(out, "sources", sources);
 	json_object_set_new(out, "oom_kills", list);
 	s = json_dumps(out, JSON_COMPACT);
 	json_decref(out);
@@ -220,10 +241,16 @@ static int print_json(json_t *list)
 }
 
 /* A line per kill, or with --last the newest's whole post-mortem. */
-static int print_plain(const struct oom_env *env, const json_t *list)
+static int print_plain(const struct oom_env *env, const struct oom_sources *src,
+		       const json_t *list)
 {
 	FILE *f = report_stream();
 
+	/* which daemon's list this is: another pin path or log is another's */
+	fprintf(f, "OOM kills from %s (%s) and %s/maps/oom_history (%s)\n", env->log,
+		src->err_log ? strerror(-src->err_log) : "the daemon's post-mortems",
+		env->pin_dir, src->err_hist ? strerror(-src->err_hist) :
+		"the kernel side's last records");
 	if (!json_array_size(list))
 		fprintf(f, "no OOM kills recorded%s\n", env->since_ns ? " in that time" : "");
 	for (size_t i = 0; i < json_array_size(list); i++) {
@@ -249,18 +276,19 @@ static int print_plain(const struct oom_env *env, const json_t *list)
 int do_oom(int argc, char **argv)
 {
 	struct oom_env env = { .pin_dir = PIN_DEFAULT_DIR, .log = OOM_LOG_DEFAULT };
+	struct oom_sources src;
 	json_t *list;
 	int ret;
 
 	ret = parse_args(argc, argv, &env);
 	if (ret)
 		return ret < 0 ? EXIT_OK : ret;
-	ret = oom_collect(&env, &list);
+	ret = oom_collect(&env, &list, &src);
 	if (ret)
 		return ret;
 	if (json_output)
-		return print_json(list);
-	ret = print_plain(&env, list);
+		return print_json(&env, &src, list);
+	ret = print_plain(&env, &src, list);
 	json_decref(list);
 	return ret;
 }

@@ -250,7 +250,8 @@ int doom_on_record(void *ctx, void *data, size_t len)
 	json_object_set_new(line, "oom_kills", arr);
 	s = json_dumps(line, JSON_COMPACT);
 	json_decref(line);
-	p_info("%s", k->verdict);
+	/* the journal gets every post-mortem's verdict (docs/daemon.md), -v or not */
+	p_notice("%s", k->verdict);
 	free(k);
 	if (!s)
 		return 0;
