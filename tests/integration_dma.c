@@ -163,14 +163,18 @@ static void dma_stop(struct dma_watch *w)
 
 /*
  * Our cgroup, memacct attached to it, and dma_pin @args started in it.
- * Returns false (test skipped, reason printed) when the workload cannot pin.
+ * Returns false (test @test skipped, reason printed) when the workload
+ * cannot pin. The macros name the calling test in its SKIP line (check.py
+ * counts a skip by its test's name).
  */
-static bool wl_start(struct dma_watch *w, const char *args);
+static bool wl_start_(const char *test, struct dma_watch *w, const char *args);
+#define wl_start(w, args) wl_start_(__func__, (w), (args))
+#define dma_start(w, args) dma_start_(__func__, (w), (args))
 
 /* --dma-pins of the attach dma_start() starts ("on" but in one test) */
 static const char *dma_pins_mode = "on";
 
-static bool dma_start(struct dma_watch *w, const char *args)
+static bool dma_start_(const char *test, struct dma_watch *w, const char *args)
 {
 	memset(w, 0, sizeof(*w));
 	snprintf(w->name, sizeof(w->name), "memacct-dma-%d", getpid());
@@ -191,11 +195,11 @@ static bool dma_start(struct dma_watch *w, const char *args)
 	for (int i = 0; i < 600 && out_lines(w) < 1; i++)
 		sleep_ms(100);
 	ck_assert_msg(out_lines(w) >= 1, "memacct attach printed nothing in 60 s");
-	return wl_start(w, args);
+	return wl_start_(test, w, args);
 }
 
 /* dma_pin @args started in @w's cgroup; false (w stopped) when it cannot pin. */
-static bool wl_start(struct dma_watch *w, const char *args)
+static bool wl_start_(const char *test, struct dma_watch *w, const char *args)
 {
 	int in[2], out[2];
 	char line[256];
@@ -230,7 +234,7 @@ static bool wl_start(struct dma_watch *w, const char *args)
 		dma_stop(w);
 		ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 77,
 			      "dma_pin failed to start (status %d)", st);
-		printf("SKIP DMA test: dma_pin cannot pin here (its reason is on stderr)\n");
+		skip_test(test, "dma_pin cannot pin here (its reason is on stderr)");
 		return false;
 	}
 	return true;
@@ -395,7 +399,7 @@ START_TEST(test_dma_auto_pin_reported)
 	snprintf(cmd, sizeof(cmd), wl, workloads);
 	r = run_cmd("%s -j run -- %s", memacct, cmd);
 	if (r->status == 77) {
-		printf("SKIP DMA test: dma_pin cannot pin here (its reason is on stderr)\n");
+		SKIP_TEST("dma_pin cannot pin here (its reason is on stderr)");
 		result_free(r);
 		return;
 	}
@@ -457,12 +461,13 @@ END_TEST
  * process: pinned_vm 16, dma_pinned 64, pinned 80 MiB. With @mlock the UMEM
  * buffer is also mlocked: VmLck 64 MiB, and its pages are not counted again.
  */
-static void dma_mixed(bool mlock)
+#define dma_mixed(mlock) dma_mixed_(__func__, (mlock))
+static void dma_mixed_(const char *test, bool mlock)
 {
 	struct dma_watch w;
 	json_t *rep, *p, *t;
 
-	if (!dma_start(&w, mlock ? "64 16 1" : "64 16 0"))
+	if (!dma_start_(test, &w, mlock ? "64 16 1" : "64 16 0"))
 		return;
 	wl_cmd(&w, "pin", "pinned");
 	ck_assert_int_eq(truth(&w.truths, "pinned_vm_bytes"), 16 * MiB);
@@ -506,7 +511,8 @@ END_TEST
  * audit --watch --pinned-cap over a cap made of DMA pins: exit 1 naming the
  * process; with the cap above them: exit 0.
  */
-static void dma_audit(const char *cap, int want_status)
+#define dma_audit(cap, want_status) dma_audit_(__func__, (cap), (want_status))
+static void dma_audit_(const char *test, const char *cap, int want_status)
 {
 	char cg[256], cmd[3000], ready[64];
 	struct result *r;
@@ -532,7 +538,7 @@ static void dma_audit(const char *cap, int want_status)
 	if (system(cmd) < 0)
 		perror("system");
 	if (r->status == 77) {
-		printf("SKIP DMA audit test: dma_pin cannot pin here (its reason is on stderr)\n");
+		skip_test(test, "dma_pin cannot pin here (its reason is on stderr)");
 		result_free(r);
 		return;
 	}
@@ -604,7 +610,7 @@ START_TEST(test_dma_daemon_host_gauges)
 	FILE *to, *from;
 
 	if (system("grep -q nr_foll_pin_acquired /proc/vmstat") != 0) {
-		printf("SKIP daemon host gauges: no nr_foll_pin_* in /proc/vmstat\n");
+		SKIP_TEST("no nr_foll_pin_* in /proc/vmstat");
 		return;
 	}
 	snprintf(pin, sizeof(pin), "/sys/fs/bpf/memacct-dma-test-%d", getpid());
@@ -654,7 +660,7 @@ START_TEST(test_dma_daemon_host_gauges)
 		waitpid(d, NULL, 0);
 		result_free(run_cmd("%s detach --pin-path %s", memacct, pin));
 		ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 77, "dma_pin failed (%d)", st);
-		printf("SKIP daemon host gauges: dma_pin cannot pin here\n");
+		SKIP_TEST("dma_pin cannot pin here");
 		return;
 	}
 	fprintf(to, "pin\n");

@@ -554,9 +554,12 @@ def check_integration(sec, uptime_before):
     before its verdict), none failed, none missing, no cgroup left behind"""
     s = Sec(sec)
     results, skips, last = {}, {}, None
+    unnamed = []
     for line in sec['out']:
         m = CK_RESULT.match(line)
         sk = re.match(r'SKIP (test_\w+): (.*)', line)
+        if re.match(r'\s*SKIP\b', line) and not sk:
+            unnamed.append(line.strip())	# a skip no test owns: it would pass unseen
         if m:
             last = m.group(5)
             results[last] = [m.group(3), m.group(7), m.group(1) + ':' + m.group(2)]
@@ -603,6 +606,9 @@ def check_integration(sec, uptime_before):
         end = [i for i, l in enumerate(sec['out']) if CK_SUMMARY.match(l)]
         out = sec['out'][:end[-1] if end else len(sec['out'])]
         print('\n'.join('     | ' + l for l in out[-40:]))
+    check('integration.skips_named', not unnamed,
+          'every SKIP line names its test (SKIP_TEST())%s' % (
+              ': ' + '; '.join(unnamed[:5]) if unnamed else ''))
     extra = sorted(set(results) - set(want))
     check('integration.registered', not extra and len(want) > 0,
           '%d tests registered in tests/integration*.c%s' % (
