@@ -479,6 +479,44 @@ START_TEST(test_phases_offload)
 		      truth(r, "staging_addr") < jint(m, "addr_end"),
 		      "first mapping named %llx-%llx, staging buffer at %llx",
 		      jint(m, "addr_start"), jint(m, "addr_end"), truth(r, "staging_addr"));
+
+	/*
+	 * The final process row against what the demo read of itself just
+	 * before main() returned (issue 39: every cell of a real job). Faults
+	 * and RSS PEAK from below (Python's finalization after main() faults
+	 * more and cannot read itself), faults within 16,384 and RSS PEAK
+	 * within 1 MiB above; the peaks of
+	 * VmLck and VmPin exact; no fork: no CoW. Without a truth: RSS, anon,
+	 * file at exit (the finalization frees the model first) and zero fills
+	 * (the kernel counts no first touches).
+	 */
+	{
+		json_t *p = proc_by_pid(r, pid);
+		long long faults = truth(r, "final_faults"), hwm = truth(r, "final_hwm_bytes");
+		long long max_locked = truth(r, "final_locked_bytes");
+
+		for (int i = 0; i < 4; i++)
+			if (truth_arg(r, "locked_at", args[i]) > max_locked)
+				max_locked = truth_arg(r, "locked_at", args[i]);
+		ck_assert_msg(jint(p, "page_faults_total") >= faults,
+			      "page_faults_total %lld < the demo's own %lld before it returned",
+			      jint(p, "page_faults_total"), faults);
+		/* its finalization faulted 284 more here: a thread counted twice
+		 * would be ~10^5 more */
+		ck_assert_msg(jint(p, "page_faults_total") - faults <= 16384,
+			      "page_faults_total %lld > the demo's own %lld + 16,384",
+			      jint(p, "page_faults_total"), faults);
+		ck_assert_msg(jint(p, "rss_peak_bytes") >= hwm, "RSS PEAK %lld < VmHWM %lld",
+			      jint(p, "rss_peak_bytes"), hwm);
+		ck_assert_msg(jint(p, "rss_peak_bytes") - hwm <= 1 << 20,
+			      "RSS PEAK %lld > VmHWM %lld + 1 MiB", jint(p, "rss_peak_bytes"), hwm);
+		ck_assert_int_eq(jint(p, "mlocked_peak_bytes"), max_locked);
+		ck_assert_int_eq(jint(p, "pinned_vm_peak_bytes"), truth(r, "final_pinned_vm_bytes"));
+		ck_assert_int_eq(jint(p, "cow_copied_bytes"), 0);
+		printf("  offload demo at exit: faults %lld (its own %lld before return), RSS PEAK "
+		       "%lld (VmHWM %lld), mlocked peak %lld\n", jint(p, "page_faults_total"),
+		       faults, jint(p, "rss_peak_bytes"), hwm, max_locked);
+	}
 	result_free(r);
 
 	/* the text: the verdict line, the staging buffer named under it */

@@ -69,6 +69,11 @@ Output (stdout): one line saying which staging buffer the host allowed
                                      fordblks; absent without glibc 2.33):
                                      the backward pass's and Adam's freed
                                      temporaries, resident, not tensors
+  kernel final_KEY V                 what the process reads of itself just
+                                     before it returns: faults (getrusage
+                                     RUSAGE_SELF minflt + majflt, every
+                                     thread), hwm_bytes (VmHWM), locked_bytes
+                                     (VmLck), pinned_vm_bytes (VmPin)
 PHASE is init, first_step or second_step.  Exit 1 on a failed expectation.
 """
 import argparse
@@ -76,6 +81,7 @@ import ctypes
 import errno
 import mmap
 import os
+import resource
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -258,6 +264,11 @@ def main():
     print("truth staging_mlocked %d" % (1 if staging and staging.locked else 0))
     print("truth staging_pinned %d" % (1 if staging and staging.pinned else 0))
     print("truth staging_addr %d" % (staging.addr if staging else 0))
+    ru = resource.getrusage(resource.RUSAGE_SELF)
+    print("kernel final_faults %d" % (ru.ru_minflt + ru.ru_majflt))
+    for key, field in (("hwm_bytes", "VmHWM"), ("locked_bytes", "VmLck"),
+                       ("pinned_vm_bytes", "VmPin")):
+        print("kernel final_%s %d" % (key, status_bytes(field)))
     sys.stdout.flush()
     return 0
 
