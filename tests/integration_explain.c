@@ -7,6 +7,7 @@
  */
 #include <check.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <signal.h>
 #include <stdio.h>
@@ -855,10 +856,19 @@ START_TEST(test_explain_cgroup_unmapped_cache)
 	make_cg();
 	snprintf(path, sizeof(path), "/var/tmp/memacct-explain-read.%d", getpid());
 	/* written, then dropped from the page cache: the read below charges it */
-	r = run_cmd("dd if=/dev/zero of='%s' bs=1M count=64 status=none && sync '%s' && "
-		    "dd if='%s' iflag=nocache count=0 status=none && "
-		    "echo $$ > '%s/cgroup.procs' && cat '%s' > /dev/null",
-		    path, path, path, test_cg.path, path);
+	{
+		static char chunk[1 << 20];
+		int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+		ck_assert_msg(fd >= 0, "%s: %s", path, strerror(errno));
+		memset(chunk, 'x', sizeof(chunk));
+		for (int i = 0; i < 64; i++)
+			ck_assert_int_eq(write(fd, chunk, sizeof(chunk)), sizeof(chunk));
+		ck_assert_int_eq(fsync(fd), 0);
+		ck_assert_int_eq(posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED), 0);
+		close(fd);
+	}
+	r = run_cmd("echo $$ > '%s/cgroup.procs' && cat '%s' > /dev/null", test_cg.path, path);
 	ck_assert_msg(r->status == 0, "rc %d: %s", r->status, r->out);
 	result_free(r);
 	/* no process, no mapping: check_schema() wants mappings (the schema
