@@ -2908,6 +2908,83 @@ START_TEST(test_prometheus_no_reset)
 END_TEST
 
 /*
+ * Issue 39 finding 4: a daemon stopped while other jobs churn cgroups below
+ * a shared parent, restarted: every memacct_*_total series of the parent and
+ * of the root is at least what it published before the stop. The churn, as
+ * the integration suite's own runs make it: job cgroups made and removed
+ * below child2, one OOM-killed at its limit, one whose leader exits before
+ * its thread, one whose child copies pages; child1 removed with its flows.
+ */
+START_TEST(test_restart_churn_never_lower)
+{
+	static const char *const jobs[] = { "oom 64", "thread_exit 4096 256", "cow_fork 16 2" };
+	char rel[64], c1[512], c2[512], job[600], *before, *after;
+	int checked = 0;
+	pid_t d;
+
+	make_family("churn", rel, c1, c2);
+	d = start_daemon(NULL);
+	ck_assert(d > 0);
+	cow_fork_in(c1, "16 1");
+	cow_fork_in(c2, "16 1");
+	sleep_ms(1500);		/* three collections: published */
+	before = http_get("/metrics", NULL);
+	ck_assert_ptr_nonnull(before);
+	ck_assert_int_eq(WEXITSTATUS(stop_daemon(d, SIGTERM)), 0);
+
+	/* the churn, while no daemon runs (its programs stay attached) */
+	ck_assert_int_eq(rmdir(c1), 0);
+	cg_enable_memory(c2);
+	for (size_t i = 0; i < sizeof(jobs) / sizeof(jobs[0]); i++) {
+		struct result *r;
+
+		snprintf(job, sizeof(job), "%s/job%zu", c2, i);
+		ck_assert_int_eq(mkdir(job, 0755), 0);
+		r = run_cmd("echo 32M > %s/%s && sh -c 'echo $$ > %s/cgroup.procs && exec %s/%s' "
+			    "> /dev/null 2>&1; echo \"exit $?\"", job,
+			    cgversion == 2 ? "memory.max" : "memory.limit_in_bytes", job, workloads,
+			    jobs[i]);
+		printf("  churn, no daemon: %s in %s: %s", jobs[i], job + strlen(cgroot), r->out);
+		result_free(r);
+		for (int t = 0; t < 50 && rmdir(job); t++)	/* the OOM victim's exit */
+			sleep_ms(100);
+		ck_assert_int_ne(access(job, F_OK), 0);
+	}
+	cg_disable_memory(c2);
+
+	d = start_daemon(NULL);
+	ck_assert(d > 0);
+	sleep_ms(1500);
+	after = http_get("/metrics", NULL);
+	ck_assert_ptr_nonnull(after);
+	/* every counter series of the parent and of the root, before vs after */
+	for (char *l = before; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : NULL) {
+		char key[512], parent[96];
+		const char *sp = strchr(l, ' '), *brace = strchr(l, '{');
+		long long was, now;
+
+		snprintf(parent, sizeof(parent), "cgroup=\"%s\"", rel);
+		if (strncmp(l, "memacct_", 8) || !sp || !brace || brace > sp ||
+		    strncmp(brace - 6, "_total", 6) || (size_t)(sp - l) >= sizeof(key))
+			continue;
+		snprintf(key, sizeof(key), "%.*s", (int)(sp - l), l);
+		if (!strstr(key, parent) && !strstr(key, "cgroup=\"/\""))
+			continue;
+		was = strtoll(sp + 1, NULL, 10);
+		now = sample(after, key);
+		ck_assert_msg(now >= was, "%s went down across the restart: %lld -> %lld", key, was,
+			      now);
+		checked++;
+	}
+	printf("  %d counter series of %s and / : none lower after the restart\n", checked, rel);
+	ck_assert_int_ge(checked, 10);
+	free(before);
+	free(after);
+	stop_daemon(d, SIGTERM);
+}
+END_TEST
+
+/*
  * D7: a daemon on another --pin-path while a kernel side is attached runs,
  * but says so (docs/daemon.md "Several kernel sides"); alone it says nothing.
  */
@@ -4156,6 +4233,7 @@ Suite *daemon_suite(void)
 	tcase_add_test(tc, test_standard_families);
 	tcase_add_test(tc, test_limit_families);
 	tcase_add_test(tc, test_prometheus_no_reset);
+	tcase_add_test(tc, test_restart_churn_never_lower);
 	tcase_add_test(tc, test_dashboard_queries);
 	tcase_add_test(tc, test_kube_names);
 	suite_add_tcase(s, tc);
