@@ -245,44 +245,44 @@ void p_err(const char *fmt, ...)
 	free(msg);
 }
 
+/* A formatted line at journal priority @prio (put_line()) */
+static void vput(int prio, const char *prefix, const char *fmt, va_list ap)
+{
+	char *msg = vfmt_msg(fmt, ap);
+
+	put_line(prio, prefix, msg ? msg : "out of memory");
+	free(msg);
+}
+
 /* p_warn() - "Warning: msg" on stderr, in JSON mode too */
 void p_warn(const char *fmt, ...)
 {
 	va_list ap;
-	char *msg;
 
 	va_start(ap, fmt);
-	msg = vfmt_msg(fmt, ap);
+	vput(4, "Warning: ", fmt, ap);
 	va_end(ap);
-	put_line(4, "Warning: ", msg ? msg : "out of memory");
-	free(msg);
 }
 
 void p_notice(const char *fmt, ...)
 {
 	va_list ap;
-	char *msg;
 
 	va_start(ap, fmt);
-	msg = vfmt_msg(fmt, ap);
+	vput(5, "", fmt, ap);
 	va_end(ap);
-	put_line(5, "", msg ? msg : "out of memory");
-	free(msg);
 }
 
 /* p_info() - "msg" on stderr, only with -v */
 void p_info(const char *fmt, ...)
 {
 	va_list ap;
-	char *msg;
 
 	if (!verbose)
 		return;
 	va_start(ap, fmt);
-	msg = vfmt_msg(fmt, ap);
+	vput(6, "", fmt, ap);
 	va_end(ap);
-	put_line(6, "", msg ? msg : "out of memory");
-	free(msg);
 }
 
 int opt_error(const char *cmd, int c, char *const argv[])
