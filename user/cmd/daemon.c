@@ -807,7 +807,8 @@ static int daemon_pin(struct dstate *d)
 		p_warn("%d other memacct kernel side%s loaded beside this one (another daemon's pins "
 		       "elsewhere, or a run/attach/--watch session): every event now runs memacct's "
 		       "programs %d times, each side counting apart; `memacct detach --pin-path DIR` "
-		       "removes a daemon's", err, err > 1 ? "s are" : " is", err + 1);
+		       "removes another daemon's kernel side (a session's goes when it ends)", err,
+		       err > 1 ? "s are" : " is", err + 1);
 	if (d->o.bpf_stats) {
 		d->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
 		if (d->stats_fd < 0)

@@ -303,7 +303,11 @@ static int reclaim_target(const struct reclaim_env *env, struct memcg *cg)
 	if (cg->version == 1) {
 		p_err("cgroup v1 has no memory.reclaim: it cannot reclaim part of %s, nor its "
 		      "page cache alone (memory.force_empty reclaims all of its memory, anon "
-		      "to swap too; memacct never lowers a limit to force reclaim)", cg->path);
+		      "to swap too; memacct never lowers a limit to force reclaim). What works "
+		      "on v1: a file's clean page cache dropped with POSIX_FADV_DONTNEED "
+		      "(`dd if=FILE iflag=nocache count=0`, the files `memacct explain --cgroup "
+		      "--by file` names), or the host's with `sync; echo 1 > "
+		      "/proc/sys/vm/drop_caches`", cg->path);
 		return EXIT_ENV;
 	}
 	if (memcg_has_memory(cg) == 0) {
