@@ -222,11 +222,34 @@ START_TEST(test_phases_garbage)
 	struct result *r = memacct_run("phases garbage");
 
 	ck_assert_int_eq(r->status, 0);
-	ck_assert_int_eq(truth(r, "garbage_answered"), 10);
+	ck_assert_int_eq(truth(r, "garbage_answered"), 11);
 	/* only the good marks are phases */
 	ck_assert_int_eq(json_array_size(json_object_get(r->report, "phases")), 2);
 	phase_named(r->report, "raw ok");
 	phase_named(r->report, "after garbage");
+	result_free(r);
+}
+END_TEST
+
+/*
+ * "Write a line, read a line" on MEMACCT_MARK_FD itself, as the simplest
+ * clients do (issue 41 item 5): bash's read (a byte a read()) and a shell
+ * reading with head -n 1 each get their whole answer, in time (bash waited
+ * for ever: it read one byte of the one-message answer, the rest dropped).
+ */
+START_TEST(test_phases_shell_read)
+{
+	struct result *r = run_cmd(
+		"%s -j run -- timeout 20 bash -c 'echo \"phase from bash\" >&$MEMACCT_MARK_FD && "
+		"read -r a <&$MEMACCT_MARK_FD && echo \"truth bash_ok $([ \"$a\" = ok ] && echo 1 "
+		"|| echo 0)\" && echo end >&$MEMACCT_MARK_FD && read -r b <&$MEMACCT_MARK_FD && "
+		"echo \"truth bash_end_ok $([ \"$b\" = ok ] && echo 1 || echo 0)\"'", memacct);
+
+	ck_assert_msg(r->report && r->status == 0, "rc %d (124: bash hung on its read): %s",
+		      r->status, r->out);
+	ck_assert_int_eq(truth(r, "bash_ok"), 1);
+	ck_assert_int_eq(truth(r, "bash_end_ok"), 1);
+	phase_named(r->report, "from bash");
 	result_free(r);
 }
 END_TEST
@@ -558,6 +581,7 @@ Suite *phases_suite(void)
 	tcase_add_test(tc, test_phases_three);
 	tcase_add_test(tc, test_phases_params);
 	tcase_add_test(tc, test_phases_garbage);
+	tcase_add_test(tc, test_phases_shell_read);
 	tcase_add_test(tc, test_phases_storm);
 	tcase_add_test(tc, test_phases_closed_fd);
 	tcase_add_test(tc, test_phases_concurrent);

@@ -9,8 +9,9 @@
  *                    waits; phase "lock": mmap 8 MiB and mlock it, munmap
  *                    the 64 MiB; then "end". After each answer it prints the
  *                    kernel's own RssAnon and VmLck (/proc/self/status).
- *   garbage          bad lines on the shared fd and through the helper, each
- *                    must be answered "error ..."; then a good mark.
+ *   garbage          bad lines on the shared fd (an empty message too) and
+ *                    through the helper, each must be answered "error ...";
+ *                    then a good mark.
  *   storm N          N marks (phase "sN"), each must be answered.
  *   closefd          close MEMACCT_MARK_FD, then mark: an error at once.
  *   procs N M        N sleeping children (fork), then M marks, each timed.
@@ -126,12 +127,18 @@ static void raw(const char *line, size_t n, const char *want)
 	char ans[300];
 	ssize_t r;
 
+	size_t got = 0;
+
 	if (send(fd, line, n, MSG_NOSIGNAL) != (ssize_t)n)
 		die("send", errno);
-	r = recv(fd, ans, sizeof(ans) - 1, 0);
-	if (r <= 0)
-		die("recv", r < 0 ? errno : EPIPE);
-	ans[r] = '\0';
+	/* a line: on the shared socket memacct answers a byte a message */
+	do {
+		r = recv(fd, ans + got, sizeof(ans) - 1 - got, 0);
+		if (r <= 0)
+			die("recv", r < 0 ? errno : EPIPE);
+		got += r;
+	} while (ans[got - 1] != '\n' && got < sizeof(ans) - 1);
+	ans[got] = '\0';
 	if (strncmp(ans, want, strlen(want))) {
 		fprintf(stderr, "phases: answer '%s' to '%.*s', want '%s'\n", ans, (int)n, line,
 			want);
@@ -153,7 +160,9 @@ static int garbage(void)
 	raw("phase a\nphase b\n", 16, "error ");
 	raw(longline, sizeof(longline), "error ");
 	raw("\0\0\0", 3, "error ");
-	answered = 7;
+	/* a message of 0 bytes: answered, the channel kept (it ended it) */
+	raw("", 0, "error ");
+	answered = 8;
 	if (memacct_mark_line("nonsense\n", reply, sizeof(reply)) != -EPROTO)
 		die("helper garbage", EPROTO);
 	answered++;

@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -455,14 +456,26 @@ static int mark(struct phases *p, const char *name)
 	return 0;
 }
 
-/* the answer, on the client's own socket when it sent one, else on ours */
+/*
+ * The answer, on the client's own socket when it sent one, as one message;
+ * else on ours a byte a message: a reader of the shared socket may read a
+ * byte at a time (bash's read, a C loop of read(fd, &c, 1)), and each read
+ * of a SEQPACKET socket takes a whole message, dropping what does not fit
+ * (bash then waited for ever for the '\n'); a reader of lines (fgets,
+ * Python's readline) reads on until the '\n' either way.
+ */
 static void reply(struct phases *p, int fd, const char *line)
 {
+	size_t n = strlen(line), step = fd >= 0 ? n : 1;
+
 	/* SEQPACKET: a short message is sent whole or not at all; a client
 	 * gone or not reading never blocks us */
-	if (send(fd >= 0 ? fd : p->fd, line, strlen(line), MSG_DONTWAIT | MSG_NOSIGNAL) < 0 &&
-	    errno != EPIPE && errno != ECONNRESET && errno != EAGAIN)
-		p_warn("answering a phase mark: %s", strerror(errno));
+	for (size_t off = 0; off < n; off += step)
+		if (send(fd >= 0 ? fd : p->fd, line + off, step, MSG_DONTWAIT | MSG_NOSIGNAL) < 0) {
+			if (errno != EPIPE && errno != ECONNRESET && errno != EAGAIN)
+				p_warn("answering a phase mark: %s", strerror(errno));
+			break;
+		}
 }
 
 /* one message: 1 served, 0 none waiting, negative errno */
@@ -483,8 +496,15 @@ static int serve_one(struct phases *p)
 	n = recvmsg(p->fd, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
 	if (n < 0)
 		return errno == EAGAIN || errno == EINTR ? 0 : -errno;
-	if (n == 0 && !msg.msg_controllen)
-		return -EPIPE;	/* no process holds CMD's end any more */
+	if (n == 0 && !msg.msg_controllen) {
+		struct pollfd pfd = { .fd = p->fd, .events = POLLIN };
+
+		/* the end of the channel (no process holds CMD's end any more:
+		 * POLLHUP), or a message of 0 bytes, which a client may send:
+		 * answered as bad, the channel kept for everyone else */
+		if (poll(&pfd, 1, 0) < 0 || (pfd.revents & POLLHUP))
+			return -EPIPE;
+	}
 	for (struct cmsghdr *cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm)) {
 		int nfd = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int), fds[4];
 
