@@ -149,16 +149,17 @@ static int parse_args(int argc, char **argv, struct oom_env *env)
 	return 0;
 }
 
-/*
- * The kills of the log (and its rotated .1) and of the pinned history, each
- * once, oldest first, --since and --last applied, into *@list (owned). 0,
- * or the exit code after saying why not.
- */
 /* Where the list comes from: each source's path and how its read went. */
 struct oom_sources {
 	int err_log, err_hist;		/* 0 or negative errno */
 };
 
+/*
+ * The kills of the log (and its rotated .1) and of the pinned history, each
+ * once, oldest first, --since and --last applied, into *@list (owned), how
+ * each source's read went into *@src. 0, or the exit code after saying why
+ * not.
+ */
 static int oom_collect(const struct oom_env *env, json_t **list, struct oom_sources *src)
 {
 	json_t *all = json_array(), **v;

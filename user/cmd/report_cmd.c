@@ -15,9 +15,9 @@
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
-#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include "commands.h"
 #include "phases.h"
 #include "record.h"
