@@ -275,8 +275,8 @@ VMTEST_INTEGRATION ?= bookworm-backports
 # guest of all. matrix, record, jobsafe and top run on the host only: their
 # subject (arguments, the recording and its HTML, memacct's own output,
 # tmux) is the same on v1 and v2 and on every kernel
-VMTEST_INTEGRATION_PARTS ?= daemon,limits,oom,loss \
-	-daemon,-limits,-oom,-loss,-matrix,-record,-jobsafe,-top
+VMTEST_INTEGRATION_PARTS ?= daemon,limits,oom,integration \
+	-daemon,-limits,-oom,-integration,-matrix,-record,-jobsafe,-top
 vmtest: $(VMTEST_DIR)/bin/memacct $(STATIC_WORKLOADS) $(VMTEST_DIR)/test_integration \
 	$(VMTEST_DIR)/bench/spawn
 	$(Q)VMTEST_OPTIONAL="$(VMTEST_OPTIONAL)" VMTEST_INTEGRATION="$(VMTEST_INTEGRATION)" \
