@@ -205,12 +205,11 @@ boot() {
 # (VMTEST_PARALLEL=0: one after another); their lines follow the others'
 read -r -a parts <<< "${VMTEST_INTEGRATION_PARTS:-}"
 [ ${#parts[@]} -gt 0 ] || parts=("")
-fail=0 bgpids=() names=()
+fail=0 bgpids=() names=() rest=()
+# the integration kernels first (their guests are the longest), then the rest
 for s in "${suites[@]}"; do
 	if [[ $integration != *" $s "* ]]; then
-		names+=("$s")
-		rm -f "$dir/$s.summary"
-		boot "$s" "$dir/disk.img" || fail=1
+		rest+=("$s")
 		continue
 	fi
 	for i in "${!parts[@]}"; do
@@ -227,6 +226,11 @@ for s in "${suites[@]}"; do
 			boot "$s" "$dir/disk.img" "${parts[i]}" "$name" || fail=1
 		fi
 	done
+done
+for s in "${rest[@]}"; do
+	names+=("$s")
+	rm -f "$dir/$s.summary"
+	boot "$s" "$dir/disk.img" || fail=1
 done
 for b in "${bgpids[@]}"; do
 	wait "${b%%:*}" || fail=1
