@@ -496,13 +496,13 @@ static void verdict_page_cache(struct explain *e)
 	 * a moment apart from memory.stat: never below the page cache)
 	 */
 	bool charge = e->cgroup_mode && e->has_stat;
-	uint64_t rss = !charge ? t->rss : e->cst.usage > t->reclaimable ? e->cst.usage :
-		       t->reclaimable;
+	uint64_t base = !charge ? t->rss : e->cst.usage > t->reclaimable ? e->cst.usage :
+			t->reclaimable;
 	uint64_t top_once = 0;
 	const char *of = charge ? "the cgroup's charge" : "RSS";
 	char b[4][16], path[160], size[48];
 
-	if (!t->reclaimable || pct(t->reclaimable, rss) < 10)
+	if (!t->reclaimable || pct(t->reclaimable, base) < 10)
 		return;
 	/* a file's clean pages counted once, as t->reclaimable counts them */
 	for (size_t i = 0; i < e->nfiles; i++) {
@@ -516,9 +516,9 @@ static void verdict_page_cache(struct explain *e)
 	}
 	if (!top || top_once * 2 < t->reclaimable) {
 		say(e, "%d%% of %s (%s of %s) is clean page cache: reclaimable; %s really owns %s",
-		    pct(t->reclaimable, rss), of, fmt_bytes(b[0], 16, t->reclaimable),
-		    fmt_bytes(b[2], 16, rss), e->cgroup_mode ? "the cgroup" : "the process",
-		    fmt_bytes(b[1], 16, rss > t->reclaimable ? rss - t->reclaimable : 0));
+		    pct(t->reclaimable, base), of, fmt_bytes(b[0], 16, t->reclaimable),
+		    fmt_bytes(b[2], 16, base), e->cgroup_mode ? "the cgroup" : "the process",
+		    fmt_bytes(b[1], 16, base > t->reclaimable ? base - t->reclaimable : 0));
 		return;
 	}
 	safe_path(path, sizeof(path), top->m->path);
@@ -528,11 +528,11 @@ static void verdict_page_cache(struct explain *e)
 		snprintf(size, sizeof(size), "; file size unknown");
 	say(e, "%d%% of %s (%s) is clean page cache, mostly of %s%s (%s of it%s): "
 	    "reclaimable; %s really owns %s",
-	    pct(t->reclaimable, rss), of, fmt_bytes(b[0], 16, t->reclaimable), path,
+	    pct(t->reclaimable, base), of, fmt_bytes(b[0], 16, t->reclaimable), path,
 	    top->m->deleted ? " (deleted)" : "",
 	    fmt_bytes(b[1], 16, top_once), size,
 	    e->cgroup_mode ? "the cgroup" : "the process",
-	    fmt_bytes(b[2], 16, rss > t->reclaimable ? rss - t->reclaimable : 0));
+	    fmt_bytes(b[2], 16, base > t->reclaimable ? base - t->reclaimable : 0));
 }
 
 /* --cgroup: what the processes hold once, and each fork family's sharing. */

@@ -170,10 +170,8 @@ static void oom_stocks(struct oom_kill *k, const struct memcg *lim)
 		/* v1's soft limit is no memory.high: v2 only */
 		k->has_high = lim->version == 2 && !memcg_limit_read(lim, LIMIT_HIGH, &k->high_bytes);
 	} else {
-		if (hostpin_read(&hp, false) < 0 || !hp.mem.meminfo) {
-			k->mem_total = mem_total_bytes();	/* the verdict's base */
+		if (hostpin_read(&hp, false) < 0 || !hp.mem.meminfo)
 			return;
-		}
 		k->host = hp.mem;
 		k->mem_total = hp.mem_total;
 		k->has_stocks = true;
@@ -527,12 +525,17 @@ static void oom_cause(struct oom_kill *k, const struct oom_parts *p, uint64_t ba
 
 static void oom_verdict(struct oom_kill *k)
 {
-	uint64_t base = k->has_limit ? k->limit_bytes : k->mem_total;
 	struct oom_parts p;
 	char b[8][16], cause[400], where[OOM_PATH + 64], grew[200] = "";
 	size_t off = 0;
+	uint64_t base;
 	int n;
 
+	/* a host-wide verdict's base when no stocks were read (late, or
+	 * /proc/meminfo failed then): MemTotal does not change */
+	if (!k->has_limit && !k->mem_total)
+		k->mem_total = mem_total_bytes();
+	base = k->has_limit ? k->limit_bytes : k->mem_total;
 	oom_parts_of(k, &p);
 	oom_cause(k, &p, base, cause, sizeof(cause));
 	if (k->has_limit)
@@ -576,9 +579,6 @@ void oom_explain_late(struct oom_kill *k)
 	struct memcg lim;
 
 	oom_paths(k, &lim);
-	/* a host-wide verdict's base without the stocks (MemTotal is fixed) */
-	if (!k->has_limit && !k->mem_total)
-		k->mem_total = mem_total_bytes();
 	oom_verdict(k);
 }
 
