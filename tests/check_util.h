@@ -48,6 +48,15 @@ Suite *phases_suite(void) __attribute__((weak));
 Suite *record_suite(void) __attribute__((weak));
 
 /*
+ * TOOL_TIMEOUT_S - the timeout of a test case whose tests start another
+ * program (python3 and jsonschema, promtool, bash, zsh). Check's default is
+ * 4 s per test; on a loaded CI machine (guests beside, ASan) starting
+ * python3 with jsonschema alone took longer (stop 49's CI: a timeout in
+ * test_explain_json_fixture). A hang still fails, after this long.
+ */
+#define TOOL_TIMEOUT_S	120
+
+/*
  * load_data() - the captured file DATA_DIR/@name as a NUL-terminated malloc'd
  * string (caller frees). A missing file fails the test, it never passes
  * silently with empty input.

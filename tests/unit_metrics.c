@@ -559,6 +559,7 @@ Suite *metrics_suite(void)
 	TCase *tc;
 
 	tc = tcase_create("writer");
+	tcase_set_timeout(tc, TOOL_TIMEOUT_S);	/* runs promtool */
 	tcase_add_test(tc, test_writer_prom_fixture);
 	tcase_add_test(tc, test_writer_om_fixture);
 	tcase_add_test(tc, test_writer_promtool);

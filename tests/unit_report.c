@@ -1549,6 +1549,10 @@ Suite *report_suite(void)
 	tcase_add_test(tc, test_metric_table_flows);
 	tcase_add_test(tc, test_fill_sources);
 	tcase_add_test(tc, test_jsonw);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("schema");	/* runs python3 validate_json.py */
+	tcase_set_timeout(tc, TOOL_TIMEOUT_S);
 	tcase_add_test(tc, test_explain_json_fixture);
 	suite_add_tcase(s, tc);
 	return s;

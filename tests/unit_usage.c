@@ -583,6 +583,7 @@ Suite *usage_suite(void)
 	Suite *s = suite_create("usage");
 	TCase *tc = tcase_create("usage");
 
+	tcase_set_timeout(tc, TOOL_TIMEOUT_S);	/* runs bash and zsh */
 	tcase_add_test(tc, test_getopt_tables_documented);
 	tcase_add_test(tc, test_man_page_generated);
 	tcase_add_test(tc, test_help_no_repeats);
