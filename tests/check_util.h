@@ -46,6 +46,7 @@ Suite *numa_suite(void) __attribute__((weak));
 Suite *usage_suite(void) __attribute__((weak));
 Suite *phases_suite(void) __attribute__((weak));
 Suite *record_suite(void) __attribute__((weak));
+Suite *bss_layout_suite(void) __attribute__((weak));
 
 /*
  * TOOL_TIMEOUT_S - the timeout of a test case whose tests start another

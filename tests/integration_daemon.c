@@ -31,6 +31,7 @@
 #include <dirent.h>
 #include <math.h>
 #include <pthread.h>
+#include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include "integration.h"
 #include "pin.h"
@@ -1110,6 +1111,173 @@ START_TEST(test_healthz_kernel_side)
 	scrape_not_lower("memacct_zero_fill_bytes_total", "/", before, "across the reload");
 	printf("  after a restart: %d links pinned again, /healthz ok\n", links);
 	ck_assert_int_eq(WEXITSTATUS(stop_daemon(d, SIGTERM)), 0);
+}
+END_TEST
+
+/*
+ * The pinned .bss of "another build": the daemon's own, its variables in
+ * the reverse order (as a link-order change or a variable moved between BPF
+ * units lays them out), the values moved with them, with markers added to
+ * two counters: @nv_mark to nv_calls[0], @drop_mark to
+ * dropped[MEMACCT_DROP_DMA_RANGE_FULL].
+ * Pinned in the real one's place (whose old programs keep it alive).
+ */
+static void pin_reversed_bss(long long nv_mark, long long drop_mark)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, mo);
+	char path[512];
+	struct bpf_map_info info;
+	__u32 len = sizeof(info), key = 0, off = 0;
+	struct btf *kb, *nb;
+	const struct btf_type *sec;
+	const struct btf_var_secinfo *vs;
+	char *old, *val;
+	int fd, nfd, base, nsec, n;
+
+	snprintf(path, sizeof(path), "%s/maps/bss", pin_dir);
+	fd = bpf_obj_get(path);
+	ck_assert_msg(fd >= 0, "%s: %s", path, strerror(errno));
+	memset(&info, 0, sizeof(info));
+	ck_assert_int_eq(bpf_obj_get_info_by_fd(fd, &info, &len), 0);
+	ck_assert_msg(info.btf_id && info.btf_value_type_id, "the pinned .bss has no BTF");
+	kb = btf__load_from_kernel_by_id(info.btf_id);
+	ck_assert_ptr_nonnull(kb);
+	old = calloc(1, info.value_size);
+	val = calloc(1, info.value_size + 8 * 64);
+	ck_assert(old && val);
+	ck_assert_int_eq(bpf_map_lookup_elem(fd, &key, old), 0);
+	close(fd);
+	nb = btf__new_empty();
+	base = btf__add_btf(nb, kb);	/* the id kb's type 1 has in nb */
+	ck_assert_int_gt(base, 0);
+	sec = btf__type_by_id(kb, info.btf_value_type_id);
+	n = btf_vlen(sec);
+	ck_assert_int_gt(n, 2);
+	nsec = btf__add_datasec(nb, "old_layout.bss", 0);
+	ck_assert_int_gt(nsec, 0);
+	for (int i = n - 1; i >= 0; i--) {
+		const struct btf_type *var;
+		const char *name;
+
+		sec = btf__type_by_id(kb, info.btf_value_type_id);	/* nb grew: kb's is stable */
+		vs = btf_var_secinfos(sec) + i;
+		var = btf__type_by_id(kb, vs->type);
+		name = btf__name_by_offset(kb, var->name_off);
+		off = (off + 7) & ~7u;
+		memcpy(val + off, old + vs->offset, vs->size);
+		if (!strcmp(name, "nv_calls"))
+			*(__u64 *)(val + off) += nv_mark;
+		if (!strcmp(name, "dropped"))	/* one that leaves /healthz ok */
+			((__u64 *)(val + off))[MEMACCT_DROP_DMA_RANGE_FULL] += drop_mark;
+		ck_assert_int_eq(btf__add_datasec_var_info(nb, vs->type + base - 1, off, vs->size),
+				 0);
+		off += vs->size;
+	}
+	/* the DATASEC's size, as the linker sets it */
+	((struct btf_type *)btf__type_by_id(nb, nsec))->size = off;
+	ck_assert_int_eq(btf__load_into_kernel(nb), 0);
+	mo.btf_fd = btf__fd(nb);
+	mo.btf_value_type_id = nsec;
+	nfd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "old_layout.bss", 4, off, 1, &mo);
+	ck_assert_msg(nfd >= 0, "creating the old-layout .bss: %s", strerror(errno));
+	ck_assert_int_eq(bpf_map_update_elem(nfd, &key, val, 0), 0);
+	ck_assert_int_eq(unlink(path), 0);
+	ck_assert_msg(!bpf_obj_pin(nfd, path), "pinning %s: %s", path, strerror(errno));
+	printf("  pinned a .bss of another layout: %d variables reversed, %u bytes (was %u)\n",
+	       n, off, info.value_size);
+	close(nfd);
+	btf__free(nb);
+	btf__free(kb);
+	free(old);
+	free(val);
+}
+
+/* A sample of /metrics by its whole name and labels; -1 when absent. */
+static long long scrape_sample(const char *name_labels)
+{
+	char *m = http_get("/metrics", NULL);
+	long long v;
+
+	ck_assert_ptr_nonnull(m);
+	v = sample(m, name_labels);
+	free(m);
+	return v;
+}
+
+/*
+ * Issue 40: a daemon started on the pins of another build whose .bss is
+ * laid out differently (same size or not) misread every kernel counter
+ * (the size alone was checked). Now it loads its own programs and carries
+ * the old values across by name: the markers put into the old layout come
+ * out of the new daemon's metrics, every link is pinned again, /healthz is
+ * ok, and a restart after that re-attaches without a reload.
+ */
+START_TEST(test_bss_layout_upgrade)
+{
+	const char *nv = "memacct_nvidia_pin_calls_total{result=\"pinned\"}",
+		   *drop = "memacct_events_dropped_total{reason=\"dma_range_map_full\"}";
+	char label[320];
+	long long nv0, drop0, want, v;
+	int links;
+	off_t mark;
+	pid_t d;
+	char *b = NULL;
+
+	snprintf(cg, sizeof(cg), "%s/memacct-dtest-%d", cgroot, (int)getpid());
+	snprintf(label, sizeof(label), "memacct_cow_copied_bytes_total{cgroup=\"/memacct-dtest-%d\"}",
+		 (int)getpid());
+	ck_assert_int_eq(mkdir(cg, 0755), 0);
+	d = start_daemon(NULL);
+	ck_assert_msg(d > 0, "the daemon did not start (" DAEMON_LOG ")");
+	links = pinned_links();
+	want = cow_fork_in(cg, "32 2");
+	nv0 = scrape_sample(nv);
+	drop0 = scrape_sample(drop);
+	ck_assert_msg(nv0 >= 0 && drop0 >= 0, "%s or %s not published", nv, drop);
+	ck_assert_int_eq(WEXITSTATUS(stop_daemon(d, SIGTERM)), 0);
+	pin_reversed_bss(5000, 1000);
+	mark = daemon_log_mark();
+	d = start_daemon(NULL);
+	ck_assert_msg(d > 0, "the daemon did not start on the old layout (" DAEMON_LOG ")");
+	ck_assert_msg(daemon_log_says(mark, "laid out by another build", "carrying the counters"),
+		      "the start did not say it found another layout");
+	ck_assert_msg(daemon_log_says(mark, "variables carried", NULL),
+		      "the start did not count what it carried");
+	v = scrape_sample(nv);
+	ck_assert_msg(v == nv0 + 5000, "%s: %lld, the old layout held %lld", nv, v, nv0 + 5000);
+	v = scrape_sample(drop);
+	ck_assert_msg(v >= drop0 + 1000 && v < drop0 + 1100, "%s: %lld, the old layout held %lld",
+		      drop, v, drop0 + 1000);
+	ck_assert_int_eq(pinned_links(), links);
+	for (int i = 0; i < 50 && !b; i++) {
+		b = http_get("/healthz", NULL);
+		if (b && strcmp(b, "ok\n")) {
+			free(b);
+			b = NULL;
+		}
+		if (!b)
+			sleep_ms(100);
+	}
+	ck_assert_msg(b, "/healthz after the upgrade: not 200 ok");
+	free(b);
+	/* the records carried on, and the new programs count: the cgroup's
+	 * CoW before and after the upgrade */
+	want += cow_fork_in(cg, "16 2");
+	sleep_ms(1200);
+	assert_near("cow_copied_bytes_total across the upgrade", scrape_sample(label), want);
+	/* the pins are now this build's: a restart re-attaches, no reload */
+	ck_assert_int_eq(WEXITSTATUS(stop_daemon(d, SIGTERM)), 0);
+	mark = daemon_log_mark();
+	d = start_daemon(NULL);
+	ck_assert_msg(d > 0, "the daemon did not restart (" DAEMON_LOG ")");
+	ck_assert_msg(!daemon_log_says(mark, "laid out by another build", NULL),
+		      "the second start found another layout again");
+	ck_assert_int_eq(scrape_sample(nv), nv0 + 5000);
+	printf("  upgrade: %s %lld -> %lld, %d links pinned again, /healthz ok\n", nv, nv0,
+	       nv0 + 5000, links);
+	ck_assert_int_eq(WEXITSTATUS(stop_daemon(d, SIGTERM)), 0);
+	rmdir(cg);
+	cg[0] = '\0';
 }
 END_TEST
 
@@ -4218,6 +4386,11 @@ Suite *daemon_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_perf_hook_pinned);
+	suite_add_tcase(s, tc);
+	tc = tcase_swept("upgrade");
+	tcase_set_timeout(tc, 180);	/* three starts, two loads: a minute under TCG */
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_bss_layout_upgrade);
 	suite_add_tcase(s, tc);
 	tc = tcase_swept("churn");
 	tcase_set_timeout(tc, 180);

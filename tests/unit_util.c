@@ -738,6 +738,7 @@ static const struct {
 	{ "usage", usage_suite },
 	{ "phases", phases_suite },
 	{ "record", record_suite },
+	{ "bss_layout", bss_layout_suite },
 };
 
 /*

@@ -1249,6 +1249,11 @@ int loader_start(const struct loader_opts *o, struct memacct_bpf **out)
 		if (err)
 			goto out_destroy;
 	}
+	if (o->after_load) {
+		err = o->after_load(skel, o->before_load_ctx);
+		if (err)
+			goto out_destroy;
+	}
 	t1 = mono_ns();
 	if (skel->rodata->nr_node_ranges)
 		set_vmemmap_base(skel);

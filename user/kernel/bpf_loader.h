@@ -75,6 +75,13 @@ struct loader_opts {
 	 * fails the start.
 	 */
 	int (*before_load)(struct memacct_bpf *skel, void *ctx);
+	/*
+	 * Called after the object is loaded, before any program is attached
+	 * (NULL: none): a daemon whose pinned .bss had another layout writes
+	 * its values into the new one (user/kernel/pin.c). Nothing counts
+	 * yet. 0 or -errno, which fails the start. Same @ctx.
+	 */
+	int (*after_load)(struct memacct_bpf *skel, void *ctx);
 	void *before_load_ctx;
 };
 

@@ -15,6 +15,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "bpf_loader.h"
+#include "bss_layout.h"
 #include "memacct.skel.h"
 #include "pin.h"
 #include "records.h"
@@ -42,7 +43,7 @@ static const struct map_want maps_wanted[] = {
 	{ "procs", sizeof(struct memacct_proc_key), sizeof(struct memacct_proc) },
 	{ "cgroups", sizeof(__u64), sizeof(struct memacct_cgroup) },
 	{ "exits", 0, 0 },
-	{ "bss", 4, 0 },	/* value size of this build's .bss: see reattach_maps() */
+	{ "bss", 4, 0 },	/* its layout, not its size: bss_layout_check() */
 	{ "dma_ranges", sizeof(struct memacct_dma_range_key), sizeof(struct memacct_dma_range_val) },
 	{ "oom_events", 0, 0 },
 	{ "oom_history", sizeof(__u32), sizeof(struct memacct_oom_event) },
@@ -143,26 +144,70 @@ static int mkdir_made(const char *path);
 static int unpin_ours(const char *dir, const char *sub, int *kept);
 
 /*
+ * Whether the pinned .bss (@p->bss_fd) is laid out as this build's: the same
+ * variables at the same offsets (BTF, bss_layout.h). When it is not, its
+ * layout is kept in @p->bss_old: pin_open() loads the programs again and
+ * carries its values across by name. Without BTF on either side, the sizes
+ * alone are compared, and a difference refuses the pins. 0 or -errno
+ * (printed).
+ */
+static int bss_layout_check(struct pinned *p, __u32 pinned_size)
+{
+	struct bss_layout mine, pinned;
+	struct memacct_bpf *skel;
+	int err = -ENOENT;
+
+	/* .bss also holds static variables the skeleton does not show: take
+	 * its layout from this build's object, unloaded */
+	skel = memacct_bpf__open();
+	if (skel) {
+		err = bss_layout_of_object(skel->obj, &mine);
+		if (err)
+			mine.size = bpf_map__value_size(skel->maps.bss);
+		memacct_bpf__destroy(skel);
+	}
+	if (!skel) {
+		err = -errno;
+		p_err("opening this build's BPF object: %s", strerror(-err));
+		return err;
+	}
+	if (!err)
+		err = bss_layout_of_map(p->bss_fd, &pinned);
+	if (err) {	/* a side without BTF: the sizes only */
+		bss_layout_free(&mine);
+		if (pinned_size == mine.size)
+			return 0;
+		p_err("the pinned .bss has %u bytes, this build's %u, and no BTF tells which "
+		      "variable is where: pinned by another version; run 'memacct detach' first",
+		      pinned_size, mine.size);
+		return -EPROTO;
+	}
+	if (bss_layout_equal(&mine, &pinned)) {
+		bss_layout_free(&mine);
+		bss_layout_free(&pinned);
+		return 0;
+	}
+	bss_layout_free(&mine);
+	p->bss_old = malloc(sizeof(*p->bss_old));
+	if (!p->bss_old) {
+		bss_layout_free(&pinned);
+		return -ENOMEM;
+	}
+	*p->bss_old = pinned;
+	return 0;
+}
+
+/*
  * The pinned maps opened into @p, each checked against this build's key and
- * value sizes (.bss: against this build's object), with their sizes kept.
+ * value sizes (.bss: its layout, bss_layout_check()), with their sizes kept.
  */
 static int reattach_maps(struct pinned *p)
 {
 	char path[512];
 	struct bpf_map_info info;
-	struct memacct_bpf *skel;
-	__u32 bss_size = 0;
 	int err;
 
-	/* .bss also holds static variables the skeleton does not show: take
-	 * its size from this build's object, unloaded */
-	skel = memacct_bpf__open();
-	if (skel) {
-		bss_size = bpf_map__value_size(skel->maps.bss);
-		memacct_bpf__destroy(skel);
-	}
 	for (size_t i = 0; i < sizeof(maps_wanted) / sizeof(maps_wanted[0]); i++) {
-		struct map_want bss_want = { "bss", 4, bss_size };
 		const struct map_want *w = &maps_wanted[i];
 		int fd;
 
@@ -176,10 +221,8 @@ static int reattach_maps(struct pinned *p)
 		err = map_info(fd, &info);
 		if (err)
 			return err;
-		if (!strcmp(w->name, "bss"))
-			w = &bss_want;
 		if (w->key_size && (info.key_size != w->key_size ||
-				    info.value_size != w->value_size)) {
+				    (w->value_size && info.value_size != w->value_size))) {
 			p_err("pinned map %s has key/value sizes %u/%u, this build needs %zu/%zu: "
 			      "pinned by another version; run 'memacct detach' first",
 			      path, info.key_size, info.value_size, w->key_size, w->value_size);
@@ -192,7 +235,7 @@ static int reattach_maps(struct pinned *p)
 		else if (!strcmp(w->name, "bss"))
 			p->bss_size = info.value_size;
 	}
-	return 0;
+	return bss_layout_check(p, p->bss_size);
 }
 
 /* The fault hook whose program a pinned link named @name runs, or NULL. */
@@ -262,7 +305,7 @@ static int reattach_links(struct pinned *p)
 	return 0;
 }
 
-static int reload_on_pinned_maps(struct pinned *p, int missing, uint64_t pinned);
+static int reload_on_pinned_maps(struct pinned *p);
 
 /* The links pinned now in DIR/links (each CPU's of the fault hook apart). */
 static int links_found(const struct pinned *p)
@@ -283,6 +326,17 @@ static int reattach(struct pinned *p)
 	err = reattach_maps(p);
 	if (err)
 		return err;
+	if (p->bss_old) {	/* an upgrade: the programs of this build, the counters carried */
+		p_warn("%s: the pinned .bss is laid out by another build of memacct (%d variables, "
+		       "%u bytes; this build's differ): loading this build's programs on the pinned "
+		       "maps and carrying the counters across by name", p->dir, p->bss_old->n,
+		       p->bss_old->size);
+		err = reload_on_pinned_maps(p);
+		bss_layout_free(p->bss_old);
+		free(p->bss_old);
+		p->bss_old = NULL;
+		return err;
+	}
 	err = reattach_links(p);
 	if (err)
 		return err;
@@ -292,8 +346,12 @@ static int reattach(struct pinned *p)
 	pinned = bss ? bss->links_pinned : 0;
 	free(bss);
 	n = links_found(p);
-	if (pinned > (uint64_t)n)
-		return reload_on_pinned_maps(p, (int)(pinned - n), pinned);
+	if (pinned > (uint64_t)n) {
+		p_warn("%s: %d of the %llu links pinned at load are gone (their programs "
+		       "detached): loading the programs again on the pinned maps, whose counters "
+		       "carry on", p->dir, (int)(pinned - n), (unsigned long long)pinned);
+		return reload_on_pinned_maps(p);
+	}
 	if (p->iter_link_fd < 0) {
 		p_err("no task_stocks iterator pinned in %s/links: pinned by another version; "
 		      "run 'memacct detach' first", p->dir);
@@ -493,6 +551,8 @@ static int reuse_pinned_maps(struct memacct_bpf *skel, void *ctx)
 
 	pinned_maps(skel, maps);
 	for (int i = 0; i < 7; i++) {
+		if (maps[i] == skel->maps.bss && p->bss_old)
+			continue;	/* another layout: a new one, carry_bss() */
 		err = bpf_map__reuse_fd(maps[i], *map_fd_slot(p, i));
 		if (err) {
 			p_err("reusing the pinned map %s: %s", maps_wanted[i].name,
@@ -504,25 +564,87 @@ static int reuse_pinned_maps(struct memacct_bpf *skel, void *ctx)
 }
 
 /*
- * Links of the pinned kernel side were removed while no daemon ran (by
- * hand, or by a tool that is not memacct): their programs are detached,
- * and a daemon that only re-attached counted without them, /healthz 200
- * (issue 39). The programs are loaded again on the pinned maps, the old
- * links unpinned (the rest of the old programs detach) and the new ones
- * pinned: the counters, records and rings carry on. Lost: what the old
- * programs held in their unpinned maps (at most a fold batch of pending
- * flows a CPU, faults in flight), and anything the removed programs did
- * not see while they were detached. 0 or -errno (printed).
+ * after_load of a reload on a pinned .bss of another layout: the old
+ * values, read now (the old programs are detached: nothing adds to them),
+ * written into the new .bss by name before any new program runs.
  */
-static int reload_on_pinned_maps(struct pinned *p, int missing, uint64_t pinned)
+static int carry_bss(struct memacct_bpf *skel, void *ctx)
+{
+	struct pinned *p = ctx;
+	struct bss_layout mine;
+	struct bss_carry c;
+	__u32 key = 0;
+	char *old;
+	int err;
+
+	err = bss_layout_of_object(skel->obj, &mine);
+	if (err) {
+		p_err("the layout of this build's .bss: %s", strerror(-err));
+		return err;
+	}
+	old = calloc(1, p->bss_size);
+	if (!old || bpf_map_lookup_elem(p->bss_fd, &key, old)) {
+		err = old ? -errno : -ENOMEM;
+		p_err("reading the pinned .bss: %s", strerror(-err));
+		free(old);
+		bss_layout_free(&mine);
+		return err;
+	}
+	bss_layout_carry(p->bss_old, old, &mine, skel->bss, &c);
+	free(old);
+	bss_layout_free(&mine);
+	p_notice("%s: .bss of another layout: %d variables carried, %d new (at their initial "
+	       "value), %d of the old build's dropped", p->dir, c.carried, c.fresh, c.dropped);
+	return 0;
+}
+
+/* The .bss of the reloaded @p->skel pinned in place of the old one. */
+static int repin_bss(struct pinned *p)
+{
+	char path[512];
+	int err;
+
+	path_of(path, sizeof(path), p->dir, "maps", "bss");
+	if (unlink(path) && errno != ENOENT) {
+		err = -errno;
+		p_err("unpinning the old %s: %s", path, strerror(-err));
+		return err;
+	}
+	err = bpf_map__pin(p->skel->maps.bss, path);
+	if (err) {
+		p_err("pinning %s: %s", path, strerror(-err));
+		return err;
+	}
+	close(p->bss_fd);
+	p->bss_fd = dup(bpf_map__fd(p->skel->maps.bss));
+	p->bss_size = bpf_map__value_size(p->skel->maps.bss);
+	return 0;
+}
+
+/*
+ * The programs loaded again on the pinned maps, in two cases (the caller
+ * says which):
+ * - Links of the pinned kernel side were removed while no daemon ran (by
+ *   hand, or by a tool that is not memacct): their programs are detached,
+ *   and a daemon that only re-attached counted without them, /healthz 200
+ *   (issue 39).
+ * - The pinned .bss is laid out by another build (@p->bss_old): the old
+ *   programs keep counting into it, and this build would misread it. The
+ *   new programs get a .bss of their own, which takes the old values by
+ *   name before they are attached, and is pinned in the old one's place.
+ * The old links are unpinned (the rest of the old programs detach) and the
+ * new ones pinned: the counters, records and rings carry on. Lost: what the
+ * old programs held in their unpinned maps (at most a fold batch of pending
+ * flows a CPU, faults in flight), anything the removed programs did not see
+ * while they were detached, and the events between the unpinning and the
+ * new attach (the load's verification: seconds). 0 or -errno (printed).
+ */
+static int reload_on_pinned_maps(struct pinned *p)
 {
 	struct loader_opts o = { 0 };
 	char links[512];
 	int err, kept = 0;
 
-	p_warn("%s: %d of the %llu links pinned at load are gone (their programs detached): "
-	       "loading the programs again on the pinned maps, whose counters carry on",
-	       p->dir, missing, (unsigned long long)pinned);
 	err = unpin_ours(p->dir, "links", &kept);
 	if (!err)
 		err = unpin_ours(p->dir, "progs", &kept);
@@ -548,9 +670,16 @@ static int reload_on_pinned_maps(struct pinned *p, int missing, uint64_t pinned)
 	o.task_iter = true;
 	o.before_load = reuse_pinned_maps;
 	o.before_load_ctx = p;
+	if (p->bss_old)
+		o.after_load = carry_bss;
 	err = loader_start(&o, &p->skel);
 	if (err)
 		return err;
+	if (p->bss_old) {
+		err = repin_bss(p);
+		if (err)
+			return err;
+	}
 	err = pin_links(p);
 	if (err)
 		return err;

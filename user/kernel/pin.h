@@ -19,6 +19,7 @@
 #define PIN_MAX_PROGS 64
 
 struct memacct_bpf;
+struct bss_layout;
 struct dma_ranges;
 struct task_walk;
 
@@ -38,6 +39,9 @@ struct pinned {
 	int procs_fd, cgroups_fd, exits_fd, bss_fd, dma_ranges_fd, iter_link_fd;
 	int oom_events_fd, oom_history_fd;	/* OOM kill records: ring, last 64 */
 	uint32_t procs_max, cgroups_max, bss_size;
+	/* the pinned .bss's layout when another build's (bss_layout.h): the
+	 * programs are loaded again and its values carried; else NULL */
+	struct bss_layout *bss_old;
 	struct pin_prog progs[PIN_MAX_PROGS];
 	int nprogs;
 	struct task_walk *walk;	/* the process walk; NULL: the iter/task link */
