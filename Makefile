@@ -81,7 +81,8 @@ endif
 .DELETE_ON_ERROR:
 .PHONY: all check unit integration bench install uninstall vmlinux clean deps vmtest man fuzz \
 	vmtest-bins test-bins vmtest-arm64 vmtest-full-arm64 vmlinux-arm64 \
-	completion deb deb-check image image-check soak bench-check alerts-check layers-check
+	completion deb deb-check image image-check soak bench-check alerts-check layers-check \
+	bpf-units-check
 
 ifeq ($(CROSS),)
 all: $(OUTPUT)/memacct $(BENCH_BINS) $(BENCH_OBJS)
@@ -97,11 +98,29 @@ SKELS := $(OUTPUT)/memacct.skel.h $(OUTPUT)/task_walk.skel.h
 # made by pattern rules, yet kept: sources outside user/ include the skeletons
 .SECONDARY: $(SKELS) $(SKELS:.skel.h=.bpf.o)
 
-$(OUTPUT)/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.bpf.h) include/memacct.h $(VMLINUX) | $(OUTPUT)
+# Each object is linked from units, one concern each (bpf/NAME.bpf.c, README
+# "Layout"); a unit shares state with the others only through extern
+# declarations in a header, which holds no state itself. The units that
+# define shared state come first: libbpf 1.1's linker gives a variable the
+# wrong offset in the BTF when a unit that declares it extern precedes the
+# one that defines it (bpf-units-check fails then).
+MEMACCT_UNITS   := mm_rss memacct
+TASK_WALK_UNITS := mm_rss task_walk
+BPF_UNIT_DIR    := $(OUTPUT)/bpf-units
+
+$(BPF_UNIT_DIR)/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.bpf.h) include/memacct.h $(VMLINUX)
+	$(Q)mkdir -p $(@D)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
-		-Iinclude -Ivmlinux/$(ARCH) -c $< -o $@.tmp
-	$(Q)$(BPFTOOL) gen object $@ $@.tmp && rm -f $@.tmp
+		-Iinclude -Ivmlinux/$(ARCH) -c $< -o $@
+
+$(OUTPUT)/memacct.bpf.o: $(MEMACCT_UNITS:%=$(BPF_UNIT_DIR)/%.bpf.o) | $(OUTPUT)
+	$(call msg,LINK,$@)
+	$(Q)$(BPFTOOL) gen object $@ $^
+
+$(OUTPUT)/task_walk.bpf.o: $(TASK_WALK_UNITS:%=$(BPF_UNIT_DIR)/%.bpf.o) | $(OUTPUT)
+	$(call msg,LINK,$@)
+	$(Q)$(BPFTOOL) gen object $@ $^
 
 $(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
 	$(call msg,SKEL,$@)
@@ -207,7 +226,12 @@ san_verdict = $(if $(SANITIZE),if grep -l 'ERROR\|runtime error' $(SAN_LOGS)/* >
 layers-check:
 	$(Q)tests/layers.sh
 
-check: layers-check unit integration alerts-check $(if $(SANITIZE),,deb-check image-check bench-check)
+# bpf/'s units (README "Layout"): no state in a header; each linked object's
+# variables where its BTF says (the units' link order)
+bpf-units-check: $(OUTPUT)/memacct.bpf.o $(OUTPUT)/task_walk.bpf.o
+	$(Q)BPFTOOL=$(BPFTOOL) tests/bpf_units.py $^
+
+check: layers-check bpf-units-check unit integration alerts-check $(if $(SANITIZE),,deb-check image-check bench-check)
 
 # the shipped alerting and recording rules: valid (promtool check rules) and
 # each alert made to fire and not fire (tests/alerts/*.test.yml); promtool

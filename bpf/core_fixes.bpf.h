@@ -60,7 +60,7 @@ struct mm_struct___old {
 
 #define RSS_MAX_CPUS	8192	/* x86 NR_CPUS at most */
 
-const volatile __u32 rss_cpus;		/* possible CPUs (userspace); 0: count only */
+extern const volatile __u32 rss_cpus;	/* possible CPUs (userspace); 0: count only */
 /*
  * Whether mm_rss_pages() reads the deltas with direct loads (PROBE_MEM, a
  * few ns each, and a CPU's misses overlap) rather than a helper call per
@@ -71,22 +71,18 @@ const volatile __u32 rss_cpus;		/* possible CPUs (userspace); 0: count only */
  * verifier's abilities: userspace sets it, and loads again without it when
  * the load fails (user/kernel/task_walk.c). False: the branch is never verified.
  */
-const volatile bool rss_direct;
-/*
- * __per_cpu_offset[], learnt once, and rss_cpus once learnt: a data section
- * of their own, not .bss, which userspace copies at every collection
- * (user/kernel/pin.c bss_read()) and whose size tells a pinned kernel side of
- * another build (64 KiB more there would be both)
- */
-static __u64 rss_cpu_off[RSS_MAX_CPUS] SEC(".data.rss_cpu_off");
-static __u32 rss_cpu_off_n SEC(".data.rss_cpu_off");
+extern const volatile bool rss_direct;
+/* __per_cpu_offset[], learnt once, and rss_cpus once learnt (bpf/mm_rss.bpf.c) */
+extern __u64 rss_cpu_off[RSS_MAX_CPUS] SEC(".data.rss_cpu_off");
+extern __u32 rss_cpu_off_n SEC(".data.rss_cpu_off");
 
-struct {
+struct rss_cpu_map_def {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, __u64);
-} rss_cpu_map SEC(".maps");
+};
+extern struct rss_cpu_map_def rss_cpu_map SEC(".maps");
 
 /*
  * Learn every CPU's per-CPU offset once; false where they cannot be read.
@@ -284,7 +280,7 @@ static __always_inline __u64 cgroup_ancestor_id(struct cgroup *cg, int level)
 extern const volatile __u64 vmemmap_start;
 extern __u64 vmemmap_measured;
 extern __u64 vmemmap_base_addr;
-static __u64 vmemmap_base_cached;
+extern __u64 vmemmap_base_cached;	/* the base found, once */
 
 static __always_inline __u64 vmemmap_base_get(void)
 {
@@ -450,8 +446,8 @@ static __always_inline bool task_btf(void)
 
 extern const volatile __u32 foll_pin_nodes;	/* nr_node_ids (userspace) */
 extern const volatile __u32 foll_pin_cpus;	/* possible CPUs (userspace) */
-static __u64 foll_pin_pgdat[FOLL_PIN_MAX_NODES];	/* cached, never freed */
-__u64 foll_pin_cpu_off[FOLL_PIN_MAX_CPUS];	/* 0: not learnt */
+extern __u64 foll_pin_pgdat[FOLL_PIN_MAX_NODES];	/* cached, never freed */
+extern __u64 foll_pin_cpu_off[FOLL_PIN_MAX_CPUS];	/* 0: not learnt */
 
 /* Can foll_pin_now() read the counters on this kernel? */
 static __always_inline bool foll_pin_readable(void)

@@ -51,12 +51,13 @@ struct maple_buf {
 	__u64 w[MAPLE_NODE_WORDS];
 };
 
-struct {
+struct maple_bufs_def {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, struct maple_buf);
-} maple_bufs SEC(".maps");
+};
+extern struct maple_bufs_def maple_bufs SEC(".maps");	/* the faults unit's */
 
 /* What the classifier needs of a VMA. */
 struct vma_info {

@@ -42,6 +42,14 @@ const volatile bool fault_old;	/* the *_old fault programs are loaded (fault_spi
 /* Events that could not be recorded, by enum memacct_drop. */
 __u64 dropped[MEMACCT_DROP_NR];
 
+/* core_fixes.bpf.h's state of this object: vmemmap_base_get() and the
+ * FOLL_PIN readers */
+__u64 vmemmap_base_cached;
+__u64 foll_pin_pgdat[FOLL_PIN_MAX_NODES];
+__u64 foll_pin_cpu_off[FOLL_PIN_MAX_CPUS];
+/* maple.bpf.h's: one node copied per CPU */
+struct maple_bufs_def maple_bufs SEC(".maps");
+
 /* Per-thread state of the fault in progress (CoW classifier, DESIGN.md). */
 enum {
 	FAULT_NONE = 0,
