@@ -65,7 +65,7 @@ def header_state(path):
         s = re.sub(r"SEC\([^)]*\)|__attribute__\(\(.*?\)\)", " ", stmt)
         s = " ".join(s.split())
         stmt = ""
-        if not s or s.startswith(("extern ", "typedef ")):
+        if not s or s.startswith(("extern ", "typedef ", "_Static_assert")):
             continue
         after = s.rsplit("}", 1)[1] if "}" in s else s
         if "{" in s:	# a type or function body; storage if a name follows it
