@@ -21,6 +21,7 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 const volatile __u64 filter_cgid;
 const volatile __u64 fallback_cgid;
 const volatile __u32 filter_level;
+const volatile __u64 page_size = 4096;
 
 __u64 dropped[MEMACCT_DROP_NR];
 

@@ -17,6 +17,7 @@
 extern const volatile __u64 filter_cgid;	/* 0: every process; else this memcg and below */
 extern const volatile __u64 fallback_cgid;	/* cgroup_or_up(): the record made at load */
 extern const volatile __u32 filter_level;	/* level of filter_cgid below the root */
+extern const volatile __u64 page_size;		/* bytes */
 
 /* Events that could not be recorded, by enum memacct_drop. */
 extern __u64 dropped[MEMACCT_DROP_NR];
