@@ -1,0 +1,244 @@
+/* SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause) */
+/*
+ * faults.bpf.h - the fault path's types and state (faults.bpf.c), and what
+ * other units need of it: a thread's pending flows folded into its
+ * process's record (at exit, and before its process moves to another
+ * cgroup), the VMA caches forgotten at exec, each CPU's slot (dma.bpf.c
+ * learns the per-CPU offsets from it).
+ */
+#ifndef MEMACCT_FAULTS_BPF_H
+#define MEMACCT_FAULTS_BPF_H
+
+extern const volatile bool fault_old;	/* the *_old fault programs are loaded (fault_spill used) */
+
+/* Per-thread state of the fault in progress (CoW classifier, DESIGN.md). */
+enum {
+	FAULT_NONE = 0,
+	FAULT_ACTIVE,		/* fault entered, first user allocation not seen yet */
+	FAULT_CLASSIFIED,	/* fault entered, its first allocation was classified */
+};
+
+/*
+ * The running thread's flows not yet added to its process's record: counting
+ * here is a plain increment (no procs lookup, no atomics per fault). They are
+ * folded into the record (fold()) every FOLD_BATCH events, when the thread is
+ * switched out (sched_switch) and when it exits. So a thread that is not
+ * running has nothing pending; a running one at most FOLD_BATCH - 1 events.
+ */
+struct fault_pending {
+	__u32 n;		/* events since the last fold */
+	__u32 zero_fill;	/* pages, as the rest */
+	__u32 cow;
+	__u32 cow_file;
+	__u32 fault_alloc;	/* pages */
+	__u32 remote;		/* pages */
+	__u32 unclassified;
+	__u32 pad;
+};
+
+#define FOLD_BATCH	32
+
+/*
+ * The VMA the thread's last classification looked up (bpf_find_vma() costs
+ * ~150 ns: an mmap_lock trylock and a maple tree walk). Valid while the mm's
+ * VMA write sequence (mm_lock_seq, core_fixes.bpf.h) has not moved: every
+ * change of a VMA's range, flags or file takes the mmap write lock, whose
+ * release moves it. seq_ok is 0 when nothing is cached.
+ */
+struct vma_cache {
+	__u64 mm;		/* the mm_struct's address */
+	__u64 start, end;	/* [vm_start, vm_end) */
+	__u64 flags;		/* vm_flags */
+	__u32 seq;		/* mm_lock_seq when it was looked up */
+	__u8 seq_ok;
+	__u8 file;		/* vm_file != NULL */
+	__u16 pad;
+};
+
+/*
+ * fault_ctx.error_code of a fault entered through the perf event hook
+ * (page_fault_perf): no error code known. No x86 error code (the only
+ * architecture whose kernel raises exceptions:page_fault_user) has bit 63.
+ */
+#define FAULT_NO_ERRCODE	(1ULL << 63)
+
+/* The fault in progress (DESIGN.md steps 1-3). */
+struct fault_ctx {
+	__u64 address;
+	__u64 error_code;
+	__u64 flt;		/* task->min_flt + task->maj_flt at fault entry */
+	__u32 state;
+	__u32 pad;
+	/* perf hook: the page of a private file mapping's allocation, counted
+	 * as file CoW once the fault has finished if it is then anon
+	 * (cand_resolve()); 0: none */
+	__u64 cand;
+};
+
+/*
+ * Per CPU: the fault state and pending flows of the thread running there.
+ * An array lookup (no locking, no recursion guard) instead of a task-storage lookup
+ * on each of the 2-3 program runs per fault. Exact because the slot belongs
+ * to no thread but the one running: sched_switch folds the leaving thread's
+ * pending flows, moves a fault still in progress (the thread slept or was
+ * preempted inside it) to the thread's task storage, and frees the slot, so
+ * slot.task is 0 or current, and preemption is off while a program runs.
+ * That last holds up to 6.x only. In 7.2's source a tracepoint calls its
+ * programs under SRCU-fast (include/linux/tracepoint.h __DECLARE_TRACE)
+ * and __bpf_trace_run() only disables migration, while x86 and arm64 offer
+ * only preemptible models (kernel/Kconfig.preempt: PREEMPT_LAZY by
+ * default): a run preempted half-way makes the kernel skip another task's
+ * run of that program on that CPU (the per-CPU recursion guard). Those runs
+ * are counted, never silent: userspace reports the skipped runs as
+ * bpf_runs_skipped (bpf_prog_info.recursion_misses), 158 in sid's cow_busy
+ * section, where 125 of 8,192 CoW copies went uncounted (docs/vmtest.md).
+ */
+struct cpu_slot {
+	__u64 task;		/* task_struct address of its thread; 0: free */
+	struct fault_ctx f;
+	struct fault_pending pend;
+	/* the VMA cache's first level: valid while its thread stays on the
+	 * CPU (cleared when the slot is claimed), so a CoW copy in a run of
+	 * them costs no task-storage lookup (~30 ns); the thread's own cache
+	 * in task storage (struct fault_state) outlives its switches */
+	struct vma_cache vma;
+};
+
+struct cpu_slots_map {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct cpu_slot);
+};
+extern struct cpu_slots_map cpu_slots SEC(".maps");
+
+/* Per thread: a fault moved out of its CPU slot, and the VMA cache. */
+struct fault_state {
+	struct fault_ctx f;
+	struct vma_cache vma;
+};
+
+struct fault_states_map {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct fault_state);
+};
+extern struct fault_states_map fault_states SEC(".maps");
+
+/*
+ * Kernels without task storage or bpf_find_vma() (5.10 .. 5.16): a fault
+ * moved out of its CPU slot goes here, keyed by thread id (the *_old
+ * programs; deleted when taken back and at thread exit).
+ */
+struct fault_spill_map {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 32768);
+	__type(key, __u32);
+	__type(value, struct fault_ctx);
+};
+extern struct fault_spill_map fault_spill SEC(".maps");
+
+/*
+ * Completed faults of @task: mm_account_fault() adds one to min_flt or maj_flt
+ * when a fault finishes. Direct loads through the BTF pointer (the fault
+ * programs need task storage, so bpf_get_current_task_btf(), v5.11): no
+ * bpf_probe_read_kernel() calls on the hot path.
+ */
+static __always_inline __u64 task_flt(struct task_struct *task)
+{
+	return task->min_flt + task->maj_flt;
+}
+
+extern __u64 cand_stored;	/* candidates in task storage (faults.bpf.c) */
+
+static __always_inline void cand_resolve(struct fault_ctx *f, struct fault_pending *pd)
+{
+	struct page *pg = (struct page *)f->cand;
+	__u64 mapping = 0;
+
+	if (!f->cand)
+		return;
+	f->cand = 0;
+	bpf_probe_read_kernel(&mapping, sizeof(mapping), &pg->mapping);
+	if (mapping & 1) {
+		pd->cow_file++;
+		pd->n++;
+	}
+}
+
+/* The candidate left in @task's storage by switch_out(), once its fault has
+ * finished, into @pd. */
+static __always_inline void cand_resolve_stored(struct task_struct *task,
+						struct fault_pending *pd)
+{
+	struct fault_state *st;
+
+	/* sched_process_exit is loaded without task storage too (v5.10) */
+	if (!cand_stored ||
+	    !bpf_core_enum_value_exists(enum bpf_map_type, BPF_MAP_TYPE_TASK_STORAGE))
+		return;
+	st = bpf_task_storage_get(&fault_states, task, 0, 0);
+	if (st && st->f.cand && st->f.flt != task_flt(task)) {
+		cand_resolve(&st->f, pd);
+		__sync_fetch_and_add(&cand_stored, -1);
+	}
+}
+
+/*
+ * Add the current thread's pending flows to its process's record. Called
+ * only for the current thread (mm_page_alloc, sched_switch of prev ==
+ * current, sched_process_exit) on its own CPU's slot, with preemption off:
+ * no concurrent writer. @f is flows_get()'s: NULL (the filter does not want
+ * the process) drops them.
+ */
+static __always_inline void fold_into(struct memacct_flows *f, struct fault_pending *pd)
+{
+	if (f) {
+		if (pd->zero_fill)
+			__sync_fetch_and_add(&f->zero_fill_pages, pd->zero_fill);
+		if (pd->cow)
+			__sync_fetch_and_add(&f->cow_copied_pages, pd->cow);
+		if (pd->cow_file)
+			__sync_fetch_and_add(&f->cow_file_copied_pages, pd->cow_file);
+		if (pd->fault_alloc)
+			__sync_fetch_and_add(&f->fault_alloc_pages, pd->fault_alloc);
+		if (pd->remote)
+			__sync_fetch_and_add(&f->remote_numa_alloc_pages, pd->remote);
+		if (pd->unclassified)
+			__sync_fetch_and_add(&f->fault_unclassified_pages, pd->unclassified);
+	}
+	__builtin_memset(pd, 0, sizeof(*pd));
+}
+
+/*
+ * A subprogram, not inlined: verified once per program that calls it. In a
+ * header, each unit that calls it (faults, lifecycle) has its own copy; a
+ * loaded program's instructions are the same.
+ */
+static __noinline int fold(struct task_struct *task, struct fault_pending *pd)
+{
+	struct memacct_proc_key key;
+	struct memacct_proc *p;
+
+	if (!pd->n)
+		return 0;
+	/* the key through the BTF pointer; flows_get() makes the record */
+	key.tgid = task->tgid;
+	key.pad = 0;
+	key.start_boottime_ns = task->group_leader->start_boottime;
+	p = bpf_map_lookup_elem(&procs, &key);
+	fold_into(p ? &p->f : flows_get(task), pd);
+	return 0;
+}
+
+/* fold() for a task pointer that is a number (probe reads) */
+static __noinline int fold_old(struct task_struct *task, struct fault_pending *pd)
+{
+	if (pd->n)
+		fold_into(flows_get(task), pd);
+	return 0;
+}
+
+#endif /* MEMACCT_FAULTS_BPF_H */
