@@ -215,9 +215,10 @@ static __always_inline void fold_into(struct memacct_flows *f, struct fault_pend
 /*
  * A subprogram, not inlined: verified once per program that calls it. In a
  * header, each unit that calls it (faults, lifecycle) has its own copy; a
- * loaded program's instructions are the same.
+ * loaded program's instructions are the same. Unused in the units that
+ * only read the fault state (unused: no warning there).
  */
-static __noinline int fold(struct task_struct *task, struct fault_pending *pd)
+static __noinline __attribute__((unused)) int fold(struct task_struct *task, struct fault_pending *pd)
 {
 	struct memacct_proc_key key;
 	struct memacct_proc *p;
@@ -234,7 +235,7 @@ static __noinline int fold(struct task_struct *task, struct fault_pending *pd)
 }
 
 /* fold() for a task pointer that is a number (probe reads) */
-static __noinline int fold_old(struct task_struct *task, struct fault_pending *pd)
+static __noinline __attribute__((unused)) int fold_old(struct task_struct *task, struct fault_pending *pd)
 {
 	if (pd->n)
 		fold_into(flows_get(task), pd);
