@@ -71,4 +71,20 @@ static __always_inline void dma_queue(struct memacct_proc_key *key, __u64 cgid, 
 		pool_unlock();
 }
 
+/*
+ * sched_process_exit's step for process @key (@p): its DMA pins outlive it
+ * until the kernel unpins them (fds closed by exit_files(), then a
+ * kworker), the cgroup keeps them until then; its io_uring buffers
+ * (pinned_vm, FOLL_PIN too) are unpinned by a kworker after exit as well,
+ * queued so that release is not taken for a DMA one (only when DMA pins
+ * are pending, else nothing listens).
+ */
+static __always_inline void dma_exit(struct memacct_proc_key *key, struct memacct_proc *p)
+{
+	if (p->pin.dma_pinned_pages > p->dma_queued_pages)
+		dma_queue(key, p->memcg_id, p->pin.dma_pinned_pages - p->dma_queued_pages, 0);
+	if (p->pin.pinned_vm_pages && dma_releasing_pages)
+		dma_queue(key, p->memcg_id, p->pin.pinned_vm_pages, 1);
+}
+
 #endif /* MEMACCT_DMA_BPF_H */

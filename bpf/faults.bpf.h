@@ -242,4 +242,75 @@ static __noinline __attribute__((unused)) int fold_old(struct task_struct *task,
 	return 0;
 }
 
+/* sched_process_exec's step: a new mm, so the VMA caches are forgotten (a
+ * new mm at the old address could show the same sequence). */
+static __always_inline void faults_exec(void)
+{
+	if (bpf_core_enum_value_exists(enum bpf_map_type, BPF_MAP_TYPE_TASK_STORAGE)) {
+		struct fault_state *st;
+		struct cpu_slot *sl;
+		__u32 zero = 0;
+
+		st = bpf_task_storage_get(&fault_states, bpf_get_current_task_btf(), 0, 0);
+		if (st)
+			st->vma.seq_ok = 0;
+		sl = bpf_map_lookup_elem(&cpu_slots, &zero);
+		if (sl)
+			sl->vma.seq_ok = 0;
+	}
+}
+
+/*
+ * cgroup_attach_task's step, before @p's flows stay behind: a process that
+ * moves itself (runc init, a shell's echo $$ > cgroup.procs) has up to
+ * FOLD_BATCH - 1 flows pending in this CPU's slot, folded first so that
+ * they stay with the cgroup they were made in (issue 39: one batch, up to
+ * 19 CoW pages, went to the new cgroup). Another thread of the group
+ * running on another CPU folds its own at its next switch: those go with
+ * the move.
+ */
+static __always_inline void faults_fold_mover(struct memacct_proc *p, struct task_struct *task)
+{
+	__u32 zero = 0;
+	struct cpu_slot *sl = bpf_map_lookup_elem(&cpu_slots, &zero);
+	struct task_struct *cur = (void *)bpf_get_current_task();
+
+	if (sl && sl->task == (__u64)cur && sl->pend.n &&
+	    BPF_CORE_READ(cur, tgid) == task->tgid)
+		fold_into(&p->f, &sl->pend);
+}
+
+/* sched_process_exit's step, every thread (task is current here): its
+ * pending flows folded, its CPU slot freed. */
+static __always_inline void faults_exit(struct task_struct *task, __u32 tid)
+{
+	__u32 zero = 0, ctid = tid;
+	struct cpu_slot *sl = bpf_map_lookup_elem(&cpu_slots, &zero);
+
+	if (sl && sl->task == (__u64)task) {
+		if (task_btf()) {
+			/* the last fault's candidate: its page may be
+			 * freed already where this fires after
+			 * exit_mm() (before 6.16): then not counted */
+			cand_resolve(&sl->f, &sl->pend);
+			fold(task, &sl->pend);
+		} else {
+			fold_old(task, &sl->pend);
+		}
+		sl->f.state = FAULT_NONE;
+		sl->f.cand = 0;
+		sl->task = 0;
+	}
+	if (fault_old)
+		bpf_map_delete_elem(&fault_spill, &ctid);
+	/* a candidate whose fault slept (moved to task storage), with
+	 * or without a CPU slot of this thread now */
+	if (task_btf() && cand_stored) {
+		struct fault_pending pd = {};
+
+		cand_resolve_stored(task, &pd);
+		fold(task, &pd);
+	}
+}
+
 #endif /* MEMACCT_FAULTS_BPF_H */

@@ -126,4 +126,18 @@ static __always_inline void pinned_update(struct syscall_trace_exit *ctx)
 		pin_event(task, p, ctx->nr, ctx->ret);
 }
 
+/* sched_process_exit's step, once @p's flows are folded into @c (NULL:
+ * none): the record keeps its at-exit values, but no longer counts as one
+ * with pins for mmap_lock_released, and its pinned memory, gone with its
+ * mm, leaves the cgroup's sums. */
+static __always_inline void pins_exit(struct memacct_proc *p, struct memacct_cgroup *c)
+{
+	if (p->pin.locked_vm_pages || p->pin.pinned_vm_pages)
+		__sync_fetch_and_add(&pinned_procs, -1);
+	if (c) {
+		add_nz(&c->pin.locked_vm_pages, -(__s64)p->pin.locked_vm_pages);
+		add_nz(&c->pin.pinned_vm_pages, -(__s64)p->pin.pinned_vm_pages);
+	}
+}
+
 #endif /* MEMACCT_PINS_BPF_H */

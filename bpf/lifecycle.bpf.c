@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause)
 /*
- * memacct.bpf.c - tracepoint programs that account, per process and per
- * memory cgroup, CoW copies, zero fills, pinned memory, NUMA placement and
- * migrations, OOM kills and process lifecycle. See docs/metrics.md for the
- * definition of every counter and include/memacct.h for the records.
+ * lifecycle.bpf.c - a process's life in the records: made at fork, renamed
+ * and its pre-exec peak kept at exec, its flows left behind when it moves
+ * to another memory cgroup, a removed cgroup's flows given to its parent,
+ * and at exit its last figures taken and its flows folded into its cgroup.
+ * The exit is a sequence of each concern's exit step (oom_exit(),
+ * faults_exit(), pins_exit(), dma_exit()), in their headers.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -17,11 +19,6 @@
 #include "faults.bpf.h"
 #include "dma.bpf.h"
 #include "task_stock.bpf.h"
-
-
-
-
-/* ---- lifecycle ------------------------------------------------------- */
 
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(sched_process_fork, struct task_struct *parent, struct task_struct *child)
@@ -51,20 +48,7 @@ int BPF_PROG(sched_process_exec, struct task_struct *task)
 		p->exec_maxrss_pages = maxrss > 0xffffffffUL ? 0xffffffffU : maxrss;
 		p->flags |= MEMACCT_PROC_EXECED;
 	}
-	/* a new mm: forget the VMA caches (a new mm at the old address could
-	 * show the same sequence) */
-	if (bpf_core_enum_value_exists(enum bpf_map_type, BPF_MAP_TYPE_TASK_STORAGE)) {
-		struct fault_state *st;
-		struct cpu_slot *sl;
-		__u32 zero = 0;
-
-		st = bpf_task_storage_get(&fault_states, bpf_get_current_task_btf(), 0, 0);
-		if (st)
-			st->vma.seq_ok = 0;
-		sl = bpf_map_lookup_elem(&cpu_slots, &zero);
-		if (sl)
-			sl->vma.seq_ok = 0;
-	}
+	faults_exec();
 	return 0;
 }
 
@@ -91,21 +75,7 @@ int BPF_PROG(cgroup_attach_task, struct cgroup *dst, const char *path,
 	id = BPF_CORE_READ(cg, kn, id);
 	if (id == p->memcg_id)
 		return 0;	/* another hierarchy (cgroup v1), or no change */
-	/* a process that moves itself (runc init, a shell's echo $$ >
-	 * cgroup.procs) has up to FOLD_BATCH - 1 flows pending in this CPU's
-	 * slot: folded first, so that they stay with the cgroup they were
-	 * made in (issue 39: one batch, up to 19 CoW pages, went to the new
-	 * cgroup). Another thread of the group running on another CPU now
-	 * folds its own at its next switch: those go with the move. */
-	{
-		__u32 zero = 0;
-		struct cpu_slot *sl = bpf_map_lookup_elem(&cpu_slots, &zero);
-		struct task_struct *cur = (void *)bpf_get_current_task();
-
-		if (sl && sl->task == (__u64)cur && sl->pend.n &&
-		    BPF_CORE_READ(cur, tgid) == task->tgid)
-			fold_into(&p->f, &sl->pend);
-	}
+	faults_fold_mover(p, task);
 	f = p->f;
 	/* with the cgroups map full (counted), the record above both */
 	old_cg = cgroup_or_up(p->memcg_id);
@@ -175,37 +145,7 @@ int BPF_PROG(sched_process_exit, struct task_struct *task)
 	__u32 tid = task->pid;
 
 	oom_exit(task, tid);
-	/* every thread folds its pending flows (task is current here) and
-	 * frees its CPU slot */
-	{
-		__u32 zero = 0, ctid = tid;
-		struct cpu_slot *sl = bpf_map_lookup_elem(&cpu_slots, &zero);
-
-		if (sl && sl->task == (__u64)task) {
-			if (task_btf()) {
-				/* the last fault's candidate: its page may be
-				 * freed already where this fires after
-				 * exit_mm() (before 6.16): then not counted */
-				cand_resolve(&sl->f, &sl->pend);
-				fold(task, &sl->pend);
-			} else {
-				fold_old(task, &sl->pend);
-			}
-			sl->f.state = FAULT_NONE;
-			sl->f.cand = 0;
-			sl->task = 0;
-		}
-		if (fault_old)
-			bpf_map_delete_elem(&fault_spill, &ctid);
-		/* a candidate whose fault slept (moved to task storage), with
-		 * or without a CPU slot of this thread now */
-		if (task_btf() && cand_stored) {
-			struct fault_pending pd = {};
-
-			cand_resolve_stored(task, &pd);
-			fold(task, &pd);
-		}
-	}
+	faults_exit(task, tid);
 	if (sig->live.counter != 0)
 		return 0;	/* other threads still run */
 	p = proc_get(task, true);
@@ -251,26 +191,9 @@ int BPF_PROG(sched_process_exit, struct task_struct *task)
 		for (int i = 0; i < FLOW_WORDS; i++)
 			add_nz(&to[i], from[i]);
 	}
-	/* the record keeps its at-exit values, but no longer counts as one
-	 * with pins for mmap_lock_released */
-	if (p->pin.locked_vm_pages || p->pin.pinned_vm_pages)
-		__sync_fetch_and_add(&pinned_procs, -1);
-	if (c) {
-		/* its pinned memory goes with its mm: take it out of the
-		 * cgroup's sums (the record keeps the at-exit values) */
-		add_nz(&c->pin.locked_vm_pages, -(__s64)p->pin.locked_vm_pages);
-		add_nz(&c->pin.pinned_vm_pages, -(__s64)p->pin.pinned_vm_pages);
-	}
+	pins_exit(p, c);
 	__sync_fetch_and_add(&exit_folds_end, 1);
-	/* its DMA pins outlive it until the kernel unpins them (fds closed
-	 * by exit_files(), then a kworker): the cgroup keeps them until then */
-	if (p->pin.dma_pinned_pages > p->dma_queued_pages)
-		dma_queue(&key, p->memcg_id, p->pin.dma_pinned_pages - p->dma_queued_pages, 0);
-	/* io_uring buffers (pinned_vm, FOLL_PIN too) are unpinned by a
-	 * kworker after exit as well: queued so that release is not taken for
-	 * a DMA one (only when DMA pins are pending, else nothing listens) */
-	if (p->pin.pinned_vm_pages && dma_releasing_pages)
-		dma_queue(&key, p->memcg_id, p->pin.pinned_vm_pages, 1);
+	dma_exit(&key, p);
 
 	/* the exit record: a per-process row for run/attach. With the ring
 	 * full (nobody reads it: the daemon down) only that row is lost, not
@@ -285,29 +208,5 @@ int BPF_PROG(sched_process_exit, struct task_struct *task)
 		drop(MEMACCT_DROP_RINGBUF_FULL);
 	}
 	bpf_map_delete_elem(&procs, &key);
-	return 0;
-}
-
-/*
- * iter/task: stocks of every process in one pass (memacct daemon, where the
- * process walk of task_walk.bpf.c cannot run: kernels before 6.7). Emits one
- * struct memacct_task_stock per thread-group leader that has an mm; the
- * iterator visits every thread, kernel threads and zombies have no mm.
- */
-SEC("iter/task")
-int task_stocks(struct bpf_iter__task *ctx)
-{
-	struct task_struct *task = ctx->task;
-	struct memacct_task_stock r = {};
-	struct mm_struct *mm;
-
-	if (!task || task->pid != task->tgid)
-		return 0;
-	mm = task->mm;
-	if (!mm)
-		return 0;
-	task_stock_fill(task, mm, &r);
-	bpf_probe_read_kernel(r.comm, sizeof(r.comm), task->comm);
-	bpf_seq_write(ctx->meta->seq, &r, sizeof(r));
 	return 0;
 }
