@@ -434,7 +434,7 @@ static __always_inline bool task_btf(void)
  * - a CPU's per-CPU offset (__per_cpu_offset[cpu], not in BTF either; nor
  *   is this_cpu_off readable as a ksym without kallsyms of data) is learnt
  *   by each CPU itself: a PERCPU_ARRAY lookup returns the element's
- *   __percpu base plus this CPU's offset (memacct.bpf.c cpu_off_learn());
+ *   __percpu base plus this CPU's offset (dma.bpf.c cpu_off_learn());
  *   userspace runs a syscall on every CPU it may use after attach
  *   (loader_learn_cpus()). A CPU never learnt (offline: its diffs were
  *   folded when it went down) counts 0.

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause) */
 /*
  * task_stock.bpf.h - one process's stocks (struct memacct_task_stock), the
- * record both passes of the daemon write: iter/task (memacct.bpf.c, every
+ * record both passes of the daemon write: iter/task (task_stocks.bpf.c, every
  * kernel) and the process walk (task_walk.bpf.c, 6.7 and later).
  */
 #ifndef MEMACCT_TASK_STOCK_BPF_H

@@ -7,7 +7,7 @@
  * process with an mm into the mmap'able array stocks. Userspace runs it with
  * BPF_PROG_TEST_RUN and reads the array in place (user/kernel/task_walk.c).
  *
- * iter/task (memacct.bpf.c task_stocks), what older kernels use, looks up
+ * iter/task (task_stocks.bpf.c), what older kernels use, looks up
  * every thread's pid in turn and takes a reference on each task; this walk
  * follows the process list under RCU. Its own object: it keeps no state that
  * must outlive the daemon (the hints map is only a guess), so the daemon

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause) */
 /*
- * memacct.h - the only ABI between the BPF programs (bpf/memacct.bpf.c) and
+ * memacct.h - the only ABI between the BPF programs (bpf/*.bpf.c) and
  * userspace (user/). Fixed-width types and fixed arrays only; nothing here may
  * clash with vmlinux.h. Every counter is in pages (the kernel's unit) unless
  * its name says otherwise; userspace converts to bytes with the page size.
@@ -140,7 +140,7 @@ struct memacct_dma_range {
  * handles that name it until NV_ESC_RM_FREE or exit. Source: the
  * NV_ESC_RM_ALLOC_MEMORY parameters (NVOS02_PARAMETERS, class
  * NV01_MEMORY_SYSTEM_OS_DESCRIPTOR) of open-gpu-kernel-modules
- * src/common/sdk/nvidia/inc/nvos.h; bpf/memacct.bpf.c "NVIDIA".
+ * src/common/sdk/nvidia/inc/nvos.h; bpf/nvidia.bpf.h.
  */
 struct memacct_dma_range_key {
 	struct memacct_proc_key proc;
@@ -216,7 +216,7 @@ struct memacct_exit_event {
  * OOM kill record (ring buffer oom_events, and slot seq % MEMACCT_OOM_HISTORY
  * of the array oom_history that the daemon pins): written by oom:mark_victim
  * while the victim's mm is intact (the kernel has sent SIGKILL, nothing is
- * freed yet). bpf/memacct.bpf.c "OOM kills"; docs/metrics.md "OOM kills".
+ * freed yet). bpf/oom.bpf.c; docs/metrics.md "OOM kills".
  */
 #define MEMACCT_OOM_HISTORY	64
 

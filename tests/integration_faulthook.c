@@ -242,7 +242,7 @@ END_TEST
  * MAP_PRIVATE shmem (a memfd that starts as holes): read faults allocate
  * the page-cache page itself, which the perf hook cannot tell from a copy
  * at the allocation; it counts it only when the page is anon once the
- * fault has finished (bpf/memacct.bpf.c cand_resolve()). Run with the
+ * fault has finished (bpf/faults.bpf.h cand_resolve()). Run with the
  * kernel's own choice of hook (choice case) and with perf forced.
  */
 static void shmem_private(const char *what)

@@ -2,7 +2,7 @@
 /*
  * empty_sys.bpf.c - bench only (make bench): programs that do nothing on the
  * syscalls:sys_exit_* tracepoints memacct's pinned-memory tracking uses
- * (bpf/memacct.bpf.c PINNED_EXIT). With empty.bpf.c they make the floor: the
+ * (bpf/pins.bpf.c PINNED_EXIT). With empty.bpf.c they make the floor: the
  * same tracepoints as memacct. Apart, they show what attaching any syscall
  * tracepoint costs: it puts every syscall of every task on the kernel's
  * slow syscall path (TIF_SYSCALL_TRACEPOINT), whichever syscall it names.

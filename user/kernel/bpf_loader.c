@@ -394,7 +394,7 @@ static int tp_btf_nargs(const struct btf *btf, const char *name)
 }
 
 /*
- * locked_vm/pinned_vm kept without syscall tracepoints (bpf/memacct.bpf.c
+ * locked_vm/pinned_vm kept without syscall tracepoints (bpf/pins.bpf.c
  * mmap_lock_released): where the DMA windows are off and the kernel's
  * mmap_lock tracepoints are (mm, write), as on this 6.18 kernel. Older
  * kernels pass (mm, memcg_path, write) and format the cgroup's path on
@@ -524,7 +524,7 @@ static void choose_fallbacks(struct memacct_bpf *skel, const struct btf *btf)
 	/*
 	 * Fault programs (CoW classifier, zero fills, remote NUMA allocations):
 	 * with task storage (v5.11) and bpf_find_vma() (v5.17) the programs of
-	 * bpf/memacct.bpf.c; otherwise their *_old variants, which take the VMA
+	 * bpf/faults.bpf.c; otherwise their *_old variants, which take the VMA
 	 * from the task's vmacache (before v6.1); else none.
 	 */
 	if (task_storage && find_vma) {
@@ -1132,7 +1132,7 @@ static int choose_all(struct memacct_bpf *skel, struct btf *btf, const struct lo
 	    !bpf_program__autoload(skel->progs.mm_page_alloc_old))
 		loader_fault_hook = LOADER_FAULT_NONE;
 
-	/* what sched_process_exit must clean up after (bpf/memacct.bpf.c) */
+	/* what sched_process_exit must clean up after (bpf/lifecycle.bpf.c) */
 	skel->rodata->oom_by_pid = bpf_program__autoload(skel->progs.mark_victim_pid);
 	skel->rodata->fault_old = bpf_program__autoload(skel->progs.page_fault_user_old) ||
 				  bpf_program__autoload(skel->progs.mm_page_alloc_old) ||

@@ -60,7 +60,7 @@ struct loader_opts {
 	uint32_t pin_ring_bytes, exit_ring_bytes;
 	/*
 	 * The memcg whose record takes the flows of a cgroup that the full
-	 * cgroups map has no room for (bpf/memacct.bpf.c cgroup_or_up()):
+	 * cgroups map has no room for (bpf/records.bpf.h cgroup_or_up()):
 	 * filter_cgid, or, without a filter, the memcg root's id. Made at
 	 * load; 0 makes none (such flows are then counted lost).
 	 */
@@ -97,7 +97,7 @@ struct loader_opts {
  * allocation on use failed once in 505 new cgroups under make soak, and a
  * cgroup without a record loses its own figures. MEMACCT_PROCS_MAX and
  * MEMACCT_CGROUPS_MAX in the environment set them by hand. A map that still
- * fills loses no flow: bpf/memacct.bpf.c flows_get() and cgroup_or_up().
+ * fills loses no flow: bpf/records.bpf.h flows_get() and cgroup_or_up().
  */
 struct loader_sizes {
 	uint32_t procs, cgroups;

@@ -4,7 +4,7 @@
  * kernel's arguments name them: XDP_UMEM_REG areas (struct memacct_proc
  * dma_ranges[], setsockopt(SOL_XDP)) and NVIDIA RM OS-descriptor
  * allocations, CUDA pinned host memory (the dma_ranges map: "NVIDIA" in
- * bpf/memacct.bpf.c). Addresses and sizes in bytes.
+ * bpf/dma.bpf.c, nvidia.bpf.h). Addresses and sizes in bytes.
  */
 #ifndef MEMACCT_DMA_RANGES_H
 #define MEMACCT_DMA_RANGES_H
@@ -43,7 +43,7 @@ int dma_ranges_read(int map_fd, const struct memacct_proc_key *key,
  * dma_ranges_prune() - delete from the dma_ranges map @map_fd up to 64
  * entries whose process has no record in the procs map @procs_fd (exited)
  * or whose generation is not its record's (a parent freed, a pinning fd
- * closed: bpf/memacct.bpf.c dma_ranges_stale()). Each collection calls it,
+ * closed: bpf/nvidia.bpf.h dma_ranges_stale()). Each collection calls it,
  * so a stale entry lasts a few intervals. Returns the entries deleted.
  */
 int dma_ranges_prune(int map_fd, int procs_fd);

@@ -92,7 +92,7 @@ struct pin_counters {
 	uint64_t nv_calls[MEMACCT_NV_NR];	/* NVIDIA RM pinning calls decoded */
 	bool dma_readable;		/* the FOLL_PIN counters can be read (false once a read failed) */
 	/* moves of flows between records, and exits' folds, begun and ended
-	 * (bpf/memacct.bpf.c flows_move()): a reader of the cgroups and procs
+	 * (bpf/records.bpf.h flows_move()): a reader of the cgroups and procs
 	 * maps that reads the end count before and the begin count after saw
 	 * none half done when the two are equal */
 	uint64_t flow_moves_begin, flow_moves_end;

@@ -4,7 +4,7 @@
  * the per-process records (the procs map: struct memacct_proc_key ->
  * struct memacct_proc) and the per-cgroup ones (the cgroups map: memcg id
  * -> struct memacct_cgroup, the flows of exited processes and the pinned
- * sums), bpf/memacct.bpf.c. Read by run/attach/top's session and the
+ * sums), bpf/records.bpf.c. Read by run/attach/top's session and the
  * daemon's collector (records_read(), both maps seen whole), the OOM
  * sample, explain and audit through the pins (procs_map_each()).
  */

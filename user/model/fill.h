@@ -19,13 +19,13 @@
 
 /*
  * metrics_from_bpf_flows() - @m's flows from a BPF record's (include/memacct.h,
- * bpf/memacct.bpf.c: pages and counts) in bytes and counts. Stocks of @m
+ * bpf/: pages and counts) in bytes and counts. Stocks of @m
  * untouched.
  */
 void metrics_from_bpf_flows(struct metrics *m, const struct memacct_flows *f, uint64_t page_size);
 /*
  * metrics_from_proc_record() - a process's record of the procs map
- * (bpf/memacct.bpf.c): its flows (metrics_from_bpf_flows()), the peaks of
+ * (bpf/): its flows (metrics_from_bpf_flows()), the peaks of
  * mm->locked_vm, mm->pinned_vm and their sum that BPF keeps at every change,
  * and its DMA pins (FOLL_PIN pages of the pinning calls it made) with their
  * peak and estimate flag, not yet net of mlocked ranges (metrics_dma_net()).
@@ -84,7 +84,7 @@ void metrics_from_memcg_events(struct metrics *m, const struct memcg_stat *st,
 			       const struct memcg_stat *base);
 /*
  * metrics_add_cgroup_pins() - a cgroups-map record's pinned sums
- * (bpf/memacct.bpf.c, kept at every change of its processes' pins) added
+ * (bpf/pins.bpf.h pinned_set(), kept at every change of its processes' pins) added
  * to @m: the peaks of mlocked, pinned_vm and their sum, and the DMA pins of
  * the cgroup's live processes and of exited ones the kernel has not
  * unpinned yet, with their peak and estimate flag.

@@ -60,7 +60,7 @@ struct report {
 	uint64_t dropped[MEMACCT_DROP_NR];
 	/* NVIDIA RM pinning calls the BPF side decoded (bpf/ nv_calls[]) */
 	uint64_t nv_calls[MEMACCT_NV_NR];
-	/* flows that found no record at all (bpf/memacct.bpf.c lost_flows):
+	/* flows that found no record at all (bpf/records.bpf.c lost_flows):
 	 * not in the totals; 0 unless the fallback record was deleted */
 	struct metrics flows_lost;
 	uint64_t vma_lockless_lookups;	/* count: VMAs read by the lockless walk */
@@ -106,7 +106,7 @@ extern const char *const drop_names[MEMACCT_DROP_NR];
 extern const char *const nv_call_names[MEMACCT_NV_NR];
 /*
  * report_dropped_total() - events lost, by the BPF side's drop counters
- * (.bss, bpf/memacct.bpf.c drop()): every cause but ringbuf_full, which
+ * (.bss, bpf/records.bpf.h drop()): every cause but ringbuf_full, which
  * costs an exited process its row, no flow (the kernel folded them into
  * its cgroup). It stays in dropped_events_by_cause.
  */

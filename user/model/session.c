@@ -580,7 +580,7 @@ struct subtree {
 	int nids;
 	/* its flows as the kernel keeps them: the records of its cgroups
 	 * (processes' flows folded at their exit, in the kernel, and those
-	 * the full procs map had no record for: bpf/memacct.bpf.c
+	 * the full procs map had no record for: bpf/records.bpf.h
 	 * flows_get()) plus the records of its live processes. Not the sum
 	 * of the report's rows: a process that exits between reads, or whose
 	 * exit record the full ring could not take, is in these whatever
