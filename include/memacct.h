@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause) */
 /*
- * memacct.h - the only ABI between the BPF programs (bpf/*.bpf.c) and
- * userspace (user/). Fixed-width types and fixed arrays only; nothing here may
- * clash with vmlinux.h. Every counter is in pages (the kernel's unit) unless
+ * memacct.h - the only ABI between the BPF programs (bpf/, one unit per
+ * concern) and userspace (user/). Fixed-width types and fixed arrays only;
+ * nothing here may clash with vmlinux.h. Every counter is in pages (the kernel's unit) unless
  * its name says otherwise; userspace converts to bytes with the page size.
  */
 #ifndef MEMACCT_H

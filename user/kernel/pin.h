@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include "memacct.h"
+#include "records.h"
 
 #define PIN_DEFAULT_DIR "/sys/fs/bpf/memacct"
 #define PIN_MAX_PROGS 64
@@ -83,46 +84,6 @@ void pin_close(struct pinned *p);
  * else 0 or negative errno.
  */
 int pin_remove(const char *dir);
-
-/* The BPF side's global counters (its .bss), read at once. */
-struct pin_counters {
-	uint64_t dropped[MEMACCT_DROP_NR];	/* events lost, by enum memacct_drop */
-	uint64_t vma_lockless;		/* VMAs read by the lockless walk (bpf/maple.bpf.h) */
-	uint64_t dma_attributed_pages;	/* DMA pages attributed to processes, not yet unpinned */
-	uint64_t nv_calls[MEMACCT_NV_NR];	/* NVIDIA RM pinning calls decoded */
-	bool dma_readable;		/* the FOLL_PIN counters can be read (false once a read failed) */
-	/* moves of flows between records, and exits' folds, begun and ended
-	 * (bpf/records.bpf.h flows_move()): a reader of the cgroups and procs
-	 * maps that reads the end count before and the begin count after saw
-	 * none half done when the two are equal */
-	uint64_t flow_moves_begin, flow_moves_end;
-	uint64_t exit_folds_begin, exit_folds_end;
-	uint64_t flows_lost_pages;	/* pages allocated by faults whose flows
-					 * found no record (bss lost_flows, as
-					 * report_flows_lost_bytes()) */
-};
-
-/* Reads of the flows a reader makes at most (pin_flows_read_again()). */
-#define PIN_FLOWS_READS 4
-
-/*
- * pin_flows_read_again() - whether a reader of the flows (the cgroups and
- * procs maps: records.c records_read(), for the daemon's collector and
- * run/attach/top's session) reads them again after its @reads-th read:
- * while the BPF side moved flows between records or folded an exit during
- * the read, PIN_FLOWS_READS reads in all. @before holds flow_moves_end and
- * exit_folds_end read before the read, @after flow_moves_begin and
- * exit_folds_begin read after it. *@torn: a move overlapped the read (it
- * may count the move twice).
- */
-static inline bool pin_flows_read_again(const struct pin_counters *before,
-					const struct pin_counters *after, int reads, bool *torn)
-{
-	*torn = after->flow_moves_begin != before->flow_moves_end;
-	if (!*torn && after->exit_folds_begin == before->exit_folds_end)
-		return false;
-	return reads < PIN_FLOWS_READS;
-}
 
 /*
  * pin_dir_fault_hooked() - whether the kernel side pinned at @dir has a
