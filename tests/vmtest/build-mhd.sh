@@ -19,7 +19,7 @@ cross=()
 ver=$(dpkg-query -W -f '${source:Version}' libmicrohttpd-dev)
 src=$dir/mhd-src
 rm -rf "$src"; mkdir -p "$src"
-apt_private_suite "$dir/apt-src" deb-src
+apt_private_suite "$dir/apt-src-mhd" deb-src  # its own: build-smartcols.sh may run beside (make -j2)
 apt-get -qq update || echo "build-mhd: apt-get update reported errors (continuing)" >&2
 # the Debian source with its patches applied (dpkg-source -x): they touch
 # src/ only, not configure

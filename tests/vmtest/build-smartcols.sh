@@ -16,7 +16,7 @@ cross=()
 ver=$(dpkg-query -W -f '${source:Version}' libsmartcols-dev)
 src=$dir/smartcols-src
 rm -rf "$src"; mkdir -p "$src"
-apt_private_suite "$dir/apt-src" deb-src
+apt_private_suite "$dir/apt-src-scols" deb-src  # its own: build-mhd.sh may run beside (make -j2)
 apt-get -qq update || echo "build-smartcols: apt-get update reported errors (continuing)" >&2
 # the upstream tarball: no Debian patch of 2.38.1 touches libsmartcols/,
 # and one patches configure.ac (make would then want automake)
