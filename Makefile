@@ -40,7 +40,7 @@ SAN_ENV    := ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:log_path=$(SAN_LOGS)/
 endif
 WARNINGS   := -Wall -Wextra -Wno-unused-parameter -Werror -Wmissing-prototypes -Wshadow -Wundef
 # user/ by layer, each including only those before it (README "Layout",
-# tests/layers.sh): user/ (util) proc/ kernel/ model/ out/ cmd/
+# tests/layers.py): user/ (util) proc/ kernel/ model/ out/ cmd/
 USER_DIRS  := user user/proc user/kernel user/model user/out user/cmd
 INCLUDES   := -Iinclude $(addprefix -I,$(USER_DIRS)) -I$(OUTPUT)
 # cross: libbpf, libelf, zlib, jansson, ncurses of the target from the sysroot
@@ -222,9 +222,10 @@ integration: $(OUTPUT)/memacct $(OUTPUT)/test_integration $(WORKLOADS)
 san_verdict = $(if $(SANITIZE),if grep -l 'ERROR\|runtime error' $(SAN_LOGS)/* >/dev/null 2>&1; \
 	then cat $(SAN_LOGS)/*; echo "sanitizer reports in $(SAN_LOGS)"; exit 1; fi)
 
-# user/'s layers (README "Layout"): no file includes a later layer's header
+# user/'s layers (README "Layout"): no file includes a later layer's header,
+# no include cycle between modules, no header declares another layer's function
 layers-check:
-	$(Q)tests/layers.sh
+	$(Q)tests/layers.py
 
 # bpf/'s units (README "Layout"): no state in a header; each linked object's
 # variables where its BTF says (the units' link order)

@@ -12,6 +12,7 @@
 #include "check_util.h"
 #include "memacct_mark.h"
 #include "phases.h"
+#include "phases_print.h"
 
 static enum mark_kind parse(const char *s, size_t n, char *name)
 {

@@ -12,6 +12,7 @@
 #include "check_util.h"
 #include "metric_table.h"
 #include "phases.h"
+#include "phases_print.h"
 #include "record.h"
 #include "report.h"
 
@@ -180,11 +181,11 @@ START_TEST(test_report_from_json)
 
 	fill_report(&r, rows);
 	fill_phases(&ph);
-	r.phases = &ph;
+	report_set_phases(&r, &ph);
 	o = report_json(&r);
 	ck_assert_int_eq(report_from_json(o, &back), 0);
 	ck_assert_int_eq(phases_from_json(&back_ph, o), 0);
-	back.phases = &back_ph;
+	report_set_phases(&back, &back_ph);
 	back.mem_total = r.mem_total;
 	ck_assert_int_eq(back.nprocs, 3);
 	ck_assert(WIFSIGNALED(back.procs[1].exit_code));

@@ -10,6 +10,7 @@
 #include "bpf_loader.h"
 #include "check_util.h"
 #include "explain.h"
+#include "explain_print.h"
 #include "fill.h"
 #include "jsonw.h"
 #include "metric_table.h"

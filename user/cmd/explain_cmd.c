@@ -16,6 +16,7 @@
 #include <string.h>
 #include "commands.h"
 #include "explain.h"
+#include "explain_print.h"
 #include "numa.h"
 #include "pin.h"
 #include "report.h"

@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include "commands.h"
 #include "phases.h"
+#include "phases_print.h"
 #include "record.h"
 #include "report.h"
 #include "report_html.h"
@@ -56,7 +57,7 @@ static int replay_snap(void *ctx, const json_t *header, const struct record_snap
 	record_numa(&r, s->line);
 	err = phases_from_json(&ph, s->report);
 	if (!err && final && (ph.ndone || ph.refused))
-		r.phases = &ph;
+		report_set_phases(&r, &ph);
 	if (!err && rp->html)
 		err = html_add(rp->html, &r, s->kind);
 	else if (!err && print_report(stdout, &r) == -EPIPE) {

@@ -31,6 +31,7 @@
 #include "commands.h"
 #include "memlimits.h"
 #include "phases.h"
+#include "phases_print.h"
 #include "record.h"
 #include "report_print.h"
 #include "session.h"
@@ -594,7 +595,7 @@ static int run_report(struct run_state *st, const struct run_env *env)
 	if (err)
 		p_warn("closing the last phase: %s", strerror(-err));
 	if (st->phs.ndone || st->phs.refused)
-		r.phases = &st->phs;
+		report_set_phases(&r, &st->phs);
 	r.has_exit_status = true;
 	r.exit_status = WIFEXITED(st->status) ? WEXITSTATUS(st->status) :
 			WIFSIGNALED(st->status) ? 128 + WTERMSIG(st->status) : 255;

@@ -158,16 +158,5 @@ int explain_build(struct explain *e, struct report *r, const char *pin_dir);
 /* explain_free() - what @e owns; @e zeroed. */
 void explain_free(struct explain *e);
 
-/*
- * explain_print_json() - @e and @r as one memacct.report/v1 object on
- * @f: report_json()'s members, then the mappings (the largest @top by
- * RSS, 0: all) and numa streamed through jsonw.h. 0, or -ENOMEM / -EINVAL
- * after an error message when the object cannot be built or encoded (an
- * I/O error on stdout is main()'s to report).
- */
-int explain_print_json(FILE *f, const struct explain *e, const struct report *r, size_t top);
-/* explain_print_plain() - the text report: parts, views, tables by @by, verdict. */
-void explain_print_plain(const struct explain *e, const struct report *r, enum by by,
-			 size_t top);
 
 #endif

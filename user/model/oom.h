@@ -18,7 +18,9 @@
 #include <stdio.h>
 #include <jansson.h>
 #include "memacct.h"
-#include "report.h"
+#include "cgroup.h"
+#include "hostpin.h"
+#include "metric_table.h"
 
 #define OOM_HIST_SAMPLES	8	/* samples of the processes kept */
 #define OOM_SAMPLE_NS		1000000000ULL	/* run/attach: one a second */

@@ -150,13 +150,6 @@ struct phase_budget {
  */
 int phase_budget(const struct phases *p, size_t i, struct phase_budget *b);
 /*
- * phase_verdict() - @b in words into @buf (@len bytes, always
- * NUL-terminated): "within 16 B/param" or "6.55 B/param above 16: 4.00
- * pinned (mlocked 4.00), 2.55 unpinned". In phases_print.c.
- */
-void phase_verdict(char *buf, size_t len, const struct phase_budget *b, double expect_bpp);
-
-/*
  * phases_open() - the channel: a SOCK_SEQPACKET socketpair, memacct's end
  * non-blocking and close-on-exec, CMD's end in MEMACCT_MARK_FD of our
  * environment (inherited by the vfork'd CMD). 0 or negative errno.
@@ -201,10 +194,5 @@ int parse_bytes_per_param(const char *s, double *out);
  * report_load.c.
  */
 int phases_from_json(struct phases *p, const json_t *o);
-/* phases_json() - the "phases" array (new reference). In phases_print.c. */
-json_t *phases_json(const struct phases *p);
-/* print_phases_plain() - a table per phase, then its mappings; a line for
- * the refused marks. In phases_print.c. */
-void print_phases_plain(FILE *f, const struct phases *p);
 
 #endif

@@ -14,7 +14,6 @@
 #include "memlimits.h"
 #include "metric_table.h"
 #include "oom.h"
-#include "phases.h"
 #include "proc.h"
 #include "report.h"
 #include "util.h"
@@ -244,17 +243,6 @@ static json_t *report_proc_json(const struct proc_row *p)
 	return j;
 }
 
-/* The phases of a run (--phases), with the expectation per parameter. */
-static void report_phases_json(json_t *o, const struct report *r)
-{
-	if (r->phases->params > 0) {
-		json_object_set_new(o, "params", json_real(r->phases->params));
-		json_object_set_new(o, "expect_bytes_per_param", json_real(r->phases->expect_bpp));
-	}
-	json_object_set_new(o, "phases", phases_json(r->phases));
-	set_u64(o, "phases_refused", r->phases->refused);
-}
-
 /* OOM kill @i as a sentence of "verdict" and an entry of "verdict_details". */
 static void report_oom_verdict_json(const struct report *r, size_t i, json_t *arr, json_t *det)
 {
@@ -370,8 +358,8 @@ json_t *report_json(const struct report *r)
 	for (size_t i = 0; i < r->nprocs; i++)
 		json_array_append_new(procs, report_proc_json(&r->procs[i]));
 	json_object_set_new(o, "processes", procs);
-	if (r->phases)
-		report_phases_json(o, r);
+	if (r->phases && r->phases_json)
+		r->phases_json(o, r->phases);
 	if (r->nexited_folded) {	/* exited processes without a row: flows only */
 		json_t *j = json_object();
 

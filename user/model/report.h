@@ -94,8 +94,11 @@ struct report {
 	json_t *ooms_rec;
 	uint64_t ooms_unlisted;		/* kills past SESSION_OOM_KILLS: counted only */
 	/* run's phase marks (phases.h), borrowed: "phases" in JSON, a table
-	 * per phase after the report; NULL: none */
+	 * per phase after the report; NULL: none. Their JSON members are
+	 * written by @phases_json (out/phases_print.h phases_report_json(),
+	 * set with them): the report, which phases hold, knows no phases. */
 	const struct phases *phases;
+	void (*phases_json)(json_t *o, const struct phases *p);
 };
 
 /* Names of enum memacct_migrate_reason and enum memacct_drop, as JSON keys

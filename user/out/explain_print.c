@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "explain.h"
+#include "explain_print.h"
 #include "jsonw.h"
 #include "report.h"
 #include "report_print.h"

@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include "oom.h"
 #include "oom_print.h"
-#include "report_print.h"
+#include "table.h"
 #include "util.h"
 
 #pragma GCC poison u8 u16 u32 u64 s8 s16 s32 s64

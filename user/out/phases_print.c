@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "phases.h"
+#include "phases_print.h"
 #include "util.h"
 
 #pragma GCC poison u8 u16 u32 u64 s8 s16 s32 s64
@@ -337,4 +338,14 @@ void print_phases_plain(FILE *f, const struct phases *p)
 	if (p->refused)
 		fprintf(f, "phases: %llu marks past the first %d phases were refused\n",
 			(unsigned long long)p->refused, PHASES_MAX);
+}
+
+void phases_report_json(json_t *o, const struct phases *p)
+{
+	if (p->params > 0) {
+		json_object_set_new(o, "params", json_real(p->params));
+		json_object_set_new(o, "expect_bytes_per_param", json_real(p->expect_bpp));
+	}
+	json_object_set_new(o, "phases", phases_json(p));
+	json_object_set_new(o, "phases_refused", json_integer((json_int_t)p->refused));
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/wait.h>
 #include "phases.h"
+#include "phases_print.h"
 #include "report_html.h"
 #include "report_print.h"
 #include "util.h"

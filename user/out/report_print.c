@@ -14,6 +14,7 @@
 #include "oom_print.h"
 #include "proc.h"
 #include "phases.h"
+#include "phases_print.h"
 #include "report.h"
 #include "report_print.h"
 #include "table.h"
@@ -64,33 +65,6 @@ void print_report_json(FILE *f, const struct report *r)
 	fputc('\n', f);
 	fflush(f);
 	json_decref(o);
-}
-
-void print_wrapped(FILE *f, const char *prefix, const char *text)
-{
-	size_t col = strlen(prefix), len;
-	bool first = true;	/* no word on this line yet */
-
-	fputs(prefix, f);
-	while (*text) {
-		len = strcspn(text, " ");
-		if (!first && col + 1 + len > 100) {
-			fputs("\n  ", f);
-			col = 2;
-			first = true;
-		}
-		if (!first) {
-			fputc(' ', f);
-			col++;
-		}
-		fwrite(text, 1, len, f);
-		col += len;
-		first = false;
-		text += len;
-		while (*text == ' ')
-			text++;
-	}
-	fputc('\n', f);
 }
 
 /*

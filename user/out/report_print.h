@@ -16,10 +16,6 @@
  * and each node's, CPU-less nodes named, as lines into @f. */
 void print_host_budget(FILE *f, const struct hostpin *h);
 
-/* print_wrapped() - "@prefix@text" to @f in lines of at most 100 columns,
- * broken at spaces, the next lines indented by 2. */
-void print_wrapped(FILE *f, const char *prefix, const char *text);
-
 /* print_report_json() - one compact line of JSON on @f. */
 void print_report_json(FILE *f, const struct report *r);
 

@@ -207,3 +207,30 @@ void table_cells_free(struct table_cells *t)
 	t->cells = NULL;
 	t->store = NULL;
 }
+
+void print_wrapped(FILE *f, const char *prefix, const char *text)
+{
+	size_t col = strlen(prefix), len;
+	bool first = true;	/* no word on this line yet */
+
+	fputs(prefix, f);
+	while (*text) {
+		len = strcspn(text, " ");
+		if (!first && col + 1 + len > 100) {
+			fputs("\n  ", f);
+			col = 2;
+			first = true;
+		}
+		if (!first) {
+			fputc(' ', f);
+			col++;
+		}
+		fwrite(text, 1, len, f);
+		col += len;
+		first = false;
+		text += len;
+		while (*text == ' ')
+			text++;
+	}
+	fputc('\n', f);
+}

@@ -99,4 +99,8 @@ int table_cells_print(FILE *f, struct table_cells *t, const struct table_col *co
 /* table_cells_free() - free the grid without printing it. */
 void table_cells_free(struct table_cells *t);
 
+/* print_wrapped() - "@prefix@text" to @f in lines of at most 100 columns,
+ * broken at spaces, the next lines indented by 2. */
+void print_wrapped(FILE *f, const char *prefix, const char *text);
+
 #endif /* MEMACCT_TABLE_H */
