@@ -182,11 +182,19 @@ START_TEST(test_csv_columns)
 		ck_assert_int_eq(n, nh);
 		ck_assert_msg(strlen(f[time_col]) == 24 && f[time_col][10] == 'T',
 			      "TIME not RFC 3339: %s", f[time_col]);
-		ck_assert_msg(atof(f[el_col]) >= last_elapsed - 1e-9 || !strcmp(f[pid_col], "TOTAL"),
+		ck_assert_msg(atof(f[el_col]) >= last_elapsed - 1e-9 || !f[pid_col][0],
 			      "ELAPSED_S went back: %s", f[el_col]);
 		last_elapsed = atof(f[el_col]);
-		if (!strcmp(f[pid_col], "TOTAL")) {
-			ck_assert_str_eq(f[ex_col], "");
+		/* the total and the folded exited: no PID, what the row is in
+		 * COMM (issue 41: TOTAL was in the PID column) */
+		if (!f[pid_col][0]) {
+			const char *comm = f[col_of(h, nh, "COMM")];
+
+			ck_assert_msg(!strcmp(comm, "TOTAL (cgroup)") || strstr(comm, " more exited)"),
+				      "a row without a PID that is neither the total nor the folded "
+				      "exited: %s", line);
+			if (comm[0] == 'T')
+				ck_assert_str_eq(f[ex_col], "");
 			continue;
 		}
 		rows++;

@@ -37,8 +37,10 @@
 	  "headers by column name, none of the lines for a person; with\n" \
 	  "--bytes every figure an integer." }, \
 	{ "--csv", NULL, "The process table alone as CSV (RFC 4180) for scripts: a header\n" \
-	  "line of column names, then a line per process and TOTAL, figures\n" \
-	  "in bytes (no ~ mark: -j has dma_pinned_estimate), PIDs as integers\n" \
+	  "line of column names, then a line per process and the total (PID\n" \
+	  "and PPID empty, COMM \"TOTAL (cgroup)\" or \"TOTAL (processes)\"),\n" \
+	  "figures in bytes (no ~ mark: -j has dma_pinned_estimate), PIDs as\n" \
+	  "integers\n" \
 	  "and the default columns followed by EXITED (1: exited), ELAPSED_S\n" \
 	  "with --interval (the header once, each report's rows ending with\n" \
 	  "its TOTAL) and TIME with -T." }

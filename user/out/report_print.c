@@ -263,13 +263,20 @@ static void print_report_table(FILE *f, const struct report *r)
 			snprintf(folded, sizeof(folded), "(%zu more exited)", r->nexited_folded);
 		else
 			snprintf(ids[row].pid, sizeof(ids[row].pid), "+%zux", r->nexited_folded);
-		report_row_cells(cells + row * RC_NR, b + row * RC_NR, ids[row].pid, "-",
-				 folded, &r->exited_folded);
+		report_row_cells(cells + row * RC_NR, b + row * RC_NR, ids[row].pid,
+				 report_table.csv ? "" : "-", folded, &r->exited_folded);
 		cells[row * RC_NR + RC_EXITED] = "1";
 		row++;
 	}
-	report_row_cells(cells + row * RC_NR, b + row * RC_NR, "TOTAL", "-",
-			 r->totals_of_rows ? "(processes)" : "(cgroup)", &r->totals);
+	/* CSV: PID and PPID stay integers or empty (issue 41: "TOTAL" in the
+	 * PID column); what the row is goes in COMM */
+	if (report_table.csv)
+		report_row_cells(cells + row * RC_NR, b + row * RC_NR, "", "",
+				 r->totals_of_rows ? "TOTAL (processes)" : "TOTAL (cgroup)",
+				 &r->totals);
+	else
+		report_row_cells(cells + row * RC_NR, b + row * RC_NR, "TOTAL", "-",
+				 r->totals_of_rows ? "(processes)" : "(cgroup)", &r->totals);
 	for (size_t i = 0; i < nrows; i++) {
 		cells[i * RC_NR + RC_ELAPSED_S] = elapsed;
 		cells[i * RC_NR + RC_TIME] = when;
