@@ -205,6 +205,31 @@ START_TEST(test_report_from_json)
 }
 END_TEST
 
+/*
+ * The phase table's TOTAL is the cgroup's change over the phase, not a sum
+ * of its rows, and says so in its label (issue 41: worker rows of +794 MiB
+ * over an unlabelled TOTAL of -262 MiB).
+ */
+START_TEST(test_phase_total_labelled)
+{
+	struct phases ph;
+	char *text = NULL, *total;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	fill_phases(&ph);
+	ph.done[0].procs[0].d[M_RSS] = 794 << 20;
+	ph.done[0].procs[0].unknown = 0;
+	ph.done[0].totals.d[M_RSS] = -(262 << 20);
+	print_phases_plain(f, &ph);
+	fclose(f);
+	total = strstr(text, "   TOTAL ");
+	ck_assert_msg(total && !strncmp(total + 9, "(cgroup change)", 15), "%s", text);
+	ck_assert_msg(strstr(total, "-262 MiB"), "%s", text);
+	free(text);
+}
+END_TEST
+
 START_TEST(test_report_from_json_refused)
 {
 	static const char *const bad[] = {
@@ -231,6 +256,7 @@ Suite *record_suite(void)
 	tcase_add_test(tc, test_diff_apply);
 	tcase_add_test(tc, test_report_from_json);
 	tcase_add_test(tc, test_report_from_json_refused);
+	tcase_add_test(tc, test_phase_total_labelled);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -297,7 +297,10 @@ void print_phases_plain(FILE *f, const struct phases *p)
 				 d->exited ? "x" : "");
 			print_delta_row(f, pid, d->comm, d);
 		}
-		print_delta_row(f, "TOTAL", "", &ph->totals);
+		/* the cgroup's change over the phase, not a sum of the rows:
+		 * exited workers and unlinked files take theirs back (issue 41:
+		 * rows of +794 MiB over a TOTAL of -262 MiB, unlabelled) */
+		print_delta_row(f, "TOTAL", "(cgroup change)", &ph->totals);
 		if (p->params > 0) {
 			fprintf(f, "%8s %-15s", "B/PARAM", "");
 			for (size_t k = 0; k < NCOLS; k++) {
