@@ -185,6 +185,31 @@ START_TEST(test_long_labels_distinct)
 }
 END_TEST
 
+/* The footnotes under the first report and the final one, not under
+ * every --interval report (issue 41: attach repeated five lines). */
+START_TEST(test_footnotes_once)
+{
+	struct report *r = sample_report("python3");
+	char *text, *at;
+	size_t len;
+	int n = 0;
+	FILE *f;
+
+	r->command = "attach";
+	f = open_memstream(&text, &len);
+	for (int i = 0; i < 4; i++) {
+		r->final = i == 3;
+		print_report_plain(f, r);
+	}
+	fclose(f);
+	for (at = text; (at = strstr(at, "TOTAL (cgroup): the cgroup's own")); at++)
+		n++;
+	ck_assert_msg(n == 2, "%d footnotes in 4 reports (3 interval, 1 final):\n%s", n, text);
+	ck_assert_ptr_nonnull(strstr(strstr(text, ", final\n"), "since attach"));
+	free(text);
+}
+END_TEST
+
 START_TEST(test_table_width)
 {
 	struct report *r = sample_report("evil\033[2Jname-that-is-long");
@@ -1541,6 +1566,7 @@ Suite *report_suite(void)
 	tcase_add_test(tc, test_json_hostile_comm);
 	tcase_add_test(tc, test_json_sanitized_utf8);
 	tcase_add_test(tc, test_table_width);
+	tcase_add_test(tc, test_footnotes_once);
 	tcase_add_test(tc, test_table_golden);
 	tcase_add_test(tc, test_table_columns_raw);
 	tcase_add_test(tc, test_columns_help_every_column);

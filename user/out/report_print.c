@@ -438,9 +438,18 @@ static void print_losses(FILE *f, const struct report *r)
 	print_unwatched_pins(f, r);
 }
 
-/* The footnotes: marks, peaks, what TOTAL is, attach's window, estimates. */
+/*
+ * The footnotes: marks, peaks, what TOTAL is, attach's window, estimates.
+ * Under the first report and the final one: not repeated under every
+ * --interval report (issue 41: attach's five lines every interval).
+ */
 static void print_footnotes(FILE *f, const struct report *r)
 {
+	static bool said;
+
+	if (said && !r->final)
+		return;
+	said = true;
 	fprintf(f, "x = exited (sizes at exit)%s; RSS PEAK: the kernel's high-water mark since "
 		"the last exec\n", r->nooms ? "; K = OOM-killed (sizes at the kill)" : "");
 	fprintf(f, "peak*: the largest memory.stat sample (every 250 ms): the kernel keeps no "
