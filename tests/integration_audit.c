@@ -531,7 +531,7 @@ START_TEST(test_run_memory_max_oom)
 	ck_assert_int_ge(hits, 1);
 	ck_assert_int_ge(jint(t, "memcg_reclaims_total"), 1);
 	ck_assert_int_ge(jint(t, "memcg_reclaims_total"), jint(p, "memcg_reclaims_total"));
-	ck_assert_msg(strstr(r->out, "OOM kill") && strstr(r->out, "memacct-run-"),
+	ck_assert_msg(strstr(r->out, "OOM kill") && strstr(r->out, "memacct-keep-"),
 		      "OOM note names the cgroup: %s", r->out);
 	snprintf(want, sizeof(want), "OOM-killed: pid %lld (oom)", victim);
 	ck_assert_msg(strstr(r->out, want), "OOM note names the victim (%s): %s", want, r->out);

@@ -625,6 +625,30 @@ static const char *report_cg(json_t *rep)
 	return p ? p : "";
 }
 
+/*
+ * --keep-cgroup: the cgroup stays, and the next run leaves it alone (issue
+ * 41: the next run removed it as a dead run's, "removed ..., left by a
+ * memacct run that is gone").
+ */
+START_TEST(test_run_kept_cgroup_stays)
+{
+	struct result *r = run_cmd("%s -j run --keep-cgroup -- true", memacct);
+	char cg[PATH_MAX];
+
+	ck_assert_msg(r->report, "no report: %s", r->out);
+	snprintf(cg, sizeof(cg), "%s", report_cg(r->report));
+	result_free(r);
+	ck_assert_msg(strstr(cg, "/memacct-keep-"), "kept as %s", cg);
+	ck_assert_msg(access(cg, F_OK) == 0, "%s not kept", cg);
+	r = run_cmd("%s run -- true 2>&1", memacct);
+	ck_assert_int_eq(r->status, 0);
+	ck_assert_msg(access(cg, F_OK) == 0, "the next run removed the kept %s: %s", cg, r->out);
+	printf("  %-40s %s kept across the next run\n", "run --keep-cgroup", cg);
+	result_free(r);
+	ck_assert_int_eq(rmdir(cg), 0);
+}
+END_TEST
+
 /* the first line of @text that parses as a JSON object (new reference), or NULL */
 static json_t *first_report(const char *text)
 {
@@ -637,14 +661,15 @@ static json_t *first_report(const char *text)
 	return NULL;
 }
 
-/* @path is a cgroup strictly below @dir whose name starts with "memacct-run-" */
+/* @path is a cgroup strictly below @dir that a run made (a kept one's
+ * name starts with "memacct-keep-") */
 static bool run_cgroup_below(const char *path, const char *dir)
 {
 	size_t n = strlen(dir);
 	const char *base = strrchr(path, '/');
 
 	return !strncmp(path, dir, n) && path[n] == '/' && base &&
-	       !strncmp(base + 1, "memacct-run-", 12);
+	       (!strncmp(base + 1, "memacct-run-", 12) || !strncmp(base + 1, "memacct-keep-", 13));
 }
 
 /* the memory cgroup (absolute) that /proc/PID/cgroup text in file @f names */
@@ -917,6 +942,7 @@ Suite *run_suite(void)
 	tcase_add_test(tc, test_run_stop_after_cmd);
 	tcase_add_test(tc, test_run_sigkill_cleaned);
 	tcase_add_test(tc, test_run_early_sigint);
+	tcase_add_test(tc, test_run_kept_cgroup_stays);
 	suite_add_tcase(s, tc);
 	tc = tcase_swept("run-contain");
 	tcase_set_timeout(tc, 120);

@@ -190,12 +190,13 @@ static void stop_descendants(const struct memcg *cg, int sig, int *status, pid_t
 
 /*
  * memacct-run-PID-XXXXXXXX cgroups in @parent (where ours goes) whose run
- * is gone (SIGKILL, a crash, --keep-cgroup): removed when empty, named in a
+ * is gone (SIGKILL, a crash): removed when empty, named in a
  * warning when processes are still inside (the limits still apply there).
  * A live run holds its cgroup's lock (memcg_lock()), whatever PID namespace
  * it runs in; PIDs are not looked up: the PID in a name is its owner's in
  * the owner's namespace. The names of older versions (memacct-run-PID, at
- * the hierarchy's root) are left alone.
+ * the hierarchy's root) and those --keep-cgroup gives (memacct-keep-PID-X)
+ * are left alone.
  */
 static void clean_stale_runs(const struct memcg *parent)
 {
@@ -225,8 +226,8 @@ static void clean_stale_runs(const struct memcg *parent)
 		n = memcg_pids(&cg, true, &pids);
 		free(pids);
 		if (n == 0 && !memcg_remove(&cg))
-			p_warn("removed %s, left by a memacct run that is gone (killed, or "
-			       "--keep-cgroup)", cg.path);
+			p_warn("removed %s, left by a memacct run that is gone (killed)",
+			       cg.path);
 		else if (n > 0)
 			p_warn("%s, left by a memacct run that is gone, still holds %d "
 			       "process%s under its limits: end them, then rmdir it", cg.path, n,
@@ -696,7 +697,9 @@ int do_run(int argc, char **argv)
 		return ret;
 	clean_stale_runs(&parent);
 
-	lock = memcg_create_locked(&parent, "memacct-run", &st.cg);
+	/* a kept cgroup has a name the next run's sweep leaves alone
+	 * (clean_stale_runs(); issue 41: the next run removed it) */
+	lock = memcg_create_locked(&parent, env.keep ? "memacct-keep" : "memacct-run", &st.cg);
 	if (lock < 0) {
 		p_err("creating a memory cgroup below %s: %s", parent.path, strerror(-lock));
 		run_leaf_return(&leaf);

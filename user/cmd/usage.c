@@ -48,7 +48,8 @@
 static const struct usage_opt run_opts[] = {
 	OPT_JSON,
 	{ "-i, --interval", "DUR", "Also print a report every DUR (500ms, 2s, 1m) while CMD runs." },
-	{ "--keep-cgroup", NULL, "Leave the cgroup memacct-run-PID-X in place at the end." },
+	{ "--keep-cgroup", NULL, "Leave the cgroup in place at the end, named memacct-keep-PID-X\n" \
+	  "(not memacct-run-PID-X): later runs do not remove it." },
 	{ "--params", "N", "The model's parameter count (1.5e9, 7000000000, 80B, 350M):\n"
 	  "every change of a phase is also given in bytes per parameter." },
 	{ "--expect-bytes-per-param", "B", "With --params: the bytes per parameter a phase's\n"
