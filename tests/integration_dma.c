@@ -382,7 +382,7 @@ END_TEST
 
 /*
  * The defaults (--dma-pins auto, no pinning device at start: the windows
- * off): a 64 MiB AF_XDP UMEM pinned for 1 s and closed before the report is
+ * off): a 64 MiB AF_XDP UMEM pinned for 3 s and closed before the report is
  * still reported, in the host's pins since start and their sampled peak,
  * with a NOTE naming --dma-pins on. On b27f6ef it read 0 everywhere (the
  * pin gone by the report). Truth: the workload's FOLL_PIN delta; the peak is
@@ -390,7 +390,9 @@ END_TEST
  */
 START_TEST(test_dma_auto_pin_reported)
 {
-	const char *wl = "sh -c '(echo pin; sleep 1; echo close; sleep 0.5) | %s/dma_pin 64 0 0'";
+	/* held 3 s: the peak is sampled (every 250 ms), which a loaded CI
+	 * machine stretched past a 1 s pin (a peak of 64 KiB) */
+	const char *wl = "sh -c '(echo pin; sleep 3; echo close; sleep 0.5) | %s/dma_pin 64 0 0'";
 	char cmd[512];
 	struct result *r;
 	long long delta;

@@ -17,7 +17,12 @@ Run with /usr/bin/python3 (Debian's torch and numpy).  Needs no network.
 
 Usage: dataloader_demo.py [--objects N] [--memmap-mib M] [--workers W]
          [--batch-size B] [--hold SECONDS] [--memmap PATH] [--keep]
-         [--seed S] [--freeze] [--no-shuffle] [--pin-memory [--sample-kib K]]
+         [--seed S] [--freeze] [--storage list|numpy] [--no-shuffle]
+         [--pin-memory [--sample-kib K]]
+
+--freeze calls gc.freeze() before the fork and --storage numpy keeps the same
+samples in two numpy arrays instead of Python objects: the two fixes people
+try, for the verdict to name what each does (docs/metrics.md "Verdicts").
 
 The memmap file is PATH (default $TMPDIR or /tmp /memacct-demo-<M>MiB-<seed>.bin);
 it is created (fixed seed) if missing and removed at the end if this run
@@ -168,6 +173,25 @@ def smaps_rollup():
     return vals
 
 
+class ArraySamples:
+    """--storage numpy: the samples in two numpy arrays (16 bytes a sample, no
+    Python object each).  Reading one writes no reference count into the
+    pages shared at fork: the workers copy (almost) nothing."""
+
+    def __init__(self, n):
+        self.labels = np.arange(1000, 1000 + n, dtype=np.int64)
+        self.weights = np.arange(n, dtype=np.float64) * 0.5
+
+    def __len__(self):
+        return len(self.labels)
+
+    def __getitem__(self, i):
+        return int(self.labels[i]), float(self.weights[i])
+
+    def nbytes(self):
+        return self.labels.nbytes + self.weights.nbytes
+
+
 class SampleDataset(Dataset):
     def __init__(self, samples, memmap_path, memmap_bytes, hold, sample_bytes=0):
         self.samples = samples
@@ -270,6 +294,8 @@ def main():
     ap.add_argument("--seed", type=int, default=1234)
     ap.add_argument("--freeze", action="store_true",
                     help="gc.freeze() before forking (does not stop refcount CoW)")
+    ap.add_argument("--storage", choices=("list", "numpy"), default="list",
+                    help="samples as a list of Python tuples, or in numpy arrays")
     ap.add_argument("--no-shuffle", action="store_true")
     ap.add_argument("--pin-memory", action="store_true",
                     help="DataLoader(pin_memory=True) with tensor samples (needs CUDA)")
@@ -306,9 +332,13 @@ def main():
         memacct.mark("build list")
     try:
         # The big in-memory list, built in the parent before the fork.
-        samples = [(i + 1000, i * 0.5) for i in range(args.objects)]
-        list_bytes = sys.getsizeof(samples) + sum(
-            sys.getsizeof(s) + sys.getsizeof(s[0]) + sys.getsizeof(s[1]) for s in samples)
+        if args.storage == "numpy":
+            samples = ArraySamples(args.objects)
+            list_bytes = samples.nbytes()
+        else:
+            samples = [(i + 1000, i * 0.5) for i in range(args.objects)]
+            list_bytes = sys.getsizeof(samples) + sum(
+                sys.getsizeof(s) + sys.getsizeof(s[0]) + sys.getsizeof(s[1]) for s in samples)
         if args.freeze:
             gc.freeze()
 

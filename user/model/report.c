@@ -566,9 +566,13 @@ static int cow_verdicts(const struct report *r, struct verdict *v, int max)
 			 range, comm, par->pid, fmt_bytes(b[0], 16, cow),
 			 kids > 1 ? "their" : "its", attach ? " since attach" : "", each,
 			 pct_of(avg, peak), fmt_bytes(b[2], 16, peak),
-			 py ? "cause: refcount and GC writes to Python objects shared at fork; fix: "
-			      "keep samples in numpy/Arrow buffers, not Python objects, or call "
-			      "gc.freeze() before the workers start" :
+			 /* measured on tests/workloads/dataloader_demo.py (issue 41):
+			  * 371 MiB a worker as a list, the same with --freeze, 3.3 MiB
+			  * with --storage numpy */
+			 py ? "cause: reference-count writes to Python objects shared at fork "
+			      "(gc.freeze() does not stop them: 371 MiB a worker either way in "
+			      "the README's demo); fix: keep samples in numpy/Arrow buffers, not "
+			      "Python objects (3.3 MiB a worker there)" :
 			      "cause: writes to memory inherited at fork; fix: allocate what each "
 			      "child writes after the fork, fork before filling large buffers, or "
 			      "share read-mostly data with MAP_SHARED");

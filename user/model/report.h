@@ -182,7 +182,7 @@ void report_comm(char *dst, size_t len, const char *src);
 /* One finding of a final run/attach report (JSON verdict_details). */
 struct verdict {
 	const char *kind;		/* "cow_blowup", "file_reclaimable", "pinned", "remote_numa" */
-	char text[400];			/* the sentence, with its figures */
+	char text[512];			/* the sentence, with its figures */
 	int pid;			/* the process it is about, 0: none */
 	uint64_t processes;		/* cow_blowup: processes that copied */
 	uint64_t bytes, of_bytes;	/* the figure and what it is compared with (0: none) */
