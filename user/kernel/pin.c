@@ -174,12 +174,14 @@ static int bss_layout_check(struct pinned *p, __u32 pinned_size)
 	if (!err)
 		err = bss_layout_of_map(p->bss_fd, &pinned);
 	if (err) {	/* a side without BTF: the sizes only */
+		__u32 size = mine.size;
+
 		bss_layout_free(&mine);
-		if (pinned_size == mine.size)
+		if (pinned_size == size)
 			return 0;
 		p_err("the pinned .bss has %u bytes, this build's %u, and no BTF tells which "
 		      "variable is where: pinned by another version; run 'memacct detach' first",
-		      pinned_size, mine.size);
+		      pinned_size, size);
 		return -EPROTO;
 	}
 	if (bss_layout_equal(&mine, &pinned)) {
@@ -594,7 +596,7 @@ static int carry_bss(struct memacct_bpf *skel, void *ctx)
 	free(old);
 	bss_layout_free(&mine);
 	p_notice("%s: .bss of another layout: %d variables carried, %d new (at their initial "
-	       "value), %d of the old build's dropped", p->dir, c.carried, c.fresh, c.dropped);
+		 "value), %d of the old build's dropped", p->dir, c.carried, c.fresh, c.dropped);
 	return 0;
 }
 
