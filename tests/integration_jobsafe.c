@@ -217,6 +217,38 @@ START_TEST(test_run_closed_pipe_cmd_completes)
 END_TEST
 
 /*
+ * Signals memacct was started ignoring stay ignored, for it and for CMD
+ * (`nohup memacct run -- CMD`, a shell's `CMD &`): CMD's SigIgn is that of
+ * the same sh started without memacct, and a hangup sent to run leaves CMD
+ * running. Before: run caught SIGHUP and SIGINT (CMD got them back at
+ * their default), stopped on the hangup and passed it to CMD, which died.
+ * Found when CI was started under nohup.
+ */
+START_TEST(test_run_keeps_ignored_signals)
+{
+	char plain[128], under[128];
+	struct result *r;
+	const char *l;
+
+	r = run_cmd("trap '' HUP INT; exec sh -c 'grep -E ^SigIgn /proc/self/status'");
+	ck_assert_int_eq(r->status, 0);
+	snprintf(plain, sizeof(plain), "%s", r->out);
+	result_free(r);
+	r = run_cmd("trap '' HUP INT; exec %s run -- sh -c 'grep -E ^SigIgn /proc/self/status; "
+		    "sleep 1; kill -HUP $PPID; sleep 1; echo survived' 2>&1", memacct);
+	l = strstr(r->out, "SigIgn:");
+	ck_assert_msg(l, "no SigIgn line from CMD: %s", r->out);
+	snprintf(under, sizeof(under), "%.*s", (int)strcspn(l, "\n") + 1, l);
+	ck_assert_msg(!strcmp(under, plain), "CMD's %swithout memacct %s", under, plain);
+	ck_assert_msg(strstr(r->out, "survived") && r->status == 0,
+		      "a hangup sent to run ended CMD (exit %d): %s", r->status, r->out);
+	printf("  CMD's %.*s as without memacct; run after SIGHUP: exit %d, CMD survived\n",
+	       (int)strcspn(under, "\n"), under, r->status);
+	result_free(r);
+}
+END_TEST
+
+/*
  * run with stdout closed: fd 1 is /dev/null (CMD gets it too), the report
  * goes there and run exits with CMD's status. Before: fd 1 was the first
  * perf event fd, the report failed and run exited 4 ("Error: writing the
@@ -406,6 +438,7 @@ Suite *jobsafe_suite(void)
 	tcase_add_test(tc, test_attach_closed_pipe_restores);
 	tcase_add_test(tc, test_run_closed_pipe_cmd_completes);
 	tcase_add_test(tc, test_run_stdout_closed);
+	tcase_add_test(tc, test_run_keeps_ignored_signals);
 	tcase_add_test(tc, test_attach_stop_signals_restore);
 	tcase_add_test(tc, test_attach_sigkill_restored_by_next_run);
 	tcase_add_test(tc, test_daemon_stderr_closed);

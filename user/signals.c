@@ -15,6 +15,10 @@ static volatile sig_atomic_t hup_reopens;	/* the daemon's SIGHUP */
 static struct sigaction inherited_pipe;		/* SIGPIPE as memacct got it */
 static sigset_t inherited_mask;
 static bool inherited_saved;
+/* the stop signals, and which of them memacct was started ignoring (nohup:
+ * SIGHUP; a non-interactive shell's `CMD &`: SIGINT) */
+static const int stop_sigs[] = { SIGINT, SIGTERM, SIGHUP };
+static bool inherited_ign[3];
 
 static void on_stop(int sig)
 {
@@ -33,9 +37,15 @@ void install_stop_handlers(int forward_to_pid)
 
 	forward_pid = forward_to_pid;
 	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
+	for (size_t i = 0; i < sizeof(stop_sigs) / sizeof(stop_sigs[0]); i++) {
+		/* a signal memacct was started ignoring stays ignored, for it and
+		 * for CMD, which inherits the disposition across exec (as a
+		 * shell leaves such signals alone): `nohup memacct run -- CMD`
+		 * survives a hangup. The daemon's SIGHUP reopens its log. */
+		if (inherited_ign[i] && !(stop_sigs[i] == SIGHUP && hup_reopens))
+			continue;
+		sigaction(stop_sigs[i], &sa, NULL);
+	}
 }
 
 void install_daemon_handlers(void)
@@ -47,8 +57,12 @@ void install_daemon_handlers(void)
 
 void signals_save_inherited(void)
 {
+	struct sigaction sa;
+
 	inherited_saved = !sigaction(SIGPIPE, NULL, &inherited_pipe) &&
 			  !sigprocmask(SIG_SETMASK, NULL, &inherited_mask);
+	for (size_t i = 0; i < sizeof(stop_sigs) / sizeof(stop_sigs[0]); i++)
+		inherited_ign[i] = !sigaction(stop_sigs[i], NULL, &sa) && sa.sa_handler == SIG_IGN;
 }
 
 void ignore_sigpipe(void)

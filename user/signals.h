@@ -11,7 +11,9 @@
 /*
  * stop_requested - the signal (SIGINT, SIGTERM, SIGHUP) that asked memacct to
  * stop, 0 if none. install_stop_handlers() also forwards those signals to
- * @forward_to_pid when > 0 (run's CMD).
+ * @forward_to_pid when > 0 (run's CMD). A signal memacct was started
+ * ignoring (signals_save_inherited(): nohup's SIGHUP) is left ignored, for
+ * memacct and for CMD.
  */
 extern volatile int stop_requested;
 void install_stop_handlers(int forward_to_pid);
@@ -33,7 +35,7 @@ void install_daemon_handlers(void);
 /*
  * signals_save_inherited() - first thing in main(): remember SIGPIPE's
  * disposition and the signal mask memacct was started with, for
- * reset_child_signals().
+ * reset_child_signals(), and which stop signals it was started ignoring.
  */
 void signals_save_inherited(void);
 /*
