@@ -38,11 +38,14 @@ void install_stop_handlers(int forward_to_pid)
 	forward_pid = forward_to_pid;
 	sigemptyset(&sa.sa_mask);
 	for (size_t i = 0; i < sizeof(stop_sigs) / sizeof(stop_sigs[0]); i++) {
-		/* a signal memacct was started ignoring stays ignored, for it and
-		 * for CMD, which inherits the disposition across exec (as a
-		 * shell leaves such signals alone): `nohup memacct run -- CMD`
-		 * survives a hangup. The daemon's SIGHUP reopens its log. */
-		if (inherited_ign[i] && !(stop_sigs[i] == SIGHUP && hup_reopens))
+		/* nohup's SIGHUP stays ignored, for memacct and for CMD, which
+		 * inherits it across exec: `nohup memacct run -- CMD` survives a
+		 * hangup. The daemon's SIGHUP reopens its log. SIGINT and SIGTERM
+		 * are caught even when ignored on entry (a script's `memacct
+		 * attach ... &` then `kill -INT $!`: a shell's background job
+		 * starts with SIGINT ignored); CMD gets them back ignored
+		 * (reset_child_signals()). */
+		if (inherited_ign[i] && stop_sigs[i] == SIGHUP && !hup_reopens)
 			continue;
 		sigaction(stop_sigs[i], &sa, NULL);
 	}
@@ -75,6 +78,9 @@ void reset_child_signals(void)
 	if (!inherited_saved)
 		return;
 	sigaction(SIGPIPE, &inherited_pipe, NULL);
+	for (size_t i = 0; i < sizeof(stop_sigs) / sizeof(stop_sigs[0]); i++)
+		if (inherited_ign[i])
+			signal(stop_sigs[i], SIG_IGN);
 	sigprocmask(SIG_SETMASK, &inherited_mask, NULL);
 }
 

@@ -11,9 +11,9 @@
 /*
  * stop_requested - the signal (SIGINT, SIGTERM, SIGHUP) that asked memacct to
  * stop, 0 if none. install_stop_handlers() also forwards those signals to
- * @forward_to_pid when > 0 (run's CMD). A signal memacct was started
- * ignoring (signals_save_inherited(): nohup's SIGHUP) is left ignored, for
- * memacct and for CMD.
+ * @forward_to_pid when > 0 (run's CMD). SIGHUP, when memacct was started
+ * ignoring it (nohup), is left ignored; SIGINT and SIGTERM are caught in any
+ * case (a background job's ignored SIGINT must not make `kill -INT` fail).
  */
 extern volatile int stop_requested;
 void install_stop_handlers(int forward_to_pid);
@@ -48,10 +48,10 @@ void signals_save_inherited(void);
 void ignore_sigpipe(void);
 /*
  * reset_child_signals() - in the child about to exec CMD (vfork: only the
- * child's own signal state changes): SIGPIPE and the signal mask as
- * memacct was started with them (signals_save_inherited()); an ignored or
- * a blocked signal stays so across exec. Caught signals need nothing: exec
- * resets them to SIG_DFL.
+ * child's own signal state changes): SIGPIPE, the stop signals memacct was
+ * started ignoring and the signal mask as memacct was started with them
+ * (signals_save_inherited()); an ignored or a blocked signal stays so
+ * across exec. Caught signals need nothing: exec resets them to SIG_DFL.
  */
 void reset_child_signals(void);
 
