@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause)
-# memacct build: bpf/NAME.bpf.c -> .output/NAME.bpf.o -> .output/NAME.skel.h
-# (memacct: the tracepoint programs; task_walk: the daemon's process walk)
+# memacct build: bpf/UNIT.bpf.c -> .output/bpf-units/UNIT.bpf.o, linked into
+# .output/NAME.bpf.o -> .output/NAME.skel.h (memacct: the tracepoint
+# programs, MEMACCT_UNITS; task_walk: the daemon's process walk)
 # -> user/*/*.c -> .output/memacct. `make V=1` shows the commands.
 
 # `make check SANITIZE=1`: ASan + UBSan (+ LSan) build in .output-san; any
