@@ -231,10 +231,8 @@ int html_add(struct html_doc *d, const struct report *r, const char *kind)
 	if (r->phases) {	/* a copy of the final report's (its owner frees it) */
 		json_t *o = json_object();
 
-		json_object_set_new(o, "phases", phases_json(r->phases));
-		json_object_set_new(o, "params", json_real(r->phases->params));
-		json_object_set_new(o, "phases_refused",
-				    json_integer((json_int_t)r->phases->refused));
+		/* the report's own members (--expect-bytes-per-param too) */
+		phases_report_json(o, r->phases);
 		phases_free(&d->phases);
 		err = phases_from_json(&d->phases, o);
 		json_decref(o);
