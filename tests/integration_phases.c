@@ -41,6 +41,23 @@ static void assert_memcg(const char *what, long long got, long long want)
 	printf("  %-44s memacct %12lld  truth %12lld\n", what, got, want);
 }
 
+/*
+ * How far the kernel's own mm->hiwater_rss can sit below a VmHWM the
+ * process read of itself earlier. /proc/PID/status sums every CPU's RSS
+ * deltas (get_mm_counter_sum(), 6.16+), but the kernel raises hiwater_rss
+ * only when RSS is about to fall (update_hiwater_rss() at munmap and exit),
+ * from get_mm_rss(): each counter's central count alone, which lags by up
+ * to percpu_counter_batch (max(32, 2 x CPUs), lib/percpu_counter.c) a CPU,
+ * for each of the file, anon and shmem counters.
+ */
+static long long hiwater_lag_bytes(void)
+{
+	long long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	long long batch = 2 * cpus > 32 ? 2 * cpus : 32;
+
+	return 3 * cpus * batch * (long long)PAGE;
+}
+
 /* the value of "kernel|truth KEY ARG V" */
 static long long truth_arg(const struct result *r, const char *key, const char *arg)
 {
@@ -508,7 +525,8 @@ START_TEST(test_phases_offload)
 	 * before main() returned (issue 39: every cell of a real job). Faults
 	 * and RSS PEAK from below (Python's finalization after main() faults
 	 * more and cannot read itself), faults within 16,384 and RSS PEAK
-	 * within 1 MiB above; the peaks of
+	 * within 1 MiB above (and the kernel's hiwater lag below:
+	 * hiwater_lag_bytes(); one page here, once); the peaks of
 	 * VmLck and VmPin exact; no fork: no CoW. Without a truth: RSS, anon,
 	 * file at exit (the finalization frees the model first) and zero fills
 	 * (the kernel counts no first touches).
@@ -529,8 +547,9 @@ START_TEST(test_phases_offload)
 		ck_assert_msg(jint(p, "page_faults_total") - faults <= 16384,
 			      "page_faults_total %lld > the demo's own %lld + 16,384",
 			      jint(p, "page_faults_total"), faults);
-		ck_assert_msg(jint(p, "rss_peak_bytes") >= hwm, "RSS PEAK %lld < VmHWM %lld",
-			      jint(p, "rss_peak_bytes"), hwm);
+		ck_assert_msg(jint(p, "rss_peak_bytes") >= hwm - hiwater_lag_bytes(),
+			      "RSS PEAK %lld < VmHWM %lld - the kernel's hiwater lag %lld",
+			      jint(p, "rss_peak_bytes"), hwm, hiwater_lag_bytes());
 		ck_assert_msg(jint(p, "rss_peak_bytes") - hwm <= 1 << 20,
 			      "RSS PEAK %lld > VmHWM %lld + 1 MiB", jint(p, "rss_peak_bytes"), hwm);
 		ck_assert_int_eq(jint(p, "mlocked_peak_bytes"), max_locked);
