@@ -175,6 +175,37 @@ void assert_near(const char *what, long long got, long long want)
 	printf("  %-40s memacct %12lld  truth %12lld\n", what, got, want);
 }
 
+void assert_exact(const char *what, long long got, long long want)
+{
+	ck_assert_msg(got == want, "%s: memacct %lld, truth %lld (exact: %+lld pages)", what, got,
+		      want, (got - want) / (long long)PAGE);
+	printf("  %-40s memacct %12lld  truth %12lld  (exact)\n", what, got, want);
+}
+
+/*
+ * The exec's argument pages, the one range where the zero fills are not
+ * exact: fs/exec.c get_arg_page() allocates them in execve(), through
+ * get_user_pages on the new mm while the old image runs, with no fault
+ * entered: counted in about one run of five, by a classification state
+ * left over from the old image (docs/metrics.md "Known blind spots"). One
+ * page with a small environment.
+ */
+void assert_anon_truth(const char *what, const struct result *r, json_t *proc)
+{
+	long long all = truth(r, "process_zero_fill_bytes"), arg = truth(r, "exec_arg_bytes");
+	long long got = jint(proc, "zero_fill_bytes");
+	char w[160];
+
+	snprintf(w, sizeof(w), "%s: process zero fill", what);
+	ck_assert_msg(got >= all - arg && got <= all,
+		      "%s: memacct %lld, truth %lld less up to the exec's %lld argument bytes "
+		      "(%+lld pages)", w, got, all, arg, (got - all) / (long long)PAGE);
+	printf("  %-40s memacct %12lld  truth %12lld  (exact but the exec's %lld)\n", w, got,
+	       all, arg);
+	snprintf(w, sizeof(w), "%s: process file cow", what);
+	assert_exact(w, jint(proc, "cow_file_copied_bytes"), truth(r, "process_cow_file_bytes"));
+}
+
 const char *fault_hook_prog(const char *pin_path)
 {
 	/* the pinned link, and the program's label in memacct_bpf_runs_total */
@@ -448,6 +479,19 @@ static const char *fault_label(const char *hook, const char *what)
 	return buf;
 }
 
+/*
+ * cow_fork's truths: exact to the page where its fork is raw (x86-64: no
+ * user-memory write beside the buffer's, raw_fork.h), else a plain fork()'s
+ * few incidental copies (stack, libc data) within assert_near().
+ */
+static void cow_assert(const struct result *r, const char *what, long long got, long long want)
+{
+	if (truth(r, "exact"))
+		assert_exact(what, got, want);
+	else
+		assert_near(what, got, want);
+}
+
 void fault_cow_fork_child(const char *hook)
 {
 	struct result *r = fault_run(hook, "cow_fork 100 4");
@@ -456,12 +500,12 @@ void fault_cow_fork_child(const char *hook)
 	json_t *t = json_object_get(r->report, "totals");
 
 	ck_assert_int_eq(r->status, 0);
-	assert_near(fault_label(hook, "fork: child cow_copied_bytes"),
-		    jint(child, "cow_copied_bytes"), truth(r, "child_cow_bytes"));
-	assert_near(fault_label(hook, "fork: parent cow_copied_bytes"),
-		    jint(parent, "cow_copied_bytes"), truth(r, "parent_cow_bytes"));
-	assert_near(fault_label(hook, "fork: cgroup cow_copied_bytes"),
-		    jint(t, "cow_copied_bytes"), truth(r, "child_cow_bytes"));
+	cow_assert(r, fault_label(hook, "fork: child cow_copied_bytes"),
+		   jint(child, "cow_copied_bytes"), truth(r, "child_cow_bytes"));
+	cow_assert(r, fault_label(hook, "fork: parent cow_copied_bytes"),
+		   jint(parent, "cow_copied_bytes"), truth(r, "parent_cow_bytes"));
+	cow_assert(r, fault_label(hook, "fork: cgroup cow_copied_bytes"),
+		   jint(t, "cow_copied_bytes"), truth(r, "child_cow_bytes"));
 	ck_assert_int_eq(jint(t, "fault_unclassified_bytes"), 0);
 	ck_assert(json_is_true(json_object_get(child, "exited")));
 	result_free(r);
@@ -471,12 +515,12 @@ void fault_cow_fork_parent_writes(const char *hook)
 {
 	struct result *r = fault_run(hook, "cow_fork 64 2 --parent-writes");
 
-	assert_near(fault_label(hook, "fork: parent writes, parent cow"),
-		    jint(proc_by_pid(r, truth(r, "parent_pid")), "cow_copied_bytes"),
-		    truth(r, "parent_cow_bytes"));
-	assert_near(fault_label(hook, "fork: parent writes, child cow"),
-		    jint(proc_by_pid(r, truth(r, "child_pid")), "cow_copied_bytes"),
-		    truth(r, "child_cow_bytes"));
+	cow_assert(r, fault_label(hook, "fork: parent writes, parent cow"),
+		   jint(proc_by_pid(r, truth(r, "parent_pid")), "cow_copied_bytes"),
+		   truth(r, "parent_cow_bytes"));
+	cow_assert(r, fault_label(hook, "fork: parent writes, child cow"),
+		   jint(proc_by_pid(r, truth(r, "child_pid")), "cow_copied_bytes"),
+		   truth(r, "child_cow_bytes"));
 	result_free(r);
 }
 
@@ -499,8 +543,15 @@ void fault_zero_fill(const char *hook)
 
 	assert_near(fault_label(hook, "read-then-write anon: cow"), jint(t, "cow_copied_bytes"),
 		    truth(r, "cow_bytes"));
-	assert_near(fault_label(hook, "read-then-write anon: zero fill"),
-		    jint(t, "zero_fill_bytes"), truth(r, "zero_fill_bytes"));
+	/* the buffer's pages, and the cgroup's (memacct's child before its
+	 * exec adds a few) */
+	ck_assert_msg(jint(t, "zero_fill_bytes") >= truth(r, "zero_fill_bytes"),
+		      "read-then-write anon: cgroup zero fill %lld < the buffer's %lld",
+		      jint(t, "zero_fill_bytes"), truth(r, "zero_fill_bytes"));
+	/* the process's, every page exact (issue 47: a 1% tolerance here
+	 * let ~240 missing pages pass) */
+	assert_anon_truth(fault_label(hook, "read-then-write anon"), r,
+			  proc_by_pid(r, truth(r, "pid")));
 	result_free(r);
 }
 
@@ -522,8 +573,8 @@ static bool thp_enabled(void)
  * Writes of 64 MiB of MADV_HUGEPAGE memory (numpy's arrays): each
  * transparent huge page is a zero fill of its bytes, on a first touch and
  * after a read that mapped the huge zero page. Truth: the buffer's Rss
- * (smaps), every page of it a zero fill; memacct may add the loader's and
- * libc's own few zero fills (12 pages here), up to 32 pages. On b27f6ef:
+ * (smaps), every page of it a zero fill, and the process's own, exact
+ * (assert_anon_truth(): the loader's and libc's 12 pages here). On b27f6ef:
  * 49,152 bytes (the THP allocations, order 9 without __GFP_ZERO, were not
  * classified). @what names the run; @huge_needed: where THP is enabled the
  * kernel must have given huge pages, else the run tests nothing new.
@@ -542,11 +593,12 @@ static void fault_zero_fill_thp_mode(const char *hook, const char *workload, con
 	else if (huge_needed)
 		ck_assert_msg(huge >= want / 2, "THP enabled but AnonHugePages %lld of %lld", huge,
 			      want);
-	ck_assert_msg(got >= want && got <= want + 32 * (long long)PAGE,
-		      "%s: zero_fill_bytes %lld, truth %lld (AnonHugePages %lld)",
+	ck_assert_msg(got >= want,
+		      "%s: zero_fill_bytes %lld, the buffer's %lld (AnonHugePages %lld)",
 		      fault_label(hook, what), got, want, huge);
-	printf("  %-40s memacct %12lld  truth %12lld  (AnonHugePages %lld)\n",
+	printf("  %-40s memacct %12lld  buffer %12lld  (AnonHugePages %lld)\n",
 	       fault_label(hook, what), got, want, huge);
+	assert_anon_truth(fault_label(hook, what), r, p);
 	ck_assert_int_eq(jint(p, "cow_copied_bytes"), 0);
 	result_free(r);
 }
@@ -610,9 +662,9 @@ void fault_file_private(const char *hook, const char *args, const char *what)
 	struct result *r = fault_file_run(hook, "file_private", args);
 	json_t *t = json_object_get(r->report, "totals");
 
-	assert_near(fault_label(hook, what), jint(t, "cow_file_copied_bytes"),
+	assert_exact(fault_label(hook, what), jint(t, "cow_file_copied_bytes"),
 		    truth(r, "file_cow_bytes"));
-	assert_near(fault_label(hook, "MAP_PRIVATE file: anon cow"), jint(t, "cow_copied_bytes"),
+	assert_exact(fault_label(hook, "MAP_PRIVATE file: anon cow"), jint(t, "cow_copied_bytes"),
 		    0);
 	result_free(r);
 }
@@ -622,9 +674,9 @@ void fault_file_shared(const char *hook)
 	struct result *r = fault_file_run(hook, "file_shared", "32");
 	json_t *t = json_object_get(r->report, "totals");
 
-	assert_near(fault_label(hook, "MAP_SHARED write: file cow"),
+	assert_exact(fault_label(hook, "MAP_SHARED write: file cow"),
 		    jint(t, "cow_file_copied_bytes"), truth(r, "file_cow_bytes"));
-	assert_near(fault_label(hook, "MAP_SHARED write: cow"), jint(t, "cow_copied_bytes"),
+	assert_exact(fault_label(hook, "MAP_SHARED write: cow"), jint(t, "cow_copied_bytes"),
 		    truth(r, "cow_bytes"));
 	result_free(r);
 }
@@ -634,10 +686,10 @@ void fault_reuse_tmpfs(const char *hook)
 	struct result *r = fault_run(hook, "reuse_tmpfs");
 	json_t *t = json_object_get(r->report, "totals");
 
-	assert_near(fault_label(hook, "reuse + tmpfs write/read: cow"),
+	assert_exact(fault_label(hook, "reuse + tmpfs write/read: cow"),
 		    jint(t, "cow_copied_bytes"), truth(r, "cow_bytes"));
 	/* The loader's relocation writes: the file pages smaps says were copied */
-	assert_near(fault_label(hook, "reuse + tmpfs write/read: file cow"),
+	assert_exact(fault_label(hook, "reuse + tmpfs write/read: file cow"),
 		    jint(t, "cow_file_copied_bytes"), truth(r, "file_cow_bytes"));
 	result_free(r);
 }
@@ -685,15 +737,15 @@ static void pinned_mode(const char *mode)
 	ck_assert_int_eq(r->status, 0);
 	p = proc_by_pid(r, truth(r, "pid"));
 	printf(" %s:\n", mode);
-	assert_near("mlocked_bytes at exit = VmLck", jint(p, "mlocked_bytes"),
+	assert_exact("mlocked_bytes at exit = VmLck", jint(p, "mlocked_bytes"),
 		    truth(r, "exit_locked_bytes"));
-	assert_near("pinned_vm_bytes at exit = VmPin", jint(p, "pinned_vm_bytes"),
+	assert_exact("pinned_vm_bytes at exit = VmPin", jint(p, "pinned_vm_bytes"),
 		    truth(r, "exit_pinned_vm_bytes"));
-	assert_near("mlocked_peak_bytes = max VmLck", jint(p, "mlocked_peak_bytes"),
+	assert_exact("mlocked_peak_bytes = max VmLck", jint(p, "mlocked_peak_bytes"),
 		    truth(r, "peak_locked_bytes"));
-	assert_near("pinned_vm_peak_bytes = max VmPin", jint(p, "pinned_vm_peak_bytes"),
+	assert_exact("pinned_vm_peak_bytes = max VmPin", jint(p, "pinned_vm_peak_bytes"),
 		    truth(r, "peak_pinned_vm_bytes"));
-	assert_near("cgroup mlocked_peak_bytes",
+	assert_exact("cgroup mlocked_peak_bytes",
 		    jint(json_object_get(r->report, "totals"), "mlocked_peak_bytes"),
 		    truth(r, "peak_locked_bytes"));
 	result_free(r);
@@ -737,33 +789,49 @@ START_TEST(test_short_lived_children)
 }
 END_TEST
 
-/* A process outside the cgroup is never counted in it. */
+/*
+ * A process outside the cgroup is never counted in it. The outside CoW
+ * workload runs while memacct's command is known to run (it made F.ready)
+ * and that command waits for it to finish (F.fifo): never vacuous, however
+ * slow the load (it used to start after a fixed 1 s sleep). The command
+ * forks nothing (builtins), so its cgroup's CoW is exactly 0.
+ */
 START_TEST(test_outside_not_counted)
 {
 	struct result *r;
-	char cmd[512];
+	char f[64];
+	int status = -1;
 	pid_t bg;
 	json_t *procs, *q;
 	size_t i;
 
-	/* memacct accounts `sleep 3` while a CoW workload runs outside it */
-	snprintf(cmd, sizeof(cmd), "%s -j run -- sleep 3", memacct);
+	snprintf(f, sizeof(f), "/tmp/memacct-outside-%d", getpid());
+	setenv("F", f, 1);
 	setenv("W", workloads, 1);
+	ck_assert_int_eq(system("rm -f $F.ready $F.fifo && mkfifo $F.fifo"), 0);
 	bg = fork();
 	if (bg == 0) {
-		sleep(1);
 		execl("/bin/sh", "sh", "-c",
-		      "for i in 1 2 3; do $W/cow_fork 32 1 >/dev/null; done", NULL);
+		      "i=0; until [ -e $F.ready ]; do i=$((i+1)); [ $i -gt 600 ] && exit 9; "
+		      "sleep 0.1; done; "
+		      "for i in 1 2 3; do $W/cow_fork 32 1 > $F.out || exit 1; done; "
+		      "grep -q '^truth child_cow_bytes 33554432$' $F.out || exit 2; "
+		      "echo done > $F.fifo", NULL);
 		_exit(1);
 	}
-	r = run_cmd("%s", cmd);
-	waitpid(bg, NULL, 0);
+	r = run_cmd("%s -j run -- sh -c ': > %s.ready; read x < %s.fifo'", memacct, f, f);
+	waitpid(bg, &status, 0);
+	system("rm -f $F.ready $F.fifo $F.out");
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		      "the outside CoW workload did not run while memacct ran (status 0x%x)",
+		      status);
 	ck_assert_ptr_nonnull(r->report);
+	ck_assert_int_eq(r->status, 0);
 	procs = json_object_get(r->report, "processes");
 	json_array_foreach(procs, i, q)
-		ck_assert_str_eq(json_string_value(json_object_get(q, "comm")), "sleep");
-	assert_near("outside CoW counted in cgroup",
-		    jint(json_object_get(r->report, "totals"), "cow_copied_bytes"), 0);
+		ck_assert_str_eq(json_string_value(json_object_get(q, "comm")), "sh");
+	assert_exact("outside CoW counted in cgroup",
+		     jint(json_object_get(r->report, "totals"), "cow_copied_bytes"), 0);
 	result_free(r);
 }
 END_TEST

@@ -50,6 +50,16 @@ long long jint(json_t *o, const char *key);
 json_t *proc_by_pid(const struct result *r, long long pid);
 /* assert_near() - |got - want| <= max(1% of want, 16 pages); prints both. */
 void assert_near(const char *what, long long got, long long want);
+/* assert_exact() - got == want, for truths exact to the byte; prints both. */
+void assert_exact(const char *what, long long got, long long want);
+/*
+ * assert_anon_truth() - a process that never forked nor freed anonymous
+ * memory (zero_fill): its zero_fill_bytes and cow_file_copied_bytes equal
+ * what its page tables hold, read by itself (vm_status.h
+ * anon_bytes_of_self(): "truth process_zero_fill_bytes", less the exec's
+ * argument pages, "kernel exec_arg_bytes"; "truth process_cow_file_bytes").
+ */
+void assert_anon_truth(const char *what, const struct result *r, json_t *proc);
 /* memacct_run() - `memacct -j run -- $WORKLOADS/ARGS`, with a report. */
 struct result *memacct_run(const char *workload_and_args);
 /*

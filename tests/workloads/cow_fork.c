@@ -36,6 +36,7 @@
  *   truth parent_cow_bytes B
  *   truth parent_pid PID
  *   truth child_pid PID
+ *   truth exact 1|0       1: the CoW truths are exact for the whole process
  */
 #include <errno.h>
 #include <stdio.h>
@@ -162,6 +163,7 @@ int main(int argc, char **argv)
 	printf("truth parent_cow_bytes %lu\n", parent_writes ? ncow * PAGE : 0);
 	printf("truth parent_pid %d\n", (int)getpid());
 	printf("truth child_pid %ld\n", pid);
+	printf("truth exact %d\n", RAW_FORK_EXACT);
 	if (fflush(stdout))
 		die("stdout");
 	while (hold) {

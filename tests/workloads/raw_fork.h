@@ -40,6 +40,9 @@ static void rseq_unregister(void)
 }
 
 #if defined(__x86_64__) && !defined(WORKLOAD_PORTABLE_FORK)
+/* the whole process's CoW is the truth, to the page (cow_fork.c) */
+#define RAW_FORK_EXACT 1
+
 /* A three-argument syscall that writes no user memory (no errno). */
 static inline __attribute__((always_inline)) long
 raw3(long nr, long a, long b, long c)
@@ -120,6 +123,9 @@ static long clone_touch_wait(int (*fn)(void *), void *arg, void *stack_top,
 	return ret;
 }
 #else
+/* a plain fork(): a few incidental CoW pages on top of the truth */
+#define RAW_FORK_EXACT 0
+
 static inline long raw3(long nr, long a, long b, long c)
 {
 	return syscall(nr, a, b, c);

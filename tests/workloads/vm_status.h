@@ -46,21 +46,26 @@ static inline void read_vm_status(const char *prog, long long *lck, long long *p
 }
 
 /*
- * The file pages this process copied on write and still maps, in bytes: the
- * sum of "Anonymous:" over the private file-backed mappings of
- * /proc/self/smaps (fs/proc/task_mmu.c, anon pages in a file VMA). Here these
- * are the dynamic loader's relocation writes and .data, about ten pages that
- * vary with the libraries and the machine. @prog names the workload in
+ * The anonymous pages this process maps, in bytes, from the page tables
+ * (fs/proc/task_mmu.c: "Anonymous:" of each mapping of /proc/self/smaps,
+ * a walk of the page tables, not the RSS counters): into @file_private
+ * those of private file-backed mappings (file pages it copied on write:
+ * the dynamic loader's relocation writes and .data, about ten pages that
+ * vary with the libraries and the machine), into @other the rest (heap,
+ * stack, anonymous mappings, THPs included: in a process that never forked
+ * and freed nothing, its zero fills). @prog names the workload in
  * messages. Exits 1 when unreadable.
  */
-static inline long long private_file_anon_bytes(const char *prog)
+static inline void anon_bytes_of_self(const char *prog, long long *file_private,
+				      long long *other)
 {
 	char line[512], perms[8];
 	unsigned long ino;
-	long long kb, sum = 0;
-	int file_private = 0;
+	long long kb;
+	int in_file = 0;
 	FILE *f = fopen("/proc/self/smaps", "r");
 
+	*file_private = *other = 0;
 	if (!f) {
 		fprintf(stderr, "%s: open /proc/self/smaps: %s\n", prog, strerror(errno));
 		exit(1);
@@ -68,16 +73,65 @@ static inline long long private_file_anon_bytes(const char *prog)
 	while (fgets(line, sizeof(line), f)) {
 		/* A mapping's header: start-end perms offset dev inode [path] */
 		if (sscanf(line, "%*x-%*x %7s %*x %*x:%*x %lu", perms, &ino) == 2)
-			file_private = ino != 0 && perms[3] == 'p';
-		else if (file_private && sscanf(line, "Anonymous: %lld kB", &kb) == 1)
-			sum += kb * 1024;
+			in_file = ino != 0 && perms[3] == 'p';
+		else if (sscanf(line, "Anonymous: %lld kB", &kb) == 1)
+			*(in_file ? file_private : other) += kb * 1024;
 	}
 	if (ferror(f)) {
 		fprintf(stderr, "%s: read /proc/self/smaps: %s\n", prog, strerror(errno));
 		exit(1);
 	}
 	fclose(f);
-	return sum;
+}
+
+/*
+ * The stack pages execve() filled with the new image's argument and
+ * environment strings, in bytes: from the page of mm->arg_start (field 48 of
+ * /proc/self/stat) to the end of the [stack] mapping. fs/exec.c
+ * get_arg_page() allocates them through the exec'ing task's old mm, before
+ * the new image exists; the pointers and auxv under them are written from
+ * the new image (create_elf_tables()). @prog names the workload in
+ * messages. Exits 1 when unreadable.
+ */
+static inline long long exec_arg_bytes(const char *prog)
+{
+	char buf[4096], *p;
+	unsigned long long arg_start = 0, lo, hi, top = 0;
+	long page = sysconf(_SC_PAGESIZE);
+	FILE *f = fopen("/proc/self/stat", "r");
+	size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+
+	if (f)
+		fclose(f);
+	buf[n] = '\0';
+	p = strrchr(buf, ')');	/* comm may hold spaces: fields from 3 on follow it */
+	for (int field = 2; p && field < 48; field++)
+		p = strchr(p + 1, ' ');
+	if (!p || sscanf(p, " %llu", &arg_start) != 1 || !arg_start) {
+		fprintf(stderr, "%s: no arg_start in /proc/self/stat\n", prog);
+		exit(1);
+	}
+	f = fopen("/proc/self/maps", "r");
+	while (f && fgets(buf, sizeof(buf), f))
+		if (strstr(buf, "[stack]") && sscanf(buf, "%llx-%llx", &lo, &hi) == 2)
+			top = hi;
+	if (f)
+		fclose(f);
+	if (!top || top <= arg_start) {
+		fprintf(stderr, "%s: no [stack] above arg_start in /proc/self/maps\n", prog);
+		exit(1);
+	}
+	return (long long)(top - (arg_start & ~(unsigned long long)(page - 1)));
+}
+
+/* The file pages this process copied on write and still maps, in bytes
+ * (anon_bytes_of_self()). */
+static inline long long private_file_anon_bytes(const char *prog)
+{
+	long long file_private, other;
+
+	anon_bytes_of_self(prog, &file_private, &other);
+	return file_private;
 }
 
 /*

@@ -19,8 +19,11 @@
  * Each of them is one zero fill and no copy:
  *   cow_bytes = 0, zero_fill_bytes = (zero_page_pages + own_frame_pages) * PAGE
  * and any page that fits neither fails the workload.
- * (zero_fill_bytes counts the buffer only; the loader, libc and stack add a
- * few zero-filled pages of their own.)
+ * zero_fill_bytes counts the buffer only; the loader, libc and stack add
+ * zero-filled pages of their own (~80), and the process's truth counts
+ * them all from its page tables (process_truth()):
+ *   truth process_zero_fill_bytes B      "Anonymous:" outside file mappings
+ *   truth process_cow_file_bytes B       "Anonymous:" in private file mappings
  *
  * With --thp the buffer is madvise(MADV_HUGEPAGE)'d and aligned to the THP
  * size (hpage_pmd_size: 2 MiB on x86; what
@@ -58,6 +61,7 @@
 #include <sys/mman.h>
 
 #include "pagemap.h"
+#include "vm_status.h"
 
 #include "page.h"
 
@@ -130,6 +134,23 @@ static unsigned long pmd_size(void)
 	return v ? v : 2UL << 20;
 }
 
+/*
+ * The whole process's truth, besides the buffer's: every anonymous page
+ * it maps (it never forks and frees no anonymous memory), which are its
+ * zero fills (the loader's, libc's, the stack's, the pagemap arrays') and
+ * its file CoW copies. Called after stdout's first line: the stdio buffer
+ * is then allocated, and nothing touches new memory after the count.
+ */
+static void process_truth(void)
+{
+	long long file_private, other;
+
+	anon_bytes_of_self("zero_fill", &file_private, &other);
+	printf("truth process_zero_fill_bytes %lld\n", other);
+	printf("truth process_cow_file_bytes %lld\n", file_private);
+	printf("kernel exec_arg_bytes %lld\n", exec_arg_bytes("zero_fill"));
+}
+
 /* --thp: first-touch writes of MADV_HUGEPAGE memory (see the header). */
 static int thp(unsigned long mib, bool read_first)
 {
@@ -160,6 +181,7 @@ static int thp(unsigned long mib, bool read_first)
 	rss = smaps_bytes((const void *)buf, "Rss");
 	anon_huge = smaps_bytes((const void *)buf, "AnonHugePages");
 	printf("kernel anon_huge_bytes %lld\n", anon_huge);
+	process_truth();
 	printf("truth buffer_bytes %lu\n", len);
 	printf("truth cow_bytes 0\n");
 	printf("truth zero_fill_bytes %lld\n", rss);
@@ -263,6 +285,7 @@ int main(int argc, char **argv)
 	printf("kernel RssAnon_after_write_bytes %lld\n", rss_write);
 	printf("kernel zero_page_pages %lu\n", zero_page);
 	printf("kernel own_frame_pages %lu\n", own);
+	process_truth();
 	printf("truth buffer_bytes %lu\n", npages * PAGE);
 	printf("truth cow_bytes 0\n");
 	printf("truth zero_fill_bytes %lu\n", (zero_page + own) * PAGE);
