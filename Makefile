@@ -83,7 +83,7 @@ endif
 .PHONY: all check unit integration bench install uninstall vmlinux clean deps vmtest man fuzz \
 	vmtest-bins test-bins vmtest-arm64 vmtest-full-arm64 vmlinux-arm64 \
 	completion deb deb-check image image-check soak bench-check alerts-check layers-check \
-	bpf-units-check
+	bpf-units-check mutation-check
 
 ifeq ($(CROSS),)
 all: $(OUTPUT)/memacct $(BENCH_BINS) $(BENCH_OBJS)
@@ -212,10 +212,14 @@ unit: $(OUTPUT)/test_unit
 		cd tests && $(SAN_ENV) ../$(OUTPUT)/test_unit
 	$(Q)$(call san_verdict)
 
+# the tests allowed to skip themselves on this machine (tests/skips-allowed:
+# the CI host's); a skip not listed fails the run; INTEG_SKIPS= : no check
+INTEG_SKIPS ?= $(CURDIR)/tests/skips-allowed$(if $(SANITIZE),:$(CURDIR)/tests/skips-allowed-sanitize)
+
 integration: $(OUTPUT)/memacct $(OUTPUT)/test_integration $(WORKLOADS)
 	$(Q)$(if $(SANITIZE),rm -rf $(SAN_LOGS) && mkdir -p $(SAN_LOGS) &&) \
 		$(SAN_ENV) MEMACCT=$(CURDIR)/$(OUTPUT)/memacct WORKLOADS=$(CURDIR)/$(OUTPUT)/workloads \
-		TESTS=$(CURDIR)/tests $(OUTPUT)/test_integration
+		TESTS=$(CURDIR)/tests MEMACCT_SKIPS_ALLOWED="$(INTEG_SKIPS)" $(OUTPUT)/test_integration
 	$(Q)$(call san_verdict)
 
 # with SANITIZE: fail when any process wrote a sanitizer report
@@ -232,6 +236,12 @@ layers-check:
 # variables where its BTF says (the units' link order)
 bpf-units-check: $(OUTPUT)/memacct.bpf.o $(OUTPUT)/task_walk.bpf.o
 	$(Q)BPFTOOL=$(BPFTOOL) tests/bpf_units.py $^
+
+# the mutation check (issue 47): one-line breaks of the classifier and the
+# fillers, each built in a copy of the tree, must each turn the integration
+# suite red (tests/mutants.sh lists them); ~5 min
+mutation-check: $(OUTPUT)/memacct $(OUTPUT)/test_integration $(WORKLOADS)
+	$(Q)tests/mutants.sh
 
 check: layers-check bpf-units-check unit integration alerts-check $(if $(SANITIZE),,deb-check image-check bench-check)
 

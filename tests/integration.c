@@ -311,6 +311,10 @@ void cg_set_memory_max(const char *cg, unsigned long long bytes)
 	ck_assert_msg(fclose(fp) == 0, "writing %s: %s", f, strerror(errno));
 }
 
+/* the tests that skipped themselves, for main()'s allow-list check */
+static char skipped[64][64];
+static int nskipped;
+
 void skip_test(const char *func, const char *fmt, ...)
 {
 	size_t n = strlen(func);
@@ -319,6 +323,8 @@ void skip_test(const char *func, const char *fmt, ...)
 	/* START_TEST(test_x) defines test_x_fn() */
 	if (n > 3 && !strcmp(func + n - 3, "_fn"))
 		n -= 3;
+	if (nskipped < 64)
+		snprintf(skipped[nskipped++], sizeof(skipped[0]), "%.*s", (int)n, func);
 	printf("SKIP %.*s: ", (int)n, func);
 	va_start(ap, fmt);
 	vprintf(fmt, ap);
@@ -685,9 +691,20 @@ void fault_reuse_tmpfs(const char *hook)
 {
 	struct result *r = fault_run(hook, "reuse_tmpfs");
 	json_t *t = json_object_get(r->report, "totals");
+	long long got, want;
 
-	assert_exact(fault_label(hook, "reuse + tmpfs write/read: cow"),
-		    jint(t, "cow_copied_bytes"), truth(r, "cow_bytes"));
+	/* the buffer's copies (pagemap: the kernel reuses nearly every page,
+	 * but copies one with an extra reference, wp_can_reuse_anon_folio()),
+	 * and up to 8 pages outside it (stack, .bss, stdio) written after the
+	 * fork, which the kernel may copy the same way (one seen in the v2
+	 * guest, perf hook) */
+	got = jint(t, "cow_copied_bytes");
+	want = truth(r, "cow_bytes");
+	ck_assert_msg(got >= want && got <= want + 8 * (long long)PAGE,
+		      "%s: memacct %lld, the buffer's copies %lld (+ up to 8 pages)",
+		      fault_label(hook, "reuse + tmpfs write/read: cow"), got, want);
+	printf("  %-40s memacct %12lld  truth %12lld  (+ up to 8 pages)\n",
+	       fault_label(hook, "reuse + tmpfs write/read: cow"), got, want);
 	/* The loader's relocation writes: the file pages smaps says were copied */
 	assert_exact(fault_label(hook, "reuse + tmpfs write/read: file cow"),
 		    jint(t, "cow_file_copied_bytes"), truth(r, "file_cow_bytes"));
@@ -1168,10 +1185,60 @@ static bool suite_wanted(const char *name)
 	return in || !includes;
 }
 
+/*
+ * Whether each test that skipped itself is allowed to here: the names in
+ * the files of $MEMACCT_SKIPS_ALLOWED (':'-separated; one name per line,
+ * '#' comments; make sets tests/skips-allowed, the skips the CI host
+ * expects, and with SANITIZE tests/skips-allowed-sanitize), unset or
+ * empty: no check. A skip not listed is a failure (issue 47: a skip must
+ * not hide a test that stopped running). Returns the number of skips not
+ * allowed, or 1 when a file cannot be read.
+ */
+static int skips_not_allowed(void)
+{
+	const char *list = getenv("MEMACCT_SKIPS_ALLOWED");
+	char line[256], path[PATH_MAX], allowed[128][64];
+	int nallowed = 0, bad = 0;
+	FILE *f;
+
+	printf("%d test%s skipped themselves\n", nskipped, nskipped == 1 ? "" : "s");
+	if (!list || !*list)
+		return 0;
+	for (const char *p = list; *p; p += strcspn(p, ":"), p += *p == ':') {
+		snprintf(path, sizeof(path), "%.*s", (int)strcspn(p, ":"), p);
+		f = fopen(path, "r");
+		if (!f) {
+			fprintf(stderr, "MEMACCT_SKIPS_ALLOWED: %s: %s\n", path, strerror(errno));
+			return 1;
+		}
+		while (nallowed < 128 && fgets(line, sizeof(line), f))
+			if (sscanf(line, " %63[a-z0-9_]", allowed[nallowed]) == 1 &&
+			    !strncmp(allowed[nallowed], "test_", 5))
+				nallowed++;
+		fclose(f);
+	}
+	for (int i = 0; i < nskipped; i++) {
+		bool ok = false;
+
+		for (int j = 0; j < nallowed && !ok; j++)
+			ok = !strcmp(skipped[i], allowed[j]);
+		if (!ok) {
+			fprintf(stderr, "FAIL: %s skipped itself and is not in %s (the skips "
+					"expected here; make ... INTEG_SKIPS= runs without "
+					"this check)\n", skipped[i], list);
+			bad++;
+		}
+	}
+	return bad;
+}
+
+/* tests/integration*.c's tests, at least (211 on 2026-11-29): raise it with them */
+#define MIN_TESTS 211
+
 int main(void)
 {
 	SRunner *sr;
-	int failed;
+	int failed, ran;
 
 	memacct = getenv("MEMACCT");
 	workloads = getenv("WORKLOADS");
@@ -1238,6 +1305,15 @@ int main(void)
 	srunner_set_fork_status(sr, CK_NOFORK);
 	srunner_run_all(sr, CK_ENV);
 	failed = srunner_ntests_failed(sr);
+	ran = srunner_ntests_run(sr);
 	srunner_free(sr);
+	failed += skips_not_allowed();
+	/* the whole suite: no test lost by a registration or a build change */
+	if (!getenv("MEMACCT_SUITES") && !getenv("CK_RUN_SUITE") && !getenv("CK_RUN_CASE") &&
+	    ran < MIN_TESTS) {
+		fprintf(stderr, "FAIL: %d tests ran, fewer than the %d of the whole suite "
+				"(MIN_TESTS)\n", ran, MIN_TESTS);
+		failed++;
+	}
 	return failed ? 1 : 0;
 }

@@ -899,8 +899,10 @@ START_TEST(test_run_pid_namespaces)
 	char d[64], f[80], a[PATH_MAX], b[PATH_MAX];
 	struct result *r;
 
-	if (system("unshare -pf --mount-proc true > /dev/null 2>&1"))
+	if (system("unshare -pf --mount-proc true > /dev/null 2>&1")) {
 		SKIP_TEST("unshare -pf --mount-proc does not work here");
+		return;
+	}
 	snprintf(d, sizeof(d), "/tmp/memacct-pidns-%d", (int)getpid());
 	r = run_cmd("M=%s; D=%s; rm -f $D.*; "
 		    "for i in 1 2; do { unshare -pf --mount-proc $M -j run -- sh -c "
