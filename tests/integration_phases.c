@@ -240,6 +240,8 @@ START_TEST(test_phases_garbage)
 
 	ck_assert_int_eq(r->status, 0);
 	ck_assert_int_eq(truth(r, "garbage_answered"), 11);
+	/* the 9 bad ones answered "error", and counted (issue 41 item 5) */
+	ck_assert_int_eq(jint(r->report, "marks_failed"), 9);
 	/* only the good marks are phases */
 	ck_assert_int_eq(json_array_size(json_object_get(r->report, "phases")), 2);
 	phase_named(r->report, "raw ok");
@@ -287,6 +289,7 @@ START_TEST(test_phases_storm)
 	ck_assert_int_eq(truth(r, "storm_marks"), 10000);
 	ck_assert_int_eq(json_array_size(json_object_get(r->report, "phases")), 1000);
 	ck_assert_int_eq(jint(r->report, "phases_refused"), 9000);
+	ck_assert_int_eq(jint(r->report, "marks_failed"), 9000);
 	ck_assert_msg(s < 120, "10,000 marks took %.1f s", s);
 	result_free(r);
 }

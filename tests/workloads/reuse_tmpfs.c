@@ -36,6 +36,8 @@
  *   truth file_cow_bytes B
  *   truth pid PID
  *   truth child_pid PID
+ *   truth exact 1|0      0: a plain fork() (not x86-64), whose child may copy
+ *                        a few pages (libc's .data: file CoW) before it exits
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -211,6 +213,7 @@ int main(int argc, char **argv)
 	printf("truth file_cow_bytes %lld\n", private_file_anon_bytes("reuse_tmpfs"));
 	printf("truth pid %d\n", (int)getpid());
 	printf("truth child_pid %ld\n", pid);
+	printf("truth exact %d\n", RAW_FORK_EXACT);
 	if (fflush(stdout))
 		die("stdout");
 	return 0;

@@ -534,9 +534,10 @@ static int serve_one(struct phases *p)
 		if (err)
 			snprintf(why, sizeof(why), "snapshot failed: %s", strerror(-err));
 	}
-	if (k == MARK_BAD || err)
+	if (k == MARK_BAD || err) {
+		p->failed++;
 		snprintf(ans, sizeof(ans), "error %s\n", why);
-	else
+	} else
 		snprintf(ans, sizeof(ans), "ok\n");
 	reply(p, fd, ans);
 	if (fd >= 0)

@@ -98,6 +98,8 @@ struct phases {
 	struct phase *done;		/* closed phases, owned */
 	size_t ndone, cap;
 	uint64_t refused;		/* marks past PHASES_MAX */
+	uint64_t failed;		/* marks answered "error": refused, a bad
+					 * line, a failed snapshot */
 	uint64_t marks;			/* marks answered ok */
 	uint64_t snap_ns_max, snap_ns_sum;	/* snapshot cost */
 	double params;			/* --params: > 0 adds bytes per parameter */
@@ -189,7 +191,7 @@ int parse_bytes_per_param(const char *s, double *out);
 
 /*
  * phases_from_json() - @p (no channel) from a final report's JSON object
- * @o: "phases", "params" and "phases_refused", as phases_json() wrote them,
+ * @o: "phases", "params", "phases_refused" and "marks_failed", as phases_json() wrote them,
  * for the printers; free with phases_free(). 0 or -ENOMEM. In
  * report_load.c.
  */

@@ -298,6 +298,7 @@ int phases_from_json(struct phases *p, const json_t *o)
 	p->params = jreal(o, "params");
 	p->expect_bpp = jreal(o, "expect_bytes_per_param");
 	p->refused = ju64(o, "phases_refused");
+	p->failed = ju64(o, "marks_failed");
 	if (!json_array_size(a))
 		return 0;
 	p->done = calloc(json_array_size(a), sizeof(*p->done));

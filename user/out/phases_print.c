@@ -341,6 +341,10 @@ void print_phases_plain(FILE *f, const struct phases *p)
 	if (p->refused)
 		fprintf(f, "phases: %llu marks past the first %d phases were refused\n",
 			(unsigned long long)p->refused, PHASES_MAX);
+	if (p->failed > p->refused)
+		fprintf(f, "phases: %llu marks failed (answered \"error\": not 'phase NAME' or "
+			"'end', or the snapshot failed); no phase was made of them\n",
+			(unsigned long long)(p->failed - p->refused));
 }
 
 void phases_report_json(json_t *o, const struct phases *p)
@@ -351,4 +355,5 @@ void phases_report_json(json_t *o, const struct phases *p)
 	}
 	json_object_set_new(o, "phases", phases_json(p));
 	json_object_set_new(o, "phases_refused", json_integer((json_int_t)p->refused));
+	json_object_set_new(o, "marks_failed", json_integer((json_int_t)p->failed));
 }

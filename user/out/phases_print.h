@@ -23,7 +23,7 @@ json_t *phases_json(const struct phases *p);
 void print_phases_plain(FILE *f, const struct phases *p);
 /*
  * phases_report_json() - the report's members of @p into @o: "params" and
- * "expect_bytes_per_param" (with --params), "phases", "phases_refused".
+ * "expect_bytes_per_param" (with --params), "phases", "phases_refused", "marks_failed".
  * What struct report's phases_json points at (report.c knows no phases).
  */
 void phases_report_json(json_t *o, const struct phases *p);
