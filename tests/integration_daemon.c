@@ -3891,6 +3891,76 @@ static int file_lines(const char *path)
 }
 
 /*
+ * Issue 41 item 7: the daemon as docs/deploy runs it, a read-only root
+ * (memacct.service ProtectSystem=strict, the DaemonSet's
+ * readOnlyRootFilesystem) with /run/memacct writable (RuntimeDirectory=, a
+ * hostPath volume), its default --oom-log: a memcg OOM kill is in
+ * /run/memacct/oom.jsonl, and `memacct oom` on the node lists it from
+ * there (source "daemon"), with no log error. In a mount namespace of its
+ * own: the host's / and /run stay as they are.
+ */
+START_TEST(test_daemon_readonly_root)
+{
+	struct result *r;
+	const char *dcg = cg;	/* teardown() removes it */
+
+	snprintf(cg, sizeof(cg), "%s/memacct-rotest-%d", cgroot, (int)getpid());
+	ck_assert_int_eq(mkdir(dcg, 0755), 0);
+	cg_set_memory_max(dcg, 64 * MiB);
+	r = run_cmd("unshare -m sh -c '"
+		    "mount --make-rprivate / && mount -t tmpfs -o size=1m tmpfs /run && "
+		    "mkdir /run/memacct && mount -t tmpfs -o size=4m tmpfs /run/memacct && "
+		    "mount -o remount,ro /run && mount -o remount,bind,ro / || exit 7; "
+		    "if touch /memacct-rw-probe 2>/dev/null || touch /run/x 2>/dev/null; then "
+		    "echo \"root or /run writable\"; exit 9; fi; "
+		    "%s daemon --listen 127.0.0.1:%d --interval 500ms --pin-path %s "
+		    "> /run/memacct/daemon.log 2>&1 & d=$!; "
+		    "i=0; until grep -q \"serving on port\" /run/memacct/daemon.log; do "
+		    "i=$((i+1)); [ $i -gt 600 ] && { cat /run/memacct/daemon.log; exit 8; }; "
+		    "sleep 0.1; done; "
+		    "sh -c \"echo \\$\\$ > %s/cgroup.procs && exec %s/oom 128\" 2>/dev/null; "
+		    "i=0; until [ -s /run/memacct/oom.jsonl ]; do i=$((i+1)); "
+		    "[ $i -gt 100 ] && break; sleep 0.1; done; "
+		    "%s -j oom --pin-path %s; kill -TERM $d; wait $d; echo \"daemon exit $?\"; "
+		    "grep -i -e warn -e error /run/memacct/daemon.log'",
+		    memacct, free_port(), pin_dir, dcg, workloads, memacct, pin_dir);
+	printf("  read-only root: %.600s\n", r->out);
+	if (r->status == 7) {	/* not on the hosts of CI: tests/skips-allowed */
+		SKIP_TEST("no read-only root in a mount namespace here: %.300s", r->out);
+		result_free(r);
+		return;
+	}
+	ck_assert_msg(r->status == 0 || r->status == 1, "rc %d: %s", r->status, r->out);
+	{
+		json_t *o = NULL, *k, *src;
+		long long pid = truth(r, "pid");
+		bool found = false;
+		size_t i;
+
+		for (char *l = r->out; l && *l && !o; l = strchr(l, '\n'), l = l ? l + 1 : NULL)
+			if (!strncmp(l, "{\"schema\":\"memacct.oom/v1\",\"command\":\"oom\"", 40))
+				o = json_loadb(l, strcspn(l, "\n"), 0, NULL);
+		ck_assert_msg(o, "no memacct oom -j output: %s", r->out);
+		src = json_array_get(json_object_get(o, "sources"), 0);
+		ck_assert_str_eq(json_string_value(json_object_get(src, "path")),
+				 "/run/memacct/oom.jsonl");
+		ck_assert_msg(json_is_null(json_object_get(src, "error")), "the OOM log: %s",
+			      json_string_value(json_object_get(src, "error")));
+		json_array_foreach(json_object_get(o, "oom_kills"), i, k)
+			if (jint(k, "pid") == pid && !strcmp(json_string_value(
+				json_object_get(k, "source")) ?: "", "daemon"))
+				found = true;
+		ck_assert_msg(found, "PID %lld's kill not in /run/memacct/oom.jsonl: %s", pid,
+			      r->out);
+		json_decref(o);
+	}
+	ck_assert_msg(strstr(r->out, "daemon exit 0"), "%s", r->out);
+	ck_assert_msg(!strstr(r->out, "writing /run/memacct/oom.jsonl"), "%s", r->out);
+	result_free(r);
+}
+END_TEST
+
+/*
  * OOM kills in a cgroup of ours (--memory-max as the kubelet sets
  * memory.max): the daemon's post-mortem in its OOM log, in --json-log and
  * via memacct oom -j; a kill while it is down is there from the pinned
@@ -4489,6 +4559,7 @@ Suite *daemon_suite(void)
 	tcase_add_test(tc, test_json_log_full_disk);
 	tcase_add_test(tc, test_json_log_report);
 	tcase_add_test(tc, test_daemon_oom_postmortem);
+	tcase_add_test(tc, test_daemon_readonly_root);
 	suite_add_tcase(s, tc);
 	tc = tcase_swept("rss");
 	tcase_set_timeout(tc, 120);
