@@ -15,6 +15,7 @@
 #include "phases_print.h"
 #include "record.h"
 #include "report.h"
+#include "report_html.h"
 
 static void roundtrip(const char *a_s, const char *b_s)
 {
@@ -248,6 +249,61 @@ START_TEST(test_report_from_json_refused)
 }
 END_TEST
 
+/*
+ * report --html over snapshots of many processes (issue 41 item 6: each
+ * row's series was found by a walk of every series): each process keeps
+ * its own series, a pid reused by another comm is another process, and
+ * the 8 lines drawn are the 8 largest peaks. 20,000 processes in 3
+ * snapshots, then the pid of the largest reused by another comm.
+ */
+START_TEST(test_html_many_processes)
+{
+	enum { N = 20000 };
+	struct html_doc *d = html_new();
+	struct report r;
+	json_t *hdr = json_pack("{s:s, s:s}", "command", "run", "start_iso", "2026-11-29T00:00:00Z");
+	char *text = NULL, want[64];
+	size_t len = 0;
+	FILE *f;
+
+	ck_assert_ptr_nonnull(d);
+	memset(&r, 0, sizeof(r));
+	r.procs = calloc(N, sizeof(*r.procs));
+	ck_assert_ptr_nonnull(r.procs);
+	r.nprocs = N;
+	for (int snap = 1; snap <= 3; snap++) {
+		r.elapsed_s = snap;
+		for (int i = 0; i < N; i++) {
+			r.procs[i].pid = i + 1;
+			snprintf(r.procs[i].comm, sizeof(r.procs[i].comm), "w%d", i + 1);
+			/* peaks: pid N largest, at the second snapshot */
+			r.procs[i].m.rss = (uint64_t)(i + 1) * 4096 * (snap == 2 ? 3 : snap);
+		}
+		if (snap == 3) {	/* pid N exec'd: another comm, a small RSS */
+			snprintf(r.procs[N - 1].comm, sizeof(r.procs[N - 1].comm), "exec'd");
+			r.procs[N - 1].m.rss = 4096;
+		}
+		ck_assert_int_eq(html_add(d, &r, snap == 3 ? "final" : "interval"), 0);
+	}
+	f = open_memstream(&text, &len);
+	ck_assert_int_eq(html_write(d, f, hdr), 0);
+	fclose(f);
+	/* the 8 largest peaks: pids N..N-7, each as the "w" process it was */
+	for (int k = 0; k < 8; k++) {
+		snprintf(want, sizeof(want), "\"><title>PID %d (w%d) RSS", N - k, N - k);
+		ck_assert_msg(strstr(text, want), "no line '%s'", want);
+	}
+	snprintf(want, sizeof(want), "PID %d (w%d) RSS", N - 8, N - 8);
+	ck_assert_msg(!strstr(text, want), "a 9th line: %s", want);
+	ck_assert_msg(!strstr(text, "(exec&#39;d) RSS") && !strstr(text, "(exec'd) RSS"),
+		      "the exec'd process drawn as one of the largest");
+	free(text);
+	free(r.procs);
+	json_decref(hdr);
+	html_free(d);
+}
+END_TEST
+
 Suite *record_suite(void)
 {
 	Suite *s = suite_create("record");
@@ -257,6 +313,7 @@ Suite *record_suite(void)
 	tcase_add_test(tc, test_report_from_json);
 	tcase_add_test(tc, test_report_from_json_refused);
 	tcase_add_test(tc, test_phase_total_labelled);
+	tcase_add_test(tc, test_html_many_processes);
 	suite_add_tcase(s, tc);
 	return s;
 }

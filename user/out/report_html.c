@@ -66,6 +66,9 @@ struct html_doc {
 	size_t npts, cap_pts;
 	struct html_series *procs;
 	size_t nprocs, cap_procs;
+	/* procs by pid and comm: open addressing, each slot an index into
+	 * procs plus 1 (0: empty), at most half full (series_of()) */
+	size_t *slot, nslot;
 	struct html_event *ev;
 	size_t nev, cap_ev;
 	uint64_t exits_unmarked;
@@ -95,6 +98,7 @@ void html_free(struct html_doc *d)
 		free(d->procs[i].v);
 	}
 	free(d->procs);
+	free(d->slot);
 	free(d->pts);
 	free(d->ev);
 	free(d->final_text);
@@ -130,17 +134,57 @@ static void split_classes(const struct metrics *t, struct html_point *p)
 	p->usage = t->usage;
 }
 
+static size_t series_hash(int pid, const char *comm)
+{
+	uint64_t h = (uint64_t)(unsigned int)pid * 0x9e3779b97f4a7c15ULL;
+
+	for (; *comm; comm++)		/* FNV-1a over the name */
+		h = (h ^ (unsigned char)*comm) * 0x100000001b3ULL;
+	return (size_t)(h ^ h >> 29);
+}
+
+/* d->slot rebuilt with @n slots (a power of 2); -ENOMEM leaves it as it was */
+static int series_rehash(struct html_doc *d, size_t n)
+{
+	size_t *slot = calloc(n, sizeof(*slot));
+
+	if (!slot)
+		return -ENOMEM;
+	for (size_t i = 0; i < d->nprocs; i++) {
+		size_t j = series_hash(d->procs[i].pid, d->procs[i].comm) & (n - 1);
+
+		while (slot[j])
+			j = (j + 1) & (n - 1);
+		slot[j] = i + 1;
+	}
+	free(d->slot);
+	d->slot = slot;
+	d->nslot = n;
+	return 0;
+}
+
+/* The series of @row's process (its pid and comm), made at its first
+ * sample: a hash lookup, so that a snapshot of N processes costs O(N), not
+ * O(N^2) (issue 41 item 6: 300,000 processes took over 60 s). NULL: ENOMEM. */
 static struct html_series *series_of(struct html_doc *d, const struct proc_row *row)
 {
 	struct html_series *s;
+	size_t j;
 
-	for (size_t i = 0; i < d->nprocs; i++)
-		if (d->procs[i].pid == row->pid && !strcmp(d->procs[i].comm, row->comm))
-			return &d->procs[i];
+	if ((d->nprocs + 1) * 2 > d->nslot &&
+	    series_rehash(d, d->nslot ? d->nslot * 2 : 1024))
+		return NULL;
+	for (j = series_hash(row->pid, row->comm) & (d->nslot - 1); d->slot[j];
+	     j = (j + 1) & (d->nslot - 1)) {
+		s = &d->procs[d->slot[j] - 1];
+		if (s->pid == row->pid && !strncmp(s->comm, row->comm, sizeof(s->comm) - 1))
+			return s;
+	}
 	s = array_grow(&d->procs, d->nprocs, &d->cap_procs, sizeof(*s));
 	if (!s)
 		return NULL;
 	d->nprocs++;
+	d->slot[j] = d->nprocs;
 	memset(s, 0, sizeof(*s));
 	s->pid = row->pid;
 	snprintf(s->comm, sizeof(s->comm), "%s", row->comm);
