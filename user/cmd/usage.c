@@ -220,7 +220,8 @@ static const struct usage_opt global_opts[] = {
 };
 
 static const struct cmd_usage usages[] = {
-	{ "run", "run [OPTIONS] -- CMD [ARGS...]",
+	{ "run", "run CMD in a memory cgroup of its own; report where its memory went",
+	  "run [OPTIONS] -- CMD [ARGS...]",
 	  "Runs CMD in a memory cgroup of its own (memacct-run-PID-X, X random) below\n"
 	  "memacct's own, so every limit on memacct binds CMD; waits for CMD and every\n"
 	  "descendant (memacct is their subreaper), and reports per process and for the\n"
@@ -242,7 +243,8 @@ static const struct cmd_usage usages[] = {
 	  "table: docs/metrics.md \"OOM kills\"). docs/run.md has the details. The job\n"
 	  "comes first: when the reader of the reports goes away (a closed pipe: | head),\n"
 	  "the reports stop and run goes on waiting for CMD. CMD gets SIGPIPE and the signal mask as memacct got them." },
-	{ "attach", "attach --cgroup NAME|PATH | --pid PID [OPTIONS] [INTERVAL [COUNT]]",
+	{ "attach", "watch an existing cgroup or process; report at each interval and at the end",
+	  "attach --cgroup NAME|PATH | --pid PID [OPTIONS] [INTERVAL [COUNT]]",
 	  "Accounts an existing memory cgroup and everything below it from now on: one\n"
 	  "report per interval, a summary with a diagnosis at the end (SIGINT, SIGTERM,\n"
 	  "SIGHUP or --duration; a reader of the reports that goes away, | head, ends it\n"
@@ -258,7 +260,8 @@ static const struct cmd_usage usages[] = {
 	  "3. On hosts with several NUMA nodes, run and attach also sample each\n"
 	  "process's resident bytes off its home node (/proc/PID/numa_maps, at most once\n"
 	  "a second)." },
-	{ "top", "top [--cgroup NAME|PATH] [--sort COL] [--cgroups] [OPTIONS]",
+	{ "top", "live table of processes (or cgroups) by RSS, CoW, pinned, faults",
+	  "top [--cgroup NAME|PATH] [--sort COL] [--cgroups] [OPTIONS]",
 	  "A live view for a terminal, refreshed in place: the processes (or, with\n"
 	  "--cgroups or Tab, the cgroups) of a subtree sorted by a column, with the\n"
 	  "figures of run and attach (one BPF session; flows count since top started).\n"
@@ -271,7 +274,8 @@ static const struct cmd_usage usages[] = {
 	  "counts: USAGE, ANON, FILE, SHMEM and RECLAIM from memory.stat; PINNED and the\n"
 	  "flows of its live processes from their rows; flows of processes that exited\n"
 	  "in it from the BPF cgroups map. --bytes shows exact bytes." },
-	{ "explain", "explain PID | -p PID | --cgroup NAME|PATH [OPTIONS]",
+	{ "explain", "one process or cgroup, mapping by mapping: what its memory is and who owns it",
+	  "explain PID | -p PID | --cgroup NAME|PATH [OPTIONS]",
 	  "Why RSS is what it is (docs/explain.md): /proc/PID/smaps split into private\n"
 	  "anon, shared, page cache (clean: reclaimable; dirty), shmem, mlocked and swap;\n"
 	  "PSS and USS; per mapping, file or kind; bytes per NUMA node (numa_maps) and off\n"
@@ -280,20 +284,24 @@ static const struct cmd_usage usages[] = {
 	  "PSS is the sum of the per-mapping Pss lines of smaps, each truncated to whole\n"
 	  "kB by the kernel (as smem does); smaps_rollup sums before truncating, so it\n"
 	  "reads up to about 0.2% higher. Without --watch, CoW is unknown (null in JSON)." },
-	{ "audit", "audit [--cgroup NAME|PATH ...] [OPTIONS]",
+	{ "audit", "pinned memory of every process against caps; exit 1 when one is exceeded",
+	  "audit [--cgroup NAME|PATH ...] [OPTIONS]",
 	  "Pinned memory (mlocked VmLck + long-term pinned VmPin) per cgroup and process,\n"
 	  "against caps; driver-pinned memory apart, as an estimate (docs/audit.md).\n"
 	  "Exits 1 when a cap is exceeded.",
 	  audit_opts, NULL },
-	{ "daemon", "daemon [OPTIONS]\ndaemon --stop-kernel-side [--pin-path DIR]",
+	{ "daemon", "always-on: the kernel side pinned, Prometheus/OpenMetrics over HTTP",
+	  "daemon [OPTIONS]\ndaemon --stop-kernel-side [--pin-path DIR]",
 	  "Keeps the kernel side attached and pinned, serves /metrics (Prometheus 0.0.4\n"
 	  "or OpenMetrics) and /healthz, and optionally writes a JSON log\n"
 	  "(docs/daemon.md). SIGTERM/SIGINT stop it; the pinned kernel side stays.",
 	  daemon_opts, NULL },
-	{ "detach", "detach [--pin-path DIR]",
+	{ "detach", "remove a daemon's pinned kernel side",
+	  "detach [--pin-path DIR]",
 	  "Removes the daemon's pinned kernel side (programs, links, maps).",
 	  detach_opts, NULL },
-	{ "reclaim", "reclaim --cgroup NAME|PATH [--bytes SIZE] [--file-only] [OPTIONS]",
+	{ "reclaim", "reclaim a cgroup's page cache (v2 memory.reclaim), predicted and measured",
+	  "reclaim --cgroup NAME|PATH [--bytes SIZE] [--file-only] [OPTIONS]",
 	  "Asks the kernel to reclaim one cgroup's memory, a targeted drop_caches\n"
 	  "(docs/reclaim.md): writes SIZE to its cgroup v2 memory.reclaim, which acts on\n"
 	  "that cgroup and its descendants only, and prints memory.current and each\n"
@@ -307,7 +315,8 @@ static const struct cmd_usage usages[] = {
 	  "is not what was asked, and memacct never lowers a limit to force reclaim.\n"
 	  "MADV_FREE'd anon pages (LazyFree) sit on the file LRUs and are freed as\n"
 	  "clean cache even with --file-only; memory.stat counts them as anon." },
-	{ "oom", "oom [--since DUR] [--last] [OPTIONS]",
+	{ "oom", "the OOM kills a daemon recorded, each with its cause",
+	  "oom [--since DUR] [--last] [OPTIONS]",
 	  "The OOM kills a memacct daemon recorded, oldest first, each with its cause\n"
 	  "(docs/metrics.md \"OOM kills\"); --last: the newest in full, the post-mortem\n"
 	  "made at the kill: the victim's memory at the kill, the limited cgroup's\n"
@@ -317,7 +326,8 @@ static const struct cmd_usage usages[] = {
 	  "Kills the daemon never read (it was down and its ring overflowed) come from\n"
 	  "the kernel side's pinned records of the last 64: the victim's figures and\n"
 	  "the limit only, marked [kernel record only]." },
-	{ "mark", "mark NAME | mark --end",
+	{ "mark", "from inside `memacct run`: start a phase or end the last one",
+	  "mark NAME | mark --end",
 	  "Marks a phase of the job from inside it, for shell scripts run by memacct\n"
 	  "run: closes the current phase and opens NAME (1 to 200 bytes of UTF-8), or\n"
 	  "--end closes it. Returns once memacct took its snapshot. Without\n"
@@ -331,7 +341,8 @@ static const struct cmd_usage usages[] = {
 	  "the end run prints per phase the change of every figure of each process and\n"
 	  "of the cgroup, and the mappings that appeared, grew, shrank or vanished\n"
 	  "(docs/run.md \"Phases\")." },
-	{ "report", "report [-j] FILE\nreport [-j] --cgroup PATH FILE\nreport --html OUT FILE",
+	{ "report", "read back a recording (run/attach --record) or a daemon log; --html draws it",
+	  "report [-j] FILE\nreport [-j] --cgroup PATH FILE\nreport --html OUT FILE",
 	  "Prints a recording of run or attach (--record FILE) as the command printed\n"
 	  "it: each -i report, then the final report with its phases; -j gives the JSON\n"
 	  "lines run -j gave. With --cgroup, FILE is the daemon's --json-log and each\n"
@@ -345,10 +356,11 @@ static const struct cmd_usage usages[] = {
 	  "(interval, sample, mark, exit, oom, final): the first the whole report as -j\n"
 	  "prints it, each later one the changes to the one before. -T prints the time\n"
 	  "of the replay, not of the recording." },
-	{ "help", "help [COMMAND]",
+	{ "help", "this list, or a command's options",
+	  "help [COMMAND]",
 	  "The list of commands, or COMMAND's options; exit 0.",
 	  help_opts, NULL },
-	{ NULL, NULL, NULL, global_opts, NULL },
+	{ NULL, NULL, NULL, NULL, global_opts, NULL },
 };
 
 #define NUSAGES ((int)(sizeof(usages) / sizeof(usages[0])))
@@ -411,9 +423,10 @@ void usage_print(FILE *f, const char *name)
 		for (int i = 0; i < NUSAGES; i++) {
 			if (!usages[i].name)
 				continue;
+			fprintf(f, "  %-9s %s\n", usages[i].name, usages[i].purpose);
 			for (const char *p = usages[i].synopsis; p; p = strchr(p, '\n')) {
 				p += *p == '\n';
-				fprintf(f, "  memacct %.*s\n", (int)strcspn(p, "\n"), p);
+				fprintf(f, "            memacct %.*s\n", (int)strcspn(p, "\n"), p);
 			}
 		}
 		fputs("\nGlobal options (before COMMAND; -j also after it):\n", f);
@@ -595,6 +608,42 @@ void usage_man(FILE *f)
 	      "RAM; memory off the home NUMA node. \\fBattach\\fR counts CoW since attach "
 	      "only.\n", f);
 	man_dropped_events(f);
+	fputs(".SH ENVIRONMENT\n"
+	      ".TP\n.B MEMACCT_MARK_FD\n"
+	      "Set by \\fBrun\\fR for CMD and its descendants: the phase-mark channel "
+	      "(write \"phase NAME\" or \"end\", read one line: \"ok\" or \"error WHY\"); "
+	      "\\fBmemacct mark\\fR, include/memacct_mark.h and the Python module memacct.py "
+	      "speak it.\n"
+	      ".TP\n.B MEMACCT_FAULT_HOOK\n"
+	      "auto (default), tracepoint, perf or none: the fault classifier's hook; none "
+	      "loads no fault program (CoW, zero fill and remote NUMA allocation figures are "
+	      "then null).\n"
+	      ".TP\n.B MEMACCT_PHASES\n"
+	      "1: \\fBrun\\fR prints where its start and stop time went, one line on stderr.\n"
+	      ".TP\n.B MEMACCT_UMA\n"
+	      "1 or 0: treat the host as unified memory (GB10, Jetson) or not, whatever it "
+	      "looks like.\n"
+	      ".TP\n.B JOURNAL_STREAM\n"
+	      "Set by systemd: the daemon's stderr lines carry syslog priorities.\n"
+	      ".PP\n"
+	      "MEMACCT_PROCS_MAX, MEMACCT_CGROUPS_MAX and MEMACCT_WALK_CGROUPS_MAX lower "
+	      "memacct's bounds, for tests only.\n"
+	      ".SH EXAMPLES\n"
+	      ".TP\n.B memacct run \\-\\- python3 train.py\n"
+	      "Per process and for the job's cgroup: RSS, CoW copies of forked DataLoader "
+	      "workers, pinned memory, reclaimable page cache; a verdict at the end.\n"
+	      ".TP\n.B memacct run \\-\\-memory\\-max 8G \\-i 10s \\-\\-record job.rec \\-\\- ./job\n"
+	      "An 8 GiB limit on CMD's own cgroup, a report every 10 s, all of it recorded; "
+	      "\\fBmemacct report \\-\\-html job.html job.rec\\fR draws it.\n"
+	      ".TP\n.B memacct attach \\-\\-cgroup job123 10s\n"
+	      "An existing cgroup (a Slurm job, a container), a report every 10 s until SIGINT.\n"
+	      ".TP\n.B memacct explain 4711\n"
+	      "What the memory of PID 4711 is, mapping by mapping, and what reclaim could take.\n"
+	      ".TP\n.B memacct audit \\-\\-pinned\\-cap 10%\n"
+	      "Every process whose pinned memory is above 10% of RAM; exit 1 if any.\n"
+	      ".TP\n.B memacct daemon \\-\\-listen 127.0.0.1:9443\n"
+	      "Always on: /metrics for Prometheus, /healthz; docs/deploy has a systemd unit "
+	      "and a DaemonSet.\n", f);
 	fputs(".SH EXIT STATUS\n"
 	      "0 success; 1 audit violation; 2 usage error (bad option, unknown or ambiguous "
 	      "cgroup, no such process, a kernel thread or zombie as PID: the same in every command); "

@@ -29,6 +29,7 @@ const char *usage_opt_help(const struct usage_opt *o);
 
 struct cmd_usage {
 	const char *name;	/* "run"; NULL: the global options */
+	const char *purpose;	/* one line, lower case, no period: `memacct --help` */
 	const char *synopsis;	/* after "memacct "; '\n' separates forms */
 	const char *summary;	/* what it does; '\n' separates lines */
 	const struct usage_opt *opts;	/* ends with { NULL } */
