@@ -124,6 +124,41 @@ static inline long long exec_arg_bytes(const char *prog)
 	return (long long)(top - (arg_start & ~(unsigned long long)(page - 1)));
 }
 
+/*
+ * The peak charge of this process's memory cgroup, in bytes, as the kernel
+ * keeps it: memory.peak (v2, 5.19+) or memory.max_usage_in_bytes (v1), of
+ * the cgroup /proc/self/cgroup names under /sys/fs/cgroup (v2) or
+ * /sys/fs/cgroup/memory (v1). -1 when neither can be read.
+ */
+static inline long long cgroup_peak_bytes(void)
+{
+	char line[4096], path[4200] = "";
+	long long v = -1;
+	FILE *f = fopen("/proc/self/cgroup", "r");
+
+	while (f && fgets(line, sizeof(line), f)) {
+		char *p = strchr(line, ':'), *q = p ? strchr(p + 1, ':') : NULL;
+
+		if (!q)
+			continue;
+		q[strcspn(q, "\n")] = '\0';
+		if (!strncmp(p, ":memory:", 8))
+			snprintf(path, sizeof(path), "/sys/fs/cgroup/memory%s/memory.max_usage_in_bytes",
+				 q + 1);
+		else if (!strncmp(line, "0::", 3) && !path[0])
+			snprintf(path, sizeof(path), "/sys/fs/cgroup%s/memory.peak", q + 1);
+	}
+	if (f)
+		fclose(f);
+	f = path[0] ? fopen(path, "r") : NULL;
+	if (f) {
+		if (fscanf(f, "%lld", &v) != 1)
+			v = -1;
+		fclose(f);
+	}
+	return v;
+}
+
 /* The file pages this process copied on write and still maps, in bytes
  * (anon_bytes_of_self()). */
 static inline long long private_file_anon_bytes(const char *prog)

@@ -24,6 +24,8 @@
  * them all from its page tables (process_truth()):
  *   truth process_zero_fill_bytes B      "Anonymous:" outside file mappings
  *   truth process_cow_file_bytes B       "Anonymous:" in private file mappings
+ *   kernel cgroup_peak_bytes B           its memory cgroup's memory.peak or
+ *                                        max_usage_in_bytes (-1: unread)
  *
  * With --thp the buffer is madvise(MADV_HUGEPAGE)'d and aligned to the THP
  * size (hpage_pmd_size: 2 MiB on x86; what
@@ -143,12 +145,15 @@ static unsigned long pmd_size(void)
  */
 static void process_truth(void)
 {
+	long long arg = exec_arg_bytes("zero_fill"), peak = cgroup_peak_bytes();
 	long long file_private, other;
 
+	/* last: the reads above touch stack pages of their own (8 KiB) */
 	anon_bytes_of_self("zero_fill", &file_private, &other);
 	printf("truth process_zero_fill_bytes %lld\n", other);
 	printf("truth process_cow_file_bytes %lld\n", file_private);
-	printf("kernel exec_arg_bytes %lld\n", exec_arg_bytes("zero_fill"));
+	printf("kernel exec_arg_bytes %lld\n", arg);
+	printf("kernel cgroup_peak_bytes %lld\n", peak);
 }
 
 /* --thp: first-touch writes of MADV_HUGEPAGE memory (see the header). */
