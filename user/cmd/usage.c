@@ -423,11 +423,13 @@ void usage_print(FILE *f, const char *name)
 		for (int i = 0; i < NUSAGES; i++) {
 			if (!usages[i].name)
 				continue;
-			fprintf(f, "  %-9s %s\n", usages[i].name, usages[i].purpose);
+			/* the forms as they always were (scripts grep "  memacct
+			 * top "), then what the command is for */
 			for (const char *p = usages[i].synopsis; p; p = strchr(p, '\n')) {
 				p += *p == '\n';
-				fprintf(f, "            memacct %.*s\n", (int)strcspn(p, "\n"), p);
+				fprintf(f, "  memacct %.*s\n", (int)strcspn(p, "\n"), p);
 			}
+			fprintf(f, "      %s\n", usages[i].purpose);
 		}
 		fputs("\nGlobal options (before COMMAND; -j also after it):\n", f);
 		print_opts(f, global_opts);
