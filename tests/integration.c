@@ -175,6 +175,13 @@ void assert_near(const char *what, long long got, long long want)
 	printf("  %-40s memacct %12lld  truth %12lld\n", what, got, want);
 }
 
+long long rss_counter_lag_bytes(void)
+{
+	long long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return cpus * (2 * cpus > 32 ? 2 * cpus : 32) * (long long)PAGE;
+}
+
 void assert_exact(const char *what, long long got, long long want)
 {
 	ck_assert_msg(got == want, "%s: memacct %lld, truth %lld (exact: %+lld pages)", what, got,

@@ -50,6 +50,13 @@ long long jint(json_t *o, const char *key);
 json_t *proc_by_pid(const struct result *r, long long pid);
 /* assert_near() - |got - want| <= max(1% of want, 16 pages); prints both. */
 void assert_near(const char *what, long long got, long long want);
+/*
+ * rss_counter_lag_bytes() - how far one mm RSS counter's central count
+ * (get_mm_counter(): what the kernel's OOM line and update_hiwater_rss()
+ * read) can lag its exact sum: percpu_counter_batch, max(32, 2 x CPUs)
+ * pages (lib/percpu_counter.c), a CPU.
+ */
+long long rss_counter_lag_bytes(void);
 /* assert_exact() - got == want, for truths exact to the byte; prints both. */
 void assert_exact(const char *what, long long got, long long want);
 /*

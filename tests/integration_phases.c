@@ -52,10 +52,7 @@ static void assert_memcg(const char *what, long long got, long long want)
  */
 static long long hiwater_lag_bytes(void)
 {
-	long long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	long long batch = 2 * cpus > 32 ? 2 * cpus : 32;
-
-	return 3 * cpus * batch * (long long)PAGE;
+	return 3 * rss_counter_lag_bytes();
 }
 
 /* the value of "kernel|truth KEY ARG V" */
