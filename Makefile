@@ -86,7 +86,7 @@ endif
 	bpf-units-check mutation-check
 
 ifeq ($(CROSS),)
-all: $(OUTPUT)/memacct $(BENCH_BINS) $(BENCH_OBJS)
+all: $(OUTPUT)/memacct $(OUTPUT)/python/memacct.py $(BENCH_BINS) $(BENCH_OBJS)
 else
 all: vmtest-bins $(OUTPUT)/vmtest/test_integration
 endif
@@ -130,6 +130,11 @@ $(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
 $(OUTPUT)/%.o: %.c $(USER_HDRS) include/memacct.h $(SKELS) | $(OUTPUT) $(SYSROOT_DONE)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(WARNINGS) $(INCLUDES) -c $< -o $@
+
+# the Python mark client beside the build's binary: `memacct run` puts this
+# directory on CMD's PYTHONPATH, so `import memacct` works before make install
+$(OUTPUT)/python/memacct.py: user/memacct.py
+	$(Q)mkdir -p $(@D) && cp $< $@
 
 $(OUTPUT)/memacct: $(USER_OBJS)
 	$(call msg,LINK,$@)
@@ -216,10 +221,27 @@ unit: $(OUTPUT)/test_unit
 # the CI host's); a skip not listed fails the run; INTEG_SKIPS= : no check
 INTEG_SKIPS ?= $(CURDIR)/tests/skips-allowed$(if $(SANITIZE),:$(CURDIR)/tests/skips-allowed-sanitize)
 
-integration: $(OUTPUT)/memacct $(OUTPUT)/test_integration $(WORKLOADS)
+# With SANITIZE, the suites whose subject is the kernel side (maps filled
+# to their limits, the fault hook matrix), which add minutes of CI and no
+# userspace path the other suites leave out; MEMACCT_SUITES of
+# tests/integration.c ("" runs every suite)
+SAN_SUITES ?= -loss,-faulthook
+
+# each suite's seconds printed at the end (libcheck's XML log), then again
+# the verdict lines (libcheck's summary and failures, test_integration's
+# FAIL lines), so that the tail of a CI log names what failed
+integration: $(OUTPUT)/memacct $(OUTPUT)/python/memacct.py $(OUTPUT)/test_integration $(WORKLOADS)
 	$(Q)$(if $(SANITIZE),rm -rf $(SAN_LOGS) && mkdir -p $(SAN_LOGS) &&) \
+		: > $(OUTPUT)/integration.log; \
 		$(SAN_ENV) MEMACCT=$(CURDIR)/$(OUTPUT)/memacct WORKLOADS=$(CURDIR)/$(OUTPUT)/workloads \
-		TESTS=$(CURDIR)/tests MEMACCT_SKIPS_ALLOWED="$(INTEG_SKIPS)" $(OUTPUT)/test_integration
+		TESTS=$(CURDIR)/tests MEMACCT_SKIPS_ALLOWED="$(INTEG_SKIPS)" \
+		$(if $(SANITIZE),MEMACCT_SUITES="$(SAN_SUITES)") \
+		CK_XML_LOG_FILE_NAME=$(CURDIR)/$(OUTPUT)/integration.xml \
+		$(OUTPUT)/test_integration > $(OUTPUT)/integration.log 2>&1 & pid=$$!; \
+		trap "kill $$pid" INT TERM; \
+		tail -n +1 --pid=$$pid -f $(OUTPUT)/integration.log; wait $$pid; rc=$$?; \
+		awk -f tests/ck_seconds.awk $(OUTPUT)/integration.xml | sort -k3 -rn; \
+		grep -E '^[0-9]+%: Checks|:[FE]:|^FAIL|^MEMACCT_' $(OUTPUT)/integration.log; exit $$rc
 	$(Q)$(call san_verdict)
 
 # with SANITIZE: fail when any process wrote a sanitizer report

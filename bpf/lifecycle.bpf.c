@@ -107,6 +107,7 @@ int BPF_PROG(cgroup_rmdir, struct cgroup *cgrp, const char *path)
 	    BPF_CORE_READ(cgrp, root) != BPF_CORE_READ(mine, root))
 		return 0;
 	id = BPF_CORE_READ(cgrp, kn, id);
+	oom_rmdir(id);
 	parent_id = cgroup_ancestor_id(cgrp, level - 1);
 	c = bpf_map_lookup_elem(&cgroups, &id);
 	if (!c || !parent_id)

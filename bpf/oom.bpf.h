@@ -2,7 +2,8 @@
 /*
  * oom.bpf.h - what other units need of oom.bpf.c: the kills noted by pid
  * (kernels whose mark_victim passes no task), counted when the victim
- * exits (sched_process_exit, lifecycle.bpf.c).
+ * exits (sched_process_exit, lifecycle.bpf.c); a removed memcg forgotten
+ * (cgroup_rmdir).
  */
 #ifndef MEMACCT_OOM_BPF_H
 #define MEMACCT_OOM_BPF_H
@@ -16,6 +17,21 @@ struct oom_victims_map {
 	__type(value, __u32);
 };
 extern struct oom_victims_map oom_victims SEC(".maps");
+
+/* memcg id -> its local OOM events last seen (oom.bpf.c oom_limit_walk()) */
+struct memcg_oom_seen_map {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 8192);
+	__type(key, __u64);
+	__type(value, __u64);
+};
+extern struct memcg_oom_seen_map memcg_oom_seen SEC(".maps");
+
+/* cgroup_rmdir's OOM step: the memcg of cgroup @id is gone */
+static __always_inline void oom_rmdir(__u64 id)
+{
+	bpf_map_delete_elem(&memcg_oom_seen, &id);
+}
 
 /* sched_process_exit's OOM step: thread @tid of @task exits; a kill noted
  * by pid (mark_victim_pid) is counted now, in its process's flows. */

@@ -157,17 +157,63 @@ __noinline int walk_group_faults(__u64 sa, struct memacct_task_stock *r)
 }
 
 /*
+ * One process's record: @ta, a thread-group leader with an mm, as a number
+ * (a global function takes no BTF pointer before v6.8's __arg_trusted),
+ * cast back (bpf_rdonly_cast(): untrusted, its loads PROBE_MEM as the
+ * trusted ones, fault-safe). A global function, verified once on its own:
+ * inlined in the walk's loop, its every path was verified again at each
+ * step of the loop until its states converged (113,504 instructions, 3-4 s
+ * on 6.18 here, at each start and each reload of the walk: issue 46).
+ * Without @own, ppid, start time, peak RSS and faults are left 0: they
+ * cost 5 more cache lines per process, and a daemon without
+ * --top-processes publishes none of them. Always 0.
+ */
+__noinline int walk_fill(__u64 ta, struct memacct_task_stock *r, int own)
+{
+	struct task_struct *task = bpf_rdonly_cast((void *)ta,
+						   bpf_core_type_id_kernel(struct task_struct));
+	struct mm_struct *mm;
+
+	if (!r || !task)
+		return 0;
+	mm = task->mm;
+	if (!mm)
+		return 0;
+	if (own) {
+		struct signal_struct *sig = task->signal;
+
+		task_stock_fill_sums(task, mm, r);
+		task_stock_fill_own(task, mm, r);
+		r->min_flt = sig->min_flt + task->min_flt;
+		r->maj_flt = sig->maj_flt + task->maj_flt;
+		if (sig->nr_threads != 1) {
+			__u64 sa = 0;	/* a number: a cast BTF pointer stays one */
+
+			bpf_probe_read_kernel(&sa, sizeof(sa), &task->signal);
+			walk_group_faults(sa, r);
+		}
+	} else {	/* the array keeps earlier runs' records */
+		task_stock_fill_sums(task, mm, r);
+		task_stock_clear_own(r);
+	}
+	/* comm as two direct 8-byte loads, not bpf_probe_read_kernel()
+	 * (7% of a collection at 10,000 processes): the verifier lets
+	 * a load span an array of scalars (btf_struct_walk()) */
+	_Static_assert(sizeof(r->comm) == 16, "comm is two words");
+	((__u64 *)r->comm)[0] = ((const __u64 *)task->comm)[0];
+	((__u64 *)r->comm)[1] = ((const __u64 *)task->comm)[1];
+	return 0;
+}
+
+/*
  * Returns the number of processes with an mm (kernel threads and zombies
  * have none); those past max_entries are counted and not written, so a
  * return above max_entries tells userspace that the array was too small.
- * Without @ctx->own_fields, ppid, start time, peak RSS and faults are left
- * 0: they cost 5 more cache lines per process, and a daemon without
- * --top-processes publishes none of them.
  */
 SEC("syscall")
 int task_walk(struct memacct_task_walk_args *ctx)
 {
-	bool own = ctx->own_fields;
+	int own = ctx->own_fields;
 	struct bpf_iter_task it;
 	struct task_struct *task;
 	__u32 n = 0, step = 0;
@@ -175,41 +221,22 @@ int task_walk(struct memacct_task_walk_args *ctx)
 	bpf_rcu_read_lock();
 	bpf_iter_task_new(&it, NULL, BPF_TASK_ITER_ALL_PROCS);
 	while ((task = bpf_iter_task_next(&it))) {
-		struct mm_struct *mm = task->mm;
 		struct memacct_task_stock *r;
+		__u64 ta = (__u64)task;
 		__u32 i = n;
 
 		walk_hint_touch((step + AHEAD) & step_mask);
 		walk_hint_save(step++ & step_mask, task);
-		if (!mm)
+		if (!task->mm)
 			continue;
 		n++;
 		r = bpf_map_lookup_elem(&stocks, &i);
 		if (!r)
 			continue;
-		if (own) {
-			struct signal_struct *sig = task->signal;
-
-			task_stock_fill_sums(task, mm, r);
-			task_stock_fill_own(task, mm, r);
-			r->min_flt = sig->min_flt + task->min_flt;
-			r->maj_flt = sig->maj_flt + task->maj_flt;
-			if (sig->nr_threads != 1) {
-				__u64 sa = 0;	/* a number: a cast BTF pointer stays one */
-
-				bpf_probe_read_kernel(&sa, sizeof(sa), &task->signal);
-				walk_group_faults(sa, r);
-			}
-		} else {	/* the array keeps earlier runs' records */
-			task_stock_fill_sums(task, mm, r);
-			task_stock_clear_own(r);
-		}
-		/* comm as two direct 8-byte loads, not bpf_probe_read_kernel()
-		 * (7% of a collection at 10,000 processes): the verifier lets
-		 * a load span an array of scalars (btf_struct_walk()) */
-		_Static_assert(sizeof(r->comm) == 16, "comm is two words");
-		((__u64 *)r->comm)[0] = ((const __u64 *)task->comm)[0];
-		((__u64 *)r->comm)[1] = ((const __u64 *)task->comm)[1];
+		/* the pointer as a number (the verifier keeps a spilled
+		 * pointer's type: only a copy by the kernel drops it) */
+		bpf_probe_read_kernel(&ta, sizeof(ta), &ta);
+		walk_fill(ta, r, own);
 	}
 	bpf_iter_task_destroy(&it);
 	bpf_rcu_read_unlock();

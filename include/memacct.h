@@ -227,6 +227,8 @@ struct memacct_exit_event {
 						 * pinned_vm read from its mm */
 #define MEMACCT_OOM_FLOWS	(1U << 2)	/* its procs record: f, pin.dma_* */
 #define MEMACCT_OOM_LIMIT	(1U << 3)	/* a memcg at its limit was found */
+#define MEMACCT_OOM_LIMIT_EVENT	(1U << 4)	/* found by its memory.events.local
+						 * oom count (else by its usage) */
 
 struct memacct_oom_event {
 	__u64 seq;			/* 1, 2, ...: kills since load */
@@ -236,9 +238,11 @@ struct memacct_oom_event {
 	__u32 flags;			/* MEMACCT_OOM_* */
 	__u64 memcg_id;			/* the victim's memcg (pid only: the
 					 * killing task's, current) */
-	/* the nearest memcg, from the victim's up, whose page_counter usage
-	 * was within max(max / 32, 512 pages) of its max: the limit that was
-	 * hit (0 and !MEMACCT_OOM_LIMIT: none, a host-wide OOM) */
+	/* the limit that was hit, from the victim's memcg up: the nearest
+	 * whose local OOM events grew (MEMACCT_OOM_LIMIT_EVENT), else the
+	 * nearest whose page_counter usage was within max(max / 32, 512
+	 * pages) of its max (0 and !MEMACCT_OOM_LIMIT: none, a host-wide
+	 * OOM; bpf/oom.bpf.c oom_limit_walk()) */
 	__u64 limit_memcg_id;
 	__u64 limit_pages;		/* mem_cgroup->memory.max */
 	__u64 usage_pages;		/* mem_cgroup->memory.usage at the kill */

@@ -42,4 +42,4 @@ echo "$res" | grep -q 'nothing attached afterwards' || fail "run_true.py: $res"
 sleep 1
 [ "$(newer link "$l0")" = 0 ] || fail "$(newer link "$l0") links left attached"
 [ "$(newer prog "$p0")" = 0 ] || fail "$(newer prog "$p0") programs left loaded"
-echo "bench-check: ok ($(echo "$res" | grep -c '^[a-z]* *off ') workloads, 3 toggled arms)"
+echo "bench-check: ok ($(echo "$res" | grep -c 'floor_hot-off .* on-off ') workloads, 3 toggled arms)"

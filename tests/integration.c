@@ -140,6 +140,15 @@ long long jint(json_t *o, const char *key)
 	return json_integer_value(v);
 }
 
+bool kernel_at_least(int major, int minor)
+{
+	struct utsname u;
+	int ma = 0, mi = 0;
+
+	return !uname(&u) && sscanf(u.release, "%d.%d", &ma, &mi) == 2 &&
+	       (ma > major || (ma == major && mi >= minor));
+}
+
 /*
  * Whether sched_process_exit fires before exit_mm() (6.16+, kernel commit
  * "exit: move and extend sched_process_exit() tracepoint"), so that memacct
@@ -147,11 +156,7 @@ long long jint(json_t *o, const char *key)
  */
 static bool exit_rss_known(void)
 {
-	struct utsname u;
-	int major = 0, minor = 0;
-
-	return !uname(&u) && sscanf(u.release, "%d.%d", &major, &minor) == 2 &&
-	       (major > 6 || (major == 6 && minor >= 16));
+	return kernel_at_least(6, 16);
 }
 
 json_t *proc_by_pid(const struct result *r, long long pid)
@@ -197,6 +202,47 @@ void assert_exact(const char *what, long long got, long long want)
  * left over from the old image (docs/metrics.md "Known blind spots"). One
  * page with a small environment.
  */
+int numa_nodes(void)
+{
+	glob_t g;
+	int n = 0;
+
+	if (!glob("/sys/devices/system/node/node[0-9]*", 0, NULL, &g))
+		n = (int)g.gl_pathc;
+	globfree(&g);
+	return n;
+}
+
+/*
+ * fault_alloc_bytes of the zero_fill process: null on one NUMA node (the
+ * programs count it only where they place allocations on nodes); with
+ * several, every page its faults allocated: its anonymous pages (less up
+ * to the exec's argument pages, which no fault allocates) and up to its
+ * page tables (VmPTE, which its faults allocated too) and 16 page-cache
+ * pages more (a file page a fault read in: none when the binary and libc
+ * are cached, as they are after the exec).
+ */
+static void assert_fault_alloc(const char *what, const struct result *r, json_t *proc)
+{
+	json_t *v = json_object_get(proc, "fault_alloc_bytes");
+	long long anon = truth(r, "process_zero_fill_bytes") + truth(r, "process_cow_file_bytes");
+	long long lo = anon - truth(r, "exec_arg_bytes");
+	long long hi = anon + truth(r, "vm_pte_bytes") + 16 * (long long)PAGE;
+
+	if (numa_nodes() <= 1) {
+		ck_assert_msg(json_is_null(v), "%s: fault_alloc_bytes on one NUMA node is not "
+			      "measured, yet reads %lld", what, jint(proc, "fault_alloc_bytes"));
+		printf("  %-40s null on one NUMA node\n", "fault_alloc_bytes");
+		return;
+	}
+	ck_assert_msg(json_is_integer(v) && json_integer_value(v) >= lo &&
+		      json_integer_value(v) <= hi,
+		      "%s: fault_alloc_bytes %lld, truth %lld to %lld (anon pages, page tables)",
+		      what, jint(proc, "fault_alloc_bytes"), lo, hi);
+	printf("  %-40s memacct %12lld  truth %lld to %lld\n", "fault_alloc_bytes",
+	       jint(proc, "fault_alloc_bytes"), lo, hi);
+}
+
 void assert_anon_truth(const char *what, const struct result *r, json_t *proc)
 {
 	long long all = truth(r, "process_zero_fill_bytes"), arg = truth(r, "exec_arg_bytes");
@@ -211,6 +257,7 @@ void assert_anon_truth(const char *what, const struct result *r, json_t *proc)
 	       all, arg);
 	snprintf(w, sizeof(w), "%s: process file cow", what);
 	assert_exact(w, jint(proc, "cow_file_copied_bytes"), truth(r, "process_cow_file_bytes"));
+	assert_fault_alloc(what, r, proc);
 }
 
 const char *fault_hook_prog(const char *pin_path)
@@ -316,6 +363,20 @@ void cg_set_memory_max(const char *cg, unsigned long long bytes)
 	ck_assert_msg(fp, "%s: %s", f, strerror(errno));
 	fprintf(fp, "%llu\n", bytes);
 	ck_assert_msg(fclose(fp) == 0, "writing %s: %s", f, strerror(errno));
+}
+
+bool cg_children_memory(const char *dir)
+{
+	char path[PATH_MAX];
+	FILE *f;
+
+	if (cgversion != 2)
+		return true;
+	snprintf(path, sizeof(path), "%s/cgroup.subtree_control", dir);
+	f = fopen(path, "w");
+	if (!f)
+		return false;
+	return (fputs("+memory", f) >= 0) & (fclose(f) == 0);
 }
 
 /* the tests that skipped themselves, for main()'s allow-list check */
@@ -663,14 +724,10 @@ START_TEST(test_cow_mmap_lock_busy)
 	json_t *c = proc_by_pid(r, truth(r, "child_pid"));
 	json_t *drops = json_object_get(r->report, "dropped_events_by_cause");
 	long long cow = jint(c, "cow_copied_bytes"), unc = jint(c, "fault_unclassified_bytes");
-	struct utsname u;
-	int major = 0, minor = 0;
 
-	ck_assert_int_eq(uname(&u), 0);
-	sscanf(u.release, "%d.%d", &major, &minor);
 	printf("  mmap lock busy: %lld churn rounds, %lld VMAs read by the lockless walk\n",
 	       truth(r, "churn_ops"), jint(r->report, "vma_lockless_lookups"));
-	if (major > 6 || (major == 6 && minor >= 1)) {
+	if (kernel_at_least(6, 1)) {
 		assert_near("mmap lock busy: child cow", cow, truth(r, "child_cow_bytes"));
 		ck_assert_int_eq(unc, 0);
 	} else {
@@ -1265,8 +1322,8 @@ static int skips_not_allowed(void)
 	return bad;
 }
 
-/* tests/integration*.c's tests, at least (211 on 2026-11-29): raise it with them */
-#define MIN_TESTS 211
+/* tests/integration*.c's tests, at least (215 on 2026-11-29): raise it with them */
+#define MIN_TESTS 215
 
 int main(void)
 {

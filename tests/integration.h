@@ -57,6 +57,10 @@ void assert_near(const char *what, long long got, long long want);
  * pages (lib/percpu_counter.c), a CPU.
  */
 long long rss_counter_lag_bytes(void);
+/* numa_nodes() - the NUMA nodes of this machine (/sys/devices/system/node/nodeN). */
+int numa_nodes(void);
+/* kernel_at_least() - whether uname's release is MAJOR.MINOR or later. */
+bool kernel_at_least(int major, int minor);
 /* assert_exact() - got == want, for truths exact to the byte; prints both. */
 void assert_exact(const char *what, long long got, long long want);
 /*
@@ -99,6 +103,15 @@ TCase *tcase_swept(const char *name);
 void sweep_leftovers(void);
 
 /*
+ * The tag of test cases whose subject is memacct's own userspace (HTTP
+ * parsing, signals, fd limits), the same on every kernel and cgroup layout:
+ * the kernel matrix's guests leave them out (tests/vmtest/init.sh sets
+ * CK_EXCLUDE_TAGS, check.py does not expect them), which saves minutes of
+ * TCG in CI; the host runs them.
+ */
+#define HOST_ONLY_TAG "host-only"
+
+/*
  * free_port() - a TCP port of 127.0.0.1 free now (the kernel's pick for a
  * bind to port 0), for a daemon a test starts: a port derived from the PID
  * fell in the ephemeral range, where a client's connection may hold it.
@@ -121,6 +134,10 @@ bool fault_hook_pinned(const char *pin_path);
 /* cg_set_memory_max() - @bytes to the memory limit of our cgroup @cg
  * (v1 memory.limit_in_bytes, v2 memory.max); fails the test when refused. */
 void cg_set_memory_max(const char *cg, unsigned long long bytes);
+/* cg_children_memory() - on v2, the memory controller for the children of
+ * our cgroup @dir (+memory in its cgroup.subtree_control; it must hold no
+ * process); nothing on v1, where every cgroup has it. false when refused. */
+bool cg_children_memory(const char *dir);
 
 void skip_test(const char *func, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

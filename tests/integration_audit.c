@@ -748,7 +748,22 @@ START_TEST(test_audit_all_cgroups_unbounded)
 			_exit(127);
 		}
 	}
-	usleep(300000);
+	/* each child in its cgroup before the audit (a fixed 0.3 s found 62 of
+	 * the 70 there once, under load) */
+	for (int k = 0; k < 70; k++) {
+		char *procs = NULL;
+
+		snprintf(path, sizeof(path), "%s/c%d/cgroup.procs", cg, k);
+		for (int t = 0; t < 500; t++) {
+			free(procs);
+			procs = slurp(path);
+			if (procs && procs[0])
+				break;
+			usleep(20000);
+		}
+		ck_assert_msg(procs && procs[0], "child %d not in %s after 10 s", k, path);
+		free(procs);
+	}
 	r = run_cmd("%s -j audit", memacct);
 	all = json_array_size(json_object_get(r->report, "cgroups"));
 	json_array_foreach(json_object_get(r->report, "cgroups"), i, c)

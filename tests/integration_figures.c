@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <signal.h>
 #include <string.h>
-#include <sys/utsname.h>
 #include <unistd.h>
 #include <jansson.h>
 #include "integration.h"
@@ -19,12 +18,7 @@
  * commit "exit: move and extend sched_process_exit() tracepoint") */
 static bool exit_sees_mm(void)
 {
-	struct utsname u;
-	int major = 0, minor = 0;
-
-	if (uname(&u) || sscanf(u.release, "%d.%d", &major, &minor) != 2)
-		return false;
-	return major > 6 || (major == 6 && minor >= 16);
+	return kernel_at_least(6, 16);
 }
 
 /*

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -308,6 +309,8 @@ START_TEST(test_http_table_full)
 	long long full, idle;
 	struct result *r;
 	struct rlimit rl;
+	struct timespec t0, t1;
+	long long waited_ms;
 	int opened = 0;
 
 	ck_assert_int_eq(getrlimit(RLIMIT_NOFILE, &rl), 0);
@@ -316,6 +319,7 @@ START_TEST(test_http_table_full)
 	ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &rl), 0);
 	daemon_pid = daemon_start("", "");
 	ck_assert_msg(daemon_pid > 0, "the daemon did not start (%s)", log_path);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (int i = 0; i < N; i++) {
 		fds[i] = connect_daemon();
 		if (fds[i] >= 0 &&
@@ -324,6 +328,8 @@ START_TEST(test_http_table_full)
 	}
 	sleep_ms(2500);		/* shut for room after 0.5 s; a collection since */
 	r = run_cmd("curl -sf -m 10 http://127.0.0.1:%d/metrics", port);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	waited_ms = (t1.tv_sec - t0.tv_sec) * 1000LL + (t1.tv_nsec - t0.tv_nsec) / 1000000;
 	for (int i = 0; i < N; i++)
 		if (fds[i] >= 0)
 			close(fds[i]);
@@ -347,7 +353,11 @@ START_TEST(test_http_table_full)
 			      N - KEPT - 1);
 	else
 		ck_assert_int_eq(full, N - KEPT);
-	ck_assert_int_eq(idle, 0);
+	/* none idle yet: the first connection waited under the 5 s idle limit
+	 * by the scrape (2.6 s here); under TCG the 1,600 connects alone
+	 * took longer once (335 shut as idle, rightly): no claim then */
+	if (waited_ms < 4500)
+		ck_assert_msg(idle == 0, "idle %lld after %lld ms", idle, waited_ms);
 	ck_assert_msg(file_has(log_path, "shut for room in the connection table",
 			       "memacct_http_connections_shut_total"),
 		      "no warning about connections shut in %s", log_path);
@@ -534,10 +544,15 @@ END_TEST
  * ~12 s, and an OOM kill under --memory-max 160M once they are all up. */
 static struct result *run_many_then_oom(const char *json, const char *run_opts, int n)
 {
-	return run_cmd("%s %s run %s --memory-max 160M -- sh -c 'sleep 12 | %s/many_small %d 1 > %s & "
+	/* the processes held past the kill: 12 s here; under TCG beside the
+	 * other guests, making them and growing to the limit took longer
+	 * once (processes_total 1: they had left), so 40 s there */
+	int hold = getenv("MEMACCT_VMTEST") ? 40 : 12;
+
+	return run_cmd("%s %s run %s --memory-max 160M -- sh -c 'sleep %d | %s/many_small %d 1 > %s & "
 		       "while ! grep -q ready %s 2>/dev/null; do sleep 0.2; done; "
-		       "cat %s; exec %s/oom 512' 2>/dev/null", memacct, json, run_opts, workloads, n,
-		       out_path, out_path, out_path, workloads);
+		       "cat %s; exec %s/oom 512' 2>/dev/null", memacct, json, run_opts, hold, workloads,
+		       n, out_path, out_path, out_path, workloads);
 }
 
 /* processes_unsampled of the first OOM kill in the recording @path; -1: none */

@@ -123,12 +123,28 @@ static long long scrape(const char *family, const char *label)
 	return v;
 }
 
-/* /healthz answers 200 with a body that begins with @want. */
+/*
+ * /healthz answers 200 with a body that begins with @want. A "stalled"
+ * answer is asked again, up to 30 s: after thousands of new processes the
+ * daemon's process walk is reloaded inside a collection, and its
+ * verification takes seconds on 6.18 (4.1-4.5 s here, quiet; a 9.2 s
+ * collection once 10,000 processes appeared: docs/overhead.md "Issue 46"),
+ * past the stall threshold (3 intervals and 5 s) under load. That stall is
+ * an open defect of its own; these tests' subject is the map-full state.
+ */
 static void health_says(const char *want)
 {
-	struct result *r = run_cmd("curl -s -m 10 -w ' %%{http_code}' "
-				   "http://127.0.0.1:%d/healthz", port);
+	struct result *r = NULL;
 
+	for (int i = 0; i < 30; i++) {
+		if (r)
+			result_free(r);
+		r = run_cmd("curl -s -m 10 -w ' %%{http_code}' http://127.0.0.1:%d/healthz", port);
+		if (strncmp(r->out, "stalled", 7))
+			break;
+		printf("  /healthz: %s (a collection running long: asked again)\n", r->out);
+		sleep_ms(1000);
+	}
 	printf("  /healthz: %s\n", r->out);
 	ck_assert_msg(!strncmp(r->out, want, strlen(want)) && strstr(r->out, " 200"),
 		      "/healthz said '%s', not '%s...' with 200", r->out, want);
@@ -188,23 +204,6 @@ static void check_per_child(const char *what, long long bytes, long n, double co
 		      "or 16 pages in all)", what, got, control, tol);
 }
 
-/* On cgroup v2, @dir's children get the memory controller (a cgroup has it
- * only when its parent's subtree_control names it); v1: nothing to do. */
-static void children_memory(const char *dir)
-{
-	char path[300];
-	FILE *f;
-
-	if (cgversion != 2)
-		return;
-	snprintf(path, sizeof(path), "%s/cgroup.subtree_control", dir);
-	f = fopen(path, "w");
-	if (f) {
-		fputs("+memory", f);
-		fclose(f);
-	}
-}
-
 static void setup(void)
 {
 	snprintf(pin, sizeof(pin), "/sys/fs/bpf/memacct-loss-%d", (int)getpid());
@@ -212,7 +211,7 @@ static void setup(void)
 	snprintf(log_path, sizeof(log_path), "/tmp/memacct-loss-%d.log", (int)getpid());
 	port = free_port();
 	mkdir(cg, 0755);
-	children_memory(cg);	/* it has no process of its own */
+	cg_children_memory(cg);	/* it has no process of its own */
 }
 
 static void teardown(void)
@@ -374,7 +373,7 @@ START_TEST(test_many_cgroups)
 
 	snprintf(base, sizeof(base), "%s/many", cg);
 	ck_assert_int_eq(mkdir(base, 0755), 0);
-	children_memory(base);	/* v2: each c<i> its own memcg, as on v1 */
+	cg_children_memory(base);	/* v2: each c<i> its own memcg, as on v1 */
 	label_of(base + strlen(cgroot) + 1, lbase, sizeof(lbase));
 	daemon_pid = daemon_start("", 1);
 	ck_assert_int_gt(daemon_pid, 0);
@@ -441,8 +440,18 @@ START_TEST(test_many_cgroups)
 	r = run_cmd("%s/fork_churn %s", workloads, args);
 	ck_assert_int_eq(r->status, 0);
 	result_free(r);
-	text = metrics_fresh();
-	each = sample(text, "memacct_events_dropped_total", "reason=\"cgroup_map_full\"");
+	/* a collection that began after the churn: one that reloads the
+	 * process walk (thousands of new processes) runs for seconds on 6.18
+	 * (health_says()), and the last one published predates the drops */
+	for (int tries = 0;; tries++) {
+		text = metrics_fresh();
+		each = sample(text, "memacct_events_dropped_total", "reason=\"cgroup_map_full\"");
+		if (each > 0 || tries == 10)
+			break;
+		printf("  cgroup_map_full %lld: a collection from before the churn, read again\n",
+		       each);
+		free(text);
+	}
 	printf("  cgroups map of 256, 600 cgroups: cgroup_map_full %lld\n", each);
 	ck_assert_msg(each > 0, "600 cgroups did not fill a cgroups map of 256");
 	ck_assert_int_eq(sample(text, "memacct_flows_lost_bytes_total", NULL), 0);

@@ -286,8 +286,15 @@ static char att_cg[256];	/* test_oom_attach's cgroup, removed by teardown() */
 
 static void teardown(void)
 {
+	char sub[300];
+
 	if (!att_cg[0])
 		return;
+	/* test_oom_limit_parent's children, when it failed before removing them */
+	snprintf(sub, sizeof(sub), "%s/c", att_cg);
+	rmdir(sub);
+	snprintf(sub, sizeof(sub), "%s/d", att_cg);
+	rmdir(sub);
 	for (int i = 0; i < 50 && rmdir(att_cg) && errno == EBUSY; i++)
 		usleep(100000);	/* a worker's last seconds */
 	att_cg[0] = '\0';
@@ -321,6 +328,68 @@ START_TEST(test_oom_attach)
 }
 END_TEST
 
+/*
+ * A parent's limit hit, the victim in a child near a limit of its own (issue
+ * 39 finding 6): P (96 MiB) holds C (64 MiB, a process holding 62 MiB:
+ * usage within max/32 of C's max, below it) and D (no limit, a process
+ * growing to 128 MiB). D's charges hit P's limit; the OOM killer takes C's
+ * process, the largest in P, then D's. Truth: P's limit was hit, C's never:
+ * C's memory.failcnt (v1) or memory.events "max" (v2) is 0, P's is not; on
+ * v2 P's memory.events.local counts the OOM events. Usage alone named C.
+ */
+START_TEST(test_oom_limit_parent)
+{
+	const char *hit = cgversion == 1 ? "memory.failcnt" : "memory.events";
+	char c[300], d[300];
+	struct result *r;
+	json_t *kills;
+	size_t i;
+
+	snprintf(att_cg, sizeof(att_cg), "%s/memacct-test-oomparent-%d", cgroot, (int)getpid());
+	snprintf(c, sizeof(c), "%s/c", att_cg);
+	snprintf(d, sizeof(d), "%s/d", att_cg);
+	ck_assert_int_eq(mkdir(att_cg, 0755), 0);
+	cg_set_memory_max(att_cg, 96 * MiB);
+	ck_assert_msg(cg_children_memory(att_cg), "%s: +memory refused", att_cg);
+	/* C and D made once attach reports: the kernel side sees their mkdir */
+	r = run_cmd("f=/tmp/memacct-test-oomparent-%d; %s -j attach --cgroup %s --interval 1s "
+		    "2>/dev/null > $f & a=$!; i=0; until grep -q '^{' $f 2>/dev/null; do "
+		    "i=$((i+1)); [ $i -gt 600 ] && break; sleep 0.1; done; "
+		    "mkdir %s %s && echo %llu > %s/%s && "
+		    "{ sh -c 'echo $$ > %s/cgroup.procs && exec %s/oom 62 60' > $f.hold 2>/dev/null & "
+		    "h=$!; i=0; until grep -q touched $f.hold; do i=$((i+1)); [ $i -gt 600 ] && break; "
+		    "sleep 0.1; done; sh -c 'echo $$ > %s/cgroup.procs && exec %s/oom 128' "
+		    ">/dev/null 2>&1; kill $h 2>/dev/null; wait $h; }; "
+		    "if [ %d = 1 ]; then echo kernel c_hit $(cat %s/%s); echo kernel p_hit $(cat %s/%s); "
+		    "else echo kernel c_hit $(sed -n 's/^max //p' %s/%s); "
+		    "echo kernel p_hit $(sed -n 's/^max //p' %s/%s); "
+		    "echo kernel p_local_oom $(sed -n 's/^oom //p' %s/memory.events.local); fi; "
+		    "sleep 1.2; kill -INT $a; wait $a; cat $f; rm -f $f $f.hold; rmdir %s %s",
+		    (int)getpid(), memacct, att_cg, c, d, 64 * MiB, c,
+		    cgversion == 1 ? "memory.limit_in_bytes" : "memory.max", c, workloads,
+		    d, workloads, cgversion, c, hit, att_cg, hit, c, hit, att_cg, hit, att_cg, c, d);
+	printf("  C's limit hit %lld times, P's %lld\n", truth(r, "c_hit"), truth(r, "p_hit"));
+	ck_assert_int_eq(truth(r, "c_hit"), 0);
+	ck_assert_int_gt(truth(r, "p_hit"), 0);
+	if (cgversion == 2)
+		ck_assert_int_gt(truth(r, "p_local_oom"), 0);
+	kills = json_object_get(r->report, "oom_kills");
+	ck_assert_msg(json_array_size(kills) >= 1, "no oom_kills in: %s", r->out);
+	for (i = 0; i < json_array_size(kills); i++) {
+		json_t *k = json_array_get(kills, i);
+
+		printf("  kill %zu: pid %lld, limit %s found by %s\n", i, jint(k, "pid"),
+		       jstr(k, "limit_cgroup"), jstr(k, "limit_found_by"));
+		ck_assert_int_eq(jint(k, "limit_bytes"), 96 * MiB);
+		ck_assert_msg(strstr(att_cg, jstr(k, "limit_cgroup")) &&
+			      !strcmp(strstr(att_cg, jstr(k, "limit_cgroup")),
+				      jstr(k, "limit_cgroup")),
+			      "limit %s, not %s", jstr(k, "limit_cgroup"), att_cg);
+	}
+	result_free(r);
+}
+END_TEST
+
 Suite *oom_suite(void)
 {
 	Suite *s = suite_create("oom");
@@ -335,6 +404,7 @@ Suite *oom_suite(void)
 	tcase_add_test(tc, test_oom_storm);
 	tcase_add_test(tc, test_exit_code_split);
 	tcase_add_test(tc, test_oom_attach);
+	tcase_add_test(tc, test_oom_limit_parent);
 	suite_add_tcase(s, tc);
 	return s;
 }

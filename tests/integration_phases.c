@@ -231,6 +231,112 @@ START_TEST(test_phases_params)
 }
 END_TEST
 
+/*
+ * A mark's client runs on between its send and its recv while memacct
+ * takes the snapshot: a page (or fault) it makes there for the first time
+ * lands in one reading only. phases.c warm_up() faults those in first; +1
+ * was seen once under load before it. Each phase moves megabytes of one
+ * kind, so a figure from another field or phase still fails.
+ */
+#define KINDS_RACE_PAGES 2
+
+/*
+ * How far a phase's change of a process's rss, file or shmem may differ
+ * from the change of what the process read of itself in /proc/self/status.
+ * memacct adds every CPU's delta of the RSS counters (bpf/core_fixes.bpf.h);
+ * so does /proc/PID/status from 6.16 on (get_mm_counter_sum()). Before,
+ * the file read the central counts alone, which lag by the per-CPU batch
+ * (rss_counter_lag_bytes()). And 2 pages (KINDS_RACE_PAGES) everywhere.
+ */
+static long long status_rss_tol(void)
+{
+	return (kernel_at_least(6, 16) ? 0 : rss_counter_lag_bytes()) +
+	       KINDS_RACE_PAGES * (long long)PAGE;
+}
+
+/* the change of "kernel KEY_at PHASE V" from phase @from to phase @to */
+static long long read_change(const struct result *r, const char *key, const char *from,
+			     const char *to)
+{
+	return truth_arg(r, key, to) - truth_arg(r, key, from);
+}
+
+static void assert_change(const char *what, long long got, long long want, long long tol)
+{
+	ck_assert_msg(llabs(got - want) <= tol, "%s: memacct %lld, truth %lld (tolerance %lld)",
+		      what, got, want, tol);
+	printf("  %-44s memacct %12lld  truth %12lld%s\n", what, got, want,
+	       tol ? "" : "  (exact)");
+}
+
+/*
+ * The per-phase changes of the figures test_phases_three leaves out (issue
+ * 47, finding 6): rss, file, shmem, faults, pinned_vm and DMA pins, each
+ * against what the process read of itself first thing after each answer
+ * (tests/workloads/phases.c kinds): VmRSS, RssFile, RssShmem,
+ * getrusage() faults, VmPin, and the host's FOLL_PIN count less VmPin for
+ * the DMA pins. memacct snapshots before it answers and the process does
+ * nothing in between but that reading: the pins are exact, the faults
+ * and (6.16+) the RSS counters exact but KINDS_RACE_PAGES. Each phase moves
+ * one kind, so a figure taken from another field, or a phase's change
+ * given to the next, fails.
+ */
+START_TEST(test_phases_kinds)
+{
+	static const char *const names[] = { "file", "shmem", "pin", "end" };
+	char args[128];
+	struct result *r;
+	long long pid, tol = status_rss_tol();
+
+	/* /var/tmp: a disk, on the host and in the guests (tests/vmtest/init.sh) */
+	snprintf(args, sizeof(args), "phases kinds /var/tmp/memacct-phases-%d.data", (int)getpid());
+	r = memacct_run(args);
+	ck_assert_int_eq(r->status, 0);
+	pid = truth(r, "pid");
+	ck_assert_int_eq(json_array_size(json_object_get(r->report, "phases")), 3);
+	/* each phase moved what it was written to move (the file on a disk:
+	 * RssFile, not RssShmem) */
+	ck_assert_int_ge(read_change(r, "file_at", "file", "shmem"), truth(r, "file_bytes"));
+	ck_assert_int_eq(read_change(r, "shmem_at", "shmem", "pin"), truth(r, "shmem_bytes"));
+	ck_assert_int_eq(read_change(r, "pinned_vm_at", "pin", "end"), truth(r, "pinned_vm_bytes"));
+	for (int i = 0; i < 3; i++) {
+		const char *a = names[i], *b = names[i + 1];
+		json_t *ph = phase_named(r->report, a), *p = phase_proc_opt(ph, pid);
+		json_t *t = json_object_get(ph, "totals");
+		long long foll = read_change(r, "foll_pinned_at", a, b);
+		long long pin = read_change(r, "pinned_vm_at", a, b);
+		char what[64];
+
+		ck_assert_msg(p, "phase %s: pid %lld not in it", a, pid);
+#define CHANGE(key, field, want, tol)						\
+		(snprintf(what, sizeof(what), "%s: %s", a, key),		\
+		 assert_change(what, jint(p, field), want, tol))
+		CHANGE("rss_bytes vs VmRSS", "rss_bytes", read_change(r, "rss_at", a, b), tol);
+		CHANGE("file_bytes vs RssFile", "file_bytes", read_change(r, "file_at", a, b), tol);
+		CHANGE("shmem_bytes vs RssShmem", "shmem_bytes", read_change(r, "shmem_at", a, b),
+		       tol);
+		CHANGE("page_faults_total vs getrusage", "page_faults_total",
+		       read_change(r, "faults_at", a, b), KINDS_RACE_PAGES);
+		CHANGE("pinned_vm_bytes vs VmPin", "pinned_vm_bytes", pin, 0);
+		CHANGE("pinned_bytes vs VmPin", "pinned_bytes", pin, 0);
+		/* FOLL_PIN pages that VmPin does not show (the io_uring buffer
+		 * is both: counted once, as pinned_vm); the host's count: no
+		 * other process pins while the suite runs */
+		if (truth_arg(r, "foll_pinned_at", a) >= 0)
+			CHANGE("dma_pinned_bytes vs FOLL_PIN - VmPin", "dma_pinned_bytes",
+			       foll - pin, 0);
+#undef CHANGE
+		/* the cgroup: its memory.stat shmem (to the memcg's per-CPU
+		 * batch) and the pinned_vm its processes hold */
+		snprintf(what, sizeof(what), "%s: totals shmem_bytes", a);
+		assert_memcg(what, jint(t, "shmem_bytes"), read_change(r, "shmem_at", a, b));
+		snprintf(what, sizeof(what), "%s: totals pinned_vm_bytes", a);
+		assert_change(what, jint(t, "pinned_vm_bytes"), pin, 0);
+	}
+	result_free(r);
+}
+END_TEST
+
 START_TEST(test_phases_garbage)
 {
 	struct result *r = memacct_run("phases garbage");
@@ -339,7 +445,14 @@ START_TEST(test_phases_clients)
 		    memacct);
 	ck_assert_int_eq(r->status, 0);
 	ck_assert_int_eq(json_array_size(json_object_get(r->report, "phases")), 1);
-	phase_named(r->report, "shell");
+	/* the `memacct mark --end` client, alive at its mark, is memacct's
+	 * own: not a row of the job's phase (issue 41 item 8). Under ASan,
+	 * LeakSanitizer's tracer, a process it clones from the exiting
+	 * client (comm memacct, another pid, no mark), is a row of its own */
+	json_array_foreach(json_object_get(phase_named(r->report, "shell"), "processes"), i, p)
+		ck_assert_msg(getenv("MEMACCT_SANITIZE") ||
+			      strcmp(json_string_value(json_object_get(p, "comm")), "memacct"),
+			      "phase shell has memacct mark's row (pid %lld)", jint(p, "pid"));
 	result_free(r);
 	r = run_cmd("env -u MEMACCT_MARK_FD %s mark x && echo clients-ok", memacct);
 	ck_assert_msg(strstr(r->out, "clients-ok"), "memacct mark outside run: %s", r->out);
@@ -349,12 +462,14 @@ START_TEST(test_phases_clients)
 			  "vmtest guests have no Python)");
 		return;
 	}
+	/* no PYTHONPATH: run puts the build tree's client on CMD's (issue 41
+	 * item 8: `import memacct` failed before make install) */
 	r = run_cmd(
-		"%s -j run -- sh -c '%s mark shell && PYTHONPATH=%s/../user /usr/bin/python3 -c \""
+		"%s -j run -- sh -c '%s mark shell && /usr/bin/python3 -c \""
 		"import memacct, os; assert memacct.mark(\\\"py\\\"); "
 		"b = bytearray(16 << 20); b[:] = bytes(16 << 20); "
 		"print(\\\"truth py_pid\\\", os.getpid()); assert memacct.end()\" && "
-		"%s mark --end'", memacct, memacct, testsdir, memacct);
+		"%s mark --end'", memacct, memacct, memacct);
 
 	ck_assert_int_eq(r->status, 0);
 	ck_assert_int_eq(json_array_size(json_object_get(r->report, "phases")), 2);
@@ -598,6 +713,7 @@ Suite *phases_suite(void)
 
 	tcase_set_timeout(tc, 600);
 	tcase_add_test(tc, test_phases_three);
+	tcase_add_test(tc, test_phases_kinds);
 	tcase_add_test(tc, test_phases_params);
 	tcase_add_test(tc, test_phases_garbage);
 	tcase_add_test(tc, test_phases_shell_read);

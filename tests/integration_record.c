@@ -11,6 +11,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -365,8 +366,8 @@ static const char *const class_labels[] = {
 /*
  * @html loaded by Debian's chromium, headless: no console error, no
  * reference outside the file, the timeline's six classes and their labels
- * (class_labels) and every one of @labels in the DOM; the screenshot
- * (@png) a PNG. Returns its size.
+ * (class_labels) and every one of @labels in the DOM ("A\nB": either);
+ * the screenshot (@png) a PNG. Returns its size.
  */
 static long long check_in_chromium(const char *html, const char *const *labels, size_t n,
 				   const char *png)
@@ -387,8 +388,17 @@ static long long check_in_chromium(const char *html, const char *const *labels, 
 	for (size_t i = 0; i < sizeof(class_labels) / sizeof(class_labels[0]); i++)
 		ck_assert_msg(strstr(r->out, class_labels[i]), "'%s' not in the DOM",
 			      class_labels[i]);
-	for (size_t i = 0; i < n; i++)
-		ck_assert_msg(strstr(r->out, labels[i]), "'%s' not in the DOM", labels[i]);
+	for (size_t i = 0; i < n; i++) {
+		/* "A\nB": A or B (a phase's name on its band, or its number
+		 * there and its name in the key below: report_html.c) */
+		const char *nl = strchr(labels[i], '\n');
+		char a[128];
+
+		snprintf(a, sizeof(a), "%.*s", nl ? (int)(nl - labels[i]) : (int)strlen(labels[i]),
+			 labels[i]);
+		ck_assert_msg(strstr(r->out, a) || (nl && strstr(r->out, nl + 1)),
+			      "'%s' not in the DOM", labels[i]);
+	}
 	for (char *p = r->out; (p = strstr(p, "class=\"area\"")); p++)
 		areas++;
 	ck_assert_int_eq(areas, 6);
@@ -424,7 +434,7 @@ static bool no_chromium(const char *test)
 START_TEST(test_record_html)
 {
 	static const char *const labels[] = {
-		"limit 256 MiB", ">alloc</text>", ">cow</text>", ">lock</text>",
+		"limit 256 MiB", ">alloc</text>", ">cow</text>\n2 cow", ">lock</text>\n3 lock",
 		"phase \"alloc\":",
 	};
 	char cmd[512], rec[128], html[128], png[128];
@@ -459,7 +469,10 @@ END_TEST
  */
 START_TEST(test_record_html_dataloader)
 {
-	static const char *const labels[] = { ">build list</text>", ">epoch</text>", " python3</text>",
+	/* a phase's name on its band, or its number there and its name in
+	 * the key: "build list" is ~15% of the run, near the edge */
+	static const char *const labels[] = { ">build list</text>\n1 build list",
+					      ">epoch</text>\n2 epoch", " python3</text>",
 					      "copy-on-write" };
 	char cmd[256], html[128], png[128], rec[128];
 	struct result *r;
@@ -522,6 +535,394 @@ START_TEST(test_record_html_hostile)
 }
 END_TEST
 
+/* ---- test_record_html_numbers's readers of the page */
+
+/* &amp; &lt; &gt; &quot; &#39; (report_html.c esc()) undone, in place */
+static void html_unescape(char *s)
+{
+	static const struct { const char *ent; char c; } ents[] = {
+		{ "&amp;", '&' }, { "&lt;", '<' }, { "&gt;", '>' }, { "&quot;", '"' },
+		{ "&#39;", '\'' },
+	};
+	char *w = s;
+
+	while (*s) {
+		size_t i, n = sizeof(ents) / sizeof(ents[0]);
+
+		for (i = 0; i < n && strncmp(s, ents[i].ent, strlen(ents[i].ent)); i++)
+			;
+		if (i < n) {
+			*w++ = ents[i].c;
+			s += strlen(ents[i].ent);
+		} else {
+			*w++ = *s++;
+		}
+	}
+	*w = '\0';
+}
+
+/* the text between @open and the next @close in @html, unescaped (free it) */
+static char *html_between(const char *html, const char *open, const char *close)
+{
+	const char *a = strstr(html, open), *b;
+	char *s;
+
+	ck_assert_msg(a, "no '%s' in the page", open);
+	a += strlen(open);
+	b = strstr(a, close);
+	ck_assert_msg(b, "no '%s' after '%s' in the page", close, open);
+	s = strndup(a, b - a);
+	html_unescape(s);
+	return s;
+}
+
+/* every line of @path a JSON object, in order (memacct -j report) */
+static json_t *load_json_lines(const char *path)
+{
+	json_t *all = json_array();
+	size_t len;
+	char *buf = slurp(path, &len), *save, *line;
+
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		json_t *j = json_loads(line, 0, NULL);
+
+		ck_assert_msg(json_is_object(j), "a line of %s is no JSON object: %.80s", path, line);
+		json_array_append_new(all, j);
+	}
+	free(buf);
+	return all;
+}
+
+/*
+ * A figure as the page prints it without --bytes ("57.5 MiB", "408 KiB",
+ * "0 B": fmt_bytes(), three significant digits) is @exact rounded: within
+ * half a unit of its last digit.
+ */
+static void assert_rounds(const char *what, const char *printed, long long exact)
+{
+	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+	char unit[8];
+	double v, scale = 1, half = 0.5;
+	const char *dot = strchr(printed, '.');
+	size_t u;
+
+	ck_assert_msg(sscanf(printed, "%lf %7s", &v, unit) == 2, "%s: '%s' is no size", what,
+		      printed);
+	for (u = 0; u < sizeof(units) / sizeof(units[0]) && strcmp(unit, units[u]); u++)
+		scale *= 1024;
+	ck_assert_msg(u < sizeof(units) / sizeof(units[0]), "%s: unit '%s'", what, unit);
+	for (const char *p = dot ? dot + 1 : NULL; p && *p >= '0' && *p <= '9'; p++)
+		half /= 10;
+	ck_assert_msg(fabs(exact / scale - v) <= half * (1 + 1e-9),
+		      "%s: the page prints %s, the recording's JSON %lld", what, printed, exact);
+	printf("  %-40s page %12s  JSON %12lld  (at its precision)\n", what, printed, exact);
+}
+
+/*
+ * The final report's table and summary in the --bytes page's <pre
+ * id="final"> (report_print.c): the row of @pid and the TOTAL row, each
+ * cell read by its header, and the "cgroup: charged" line, each equal to
+ * the final JSON report's figure. "-" is a figure not measured (JSON null),
+ * "~" the mark of an estimate.
+ */
+static void assert_final_table(const char *pre, long long pid, json_t *proc, json_t *totals)
+{
+	static const struct { const char *col, *key; } cols[] = {
+		{ "RSS", "rss_bytes" }, { "RSS_PEAK", "rss_peak_bytes" }, { "ANON", "anon_bytes" },
+		{ "FILE", "file_bytes" }, { "SHMEM", "shmem_bytes" },
+		{ "MLOCKED", "mlocked_bytes" }, { "PINNED_VM", "pinned_vm_bytes" },
+		{ "PINNED", "pinned_bytes" }, { "PINNED_PEAK", "pinned_peak_bytes" },
+		{ "DMA", "dma_pinned_bytes" }, { "REMOTE_RSS", "remote_numa_bytes" },
+		{ "COW", "cow_copied_bytes" }, { "FILE_COW", "cow_file_copied_bytes" },
+		{ "ZEROFILL", "zero_fill_bytes" }, { "REMOTE", "remote_numa_alloc_bytes" },
+		{ "MIGRATED", "numa_migrated_bytes" }, { "FAULTS", "page_faults_total" },
+		{ "MAJFLT", "major_faults_total" },
+	};
+	static const char *const two_words[] = { "RSS PEAK", "FILE COW", "PINNED VM",
+						 "PINNED PEAK", "REMOTE RSS" };
+	char *text = strdup(pre), *save, *line, *hdr[32], *hsave;
+	const char *sum[5] = { "usage_bytes", "rss_peak_bytes", "reclaimable_bytes",
+			       "reclaimable_peak_bytes", "anon_peak_bytes" };
+	unsigned long long s[5];
+	int nh = 0, rows = 0, cells = 0;
+
+	strtok_r(text, "\n", &save);			/* "memacct run: cgroup ..." */
+	line = strtok_r(NULL, "\n", &save);		/* the header */
+	ck_assert_msg(line && strstr(line, "PID COMM"), "no table header: %s", pre);
+	for (size_t i = 0; i < sizeof(two_words) / sizeof(two_words[0]); i++)
+		for (char *p = line; (p = strstr(p, two_words[i])); p++)
+			p[strchr(two_words[i], ' ') - two_words[i]] = '_';
+	for (char *h = strtok_r(line, " ", &hsave); h && nh < 32; h = strtok_r(NULL, " ", &hsave))
+		hdr[nh++] = h;
+	ck_assert_msg(nh > 3 && !strcmp(hdr[0], "PID") && !strcmp(hdr[1], "COMM"),
+		      "table header: %s", pre);
+	while ((line = strtok_r(NULL, "\n", &save))) {
+		char *tok[32], *tsave;
+		json_t *o;
+		int nt = 0;
+
+		if (!strncmp(line, "cgroup: charged ", 16)) {
+			ck_assert_int_eq(sscanf(line, "cgroup: charged %llu (peak %llu); reclaimable "
+						"page cache %llu (peak* %llu); anon peak* %llu",
+						&s[0], &s[1], &s[2], &s[3], &s[4]), 5);
+			for (int i = 0; i < 5; i++)
+				ck_assert_msg((long long)s[i] == jint(totals, sum[i]),
+					      "'cgroup: charged' line: %llu, totals' %s %lld", s[i],
+					      sum[i], jint(totals, sum[i]));
+			continue;
+		}
+		for (char *t = strtok_r(line, " ", &tsave); t && nt < 32; t = strtok_r(NULL, " ", &tsave))
+			tok[nt++] = t;
+		if (nt > 1 && !strcmp(tok[0], "TOTAL") && !strcmp(tok[1], "(cgroup)"))
+			o = totals;		/* not the footnote's "TOTAL (cgroup):" */
+		else if (nt > 1 && atoll(tok[0]) == pid)
+			o = proc;		/* "PIDx COMM", x: exited */
+		else
+			continue;
+		ck_assert_msg(nt == nh, "a row of %d cells under %d headers: %s", nt, nh, pre);
+		rows++;
+		for (int i = 2; i < nh; i++) {
+			const char *key = NULL, *v = tok[i] + (tok[i][0] == '~');
+			json_t *j;
+
+			for (size_t c = 0; c < sizeof(cols) / sizeof(cols[0]); c++)
+				if (!strcmp(hdr[i], cols[c].col))
+					key = cols[c].key;
+			ck_assert_msg(key, "column %s: no JSON key known for it", hdr[i]);
+			j = json_object_get(o, key);
+			if (!strcmp(v, "-")) {	/* not measured */
+				ck_assert_msg(json_is_null(j), "%s %s: '-' but JSON %s", tok[0],
+					      hdr[i], key);
+				continue;
+			}
+			ck_assert_msg(strspn(v, "0123456789") == strlen(v) && json_is_integer(j) &&
+				      strtoll(v, NULL, 10) == json_integer_value(j),
+				      "the page's final table, row %s, %s: '%s'; the JSON's %s %lld",
+				      tok[0], hdr[i], tok[i], key, (long long)json_integer_value(j));
+			cells++;
+		}
+	}
+	ck_assert_msg(rows == 2, "%d of the 2 rows (PID %lld, TOTAL) in the final table: %s",
+		      rows, pid, pre);
+	printf("  final table: %d cells of PID %lld and TOTAL, and the 'cgroup: charged' line, "
+	       "each the JSON's to the byte\n", cells, pid);
+	free(text);
+}
+
+/*
+ * The numbers report --html prints (issue 47 finding 6), against the
+ * recording's JSON and the workload's own truth. numa_local writes every
+ * page of 48 MiB (THP off) and 8 MiB (THP where given) of anonymous memory,
+ * says "ready" and sleeps 3 s, under -i 100ms and --memory-max 128M; the
+ * shell it pipes into reads its VmRSS at "ready" and its VmHWM 1 s later,
+ * asleep (it maps no anonymous page after "ready"). The page is
+ * written twice: with --bytes every figure is exact bytes, compared to the
+ * byte; without, three significant digits, compared at that precision.
+ */
+START_TEST(test_record_html_numbers)
+{
+	char rec[128], jrep[128], trep[128], bhtml[128], hhtml[128], want[64];
+	long long pid, touched, vmrss, vmhwm, peak = 0, limit = 128 * MiB, lag;
+	const long long fault_around = 64 * 1024;	/* mm/memory.c fault_around_bytes */
+	const char *comm = "numa_local";
+	int interval, mark, final, oom, nlive = 0, nsnap;
+	long long rss[256];
+	json_t *reps, *last, *fproc = NULL, *ftot, *rep;
+	struct result *r;
+	char *b, *h, *text, *s, *p;
+	double y0 = -1, yt = -1, tick = 0, worst = 0;
+	size_t len, i;
+
+	snprintf(rec, sizeof(rec), "%s/n.jsonl", dir);
+	snprintf(jrep, sizeof(jrep), "%s/n.json", dir);
+	snprintf(trep, sizeof(trep), "%s/n.txt", dir);
+	snprintf(bhtml, sizeof(bhtml), "%s/n-bytes.html", dir);
+	snprintf(hhtml, sizeof(hhtml), "%s/n.html", dir);
+	r = run_cmd("%s -o /dev/null run -i 100ms --memory-max 128M --record %s -- sh -c '"
+		    "%s/numa_local 48 --seconds 3 | while read -r k a b; do echo \"$k $a $b\"; "
+		    "if [ \"$k\" = ready ]; then echo \"truth pid $a\"; "
+		    "for when in ready late; do sed -nE \"s/^(VmRSS|VmHWM):[[:space:]]+([0-9]+) "
+		    "kB$/kernel ${when}_\\1_kib \\2/p\" /proc/$a/status; sleep 1; done; fi; done'",
+		    memacct, rec, workloads);
+	ck_assert_msg(r->status == 0, "memacct run: exit %d: %s", r->status, r->out);
+	pid = truth(r, "pid");
+	touched = truth(r, "map_bytes") + truth(r, "thp_bytes");
+	vmrss = truth(r, "ready_VmRSS_kib") * 1024;
+	vmhwm = truth(r, "late_VmHWM_kib") * 1024;
+	result_free(r);
+	r = run_cmd("%s -j report %s > %s && %s report %s > %s && %s --bytes report --html %s %s "
+		    "&& %s report --html %s %s", memacct, rec, jrep, memacct, rec, trep, memacct,
+		    bhtml, rec, memacct, hhtml, rec);
+	ck_assert_msg(r->status == 0, "memacct report: exit %d", r->status);
+	result_free(r);
+
+	/* the page draws every snapshot; report -j prints the interval and
+	 * final ones: here, all of them */
+	count_kinds(rec, &interval, &mark, &final, &oom);
+	text = slurp(rec, &len);
+	for (nsnap = -1, p = text; (p = strchr(p, '\n')); p++)
+		nsnap++;		/* its lines but the header */
+	free(text);
+	reps = load_json_lines(jrep);
+	ck_assert_msg(interval + final == nsnap && json_array_size(reps) == (size_t)nsnap,
+		      "%d snapshots: %d interval, %d final; report -j printed %zu", nsnap,
+		      interval, final, json_array_size(reps));
+	ck_assert_int_eq(final, 1);
+	/* the RSS of each snapshot where the process is live: the page's line */
+	json_array_foreach(reps, i, rep) {
+		json_t *procs = json_object_get(rep, "processes"), *o;
+		size_t k;
+
+		json_array_foreach(procs, k, o) {
+			if (jint(o, "pid") != pid ||
+			    strcmp(json_string_value(json_object_get(o, "comm")) ?: "", comm))
+				continue;
+			if (i + 1 == json_array_size(reps))
+				fproc = o;
+			if (json_is_true(json_object_get(o, "exited")))
+				continue;
+			ck_assert_int_lt(nlive, 256);
+			rss[nlive] = jint(o, "rss_bytes");
+			peak = rss[nlive] > peak ? rss[nlive] : peak;
+			nlive++;
+		}
+	}
+	last = json_array_get(reps, json_array_size(reps) - 1);
+	ftot = json_object_get(last, "totals");
+	ck_assert_msg(fproc, "PID %lld not in the final report", pid);
+	ck_assert_int_ge(nlive, 5);	/* 3 s at 100 ms */
+	printf("  %d snapshots, PID %lld (%s) live in %d; truth: touched %lld, VmRSS %lld at "
+	       "\"ready\", VmHWM %lld 1 s later\n", nsnap, pid, comm, nlive, touched, vmrss, vmhwm);
+
+	/* ---- the --bytes page: exact bytes */
+	b = slurp(bhtml, &len);
+	snprintf(want, sizeof(want), "<title>PID %lld (%s) RSS, peak ", pid, comm);
+	s = html_between(b, want, "</title>");
+	assert_exact("page's RSS peak (series of the JSON)", strtoll(s, NULL, 10), peak);
+	free(s);
+	/* the limit, on the plot and in the legend */
+	snprintf(want, sizeof(want), ">limit %lld</text>", jint(ftot, "limit_bytes"));
+	for (p = b, i = 0; (p = strstr(p, want)); p++)
+		i++;
+	ck_assert_msg(i == 2, "'%s' %zu times in the page, not 2 (the line, the legend)", want, i);
+	assert_exact("page's limit (totals' limit_bytes)", jint(ftot, "limit_bytes"), limit);
+	/* "started ..., 2.2 s, 22 snapshots</p>": the last one's time */
+	s = html_between(b, "<p id=\"meta\">", "</p>");
+	snprintf(want, sizeof(want), ", %.1f s, %d snapshots",
+		 json_real_value(json_object_get(last, "elapsed_s")), nsnap);
+	ck_assert_msg(strlen(s) > strlen(want) && !strcmp(s + strlen(s) - strlen(want), want),
+		      "meta '%s', the JSON's '%s'", s, want);
+	free(s);
+	/*
+	 * The line, a point a live snapshot in order; each point's height is
+	 * its RSS on the axis (its "0" tick and its highest tick, exact bytes
+	 * with --bytes). Each coordinate is printed to 0.1 px: the tolerance
+	 * is their rounding, about 30 pages here (a pixel is ~0.4 MB), so
+	 * this finds a wrong series, not a page off (the title does).
+	 */
+	for (p = b; (p = strstr(p, "<line x1=\"")); p++) {
+		unsigned long long v;
+		double y;
+
+		if (sscanf(p, "<line x1=\"%*d\" x2=\"%*d\" y1=\"%lf\" y2=\"%*f\" stroke=\"#ddd\"/>"
+			   "<text x=\"%*d\" y=\"%*f\" text-anchor=\"end\">%llu</text>", &y, &v) != 2)
+			continue;
+		if (!v)
+			y0 = y;
+		else if (v > tick) {
+			tick = v;
+			yt = y;
+		}
+	}
+	ck_assert_msg(y0 > 0 && tick > 0, "no y axis ticks in %s", bhtml);
+	snprintf(want, sizeof(want), "data-pid=\"%lld\"", pid);
+	p = strstr(b, want);
+	ck_assert_msg(p && (p = strstr(p, "points=\"")), "no line of PID %lld", pid);
+	p += strlen("points=\"");
+	for (i = 0; *p != '"'; i++) {
+		double x, y, at, tol;
+		char *e;
+
+		x = strtod(p, &e);
+		ck_assert_msg(e != p && *e == ',', "points: %.40s", p);
+		y = strtod(e + 1, &p);
+		ck_assert_msg(i < (size_t)nlive && x > 0, "more points than %d live snapshots",
+			      nlive);
+		at = y0 - (y0 - yt) * (double)rss[i] / tick;
+		tol = 0.1 + 0.1 * rss[i] / tick + 0.01;
+		ck_assert_msg(fabs(y - at) <= tol, "point %zu at y %.1f, its RSS %lld at y %.2f "
+			      "(+-%.2f)", i, y, rss[i], at, tol);
+		worst = fabs(y - at) > worst ? fabs(y - at) : worst;
+		while (*p == ' ')
+			p++;
+	}
+	ck_assert_msg(i == (size_t)nlive, "%zu points, %d live snapshots", i, nlive);
+	printf("  the line: %zu points, each its snapshot's RSS on the axis (off by %.2f px at "
+	       "most)\n", i, worst);
+	s = html_between(b, "<pre id=\"final\">", "</pre>");
+	assert_final_table(s, pid, fproc, ftot);
+	free(s);
+	free(b);
+
+	/* ---- the page without --bytes: at its precision, and the final
+	 * report the same text as report's own */
+	h = slurp(hhtml, &len);
+	snprintf(want, sizeof(want), "<title>PID %lld (%s) RSS, peak ", pid, comm);
+	s = html_between(h, want, "</title>");
+	assert_rounds("page's RSS peak, in units", s, peak);
+	free(s);
+	s = html_between(h, "<pre id=\"final\">", "</pre>");
+	text = slurp(trep, &len);
+	for (p = text + len; p > text && (p[-1] != '\n' || strncmp(p, "memacct run: ", 13)); p--)
+		;	/* the last report's first line */
+	ck_assert_msg(!strcmp(s, p), "the page's final report:\n%s\nreport's:\n%s", s, p);
+	printf("  the page's final report: %zu bytes, report's final report to the byte\n",
+	       strlen(s));
+	free(s);
+	free(text);
+	free(h);
+
+	/*
+	 * ---- the workload's truth. From "ready" on it maps no anonymous
+	 * page and frees nothing: each snapshot after it (over 20) reads at
+	 * least that VmRSS. Above it, only the file pages its sleep loop's
+	 * libc calls fault in after "ready" (usleep(): 16 pages here, one
+	 * fault-around), all in its VmHWM 1 s later, and what its exit() can
+	 * fault in the microseconds a last snapshot may catch: one more
+	 * fault-around at most. The buffer's every page is resident: VmRSS at
+	 * least the bytes touched, less what the RSS counters' per-CPU parts
+	 * can hold back (rss_counter_lag_bytes(); none where /proc sums them,
+	 * 6.16+).
+	 */
+	lag = rss_counter_lag_bytes();
+	ck_assert_msg(peak >= vmrss && peak <= vmhwm + fault_around,
+		      "the page's peak %lld; VmRSS %lld at \"ready\", VmHWM %lld 1 s later",
+		      peak, vmrss, vmhwm);
+	ck_assert_msg(vmrss + lag >= touched, "VmRSS %lld below the %lld bytes touched (lag %lld)",
+		      vmrss, touched, lag);
+	/* at the exit (the final table): the anon pages, the buffer and the
+	 * loader's, heap and stack (~25 pages), all zero-filled; none above
+	 * the RSS */
+	ck_assert_msg(jint(fproc, "anon_bytes") >= touched && jint(fproc, "anon_bytes") <= vmrss &&
+		      jint(fproc, "zero_fill_bytes") >= touched,
+		      "final row: anon %lld, zero fills %lld; touched %lld, VmRSS %lld",
+		      jint(fproc, "anon_bytes"), jint(fproc, "zero_fill_bytes"), touched, vmrss);
+	/* the cgroup's peak charge held the buffer; above it by at most 8
+	 * MiB: the other pages of numa_local, sh and sed, and page cache first
+	 * read here (libc and the binaries, ~3 MiB cold) and, on v2, the
+	 * kernel's (page tables, ~120 KiB) */
+	ck_assert_msg(jint(ftot, "rss_peak_bytes") >= touched &&
+		      jint(ftot, "rss_peak_bytes") <= touched + 8 * (long long)MiB,
+		      "the cgroup's peak %lld; %lld bytes touched", jint(ftot, "rss_peak_bytes"),
+		      touched);
+	printf("  truth: VmRSS %lld <= page's peak %lld <= VmHWM %lld + 64 KiB; touched %lld; "
+	       "final anon %lld, zero fills %lld; cgroup peak %lld\n", vmrss, peak, vmhwm, touched,
+	       jint(fproc, "anon_bytes"), jint(fproc, "zero_fill_bytes"),
+	       jint(ftot, "rss_peak_bytes"));
+	json_decref(reps);
+}
+END_TEST
+
 Suite *record_suite(void)
 {
 	Suite *s = suite_create("record");
@@ -539,6 +940,7 @@ Suite *record_suite(void)
 	tcase_add_test(tc, test_record_html);
 	tcase_add_test(tc, test_record_html_dataloader);
 	tcase_add_test(tc, test_record_html_hostile);
+	tcase_add_test(tc, test_record_html_numbers);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -312,6 +312,14 @@ START_TEST(test_oom_kill)
 	ck_assert_int_eq(parse_oom_kill("oom_kill x\n", &n), -EINVAL);
 	ck_assert_int_eq(parse_oom_kill("oom_kill 7", &n), 0);
 	ck_assert_uint_eq(n, 7);
+
+	/* memory.events.local's "oom" (the limit walk's count): a whole key */
+	text = load_data("memory_events_v2");
+	ck_assert_int_eq(parse_memory_event(text, "oom", &n), 0);
+	ck_assert_uint_eq(n, 4);
+	free(text);
+	ck_assert_int_eq(parse_memory_event("oom_kill 3\noom_group_kill 0\n", "oom", &n), -ENOENT);
+	ck_assert_int_eq(parse_memory_event("oom 1\n", "", &n), -EINVAL);
 }
 END_TEST
 

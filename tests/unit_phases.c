@@ -206,6 +206,46 @@ START_TEST(test_phase_budget)
 }
 END_TEST
 
+/*
+ * The text table lists the mappings whose RSS moved; those whose size alone
+ * changed (a glibc arena's 64 MiB reserve: rss 0) are one line, counted
+ * (issue 41: they filled the README job's epoch table).
+ */
+START_TEST(test_phase_maps_without_rss)
+{
+	struct phase ph;
+	struct phases p = { .done = &ph, .ndone = 1 };
+	struct phase_map *m;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	set_phase(&ph, "epoch", 6, 0);
+	add_map(&ph, 0x10000000, 6 << 20, 0, -1);		/* 6 MiB written: listed */
+	for (int i = 0; i < 3; i++) {			/* arenas: 64 MiB, rss 4 KiB */
+		m = add_map(&ph, 0x20000000 + ((uint64_t)i << 26), 4096, 0, -1);
+		m->size = 64 << 20;
+		m->end = m->start + m->size;
+	}
+	m = add_map(&ph, 0x40000000, 0, 0, -1);		/* locked, nothing resident */
+	m->size = m->locked = 2 << 20;
+	m->end = m->start + m->size;
+	f = open_memstream(&text, &len);
+	ck_assert_ptr_nonnull(f);
+	print_phases_plain(f, &p);
+	fclose(f);
+	ck_assert_msg(strstr(text, "10000000-10600000 6.00 MiB anon, rss +6.00 MiB"),
+		      "the 6 MiB mapping not listed:\n%s", text);
+	ck_assert_msg(!strstr(text, "20000000-24000000"), "an arena listed:\n%s", text);
+	ck_assert_msg(strstr(text, "40000000-40200000"), "the locked mapping not listed:\n%s",
+		      text);
+	ck_assert_msg(strstr(text, "and 3 mappings whose size changed with under 1 MiB of RSS"),
+		      "no count of the unlisted mappings:\n%s", text);
+	free(text);
+	free(ph.maps);
+}
+END_TEST
+
 Suite *phases_suite(void)
 {
 	Suite *s = suite_create("phases");
@@ -216,6 +256,7 @@ Suite *phases_suite(void)
 	tcase_add_test(tc, test_parse_params);
 	tcase_add_test(tc, test_parse_bytes_per_param);
 	tcase_add_test(tc, test_phase_budget);
+	tcase_add_test(tc, test_phase_maps_without_rss);
 	suite_add_tcase(s, tc);
 	return s;
 }

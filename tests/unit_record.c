@@ -16,6 +16,7 @@
 #include "record.h"
 #include "report.h"
 #include "report_html.h"
+#include "report_print.h"
 
 static void roundtrip(const char *a_s, const char *b_s)
 {
@@ -304,6 +305,150 @@ START_TEST(test_html_many_processes)
 }
 END_TEST
 
+/*
+ * A daemon's log replayed for a cgroup (report --cgroup): the daemon
+ * samples no memory.stat peaks, and a kernel without memory.peak gives no
+ * charge peak: "unknown", not a 0 under the charge, and no footnote about
+ * 250 ms samples (issue 41 item 8).
+ */
+START_TEST(test_replayed_peaks_unknown)
+{
+	struct proc_row rows[3];
+	struct report r;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	fill_report(&r, rows);
+	r.totals.unknown |= MBIT(M_RSS_PEAK) | MBIT(M_ANON_PEAK) | MBIT(M_FILE_PEAK) |
+			    MBIT(M_SHMEM_PEAK) | MBIT(M_RECLAIMABLE_PEAK);
+	f = open_memstream(&text, &len);
+	print_report_plain(f, &r);
+	fclose(f);
+	ck_assert_msg(strstr(text, "(peak unknown); reclaimable page cache") &&
+		      strstr(text, "(peak* unknown); anon peak* unknown"), "%s", text);
+	ck_assert_msg(!strstr(text, "every 250 ms"), "the samples' footnote:\n%s", text);
+	free(text);
+	/* sampled: the figures and the footnote */
+	r.totals.unknown &= ~(MBIT(M_RSS_PEAK) | MBIT(M_ANON_PEAK) | MBIT(M_RECLAIMABLE_PEAK));
+	text = NULL;
+	f = open_memstream(&text, &len);
+	print_report_plain(f, &r);
+	fclose(f);
+	ck_assert_msg(strstr(text, "every 250 ms") && !strstr(text, "unknown); anon"), "%s", text);
+	free(text);
+}
+END_TEST
+
+/* the y of the top edge (@top) or the bottom edge of class @cls's area at
+ * its @i-th of @n points, from the path's "M x,y L ..." (top edge left to
+ * right, then the bottom edge right to left) */
+static double area_y(const char *html, const char *cls, size_t i, size_t n, bool top)
+{
+	char key[64];
+	const char *p;
+	size_t want = top ? i : 2 * n - 1 - i;
+	double x, y = -1;
+
+	snprintf(key, sizeof(key), "data-class=\"%s\"", cls);
+	p = strstr(html, key);
+	ck_assert_msg(p, "no area %s", cls);
+	p = strstr(p, " d=\"") + 4;
+	for (size_t k = 0; k <= want; k++) {
+		ck_assert_int_eq(sscanf(p + 1, "%lf,%lf", &x, &y), 2);
+		p = strchr(p + 1, ' ') + 1;
+	}
+	return y;
+}
+
+/*
+ * The picture (issue 41 item 4): a parent and four identical workers that
+ * copy 40 MiB each, then exit. CoW-copied is what the live processes copied:
+ * drawn while the workers live, gone once they exit (it drew the parent's
+ * memory as CoW, the cgroup's flow since the start); the four coinciding
+ * worker lines dashed in turns; a phase too narrow for its name shows its
+ * number, and the names below the timeline.
+ */
+START_TEST(test_html_picture)
+{
+	struct html_doc *d = html_new();
+	struct proc_row rows[5];
+	struct report r;
+	struct phases ph;
+	struct phase done[2];
+	json_t *hdr = json_pack("{s:s, s:s}", "command", "run", "start_iso", "2026-11-29T00:00:00Z");
+	char *text = NULL, want[96];
+	size_t len = 0;
+	FILE *f;
+
+	ck_assert_ptr_nonnull(d);
+	memset(&r, 0, sizeof(r));
+	memset(done, 0, sizeof(done));
+	r.procs = rows;
+	r.nprocs = 5;
+	for (int snap = 1; snap <= 3; snap++) {
+		memset(rows, 0, sizeof(rows));
+		r.elapsed_s = snap;
+		rows[0] = (struct proc_row){ .pid = 10, .comm = "python3" };
+		rows[0].m.rss = rows[0].m.anon = 100 << 20;
+		for (int w = 1; w <= 4; w++) {
+			rows[w] = (struct proc_row){ .pid = 10 + w, .comm = "pt_data_worker",
+						     .exited = snap == 3 };
+			rows[w].m.rss = snap == 1 ? 60 << 20 : 100 << 20;
+			rows[w].m.cow_copied = snap == 1 ? 0 : 40 << 20;
+		}
+		/* the cgroup: the workers' copies on top of the shared pages,
+		 * its CoW flow stays at 160 MiB once they are gone */
+		r.totals.anon = r.totals.usage = snap == 2 ? 260 << 20 : 100 << 20;
+		r.totals.cow_copied = snap == 1 ? 0 : 160 << 20;
+		if (snap == 3) {
+			snprintf(done[0].name, sizeof(done[0].name), "epoch");
+			done[0].start_s = 0;
+			done[0].end_s = 2.9;
+			snprintf(done[1].name, sizeof(done[1].name), "cleanup");
+			done[1].start_s = 2.9;
+			done[1].end_s = 2.91;
+			memset(&ph, 0, sizeof(ph));
+			ph.fd = ph.child_fd = -1;
+			ph.done = done;
+			ph.ndone = 2;
+			r.phases = &ph;
+		}
+		ck_assert_int_eq(html_add(d, &r, snap == 3 ? "final" : "interval"), 0);
+	}
+	f = open_memstream(&text, &len);
+	ck_assert_int_eq(html_write(d, f, hdr), 0);
+	fclose(f);
+	/* CoW: 160 MiB thick while the workers live, nothing once they exited */
+	ck_assert(area_y(text, "CoW-copied", 1, 3, true) < area_y(text, "CoW-copied", 1, 3, false));
+	ck_assert_msg(area_y(text, "CoW-copied", 2, 3, true) == area_y(text, "CoW-copied", 2, 3, false),
+		      "CoW drawn after the workers exited");
+	/* four coinciding lines, one dash of each colour in turn */
+	for (int w = 0; w < 4; w++) {
+		snprintf(want, sizeof(want), "data-pid=\"%d\" stroke=\"", 11 + w);
+		ck_assert_msg(strstr(text, want), "no line of pid %d", 11 + w);
+		snprintf(want, sizeof(want), "stroke-dasharray=\"6,18\" stroke-dashoffset=\"%d\"",
+			 6 * w);
+		ck_assert_msg(strstr(text, want), "no dash '%s'", want);
+	}
+	ck_assert_msg(strstr(text, "pt_data_worker (1 of 4 identical lines)"), "legend");
+	{	/* the parent's line is its own: solid */
+		const char *a = strstr(text, "data-pid=\"10\""), *b = a ? strstr(a, "points") : NULL;
+
+		ck_assert_msg(a && b && !memmem(a, b - a, "dasharray", 9), "the parent dashed");
+	}
+	/* "cleanup" is 10 ms of 2.91 s: its number, its name below */
+	ck_assert_msg(strstr(text, ">epoch</text>"), "the wide band's name");
+	ck_assert_msg(!strstr(text, ">cleanup</text>") && !strstr(text, ">clea"),
+		      "a narrow band's name cut");
+	ck_assert_msg(strstr(text, "Narrow phases: 2 cleanup"), "no key of the narrow phases");
+	free(text);
+	json_decref(hdr);
+	r.phases = NULL;
+	html_free(d);
+}
+END_TEST
+
 Suite *record_suite(void)
 {
 	Suite *s = suite_create("record");
@@ -314,6 +459,8 @@ Suite *record_suite(void)
 	tcase_add_test(tc, test_report_from_json_refused);
 	tcase_add_test(tc, test_phase_total_labelled);
 	tcase_add_test(tc, test_html_many_processes);
+	tcase_add_test(tc, test_html_picture);
+	tcase_add_test(tc, test_replayed_peaks_unknown);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1408,6 +1408,8 @@ START_TEST(test_jsonw)
 	jw_null(&w, "nothing");
 	jw_str(&w, "hostile", "a\"b\\c\n\x01\xff\xc3\xa9");
 	jw_str(&w, "none", NULL);
+	jw_str(&w, "plain", " /lib/x.so~");	/* written directly, as jansson would */
+	jw_str(&w, "edge", "\x1f\x7f");	/* through jansson */
 	jw_json(&w, "emb", emb);
 	jw_open(&w, "arr", '[');
 	jw_open(&w, NULL, '{');
@@ -1429,6 +1431,8 @@ START_TEST(test_jsonw)
 	ck_assert(json_is_null(json_object_get(o, "nothing")) && json_is_null(json_object_get(o, "none")));
 	ck_assert_str_eq(json_string_value(json_object_get(o, "hostile")),
 			 "a\"b\\c\n\x01\xef\xbf\xbd\xc3\xa9");
+	ck_assert_msg(strstr(text, ",\"plain\":\" /lib/x.so~\","), "%s", text);
+	ck_assert_str_eq(json_string_value(json_object_get(o, "edge")), "\x1f\x7f");
 	ck_assert(json_equal(json_object_get(o, "emb"), emb));
 	m = json_object_get(o, "arr");
 	ck_assert_int_eq(json_array_size(m), 3);

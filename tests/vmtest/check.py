@@ -486,6 +486,29 @@ def check_numa_stock(s):
     drop = remote.get('bound', 0) - remote.get('moved', 0)
     check('numa_stock.drop', drop == moved and moved > 0,
           'remote_numa_bytes dropped by %d after move_pages, which moved %d' % (drop, moved))
+    # issue 40: the daemon's remote_numa_peak_bytes was the sample of that
+    # collection, as remote_numa_bytes; it is the largest one it took
+    dc = [c for c in (s.json.get('daemon_end') or {}).get('cgroups', [])
+          if c.get('cgroup', '').endswith('/numa_test')]
+    dc = dc[0] if dc else {}
+    peak, now = dc.get('remote_numa_peak_bytes', -1), dc.get('remote_numa_bytes', -1)
+    check('numa_stock.daemon_peak', s.rc.get('numa_daemon') == 0 and 0 <= now < buf // 2
+          and peak >= buf - tol(buf),
+          'daemon JSON log once numa_bind exited: numa_test remote_numa_bytes %s, '
+          'remote_numa_peak_bytes %s (the buffer was off node 0 at each stop: %d); daemon '
+          'exit %s: %s' % (now, peak, buf, s.rc.get('numa_daemon'),
+                           ' | '.join(s.plain.get('plain numa_daemon_err', []))[-600:]))
+    err0 = ' | '.join(s.plain.get('plain numa_daemon_err', []))
+    err1 = ' | '.join(s.plain.get('plain numa_daemon_restart_err', []))
+    held = 'cannot be pinned here' in err0
+    check('numa_stock.daemon_restart', s.rc.get('numa_daemon_restart') == 0
+          and 'serving on port' in err1
+          and (('are gone' in err1) if held else ('re-attached' in err1)),
+          'a daemon restarted on the pins: exit %s after %.1f s, %s (the first one held '
+          'tracepoint links: %s): %s' % (
+              s.rc.get('numa_daemon_restart'), s.kernel.get('daemon_restart_ds', -1) / 10,
+              'programs loaded again' if 'are gone' in err1 else 're-attached', held,
+              err1[-500:]))
     if fails and fails[-1].startswith('numa_stock'):
         s.dump()
 
@@ -537,8 +560,8 @@ CK_SUMMARY = re.compile(r'^(\d+)%: Checks: (\d+), Failures: (\d+), Errors: (\d+)
 
 
 def registered_tests(selection=None):
-    """the tests tests/integration*.c register (tcase_add_test), by name;
-    with @selection (MEMACCT_SUITES: "a,b" or "-a,-b"), those of the
+    """the tests tests/integration*.c register (tcase_add_test) for a guest,
+    by name (not those of a case tagged host-only); with @selection (MEMACCT_SUITES: "a,b" or "-a,-b"), those of the
     suites it selects, as tests/integration.c's suite_wanted() does"""
     here = os.path.dirname(os.path.abspath(__file__))
     sel = [w for w in (selection or '').split(',') if w]
@@ -551,7 +574,11 @@ def registered_tests(selection=None):
         suite = suite.group(1) if suite else None
         if suite in exc or (inc and suite not in inc):
             continue
-        names += re.findall(r'tcase_add_test\(\s*\w+\s*,\s*(\w+)\s*\)', text)
+        # a test case tagged HOST_ONLY_TAG (tests/integration.h) does not
+        # run in a guest (init.sh: CK_EXCLUDE_TAGS)
+        for case in re.split(r'(?=\btcase_(?:swept|create)\()', text):
+            if 'tcase_set_tags(tc, HOST_ONLY_TAG)' not in case:
+                names += re.findall(r'tcase_add_test\(\s*\w+\s*,\s*(\w+)\s*\)', case)
     return names
 
 
@@ -657,6 +684,22 @@ def check_process_anon(name, s, p):
     check(name + '.process_file_cow', got == want,
           'process cow_file_copied_bytes %d, its anonymous pages in private file mappings %d'
           % (got, want), unsupported(s.sec))
+    # fault_alloc_bytes: counted where allocations are placed on nodes (the
+    # guests have several), every page the faults allocated: the anonymous
+    # pages (less the exec's) up to the page tables and 16 page-cache pages
+    # more (tests/integration.c assert_fault_alloc())
+    nodes = len((s.report or {}).get('host', {}).get('nodes', []))
+    got = p.get('fault_alloc_bytes')
+    lo = every + want - arg
+    hi = every + want + s.kernel.get('vm_pte_bytes', 0) + 16 * PAGE
+    if nodes > 1:
+        check(name + '.fault_alloc', got is not None and lo <= got <= hi,
+              'process fault_alloc_bytes %s on %d nodes, truth %d to %d (anon pages, page '
+              'tables)' % (got, nodes, lo, hi), unsupported(s.sec))
+    else:
+        check(name + '.fault_alloc', got is None,
+              'process fault_alloc_bytes %s on one node: not measured, null' % got,
+              unsupported(s.sec))
 
 
 # in the order tests/vmtest/init.sh runs them

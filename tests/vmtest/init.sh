@@ -96,9 +96,31 @@ limits() {
 		echo 1 || echo 0)"
 }
 
+# jsonl_grow FILE N: until FILE has N more lines, 60 s at most
+jsonl_grow() {
+	n=$(($(wc -l < "$1") + $2)) i=0
+	while [ "$(wc -l < "$1")" -lt $n ]; do
+		i=$((i + 1))
+		[ $i -gt 600 ] && { echo "error: $1 did not grow by $2 lines" >&2; return 1; }
+		sleep 0.1
+	done
+}
+
+# daemon_up PID ERRFILE: until the daemon serves or is gone (its reason in
+# ERRFILE), 2 min at most: a restart that loads the programs again took over
+# 30 s in the arm64 guests beside CI's other steps
+daemon_up() {
+	i=0
+	while ! grep -q 'serving on port' "$2" && kill -0 "$1" 2>/dev/null && [ $i -lt 1200 ]; do
+		i=$((i + 1))
+		sleep 0.1
+	done
+}
+
 # remote_numa_bytes (explain PID, explain --cgroup) at each stop of
 # numa_bind --pause, run in a cgroup whose cpuset is CPU 0 (node 0), against
-# the guest's numa_maps and memory.numa_stat
+# the guest's numa_maps and memory.numa_stat; a daemon's JSON log beside, its
+# cgroup's remote_numa_peak_bytes read once the buffer is gone
 t_numa_stock() {
 	d=$cg/numa_test
 	echo +cpuset > $cg/cgroup.subtree_control
@@ -108,6 +130,12 @@ t_numa_stock() {
 	# its own copy, written from CPU 0: the initramfs unpacked /bin/numa_bind
 	# wherever it ran, often on node 1, which would add its pages to the remote
 	taskset 1 cp /bin/numa_bind /tmp/numa_bind
+	: > /tmp/nd.jsonl
+	memacct daemon --listen 127.0.0.1:9471 --interval 200ms --oom-log none \
+		--pin-path /sys/fs/bpf/numa_daemon --json-log /tmp/nd.jsonl 2> /tmp/nd.err &
+	nd=$!
+	daemon_up $nd /tmp/nd.err
+	on=$nd; kill -0 $nd 2>/dev/null || on=
 	start_in $d /tmp/n.out /tmp/numa_bind 32 --pause
 	p=$!
 	for step in bound moved migrated; do
@@ -121,11 +149,30 @@ t_numa_stock() {
 		echo "rc explain_cg_$step $?"
 		sed "s/^/json cg_$step /" /tmp/nx
 		sed "s/^/numa_stat cg_$step /" $d/memory.numa_stat
+		[ -z "$on" ] || jsonl_grow /tmp/nd.jsonl 2	# a collection begun at this stop
 		kill -USR1 $p
 	done
 	wait $p
 	echo "rc numa_bind $?"
 	cat /tmp/n.out
+	# one begun after the buffer was gone, and whole (a later line began)
+	[ -z "$on" ] || { jsonl_grow /tmp/nd.jsonl 3 &&
+		echo "json daemon_end $(tail -n 2 /tmp/nd.jsonl | head -n 1)"; kill $nd; }
+	wait $nd
+	echo "rc numa_daemon $?"
+	sed "s/^/plain numa_daemon_err /" /tmp/nd.err
+	# restarted on its pins: re-attached, or (links it held, before 5.15)
+	# its programs loaded again on the pinned maps
+	memacct daemon --listen 127.0.0.1:9471 --interval 200ms --oom-log none \
+		--pin-path /sys/fs/bpf/numa_daemon 2> /tmp/nd.err &
+	nd=$!
+	daemon_up $nd /tmp/nd.err
+	echo "kernel daemon_restart_ds $i"
+	kill $nd
+	wait $nd
+	echo "rc numa_daemon_restart $?"
+	sed "s/^/plain numa_daemon_restart_err /" /tmp/nd.err
+	memacct daemon --stop-kernel-side --pin-path /sys/fs/bpf/numa_daemon
 	rmdir $d
 	echo -cpuset > $cg/cgroup.subtree_control
 }
@@ -351,21 +398,21 @@ t_integration() {
 	[ -n "$ck_case" ] && export CK_RUN_CASE=$ck_case
 	[ -n "$ck_suite" ] && export CK_RUN_SUITE=$ck_suite
 	[ -n "$ck_case$ck_suite" ] && echo "plain ck_selected suite=$ck_suite case=$ck_case"
+	# the test cases tagged HOST_ONLY_TAG (tests/integration.h: memacct's
+	# own userspace, the same on every kernel) are the host's only
+	# (CK_EXCLUDE_TAGS below; check.py leaves them out too)
 	# memacct.suites=LIST: this guest's part of the suite (run.sh boots
 	# the parts side by side); MEMACCT_SUITES of tests/integration.c
 	parts=$(tr ' ' '\n' < /proc/cmdline | sed -n 's/^memacct.suites=//p')
 	[ -n "$parts" ] && export MEMACCT_SUITES=$parts && echo "plain ck_suites $parts"
 	sh -c 'echo $$ > '$s'/cgroup.procs && cd /tmp && exec env PATH=/usr/sbin:/usr/bin:/bin \
 		MEMACCT=/mnt/bin/memacct WORKLOADS=/mnt/bin TESTS=/tests CK_VERBOSITY=verbose \
-		MEMACCT_VMTEST=1 CK_XML_LOG_FILE_NAME=/tmp/ck.xml \
+		MEMACCT_VMTEST=1 CK_XML_LOG_FILE_NAME=/tmp/ck.xml CK_EXCLUDE_TAGS=host-only \
 		/mnt/bin/test_integration 2>&1'
 	echo "rc test_integration $?"
 	# each suite's seconds in this guest, from libcheck's XML log
 	# (check.py prints them: what the v2 guests cost, docs/vmtest.md)
-	awk '/<title>/ { t = $0; gsub(/.*<title>|<\/title>.*/, "", t) }
-	     /<test / { in_test = 1 } /<\/test>/ { in_test = 0 }
-	     /<duration>/ && in_test { d = $0; gsub(/.*<duration>|<\/duration>.*/, "", d); s[t] += d }
-	     END { for (t in s) printf "plain ck_suite_seconds %s %.1f\n", t, s[t] }' /tmp/ck.xml
+	awk -v prefix='plain ' -f /tests/ck_seconds.awk /tmp/ck.xml
 	unset CK_RUN_CASE CK_RUN_SUITE MEMACCT_SUITES
 	ln -sf busybox /bin/sh
 	# a run's memacct-release helper (docs/run.md "Start and end") may

@@ -70,7 +70,7 @@ for s in "${suites[@]}"; do [[ $integration == *" $s "* ]] && want_integration=1
 [ -x "$dir/test_integration" ] && { [ "$arch" = x86 ] || [ -n "$want_integration" ]; } &&
 	cp "$dir/test_integration" "$root/bin/"
 cp "$here"/../workloads/*.py "$root/tests/workloads/"
-cp "$here"/../sweep.sh "$here"/../bench_cgroups.sh "$root/tests/"
+cp "$here"/../sweep.sh "$here"/../bench_cgroups.sh "$here"/../ck_seconds.awk "$root/tests/"
 # memacct.bench=1 (init.sh): the static spawn of tests/bench
 [ -d "$dir/bench" ] && cp -r "$dir/bench" "$root/"
 # what the daemon tests read: tests/data (kube-state-metrics series), and

@@ -86,32 +86,6 @@ static unsigned long arg(const char *s)
 	return v;
 }
 
-/* Outstanding FOLL_PIN pages host-wide, per-CPU diffs folded; -1: none. */
-static long long foll_pinned(void)
-{
-	char line[128];
-	long long acq = -1, rel = -1;
-	FILE *f;
-	int fd = open("/proc/sys/vm/stat_refresh", O_WRONLY);
-
-	if (fd >= 0) {
-		if (write(fd, "1\n", 2) != 2)
-			fprintf(stderr, "dma_pin: stat_refresh: %s\n", strerror(errno));
-		close(fd);
-	}
-	f = fopen("/proc/vmstat", "r");
-	if (!f)
-		die("open /proc/vmstat");
-	while (fgets(line, sizeof(line), f)) {
-		if (!strncmp(line, "nr_foll_pin_acquired ", 21))
-			acq = strtoll(line + 21, NULL, 10);
-		else if (!strncmp(line, "nr_foll_pin_released ", 21))
-			rel = strtoll(line + 21, NULL, 10);
-	}
-	fclose(f);
-	return acq < 0 || rel < 0 ? -1 : acq - rel;
-}
-
 /* The "many" command: @n sockets with their own @len UMEM each, on @cpu. */
 static void pin_many(unsigned long n, int cpu, int hide, unsigned long len)
 {
@@ -166,7 +140,7 @@ int main(int argc, char **argv)
 	xdp_len = arg(argv[1]) * MIB;
 	uring_len = arg(argv[2]) * MIB;
 	do_mlock = arg(argv[3]);
-	if (foll_pinned() < 0) {
+	if (foll_pinned_pages("dma_pin") < 0) {
 		fprintf(stderr, "skip: no nr_foll_pin_* in /proc/vmstat (kernel < 5.7)\n");
 		return 77;
 	}
@@ -201,7 +175,7 @@ int main(int argc, char **argv)
 				.chunk_size = 4096, .headroom = 0,
 			};
 
-			before = foll_pinned();
+			before = foll_pinned_pages("dma_pin");
 			if (ring >= 0) {
 				struct iovec iov = { ubuf, uring_len };
 
@@ -213,7 +187,7 @@ int main(int argc, char **argv)
 				die("setsockopt(XDP_UMEM_REG)");
 			if (do_mlock && mlock(xbuf, xdp_len))
 				die("mlock");
-			after = foll_pinned();
+			after = foll_pinned_pages("dma_pin");
 			read_vm_status("dma_pin", &lck, &pin);
 			printf("truth foll_pin_delta_pages %lld\n", after - before);
 			printf("truth locked_bytes %lld\n", lck);

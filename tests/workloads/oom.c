@@ -10,7 +10,9 @@
  * killer (exit status 128+9 in a shell) after having faulted in about the
  * cgroup's limit.  Progress goes to stderr every 8 MiB.
  *
- * Usage: oom [MiB=128]
+ * Usage: oom [MiB=128 [HOLD_S]]: with HOLD_S, the memory is held that many
+ * seconds after touched_bytes is printed (a process that a limit above its
+ * cgroup's makes the victim: test_oom_limit_parent).
  * Output (stdout):
  *   truth target_bytes B
  *   truth pid PID
@@ -28,19 +30,27 @@
 
 int main(int argc, char **argv)
 {
-	unsigned long mib = 128, len;
+	unsigned long mib = 128, hold = 0, len;
 	volatile char *p;
 	char *end;
 
-	if (argc > 2) {
-		fprintf(stderr, "usage: oom [MiB=128]\n");
+	if (argc > 3) {
+		fprintf(stderr, "usage: oom [MiB=128 [HOLD_S]]\n");
 		return 2;
 	}
-	if (argc == 2) {
+	if (argc >= 2) {
 		errno = 0;
 		mib = strtoul(argv[1], &end, 10);
 		if (errno || *end || mib == 0) {
-			fprintf(stderr, "usage: oom [MiB=128]\n");
+			fprintf(stderr, "usage: oom [MiB=128 [HOLD_S]]\n");
+			return 2;
+		}
+	}
+	if (argc == 3) {
+		errno = 0;
+		hold = strtoul(argv[2], &end, 10);
+		if (errno || *end) {
+			fprintf(stderr, "usage: oom [MiB=128 [HOLD_S]]\n");
 			return 2;
 		}
 	}
@@ -71,5 +81,6 @@ int main(int argc, char **argv)
 		fprintf(stderr, "oom: stdout: %s\n", strerror(errno));
 		return 1;
 	}
+	sleep(hold);
 	return 0;
 }

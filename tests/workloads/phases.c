@@ -17,6 +17,15 @@
  *   procs N M        N sleeping children (fork), then M marks, each timed.
  *   concurrent N M   N children mark M times each, all at once ("cK-I");
  *                    each must get its own answers (ok, M times).
+ *   kinds FILE       one phase per kind of memory the phase tables show
+ *                    besides anon and mlocked: "file" writes FILE (8 MiB,
+ *                    on a disk: not tmpfs) and reads it through a shared
+ *                    mapping; "shmem" writes a 4 MiB memfd mapping; "pin"
+ *                    registers a 2 MiB io_uring buffer (VmPin, FOLL_PIN);
+ *                    then "end". At each answer, before anything else, it
+ *                    reads its own VmRSS, RssFile, RssShmem, VmPin,
+ *                    getrusage() faults and the host's FOLL_PIN count
+ *                    ("kernel KEY_at PHASE V").
  *
  * Usage: phases [MODE [ARGS]]
  * Output (stdout): "truth KEY [ARG] VALUE" and "kernel KEY [ARG] VALUE"
@@ -29,11 +38,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include "page.h"
+#include "vm_status.h"
 #include "../../include/memacct_mark.h"
 
 #define MiB (1024UL * 1024)
@@ -117,6 +128,111 @@ static int three(void)
 	printf("truth big_start %lu\n", (unsigned long)big);
 	mark(NULL);
 	printf("truth pid %d\n", getpid());
+	return 0;
+}
+
+/*
+ * A mark, then the process's own figures read first thing after the answer
+ * (memacct took its snapshot before answering): what each phase changed
+ * is the difference of two such readings, with nothing of the process's
+ * own between memacct's snapshot and the reading but the read itself.
+ */
+static void mark_read(const char *name)
+{
+	const char *n = name ? name : "end";
+	long long rss, file, shmem, pin, foll;
+	struct rusage ru;
+	int err = name ? memacct_mark(name) : memacct_mark_end();
+
+	getrusage(RUSAGE_SELF, &ru);
+	rss = status_kb("VmRSS:");
+	file = status_kb("RssFile:");
+	shmem = status_kb("RssShmem:");
+	pin = status_kb("VmPin:");
+	foll = foll_pinned_pages("phases");
+	if (err)
+		die(n, err == 1 ? ENOTCONN : err);
+	printf("kernel faults_at %s %ld\n", n, ru.ru_minflt + ru.ru_majflt);
+	printf("kernel rss_at %s %lld\n", n, rss);
+	printf("kernel file_at %s %lld\n", n, file);
+	printf("kernel shmem_at %s %lld\n", n, shmem);
+	printf("kernel pinned_vm_at %s %lld\n", n, pin);
+	printf("kernel foll_pinned_at %s %lld\n", n, foll < 0 ? -1 : foll * PAGE);
+}
+
+/*
+ * What the first mark_read() would fault in for the first time, faulted in
+ * before it: the stack a mark and a reading use, libc's socket and stdio
+ * code, the stdio buffers. Else a page the first mark touches while
+ * memacct takes its snapshot (the client runs on between send and recv)
+ * counts in one of the two readings only (+1 page once, under load).
+ */
+static void warm_up(void)
+{
+	volatile char stack[64 << 10];
+	struct rusage ru;
+	int sv[2];
+	char c = 0;
+
+	memset((char *)stack, 0, sizeof(stack));
+	getrusage(RUSAGE_SELF, &ru);
+	status_kb("VmRSS:");
+	foll_pinned_pages("phases");
+	if (!socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv)) {
+		if (send(sv[0], &c, 1, 0) == 1)
+			(void)!recv(sv[1], &c, 1, 0);
+		close(sv[0]);
+		close(sv[1]);
+	}
+	printf("kernel warm_up %d\n", (int)stack[0]);
+}
+
+static int kinds(const char *path)
+{
+	size_t file_len = 8 * MiB, shmem_len = 4 * MiB, pin_len = 2 * MiB;
+	struct iovec iov;
+	volatile char sum = 0;
+	char *p, *buf;
+	int fd, ring;
+
+	/* the buffer and the ring before the first mark: only the
+	 * registration moves pinned_vm in "pin" */
+	buf = map(pin_len);
+	memset(buf, 1, pin_len);
+	ring = io_uring_setup_charged("phases");
+	warm_up();
+	mark_read("file");
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	if (fd < 0)
+		die(path, errno);
+	for (size_t off = 0; off < file_len; off += pin_len)
+		if (pwrite(fd, buf, pin_len, off) != (ssize_t)pin_len)
+			die("pwrite", errno);
+	p = mmap(NULL, file_len, PROT_READ, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED)
+		die("mmap file", errno);
+	for (size_t i = 0; i < file_len; i += PAGE)
+		sum += p[i];
+	close(fd);
+	mark_read("shmem");
+	fd = memfd_create("phases-shmem", 0);
+	if (fd < 0 || ftruncate(fd, shmem_len))
+		die("memfd", errno);
+	p = mmap(NULL, shmem_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED)
+		die("mmap memfd", errno);
+	memset(p, 2, shmem_len);
+	close(fd);
+	mark_read("pin");
+	iov = (struct iovec){ .iov_base = buf, .iov_len = pin_len };
+	if (syscall(__NR_io_uring_register, ring, IORING_REGISTER_BUFFERS, &iov, 1) < 0)
+		die("io_uring_register", errno);
+	mark_read(NULL);
+	unlink(path);
+	printf("truth pid %d\n", getpid());
+	printf("truth file_bytes %zu\n", file_len);
+	printf("truth shmem_bytes %zu\n", shmem_len);
+	printf("truth pinned_vm_bytes %zu\n", pin_len);
 	return 0;
 }
 
@@ -278,6 +394,9 @@ int main(int argc, char **argv)
 		return procs(argc > 2 ? atoi(argv[2]) : 100, argc > 3 ? atoi(argv[3]) : 20);
 	if (!strcmp(mode, "concurrent"))
 		return concurrent(argc > 2 ? atoi(argv[2]) : 8, argc > 3 ? atoi(argv[3]) : 25);
-	fprintf(stderr, "usage: phases [three|garbage|storm N|closefd|procs N M|concurrent N M]\n");
+	if (!strcmp(mode, "kinds") && argc > 2)
+		return kinds(argv[2]);
+	fprintf(stderr, "usage: phases [three|garbage|storm N|closefd|procs N M|concurrent N M|"
+			"kinds FILE]\n");
 	return 2;
 }

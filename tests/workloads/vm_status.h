@@ -208,4 +208,33 @@ static inline int io_uring_setup_charged(const char *prog)
 	return ring;
 }
 
+/*
+ * Outstanding FOLL_PIN pages host-wide: nr_foll_pin_acquired -
+ * nr_foll_pin_released of /proc/vmstat, the per-CPU diffs folded first
+ * (/proc/sys/vm/stat_refresh, as root). -1 on a kernel without them;
+ * exits 1 when /proc/vmstat cannot be read.
+ */
+static inline long long foll_pinned_pages(const char *prog)
+{
+	char line[128];
+	long long acq = -1, rel = -1;
+	FILE *f = fopen("/proc/sys/vm/stat_refresh", "w");
+
+	if (f && (fputs("1\n", f) < 0 || fclose(f)))
+		fprintf(stderr, "%s: stat_refresh: %s\n", prog, strerror(errno));
+	f = fopen("/proc/vmstat", "r");
+	if (!f) {
+		fprintf(stderr, "%s: open /proc/vmstat: %s\n", prog, strerror(errno));
+		exit(1);
+	}
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, "nr_foll_pin_acquired ", 21))
+			acq = strtoll(line + 21, NULL, 10);
+		else if (!strncmp(line, "nr_foll_pin_released ", 21))
+			rel = strtoll(line + 21, NULL, 10);
+	}
+	fclose(f);
+	return acq < 0 || rel < 0 ? -1 : acq - rel;
+}
+
 #endif /* MEMACCT_VM_STATUS_H */

@@ -146,7 +146,7 @@ static unsigned long pmd_size(void)
 static void process_truth(void)
 {
 	long long arg = exec_arg_bytes("zero_fill"), peak = cgroup_peak_bytes();
-	long long file_private, other;
+	long long pte = status_bytes("VmPTE"), file_private, other;
 
 	/* last: the reads above touch stack pages of their own (8 KiB) */
 	anon_bytes_of_self("zero_fill", &file_private, &other);
@@ -154,6 +154,7 @@ static void process_truth(void)
 	printf("truth process_cow_file_bytes %lld\n", file_private);
 	printf("kernel exec_arg_bytes %lld\n", arg);
 	printf("kernel cgroup_peak_bytes %lld\n", peak);
+	printf("kernel vm_pte_bytes %lld\n", pte);
 }
 
 /* --thp: first-touch writes of MADV_HUGEPAGE memory (see the header). */

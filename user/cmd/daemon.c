@@ -93,6 +93,7 @@ struct dstate {
 	struct collector cs;	/* collect.h: reads the above, keeps its state */
 	struct daemon_oom oom;	/* OOM post-mortems (daemon_oom.h) */
 	double last_wall_s, last_cpu_s;
+	double collection_start_s;	/* Unix time the collection being formatted began */
 	uint64_t last_ok_ns;	/* CLOCK_MONOTONIC of the last published collection */
 	uint64_t stall_ns;	/* none for that long: stalled (/healthz, watchdog) */
 	bool numa_multi;	/* several nodes: memory.numa_stat read per cgroup */
@@ -315,6 +316,10 @@ static void format_collection_self(struct dstate *d, const struct collection *co
 	metrics_family(b, "memacct_scrape_cpu_seconds", MT_GAUGE, "seconds",
 		       "CPU time of the previous collection");
 	metrics_sample(b, NULL, 0, d->last_cpu_s);
+	metrics_family(b, "memacct_last_collection_timestamp_seconds", MT_GAUGE, "seconds",
+		       "Unix time the collection served began: its figures are the kernel's "
+		       "at that time or later");
+	metrics_sample(b, NULL, 0, d->collection_start_s);
 	metrics_family(b, "memacct_json_log_errors", MT_COUNTER, NULL,
 		       "JSON log lines (--json-log) that could not be written (full disk, I/O error)");
 	metrics_sample_u64(b, NULL, 0, d->log_errors);
@@ -580,14 +585,17 @@ static int collect_and_publish(struct dstate *d)
 	uint64_t t0 = now_ns();
 	double c0 = thread_cpu_s();
 	struct collection col;
+	struct timespec rt;
 	struct self_sample self;
 	struct mbuf prom, om;
 	char degraded[256];
 	int err;
 
+	clock_gettime(CLOCK_REALTIME, &rt);
 	err = collect(&d->cs, &col);
 	if (err)
 		return err;
+	d->collection_start_s = rt.tv_sec + rt.tv_nsec / 1e9;
 	doom_sample_collection(&d->oom, &col);
 	if (d->stats_fd < 0) {
 		char *t = NULL;
@@ -824,7 +832,8 @@ static void daemon_readers(struct dstate *d)
 {
 	/* the pins' fault hook is known now and stays: the figures it does
 	 * not measure, for the post-mortems and every collection alike */
-	uint64_t unmeasured = metric_fault_mask(!strcmp(d->pin.fault_hook, "none"));
+	uint64_t unmeasured = metric_fault_mask(!strcmp(d->pin.fault_hook, "none"),
+						d->pin.fault_alloc_counted);
 
 	d->oom = (struct daemon_oom){
 		.pin = &d->pin, .page_size = d->page_size, .log_path = d->o.oom_log,

@@ -52,8 +52,9 @@ static bool have_kill(json_t *all, const struct oom_kill *k)
 /* The pinned history's records that the log lacks, appended to @all. */
 static int read_history(const char *pin_dir, json_t *all, long page_size)
 {
-	/* the pinned kernel side's hook: one look at its links for every record */
-	uint64_t unmeasured = metric_fault_mask(!pin_dir_fault_hooked(pin_dir));
+	/* the pinned kernel side's hook: one look at its links for every
+	 * record (which holds no fault_alloc: true) */
+	uint64_t unmeasured = metric_fault_mask(!pin_dir_fault_hooked(pin_dir), true);
 	char path[PATH_MAX];
 	int fd;
 

@@ -717,6 +717,8 @@ int do_run(int argc, char **argv)
 		ret = EXIT_ENV;
 		goto out_rmdir;
 	}
+	/* made above, CMD not started: no OOM event yet (v1 has no count to read) */
+	session_oom_seen(&st.s, st.cg.id, 0);
 	ph.session = now_ns();
 	if (run_record_open(&st, &env)) {
 		ret = EXIT_USAGE;

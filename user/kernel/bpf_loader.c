@@ -45,7 +45,7 @@ static uint64_t mono_ns(void)
 }
 
 /* Per-program verifier statistics (MEMACCT_PHASES): log level BPF_LOG_STATS. */
-#define STATS_LOG_BYTES 512
+#define STATS_LOG_BYTES 4096
 static char (*stats_logs)[STATS_LOG_BYTES];
 
 static void verify_stats_request(struct memacct_bpf *skel)
@@ -64,9 +64,12 @@ static void verify_stats_request(struct memacct_bpf *skel)
 	}
 }
 
-/* Sum "verification time N usec" over the loaded programs; the 3 slowest. */
+/* Sum "verification time N usec" over the loaded programs; the 3 slowest;
+ * with MEMACCT_PHASES=2 each program's line on stderr. */
 static void verify_stats_collect(struct memacct_bpf *skel)
 {
+	const char *e = getenv("MEMACCT_PHASES");
+	bool every = e && !strcmp(e, "2");
 	struct bpf_program *prog;
 	uint64_t top[3] = { 0 };
 	int i = 0;
@@ -80,6 +83,9 @@ static void verify_stats_collect(struct memacct_bpf *skel)
 		if (!bpf_program__autoload(prog) || !t ||
 		    sscanf(t, "verification time %llu usec", &us) != 1)
 			continue;
+		if (every)	/* the kernel's stats line: instructions, states */
+			fprintf(stderr, "memacct verify: %-30s %8.1f ms %s", bpf_program__name(prog),
+				us / 1000.0, strstr(t, "processed ") ? strstr(t, "processed ") : "\n");
 		loader_timing.verify_ns += us * 1000;
 		loader_timing.programs++;
 		for (int k = 0; k < 3; k++) {
@@ -111,6 +117,10 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 
 int loader_check_env(void)
 {
+	/* libbpf's own messages only with -v, for every load (a daemon
+	 * re-attached to pins loads the process walk only, whose first try
+	 * is refused before 6.17: its verifier log went to stderr) */
+	libbpf_set_print(libbpf_print);
 	if (geteuid() != 0) {
 		p_err("memacct needs root (CAP_BPF, CAP_PERFMON and CAP_SYS_ADMIN) to load its BPF programs");
 		return -EPERM;

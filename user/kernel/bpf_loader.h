@@ -111,8 +111,9 @@ struct btf;
 void loader_sizes(const struct btf *btf, struct loader_sizes *sz);
 
 /*
- * loader_check_env() - root and a kernel with BTF. Returns 0, or -EPERM /
- * -ENOENT after printing what is missing (exit code EXIT_ENV).
+ * loader_check_env() - root and a kernel with BTF; libbpf's messages
+ * routed to -v from here on. Returns 0, or -EPERM / -ENOENT after printing
+ * what is missing (exit code EXIT_ENV).
  */
 int loader_check_env(void);
 

@@ -134,6 +134,7 @@ static int add_prog_of_link(struct pinned *p, int link_fd, const char *name)
 	snprintf(p->progs[p->nprogs].name, sizeof(p->progs[0].name), "%.31s",
 		 perf ? "page_fault_perf" : name);
 	p->progs[p->nprogs].cpu_links = perf;
+	p->progs[p->nprogs].held = false;
 	p->progs[p->nprogs++].fd = fd;
 	return 0;
 }
@@ -408,6 +409,7 @@ static int pin_perf_hook(struct pinned *p)
 			snprintf(p->progs[p->nprogs].name, sizeof(p->progs[0].name),
 				 "page_fault_perf");
 			p->progs[p->nprogs].cpu_links = n;
+			p->progs[p->nprogs].held = false;
 			p->progs[p->nprogs++].fd = dup(bpf_program__fd(prog));
 		}
 		return 0;
@@ -461,22 +463,35 @@ static void pinned_maps(struct memacct_bpf *skel, struct bpf_map *maps[7])
 /*
  * The links of the loaded @p->skel pinned at DIR/links/NAME (and the fault
  * hook's per CPU), their programs listed, and their number written to the
- * pinned .bss (links_pinned). 0 or -errno (printed); the caller unpins.
+ * pinned .bss (links_pinned). A tracepoint's link (tp/) is a perf event
+ * link, which the kernel pins only from v5.15 (b89fbfbb854c "bpf: Implement
+ * minimal BPF perf link"; before, libbpf's link is the perf event's fd and
+ * pinning it fails with EINVAL): this daemon holds it, and counts it in
+ * links_pinned, so that a daemon restarted on the pins finds it missing
+ * and loads the programs again on the pinned maps (reattach()). 0 or
+ * -errno (printed); the caller unpins.
  */
 static int pin_links(struct pinned *p)
 {
 	const struct bpf_object_skeleton *s = p->skel->skeleton;
-	char path[512];
-	int err, n = 0;
+	char path[512], held[256] = "";
+	int err, n = 0, nheld = 0;
 
 	for (int i = 0; i < s->prog_cnt; i++) {
 		struct bpf_link *l = *s->progs[i].link;
+		const char *sec = bpf_program__section_name(*s->progs[i].prog);
 
 		if (!l)
 			continue;
 		path_of(path, sizeof(path), p->dir, "links", s->progs[i].name);
 		err = bpf_link__pin(l, path);
-		if (err) {
+		if (err == -EINVAL && !strncmp(sec, "tp/", 3)) {
+			size_t len = strlen(held);
+
+			snprintf(held + len, sizeof(held) - len, "%s%s", nheld ? ", " : "",
+				 s->progs[i].name);
+			nheld++;
+		} else if (err) {
 			p_err("pinning %s: %s", path, strerror(-err));
 			return err;
 		}
@@ -484,6 +499,8 @@ static int pin_links(struct pinned *p)
 		if (p->nprogs < PIN_MAX_PROGS) {
 			snprintf(p->progs[p->nprogs].name, sizeof(p->progs[0].name), "%.31s",
 				 s->progs[i].name);
+			p->progs[p->nprogs].cpu_links = 0;
+			p->progs[p->nprogs].held = err != 0;
 			p->progs[p->nprogs++].fd = dup(bpf_program__fd(*s->progs[i].prog));
 		}
 		if (!strcmp(s->progs[i].name, "task_stocks"))
@@ -505,6 +522,11 @@ static int pin_links(struct pinned *p)
 		return -ENOTSUP;
 	}
 	p->skel->bss->links_pinned = n;
+	if (nheld)
+		p_warn("%d tracepoint links cannot be pinned here (no perf links before v5.15): "
+		       "this daemon holds them (%s): their events are not counted while no "
+		       "daemon runs, and a daemon restarted on the pins loads the programs "
+		       "again", nheld, held);
 	return 0;
 }
 
@@ -717,6 +739,60 @@ static int mkdir_made(const char *path)
 	return errno == EEXIST ? 0 : -errno;
 }
 
+/*
+ * The value of the 4-byte .rodata variable @name of the loaded programs
+ * @p->progs, from the kernel: a program's .rodata map (its map ids; the
+ * map is not pinned) and the layout its BTF gives. 0 or negative errno
+ * (-ENOENT: no program has one with @name).
+ */
+static int progs_rodata_u32(const struct pinned *p, const char *name, __u32 *out)
+{
+	int err = -ENOENT;
+
+	for (int i = 0; i < p->nprogs && err == -ENOENT; i++) {
+		__u32 ids[64], len = sizeof(struct bpf_prog_info);
+		struct bpf_prog_info info = { .nr_map_ids = 64, .map_ids = (__u64)(unsigned long)ids };
+
+		if (bpf_obj_get_info_by_fd(p->progs[i].fd, &info, &len))
+			return -errno;
+		for (__u32 j = 0; j < info.nr_map_ids && j < 64 && err == -ENOENT; j++) {
+			int fd = bpf_map_get_fd_by_id(ids[j]);
+			struct bpf_map_info mi;
+			struct bss_layout l;
+			__u32 zero = 0;
+			char *val;
+
+			if (fd < 0)
+				continue;
+			if (map_info(fd, &mi) || !strstr(mi.name, ".rodata") ||
+			    bss_layout_of_map(fd, &l)) {
+				close(fd);
+				continue;
+			}
+			val = calloc(1, mi.value_size);
+			for (int k = 0; val && k < l.n; k++)
+				if (!strcmp(l.v[k].name, name) && l.v[k].size == sizeof(*out) &&
+				    l.v[k].off + sizeof(*out) <= mi.value_size) {
+					err = bpf_map_lookup_elem(fd, &zero, val) ? -errno : 0;
+					if (!err)
+						memcpy(out, val + l.v[k].off, sizeof(*out));
+				}
+			free(val);
+			bss_layout_free(&l);
+			close(fd);
+		}
+	}
+	return err;
+}
+
+/* @p->fault_alloc_counted, from the loaded programs (struct pinned) */
+static void learn_fault_alloc(struct pinned *p)
+{
+	__u32 ranges = 0;
+
+	p->fault_alloc_counted = progs_rodata_u32(p, "nr_node_ranges", &ranges) || ranges > 0;
+}
+
 int pin_open(const char *dir, struct pinned *p)
 {
 	char maps[512], links[512], path[512];
@@ -754,6 +830,7 @@ int pin_open(const char *dir, struct pinned *p)
 		err = reattach(p);
 		if (err)
 			goto out_close;
+		learn_fault_alloc(p);
 		walk_open(p);
 		return 0;
 	}
@@ -762,6 +839,7 @@ int pin_open(const char *dir, struct pinned *p)
 	err = load_and_pin(p);
 	if (err)
 		goto out_rmdir;
+	learn_fault_alloc(p);
 	walk_open(p);
 	return 0;
 
@@ -802,8 +880,9 @@ int pin_links_gone(const struct pinned *p)
 		}
 	if (d)
 		closedir(d);
-	for (int i = 0; i < p->nprogs; i++)
-		gone += found[i] < (p->progs[i].cpu_links > 0 ? p->progs[i].cpu_links : 1);
+	for (int i = 0; i < p->nprogs; i++)	/* a held link has no file */
+		gone += !p->progs[i].held &&
+			found[i] < (p->progs[i].cpu_links > 0 ? p->progs[i].cpu_links : 1);
 	return gone;
 }
 

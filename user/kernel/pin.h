@@ -30,6 +30,9 @@ struct pin_prog {
 	/* 0: one link, DIR/links/NAME; N > 0: one per CPU, DIR/links/NAME_cpuI
 	 * for I < N (the perf event fault hook, pin_perf_hook()) */
 	int cpu_links;
+	/* its link held by this daemon, not pinned: a tracepoint's perf
+	 * event link before v5.15 (pin_links()); not in DIR/links */
+	bool held;
 };
 
 struct pinned {
@@ -50,6 +53,11 @@ struct pinned {
 	/* the fault hook of the pinned programs (loader_fault_hook_name()):
 	 * from the loader, or on re-attach from the pinned links' names */
 	char fault_hook[16];
+	/* the programs count fault_alloc (they place allocations on NUMA
+	 * nodes: their .rodata nr_node_ranges > 0, several nodes); read
+	 * from the loaded programs on load and on re-attach alike; true
+	 * when it cannot be read (nothing to say it was not counted) */
+	bool fault_alloc_counted;
 };
 
 /*

@@ -492,7 +492,11 @@ static void metrics_of_cgi(const struct collector *cs, const struct collection *
 	if (!c->st_ok)
 		return;
 	metrics_from_memcg_stat(m, &c->st);
+	/* memory.peak (v2, 5.19+) or max_usage_in_bytes (v1); else unknown,
+	 * never a 0 under the charge (issue 41 item 8) */
 	m->rss_peak = c->st.has_peak ? c->st.peak : 0;
+	if (!c->st.has_peak)
+		m->unknown |= MBIT(M_RSS_PEAK);
 	metrics_from_memcg_events(m, &c->st, NULL);
 }
 
@@ -590,6 +594,10 @@ static bool collect_cgroup(struct collector *cs, struct collection *col, struct 
 		metrics_hold_bpf_flows(&c->m, &old->m);
 	if (old)	/* published counters never go down */
 		metrics_clamp_flows(&c->m, &old->m);
+	/* the largest sample since this daemon first saw the cgroup (issue
+	 * 40: it was this sample, as run's running max is not) */
+	if (old && old->m.remote_numa_peak > c->m.remote_numa_peak)
+		c->m.remote_numa_peak = old->m.remote_numa_peak;
 	return true;
 }
 

@@ -811,6 +811,9 @@ int explain_fill_report(struct explain *e, struct report *r)
 		else if (!e->watched)	/* a daemon's record has no fault counts, and
 					 * /proc/PID/stat's are since exec, not attach */
 			row->m.unknown |= metric_flow_mask(false);
+		/* counted on several nodes only (metric_fault_mask()) */
+		if (e->topo.nnodes <= 1)
+			row->m.unknown |= MBIT(M_FAULT_ALLOC);
 		r->dma_attributed += row->m.pinned_vm + row->m.dma_pinned;
 	}
 	/* the processes' sums (their smaps, status and flows: what explain
@@ -840,6 +843,8 @@ int explain_fill_report(struct explain *e, struct report *r)
 	if (!e->watched)
 		r->totals.unknown |= metric_flow_mask(false) |
 				     (e->daemon_cow ? 0 : metric_flow_mask(true));
+	if (e->topo.nnodes <= 1)
+		r->totals.unknown |= MBIT(M_FAULT_ALLOC);
 	if (!e->watched && !e->daemon_dma)	/* DMA pins unknown, never 0 */
 		r->totals.unknown |= MBIT(M_DMA_PINNED) | MBIT(M_DMA_PINNED_PEAK);
 	r->numa_multi = e->topo.nnodes > 1;

@@ -29,9 +29,9 @@ uint64_t metric_flow_mask(bool bpf)
 	return m;
 }
 
-uint64_t metric_fault_mask(bool no_hook)
+uint64_t metric_fault_mask(bool no_hook, bool alloc_counted)
 {
-	uint64_t m = 0;
+	uint64_t m = alloc_counted ? 0 : MBIT(M_FAULT_ALLOC);
 
 	for (int id = 0; no_hook && id < M_NR; id++)
 		if (metric_table[id].flags & MF_FAULT)

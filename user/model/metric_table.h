@@ -295,13 +295,16 @@ extern const struct metric_def metric_table[M_NR];
 _Static_assert(M_NR <= 64, "struct metrics.unknown has a bit per row");
 
 /*
- * metric_fault_mask() - MBIT()s of the figures the fault classifier counts
- * (MF_FAULT rows: CoW, file CoW, zero fill, unclassified, fault_alloc,
- * remote_numa_alloc) when @no_hook (the kernel side runs without a fault
- * hook: bpf_loader.h LOADER_FAULT_NONE, or a daemon's pins with none);
- * else 0. OR'd into struct metrics.unknown: null, never a 0.
+ * metric_fault_mask() - MBIT()s of the fault figures the kernel side does
+ * not measure: every row the classifier counts (MF_FAULT: CoW, file CoW,
+ * zero fill, unclassified, fault_alloc, remote_numa_alloc) when @no_hook
+ * (it runs without a fault hook: bpf_loader.h LOADER_FAULT_NONE, or a
+ * daemon's pins with none); else fault_alloc when !@alloc_counted (the
+ * programs count it only where they place allocations on NUMA nodes:
+ * .rodata nr_node_ranges > 0, several nodes; remote_numa_alloc is then a
+ * true 0); else 0. OR'd into struct metrics.unknown: null, never a 0.
  */
-uint64_t metric_fault_mask(bool no_hook);
+uint64_t metric_fault_mask(bool no_hook, bool alloc_counted);
 
 /*
  * metric_flow_mask() - MBIT()s of the flows (MF_FLOW rows) that BPF counts

@@ -682,6 +682,8 @@ json_t *oom_json(const struct oom_kill *k)
 			    json_null());
 	json_object_set_new(o, "usage_bytes", k->has_limit ? json_integer(k->usage_bytes) :
 			    json_null());
+	json_object_set_new(o, "limit_found_by", !k->has_limit ? json_null() :
+			    json_string(k->flags & MEMACCT_OOM_LIMIT_EVENT ? "oom_event" : "usage"));
 	v = proc_json(&k->victim, k->flags & MEMACCT_OOM_MM || !(k->flags & MEMACCT_OOM_TASK),
 		      k->flags & MEMACCT_OOM_FLOWS || !(k->flags & MEMACCT_OOM_TASK), k->unmeasured);
 	json_object_set_new(v, "ppid", json_integer(k->ppid));

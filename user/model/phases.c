@@ -13,10 +13,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <limits.h>
 #include <poll.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "memacct_mark.h"
 #include "phases.h"
@@ -62,6 +65,36 @@ enum mark_kind mark_parse(const char *buf, size_t n, char *name, size_t len, cha
 	return MARK_PHASE;
 }
 
+/*
+ * The Python client (user/memacct.py) importable in CMD when this memacct
+ * runs from a build tree: .output/memacct beside .output/python/memacct.py
+ * (make). That directory goes at the end of PYTHONPATH: it holds that one
+ * module, and an installed memacct (the .deb: dist-packages) adds nothing.
+ */
+static void python_client_path(struct phases *p)
+{
+	char exe[PATH_MAX], dir[PATH_MAX + 32], *slash, *v;
+	const char *was = getenv("PYTHONPATH");
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	if (n <= 0)
+		return;
+	exe[n] = '\0';
+	slash = strrchr(exe, '/');
+	if (!slash)
+		return;
+	*slash = '\0';
+	snprintf(dir, sizeof(dir), "%s/python/memacct.py", exe);
+	if (access(dir, R_OK))
+		return;
+	dir[strlen(dir) - strlen("/memacct.py")] = '\0';
+	if (asprintf(&v, "%s%s%s", was && *was ? was : "", was && *was ? ":" : "", dir) < 0)
+		return;
+	p->pythonpath_was = was ? strdup(was) : NULL;
+	p->pythonpath_set = !setenv("PYTHONPATH", v, 1);
+	free(v);
+}
+
 int phases_open(struct phases *p, struct session *s)
 {
 	int sv[2];
@@ -78,17 +111,32 @@ int phases_open(struct phases *p, struct session *s)
 		close(sv[1]);
 		return -errno;
 	}
+	/* each message carries its sender's pid (SCM_CREDENTIALS, filled
+	 * in by the kernel): a `memacct mark` client is known by it */
+	if (setsockopt(sv[0], SOL_SOCKET, SO_PASSCRED, &(int){ 1 }, sizeof(int)))
+		p_warn("SO_PASSCRED on the mark channel: %s (memacct mark's own rows "
+		       "stay in the phase tables)", strerror(errno));
 	p->fd = sv[0];
 	p->child_fd = sv[1];
 	snprintf(v, sizeof(v), "%d", sv[1]);
 	if (setenv(MEMACCT_MARK_ENV, v, 1))
 		return -errno;
+	python_client_path(p);
 	return 0;
 }
 
 void phases_spawned(struct phases *p)
 {
 	unsetenv(MEMACCT_MARK_ENV);
+	if (p->pythonpath_set) {
+		if (p->pythonpath_was)
+			setenv("PYTHONPATH", p->pythonpath_was, 1);
+		else
+			unsetenv("PYTHONPATH");
+		p->pythonpath_set = false;
+	}
+	free(p->pythonpath_was);
+	p->pythonpath_was = NULL;
 	if (p->child_fd >= 0)
 		close(p->child_fd);
 	p->child_fd = -1;
@@ -108,6 +156,42 @@ static bool same_proc(const struct proc_row *a, const struct proc_row *b)
 {
 	return a->pid == b->pid && (!a->start_boottime_ns || !b->start_boottime_ns ||
 				    a->start_boottime_ns == b->start_boottime_ns);
+}
+
+static bool is_client(const struct phases *p, const struct proc_row *r)
+{
+	for (size_t i = 0; i < p->nclients; i++)
+		if (p->clients[i] == r->pid && !strcmp(r->comm, "memacct"))
+			return true;
+	return false;
+}
+
+/* Whether process @pid runs the binary memacct runs (the same inode). */
+static bool runs_memacct(pid_t pid)
+{
+	char path[32];
+	struct stat a, b;
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	return !stat(path, &a) && !stat("/proc/self/exe", &b) && a.st_dev == b.st_dev &&
+	       a.st_ino == b.st_ino;
+}
+
+/* @pid, the sender of a mark, among @p->clients when it is memacct mark */
+static void note_client(struct phases *p, pid_t pid)
+{
+	int *v;
+
+	if (pid <= 0 || !runs_memacct(pid))
+		return;
+	for (size_t i = 0; i < p->nclients; i++)
+		if (p->clients[i] == pid)
+			return;
+	v = array_grow(&p->clients, p->nclients, &p->clients_cap, sizeof(*v));
+	if (v) {
+		*v = pid;
+		p->nclients++;
+	}
 }
 
 static const struct snap_maps *snap_maps_of(const struct phase_snap *sn, int pid,
@@ -305,11 +389,11 @@ static int diff_maps(struct phase *ph, size_t *cap, int pid, const struct smaps 
 
 /*
  * The phase from @a to @b: each process of @b against its row in @a (none:
- * it appeared), those that moved; the totals; mappings of the processes
- * live at both ends (@b's maps NULL: none).
+ * it appeared), those that moved but @p's mark clients; the totals;
+ * mappings of the processes live at both ends (@b's maps NULL: none).
  */
-static int phase_build(struct phase *ph, const struct phase_snap *a, const struct report *b,
-		       const struct phase_snap *bmaps)
+static int phase_build(const struct phases *p, struct phase *ph, const struct phase_snap *a,
+		       const struct report *b, const struct phase_snap *bmaps)
 {
 	size_t mcap = 0;
 	int err;
@@ -322,6 +406,9 @@ static int phase_build(struct phase *ph, const struct phase_snap *a, const struc
 	for (size_t i = 0; i < b->nprocs; i++) {
 		const struct proc_row *rb = &b->procs[i], *ra = NULL;
 		struct phase_proc *d = &ph->procs[ph->nprocs];
+
+		if (is_client(p, rb))
+			continue;
 
 		for (size_t j = 0; j < a->r.nprocs; j++)
 			if (same_proc(&a->r.procs[j], rb) &&
@@ -410,7 +497,7 @@ static int phase_close(struct phases *p, const struct report *b, const struct ph
 		return -ENOMEM;
 	memset(ph, 0, sizeof(*ph));
 	snprintf(ph->name, sizeof(ph->name), "%s", p->cur_name);
-	err = phase_build(ph, &p->start, b, bmaps);
+	err = phase_build(p, ph, &p->start, b, bmaps);
 	if (err) {
 		phase_free(ph);
 		return err;
@@ -482,7 +569,7 @@ static void reply(struct phases *p, int fd, const char *line)
 static int serve_one(struct phases *p)
 {
 	union {
-		char buf[CMSG_SPACE(4 * sizeof(int))];
+		char buf[CMSG_SPACE(4 * sizeof(int)) + CMSG_SPACE(sizeof(struct ucred))];
 		struct cmsghdr align;
 	} c;
 	char buf[MEMACCT_MARK_LINE_MAX + 1], name[MEMACCT_MARK_NAME_MAX + 1], why[128], ans[160];
@@ -508,6 +595,14 @@ static int serve_one(struct phases *p)
 	for (struct cmsghdr *cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm)) {
 		int nfd = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int), fds[4];
 
+		if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_CREDENTIALS &&
+		    cm->cmsg_len >= CMSG_LEN(sizeof(struct ucred))) {
+			struct ucred uc;
+
+			memcpy(&uc, CMSG_DATA(cm), sizeof(uc));
+			note_client(p, uc.pid);	/* before the snapshot: its phase too */
+			continue;
+		}
 		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
 			continue;
 		memcpy(fds, CMSG_DATA(cm), nfd * sizeof(int));
@@ -589,6 +684,11 @@ void phases_free(struct phases *p)
 	for (size_t i = 0; i < p->ndone; i++)
 		phase_free(&p->done[i]);
 	free(p->done);
+	free(p->clients);
+	free(p->pythonpath_was);	/* not spawned: phases_spawned() did not */
+	p->pythonpath_was = NULL;
+	p->clients = NULL;
+	p->nclients = p->clients_cap = 0;
 	p->fd = p->child_fd = -1;
 	p->done = NULL;
 	p->ndone = p->cap = 0;

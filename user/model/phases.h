@@ -101,6 +101,16 @@ struct phases {
 	uint64_t failed;		/* marks answered "error": refused, a bad
 					 * line, a failed snapshot */
 	uint64_t marks;			/* marks answered ok */
+	/* the processes that sent a mark and run memacct's own binary
+	 * (`memacct mark`: SCM_CREDENTIALS, /proc/PID/exe): memacct's, not
+	 * the job's, left out of the phase rows (the totals, the cgroup's,
+	 * keep them); owned */
+	int *clients;
+	size_t nclients, clients_cap;
+	/* CMD's PYTHONPATH before phases_open() added the build tree's
+	 * Python client to it (owned; restored by phases_spawned()) */
+	char *pythonpath_was;
+	bool pythonpath_set;
 	uint64_t snap_ns_max, snap_ns_sum;	/* snapshot cost */
 	double params;			/* --params: > 0 adds bytes per parameter */
 	double expect_bpp;		/* --expect-bytes-per-param: the budget per

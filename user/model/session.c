@@ -388,6 +388,14 @@ static void sample_oom(struct session *s)
 	oom_hist_push(&s->oom_hist, t, fit ? fit : os.a, os.n, os.unsampled);
 }
 
+/* The fault figures this session's kernel side does not measure
+ * (metric_fault_mask()): null in every report, never a 0. */
+static uint64_t session_unmeasured(const struct session *s)
+{
+	return metric_fault_mask(loader_fault_hook == LOADER_FAULT_NONE,
+				 s->skel->rodata->nr_node_ranges > 0);
+}
+
 /* An OOM kill's record: its post-mortem made now, while the memcg's page
  * cache and shmem are as they were (its victim's anon goes in ~20 ms). */
 static int on_oom_event(void *ctx, void *data, size_t len)
@@ -423,7 +431,7 @@ static int on_oom_event(void *ctx, void *data, size_t len)
 			return 0;
 	}
 	k = &s->ooms[s->nooms];
-	oom_from_event(k, ev, s->page_size, metric_fault_mask(loader_fault_hook == LOADER_FAULT_NONE));
+	oom_from_event(k, ev, s->page_size, session_unmeasured(s));
 	sample_oom(s);	/* the others as they are now, ~0.1 s after the kill */
 	s->oom_sampled_ns = now_ns();
 	oom_explain(k, &s->oom_hist, OOM_GREW_WINDOW_NS);
@@ -457,6 +465,42 @@ static int take_baseline(struct session *s)
 	if (!memcg_read_stat(&s->cg, &s->cg_base))
 		sample_peaks(s, &s->cg_base);
 	return 0;
+}
+
+int session_oom_seen(const struct session *s, uint64_t cgid, uint64_t events)
+{
+	int fd = bpf_map__fd(s->skel->maps.memcg_oom_seen);
+
+	if (bpf_map_update_elem(fd, &cgid, &events, BPF_NOEXIST) && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+/*
+ * The OOM limit walk's counts (bpf/oom.bpf.c memcg_oom_seen) of @s's cgroup
+ * and its ancestors, made before the load: v2's memory.events.local; v1
+ * has no such file (run seeds its own new cgroup, session_oom_seen()).
+ */
+static void seed_oom_seen(struct session *s)
+{
+	char root[PATH_MAX], path[PATH_MAX], *slash;
+	struct memcg m = s->cg;
+	uint64_t n;
+	int version;
+
+	if (m.version != 2 || memcg_root(root, &version))
+		return;
+	snprintf(path, sizeof(path), "%s", m.path);
+	while (m.level > 0) {
+		if (!memcg_read_local_ooms(&m, &n))
+			session_oom_seen(s, m.id, n);
+		slash = strrchr(path, '/');
+		if (!slash)
+			break;
+		*slash = '\0';
+		if (memcg_of_path(root, version, path, &m))
+			break;
+	}
 }
 
 int session_start(struct session *s, const struct memcg *cg)
@@ -499,6 +543,7 @@ int session_start(struct session *s, const struct memcg *cg)
 		p_err("reading %s: %s", s->cg.path, strerror(-err));
 		goto out_rb;
 	}
+	seed_oom_seen(s);
 	return 0;
 
 out_rb:
@@ -926,7 +971,7 @@ static int session_rows(struct session *s, struct report *r, const struct subtre
 static void session_kernel_side(struct session *s, struct report *r)
 {
 	volatile struct memacct_bpf__bss *bss = s->skel->bss;
-	uint64_t nf = metric_fault_mask(loader_fault_hook == LOADER_FAULT_NONE);
+	uint64_t nf = session_unmeasured(s);
 	struct memacct_flows lost;
 
 	loader_dropped(s->skel, r->dropped);

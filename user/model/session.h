@@ -82,6 +82,16 @@ struct session {
 int session_start(struct session *s, const struct memcg *cg);
 
 /*
+ * session_oom_seen() - tell the kernel side's OOM limit walk that memcg
+ * @cgid had @events OOM events of its own (memory.events.local "oom") when
+ * the session began, unless it knows the memcg already (bpf/oom.bpf.c
+ * memcg_oom_seen): a kill whose limit is @cgid's is then told by the count,
+ * not by usage. session_start() does it for v2; run for its own new cgroup
+ * (0 events) on v1. 0 or negative errno.
+ */
+int session_oom_seen(const struct session *s, uint64_t cgid, uint64_t events);
+
+/*
  * session_poll() - wait up to @timeout_ms for exit records, and sample the
  * cgroup's memory.stat (at most every 250 ms) for the peaks of anon, file,
  * shmem and reclaimable page cache. With several NUMA nodes, also (at most

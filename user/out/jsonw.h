@@ -3,8 +3,9 @@
  * jsonw.h - a streaming JSON writer, for outputs too large to build as one
  * jansson tree first (explain's mappings: 10,000 of them made 200,000 nodes,
  * slower than reading smaps). It places keys, commas and nesting; strings
- * and embedded jansson values are encoded by jansson (compact, ASCII), the
- * way report_json() output is, so the two never differ.
+ * and embedded jansson values are encoded as jansson encodes them (compact,
+ * ASCII), the way report_json() output is, so the two never differ: plain
+ * printable ASCII written as it is, every other string through jansson.
  */
 #ifndef MEMACCT_JSONW_H
 #define MEMACCT_JSONW_H

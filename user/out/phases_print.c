@@ -316,9 +316,20 @@ void print_phases_plain(FILE *f, const struct phases *p)
 			}
 			fputc('\n', f);
 		}
+		size_t unlisted = 0;
+
 		for (size_t j = 0; j < ph->nmaps; j++) {
 			const struct phase_map *m = &ph->maps[j];
 
+			/* address space without memory (a glibc arena's 64 MiB
+			 * reserve, a guard region): not a line of its own here,
+			 * only counted (issue 41: "rss 0" lines filled the
+			 * README job's epoch table); -j lists every one */
+			if ((uint64_t)(m->rss_change < 0 ? -m->rss_change : m->rss_change) <
+			    PHASE_MAP_MIN_BYTES && !m->locked) {
+				unlisted++;
+				continue;
+			}
 			fmt_bytes(b, sizeof(b), m->change == MAP_VANISHED ?
 				  (uint64_t)-m->size_change : m->size);
 			fmt_delta(c, sizeof(c), m->rss_change, true);
@@ -335,6 +346,10 @@ void print_phases_plain(FILE *f, const struct phases *p)
 			else
 				fprintf(f, "; not freed by the last mark\n");
 		}
+		if (unlisted)
+			fprintf(f, "  and %zu mapping%s whose size changed with under 1 MiB of RSS "
+				"(address space, not memory: -j lists %s)\n", unlisted,
+				unlisted == 1 ? "" : "s", unlisted == 1 ? "it" : "them");
 	}
 	if (p->params > 0 && p->ndone)
 		print_budget_plain(f, p);

@@ -26,7 +26,8 @@ static const struct {
 		       "mlocked + pinned_vm + DMA-pinned: never reclaimed" },
 	[C_ANON] = { "owned anon", "#1f77b4", "anonymous memory, less the pinned and CoW-copied" },
 	[C_COW] = { "CoW-copied", "#ff7f0e",
-		    "pages copied on write since the start (a flow: at most the anon)" },
+		    "pages the live processes copied on write (each one's copies, freed with it; "
+		    "at most the anon)" },
 	[C_SHMEM] = { "shmem", "#9467bd", "tmpfs, shared anonymous, SysV and memfd" },
 	[C_CACHE] = { "page cache (dirty, in use)", "#8c564b",
 		      "file pages not reclaimable now: dirty, under writeback" },
@@ -116,13 +117,30 @@ static uint64_t min64(uint64_t a, uint64_t b)
 	return a < b ? a : b;
 }
 
-/* the cgroup's stocks split into classes that do not overlap */
-static void split_classes(const struct metrics *t, struct html_point *p)
+/*
+ * The copies made on write by the processes of @r still alive: a copy is
+ * its process's own page, freed with it at the latest (issue 41: the
+ * cgroup's flow since the start drew the parent's memory as CoW once the
+ * workers that copied had exited).
+ */
+static uint64_t cow_of_live(const struct report *r)
+{
+	uint64_t v = 0;
+
+	for (size_t i = 0; i < r->nprocs; i++)
+		if (!r->procs[i].exited && !(r->procs[i].m.unknown & MBIT(M_COW_COPIED)))
+			v += r->procs[i].m.cow_copied;
+	return v;
+}
+
+/* the cgroup's stocks split into classes that do not overlap; @cow_live:
+ * cow_of_live() */
+static void split_classes(const struct metrics *t, uint64_t cow_live, struct html_point *p)
 {
 	uint64_t anon = t->unknown & MBIT(M_ANON) ? 0 : t->anon;
 	uint64_t pinned = min64(t->pinned, t->usage);
 	uint64_t pinned_anon = min64(pinned, anon);
-	uint64_t cow = min64(t->cow_copied, sub0(anon, pinned_anon));
+	uint64_t cow = min64(cow_live, sub0(anon, pinned_anon));
 
 	p->c[C_PINNED] = pinned;
 	p->c[C_COW] = cow;
@@ -253,7 +271,7 @@ int html_add(struct html_doc *d, const struct report *r, const char *kind)
 		return -ENOMEM;
 	d->npts++;
 	p->t = r->elapsed_s;
-	split_classes(&r->totals, p);
+	split_classes(&r->totals, cow_of_live(r), p);
 	d->has_limit = r->has_limit;
 	d->limit = r->limit_bytes;
 	for (size_t i = 0; i < r->nprocs; i++) {
@@ -421,14 +439,60 @@ static size_t top_series(const struct html_doc *d, const struct html_series **to
 	return k;
 }
 
+/* Whether two series would draw as one line: the same snapshots, each RSS
+ * within 1% of the larger peak (identical DataLoader workers). */
+static bool same_line(const struct html_series *a, const struct html_series *b)
+{
+	uint64_t tol = (a->peak > b->peak ? a->peak : b->peak) / 100;
+
+	if (a->n != b->n)
+		return false;
+	for (size_t i = 0; i < a->n; i++)
+		if (a->t[i] != b->t[i] ||
+		    (a->v[i] > b->v[i] ? a->v[i] - b->v[i] : b->v[i] - a->v[i]) > tol)
+			return false;
+	return true;
+}
+
+/*
+ * Line @k's place among the top lines it coincides with (same_line()):
+ * *@nth of *@of. Coinciding lines are drawn dashed in turns (one dash of
+ * each colour), so that four identical workers show four colours, not one.
+ */
+static void line_group(const struct html_series **top, size_t n, size_t k, size_t *nth,
+		       size_t *of)
+{
+	*nth = 0;
+	*of = 0;
+	for (size_t j = 0; j < n; j++)
+		if (j == k || same_line(top[k], top[j])) {
+			if (j < k)
+				(*nth)++;
+			(*of)++;
+		}
+}
+
+/* the stroke-dasharray and -dashoffset of line @k (none when alone) */
+static void line_dash(FILE *f, const struct html_series **top, size_t n, size_t k)
+{
+	size_t nth, of;
+
+	line_group(top, n, k, &nth, &of);
+	if (of > 1)
+		fprintf(f, " stroke-dasharray=\"6,%zu\" stroke-dashoffset=\"%zu\"", 6 * (of - 1),
+			6 * nth);
+}
+
 static void draw_lines(FILE *f, const struct scale *s, const struct html_series **top, size_t n)
 {
 	char b[16];
 
 	fprintf(f, "<g class=\"rss\" fill=\"none\" stroke-width=\"1.5\">\n");
 	for (size_t k = 0; k < n; k++) {
-		fprintf(f, "<polyline class=\"proc\" data-pid=\"%d\" stroke=\"%s\" points=\"",
-			top[k]->pid, line_colors[k]);
+		fprintf(f, "<polyline class=\"proc\" data-pid=\"%d\" stroke=\"%s\"", top[k]->pid,
+			line_colors[k]);
+		line_dash(f, top, n, k);
+		fprintf(f, " points=\"");
 		for (size_t i = 0; i < top[k]->n; i++)
 			fprintf(f, "%.1f,%.1f ", sx(s, top[k]->t[i]), sy(s, top[k]->v[i]));
 		fprintf(f, "\"><title>PID %d (", top[k]->pid);
@@ -439,12 +503,33 @@ static void draw_lines(FILE *f, const struct scale *s, const struct html_series 
 	fprintf(f, "</g>\n");
 }
 
+/*
+ * Whether phase @i's band shows its name (else its number, when that fits:
+ * phase_key() then lists the names): a name clipped to a narrow band read
+ * as another word ("tmp", "clea"). Width of 11 px sans-serif: ~6.5 px a
+ * character, generous for narrow letters.
+ */
+static bool band_fits(const struct scale *s, const struct phase *ph, size_t chars)
+{
+	return sx(s, ph->end_s) - sx(s, ph->start_s) >= 6.5 * (double)chars + 6;
+}
+
+static size_t digits(size_t v)
+{
+	size_t n = 1;
+
+	for (; v >= 10; v /= 10)
+		n++;
+	return n;
+}
+
 static void draw_phases(FILE *f, const struct html_doc *d, const struct scale *s)
 {
 	fprintf(f, "<g class=\"phases\" font-size=\"11\">\n");
 	for (size_t i = 0; i < d->phases.ndone; i++) {
 		const struct phase *ph = &d->phases.done[i];
 		double a = sx(s, ph->start_s), b = sx(s, ph->end_s);
+		bool name = band_fits(s, ph, strlen(ph->name)), num = band_fits(s, ph, digits(i + 1));
 
 		fprintf(f, "<rect class=\"phase\" x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\" "
 			"fill=\"%s\" stroke=\"#888\"><title>phase ", a, Y0 - 24,
@@ -455,11 +540,35 @@ static void draw_phases(FILE *f, const struct html_doc *d, const struct scale *s
 			"stroke-dasharray=\"3,3\"/>\n"
 			"<text class=\"phase-name\" x=\"%.1f\" y=\"%d\" clip-path=\"url(#clip%zu)\">",
 			ph->start_s, ph->end_s, a, a, Y0 - 4, Y1, a + 3, Y0 - 10, i);
-		esc(f, ph->name);
+		if (name)
+			esc(f, ph->name);
+		else if (num)
+			fprintf(f, "%zu", i + 1);
 		fprintf(f, "</text>\n<clipPath id=\"clip%zu\"><rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" "
 			"height=\"20\"/></clipPath>\n", i, a, Y0 - 24, b - a > 0.5 ? b - a : 0.5);
 	}
 	fprintf(f, "</g>\n");
+}
+
+/* Below the timeline, the names of the phases whose band is too narrow
+ * for it (draw_phases()): "N name" each; nothing when every name fits. */
+static void phase_key(FILE *f, const struct html_doc *d, const struct scale *s)
+{
+	bool any = false;
+
+	for (size_t i = 0; i < d->phases.ndone; i++) {
+		const struct phase *ph = &d->phases.done[i];
+
+		if (band_fits(s, ph, strlen(ph->name)))
+			continue;
+		fprintf(f, "%s%zu ", any ? ", " : "<p id=\"phase-key\">Narrow phases: ", i + 1);
+		esc(f, ph->name);
+		if (!band_fits(s, ph, digits(i + 1)))
+			fprintf(f, " (%.3f s to %.3f s)", ph->start_s, ph->end_s);
+		any = true;
+	}
+	if (any)
+		fprintf(f, "</p>\n");
 }
 
 static void draw_events(FILE *f, const struct html_doc *d, const struct scale *s)
@@ -518,10 +627,15 @@ static void draw_legend(FILE *f, const struct html_doc *d, const struct scale *s
 	fprintf(f, "<text x=\"%d\" y=\"%d\">RSS per process:</text>\n", X1 + 20, y + 10);
 	y += 18;
 	for (size_t k = 0; k < n; k++, y += 16) {
+		size_t nth, of;
+
+		line_group(top, n, k, &nth, &of);
 		fprintf(f, "<line x1=\"%d\" x2=\"%d\" y1=\"%d\" y2=\"%d\" stroke=\"%s\" "
 			"stroke-width=\"2\"/><text x=\"%d\" y=\"%d\">%d ", X1 + 20, X1 + 32, y + 6,
 			y + 6, line_colors[k], X1 + 38, y + 10, top[k]->pid);
 		esc(f, top[k]->comm);
+		if (of > 1)
+			fprintf(f, " (1 of %zu identical lines)", of);
 		fprintf(f, "</text>\n");
 	}
 	fprintf(f, "<text x=\"%d\" y=\"%d\" fill=\"#d00\">&#9660; OOM kill</text>"
@@ -620,13 +734,16 @@ int html_write(struct html_doc *d, FILE *f, const json_t *header)
 	draw_events(f, d, &s);
 	draw_legend(f, d, &s, top, ntop);
 	fprintf(f, "</svg>\n");
+	phase_key(f, d, &s);
 	if (d->exits_unmarked)
 		fprintf(f, "<p>%llu more exits not marked</p>\n",
 			(unsigned long long)d->exits_unmarked);
 	fprintf(f, "<p class=\"note\">Stacked: the cgroup's memory.stat split into classes that "
 		"do not overlap; pinned memory counted once (out of anon, or out of the page cache "
-		"where it is file); CoW-copied is the flow of copies since the start, at most the "
-		"anon left. Lines: each process's RSS (the %d largest peaks).</p>\n", HTML_LINES);
+		"where it is file); CoW-copied is what the live processes copied on write (a "
+		"process's copies go with it), at most the anon left. Lines: each process's RSS "
+		"(the %d largest peaks); lines that coincide (identical workers) are drawn dashed in "
+		"turns, one colour each.</p>\n", HTML_LINES);
 	html_phases(f, d);
 	fprintf(f, "<h2>Final report</h2>\n<pre id=\"final\">");
 	esc(f, d->final_text ? d->final_text : "none: the recording ends early");

@@ -355,9 +355,11 @@ static void print_summary(FILE *f, const struct report *r)
 	 * memory.stat samples (every 250 ms and at each report), so named */
 	fprintf(f, "cgroup: charged %s (peak %s); reclaimable page cache %s (peak* %s); "
 		"anon peak* %s\n",
-		fmt_bytes(b[0], 16, t->usage), fmt_bytes(b[1], 16, t->rss_peak),
-		fmt_bytes(b[2], 16, t->reclaimable), fmt_bytes(b[3], 16, t->reclaimable_peak),
-		fmt_bytes(b[4], 16, t->anon_peak));
+		fmt_bytes(b[0], 16, t->usage),
+		fmt_known(b[1], !(t->unknown & MBIT(M_RSS_PEAK)), t->rss_peak),
+		fmt_bytes(b[2], 16, t->reclaimable),
+		fmt_known(b[3], !(t->unknown & MBIT(M_RECLAIMABLE_PEAK)), t->reclaimable_peak),
+		fmt_known(b[4], !(t->unknown & MBIT(M_ANON_PEAK)), t->anon_peak));
 	fprintf(f, "pinned: mlocked %s (peak %s), pinned_vm %s (peak %s), DMA %s%s (peak %s)\n",
 		fmt_bytes(b[0], 16, t->mlocked), fmt_bytes(b[1], 16, t->mlocked_peak),
 		fmt_bytes(b[2], 16, t->pinned_vm), fmt_bytes(b[3], 16, t->pinned_vm_peak),
@@ -452,8 +454,10 @@ static void print_footnotes(FILE *f, const struct report *r)
 	said = true;
 	fprintf(f, "x = exited (sizes at exit)%s; RSS PEAK: the kernel's high-water mark since "
 		"the last exec\n", r->nooms ? "; K = OOM-killed (sizes at the kill)" : "");
-	fprintf(f, "peak*: the largest memory.stat sample (every 250 ms): the kernel keeps no "
-		"high-water mark\n");
+	/* a daemon's log replayed has none: it samples no memory.stat */
+	if (!(r->totals.unknown & MBIT(M_ANON_PEAK)))
+		fprintf(f, "peak*: the largest memory.stat sample (every 250 ms): the kernel keeps "
+			"no high-water mark\n");
 	if (r->totals_of_rows)
 		fprintf(f, "TOTAL (processes): sums of the rows (stocks: of the live ones)\n");
 	else
@@ -465,7 +469,7 @@ static void print_footnotes(FILE *f, const struct report *r)
 			r->elapsed_s);
 	if (r->totals.dma_estimate)
 		fprintf(f, "~ = estimate: DMA pins measured while another pin was in progress\n");
-	if (r->totals.unknown & metric_fault_mask(true))
+	if (r->totals.unknown & MBIT(M_COW_COPIED))	/* the classifier's (metric_fault_mask()) */
 		fprintf(f, "- = not measured: no fault hook (MEMACCT_FAULT_HOOK=none, or a kernel "
 			"without one): no CoW, file CoW or zero-fill figures\n");
 }

@@ -1227,25 +1227,28 @@ int parse_memory_stat(const char *text, int version, struct memcg_stat *s)
 	return has_anon ? 0 : -EINVAL;
 }
 
+int parse_memory_event(const char *text, const char *key, uint64_t *n)
+{
+	size_t klen = key ? strlen(key) : 0;
+	const char *pos = text, *eol;
+
+	if (!text || !klen)
+		return -EINVAL;
+	for (; *pos; pos = *eol ? eol + 1 : eol) {
+		eol = strchrnul(pos, '\n');
+		if ((size_t)(eol - pos) > klen + 1 && !memcmp(pos, key, klen) && pos[klen] == ' ')
+			return parse_u64_n(pos + klen + 1, eol - pos - (klen + 1), n);
+	}
+	return -ENOENT;
+}
+
 /*
  * parse_oom_kill() - "oom_kill N" of v2 memory.events (>= 4.13) or v1
  * memory.oom_control (>= 4.13). Count. -ENOENT when the kernel has none.
  */
 int parse_oom_kill(const char *text, uint64_t *oom_kill)
 {
-	static const char key[] = "oom_kill ";
-	const char *pos = text, *eol;
-
-	if (!text)
-		return -EINVAL;
-	for (; *pos; pos = *eol ? eol + 1 : eol) {
-		eol = strchrnul(pos, '\n');
-		if ((size_t)(eol - pos) > sizeof(key) - 1 &&
-		    !memcmp(pos, key, sizeof(key) - 1))
-			return parse_u64_n(pos + sizeof(key) - 1,
-					   eol - pos - (sizeof(key) - 1), oom_kill);
-	}
-	return -ENOENT;
+	return parse_memory_event(text, "oom_kill", oom_kill);
 }
 
 int memcg_dir_open(struct memcg *cg)
@@ -1359,6 +1362,22 @@ static int read_cg_oom_kill(const struct memcg *cg, const char *name,
 		return 0;
 	if (!err)
 		s->has_oom_kill = true;
+	return err;
+}
+
+int memcg_read_local_ooms(const struct memcg *cg, uint64_t *n)
+{
+	char *buf;
+	long len;
+	int err;
+
+	if (cg->version == 1 || cg->level == 0)
+		return -ENOENT;
+	len = read_cg_file(cg, "memory.events.local", &buf);
+	if (len < 0)
+		return (int)len;
+	err = parse_memory_event(buf, "oom", n);
+	free(buf);
 	return err;
 }
 

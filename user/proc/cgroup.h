@@ -251,6 +251,19 @@ int parse_memory_stat(const char *text, int version, struct memcg_stat *s);
 /* parse_memory_events() - v2 memory.events or v1 memory.oom_control: oom_kill. */
 int parse_oom_kill(const char *text, uint64_t *oom_kill);
 /*
+ * parse_memory_event() - the count of line "@key N" of a memory.events,
+ * memory.events.local or memory.oom_control text (a whole-line key: "oom"
+ * is not "oom_kill"). 0, -ENOENT (no such line), -EINVAL.
+ */
+int parse_memory_event(const char *text, const char *key, uint64_t *n);
+/*
+ * memcg_read_local_ooms() - the kernel's count of OOM events in which
+ * @cg's own limit was hit: "oom" of v2 memory.events.local (v5.2+;
+ * mm/memcontrol.c memory_events_local[MEMCG_OOM]). 0; -ENOENT on v1, for
+ * the root, or before 5.2 (no such file or line); other negative errno.
+ */
+int memcg_read_local_ooms(const struct memcg *cg, uint64_t *n);
+/*
  * parse_memory_pressure() - the cumulative stall times of a v2
  * memory.pressure file (PSI, kernel/sched/psi.c psi_show(): lines "some
  * avg10=.. avg60=.. avg300=.. total=US" and "full ..."), in microseconds,
