@@ -6,10 +6,10 @@
  * Forks N children; each writes one byte in each of PAGES pages of its own
  * (after fork, so they are the child's, faulted on the CPU it runs on) and
  * sleeps. With every child ready it prints "ready N" and waits for EOF on
- * stdin, then kills the children and reaps them. The N + 1 processes'
+ * stdin, then LINGER seconds more, then kills the children and reaps them. The N + 1 processes'
  * RSS is read from /proc by the test (Σ VmRSS): the ground truth.
  *
- * Usage: many_small [N=2000] [PAGES=8]
+ * Usage: many_small [N=2000] [PAGES=8] [LINGER=0]
  * Output (stdout): "ready N" (N: the children made; fewer when fork() failed,
  * said on stderr).
  */
@@ -35,7 +35,7 @@ static long arg(const char *s, long dflt, long max)
 	errno = 0;
 	v = strtol(s, &end, 10);
 	if (errno || end == s || *end || v < 0 || v > max) {
-		fprintf(stderr, "usage: many_small [N=2000] [PAGES=8]\n");
+		fprintf(stderr, "usage: many_small [N=2000] [PAGES=8] [LINGER=0]\n");
 		exit(2);
 	}
 	return v;
@@ -45,6 +45,7 @@ int main(int argc, char **argv)
 {
 	long n = arg(argc > 1 ? argv[1] : NULL, 2000, 100000);
 	long pages = arg(argc > 2 ? argv[2] : NULL, 8, 1 << 20);
+	long linger = arg(argc > 3 ? argv[3] : NULL, 0, 3600);
 	int ready[2];
 	pid_t *kids = calloc(n ? n : 1, sizeof(*kids));
 	long made = 0;
@@ -84,6 +85,7 @@ int main(int argc, char **argv)
 	fflush(stdout);
 	while (read(0, &c, 1) > 0)
 		;
+	sleep(linger);
 	for (long i = 0; i < made; i++)
 		kill(kids[i], SIGKILL);
 	for (long i = 0; i < made; i++)
