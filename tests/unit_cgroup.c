@@ -11,6 +11,7 @@
 #include "cgroup.h"
 #include "memlimits.h"
 #include "daemon.h"
+#include "daemon_oom.h"
 #include "oom.h"
 #include "proc.h"
 #include "util.h"
@@ -341,6 +342,121 @@ START_TEST(test_oom_late_host_wide_mem_total)
 	ck_assert_uint_eq(k->mem_total, mem_total_bytes());
 	snprintf(want, sizeof(want), "MemTotal %s)", fmt_bytes(total, sizeof(total), k->mem_total));
 	ck_assert_msg(strstr(k->verdict, want), "%s", k->verdict);
+	free(k);
+}
+END_TEST
+
+/*
+ * The daemon's OOM history keeps the processes a kill may come to, from
+ * the figures its collection read (oom_near()'s rule): a memcg at 50% of
+ * its limit and the memcgs below it, a memcg whose figures were not read,
+ * one the walk did not hold; every process when the host is near. A
+ * history of every process each collection held 56 MiB at 10,000.
+ * Samples older than the window of "grew" are freed.
+ */
+START_TEST(test_daemon_oom_sample_near)
+{
+	enum { MiB = 1 << 20 };
+	struct cgi cg[] = {
+		{ .id = 1, .level = 0, .st_ok = true },			/* root */
+		{ .id = 10, .parent_id = 1, .level = 1, .st_ok = true,	/* at 60% */
+		  .st.usage = 60 * MiB, .bounds = { .max = 100 * MiB, .has_max = true } },
+		{ .id = 11, .parent_id = 10, .level = 2, .st_ok = true },	/* below it */
+		{ .id = 20, .parent_id = 1, .level = 1, .st_ok = true,	/* at 40% */
+		  .st.usage = 40 * MiB, .bounds = { .max = 100 * MiB, .has_max = true } },
+		{ .id = 21, .parent_id = 20, .level = 2, .st_ok = true,	/* 49% of its own */
+		  .st.usage = 49 * MiB, .bounds = { .max = 100 * MiB, .has_max = true } },
+		{ .id = 30, .parent_id = 1, .level = 1, .st_ok = false },	/* not read */
+		{ .id = 40, .parent_id = 1, .level = 1, .st_ok = true,	/* unlimited */
+		  .st.usage = 900 * MiB },
+	};
+	/* a process in each, and one in memcg 99, which the walk did not hold */
+	static const uint64_t memcg_of[] = { 1, 10, 11, 20, 21, 30, 40, 99 };
+	static const int want_near[] = { 10, 11, 30, 99 };
+	enum { N = sizeof(memcg_of) / sizeof(memcg_of[0]) };
+	struct memacct_task_stock st[N];
+	struct collection col = { .cg = cg, .ncg = sizeof(cg) / sizeof(cg[0]), .st = st, .nst = N };
+	struct daemon_oom o = { .page_size = 4096, .hist.keep_ns = 20000000000ULL };
+	const struct oom_sample *s;
+
+	memset(st, 0, sizeof(st));
+	for (int i = 0; i < N; i++) {
+		st[i].tgid = 100 + i;
+		st[i].memcg_id = memcg_of[i];
+		st[i].rss_anon_pages = 1 + i;
+	}
+	doom_sample_collection(&o, &col, false);
+	s = &o.hist.s[0];
+	ck_assert_ptr_nonnull(s->p);
+	ck_assert_uint_eq(s->n, sizeof(want_near) / sizeof(want_near[0]));
+	for (size_t i = 0; i < s->n; i++) {
+		ck_assert_uint_eq(s->p[i].memcg_id, want_near[i]);
+		ck_assert_uint_eq(s->p[i].m.anon, (uint64_t)(s->p[i].pid - 100 + 1) * 4096);
+	}
+	/* the host near: every process */
+	doom_sample_collection(&o, &col, true);
+	ck_assert_uint_eq(o.hist.s[1].n, N);
+	/* a sample past the window frees both (oom_hist_push()'s keep_ns) */
+	oom_hist_push(&o.hist, o.hist.s[1].boot_ns + 30000000000ULL, calloc(1, sizeof(struct oom_proc)),
+		      1, 0);
+	ck_assert_ptr_null(o.hist.s[0].p);
+	ck_assert_ptr_null(o.hist.s[1].p);
+	ck_assert_uint_eq(o.hist.s[2].n, 1);
+	doom_free(&o);
+}
+END_TEST
+
+/*
+ * What grew before a host-wide kill, found per process across two samples
+ * pushed in different orders (oom_hist_push() sorts them by pid, and the
+ * lookup is a binary search: a linear one was 10,000 × 10,000 steps for a
+ * host-wide kill at 10,000 processes). Two processes share a pid (reused):
+ * the one with the same start time is compared.
+ */
+START_TEST(test_oom_grew_across_samples)
+{
+	enum { MiB = 1 << 20 };
+	static const struct { int pid; uint64_t start, before, after; } p[] = {
+		{ 300, 3, 30 * MiB, 30 * MiB },		/* unchanged */
+		{ 100, 1, 10 * MiB, 50 * MiB },		/* +40 MiB */
+		{ 200, 2, 20 * MiB, 28 * MiB },		/* +8 MiB */
+		{ 150, 5, 90 * MiB, 0 },		/* gone: pid 150 reused */
+		{ 150, 6, 0, 6 * MiB },			/* new: 150 again, no "was" */
+	};
+	enum { N = sizeof(p) / sizeof(p[0]) };
+	struct memacct_oom_event ev = { .key.tgid = 999, .tid = 999, .flags = MEMACCT_OOM_TASK,
+					.comm = "victim" };
+	struct oom_hist h = { 0 };
+	struct oom_proc *a = calloc(N, sizeof(*a)), *b = calloc(N, sizeof(*b));
+	struct oom_kill *k = calloc(1, sizeof(*k));
+	size_t na = 0, nb = 0;
+
+	ck_assert(a && b && k);
+	for (int i = 0; i < N; i++) {	/* a in this order, b reversed */
+		if (p[i].before) {
+			a[na] = (struct oom_proc){ .pid = p[i].pid, .start_ns = p[i].start };
+			a[na++].m.anon = p[i].before;
+		}
+		if (p[N - 1 - i].after) {
+			b[nb] = (struct oom_proc){ .pid = p[N - 1 - i].pid,
+						   .start_ns = p[N - 1 - i].start };
+			b[nb++].m.anon = p[N - 1 - i].after;
+		}
+	}
+	oom_hist_push(&h, 1000000000ULL, a, na, 0);
+	oom_hist_push(&h, 3000000000ULL, b, nb, 0);
+	oom_from_event(k, &ev, 4096, 0);
+	k->boot_ns = 3050000000ULL;
+	oom_explain(k, &h, 5000000000ULL);
+	ck_assert_uint_eq(k->nprocs_all, 5);	/* the 4 of the last sample, the victim */
+	ck_assert_uint_eq(k->ngrew, 2);
+	ck_assert_int_eq(k->grew[0].pid, 100);
+	ck_assert_str_eq(k->grew[0].key, "anon_bytes");
+	ck_assert_int_eq(k->grew[0].bytes, 40 * MiB);
+	ck_assert_int_eq(k->grew[1].pid, 200);
+	ck_assert_int_eq(k->grew[1].bytes, 8 * MiB);
+	ck_assert_double_eq_tol(k->grew[0].seconds, 2.0, 1e-9);
+	oom_hist_free(&h);
 	free(k);
 }
 END_TEST
@@ -1022,6 +1138,8 @@ Suite *cgroup_suite(void)
 	tcase_add_test(tc, test_memory_stat_v2);
 	tcase_add_test(tc, test_oom_kill);
 	tcase_add_test(tc, test_oom_late_host_wide_mem_total);
+	tcase_add_test(tc, test_daemon_oom_sample_near);
+	tcase_add_test(tc, test_oom_grew_across_samples);
 	tcase_add_test(tc, test_memory_pressure);
 	suite_add_tcase(s, tc);
 

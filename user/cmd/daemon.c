@@ -596,7 +596,7 @@ static int collect_and_publish(struct dstate *d)
 	if (err)
 		return err;
 	d->collection_start_s = rt.tv_sec + rt.tv_nsec / 1e9;
-	doom_sample_collection(&d->oom, &col);
+	doom_sample_collection(&d->oom, &col, oom_host_near());
 	if (d->stats_fd < 0) {
 		char *t = NULL;
 
@@ -843,6 +843,11 @@ static void daemon_readers(struct dstate *d)
 			     2 * d->o.interval_ns + 1000000000ULL : UINT64_MAX,
 		.json_log = json_log_line, .json_log_ctx = d,
 	};
+	/* samples older than the window of "grew" are never read; the
+	 * sample made when a kill is read (up to OOM_SAMPLE_NS after it, in
+	 * sample_near()) must not drop one the kill's window still holds */
+	d->oom.hist.keep_ns = d->oom.window_ns < UINT64_MAX - OOM_SAMPLE_NS ?
+			      d->oom.window_ns + OOM_SAMPLE_NS : UINT64_MAX;
 	doom_seed(&d->oom);
 	d->rb = ring_buffer__new(d->pin.exits_fd, on_exit_record, d, NULL);
 	if (!d->rb)

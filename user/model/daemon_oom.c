@@ -39,15 +39,83 @@ static int cmp_pf_tgid(const void *a, const void *b)
 	return x->key.tgid < y->key.tgid ? -1 : x->key.tgid > y->key.tgid;
 }
 
-void doom_sample_collection(struct daemon_oom *o, const struct collection *col)
+/* A memcg of a collection's walk, and whether a kill may come to it. */
+struct memcg_near {
+	uint64_t id, parent_id;
+	int level;
+	bool own;	/* its own limit nearly reached */
+	bool near;	/* its own or one above it: oom_near() */
+};
+
+static int cmp_near_id(const void *a, const void *b)
+{
+	const struct memcg_near *x = a, *y = b;
+
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* @c's own limit (memory.max / limit_in_bytes) nearly reached, as
+ * oom_near() reads it; its figures not read (a filtered-out cgroup): yes */
+static bool cgi_near(const struct cgi *c)
+{
+	if (!c->st_ok)
+		return true;
+	return c->bounds.has_max && oom_usage_near(c->st.usage, c->bounds.max);
+}
+
+static struct memcg_near *near_find(struct memcg_near *nm, size_t n, uint64_t id)
+{
+	struct memcg_near want = { .id = id };
+
+	return bsearch(&want, nm, n, sizeof(*nm), cmp_near_id);
+}
+
+/*
+ * Each memcg of @col's walk with oom_near()'s answer for it (its limit or
+ * one above it nearly reached), sorted by id (col->ncg of them, malloc'd),
+ * or NULL when out of memory.
+ */
+static struct memcg_near *near_memcgs(const struct collection *col)
+{
+	size_t n = col->ncg;
+	struct memcg_near *nm = malloc((n ? n : 1) * sizeof(*nm));
+
+	if (!nm)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		const struct cgi *c = &col->cg[i];
+
+		nm[i] = (struct memcg_near){ .id = c->id, .parent_id = c->parent_id,
+					     .level = c->level, .own = cgi_near(c) };
+	}
+	qsort(nm, n, sizeof(*nm), cmp_near_id);
+	/* up to the root by parent id; a parent the walk does not hold ends
+	 * the chain */
+	for (size_t i = 0; i < n; i++) {
+		const struct memcg_near *up = &nm[i];
+
+		for (int depth = 0; up && !up->own && up->level > 0 && depth < 64; depth++)
+			up = near_find(nm, n, up->parent_id);
+		nm[i].near = up && up->own;
+	}
+	return nm;
+}
+
+void doom_sample_collection(struct daemon_oom *o, const struct collection *col, bool host_near)
 {
 	const struct proc_flow **idx = NULL;
+	struct memcg_near *near = NULL;
 	struct oom_proc *a;
-	long n = col->nst > 0 ? col->nst : 0;
+	long n = col->nst > 0 ? col->nst : 0, k = 0;
 
+	/* the host nearly out of memory: every process may be in its kill */
+	if (!host_near)
+		near = near_memcgs(col);
 	a = calloc(n ? n : 1, sizeof(*a));
-	if (!a)
+	if (!a) {
+		free(near);
 		return;
+	}
 	if (col->npf > 0) {
 		idx = malloc(col->npf * sizeof(*idx));
 		for (long i = 0; idx && i < col->npf; i++)
@@ -58,15 +126,29 @@ void doom_sample_collection(struct daemon_oom *o, const struct collection *col)
 	for (long i = 0; i < n; i++) {
 		struct proc_flow want = { .key.tgid = col->st[i].tgid }, *w = &want;
 		const struct proc_flow **hit;
+		const struct memcg_near *m;
 
-		proc_from_stock(&a[i], &col->st[i], o->page_size);
+		/* far from every limit: no kill of its memcg's can need it (a
+		 * memcg the walk did not hold is taken) */
+		m = near ? near_find(near, col->ncg, col->st[i].memcg_id) : NULL;
+		if (m && !m->near)
+			continue;
+		proc_from_stock(&a[k], &col->st[i], o->page_size);
 		hit = idx ? bsearch(&w, idx, col->npf, sizeof(*idx), cmp_pf_tgid) : NULL;
 		if (hit)
-			proc_flows(&a[i], &(*hit)->f, (*hit)->dma, o->page_size);
-		metrics_pinned_sum(&a[i].m);
+			proc_flows(&a[k], &(*hit)->f, (*hit)->dma, o->page_size);
+		metrics_pinned_sum(&a[k].m);
+		k++;
 	}
 	free(idx);
-	oom_hist_push(&o->hist, boot_now_ns(), a, n, 0);
+	free(near);
+	if (k < n) {	/* what it needs, not every process */
+		struct oom_proc *fit = realloc(a, (k ? k : 1) * sizeof(*a));
+
+		if (fit)
+			a = fit;
+	}
+	oom_hist_push(&o->hist, boot_now_ns(), a, k, 0);
 }
 
 /* Every process now (the walk of a collection, with its own fields, and

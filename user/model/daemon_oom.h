@@ -50,10 +50,16 @@ struct daemon_oom {
 };
 
 /*
- * doom_sample_collection() - a sample of every process of @col (stocks and
- * BPF flows) into the history, at the collection's time.
+ * doom_sample_collection() - a sample of @col's processes (stocks and BPF
+ * flows) into the history, at the collection's time: those a kill may
+ * come to, as oom_near() tells from the figures @col read (their memcg or
+ * one above it at OOM_NEAR_PCT of its limit; a memcg whose figures were
+ * not read counts as near), or every process when @host_near
+ * (oom_host_near()). A host far from every limit keeps none (416 bytes a
+ * process: every process each collection held 56 MiB at 10,000).
+ * Samples older than @o->hist.keep_ns (the "grew" window) are freed.
  */
-void doom_sample_collection(struct daemon_oom *o, const struct collection *col);
+void doom_sample_collection(struct daemon_oom *o, const struct collection *col, bool host_near);
 
 /*
  * doom_seed() - the last-kill times of the kills already in the OOM log

@@ -38,21 +38,15 @@ static bool level_near(const struct memcg *cg)
 
 	if (err)
 		return err != -ERANGE;
-	return memcg_read_usage(cg, &usage) || usage >= limit / 100 * OOM_NEAR_PCT;
+	return memcg_read_usage(cg, &usage) || oom_usage_near(usage, limit);
 }
 
-bool oom_near(const struct memcg *cg)
+bool oom_host_near(void)
 {
-	struct memcg up = *cg;
 	struct hm_fields f = { 0 };
 	char *text = NULL;
 	bool near = true;
 
-	for (; up.level > 0; up.level--) {
-		if (level_near(&up))
-			return true;
-		*strrchr(up.path, '/') = '\0';
-	}
 	if (read_file("/proc/meminfo", &text, 1 << 16) >= 0 && !parse_meminfo(text, &f) &&
 	    (f.have & (1ULL << HM_MEM_TOTAL)) && (f.have & (1ULL << HM_MEM_AVAILABLE)))
 		near = f.v[HM_MEM_AVAILABLE] < f.v[HM_MEM_TOTAL] / 100 * OOM_NEAR_HOST_PCT;
@@ -60,11 +54,47 @@ bool oom_near(const struct memcg *cg)
 	return near;
 }
 
+bool oom_near(const struct memcg *cg)
+{
+	struct memcg up = *cg;
+
+	for (; up.level > 0; up.level--) {
+		if (level_near(&up))
+			return true;
+		*strrchr(up.path, '/') = '\0';
+	}
+	return oom_host_near();
+}
+
+bool oom_usage_near(uint64_t usage, uint64_t max)
+{
+	return usage >= max / 100 * OOM_NEAR_PCT;
+}
+
+static int cmp_proc_pid(const void *a, const void *b)
+{
+	const struct oom_proc *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->start_ns < y->start_ns ? -1 : x->start_ns > y->start_ns;
+}
+
 void oom_hist_push(struct oom_hist *h, uint64_t boot_ns, struct oom_proc *p, size_t n,
 		   size_t unsampled)
 {
 	struct oom_sample *s = &h->s[h->next % OOM_HIST_SAMPLES];
 
+	/* by pid: sample_find() is a binary search (a host-wide kill's
+	 * growth looks up every process: 10,000 × 10,000 linear steps) */
+	qsort(p, n, sizeof(*p), cmp_proc_pid);
+
+	for (int i = 0; h->keep_ns && i < OOM_HIST_SAMPLES; i++)
+		if (h->s[i].p && boot_ns - h->s[i].boot_ns > h->keep_ns) {
+			free(h->s[i].p);
+			h->s[i].p = NULL;
+			h->s[i].n = 0;
+		}
 	free(s->p);
 	s->boot_ns = boot_ns;
 	s->p = p;
@@ -230,11 +260,23 @@ static const struct oom_sample *sample_window_start(const struct oom_hist *h, ui
 	return best;
 }
 
+/* @pid's record in @s (sorted by oom_hist_push()), of the process started
+ * at @start (0: any) */
 static const struct oom_proc *sample_find(const struct oom_sample *s, int pid, uint64_t start)
 {
-	for (size_t i = 0; s && i < s->n; i++)
-		if (s->p[i].pid == pid && (!start || !s->p[i].start_ns || s->p[i].start_ns == start))
-			return &s->p[i];
+	size_t lo = 0, hi = s ? s->n : 0;
+
+	while (lo < hi) {	/* the first record of @pid */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s->p[mid].pid < pid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; s && lo < s->n && s->p[lo].pid == pid; lo++)
+		if (!start || !s->p[lo].start_ns || s->p[lo].start_ns == start)
+			return &s->p[lo];
 	return NULL;
 }
 

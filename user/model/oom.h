@@ -56,6 +56,9 @@ struct oom_sample {
 struct oom_hist {
 	struct oom_sample s[OOM_HIST_SAMPLES];
 	unsigned int next;
+	/* samples older than this before the newest are freed (the window
+	 * of "grew" needs no older one); 0: kept until the ring reuses them */
+	uint64_t keep_ns;
 };
 
 /* What grew in the seconds before the kill, in one process. */
@@ -117,7 +120,8 @@ struct oom_kill {
  * oom_hist_push() - add a sample of @n processes at @boot_ns (CLOCK_BOOTTIME
  * ns) to @h, which takes @p (malloc'd) and frees the oldest sample;
  * @unsampled live processes were left out of it (a sample of a bounded
- * size), 0 when it holds them all.
+ * size), 0 when it holds them all. Samples more than @h->keep_ns older
+ * than @boot_ns are freed (none when it is 0). @p is sorted by pid.
  */
 void oom_hist_push(struct oom_hist *h, uint64_t boot_ns, struct oom_proc *p, size_t n,
 		   size_t unsampled);
@@ -134,6 +138,13 @@ void oom_hist_free(struct oom_hist *h);
  * and /proc/meminfo. A file that cannot be read counts as near (true).
  */
 bool oom_near(const struct memcg *cg);
+
+/* oom_host_near() - the host part of oom_near(): MemAvailable below
+ * OOM_NEAR_HOST_PCT of MemTotal (/proc/meminfo); unreadable: true. */
+bool oom_host_near(void);
+
+/* oom_usage_near() - @usage (bytes) at least OOM_NEAR_PCT of limit @max (bytes). */
+bool oom_usage_near(uint64_t usage, uint64_t max);
 
 /* boot_now_ns() - CLOCK_BOOTTIME, ns: the clock of bpf_ktime_get_boot_ns() */
 uint64_t boot_now_ns(void);
