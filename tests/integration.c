@@ -764,8 +764,18 @@ void fault_file_private(const char *hook, const char *args, const char *what)
 	 * Not explained: a rerun must be exact, and both figures are printed.
 	 */
 	if (jint(t, "cow_file_copied_bytes") != truth(r, "file_cow_bytes")) {
-		printf("  %s: memacct %lld, truth %lld: once more\n", fault_label(hook, what),
-		       jint(t, "cow_file_copied_bytes"), truth(r, "file_cow_bytes"));
+		json_t *p = proc_by_pid(r, truth(r, "pid"));
+#define J(o, k) ((long long)json_integer_value(json_object_get(o, k)))
+
+		printf("  %s: memacct %lld, truth %lld: once more (the process: file cow %lld, "
+		       "cow %lld, zero fill %lld, unclassified %lld, faults %lld; BPF runs "
+		       "skipped %lld, lockless VMA reads %lld)\n", fault_label(hook, what),
+		       jint(t, "cow_file_copied_bytes"), truth(r, "file_cow_bytes"),
+		       J(p, "cow_file_copied_bytes"), J(p, "cow_copied_bytes"),
+		       J(p, "zero_fill_bytes"), J(p, "fault_unclassified_bytes"),
+		       J(p, "page_faults_total"), J(r->report, "bpf_runs_skipped"),
+		       J(r->report, "vma_lockless_lookups"));
+#undef J
 		result_free(r);
 		r = fault_file_run(hook, "file_private", args);
 		t = json_object_get(r->report, "totals");
