@@ -799,6 +799,45 @@ START_TEST(test_run_nested_cow)
 END_TEST
 
 /*
+ * run takes itself out of the OOM killer's choice once CMD runs (the
+ * kernel once killed memacct right after CMD under the limit they shared:
+ * test_run_below_caller in the v2 guest), and CMD and what it forks keep
+ * their own oom_score_adj. Without CAP_SYS_RESOURCE (some containers) the
+ * kernel refuses -1000: memacct stays at its own value and says so at -v.
+ */
+START_TEST(test_run_oom_score_adj)
+{
+	struct result *r = run_cmd("%s -v run -- sh -c 'sleep 0.5; echo \"truth cmd $(cat "
+				   "/proc/self/oom_score_adj)\"; echo \"truth run $(cat "
+				   "/proc/$PPID/oom_score_adj)\"; sh -c \"echo truth grandchild "
+				   "\\$(cat /proc/self/oom_score_adj)\"' 2>&1", memacct);
+	char *st = NULL, *cap;
+	unsigned long long eff = 0;
+	bool can;
+
+	ck_assert_int_ge(read_file("/proc/self/status", &st, 1 << 16), 0);
+	cap = strstr(st, "CapEff:");
+	ck_assert_ptr_nonnull(cap);
+	eff = strtoull(cap + strlen("CapEff:"), NULL, 16);
+	free(st);
+	can = eff & (1ULL << 24);	/* CAP_SYS_RESOURCE */
+	printf("  oom_score_adj: CMD %lld, its child %lld, memacct run %lld (CAP_SYS_RESOURCE: "
+	       "%s)\n", truth(r, "cmd"), truth(r, "grandchild"), truth(r, "run"),
+	       can ? "yes" : "no");
+	ck_assert_int_eq(r->status, 0);
+	ck_assert_int_eq(truth(r, "cmd"), 0);
+	ck_assert_int_eq(truth(r, "grandchild"), 0);
+	if (can)
+		ck_assert_int_eq(truth(r, "run"), -1000);
+	else
+		ck_assert_msg(truth(r, "run") == 0 && strstr(r->out, "oom_score_adj -1000: "),
+			      "run %lld without CAP_SYS_RESOURCE, and no word at -v:\n%.2000s",
+			      truth(r, "run"), r->out);
+	result_free(r);
+}
+END_TEST
+
+/*
  * Issue 23, 2: run from a limited cgroup of ours makes its cgroup below it,
  * and the limit binds CMD (OOM kill, as the kernel counts it in our
  * cgroup). memacct alone there (exec):
@@ -951,6 +990,7 @@ Suite *run_suite(void)
 	tcase_add_checked_fixture(tc, NULL, contain_teardown);
 	tcase_add_test(tc, test_run_nested_oom);
 	tcase_add_test(tc, test_run_nested_cow);
+	tcase_add_test(tc, test_run_oom_score_adj);
 	tcase_add_test(tc, test_run_below_caller);
 	tcase_add_test(tc, test_run_pid_namespaces);
 	suite_add_tcase(s, tc);

@@ -80,6 +80,24 @@ static void exec_child(const struct memcg *cg, char **argv, volatile struct exec
 	_exit(e == -ENOENT && !f->joining ? 127 : 126);
 }
 
+/*
+ * memacct out of the OOM killer's choice (oom_score_adj -1000, as root may
+ * set it), once CMD has its own value: run shares the limits of the cgroup
+ * it was started in with CMD, and once the kernel had killed CMD under a
+ * 96 MiB limit it killed memacct too (76 ms later, the victim's memory not
+ * yet given back: a TCG guest under load), which left its leaf cgroup and no
+ * report. Set after the vfork child exec'd, so neither CMD nor what CMD
+ * forks inherits it; memacct's own allocations are bounded (docs/run.md).
+ */
+static void oom_protect_self(void)
+{
+	int err = write_file("/proc/self/oom_score_adj", "-1000");
+
+	if (err)
+		p_info("oom_score_adj -1000: %s (memacct stays a candidate of the OOM "
+			"killer)", strerror(-err));
+}
+
 /* vfork + exec_child in a frame of its own: nothing of do_run's is clobbered. */
 static __attribute__((noinline)) pid_t spawn_in_cgroup(const struct memcg *cg, char **argv,
 							volatile struct exec_failure *f)
@@ -516,6 +534,7 @@ static int run_spawn(struct run_state *st, const struct run_env *env)
 	}
 	/* the child has exec'd or exited: SIGINT/SIGTERM/SIGHUP go to it */
 	set_forward_pid(st->pid);
+	oom_protect_self();
 	if (stop_requested)	/* arrived while spawning; not reaped yet */
 		kill(st->pid, stop_requested);
 	if (st->child.err && !json_output) {	/* with -j: "exec_error" in the report */
