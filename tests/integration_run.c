@@ -813,6 +813,7 @@ START_TEST(test_run_oom_score_adj)
 				   "\\$(cat /proc/self/oom_score_adj)\"' 2>&1", memacct);
 	char *st = NULL, *cap;
 	unsigned long long eff = 0;
+	long long own;
 	bool can;
 
 	ck_assert_int_ge(read_file("/proc/self/status", &st, 1 << 16), 0);
@@ -821,16 +822,19 @@ START_TEST(test_run_oom_score_adj)
 	eff = strtoull(cap + strlen("CapEff:"), NULL, 16);
 	free(st);
 	can = eff & (1ULL << 24);	/* CAP_SYS_RESOURCE */
-	printf("  oom_score_adj: CMD %lld, its child %lld, memacct run %lld (CAP_SYS_RESOURCE: "
-	       "%s)\n", truth(r, "cmd"), truth(r, "grandchild"), truth(r, "run"),
-	       can ? "yes" : "no");
+	ck_assert_int_ge(read_file("/proc/self/oom_score_adj", &st, 64), 0);
+	own = atoll(st);	/* what memacct, CMD and its child inherit */
+	free(st);
+	printf("  oom_score_adj: CMD %lld, its child %lld, memacct run %lld, this test %lld "
+	       "(CAP_SYS_RESOURCE: %s)\n", truth(r, "cmd"), truth(r, "grandchild"),
+	       truth(r, "run"), own, can ? "yes" : "no");
 	ck_assert_int_eq(r->status, 0);
-	ck_assert_int_eq(truth(r, "cmd"), 0);
-	ck_assert_int_eq(truth(r, "grandchild"), 0);
+	ck_assert_int_eq(truth(r, "cmd"), own);
+	ck_assert_int_eq(truth(r, "grandchild"), own);
 	if (can)
 		ck_assert_int_eq(truth(r, "run"), -1000);
 	else
-		ck_assert_msg(truth(r, "run") == 0 && strstr(r->out, "oom_score_adj -1000: "),
+		ck_assert_msg(truth(r, "run") == own && strstr(r->out, "oom_score_adj -1000: "),
 			      "run %lld without CAP_SYS_RESOURCE, and no word at -v:\n%.2000s",
 			      truth(r, "run"), r->out);
 	result_free(r);
