@@ -461,6 +461,50 @@ START_TEST(test_oom_grew_across_samples)
 }
 END_TEST
 
+/*
+ * The sample a kill's processes are taken from (oom.c sample_near()): the
+ * one made when its record was read, up to OOM_SAMPLE_NS after it, or else
+ * the nearer of the first after and the newest before. A record read 1.5 s
+ * late (a loaded TCG guest) took the newest before, made 2 s earlier while
+ * the job's processes were still being made: 2 processes of its 4.
+ */
+static size_t procs_at_kill(uint64_t before_ns, uint64_t after_ns, uint64_t kill_ns)
+{
+	struct memacct_oom_event ev = { .key.tgid = 999, .tid = 999, .flags = MEMACCT_OOM_TASK,
+					.comm = "victim" };
+	struct oom_hist h = { 0 };
+	struct oom_proc *a = calloc(2, sizeof(*a)), *b = calloc(4, sizeof(*b));
+	struct oom_kill *k = calloc(1, sizeof(*k));
+	size_t n;
+
+	ck_assert(a && b && k);
+	for (int i = 0; i < 4; i++)
+		b[i] = (struct oom_proc){ .pid = 100 + i, .start_ns = 1 };
+	memcpy(a, b, 2 * sizeof(*a));
+	oom_hist_push(&h, before_ns, a, 2, 0);
+	oom_hist_push(&h, after_ns, b, 4, 0);
+	oom_from_event(k, &ev, 4096, 0);
+	k->boot_ns = kill_ns;
+	oom_explain(k, &h, 5000000000ULL);
+	n = k->nprocs_all;
+	oom_hist_free(&h);
+	free(k);
+	return n - 1;	/* less the victim */
+}
+
+START_TEST(test_oom_sample_nearest_kill)
+{
+	enum { S = 1000000000 };
+
+	/* read 0.1 s after: that one, though one before is nearer */
+	ck_assert_uint_eq(procs_at_kill(2990000000ULL, 3100000000ULL, 3 * (uint64_t)S), 4);
+	/* read 1.5 s late, the one before 2 s old: the one after */
+	ck_assert_uint_eq(procs_at_kill(1 * (uint64_t)S, 4500000000ULL, 3 * (uint64_t)S), 4);
+	/* read 1.5 s late, the one before 0.5 s old: the one before */
+	ck_assert_uint_eq(procs_at_kill(2500000000ULL, 4500000000ULL, 3 * (uint64_t)S), 2);
+}
+END_TEST
+
 /* PSI's cumulative totals, captured from a v2 root (tests/data/memory_pressure_v2) */
 START_TEST(test_memory_pressure)
 {
@@ -1140,6 +1184,7 @@ Suite *cgroup_suite(void)
 	tcase_add_test(tc, test_oom_late_host_wide_mem_total);
 	tcase_add_test(tc, test_daemon_oom_sample_near);
 	tcase_add_test(tc, test_oom_grew_across_samples);
+	tcase_add_test(tc, test_oom_sample_nearest_kill);
 	tcase_add_test(tc, test_memory_pressure);
 	suite_add_tcase(s, tc);
 

@@ -228,20 +228,26 @@ static const struct oom_sample *sample_before(const struct oom_hist *h, uint64_t
 /*
  * The sample the processes are taken from: the first one after the kill
  * (made when its record was read: every process but the victim as it is
- * then, ~0.1 s later at most), or the newest before it.
+ * then, ~0.1 s later), or the newest before it when that one is nearer to
+ * the kill. The record can be read seconds late (a loaded TCG guest: the
+ * loop was in a 1,024-process sample when the kill came); a sample from
+ * before then can be older still, taken while the processes were being made.
  */
 static const struct oom_sample *sample_near(const struct oom_hist *h, uint64_t t)
 {
-	const struct oom_sample *best = NULL;
+	const struct oom_sample *after = NULL, *before = sample_before(h, t);
 
 	for (int i = 0; h && i < OOM_HIST_SAMPLES; i++) {
 		const struct oom_sample *s = &h->s[i];
 
-		if (s->p && s->boot_ns > t && s->boot_ns - t <= OOM_SAMPLE_NS &&
-		    (!best || s->boot_ns < best->boot_ns))
-			best = s;
+		if (s->p && s->boot_ns > t && (!after || s->boot_ns < after->boot_ns))
+			after = s;
 	}
-	return best ? best : sample_before(h, t);
+	if (!after)
+		return before;
+	if (!before || after->boot_ns - t <= OOM_SAMPLE_NS)
+		return after;
+	return after->boot_ns - t < t - before->boot_ns ? after : before;
 }
 
 /* The oldest sample within @window_ns before @t, or NULL. */
