@@ -336,11 +336,14 @@ END_TEST
  * process, the largest in P, then D's. Truth: P's limit was hit, C's never:
  * C's memory.failcnt (v1) or memory.events "max" (v2) is 0, P's is not; on
  * v2 P's memory.events.local counts the OOM events. Usage alone named C.
+ * @before: C and D made before attach loads (a job's children that exist:
+ * their counts read from memory.events.local at the load, v2 only), else
+ * once it reports (the kernel side sees their mkdir).
  */
-START_TEST(test_oom_limit_parent)
+static void oom_limit_parent(bool before)
 {
 	const char *hit = cgversion == 1 ? "memory.failcnt" : "memory.events";
-	char c[300], d[300];
+	char c[300], d[300], mk[1400];
 	struct result *r;
 	json_t *kills;
 	size_t i;
@@ -351,11 +354,12 @@ START_TEST(test_oom_limit_parent)
 	ck_assert_int_eq(mkdir(att_cg, 0755), 0);
 	cg_set_memory_max(att_cg, 96 * MiB);
 	ck_assert_msg(cg_children_memory(att_cg), "%s: +memory refused", att_cg);
-	/* C and D made once attach reports: the kernel side sees their mkdir */
-	r = run_cmd("f=/tmp/memacct-test-oomparent-%d; %s -j attach --cgroup %s --interval 1s "
+	snprintf(mk, sizeof(mk), "mkdir %s %s && echo %llu > %s/%s", c, d, 64 * MiB, c,
+		 cgversion == 1 ? "memory.limit_in_bytes" : "memory.max");
+	r = run_cmd("f=/tmp/memacct-test-oomparent-%d; %s%s%s -j attach --cgroup %s --interval 1s "
 		    "2>/dev/null > $f & a=$!; i=0; until grep -q '^{' $f 2>/dev/null; do "
 		    "i=$((i+1)); [ $i -gt 600 ] && break; sleep 0.1; done; "
-		    "mkdir %s %s && echo %llu > %s/%s && "
+		    "%s && "
 		    "{ sh -c 'echo $$ > %s/cgroup.procs && exec %s/oom 62 60' > $f.hold 2>/dev/null & "
 		    "h=$!; i=0; until grep -q touched $f.hold; do i=$((i+1)); [ $i -gt 600 ] && break; "
 		    "sleep 0.1; done; sh -c 'echo $$ > %s/cgroup.procs && exec %s/oom 128' "
@@ -365,9 +369,9 @@ START_TEST(test_oom_limit_parent)
 		    "echo kernel p_hit $(sed -n 's/^max //p' %s/%s); "
 		    "echo kernel p_local_oom $(sed -n 's/^oom //p' %s/memory.events.local); fi; "
 		    "sleep 1.2; kill -INT $a; wait $a; cat $f; rm -f $f $f.hold; rmdir %s %s",
-		    (int)getpid(), memacct, att_cg, c, d, 64 * MiB, c,
-		    cgversion == 1 ? "memory.limit_in_bytes" : "memory.max", c, workloads,
-		    d, workloads, cgversion, c, hit, att_cg, hit, c, hit, att_cg, hit, att_cg, c, d);
+		    (int)getpid(), before ? mk : "", before ? "; " : "", memacct, att_cg,
+		    before ? "true" : mk, c, workloads, d, workloads, cgversion, c, hit, att_cg, hit,
+		    c, hit, att_cg, hit, att_cg, c, d);
 	printf("  C's limit hit %lld times, P's %lld\n", truth(r, "c_hit"), truth(r, "p_hit"));
 	ck_assert_int_eq(truth(r, "c_hit"), 0);
 	ck_assert_int_gt(truth(r, "p_hit"), 0);
@@ -388,6 +392,24 @@ START_TEST(test_oom_limit_parent)
 	}
 	result_free(r);
 }
+
+START_TEST(test_oom_limit_parent)
+{
+	oom_limit_parent(false);
+}
+END_TEST
+
+/* The same with C and D there before attach loads: v2 (v1 shows no local
+ * OOM count to read; the kernel side judges such a memcg by its usage) */
+START_TEST(test_oom_limit_parent_existing)
+{
+	if (cgversion == 1) {
+		SKIP_TEST("memory cgroups on v1 here: no memory.events.local to read a memcg's "
+			  "OOM count from");
+		return;
+	}
+	oom_limit_parent(true);
+}
 END_TEST
 
 Suite *oom_suite(void)
@@ -405,6 +427,7 @@ Suite *oom_suite(void)
 	tcase_add_test(tc, test_exit_code_split);
 	tcase_add_test(tc, test_oom_attach);
 	tcase_add_test(tc, test_oom_limit_parent);
+	tcase_add_test(tc, test_oom_limit_parent_existing);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -22,6 +22,7 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include "bpf_loader.h"
+#include "cgroup.h"
 #include "memacct.skel.h"
 #include "util.h"
 
@@ -1355,6 +1356,38 @@ static int scan_fds(void)
 	}
 	closedir(d);
 	return rel.nkeep;
+}
+
+/* loader_oom_seen_seed()'s step: @cg's count, unless the map has one */
+static int oom_seen_seed_one(const struct memcg *cg, void *ctx)
+{
+	int *fd_n = ctx;
+	uint64_t n;
+
+	if (memcg_read_local_ooms(cg, &n))
+		return 0;	/* v1, the root, or removed meanwhile */
+	if (!bpf_map_update_elem(fd_n[0], &cg->id, &n, BPF_NOEXIST))
+		fd_n[1]++;
+	return 0;
+}
+
+int loader_oom_seen_seed(struct memacct_bpf *skel, const struct memcg *cg)
+{
+	int fd_n[2] = { bpf_map__fd(skel->maps.memcg_oom_seen), 0 };
+	struct memcg *sub;
+	int n, err;
+
+	if (!cg || !cg->level) {	/* no array of every cgroup (8 KiB each) */
+		err = memcg_walk(oom_seen_seed_one, fd_n);
+		return err < 0 ? err : fd_n[1];
+	}
+	n = memcg_subtree(cg, &sub);
+	if (n < 0)
+		return n;
+	for (int i = 0; i < n; i++)
+		oom_seen_seed_one(&sub[i], fd_n);
+	free(sub);
+	return fd_n[1];
 }
 
 void loader_stop_detached(struct memacct_bpf *skel)

@@ -128,6 +128,22 @@ int loader_check_env(void);
 int loader_start(const struct loader_opts *o, struct memacct_bpf **skel);
 void loader_stop(struct memacct_bpf *skel);
 
+struct memcg;
+/*
+ * loader_oom_seen_seed() - the OOM limit walk's starting counts
+ * (bpf/oom.bpf.c memcg_oom_seen) for the memory cgroups of @cg's subtree
+ * (NULL or the root: every one of the host) that exist now: each one's OOM events so
+ * far, v2's memory.events.local "oom" (mm/memcontrol.c:
+ * memory_events_local[MEMCG_OOM], what the walk reads). A memcg older than
+ * the load was judged by its usage until its first OOM (a child near its
+ * own limit named for its parent's: issue 39 finding 6); those made later
+ * are seeded by the cgroup_mkdir program. An entry already there is kept.
+ * One file read per cgroup. v1 has no local count: nothing is seeded.
+ * Returns how many were seeded, or negative errno (@cg gone, or no memory
+ * cgroup hierarchy).
+ */
+int loader_oom_seen_seed(struct memacct_bpf *skel, const struct memcg *cg);
+
 /*
  * loader_stop_detached() - loader_stop() without waiting for the kernel's
  * release of the perf events behind classic tracepoints (tp/syscalls/...):

@@ -542,6 +542,7 @@ static int load_and_pin(struct pinned *p)
 	err = loader_start(&o, &p->skel);
 	if (err)
 		return err;
+	loader_oom_seen_seed(p->skel, NULL);
 	pinned_maps(p->skel, maps);
 	for (int i = 0; i < 7; i++) {
 		path_of(path, sizeof(path), p->dir, "maps", maps_wanted[i].name);
@@ -699,6 +700,7 @@ static int reload_on_pinned_maps(struct pinned *p)
 	err = loader_start(&o, &p->skel);
 	if (err)
 		return err;
+	loader_oom_seen_seed(p->skel, NULL);	/* a new map: the counts now */
 	if (p->bss_old) {
 		err = repin_bss(p);
 		if (err)

@@ -477,9 +477,11 @@ int session_oom_seen(const struct session *s, uint64_t cgid, uint64_t events)
 }
 
 /*
- * The OOM limit walk's counts (bpf/oom.bpf.c memcg_oom_seen) of @s's cgroup
- * and its ancestors, made before the load: v2's memory.events.local; v1
- * has no such file (run seeds its own new cgroup, session_oom_seen()).
+ * The OOM limit walk's counts (bpf/oom.bpf.c memcg_oom_seen) of @s's cgroup,
+ * its ancestors and the cgroups below it (attach to a job whose children
+ * exist: a child near its own limit was named for the job's limit), made
+ * before the load: v2's memory.events.local; v1 has no such file (run seeds
+ * its own new cgroup, session_oom_seen()).
  */
 static void seed_oom_seen(struct session *s)
 {
@@ -490,6 +492,7 @@ static void seed_oom_seen(struct session *s)
 
 	if (m.version != 2 || memcg_root(root, &version))
 		return;
+	loader_oom_seen_seed(s->skel, &s->cg);
 	snprintf(path, sizeof(path), "%s", m.path);
 	while (m.level > 0) {
 		if (!memcg_read_local_ooms(&m, &n))
