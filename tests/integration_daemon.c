@@ -4155,6 +4155,73 @@ START_TEST(test_daemon_oom_postmortem)
 END_TEST
 
 /*
+ * A job's limit hit, the victim in its child near a limit of its own, both
+ * made before the daemon loads (issue 39 finding 6; integration_oom.c
+ * test_oom_limit_parent_existing for attach): P (96 MiB) holds C (64 MiB, a
+ * process holding 62 MiB) and D (a process growing to 128 MiB). Truth: P's
+ * limit was hit (its memory.events.local "oom"), C's never ("max" 0). The
+ * daemon reads each memcg's count at its load; by usage it named C.
+ */
+START_TEST(test_daemon_oom_limit_parent_existing)
+{
+	char log[96], args[128], rel[320], *c = extra_cg[0], *dd = extra_cg[1];
+	struct result *r;
+	json_t *a;
+	pid_t d;
+
+	if (cgversion != 2) {
+		SKIP_TEST("memory cgroups on v1 here: no memory.events.local to read a memcg's "
+			  "OOM count from");
+		return;
+	}
+	snprintf(log, sizeof(log), "/tmp/memacct-test-oomp-%d.jsonl", (int)getpid());
+	unlink(log);
+	snprintf(cg, sizeof(cg), "%s/memacct-dtest-%d", cgroot, (int)getpid());
+	snprintf(rel, sizeof(rel), "/memacct-dtest-%d", (int)getpid());
+	snprintf(c, sizeof(extra_cg[0]), "%s/c", cg);
+	snprintf(dd, sizeof(extra_cg[1]), "%s/d", cg);
+	ck_assert_int_eq(mkdir(cg, 0755), 0);
+	cg_set_memory_max(cg, 96 * MiB);
+	ck_assert_msg(cg_children_memory(cg), "%s: +memory refused", cg);
+	ck_assert_int_eq(mkdir(c, 0755), 0);
+	ck_assert_int_eq(mkdir(dd, 0755), 0);
+	cg_set_memory_max(c, 64 * MiB);
+	snprintf(args, sizeof(args), "--oom-log %s", log);
+	d = start_daemon(args);
+	ck_assert(d > 0);
+	r = run_cmd("{ sh -c 'echo $$ > %s/cgroup.procs && exec %s/oom 62 60' > %s.hold "
+		    "2>/dev/null & h=$!; i=0; until grep -q touched %s.hold; do i=$((i+1)); "
+		    "[ $i -gt 600 ] && break; sleep 0.1; done; "
+		    "sh -c 'echo $$ > %s/cgroup.procs && exec %s/oom 128' >/dev/null 2>&1; "
+		    "kill $h 2>/dev/null; wait $h; }; rm -f %s.hold; "
+		    "echo kernel c_hit $(sed -n 's/^max //p' %s/memory.events); "
+		    "echo kernel p_local_oom $(sed -n 's/^oom //p' %s/memory.events.local)",
+		    c, workloads, log, log, dd, workloads, log, c, cg);
+	printf("  C's limit hit %lld times, P's OOM events %lld\n", truth(r, "c_hit"),
+	       truth(r, "p_local_oom"));
+	ck_assert_int_eq(truth(r, "c_hit"), 0);
+	ck_assert_int_gt(truth(r, "p_local_oom"), 0);
+	result_free(r);
+	for (int i = 0; i < 100 && file_lines(log) < 1; i++)
+		sleep_ms(100);
+	a = oom_list(log);
+	ck_assert_msg(json_array_size(a) >= 1, "no kill in the daemon's OOM log");
+	for (size_t i = 0; i < json_array_size(a); i++) {
+		json_t *k = json_array_get(a, i);
+
+		printf("  daemon: kill %zu: pid %lld, limit %s found by %s\n", i, jint(k, "pid"),
+		       json_string_value(json_object_get(k, "limit_cgroup")),
+		       json_string_value(json_object_get(k, "limit_found_by")));
+		ck_assert_str_eq(json_string_value(json_object_get(k, "limit_cgroup")) ?: "", rel);
+		ck_assert_int_eq(jint(k, "limit_bytes"), 96 * MiB);
+	}
+	json_decref(a);
+	stop_daemon(d, SIGTERM);
+	unlink(log);
+}
+END_TEST
+
+/*
  * Issue #25 part 2: a Kubernetes node's memory cgroups as the kubelet's
  * systemd driver builds them on pure cgroup v2 (kubepods.slice, its QoS
  * slices, pod slices with memory.max as the kubelet sets it, cri-containerd
@@ -4643,6 +4710,7 @@ Suite *daemon_suite(void)
 	tcase_add_test(tc, test_json_log_full_disk);
 	tcase_add_test(tc, test_json_log_report);
 	tcase_add_test(tc, test_daemon_oom_postmortem);
+	tcase_add_test(tc, test_daemon_oom_limit_parent_existing);
 	tcase_add_test(tc, test_daemon_readonly_root);
 	suite_add_tcase(s, tc);
 	tc = tcase_swept("rss");
