@@ -291,10 +291,12 @@ static void teardown(void)
 	if (!att_cg[0])
 		return;
 	/* test_oom_limit_parent's children, when it failed before removing them */
-	snprintf(sub, sizeof(sub), "%s/c", att_cg);
-	rmdir(sub);
-	snprintf(sub, sizeof(sub), "%s/d", att_cg);
-	rmdir(sub);
+	for (int i = 0; i < 5; i++) {
+		static const char *const left[] = { "p/c", "p/d", "p", "c", "d" };
+
+		snprintf(sub, sizeof(sub), "%s/%s", att_cg, left[i]);
+		rmdir(sub);
+	}
 	for (int i = 0; i < 50 && rmdir(att_cg) && errno == EBUSY; i++)
 		usleep(100000);	/* a worker's last seconds */
 	att_cg[0] = '\0';
@@ -336,24 +338,31 @@ END_TEST
  * process, the largest in P, then D's. Truth: P's limit was hit, C's never:
  * C's memory.failcnt (v1) or memory.events "max" (v2) is 0, P's is not; on
  * v2 P's memory.events.local counts the OOM events. Usage alone named C.
- * @before: C and D made before attach loads (a job's children that exist:
- * their counts read from memory.events.local at the load, v2 only), else
- * once it reports (the kernel side sees their mkdir).
+ * @existing: attach to J, P's parent, with P, C and D there before it loads
+ * (a node's or a job's cgroups below the one attached to: their counts are
+ * read from memory.events.local at the load, v2 only; unread, C was named
+ * by its usage); else attach to P, C and D made once it reports (the kernel
+ * side sees their mkdir).
  */
-static void oom_limit_parent(bool before)
+static void oom_limit_parent(bool existing)
 {
 	const char *hit = cgversion == 1 ? "memory.failcnt" : "memory.events";
-	char c[300], d[300], mk[1400];
+	char p[300], c[320], d[320], mk[1400];
 	struct result *r;
 	json_t *kills;
 	size_t i;
 
 	snprintf(att_cg, sizeof(att_cg), "%s/memacct-test-oomparent-%d", cgroot, (int)getpid());
-	snprintf(c, sizeof(c), "%s/c", att_cg);
-	snprintf(d, sizeof(d), "%s/d", att_cg);
+	snprintf(p, sizeof(p), "%s%s", att_cg, existing ? "/p" : "");
+	snprintf(c, sizeof(c), "%s/c", p);
+	snprintf(d, sizeof(d), "%s/d", p);
 	ck_assert_int_eq(mkdir(att_cg, 0755), 0);
-	cg_set_memory_max(att_cg, 96 * MiB);
-	ck_assert_msg(cg_children_memory(att_cg), "%s: +memory refused", att_cg);
+	if (existing) {
+		ck_assert_msg(cg_children_memory(att_cg), "%s: +memory refused", att_cg);
+		ck_assert_int_eq(mkdir(p, 0755), 0);
+	}
+	cg_set_memory_max(p, 96 * MiB);
+	ck_assert_msg(cg_children_memory(p), "%s: +memory refused", p);
 	snprintf(mk, sizeof(mk), "mkdir %s %s && echo %llu > %s/%s", c, d, 64 * MiB, c,
 		 cgversion == 1 ? "memory.limit_in_bytes" : "memory.max");
 	r = run_cmd("f=/tmp/memacct-test-oomparent-%d; %s%s%s -j attach --cgroup %s --interval 1s "
@@ -369,9 +378,9 @@ static void oom_limit_parent(bool before)
 		    "echo kernel p_hit $(sed -n 's/^max //p' %s/%s); "
 		    "echo kernel p_local_oom $(sed -n 's/^oom //p' %s/memory.events.local); fi; "
 		    "sleep 1.2; kill -INT $a; wait $a; cat $f; rm -f $f $f.hold; rmdir %s %s",
-		    (int)getpid(), before ? mk : "", before ? "; " : "", memacct, att_cg,
-		    before ? "true" : mk, c, workloads, d, workloads, cgversion, c, hit, att_cg, hit,
-		    c, hit, att_cg, hit, att_cg, c, d);
+		    (int)getpid(), existing ? mk : "", existing ? "; " : "", memacct, att_cg,
+		    existing ? "true" : mk, c, workloads, d, workloads, cgversion, c, hit, p, hit,
+		    c, hit, p, hit, p, c, d);
 	printf("  C's limit hit %lld times, P's %lld\n", truth(r, "c_hit"), truth(r, "p_hit"));
 	ck_assert_int_eq(truth(r, "c_hit"), 0);
 	ck_assert_int_gt(truth(r, "p_hit"), 0);
@@ -385,10 +394,9 @@ static void oom_limit_parent(bool before)
 		printf("  kill %zu: pid %lld, limit %s found by %s\n", i, jint(k, "pid"),
 		       jstr(k, "limit_cgroup"), jstr(k, "limit_found_by"));
 		ck_assert_int_eq(jint(k, "limit_bytes"), 96 * MiB);
-		ck_assert_msg(strstr(att_cg, jstr(k, "limit_cgroup")) &&
-			      !strcmp(strstr(att_cg, jstr(k, "limit_cgroup")),
-				      jstr(k, "limit_cgroup")),
-			      "limit %s, not %s", jstr(k, "limit_cgroup"), att_cg);
+		ck_assert_msg(strstr(p, jstr(k, "limit_cgroup")) &&
+			      !strcmp(strstr(p, jstr(k, "limit_cgroup")), jstr(k, "limit_cgroup")),
+			      "limit %s, not %s", jstr(k, "limit_cgroup"), p);
 	}
 	result_free(r);
 }
@@ -399,8 +407,9 @@ START_TEST(test_oom_limit_parent)
 }
 END_TEST
 
-/* The same with C and D there before attach loads: v2 (v1 shows no local
- * OOM count to read; the kernel side judges such a memcg by its usage) */
+/* The same attached to P's parent, P, C and D there before attach loads: v2
+ * (v1 shows no local OOM count to read; the kernel side judges such a memcg
+ * by its usage) */
 START_TEST(test_oom_limit_parent_existing)
 {
 	if (cgversion == 1) {
