@@ -274,6 +274,13 @@ START_TEST(test_memory_stat_v2)
 	ck_assert_uint_eq(s.pgmajfault, 5367);
 	/* the file's own consistency: file = LRU file pages + shmem */
 	ck_assert_uint_eq(s.file, s.active_file + s.inactive_file + s.shmem);
+	ck_assert_uint_eq(s.kernel, 95420416);
+	ck_assert_uint_eq(s.slab_unreclaimable, 13279232);
+	ck_assert_uint_eq(s.kernel_stack, 3145728);
+	ck_assert_uint_eq(s.pagetables, 12886016);
+	ck_assert_uint_eq(s.percpu, 1267200);
+	ck_assert_uint_eq(s.vmalloc, 131072);
+	ck_assert_uint_eq(s.sock, 4096);
 
 	ck_assert_int_eq(parse_memory_stat(text, 1, &s), -EINVAL);
 	free(text);
@@ -289,6 +296,67 @@ START_TEST(test_memory_stat_v2)
 	ck_assert_int_eq(parse_memory_stat("weird -5 x\nanon 4096\npgfault 3", 2, &s), 0);
 	ck_assert_uint_eq(s.anon, 4096);
 	ck_assert_uint_eq(s.pgfault, 3);
+}
+END_TEST
+
+/*
+ * A cgroup's charge in parts that add up to it (memcg_charge_parts()), from
+ * captured memory.stat files: v2 with memory.current as the kernel charges
+ * it (anon + file + kernel + sock, here 3,680,047,104 bytes; 1 MiB more
+ * for "other"), then "kernel" absent (before 5.18: the sum of its kinds),
+ * and v1 with the memory.kmem.usage_in_bytes a non-root cgroup charges.
+ */
+START_TEST(test_charge_parts)
+{
+	struct memcg_parts pt;
+	struct memcg_stat s;
+	uint64_t sum = 0;
+	char *text = load_data("memory_stat_v2");
+
+	ck_assert_int_eq(parse_memory_stat(text, 2, &s), 0);
+	free(text);
+	s.usage = 3680047104ULL + (1 << 20);
+	memcg_charge_parts(&s, 2, 0, false, &pt);
+	ck_assert_uint_eq(pt.part[MEMCG_PART_ANON], 1396736000);
+	ck_assert_uint_eq(pt.part[MEMCG_PART_SHMEM], 26214400);
+	ck_assert_uint_eq(pt.part[MEMCG_PART_FILE_ACTIVE], 605634560);
+	ck_assert_uint_eq(pt.part[MEMCG_PART_FILE_INACTIVE], 1556037632);
+	ck_assert_uint_eq(pt.part[MEMCG_PART_FILE_UNEVICTABLE], 0);
+	ck_assert_uint_eq(pt.part[MEMCG_PART_KERNEL], 95420416);
+	ck_assert_uint_eq(pt.part[MEMCG_PART_SOCK], 4096);
+	ck_assert_uint_eq(pt.part[MEMCG_PART_OTHER], 1 << 20);
+	for (int i = 0; i < MEMCG_PART_NR; i++)
+		sum += pt.part[i];
+	ck_assert_uint_eq(sum, s.usage);
+	ck_assert_str_eq(memcg_part_name(pt.largest), "page_cache_inactive");
+	ck_assert_uint_eq(pt.working_set, s.usage - 1556037632);
+	ck_assert_uint_eq(pt.working_set_reclaimable, 605634560 + 63389696);
+	/* before 5.18: no "kernel" line, its kinds summed (slab: both kinds) */
+	s.kernel = 0;
+	memcg_charge_parts(&s, 2, 0, false, &pt);
+	ck_assert_uint_eq(pt.part[MEMCG_PART_KERNEL],
+			  76668928ULL + 3145728 + 12886016 + 1267200 + 131072);
+	/* parts past the charge (read one after another): no "other" */
+	s.usage = 1 << 20;
+	memcg_charge_parts(&s, 2, 0, false, &pt);
+	ck_assert_uint_eq(pt.part[MEMCG_PART_OTHER], 0);
+	ck_assert_uint_eq(pt.working_set_reclaimable, pt.working_set);
+
+	/* v1: total_rss + total_cache + kmem below the root, an mlocked file page */
+	text = load_data("memory_stat_v1");
+	ck_assert_int_eq(parse_memory_stat(text, 1, &s), 0);
+	free(text);
+	s.usage = 9277440ULL + 338784256 + (8 << 20);
+	memcg_charge_parts(&s, 1, 8 << 20, false, &pt);
+	ck_assert_uint_eq(pt.part[MEMCG_PART_KERNEL], 8 << 20);
+	ck_assert_uint_eq(pt.part[MEMCG_PART_FILE_UNEVICTABLE],
+			  338784256ULL - 8998912 - 163749888 - 166035456);
+	ck_assert_uint_eq(pt.part[MEMCG_PART_SOCK], 0);
+	ck_assert_uint_eq(pt.part[MEMCG_PART_OTHER], 0);
+	/* the v1 root: its usage_in_bytes holds no kmem */
+	memcg_charge_parts(&s, 1, 8 << 20, true, &pt);
+	ck_assert_uint_eq(pt.part[MEMCG_PART_KERNEL], 0);
+	ck_assert_uint_eq(pt.part[MEMCG_PART_OTHER], 8 << 20);
 }
 END_TEST
 
@@ -1185,6 +1253,7 @@ Suite *cgroup_suite(void)
 	tcase_add_test(tc, test_daemon_oom_sample_near);
 	tcase_add_test(tc, test_oom_grew_across_samples);
 	tcase_add_test(tc, test_oom_sample_nearest_kill);
+	tcase_add_test(tc, test_charge_parts);
 	tcase_add_test(tc, test_memory_pressure);
 	suite_add_tcase(s, tc);
 

@@ -1149,6 +1149,9 @@ START_TEST(test_cgroup_families_docs)
 			     .bounds = { .max = 8192, .high = 4096, .psi_some_us = 1500000,
 					 .psi_full_us = 250000, .has_max = true, .has_high = true,
 					 .has_psi = true } };
+	c[0].parts.usage = 8192;
+	c[0].parts.part[MEMCG_PART_SHMEM] = 8192;
+	c[0].parts.working_set_reclaimable = 4096;
 	c[1] = c[0];
 	c[1].id = 2;
 	c[1].rel = "/gone";
@@ -1178,6 +1181,11 @@ START_TEST(test_cgroup_families_docs)
 				     "{cgroup=\"/\"} 1.5\n"));
 	ck_assert_ptr_nonnull(strstr(text, "\nmemacct_memory_pressure_stalled_seconds_total"
 				     "{cgroup=\"/\"} 0.25\n"));
+	ck_assert_ptr_nonnull(strstr(text, "\nmemacct_memory_part_bytes{cgroup=\"/\",part=\"shmem\"} "
+				     "8192\n"));
+	ck_assert_ptr_null(strstr(text, "part=\"anon\""));	/* from its first byte */
+	ck_assert_ptr_nonnull(strstr(text, "\nmemacct_working_set_reclaimable_bytes{cgroup=\"/\"} "
+				     "4096\n"));
 	ck_assert_ptr_null(strstr(text, "\"/gone\""));
 	mbuf_free(&b);
 	/* absent figures: no sample, never a 0 */

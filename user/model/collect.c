@@ -578,8 +578,14 @@ static bool collect_cgroup(struct collector *cs, struct collection *col, struct 
 	/* every sample of the cgroup carries them: parsed once here,
 	 * not per family (30 families, 2 texts) */
 	cgroup_path_labels(c->rel, &c->labels);
-	if (c->st_ok)	/* absent figures stay absent, whatever the error */
+	if (c->st_ok) {	/* absent figures stay absent, whatever the error */
 		memcg_read_bounds(&m, &c->bounds);
+		/* v1's kmem is not read each collection: in "other"; the
+		 * v2 root has no memory.current (parts.usage 0: none) */
+		if (cs->version == 1 || c->level)
+			memcg_charge_parts(&c->st, cs->version, 0,
+					   cs->version == 1 && !c->level, &c->parts);
+	}
 	if (cs->numa_multi) {	/* one node: every page is on its home node */
 		struct numa_usage u;
 

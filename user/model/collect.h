@@ -35,6 +35,8 @@ struct cgi {
 	uint64_t dma, dma_peak;	/* DMA pins (pages): the BPF cgroups map */
 	struct memcg_stat st;
 	bool st_ok;
+	struct memcg_parts parts;	/* st's charge in parts (st_ok, usage: not the v2
+					 * root; v1: its kmem in "other") */
 	struct memcg_bounds bounds;	/* limits, pressure: read when st_ok */
 	uint64_t remote_numa;	/* bytes off the home node (memory.numa_stat) */
 	struct metrics m;	/* what is published: bytes, counters clamped */

@@ -1030,6 +1030,15 @@ int explain_build(struct explain *e, struct report *r, const char *pin_dir)
 	if (!e->watched)
 		daemon_pins(e, pin_dir);
 	e->has_stat = r->cg.path[0] && !memcg_read_stat(&r->cg, &e->cst);
+	/* the v2 root has no memory.current: no charge to split */
+	if (e->has_stat && (r->cg.version == 1 || r->cg.level)) {
+		uint64_t kmem = 0;
+
+		if (r->cg.version == 1 && memcg_read_kmem(&r->cg, &kmem))
+			kmem = 0;	/* no kmem accounting: "other" holds it */
+		memcg_charge_parts(&e->cst, r->cg.version, kmem,
+				   r->cg.version == 1 && !r->cg.level, &e->parts);
+	}
 	if (e->cgroup_mode && e->has_topo)
 		e->has_cg_numa = !memcg_numa_usage(&e->topo, &r->cg, &e->cg_numa);
 	if (e->has_topo)

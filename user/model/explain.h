@@ -78,6 +78,7 @@ struct explain {
 	bool cgroup_mode;
 	bool has_stat;
 	struct memcg_stat cst;
+	struct memcg_parts parts;	/* cst's charge split (usage 0: none, the v2 root) */
 	struct xsum total;
 	bool watched;
 	bool daemon_cow;		/* CoW of some processes from a daemon's pins */

@@ -534,6 +534,27 @@ static json_t *explain_memory_stat_json(const struct explain *e)
 	return ms;
 }
 
+/* "charge_parts": memcg_charge_parts() of the cgroup, or null without its memory.stat */
+static json_t *explain_charge_parts_json(const struct explain *e)
+{
+	const struct memcg_parts *pt = &e->parts;
+	char key[48];
+	json_t *o;
+
+	if (!e->has_stat || !pt->usage)
+		return json_null();
+	o = json_object();
+	set_u64(o, "usage_bytes", pt->usage);
+	for (int i = 0; i < MEMCG_PART_NR; i++) {
+		snprintf(key, sizeof(key), "%s_bytes", memcg_part_name(i));
+		set_u64(o, key, pt->part[i]);
+	}
+	json_object_set_new(o, "largest", json_string(memcg_part_name(pt->largest)));
+	set_u64(o, "working_set_bytes", pt->working_set);
+	set_u64(o, "working_set_reclaimable_bytes", pt->working_set_reclaimable);
+	return o;
+}
+
 static json_t *explain_json(const struct explain *e, const struct report *r, size_t top)
 {
 	json_t *o = report_json(r), *t = json_object_get(o, "totals"), *arr;
@@ -548,6 +569,7 @@ static json_t *explain_json(const struct explain *e, const struct report *r, siz
 	json_object_set_new(o, "breakdown", explain_breakdown_json(e));
 	json_object_set_new(o, "kinds", explain_kinds_json(e));
 	json_object_set_new(o, "memory_stat", explain_memory_stat_json(e));
+	json_object_set_new(o, "charge_parts", explain_charge_parts_json(e));
 	arr = json_array();
 	for (int k = 0; k < e->nverdict; k++)
 		json_array_append_new(arr, json_string_sanitized(e->verdict[k]));
@@ -639,6 +661,48 @@ static void print_head(const struct explain *e, const struct report *r)
 		printf("  %-36s %10s  %3d%%\n", part_labels[k], fmt_bytes(b[0], 16, v[k]), pc[k]);
 }
 
+/* The words of each part of the charge, in enum memcg_part's order */
+static const char *const part_words[MEMCG_PART_NR] = {
+	"anon", "shmem (tmpfs, /dev/shm)", "page cache, active", "page cache, inactive",
+	"page cache, unevictable", "kernel", "socket buffers", "other",
+};
+
+/*
+ * The cgroup's charge split into parts that add up to it (memcg_charge_parts()),
+ * largest first, and the kubelet's working set with what reclaim could still
+ * free of it.
+ */
+static void print_charge_parts(const struct memcg_parts *pt, int version)
+{
+	int order[MEMCG_PART_NR];
+	char b[3][16];
+
+	for (int i = 0; i < MEMCG_PART_NR; i++)
+		order[i] = i;
+	for (int i = 1; i < MEMCG_PART_NR; i++)	/* largest first, stable */
+		for (int j = i; j > 0 && pt->part[order[j]] > pt->part[order[j - 1]]; j--) {
+			int t = order[j];
+
+			order[j] = order[j - 1];
+			order[j - 1] = t;
+		}
+	printf("the cgroup's charge (%s) %s is made of:\n",
+	       version == 1 ? "memory.usage_in_bytes" : "memory.current",
+	       fmt_bytes(b[0], 16, pt->usage));
+	for (int i = 0; i < MEMCG_PART_NR; i++) {
+		uint64_t v = pt->part[order[i]];
+
+		if (!v)
+			continue;
+		printf("  %-36s %10s  %3.0f%%\n", part_words[order[i]], fmt_bytes(b[0], 16, v),
+		       pt->usage ? 100.0 * v / pt->usage : 0.0);
+	}
+	printf("working set (the kubelet's: charge - inactive page cache) %s, of which reclaim "
+	       "can still free %s\n  (active page cache, reclaimable slab): the kubelet counts "
+	       "it as used\n", fmt_bytes(b[1], 16, pt->working_set),
+	       fmt_bytes(b[2], 16, pt->working_set_reclaimable));
+}
+
 /* Views that overlap the parts: CoW, shared, mlocked, reclaimable, DMA; the
  * host's pins and budget; the cgroup's memory.stat. */
 static void print_views(const struct explain *e, const struct report *r)
@@ -681,6 +745,8 @@ static void print_views(const struct explain *e, const struct report *r)
 		       fmt_bytes(b[4], 16, c->file_dirty), fmt_bytes(b[5], 16, c->file_writeback),
 		       fmt_bytes(b[6], 16, c->shmem), fmt_bytes(b[7], 16, c->unevictable),
 		       fmt_bytes(b[8], 16, c->slab_reclaimable));
+		if (e->parts.usage)
+			print_charge_parts(&e->parts, r->cg.version);
 	}
 }
 

@@ -226,6 +226,45 @@ static void om_bound_families(struct mbuf *b, const struct cgi *cg, size_t ncg)
 	}
 }
 
+/*
+ * The cgroup's charge in parts that add up to it (memcg_charge_parts(), from
+ * the memory.stat the collection read) and the part of the kubelet's working
+ * set that reclaim can still free. A part's series appears from its first
+ * byte (bounded: 8 parts a cgroup); none without a charge (the v2 root).
+ */
+static void om_part_families(struct mbuf *b, const struct cgi *cg, size_t ncg)
+{
+	struct mlabel l[CG_NLABELS + 1];
+
+	metrics_family(b, "memacct_memory_part_bytes", MT_GAUGE, "bytes",
+		       "The cgroup's charge (memory.current / usage_in_bytes) by part, the parts "
+		       "adding up to it: anon, shmem, page_cache_active, page_cache_inactive, "
+		       "page_cache_unevictable, kernel (v2), sock (v2), other (memory.stat)");
+	for (size_t i = 0; i < ncg; i++) {
+		const struct cgi *c = &cg[i];
+		int nl;
+
+		if (!c->wanted || !c->st_ok || !c->parts.usage)
+			continue;
+		nl = cg_labels_of(c, l);
+		for (int p = 0; p < MEMCG_PART_NR; p++) {
+			if (!c->parts.part[p])
+				continue;
+			l[nl] = (struct mlabel){ "part", memcg_part_name(p) };
+			metrics_sample_u64(b, l, nl + 1, c->parts.part[p]);
+		}
+	}
+	metrics_family(b, "memacct_working_set_reclaimable_bytes", MT_GAUGE, "bytes",
+		       "Of memacct_working_set_bytes (usage - inactive_file, the kubelet's), what "
+		       "reclaim can still free: active_file + slab_reclaimable (memory.stat)");
+	for (size_t i = 0; i < ncg; i++) {
+		const struct cgi *c = &cg[i];
+
+		if (c->wanted && c->st_ok && c->parts.usage)
+			metrics_sample_u64(b, l, cg_labels_of(c, l), c->parts.working_set_reclaimable);
+	}
+}
+
 void om_cgroup_families(struct mbuf *b, const struct cgi *cg, size_t ncg, bool one_node)
 {
 	struct mlabel l[CG_NLABELS];
@@ -274,6 +313,7 @@ void om_cgroup_families(struct mbuf *b, const struct cgi *cg, size_t ncg, bool o
 		}
 	}
 	om_bound_families(b, cg, ncg);
+	om_part_families(b, cg, ncg);
 }
 
 void om_comm_families(struct mbuf *b, struct cgi *cg, size_t ncg,

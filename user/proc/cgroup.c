@@ -1182,6 +1182,12 @@ static const struct stat_key v2_keys[] = {
 	SK("slab_reclaimable", slab_reclaimable),
 	SK("slab", slab),	/* >= 5.9 */
 	SK("kernel", kernel),	/* >= 5.18: slab, stacks, page tables, ... */
+	SK("slab_unreclaimable", slab_unreclaimable),
+	SK("kernel_stack", kernel_stack),
+	SK("pagetables", pagetables),
+	SK("percpu", percpu),
+	SK("vmalloc", vmalloc),
+	SK("sock", sock),
 	SK("pgfault", pgfault),
 	SK("pgmajfault", pgmajfault),
 };
@@ -1430,6 +1436,63 @@ uint64_t memcg_reclaimable(const struct memcg_stat *s)
 uint64_t memcg_working_set(const struct memcg_stat *s)
 {
 	return s->usage > s->inactive_file ? s->usage - s->inactive_file : 0;
+}
+
+const char *memcg_part_name(enum memcg_part p)
+{
+	static const char *const names[MEMCG_PART_NR] = {
+		[MEMCG_PART_ANON] = "anon",
+		[MEMCG_PART_SHMEM] = "shmem",
+		[MEMCG_PART_FILE_ACTIVE] = "page_cache_active",
+		[MEMCG_PART_FILE_INACTIVE] = "page_cache_inactive",
+		[MEMCG_PART_FILE_UNEVICTABLE] = "page_cache_unevictable",
+		[MEMCG_PART_KERNEL] = "kernel",
+		[MEMCG_PART_SOCK] = "sock",
+		[MEMCG_PART_OTHER] = "other",
+	};
+
+	return p < MEMCG_PART_NR ? names[p] : "?";
+}
+
+void memcg_charge_parts(const struct memcg_stat *s, int version, uint64_t kmem_v1,
+			bool root_v1, struct memcg_parts *out)
+{
+	uint64_t lru = s->active_file + s->inactive_file + s->shmem, sum = 0;
+	uint64_t *p = out->part;
+
+	memset(out, 0, sizeof(*out));
+	out->usage = s->usage;
+	p[MEMCG_PART_ANON] = s->anon;
+	p[MEMCG_PART_SHMEM] = s->shmem;
+	p[MEMCG_PART_FILE_ACTIVE] = s->active_file;
+	p[MEMCG_PART_FILE_INACTIVE] = s->inactive_file;
+	p[MEMCG_PART_FILE_UNEVICTABLE] = s->file > lru ? s->file - lru : 0;
+	if (version == 2)
+		p[MEMCG_PART_KERNEL] = s->kernel ? s->kernel :
+				       (s->slab ? s->slab : s->slab_reclaimable +
+					s->slab_unreclaimable) + s->kernel_stack +
+				       s->pagetables + s->percpu + s->vmalloc;
+	else if (!root_v1)
+		p[MEMCG_PART_KERNEL] = kmem_v1;
+	p[MEMCG_PART_SOCK] = version == 2 ? s->sock : 0;
+	for (int i = 0; i < MEMCG_PART_OTHER; i++)
+		sum += p[i];
+	p[MEMCG_PART_OTHER] = s->usage > sum ? s->usage - sum : 0;
+	out->largest = MEMCG_PART_ANON;
+	for (int i = 1; i < MEMCG_PART_NR; i++)
+		if (p[i] > p[out->largest])
+			out->largest = i;
+	out->working_set = memcg_working_set(s);
+	out->working_set_reclaimable = s->active_file + s->slab_reclaimable;
+	if (out->working_set_reclaimable > out->working_set)
+		out->working_set_reclaimable = out->working_set;
+}
+
+int memcg_read_kmem(const struct memcg *cg, uint64_t *bytes)
+{
+	if (cg->version != 1)
+		return -ENOENT;
+	return read_cg_u64(cg, "memory.kmem.usage_in_bytes", bytes);
 }
 
 /* ---- labels of a cgroup path (Kubernetes, containers, Slurm) ---- */

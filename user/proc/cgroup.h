@@ -242,6 +242,8 @@ struct memcg_stat {
 	uint64_t active_file, inactive_file, active_anon, inactive_anon;
 	uint64_t unevictable, slab_reclaimable;
 	uint64_t slab, kernel;	/* v2 only: kernel memory charged (0: absent) */
+	/* v2 only, kernel memory by kind (0: absent) and socket buffers */
+	uint64_t slab_unreclaimable, kernel_stack, pagetables, percpu, vmalloc, sock;
 	uint64_t pgfault, pgmajfault;	/* counts */
 	uint64_t oom_kill;		/* count */
 	bool has_oom_kill;
@@ -306,6 +308,50 @@ uint64_t memcg_reclaimable(const struct memcg_stat *s);
  * kubelet evicts on (cAdvisor's container_memory_working_set_bytes).
  */
 uint64_t memcg_working_set(const struct memcg_stat *s);
+
+/*
+ * The parts of a memory cgroup's charge (bytes), each from its memory.stat
+ * (mm/memcontrol.c memory_stat_format(); v1 memcg_stat_show()'s total_*),
+ * so that they add up to the charge (memory.current / usage_in_bytes):
+ * anon; shmem (tmpfs, /dev/shm, shared anon); the page cache of files on
+ * the active and inactive LRUs and off them (file - shmem - both LRUs:
+ * mlocked file pages, pages isolated for a moment); kernel memory (v2
+ * "kernel" from 5.18, else the sum of its kinds; v1: the
+ * memory.kmem.usage_in_bytes the caller read, charged to usage_in_bytes
+ * below the root only); socket buffers (v2 "sock": charged, not in
+ * "kernel"); other: the charge less the parts (0 when they exceed it: the
+ * counters are read one after another). The kubelet's working set is the
+ * charge less inactive_file (cAdvisor's container_memory_working_set_bytes);
+ * of it, the active page cache and reclaimable slab are what reclaim can
+ * still free.
+ */
+enum memcg_part {
+	MEMCG_PART_ANON, MEMCG_PART_SHMEM, MEMCG_PART_FILE_ACTIVE, MEMCG_PART_FILE_INACTIVE,
+	MEMCG_PART_FILE_UNEVICTABLE, MEMCG_PART_KERNEL, MEMCG_PART_SOCK, MEMCG_PART_OTHER,
+	MEMCG_PART_NR
+};
+struct memcg_parts {
+	uint64_t usage;
+	uint64_t part[MEMCG_PART_NR];
+	enum memcg_part largest;
+	uint64_t working_set;		/* usage - inactive_file */
+	uint64_t working_set_reclaimable;	/* active_file + slab_reclaimable */
+};
+/* memcg_part_name() - "anon", "shmem", "page_cache_active", ... (JSON keys
+ * less "_bytes"; static strings). */
+const char *memcg_part_name(enum memcg_part p);
+/*
+ * memcg_charge_parts() - @s split into *@out (above). @kmem_v1: v1's
+ * memory.kmem.usage_in_bytes (0 on v2, or when unread), @root_v1: @s is the
+ * v1 root's, whose usage_in_bytes is its rss + cache (no kmem).
+ */
+void memcg_charge_parts(const struct memcg_stat *s, int version, uint64_t kmem_v1,
+			bool root_v1, struct memcg_parts *out);
+/*
+ * memcg_read_kmem() - v1 memory.kmem.usage_in_bytes of @cg in bytes. 0;
+ * -ENOENT on v2, or a v1 kernel without kmem accounting.
+ */
+int memcg_read_kmem(const struct memcg *cg, uint64_t *bytes);
 
 struct cg_labels {
 	char pod_uid[40];	/* Kubernetes pod UID (from ".../pod<uid>...") */
