@@ -985,7 +985,9 @@ START_TEST(test_explain_charge_parts)
 			 "sleep 0.1; done", workloads, held, held);
 		charge_parts_shape("anon", load, "anon", 96 << 20);
 	}
-	r = run_cmd("pkill -f '%s/oom 96 60'; rm -f %s", workloads, held);
+	r = run_cmd("pkill -9 -f '%s/oom 96 60'; i=0; while pgrep -f '%s/oom 96 60' > /dev/null; "
+		    "do i=$((i+1)); [ $i -gt 100 ] && break; sleep 0.1; done; rm -f %s", workloads,
+		    workloads, held);
 	result_free(r);
 }
 END_TEST
