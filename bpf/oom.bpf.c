@@ -84,7 +84,8 @@ static __always_inline bool memcg_oom_events(struct mem_cgroup *memcg, __u64 *n)
  * local OOM events grew since memcg_oom_seen last saw them (userspace seeds
  * the memcgs older than the load, loader_oom_seen_seed(); cgroup_mkdir the
  * newer). A memcg the map does not know (evicted, or older than the load on
- * v1, which shows no local count) is judged by its usage instead: within max(max / 32, a PMD's pages) of its max (the charge that
+ * v1, which shows no local count) is judged by its usage instead: within
+ * max(max / 32, a PMD's pages) of its max (the charge that
  * failed was at most a huge page; after the reclaim that failed, usage
  * sits just under max). Usage alone picked a child near its own limit for
  * its parent's, and missed a limit whose usage fell while the victim was

@@ -1358,36 +1358,48 @@ static int scan_fds(void)
 	return rel.nkeep;
 }
 
+/* loader_oom_seen_seed()'s map and count of entries written */
+struct oom_seed {
+	int fd;
+	int n;
+};
+
 /* loader_oom_seen_seed()'s step: @cg's count, unless the map has one */
 static int oom_seen_seed_one(const struct memcg *cg, void *ctx)
 {
-	int *fd_n = ctx;
+	struct oom_seed *sd = ctx;
 	uint64_t n;
 
 	if (memcg_read_local_ooms(cg, &n))
-		return 0;	/* v1, the root, or removed meanwhile */
-	if (!bpf_map_update_elem(fd_n[0], &cg->id, &n, BPF_NOEXIST))
-		fd_n[1]++;
+		return 0;	/* the root, before 5.2, or removed meanwhile */
+	if (!bpf_map_update_elem(sd->fd, &cg->id, &n, BPF_NOEXIST))
+		sd->n++;
 	return 0;
 }
 
 int loader_oom_seen_seed(struct memacct_bpf *skel, const struct memcg *cg)
 {
-	int fd_n[2] = { bpf_map__fd(skel->maps.memcg_oom_seen), 0 };
+	struct oom_seed sd = { .fd = bpf_map__fd(skel->maps.memcg_oom_seen) };
+	char root[PATH_MAX];
 	struct memcg *sub;
-	int n, err;
+	int n, version, err;
 
+	err = memcg_root(root, &version);
+	if (err)
+		return err;
+	if (version == 1)	/* no memory.events.local to read */
+		return 0;
 	if (!cg || !cg->level) {	/* no array of every cgroup (8 KiB each) */
-		err = memcg_walk(oom_seen_seed_one, fd_n);
-		return err < 0 ? err : fd_n[1];
+		err = memcg_walk(oom_seen_seed_one, &sd);
+		return err < 0 ? err : sd.n;
 	}
 	n = memcg_subtree(cg, &sub);
 	if (n < 0)
 		return n;
 	for (int i = 0; i < n; i++)
-		oom_seen_seed_one(&sub[i], fd_n);
+		oom_seen_seed_one(&sub[i], &sd);
 	free(sub);
-	return fd_n[1];
+	return sd.n;
 }
 
 void loader_stop_detached(struct memacct_bpf *skel)

@@ -132,8 +132,8 @@ struct memcg;
 /*
  * loader_oom_seen_seed() - the OOM limit walk's starting counts
  * (bpf/oom.bpf.c memcg_oom_seen) for the memory cgroups of @cg's subtree
- * (NULL or the root: every one of the host) that exist now: each one's OOM events so
- * far, v2's memory.events.local "oom" (mm/memcontrol.c:
+ * (NULL or the root: every one of the host) that exist now: each one's OOM
+ * events so far, v2's memory.events.local "oom" (mm/memcontrol.c
  * memory_events_local[MEMCG_OOM], what the walk reads). A memcg older than
  * the load was judged by its usage until its first OOM (a child near its
  * own limit named for its parent's: issue 39 finding 6); those made later
