@@ -1059,12 +1059,12 @@ Suite *explain_suite(void)
 	tcase_add_test(tc, test_explain_bad_input);
 	tcase_add_test(tc, test_explain_watch_cow);
 	tcase_add_test(tc, test_explain_watch_file_cow);
+	tcase_add_test(tc, test_explain_charge_parts);
 	suite_add_tcase(s, tc);
 	tc = tcase_swept("explain-perms");
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_explain_cgroup_skips_unreadable);
 	tcase_add_test(tc, test_explain_cgroup_unmapped_cache);
-	tcase_add_test(tc, test_explain_charge_parts);
 	suite_add_tcase(s, tc);
 	return s;
 }
