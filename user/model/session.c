@@ -492,17 +492,17 @@ static void seed_oom_seen(struct session *s)
 
 	if (m.version != 2 || memcg_root(root, &version))
 		return;
-	loader_oom_seen_seed(s->skel, &s->cg);
+	loader_oom_seen_seed(s->skel, &s->cg);	/* the cgroup and those below */
 	snprintf(path, sizeof(path), "%s", m.path);
-	while (m.level > 0) {
-		if (!memcg_read_local_ooms(&m, &n))
-			session_oom_seen(s, m.id, n);
+	while (m.level > 1) {	/* its ancestors below the root */
 		slash = strrchr(path, '/');
 		if (!slash)
 			break;
 		*slash = '\0';
 		if (memcg_of_path(root, version, path, &m))
 			break;
+		if (!memcg_read_local_ooms(&m, &n))
+			session_oom_seen(s, m.id, n);
 	}
 }
 
