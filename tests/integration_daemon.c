@@ -684,10 +684,10 @@ START_TEST(test_http_abuse)
 	static char got200[N];
 	char *m1, *m2, big[70000], prog[96];
 	long long runs1, runs2;
-	int ok = 0, slow[8];
+	int ok = 0, slow[8], unsent = 0, eof = 0, rerr = 0, errno_seen = 0;
+	char other[64] = "", why[400] = "";
 	long rss;
 	pid_t d;
-
 
 	setrlimit(RLIMIT_NOFILE, &rl);
 	d = start_daemon("--bpf-stats");
@@ -729,19 +729,39 @@ START_TEST(test_http_abuse)
 		int first = 1;
 		struct timeval tv = { 20, 0 };
 
-		if (fds[i] < 0)
+		if (fds[i] < 0) {
+			unsent++;
 			continue;
+		}
 		setsockopt(fds[i], SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 		while ((n = read(fds[i], buf, sizeof(buf))) > 0) {
 			if (first && n >= 12 && !strncmp(buf + 9, "200", 3))
 				got200[i] = 1;
+			else if (first && !other[0])
+				snprintf(other, sizeof(other), "%.*s", (int)strcspn(buf, "\r\n"),
+					 n >= 40 ? buf : "(short)");
 			first = 0;
 		}
+		if (first)
+			n < 0 ? (void)(errno_seen = errno, rerr++) : (void)eof++;
 		close(fds[i]);
 		ok += got200[i];
 	}
 	rss = rss_kib(d);
-	ck_assert_msg(ok >= N * 99 / 100, "only %d of %d concurrent scrapes answered", ok, N);
+	if (ok < N) {
+		char *m = http_get("/metrics", NULL);
+
+		snprintf(why, sizeof(why), "not sent %d, nothing then the end %d, nothing then "
+			 "an error %d (%s), first other line \"%s\"; the daemon shut %lld idle, %lld "
+			 "for room", unsent, eof, rerr, strerror(errno_seen), other,
+			 m ? sample(m, "memacct_http_connections_shut_total{reason=\"idle\"}") : -1LL,
+			 m ? sample(m, "memacct_http_connections_shut_total{reason=\"table_full\"}") :
+			 -1LL);
+		printf("  http storm: %d of %d answered 200: %s\n", ok, N, why);
+		free(m);
+	}
+	ck_assert_msg(ok >= N * 99 / 100, "only %d of %d concurrent scrapes answered: %s", ok, N,
+		      why);
 	ck_assert_msg(rss > 0 && rss < rss_limit_kib(), "daemon RSS %ld KiB after the storm", rss);
 	/* still answering, and the BPF side still counting */
 	collections_wait(2);

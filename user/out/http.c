@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <microhttpd.h>
 #include <zlib.h>
@@ -238,7 +239,11 @@ static void snap_publish(struct snap *prom, struct snap *om, int links_gone, int
  * HTTP_WAIT_NS for a complete request (headers) is shut down by the main
  * loop; and past HTTP_EVICT_AT open connections, the connections that have
  * waited longest (at least HTTP_EVICT_MIN_NS) are shut down, so that MHD
- * always has room to accept.
+ * always has room to accept. The wait is counted from the accept: a
+ * connection whose bytes still lie unread in its socket waits for the
+ * daemon, not for its client, and is not shut for it (CI's loaded guest
+ * left 12 of 1,000 requests sent at once unanswered; that they were shut
+ * here unread is the likely cause, not reproduced).
  * A request being answered is never cut. shutdown(), not close(): MHD sees
  * the end of stream and closes the connection itself; the lock held around
  * shutdown() and around the CLOSED notification keeps the fd MHD's until
@@ -474,6 +479,10 @@ void http_reap_slow(void)
 		if (!h->since_ns || h->shut)
 			continue;
 		if (waited >= HTTP_WAIT_NS) {
+			int unread = 0;
+
+			if (!ioctl(h->fd, FIONREAD, &unread) && unread > 0)
+				continue;	/* the daemon is late, not the client */
 			hconn_shut_idle++;
 		} else if (open >= HTTP_EVICT_AT && waited >= HTTP_EVICT_MIN_NS) {
 			hconn_shut_full++;
