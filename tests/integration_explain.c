@@ -993,6 +993,92 @@ START_TEST(test_explain_charge_parts)
 END_TEST
 
 /*
+ * tmpfs files that no process maps or holds open (issue 43), in a cgroup of
+ * its own: 32 MiB written to /dev/shm by a process of the cgroup that
+ * exited (listed, exactly: its st_blocks), 8 MiB written by one that stays
+ * with the file open (not listed), 4 MiB written from outside the cgroup
+ * (charged to another: not listed). The cgroup's memory.stat shmem holds
+ * both of its files.
+ */
+START_TEST(test_explain_orphaned_shmem)
+{
+	char gone[128], held[128], outside[128], fd0[64], link[128];
+	long long page = (long long)PAGE;
+	struct memcg_stat st;
+	struct result *r;
+	struct stat sb;
+	json_t *o, *f;
+	bool listed = false;
+	pid_t holder;
+	size_t i;
+
+	snprintf(gone, sizeof(gone), "/dev/shm/memacct-orphan-gone.%d", getpid());
+	snprintf(held, sizeof(held), "/dev/shm/memacct-orphan-held.%d", getpid());
+	snprintf(outside, sizeof(outside), "/dev/shm/memacct-orphan-outside.%d", getpid());
+	make_cg();
+	r = run_cmd("echo $$ > '%s/cgroup.procs' && dd if=/dev/zero of=%s bs=1M count=32 "
+		    "status=none", test_cg.path, gone);
+	ck_assert_int_eq(r->status, 0);
+	result_free(r);
+	/* from this process's own cgroup */
+	r = run_cmd("dd if=/dev/zero of=%s bs=1M count=4 status=none", outside);
+	ck_assert_int_eq(r->status, 0);
+	result_free(r);
+	{
+		char cmd[PATH_MAX + 512];
+
+		snprintf(cmd, sizeof(cmd), "echo $$ > '%s/cgroup.procs' && dd if=/dev/zero of=%s "
+			 "bs=1M count=8 status=none && exec sleep 60 < %s", test_cg.path, held, held);
+		holder = spawn_sh(cmd);
+	}
+	snprintf(fd0, sizeof(fd0), "/proc/%d/fd/0", (int)holder);
+	for (int t = 0; t < 100; t++) {
+		ssize_t n = readlink(fd0, link, sizeof(link) - 1);
+
+		if (n > 0 && (link[n] = '\0', !strcmp(link, held)))
+			break;
+		sleep_ms(100);
+	}
+	ck_assert_str_eq(link, held);
+	ck_assert_int_eq(stat(gone, &sb), 0);
+	r = explain("--cgroup '%s'", test_cg.path);
+	check_schema(r->report);
+	ck_assert(!memcg_read_stat(&test_cg, &st));
+	o = json_object_get(r->report, "orphaned_shmem");
+	ck_assert_msg(json_is_object(o), "orphaned_shmem not read: %.2000s", r->out);
+	json_array_foreach(json_object_get(o, "files"), i, f) {
+		const char *path = json_string_value(json_object_get(f, "path"));
+
+		ck_assert_msg(strcmp(path, held) && strcmp(path, outside), "%s listed", path);
+		if (strcmp(path, gone))
+			continue;
+		listed = true;
+		ck_assert_int_eq(jint(f, "bytes"), 32LL << 20);
+		ck_assert_int_eq(jint(f, "resident_bytes"), 32LL << 20);
+		ck_assert_int_eq(jint(f, "allocated_bytes"), (long long)sb.st_blocks * 512);
+		ck_assert_int_eq(jint(f, "size_bytes"), (long long)sb.st_size);
+	}
+	printf("  %-40s %lld bytes in %lld file(s), %lld walked; memory.stat shmem %llu "
+	       "(truth 32 MiB listed; 40 MiB charged)\n", "orphaned shmem", jint(o, "bytes"),
+	       jint(o, "files_count"), jint(o, "files_walked"), (unsigned long long)st.shmem);
+	ck_assert_msg(listed, "%s not listed", gone);
+	ck_assert_int_eq(jint(o, "bytes"), 32LL << 20);
+	ck_assert_int_eq(jint(o, "files_count"), 1);
+	ck_assert_int_eq((long long)st.shmem / page, (40LL << 20) / page);
+	result_free(r);
+	r = run_cmd("%s explain --cgroup '%s'", memacct, test_cg.path);
+	ck_assert_msg(r->status == 0 && strstr(r->out, "no process maps or holds open") &&
+		      strstr(r->out, gone), "no orphan line for %s in:\n%.3000s", gone, r->out);
+	result_free(r);
+	kill(holder, SIGKILL);
+	waitpid(holder, NULL, 0);
+	unlink(gone);
+	unlink(held);
+	unlink(outside);
+}
+END_TEST
+
+/*
  * More verdict lines than explain lists (24): 30 fork families (a parent sh
  * with a sleep child each, and the sh that started them) in a cgroup, a
  * line each. Those past the 24 are counted (verdicts_unlisted and a NOTE
@@ -1060,6 +1146,7 @@ Suite *explain_suite(void)
 	tcase_add_test(tc, test_explain_watch_cow);
 	tcase_add_test(tc, test_explain_watch_file_cow);
 	tcase_add_test(tc, test_explain_charge_parts);
+	tcase_add_test(tc, test_explain_orphaned_shmem);
 	suite_add_tcase(s, tc);
 	tc = tcase_swept("explain-perms");
 	tcase_set_timeout(tc, 60);

@@ -5,10 +5,12 @@
  * Expected values are copied from the captured files; each is quoted.
  */
 #define _GNU_SOURCE
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 
 #include "check_util.h"
 #include "proc.h"
+#include "shmem_orphans.h"
 
 #define KB(x)	((uint64_t)(x) * 1024)
 
@@ -355,6 +357,51 @@ START_TEST(test_read_exited)
 }
 END_TEST
 
+/* maps lines as fs/proc/task_mmu.c writes them: a file, anon, a path with spaces */
+START_TEST(test_maps_devino)
+{
+	uint64_t dev = 0, ino = 0;
+
+	ck_assert_int_eq(parse_maps_devino("7f12a4000000-7f12a4200000 rw-s 00000000 00:1a 1073"
+					   "                       /dev/shm/x (deleted)\n", &dev,
+					   &ino), 0);
+	ck_assert_int_eq(major(dev), 0);
+	ck_assert_int_eq(minor(dev), 0x1a);
+	ck_assert_int_eq(ino, 1073);
+	ck_assert_int_eq(parse_maps_devino("55d0c6c00000-55d0c6c21000 r--p 00000000 fd:01 "
+					   "18446744073709551615 /a b\n", &dev, &ino), 0);
+	ck_assert_int_eq(major(dev), 0xfd);
+	ck_assert(ino == UINT64_MAX);
+	ck_assert_int_eq(parse_maps_devino("7ffd1c3a0000-7ffd1c3c1000 rw-p 00000000 00:00 0"
+					   "                          [stack]\n", &dev, &ino),
+			 -EINVAL);
+	ck_assert_int_eq(parse_maps_devino("garbage\n", &dev, &ino), -EINVAL);
+}
+END_TEST
+
+/* mountinfo lines as fs/proc_namespace.c writes them, octal escapes and all */
+START_TEST(test_mountinfo_tmpfs)
+{
+	char mnt[64];
+
+	ck_assert_int_eq(parse_mountinfo_tmpfs("30 23 0:26 / /dev/shm rw,nosuid,nodev shared:4 "
+					       "- tmpfs tmpfs rw\n", mnt, sizeof(mnt)), 0);
+	ck_assert_str_eq(mnt, "/dev/shm");
+	ck_assert_int_eq(parse_mountinfo_tmpfs("31 23 0:27 / /mnt/a\\040b\\134c rw - tmpfs x rw\n",
+					       mnt, sizeof(mnt)), 0);
+	ck_assert_str_eq(mnt, "/mnt/a b\\c");
+	ck_assert_int_eq(parse_mountinfo_tmpfs("32 23 0:28 / /tmpfsx rw - tmpfsx x rw\n", mnt,
+					       sizeof(mnt)), -ENOENT);
+	ck_assert_int_eq(parse_mountinfo_tmpfs("24 1 254:1 / / rw,relatime - ext4 /dev/vda1 rw\n",
+					       mnt, sizeof(mnt)), -ENOENT);
+	ck_assert_int_eq(parse_mountinfo_tmpfs("24 1 254:1 /\n", mnt, sizeof(mnt)), -EINVAL);
+	/* a mount point longer than the buffer: cut, still terminated */
+	ck_assert_int_eq(parse_mountinfo_tmpfs("33 23 0:29 / /aaaaaaaa rw - tmpfs x rw\n", mnt, 4),
+			 0);
+	ck_assert_str_eq(mnt, "/aa");
+}
+END_TEST
+
 Suite *proc_suite(void)
 {
 	Suite *s = suite_create("proc");
@@ -378,6 +425,11 @@ Suite *proc_suite(void)
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("smaps_rollup");
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("shmem_orphans");
+	tcase_add_test(tc, test_maps_devino);
+	tcase_add_test(tc, test_mountinfo_tmpfs);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("live");

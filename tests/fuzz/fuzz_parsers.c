@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause)
 /*
  * fuzz_parsers.c - libFuzzer target over every parser of kernel files
- * (proc.h, smaps.h, numa.h, cgroup.h, memlimits.h, bpf_loader.h) and of
+ * (proc.h, smaps.h, numa.h, cgroup.h, memlimits.h, bpf_loader.h,
+ * shmem_orphans.h) and of
  * command-line values (util.h). The first byte picks the parser, the rest is
  * the file's text (NUL-terminated copy). Built and run by `make fuzz`
  * (clang -fsanitize=fuzzer,address,undefined; any crash, leak or UB report
@@ -16,6 +17,7 @@
 #include "memlimits.h"
 #include "numa.h"
 #include "proc.h"
+#include "shmem_orphans.h"
 #include "smaps.h"
 #include "util.h"
 
@@ -24,6 +26,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static bool no_v2_memory(const char *mnt)
 {
 	return false;
+}
+
+/* each line of @text (cut in place) to shmem_orphans.h's line parsers */
+static void lines_to_shmem_parsers(char *text)
+{
+	char *save = NULL, mnt[64];
+	uint64_t dev, ino;
+
+	for (char *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		parse_maps_devino(l, &dev, &ino);
+		parse_mountinfo_tmpfs(l, mnt, sizeof(mnt));
+	}
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -69,10 +83,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 		parse_smaps(text, &s);
 		smaps_free(&s);
+		lines_to_shmem_parsers(text);	/* smaps holds maps lines */
 		break;
 	}
 	case 5:
 		parse_mountinfo_memcg(text, out, &version, no_v2_memory);
+		lines_to_shmem_parsers(text);
 		break;
 	case 6:
 		parse_proc_cgroup(text, 1, out, sizeof(out));

@@ -646,6 +646,25 @@ static void verdict_cow(struct explain *e)
 }
 
 /* The verdict's sentences, from the biggest kind of memory to the flows. */
+/*
+ * tmpfs files that no process maps or holds open with at least a MiB
+ * charged to the cgroup (shmem_orphans.h): nobody's RSS shows them.
+ */
+static void verdict_orphans(struct explain *e)
+{
+	const struct shmem_orphans *o = &e->orphans;
+	char b[2][16], path[128];
+
+	if (!e->has_orphans || o->charged < (1u << 20))
+		return;
+	safe_path(path, sizeof(path), o->files[0].path);
+	say(e, "%s of tmpfs files that no process maps or holds open is charged to this cgroup "
+	    "(%" PRIu64 " file%s, the largest %s %s): the kubelet counts it as used, and only "
+	    "deleting the file (or swap) frees it", fmt_bytes(b[0], 16, o->charged),
+	    o->files_charged, o->files_charged == 1 ? "" : "s", path,
+	    fmt_bytes(b[1], 16, o->files[0].charged));
+}
+
 static void build_verdict(struct explain *e)
 {
 	const struct xsum *t = &e->total;
@@ -655,11 +674,13 @@ static void build_verdict(struct explain *e)
 	if (!rss) {
 		/* a cgroup's page cache outlives its readers: still charged */
 		verdict_page_cache(e);
+		verdict_orphans(e);
 		if (!e->nverdict)
 			say(e, "no resident memory");
 		return;
 	}
 	verdict_page_cache(e);
+	verdict_orphans(e);
 	if (t->private_anon && pct(t->private_anon, rss) >= 10)
 		say(e, "%d%% of RSS (%s) is private anonymous memory (heap, stacks, copies): "
 		    "only swap can reclaim it", pct(t->private_anon, rss),
@@ -1044,6 +1065,13 @@ int explain_build(struct explain *e, struct report *r, const char *pin_dir)
 	if (e->has_topo)
 		numa_collect(e);
 	explain_total_up(e);
+	if (e->cgroup_mode && r->cg.path[0]) {
+		int err = shmem_orphans_scan(&r->cg, &e->orphans);
+
+		e->has_orphans = !err;
+		if (err)
+			p_info("tmpfs files that no process holds: not read (%s)", strerror(-err));
+	}
 	if (collect_files(e) || explain_fill_report(e, r))
 		return -ENOMEM;
 	build_verdict(e);
@@ -1073,5 +1101,6 @@ void explain_free(struct explain *e)
 	free(e->files);
 	free(e->watch_rows);
 	numa_topo_free(&e->topo);
+	shmem_orphans_free(&e->orphans);
 	memset(e, 0, sizeof(*e));
 }

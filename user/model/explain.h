@@ -18,6 +18,7 @@
 #include "numa.h"
 #include "proc.h"
 #include "report.h"
+#include "shmem_orphans.h"
 #include "smaps.h"
 #include "dma_ranges.h"
 
@@ -96,6 +97,8 @@ struct explain {
 	uint64_t numa_remote;		/* processes summed */
 	bool has_cg_numa;		/* --cgroup: memory.numa_stat read */
 	struct numa_usage cg_numa;
+	bool has_orphans;		/* --cgroup: orphans read (shmem_orphans_scan()) */
+	struct shmem_orphans orphans;	/* tmpfs files nobody holds, charged to the cgroup */
 };
 
 struct mref {

@@ -555,6 +555,41 @@ static json_t *explain_charge_parts_json(const struct explain *e)
 	return o;
 }
 
+/*
+ * "orphaned_shmem": tmpfs files that no process maps or holds open with
+ * pages charged to the cgroup (shmem_orphans_scan()); null when not read
+ * (not --cgroup, no /proc/kpagecgroup, not root).
+ */
+static json_t *explain_orphans_json(const struct explain *e)
+{
+	const struct shmem_orphans *so = &e->orphans;
+	json_t *o, *arr;
+
+	if (!e->has_orphans)
+		return json_null();
+	o = json_object();
+	set_u64(o, "bytes", so->charged);
+	set_u64(o, "files_count", so->files_charged);
+	set_u64(o, "files_walked", so->files_walked);
+	set_u64(o, "files_unreadable", so->unreadable);
+	json_object_set_new(o, "walk_truncated", json_boolean(so->truncated));
+	arr = json_array();
+	for (size_t i = 0; i < so->nfiles; i++) {
+		const struct shmem_orphan *f = &so->files[i];
+		json_t *j = json_object();
+
+		json_object_set_new(j, "path", json_string_sanitized(f->path));
+		set_u64(j, "bytes", f->charged);
+		set_u64(j, "resident_bytes", f->resident);
+		set_u64(j, "allocated_bytes", f->allocated);
+		set_u64(j, "size_bytes", f->size);
+		set_u64(j, "inode", f->ino);
+		json_array_append_new(arr, j);
+	}
+	json_object_set_new(o, "files", arr);
+	return o;
+}
+
 static json_t *explain_json(const struct explain *e, const struct report *r, size_t top)
 {
 	json_t *o = report_json(r), *t = json_object_get(o, "totals"), *arr;
@@ -570,6 +605,7 @@ static json_t *explain_json(const struct explain *e, const struct report *r, siz
 	json_object_set_new(o, "kinds", explain_kinds_json(e));
 	json_object_set_new(o, "memory_stat", explain_memory_stat_json(e));
 	json_object_set_new(o, "charge_parts", explain_charge_parts_json(e));
+	json_object_set_new(o, "orphaned_shmem", explain_orphans_json(e));
 	arr = json_array();
 	for (int k = 0; k < e->nverdict; k++)
 		json_array_append_new(arr, json_string_sanitized(e->verdict[k]));
@@ -703,6 +739,21 @@ static void print_charge_parts(const struct memcg_parts *pt, int version)
 	       fmt_bytes(b[2], 16, pt->working_set_reclaimable));
 }
 
+/* tmpfs files that no process maps or holds open, charged to the cgroup: the 10 largest */
+static void print_orphans(const struct shmem_orphans *o)
+{
+	char b[2][16], path[PATH_MAX];
+
+	printf("tmpfs files that no process maps or holds open, charged to the cgroup: %s in %"
+	       PRIu64 " file%s%s\n", fmt_bytes(b[0], 16, o->charged), o->files_charged,
+	       o->files_charged == 1 ? "" : "s", o->truncated ? " (walk cut short)" : "");
+	for (size_t i = 0; i < o->nfiles && i < 10; i++) {
+		safe_path(path, sizeof(path), o->files[i].path);
+		printf("  %10s  %s (%s resident)\n", fmt_bytes(b[0], 16, o->files[i].charged), path,
+		       fmt_bytes(b[1], 16, o->files[i].resident));
+	}
+}
+
 /* Views that overlap the parts: CoW, shared, mlocked, reclaimable, DMA; the
  * host's pins and budget; the cgroup's memory.stat. */
 static void print_views(const struct explain *e, const struct report *r)
@@ -748,6 +799,8 @@ static void print_views(const struct explain *e, const struct report *r)
 		if (e->parts.usage)
 			print_charge_parts(&e->parts, r->cg.version);
 	}
+	if (e->has_orphans)
+		print_orphans(&e->orphans);
 }
 
 /* --cgroup: a row per process (RSS, PSS, USS, shared, reclaimable). */
