@@ -266,6 +266,74 @@ START_TEST(test_reclaim_bytes)
 }
 END_TEST
 
+/* SwapTotal of /proc/meminfo, bytes */
+static long long swap_total(void)
+{
+	char line[256];
+	long long kb = 0;
+	FILE *f = fopen("/proc/meminfo", "r");
+
+	ck_assert_ptr_nonnull(f);
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "SwapTotal: %lld", &kb) == 1)
+			break;
+	fclose(f);
+	return kb * 1024;
+}
+
+/*
+ * --dry-run (issue 43), v1 and v2: a workload that read a clean 64 MiB file
+ * and holds 16 MiB of anon. The prediction's clean page cache is the file
+ * (nothing else of the cgroup is page cache), its anon 0 without swap,
+ * nothing is reclaimed; on v2 the reclaim that follows frees what was
+ * predicted.
+ */
+START_TEST(test_reclaim_dry_run)
+{
+	const char *fkey = cgversion == 2 ? "file" : "total_cache";
+	long long pf, pa, ps, f1, freed;
+	char why[128];
+	struct result *r;
+
+	if (!make_file(0, 64, why, sizeof(why))) {
+		SKIP_TEST("%s", why);
+		return;
+	}
+	start_workload(0, 16);
+	r = run_cmd("%s -j reclaim --cgroup %s --dry-run", memacct, cg[0]);
+	ck_assert_msg(r->status == 0 && r->report, "status %d: %s", r->status, r->out);
+	ck_assert(json_is_true(json_object_get(r->report, "dry_run")));
+	pf = rep(r, "predicted", "file");
+	pa = rep(r, "predicted", "anon");
+	ps = rep(r, "predicted", "slab_reclaimable");
+	f1 = stat_of(cg[0], fkey);
+	printf("reclaim --dry-run: predicted file %lld, anon %lld, slab %lld, held %lld; file "
+	       "before %lld, after %lld\n", pf, pa, ps, rep(r, "predicted", "held"),
+	       rep(r, "before", "file"), f1);
+	assert_within("predicted clean page cache", pf, 64 * MiB, FLUSH_SLACK);
+	if (!swap_total())
+		ck_assert_int_eq(pa, 0);
+	ck_assert_int_eq(jint(r->report, "predicted_bytes"), pf + pa + ps);
+	ck_assert_int_eq(rep(r, "freed_bytes", "file"), 0);
+	assert_within("file after a dry run", f1, rep(r, "before", "file"), FLUSH_SLACK);
+	result_free(r);
+	r = run_cmd("%s reclaim --cgroup %s --dry-run --file-only", memacct, cg[0]);
+	ck_assert_msg(r->status == 0 && strstr(r->out, "--dry-run, nothing reclaimed") &&
+		      strstr(r->out, "clean page cache"), "status %d: %s", r->status, r->out);
+	result_free(r);
+	if (cgversion != 2 || no_reclaim_file())
+		return;
+	r = run_cmd("%s -j reclaim --cgroup %s --file-only", memacct, cg[0]);
+	ck_assert_msg(r->report, "status %d: %s", r->status, r->out);
+	freed = rep(r, "freed_bytes", "file");
+	printf("reclaim --file-only after it: predicted file %lld, freed %lld\n",
+	       rep(r, "predicted", "file"), freed);
+	assert_within("freed against predicted", freed, rep(r, "predicted", "file"),
+		      rep(r, "predicted", "file") / 10 + FLUSH_SLACK);
+	result_free(r);
+}
+END_TEST
+
 START_TEST(test_reclaim_v1_refused)
 {
 	struct result *r;
@@ -317,6 +385,7 @@ Suite *reclaim_suite(void)
 	tcase_add_checked_fixture(tc, NULL, teardown);
 	tcase_add_test(tc, test_reclaim_file_only);
 	tcase_add_test(tc, test_reclaim_bytes);
+	tcase_add_test(tc, test_reclaim_dry_run);
 	tcase_add_test(tc, test_reclaim_v1_refused);
 	tcase_add_test(tc, test_reclaim_usage_errors);
 	suite_add_tcase(s, tc);

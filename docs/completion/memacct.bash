@@ -303,7 +303,7 @@ _memacct()
 			;;
 		esac
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "-c --cgroup --bytes --file-only -j --json -h --help" -- "$cur"))
+			COMPREPLY=($(compgen -W "-c --cgroup --bytes --file-only --dry-run -j --json -h --help" -- "$cur"))
 		fi
 		;;
 	oom)

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause)
 /*
- * reclaim.c - `memacct reclaim --cgroup NAME [--bytes SIZE] [--file-only]`:
+ * reclaim.c - `memacct reclaim --cgroup NAME [--bytes SIZE] [--file-only]
+ * [--dry-run]`:
  * a targeted alternative to `echo 3 > /proc/sys/vm/drop_caches`. Asks the
  * kernel to reclaim one cgroup's memory through cgroup v2 memory.reclaim
  * (which acts on that cgroup and its descendants, nothing else) and reports
@@ -146,6 +147,61 @@ static int memcg_reclaim(const struct memcg *cg, uint64_t bytes, bool file_only,
 	return write_file(path, req);
 }
 
+/* SwapFree of /proc/meminfo in bytes, or negative errno */
+static int64_t swap_free_bytes(void)
+{
+	char *text = NULL, *p;
+	uint64_t kb = 0;
+	long n = read_file("/proc/meminfo", &text, 1 << 16);
+
+	if (n < 0)
+		return n;
+	p = strstr(text, "\nSwapFree:");
+	n = p && sscanf(p, "\nSwapFree: %" SCNu64, &kb) == 1 ? 0 : -EINVAL;
+	free(text);
+	return n ? n : (int64_t)(kb * 1024);
+}
+
+/*
+ * What memory.reclaim could free of a cgroup, by class, from its
+ * memory.stat before (docs/reclaim.md "--dry-run"), in bytes:
+ * - file: the clean page cache, active_file + inactive_file less
+ *   file_dirty and file_writeback. Reclaim frees clean file folios, mapped
+ *   or not (mm/vmscan.c shrink_folio_list(): unmapped first); a cgroup's
+ *   reclaim does not write dirty ones back (only kswapd pages out file
+ *   folios), it wakes the flushers. mlocked pages are on the unevictable
+ *   list, in neither LRU count.
+ * - anon: anon + shmem (both swap-backed), only when reclaim may take anon
+ *   (not --file-only, anon_reclaimable()) and at most the host's SwapFree.
+ * - slab: slab_reclaimable, an upper bound: the shrinkers decide.
+ * - held: what stays whatever is asked: dirty and writeback page cache,
+ *   unevictable, anon and shmem beyond what may go to swap.
+ * - total: file + anon + slab, at most @requested.
+ */
+struct reclaim_prediction {
+	uint64_t file, anon, slab, held, total;
+};
+
+static void reclaim_predict(const struct memcg *cg, const struct memcg_stat *s, bool file_only,
+			    uint64_t requested, struct reclaim_prediction *p)
+{
+	uint64_t lru = s->active_file + s->inactive_file, unclean = s->file_dirty +
+		       s->file_writeback, swap = s->anon + s->shmem;
+	int64_t swap_free;
+
+	memset(p, 0, sizeof(*p));
+	p->file = lru > unclean ? lru - unclean : 0;
+	if (!file_only && anon_reclaimable(cg) != 0) {
+		swap_free = swap_free_bytes();
+		p->anon = swap_free < 0 || (uint64_t)swap_free >= swap ? swap : (uint64_t)swap_free;
+	}
+	p->slab = s->slab_reclaimable;
+	p->held = (lru - p->file) + s->unevictable + (swap - p->anon);
+	p->total = p->file + p->anon + p->slab;
+	if (p->total > requested)
+		p->total = requested;
+}
+
 static const char *fmt_signed(char *buf, size_t len, int64_t v)
 {
 	char b[32];
@@ -173,13 +229,41 @@ struct reclaim_result {
 	bool file_only;
 	enum reclaim_method method;
 	bool complete;
+	bool dry_run;			/* --dry-run: nothing written */
+	struct reclaim_prediction predicted;
 	struct memcg_stat before, after;
 };
 
+/* --dry-run: the prediction by class */
+static void print_prediction_plain(const struct reclaim_result *r)
+{
+	const struct reclaim_prediction *p = &r->predicted;
+	char a[32], b[32];
+
+	printf("cgroup %s: --dry-run, nothing reclaimed: asking %s (%s) would free up to %s%s\n",
+	       r->cg->path, fmt_size(a, sizeof(a), r->requested),
+	       r->file_only ? "file only" : "any memory", fmt_size(b, sizeof(b), p->total),
+	       r->cg->version == 1 ? " (cgroup v1 has no memory.reclaim: what a reclaim of the "
+	       "whole host could take from it)" : "");
+	printf("  %-24s %14s  active_file + inactive_file - dirty - writeback\n",
+	       "clean page cache", fmt_size(a, sizeof(a), p->file));
+	printf("  %-24s %14s  %s\n", "anon and shmem to swap", fmt_size(a, sizeof(a), p->anon),
+	       r->file_only ? "--file-only" : p->anon ? "at most the host's SwapFree" :
+	       "no swap, no demotion");
+	printf("  %-24s %14s  at most: the shrinkers decide\n", "reclaimable slab",
+	       fmt_size(a, sizeof(a), p->slab));
+	printf("  %-24s %14s  dirty and writeback page cache, unevictable, anon and shmem "
+	       "without swap\n", "not freeable now", fmt_size(a, sizeof(a), p->held));
+}
+
 static void print_reclaim_plain(const struct reclaim_result *r)
 {
-	char a[32], b[32], c[32];
+	char a[32], b[32], c[32], d[32];
 
+	if (r->dry_run) {
+		print_prediction_plain(r);
+		return;
+	}
 	printf("cgroup %s: asked %s (%s, %s), %s\n", r->cg->path,
 	       fmt_size(a, sizeof(a), r->requested),
 	       r->file_only ? "file only" : "any memory", method_names[r->method],
@@ -194,6 +278,10 @@ static void print_reclaim_plain(const struct reclaim_result *r)
 		printf("%-18s %14s %14s %14s\n", classes[i].key, fmt_size(a, sizeof(a), x),
 		       fmt_size(b, sizeof(b), y), fmt_signed(c, sizeof(c), (int64_t)(x - y)));
 	}
+	printf("predicted before (--dry-run): %s (clean page cache %s, anon and shmem to swap "
+	       "%s, reclaimable slab %s)\n", fmt_size(a, sizeof(a), r->predicted.total),
+	       fmt_size(b, sizeof(b), r->predicted.file), fmt_size(c, sizeof(c), r->predicted.anon),
+	       fmt_size(d, sizeof(d), r->predicted.slab));
 }
 
 static int print_reclaim_json(const struct reclaim_result *r)
@@ -211,6 +299,14 @@ static int print_reclaim_json(const struct reclaim_result *r)
 	jw_bool(&w, "file_only", r->file_only);
 	jw_str(&w, "method", method_names[r->method]);
 	jw_bool(&w, "complete", r->complete);
+	jw_bool(&w, "dry_run", r->dry_run);
+	jw_u64(&w, "predicted_bytes", r->predicted.total);
+	jw_open(&w, "predicted", '{');
+	jw_u64(&w, "file", r->predicted.file);
+	jw_u64(&w, "anon", r->predicted.anon);
+	jw_u64(&w, "slab_reclaimable", r->predicted.slab);
+	jw_u64(&w, "held", r->predicted.held);
+	jw_close(&w);
 	jw_int(&w, "memory_current_freed_bytes", (long long)(r->before.usage - r->after.usage));
 	jw_open(&w, "freed_bytes", '{');
 	for (int i = 0; i < NCLASSES; i++)
@@ -237,6 +333,7 @@ struct reclaim_env {
 	const char *cgroup;		/* --cgroup NAME|PATH */
 	const char *size;		/* --bytes SIZE, or NULL: all there is */
 	bool file_only;			/* --file-only: the page cache alone */
+	bool dry_run;			/* --dry-run: predict, reclaim nothing */
 };
 
 /* The options into @env; 0, -1 after the help, or the exit code after an error. */
@@ -246,6 +343,7 @@ static int parse_args(int argc, char **argv, struct reclaim_env *env)
 		{ "cgroup", required_argument, NULL, 'c' },
 		{ "bytes", required_argument, NULL, 'b' },
 		{ "file-only", no_argument, NULL, 'f' },
+		{ "dry-run", no_argument, NULL, 'n' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -263,6 +361,9 @@ static int parse_args(int argc, char **argv, struct reclaim_env *env)
 		case 'f':
 			env->file_only = true;
 			break;
+		case 'n':
+			env->dry_run = true;
+			break;
 		case 'j':
 			json_output = true;
 			break;
@@ -275,7 +376,7 @@ static int parse_args(int argc, char **argv, struct reclaim_env *env)
 	}
 	if (!env->cgroup || optind != argc) {
 		p_err("reclaim: give --cgroup NAME|PATH (memacct reclaim --cgroup NAME "
-		      "[--bytes SIZE] [--file-only])");
+		      "[--bytes SIZE] [--file-only] [--dry-run])");
 		return EXIT_USAGE;
 	}
 	return 0;
@@ -295,6 +396,8 @@ static int reclaim_target(const struct reclaim_env *env, struct memcg *cg)
 		p_err("no memory cgroup '%s': %s", env->cgroup, strerror(-err));
 		return memcg_resolve_is_usage(err) ? EXIT_USAGE : EXIT_ENV;
 	}
+	if (env->dry_run)	/* memory.stat only: any user, v1 too */
+		return 0;
 	/* after the arguments' checks: a bad one is 2 for anyone, as in explain */
 	if (geteuid() != 0) {
 		p_err("memacct reclaim needs root (it writes the cgroup's memory.reclaim)");
@@ -382,13 +485,15 @@ int do_reclaim(int argc, char **argv)
 	if (!env.size)	/* the file LRUs, or everything charged */
 		r.requested = r.file_only ? r.before.active_file + r.before.inactive_file
 					  : r.before.usage;
-	if (r.requested) {
+	r.dry_run = env.dry_run;
+	reclaim_predict(&cg, &r.before, r.file_only, r.requested, &r.predicted);
+	if (r.requested && !r.dry_run) {
 		err = reclaim_do(&r);
 		if (err > 0)
 			return err;
-	} else {
+	} else {	/* nothing to ask, or --dry-run: after = before */
 		r.after = r.before;
-		r.complete = true;
+		r.complete = !r.dry_run;
 		r.method = r.file_only ? RM_SWAPPINESS0 : RM_PLAIN;
 	}
 	ret = json_output ? print_reclaim_json(&r) : (print_reclaim_plain(&r), EXIT_OK);
@@ -396,5 +501,5 @@ int do_reclaim(int argc, char **argv)
 		return ret;
 	if (err)
 		return EXIT_RUNTIME;
-	return r.complete ? EXIT_OK : EXIT_PARTIAL;
+	return r.complete || r.dry_run ? EXIT_OK : EXIT_PARTIAL;
 }

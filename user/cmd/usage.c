@@ -170,6 +170,10 @@ static const struct usage_opt reclaim_opts[] = {
 	{ "--file-only", NULL, "Page cache only: \"SIZE swappiness=0\" (Linux 6.11+). An older\n"
 	  "kernel is used only where anon cannot be reclaimed anyway (no\n"
 	  "swap, or memory.swap.max 0, and no demotion); else exit 3." },
+	{ "--dry-run", NULL, "Reclaim nothing: what SIZE would free, by class, from\n"
+	  "memory.stat (clean page cache, anon and shmem to swap, reclaimable\n"
+	  "slab) and what stays. Any user, cgroup v1 too. A real run prints the\n"
+	  "same prediction beside what was freed." },
 	OPT_JSON,
 	OPT_HELP,
 	{ NULL },
@@ -301,7 +305,7 @@ static const struct cmd_usage usages[] = {
 	  "Removes the daemon's pinned kernel side (programs, links, maps).",
 	  detach_opts, NULL },
 	{ "reclaim", "reclaim a cgroup's page cache (v2 memory.reclaim), predicted and measured",
-	  "reclaim --cgroup NAME|PATH [--bytes SIZE] [--file-only] [OPTIONS]",
+	  "reclaim --cgroup NAME|PATH [--bytes SIZE] [--file-only] [--dry-run] [OPTIONS]",
 	  "Asks the kernel to reclaim one cgroup's memory, a targeted drop_caches\n"
 	  "(docs/reclaim.md): writes SIZE to its cgroup v2 memory.reclaim, which acts on\n"
 	  "that cgroup and its descendants only, and prints memory.current and each\n"
