@@ -104,15 +104,21 @@ static void bg_stop(struct bg *b)
 	free(b);
 }
 
-static void make_cg(void)
+/* cgroup memacct-test-@what-PID as test_cg (teardown() removes it) */
+static void make_cg_named(const char *what)
 {
 	char name[64];
 	int err;
 
-	snprintf(name, sizeof(name), "memacct-test-explain-%d", getpid());
+	snprintf(name, sizeof(name), "memacct-test-%s-%d", what, getpid());
 	err = memcg_create(name, &test_cg);
 	ck_assert_msg(!err, "creating cgroup %s: %s", name, strerror(-err));
 	have_cg = true;
+}
+
+static void make_cg(void)
+{
+	make_cg_named("explain");
 }
 
 /*
@@ -1018,15 +1024,7 @@ START_TEST(test_explain_orphaned_shmem)
 	/* a name of its own: the guests' tests share a pid, and the anon shape of
 	 * test_explain_charge_parts can leave its cgroup behind there (a zombie
 	 * nobody reaps) */
-	{
-		char name[64];
-		int err;
-
-		snprintf(name, sizeof(name), "memacct-test-orphans-%d", getpid());
-		err = memcg_create(name, &test_cg);
-		ck_assert_msg(!err, "creating cgroup %s: %s", name, strerror(-err));
-		have_cg = true;
-	}
+	make_cg_named("orphans");
 	r = run_cmd("echo $$ > '%s/cgroup.procs' && dd if=/dev/zero of=%s bs=1M count=32 "
 		    "status=none", test_cg.path, gone);
 	ck_assert_int_eq(r->status, 0);
