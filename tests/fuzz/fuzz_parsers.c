@@ -28,7 +28,7 @@ static bool no_v2_memory(const char *mnt)
 	return false;
 }
 
-/* each line of @text (cut in place) to shmem_orphans.h's line parsers */
+/* each line of @text (cut in place) to the maps and tmpfs mountinfo line parsers */
 static void lines_to_shmem_parsers(char *text)
 {
 	char *save = NULL, mnt[64];

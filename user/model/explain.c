@@ -645,7 +645,6 @@ static void verdict_cow(struct explain *e)
 		    "--watch DUR measures them)");
 }
 
-/* The verdict's sentences, from the biggest kind of memory to the flows. */
 /*
  * tmpfs files that no process maps or holds open with at least a MiB
  * charged to the cgroup (shmem_orphans.h): nobody's RSS shows them.
@@ -665,6 +664,7 @@ static void verdict_orphans(struct explain *e)
 	    fmt_bytes(b[1], 16, o->files[0].charged));
 }
 
+/* The verdict's sentences, from the biggest kind of memory to the flows. */
 static void build_verdict(struct explain *e)
 {
 	const struct xsum *t = &e->total;

@@ -17,8 +17,8 @@
 #include <unistd.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include "shmem_orphans.h"
+#include "smaps.h"
 #include "util.h"
 
 #pragma GCC poison u8 u16 u32 u64 s8 s16 s32 s64
@@ -74,38 +74,6 @@ static bool dset_has(const struct dset *s, uint64_t dev, uint64_t ino)
 	return s->n && bsearch(&k, s->v, s->n, sizeof(*s->v), devino_cmp);
 }
 
-int parse_maps_devino(const char *line, uint64_t *dev, uint64_t *ino)
-{
-	unsigned int maj, min;
-	unsigned long long i;
-
-	if (sscanf(line, "%*[0-9a-f]-%*[0-9a-f] %*s %*[0-9a-f] %x:%x %llu", &maj, &min, &i) != 3)
-		return -EINVAL;
-	if (!i)
-		return -EINVAL;
-	*dev = makedev(maj, min);
-	*ino = i;
-	return 0;
-}
-
-/* @src's mountinfo escapes (\040 for a space, show_mountinfo() mangle()) undone into @dst */
-static void unmangle(char *dst, size_t len, const char *src, size_t n)
-{
-	size_t o = 0;
-
-	for (size_t i = 0; i < n && o + 1 < len; i++) {
-		if (src[i] == '\\' && i + 3 < n && src[i + 1] >= '0' && src[i + 1] <= '3' &&
-		    src[i + 2] >= '0' && src[i + 2] <= '7' && src[i + 3] >= '0' && src[i + 3] <= '7') {
-			dst[o++] = (char)((src[i + 1] - '0') * 64 + (src[i + 2] - '0') * 8 +
-					  (src[i + 3] - '0'));
-			i += 3;
-		} else {
-			dst[o++] = src[i];
-		}
-	}
-	dst[o] = '\0';
-}
-
 int parse_mountinfo_tmpfs(const char *line, char *mnt, size_t len)
 {
 	const char *p = line, *sep, *fs;
@@ -125,8 +93,7 @@ int parse_mountinfo_tmpfs(const char *line, char *mnt, size_t len)
 	fs = sep + 3;
 	if (strncmp(fs, "tmpfs ", 6))
 		return -ENOENT;
-	unmangle(mnt, len, p, mlen);
-	return 0;
+	return octal_unescape(mnt, len, p, mlen) < 0 ? -ENAMETOOLONG : 0;
 }
 
 /* the tmpfs mount points, one per device (bind mounts walked once), into @mnts */

@@ -64,18 +64,11 @@ int shmem_orphans_scan(const struct memcg *cg, struct shmem_orphans *out);
 void shmem_orphans_free(struct shmem_orphans *o);
 
 /*
- * parse_maps_devino() - the device (makedev(major, minor)) and inode of a
- * /proc/PID/maps line (fs/proc/task_mmu.c show_vma_header_prefix():
- * "start-end perms offset MAJ:MIN inode ..."), 0 when the line maps a
- * file (inode not 0), -EINVAL otherwise.
- */
-int parse_maps_devino(const char *line, uint64_t *dev, uint64_t *ino);
-
-/*
  * parse_mountinfo_tmpfs() - the mount point of a /proc/self/mountinfo line
  * (fs/proc_namespace.c show_mountinfo(), octal escapes undone) into @mnt
  * when the line's filesystem type is tmpfs, 0; -ENOENT for another type,
- * -EINVAL for a line that is not mountinfo's.
+ * -EINVAL for a line that is not mountinfo's, -ENAMETOOLONG for a mount
+ * point longer than @len (never cut: a cut path is another directory).
  */
 int parse_mountinfo_tmpfs(const char *line, char *mnt, size_t len);
 

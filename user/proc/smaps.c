@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "smaps.h"
@@ -155,9 +156,13 @@ static int set_path(struct smaps_map *m, const char *s, const char *e)
 	return 0;
 }
 
-/* "start-end perms offset major:minor inode<pad>path" */
-static int parse_header(const char *s, const char *e, struct smaps_map *m)
+/*
+ * "start-end perms offset major:minor inode" of a maps or smaps header line
+ * into @m; *@p: where the path starts (after the padding)
+ */
+static int parse_header_fields(const char **p, const char *e, struct smaps_map *m)
 {
+	const char *s = *p;
 	uint64_t v;
 	int i;
 
@@ -182,7 +187,27 @@ static int parse_header(const char *s, const char *e, struct smaps_map *m)
 		return -EINVAL;
 	while (s < e && *s == ' ')
 		s++;
-	return set_path(m, s, e);
+	*p = s;
+	return 0;
+}
+
+/* "start-end perms offset major:minor inode<pad>path" */
+static int parse_header(const char *s, const char *e, struct smaps_map *m)
+{
+	int err = parse_header_fields(&s, e, m);
+
+	return err ? err : set_path(m, s, e);
+}
+
+int parse_maps_devino(const char *line, uint64_t *dev, uint64_t *ino)
+{
+	struct smaps_map m = { 0 };
+
+	if (parse_header_fields(&line, line + strcspn(line, "\n"), &m) || !m.inode)
+		return -EINVAL;
+	*dev = makedev(m.dev_major, m.dev_minor);
+	*ino = m.inode;
+	return 0;
 }
 
 static const struct {

@@ -92,4 +92,12 @@ uint64_t smaps_private_anon(const struct smaps_map *m);	/* anon pages of this pr
 /* clean unlocked page-cache pages + LazyFree (MADV_FREE'd anon) */
 uint64_t smaps_reclaimable(const struct smaps_map *m);
 
+/*
+ * parse_maps_devino() - the device (makedev(major, minor)) and inode of a
+ * /proc/PID/maps line (fs/proc/task_mmu.c show_vma_header_prefix(), the
+ * header line of smaps too), 0 when the line maps a file (inode not 0),
+ * -EINVAL otherwise.
+ */
+int parse_maps_devino(const char *line, uint64_t *dev, uint64_t *ino);
+
 #endif
