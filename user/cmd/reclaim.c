@@ -19,6 +19,7 @@
 #include <jansson.h>
 #include "cgroup.h"
 #include "commands.h"
+#include "hostpin.h"
 #include "jsonw.h"
 #include "usage.h"
 #include "util.h"
@@ -66,6 +67,27 @@ static const char *const method_names[] = {
 };
 
 /*
+ * The host's swap from /proc/meminfo (parse_meminfo()): SwapTotal and
+ * SwapFree in bytes. 0, or negative errno (-EINVAL: a line missing).
+ */
+static int host_swap(uint64_t *total, uint64_t *free_bytes)
+{
+	struct hm_fields f;
+	char *text = NULL;
+	long n = read_file("/proc/meminfo", &text, 1 << 16);
+
+	if (n < 0)
+		return (int)n;
+	n = parse_meminfo(text, &f);
+	free(text);
+	if (n || !(f.have & 1ULL << HM_SWAP_TOTAL) || !(f.have & 1ULL << HM_SWAP_FREE))
+		return -EINVAL;
+	*total = f.v[HM_SWAP_TOTAL] * 1024;
+	*free_bytes = f.v[HM_SWAP_FREE] * 1024;
+	return 0;
+}
+
+/*
  * anon_reclaimable() - whether reclaim in @cg could take anon pages: a swap
  * device on the host (/proc/meminfo SwapTotal), the cgroup's own
  * memory.swap.max above 0 (mem_cgroup_get_nr_swap_pages() takes the
@@ -76,9 +98,10 @@ static const char *const method_names[] = {
  */
 static int anon_reclaimable(const struct memcg *cg)
 {
-	char path[PATH_MAX + 32], *text = NULL, *p;
-	uint64_t swap_kb = 1;
+	char path[PATH_MAX + 32], *text = NULL;
+	uint64_t swap_total, swap_free;
 	long n;
+	int err;
 
 	n = read_file("/sys/kernel/mm/numa/demotion_enabled", &text, 64);
 	if (n >= 0 && !strncmp(text, "true", 4)) {
@@ -86,17 +109,10 @@ static int anon_reclaimable(const struct memcg *cg)
 		return 1;
 	}
 	free(text);
-	text = NULL;
-	n = read_file("/proc/meminfo", &text, 1 << 16);
-	if (n < 0)
-		return (int)n;
-	p = strstr(text, "\nSwapTotal:");
-	if (!p || sscanf(p, "\nSwapTotal: %" SCNu64, &swap_kb) != 1) {
-		free(text);
-		return -EINVAL;
-	}
-	free(text);
-	if (!swap_kb)
+	err = host_swap(&swap_total, &swap_free);
+	if (err)
+		return err;
+	if (!swap_total)
 		return 0;
 	snprintf(path, sizeof(path), "%s/memory.swap.max", cg->path);
 	text = NULL;
@@ -147,21 +163,6 @@ static int memcg_reclaim(const struct memcg *cg, uint64_t bytes, bool file_only,
 	return write_file(path, req);
 }
 
-/* SwapFree of /proc/meminfo in bytes, or negative errno */
-static int64_t swap_free_bytes(void)
-{
-	char *text = NULL, *p;
-	uint64_t kb = 0;
-	long n = read_file("/proc/meminfo", &text, 1 << 16);
-
-	if (n < 0)
-		return n;
-	p = strstr(text, "\nSwapFree:");
-	n = p && sscanf(p, "\nSwapFree: %" SCNu64, &kb) == 1 ? 0 : -EINVAL;
-	free(text);
-	return n ? n : (int64_t)(kb * 1024);
-}
-
 /*
  * What memory.reclaim could free of a cgroup, by class, from its
  * memory.stat before (docs/reclaim.md "--dry-run"), in bytes:
@@ -187,14 +188,12 @@ static void reclaim_predict(const struct memcg *cg, const struct memcg_stat *s, 
 {
 	uint64_t lru = s->active_file + s->inactive_file, unclean = s->file_dirty +
 		       s->file_writeback, swap = s->anon + s->shmem;
-	int64_t swap_free;
+	uint64_t swap_total, swap_free;
 
 	memset(p, 0, sizeof(*p));
 	p->file = lru > unclean ? lru - unclean : 0;
-	if (!file_only && anon_reclaimable(cg) != 0) {
-		swap_free = swap_free_bytes();
-		p->anon = swap_free < 0 || (uint64_t)swap_free >= swap ? swap : (uint64_t)swap_free;
-	}
+	if (!file_only && anon_reclaimable(cg) != 0)
+		p->anon = host_swap(&swap_total, &swap_free) || swap_free >= swap ? swap : swap_free;
 	p->slab = s->slab_reclaimable;
 	p->held = (lru - p->file) + s->unevictable + (swap - p->anon);
 	p->total = p->file + p->anon + p->slab;

@@ -84,6 +84,7 @@ static const char *const hm_names[HM_NR] = {
 	[HM_PERCPU] = "Percpu", [HM_ZSWAP] = "Zswap", [HM_UNACCEPTED] = "Unaccepted",
 	[HM_HUGETLB] = "Hugetlb", [HM_HP_TOTAL] = "HugePages_Total",
 	[HM_HP_RSVD] = "HugePages_Rsvd", [HM_HP_SIZE] = "Hugepagesize",
+	[HM_SWAP_TOTAL] = "SwapTotal", [HM_SWAP_FREE] = "SwapFree",
 };
 
 int parse_meminfo(const char *text, struct hm_fields *f)
