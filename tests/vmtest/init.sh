@@ -108,7 +108,8 @@ jsonl_grow() {
 
 # daemon_up PID ERRFILE: until the daemon serves or is gone (its reason in
 # ERRFILE), 2 min at most: a restart that loads the programs again took over
-# 30 s in the arm64 guests beside CI's other steps
+# 30 s in the arm64 guests beside CI's other steps. ERRFILE must be new to
+# this boot: `2> FILE &` truncates it only once the child runs
 daemon_up() {
 	i=0
 	while ! grep -q 'serving on port' "$2" && kill -0 "$1" 2>/dev/null && [ $i -lt 1200 ]; do
@@ -162,16 +163,20 @@ t_numa_stock() {
 	echo "rc numa_daemon $?"
 	sed "s/^/plain numa_daemon_err /" /tmp/nd.err
 	# restarted on its pins: re-attached, or (links it held, before 5.15)
-	# its programs loaded again on the pinned maps
+	# its programs loaded again on the pinned maps. Its own stderr file: the
+	# shell truncates a redirection in the child, after `&` returned, so a
+	# reused /tmp/nd.err could still show the first daemon's "serving" line
+	# to daemon_up, whose kill then found a child without handlers (CI's
+	# bullseye guest: exit 143 after 0.0 s)
 	memacct daemon --listen 127.0.0.1:9471 --interval 200ms --oom-log none \
-		--pin-path /sys/fs/bpf/numa_daemon 2> /tmp/nd.err &
+		--pin-path /sys/fs/bpf/numa_daemon 2> /tmp/nd2.err &
 	nd=$!
-	daemon_up $nd /tmp/nd.err
+	daemon_up $nd /tmp/nd2.err
 	echo "kernel daemon_restart_ds $i"
 	kill $nd
 	wait $nd
 	echo "rc numa_daemon_restart $?"
-	sed "s/^/plain numa_daemon_restart_err /" /tmp/nd.err
+	sed "s/^/plain numa_daemon_restart_err /" /tmp/nd2.err
 	memacct daemon --stop-kernel-side --pin-path /sys/fs/bpf/numa_daemon
 	rmdir $d
 	echo -cpuset > $cg/cgroup.subtree_control
