@@ -14,6 +14,7 @@
  *                       while being read leaves it
  */
 #define _GNU_SOURCE
+#include <sys/mman.h>
 #include "check_util.h"
 #include "smaps.h"
 
@@ -145,6 +146,74 @@ START_TEST(test_truncated)
 }
 END_TEST
 
+/* @text into an unlinked file at offset 0 */
+static int text_fd(const char *text, size_t len)
+{
+	int fd = memfd_create("smaps", MFD_CLOEXEC);
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, text, len), (ssize_t)len);
+	ck_assert_int_eq(lseek(fd, 0, SEEK_SET), 0);
+	return fd;
+}
+
+/*
+ * parse_smaps_fd() reads 128 KiB at a time: 4,000 records with paths of
+ * every length from 1 to 97 put lines across each chunk's end, and the
+ * records must equal parse_smaps()'s of the same text; the last line may
+ * lack its newline; a line longer than a chunk is refused.
+ */
+START_TEST(test_fd_chunks)
+{
+	size_t cap = 4 << 20, len = 0;
+	char *text = malloc(cap), *big;
+	struct smaps a, b;
+	int fd;
+
+	ck_assert_ptr_nonnull(text);
+	for (int i = 0; i < 4000; i++)
+		len += snprintf(text + len, cap - len,
+				"%x000-%x000 rw-p 0 08:01 %d /d/%.*s\n"
+				"Rss: %d kB\nPrivate_Dirty: %d kB\nVmFlags: rd wr\n",
+				i * 2 + 16, i * 2 + 17, i + 1, 1 + i % 97,
+				"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+				4 * (i % 3), 4 * (i % 3));
+	ck_assert_uint_gt(len, 3 * (128 << 10));
+	len--;	/* no newline after the last VmFlags */
+	text[len] = '\0';
+	ck_assert_int_eq(parse_smaps(text, &a), 4000);
+	fd = text_fd(text, len);
+	ck_assert_int_eq(parse_smaps_fd(fd, &b), 4000);
+	close(fd);
+	for (size_t i = 0; i < a.n; i++) {
+		ck_assert_uint_eq(a.maps[i].start, b.maps[i].start);
+		ck_assert_uint_eq(a.maps[i].inode, b.maps[i].inode);
+		ck_assert_uint_eq(a.maps[i].rss, b.maps[i].rss);
+		ck_assert_uint_eq(a.maps[i].private_dirty, b.maps[i].private_dirty);
+		ck_assert_str_eq(a.maps[i].path, b.maps[i].path);
+		ck_assert(b.maps[i].has_vmflags);
+	}
+	ck_assert_uint_eq(b.maps[3999].rss, 0);
+	ck_assert_uint_eq(b.maps[3998].rss, 8192);
+	smaps_free(&a);
+	smaps_free(&b);
+
+	/* a header whose path is longer than a chunk */
+	big = malloc(200 << 10);
+	ck_assert_ptr_nonnull(big);
+	len = snprintf(big, 64, "1000-2000 rw-p 0 08:01 1 /");
+	memset(big + len, 'x', (150 << 10));
+	len += 150 << 10;
+	big[len++] = '\n';
+	fd = text_fd(big, len);
+	ck_assert_int_eq(parse_smaps_fd(fd, &b), -EINVAL);
+	ck_assert_ptr_null(b.maps);
+	close(fd);
+	free(big);
+	free(text);
+}
+END_TEST
+
 START_TEST(test_garbage)
 {
 	struct smaps s;
@@ -219,6 +288,7 @@ Suite *smaps_suite(void)
 	tcase_add_test(tc, test_old_and_unknown_keys);
 	tcase_add_test(tc, test_truncated);
 	tcase_add_test(tc, test_garbage);
+	tcase_add_test(tc, test_fd_chunks);
 	tcase_add_test(tc, test_derived);
 	suite_add_tcase(s, tc);
 	return s;

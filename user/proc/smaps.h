@@ -54,6 +54,12 @@ struct smaps {
  * is neither a header nor "Key: value"), -ENOMEM.
  */
 int parse_smaps(const char *text, struct smaps *s);
+/*
+ * parse_smaps_fd() - the same on an open smaps file, read and parsed 128 KiB
+ * at a time (a 10,000-mapping text is 7 MiB). Also -errno of read(), and
+ * -EINVAL for a line longer than 128 KiB. The fd stays open.
+ */
+int parse_smaps_fd(int fd, struct smaps *s);
 void smaps_free(struct smaps *s);
 
 /*
