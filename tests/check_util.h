@@ -45,6 +45,7 @@ Suite *metrics_suite(void) __attribute__((weak));
 Suite *numa_suite(void) __attribute__((weak));
 Suite *usage_suite(void) __attribute__((weak));
 Suite *phases_suite(void) __attribute__((weak));
+Suite *oom_forecast_suite(void) __attribute__((weak));
 Suite *record_suite(void) __attribute__((weak));
 Suite *bss_layout_suite(void) __attribute__((weak));
 

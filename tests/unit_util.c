@@ -737,6 +737,7 @@ static const struct {
 	{ "numa", numa_suite },
 	{ "usage", usage_suite },
 	{ "phases", phases_suite },
+	{ "oom_forecast", oom_forecast_suite },
 	{ "record", record_suite },
 	{ "bss_layout", bss_layout_suite },
 };

@@ -182,6 +182,11 @@ uint64_t now_ns(void);
  * the past (a busy loop; reliability audit D5).
  */
 uint64_t ns_after(uint64_t t, uint64_t d);
+/* max_u64() - the larger of @a and @b */
+static inline uint64_t max_u64(uint64_t a, uint64_t b)
+{
+	return a > b ? a : b;
+}
 
 
 /*

@@ -70,6 +70,10 @@ _memacct()
 			COMPREPLY=($(compgen -f -- "$cur"))
 			return
 			;;
+		--oom-warn)
+			# DUR: nothing to offer
+			return
+			;;
 		--dma-pins)
 			COMPREPLY=($(compgen -W "auto on off" -- "$cur"))
 			return
@@ -92,7 +96,7 @@ _memacct()
 			;;
 		esac
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "-j --json -i --interval --keep-cgroup --params --expect-bytes-per-param --record --dma-pins --columns --raw --csv --memory-max --memory-high --memory-swap-max --force -h --help" -- "$cur"))
+			COMPREPLY=($(compgen -W "-j --json -i --interval --keep-cgroup --params --expect-bytes-per-param --record --oom-warn --dma-pins --columns --raw --csv --memory-max --memory-high --memory-swap-max --force -h --help" -- "$cur"))
 		fi
 		;;
 	attach)
@@ -137,9 +141,13 @@ _memacct()
 			COMPREPLY=($(compgen -f -- "$cur"))
 			return
 			;;
+		--oom-warn)
+			# DUR: nothing to offer
+			return
+			;;
 		esac
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "-c --cgroup -p --pid -j --json -i --interval -d --duration --dma-pins --columns --raw --csv --memory-max --memory-high --memory-swap-max --force --record -h --help" -- "$cur"))
+			COMPREPLY=($(compgen -W "-c --cgroup -p --pid -j --json -i --interval -d --duration --dma-pins --columns --raw --csv --memory-max --memory-high --memory-swap-max --force --record --oom-warn -h --help" -- "$cur"))
 		fi
 		;;
 	top)

@@ -83,6 +83,7 @@ struct attach_env {
 	uint64_t duration_ns;		/* --duration, or INTERVAL x COUNT; 0: until stopped */
 	const char *record_path;	/* --record FILE, or NULL */
 	struct limits_req lim;
+	double oom_warn_s;		/* --oom-warn: FC_WARN_S, 0: off */
 };
 
 /*
@@ -125,6 +126,7 @@ static int parse_args(int argc, char **argv, struct attach_env *env)
 		{ "interval", required_argument, NULL, 'i' },
 		{ "duration", required_argument, NULL, 'd' },
 		RECORD_LONG_OPTION,
+		OOM_WARN_LONG_OPTION,
 		{ "help", no_argument, NULL, 'h' },
 		LIMITS_LONG_OPTIONS,
 		TABLE_LONG_OPTIONS,
@@ -155,7 +157,7 @@ static int parse_args(int argc, char **argv, struct attach_env *env)
 			return -1;
 		default:
 			err = session_getopt(c, optarg, &env->lim, &env->record_path,
-					     &env->interval_ns);
+					     &env->interval_ns, &env->oom_warn_s);
 			if (err)
 				return err == 1 ? opt_error("attach", c, argv) : err;
 		}
@@ -244,6 +246,7 @@ static void attach_loop(struct session *s, const struct attach_env *env,
 {
 	uint64_t start = now_ns(), next = ns_after(start, env->interval_ns);
 	uint64_t end = env->duration_ns ? ns_after(start, env->duration_ns) : UINT64_MAX;
+	size_t warnings_seen = 0;
 	bool gone = false;
 	struct report r;
 	int err;
@@ -259,6 +262,13 @@ static void attach_loop(struct session *s, const struct attach_env *env,
 			if (end - now < wait)
 				wait = end - now;
 			session_poll(s, wait > 200000000ULL ? 200 : (int)(wait / 1000000) + 1);
+			if (s->nwarnings != warnings_seen) {	/* an OOM forecast: said now */
+				session_say_warnings(s, &warnings_seen);
+				if (rec->fd >= 0 && !attach_report(s, env, false, &r)) {
+					record_snapshot(rec, "oom_warning", NULL, &r);
+					report_free(&r);
+				}
+			}
 			continue;
 		}
 		next = ns_after(next, env->interval_ns);
@@ -277,7 +287,7 @@ static void attach_loop(struct session *s, const struct attach_env *env,
 
 int do_attach(int argc, char **argv)
 {
-	struct attach_env env = { .interval_ns = DEFAULT_INTERVAL_NS };
+	struct attach_env env = { .interval_ns = DEFAULT_INTERVAL_NS, .oom_warn_s = FC_WARN_S };
 	struct recorder rec = { .fd = -1 };
 	struct session s;
 	struct report r;
@@ -304,6 +314,7 @@ int do_attach(int argc, char **argv)
 	ret = EXIT_ENV;
 	if (session_start(&s, &cg))
 		goto out_limits;
+	s.oom_warn_s = env.oom_warn_s;
 	{
 		struct record_info ri = { .command = "attach", .cg = &cg,
 					  .interval_ns = env.interval_ns };

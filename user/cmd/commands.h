@@ -34,10 +34,22 @@ struct limits_req;
  * session_getopt() - one of the options run and attach share: -j/--json,
  * -i/--interval DUR into *@interval_ns, --record FILE into *@record_path,
  * the table's (--columns, --raw, --csv), the limits' into @lim,
- * --dma-pins. 0 once taken, EXIT_USAGE when its value is bad (said), 1
- * when @c is none of them. In run.c.
+ * --dma-pins, --oom-warn DUR into *@oom_warn_s (seconds; 0: off). 0 once
+ * taken, EXIT_USAGE when its value is bad (said), 1 when @c is none of
+ * them. In run.c.
  */
 int session_getopt(int c, const char *arg, struct limits_req *lim, const char **record_path,
-		   uint64_t *interval_ns);
+		   uint64_t *interval_ns, double *oom_warn_s);
+
+#define OPT_OOM_WARN		0x600
+#define OOM_WARN_LONG_OPTION	{ "oom-warn", required_argument, NULL, OPT_OOM_WARN }
+
+struct session;
+/*
+ * session_say_warnings() - the OOM forecast warnings of @s past the first
+ * *@seen, each as a line on stderr ("memacct: warning: OOM forecast ...");
+ * *@seen becomes their count. In run.c.
+ */
+void session_say_warnings(const struct session *s, size_t *seen);
 
 #endif

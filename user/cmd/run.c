@@ -34,6 +34,7 @@
 #include "phases_print.h"
 #include "record.h"
 #include "report_print.h"
+#include "oom_print.h"
 #include "session.h"
 #include "signals.h"
 #include "table.h"
@@ -380,6 +381,16 @@ static void record_mark(void *ctx, const char *name, const struct report *r)
 	record_snapshot(ctx, "mark", name, &c);
 }
 
+void session_say_warnings(const struct session *s, size_t *seen)
+{
+	for (; *seen < s->nwarnings; (*seen)++) {
+		json_t *w = oom_warning_json(&s->warnings[*seen]);
+
+		oom_warning_print(stderr, "memacct: warning: ", w);
+		json_decref(w);
+	}
+}
+
 /* One snapshot of @kind into the recording (nothing printed). */
 static void record_now(struct recorder *rec, struct session *s, const char *kind)
 {
@@ -402,12 +413,15 @@ struct run_env {
 	double params, expect_bpp;	/* --params N, --expect-bytes-per-param B */
 	const char *record_path;	/* --record FILE, or NULL */
 	struct limits_req lim;		/* --memory-max/-high/-swap-max, --force */
+	double oom_warn_s;		/* --oom-warn: FC_WARN_S, 0: off */
 	char **cmd;			/* CMD [ARGS...] */
 };
 
 int session_getopt(int c, const char *arg, struct limits_req *lim, const char **record_path,
-		   uint64_t *interval_ns)
+		   uint64_t *interval_ns, double *oom_warn_s)
 {
+	uint64_t ns;
+
 	switch (c) {
 	case 'j':
 		json_output = true;
@@ -420,6 +434,13 @@ int session_getopt(int c, const char *arg, struct limits_req *lim, const char **
 		return 0;
 	case OPT_RECORD:
 		*record_path = arg;
+		return 0;
+	case OPT_OOM_WARN:
+		if (parse_duration(arg, &ns) || ns > 86400000000000ULL) {
+			p_err("bad --oom-warn '%s' (examples: 60s, 2m; 0: no warning)", arg);
+			return EXIT_USAGE;
+		}
+		*oom_warn_s = (double)ns / 1e9;
 		return 0;
 	case OPT_DMA_PINS:
 		return loader_dma_parse(arg) ? EXIT_USAGE : 0;
@@ -447,6 +468,7 @@ static int parse_args(int argc, char **argv, struct run_env *env)
 		{ "params", required_argument, NULL, OPT_PARAMS },
 		{ "expect-bytes-per-param", required_argument, NULL, OPT_EXPECT_BPP },
 		RECORD_LONG_OPTION,
+		OOM_WARN_LONG_OPTION,
 		{ "help", no_argument, NULL, 'h' },
 		LIMITS_LONG_OPTIONS,
 		TABLE_LONG_OPTIONS,
@@ -479,7 +501,7 @@ static int parse_args(int argc, char **argv, struct run_env *env)
 			return -1;
 		default:
 			err = session_getopt(c, optarg, &env->lim, &env->record_path,
-					     &env->interval_ns);
+					     &env->interval_ns, &env->oom_warn_s);
 			if (err)
 				return err == 1 ? opt_error("run", c, argv) : err;
 		}
@@ -557,7 +579,7 @@ static void run_wait(struct run_state *st, const struct run_env *env)
 	uint64_t next_ns = ns_after(now_ns(), env->interval_ns);
 	uint64_t sample_ns = ns_after(now_ns(), RECORD_SAMPLE_NS);
 	bool exit_recorded = false;
-	size_t ooms_seen = 0;
+	size_t ooms_seen = 0, warnings_seen = 0;
 	struct report r;
 
 	while (!reap(st->pid, &st->status, &st->cmd_done)) {
@@ -574,6 +596,10 @@ static void run_wait(struct run_state *st, const struct run_env *env)
 		if (st->s.nooms != ooms_seen) {	/* a kill: its moment in the timeline */
 			ooms_seen = st->s.nooms;
 			record_now(&st->rec, &st->s, "oom");
+		}
+		if (st->s.nwarnings != warnings_seen) {	/* an OOM forecast: said now */
+			session_say_warnings(&st->s, &warnings_seen);
+			record_now(&st->rec, &st->s, "oom_warning");
 		}
 		if (env->interval_ns && now_ns() >= next_ns) {
 			if (!session_report(&st->s, &r)) {
@@ -692,7 +718,7 @@ static bool run_cmd_to_report(struct run_state *st, const struct run_env *env,
 
 int do_run(int argc, char **argv)
 {
-	struct run_env env = { 0 };
+	struct run_env env = { .oom_warn_s = FC_WARN_S };
 	struct run_phases ph = { .start = now_ns() };
 	struct run_state st = { .rec = { .fd = -1 }, .phs = { .fd = -1, .child_fd = -1 } };
 	struct memcg parent;
@@ -736,6 +762,7 @@ int do_run(int argc, char **argv)
 		ret = EXIT_ENV;
 		goto out_rmdir;
 	}
+	st.s.oom_warn_s = env.oom_warn_s;
 	/* made above, CMD not started: no OOM event yet (v1 has no count to read) */
 	session_oom_seen(&st.s, st.cg.id, 0);
 	ph.session = now_ns();

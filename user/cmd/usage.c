@@ -45,6 +45,11 @@
 	  "with --interval (the header once, each report's rows ending with\n" \
 	  "its TOTAL) and TIME with -T." }
 
+#define OPT_OOM_WARN_USAGE \
+	{ "--oom-warn", "DUR", "Warn (stderr, and \"oom_warnings\" in the report) when the\n" \
+	  "cgroup's memory that cannot be reclaimed (anon, shmem, kernel)\n" \
+	  "is forecast to reach its limit within DUR (default 60s; 0: never)." }
+
 static const struct usage_opt run_opts[] = {
 	OPT_JSON,
 	{ "-i, --interval", "DUR", "Also print a report every DUR (500ms, 2s, 1m) while CMD runs." },
@@ -59,6 +64,7 @@ static const struct usage_opt run_opts[] = {
 	  "to FILE as JSON lines (without -i also a sample every second),\n"
 	  "for memacct report FILE. A write error stops the recording\n"
 	  "only (said at the end); the job goes on." },
+	OPT_OOM_WARN_USAGE,
 	OPT_DMA_PINS_USAGE,
 	OPT_TABLE,
 	OPT_LIMITS,
@@ -78,6 +84,7 @@ static const struct usage_opt attach_opts[] = {
 	OPT_LIMITS,
 	{ "--record", "FILE", "Write every report and the summary to FILE as JSON lines, for\n"
 	  "memacct report FILE (a write error stops the recording only)." },
+	OPT_OOM_WARN_USAGE,
 	OPT_HELP,
 	{ NULL },
 };

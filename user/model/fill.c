@@ -1,13 +1,9 @@
 // SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause)
 /* fill.c - struct metrics from each source of the kernel's figures (fill.h). */
 #include "fill.h"
+#include "util.h"
 
 #pragma GCC poison u8 u16 u32 u64 s8 s16 s32 s64
-
-static uint64_t max_u64(uint64_t a, uint64_t b)
-{
-	return a > b ? a : b;
-}
 
 /* An mm's stocks from its counters in pages: mm->rss_stat, locked_vm, pinned_vm. */
 static void mm_stocks(struct metrics *m, uint64_t anon, uint64_t file, uint64_t shmem,

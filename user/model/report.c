@@ -90,6 +90,8 @@ void report_free(struct report *r)
 	r->ooms = NULL;
 	json_decref(r->ooms_rec);
 	r->ooms_rec = NULL;
+	json_decref(r->oom_warnings);
+	r->oom_warnings = NULL;
 	r->nooms = 0;
 	free(r->procs);
 	r->procs = NULL;
@@ -374,6 +376,9 @@ json_t *report_json(const struct report *r)
 			json_array_append_new(ooms, report_oom_json(r, i));
 		json_object_set_new(o, "oom_kills", ooms);
 		set_u64(o, "oom_kills_unlisted", r->ooms_unlisted);
+		json_object_set_new(o, "oom_warnings", r->oom_warnings ?
+				    json_incref(r->oom_warnings) : json_array());
+		set_u64(o, "oom_warnings_unlisted", r->oom_warnings_unlisted);
 	}
 	report_losses_json(o, r);
 	if (r->has_host)

@@ -93,6 +93,10 @@ struct report {
 	 * read every kill as its JSON object (report_oom_json()) */
 	json_t *ooms_rec;
 	uint64_t ooms_unlisted;		/* kills past SESSION_OOM_KILLS: counted only */
+	/* OOM forecasts that fell below run/attach's --oom-warn: an array of
+	 * oom_warning_json() objects (owned), NULL when none */
+	json_t *oom_warnings;
+	uint64_t oom_warnings_unlisted;	/* past SESSION_OOM_WARNINGS */
 	/* run's phase marks (phases.h), borrowed: "phases" in JSON, a table
 	 * per phase after the report; NULL: none. Their JSON members are
 	 * written by @phases_json (out/phases_print.h phases_report_json(),

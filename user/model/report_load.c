@@ -205,6 +205,10 @@ int report_from_json(const json_t *o, struct report *r)
 		r->nooms = json_array_size(v);
 	}
 	r->ooms_unlisted = ju64(o, "oom_kills_unlisted");
+	v = json_object_get(o, "oom_warnings");
+	if (json_array_size(v))
+		r->oom_warnings = json_incref((json_t *)v);
+	r->oom_warnings_unlisted = ju64(o, "oom_warnings_unlisted");
 	for (int i = 0; i < MEMACCT_DROP_NR; i++)
 		r->dropped[i] = ju64(drops, drop_names[i]);
 	r->dropped_events = ju64(o, "dropped_events");

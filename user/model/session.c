@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -129,11 +130,6 @@ static void dma_net_of_mlock(struct session *s, const struct memacct_proc *p,
 		row->m.dma_estimate = true;	/* may overlap mlocked memory */
 	row->dma_locked = ov < row->m.dma_pinned ? ov : row->m.dma_pinned;
 	metrics_dma_net(&row->m, ov);
-}
-
-static uint64_t max_u64(uint64_t a, uint64_t b)
-{
-	return a > b ? a : b;
 }
 
 /* The fault baseline of a process alive at start, or NULL. */
@@ -565,6 +561,57 @@ static void sample_foll_pinned(struct session *s)
 		s->foll_pinned_peak = max_u64(s->foll_pinned_peak, acq - rel);
 }
 
+/*
+ * The forecast of the cgroup's own limit, from @st (read now): a warning
+ * recorded when it falls below s->oom_warn_s, once until the growth stopped
+ * or its time rose past twice the threshold.
+ */
+static void sample_forecast(struct session *s, const struct memcg_stat *st)
+{
+	const struct oom_sample *newest;
+	struct fc_estimate e;
+	struct oom_warning *w;
+	struct timespec rt;
+	uint64_t limit;
+	int err;
+
+	if (s->oom_warn_s <= 0 || now_ns() - s->fc_sampled_ns < OOM_SAMPLE_NS)
+		return;
+	s->fc_sampled_ns = now_ns();
+	fc_add(&s->fc, s->fc_sampled_ns, st);
+	if (memcg_limit_read(&s->cg, LIMIT_MAX, &limit))
+		return;		/* unlimited (or unreadable): nothing to reach */
+	err = fc_estimate(&s->fc, limit, &e);
+	if (err == -EAGAIN)
+		return;
+	if (err || e.eta_s > 2 * s->oom_warn_s) {
+		s->fc_warned = false;
+		return;
+	}
+	if (e.eta_s >= s->oom_warn_s || s->fc_warned)
+		return;
+	s->fc_warned = true;
+	if (s->nwarnings >= SESSION_OOM_WARNINGS) {
+		s->warnings_unlisted++;
+		return;
+	}
+	if (!s->warnings && !(s->warnings = calloc(SESSION_OOM_WARNINGS, sizeof(*s->warnings)))) {
+		s->warnings_unlisted++;
+		return;
+	}
+	w = &s->warnings[s->nwarnings++];
+	clock_gettime(CLOCK_REALTIME, &rt);
+	w->time = rt.tv_sec + rt.tv_nsec / 1e9;
+	w->t_s = (double)(s->fc_sampled_ns - s->t0_ns) / 1e9;
+	w->e = e;
+	snprintf(w->cgroup, sizeof(w->cgroup), "%s", s->cg.rel);
+	/* the processes are sampled once a second only while oom_near() */
+	newest = &s->oom_hist.s[(s->oom_hist.next + OOM_HIST_SAMPLES - 1) % OOM_HIST_SAMPLES];
+	if (!newest->p || boot_now_ns() - newest->boot_ns > 2 * OOM_SAMPLE_NS)
+		sample_oom(s);
+	fc_top_process(&s->oom_hist, w);
+}
+
 int session_poll(struct session *s, int timeout_ms)
 {
 	int n = ring_buffer__poll(s->rb, timeout_ms);
@@ -572,8 +619,10 @@ int session_poll(struct session *s, int timeout_ms)
 
 	if (now_ns() - s->sampled_ns >= 250000000ULL) {
 		s->sampled_ns = now_ns();
-		if (!memcg_read_stat(&s->cg, &st))
+		if (!memcg_read_stat(&s->cg, &st)) {
 			sample_peaks(s, &st);
+			sample_forecast(s, &st);
+		}
 		sample_foll_pinned(s);
 	}
 	if (now_ns() - s->dma_sampled_ns >= NUMA_SAMPLE_NS) {
@@ -893,7 +942,7 @@ static void session_host(struct session *s, struct report *r)
 /*
  * The OOM kills so far into @r (a copy), their victims' rows marked and
  * given the stocks at the kill (at exit the OOM reaper may have taken its
- * anon already), and the cgroup's own limit.
+ * anon already), the forecasts' warnings, and the cgroup's own limit.
  */
 static int report_ooms(struct session *s, struct report *r)
 {
@@ -902,6 +951,12 @@ static int report_ooms(struct session *s, struct report *r)
 	r->has_limit = !memcg_limit_read(&s->cg, LIMIT_MAX, &lim);
 	r->limit_bytes = r->has_limit ? lim : 0;
 	r->ooms_unlisted = s->ooms_unlisted;
+	r->oom_warnings_unlisted = s->warnings_unlisted;
+	if (s->nwarnings) {
+		r->oom_warnings = json_array();
+		for (size_t i = 0; i < s->nwarnings; i++)
+			json_array_append_new(r->oom_warnings, oom_warning_json(&s->warnings[i]));
+	}
 	if (!s->nooms)
 		return 0;
 	r->ooms = malloc(s->nooms * sizeof(*r->ooms));
@@ -1050,6 +1105,7 @@ static void session_stop_with(struct session *s, void (*stop)(struct memacct_bpf
 	free(s->numa);
 	free(s->dma_ov);
 	free(s->ooms);
+	free(s->warnings);
 	oom_hist_free(&s->oom_hist);
 	numa_topo_free(&s->topo);
 	memset(s, 0, sizeof(*s));

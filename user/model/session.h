@@ -13,6 +13,7 @@
 #include "cgroup.h"
 #include "numa.h"
 #include "oom.h"
+#include "oom_forecast.h"
 #include "report.h"
 
 struct memacct_bpf;
@@ -69,10 +70,22 @@ struct session {
 	struct oom_kill *ooms;		/* the first SESSION_OOM_KILLS in full */
 	size_t nooms;
 	uint64_t ooms_unlisted;		/* kills past them: counted only */
+	/* the OOM forecast of the cgroup's own limit (oom_forecast.h), a
+	 * sample a second; a warning each time it falls below oom_warn_s
+	 * (0: none), again once it rose past twice that or stopped growing */
+	double oom_warn_s;		/* set by the caller after session_start() */
+	struct oom_forecast fc;
+	uint64_t fc_sampled_ns;
+	bool fc_warned;			/* since it last stopped growing */
+	struct oom_warning *warnings;	/* the first SESSION_OOM_WARNINGS */
+	size_t nwarnings;
+	uint64_t warnings_unlisted;
 };
 
 /* OOM kills a session keeps in full (a storm's further kills are counted) */
 #define SESSION_OOM_KILLS 64
+/* OOM forecast warnings a session keeps */
+#define SESSION_OOM_WARNINGS 16
 
 /*
  * session_start() - attach the BPF side filtered to @cg's subtree and take
@@ -94,7 +107,9 @@ int session_oom_seen(const struct session *s, uint64_t cgid, uint64_t events);
 /*
  * session_poll() - wait up to @timeout_ms for exit records, and sample the
  * cgroup's memory.stat (at most every 250 ms) for the peaks of anon, file,
- * shmem and reclaimable page cache. With several NUMA nodes, also (at most
+ * shmem and reclaimable page cache, and once a second for the OOM forecast
+ * of its own limit (a warning in s->warnings when it falls below
+ * s->oom_warn_s). With several NUMA nodes, also (at most
  * once a second) every process's numa_maps and the cgroup's
  * memory.numa_stat for the remote-NUMA stocks and their peaks. 0 or -errno.
  */

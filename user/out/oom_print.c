@@ -107,3 +107,29 @@ void oom_print_json(FILE *f, const json_t *o, bool full)
 			json_number_value(json_object_get(g, "seconds")));
 	}
 }
+
+void oom_warning_print(FILE *f, const char *prefix, const json_t *w)
+{
+	const json_t *pid = json_object_get(w, "top_pid");
+	char lim[16], rate[16], crate[16], un[16], top[64] = "";
+	double eta = json_real_value(json_object_get(w, "eta_s"));
+	double g = json_real_value(json_object_get(w, "growth_bytes_per_s"));
+	double cg = json_real_value(json_object_get(w, "growing_class_bytes_per_s"));
+	const char *cls = json_string_value(json_object_get(w, "growing_class"));
+
+	if (json_is_integer(pid)) {
+		char b[16];
+
+		snprintf(top, sizeof(top), "; most: pid %" PRId64 " %s (%s %s)",
+			 (int64_t)json_integer_value(pid),
+			 json_string_value(json_object_get(w, "top_comm")) ?: "?", cls ?: "?",
+			 jbytes_s(b, w, "top_bytes"));
+	}
+	fprintf(f, "%sOOM forecast at +%.0f s: %s reaches its limit %s in ~%.0f s: the memory "
+		"the kernel cannot reclaim (%s) grows %s/s, %s most (%s/s)%s\n",
+		prefix, json_real_value(json_object_get(w, "t_s")),
+		json_string_value(json_object_get(w, "cgroup")) ?: "?",
+		jbytes_s(lim, w, "limit_bytes"), eta, jbytes_s(un, w, "unreclaimable_bytes"),
+		fmt_bytes(rate, sizeof(rate), g > 0 ? (uint64_t)g : 0), cls ?: "?",
+		fmt_bytes(crate, sizeof(crate), cg > 0 ? (uint64_t)cg : 0), top);
+}

@@ -16,4 +16,12 @@
  */
 void oom_print_json(FILE *f, const json_t *o, bool full);
 
+/*
+ * oom_warning_print() - one OOM forecast warning (an "oom_warnings" item,
+ * oom_forecast.h oom_warning_json()) as a line, prefixed by @prefix, to @f:
+ * the cgroup, the time to its limit, the growth and the class that grows,
+ * the process whose class grew most.
+ */
+void oom_warning_print(FILE *f, const char *prefix, const json_t *w);
+
 #endif

@@ -490,6 +490,11 @@ static void print_kills_verdicts(FILE *f, const struct report *r)
 	if (r->ooms_unlisted)
 		fprintf(f, "NOTE: %llu more OOM kills, counted only (the first %zu are listed)\n",
 			(unsigned long long)r->ooms_unlisted, r->nooms);
+	for (size_t i = 0; i < json_array_size(r->oom_warnings); i++)
+		oom_warning_print(f, "", json_array_get(r->oom_warnings, i));
+	if (r->oom_warnings_unlisted)
+		fprintf(f, "NOTE: %llu more OOM forecast warnings, counted only\n",
+			(unsigned long long)r->oom_warnings_unlisted);
 	if (r->final) {
 		struct verdict *v;
 		int all = report_verdicts_all(r, &v), n = all < 0 ? 0 :

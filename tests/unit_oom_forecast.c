@@ -1,0 +1,170 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause)
+/*
+ * unit_oom_forecast.c - unit tests of user/model/oom_forecast.c on series of
+ * memory.stat figures with known answers: a linear leak (its time to the
+ * limit exact), outliers (the slope stays), shapes that must stay calm (a
+ * sawtooth, page cache, a level that comes back after minutes), the class
+ * named.
+ */
+#define _GNU_SOURCE
+#include "check_util.h"
+#include "oom_forecast.h"
+
+#define MIB (1ULL << 20)
+#define SEC 1000000000ULL
+
+/* one sample a second at t = @t s */
+static void add(struct oom_forecast *f, unsigned int t, uint64_t anon, uint64_t shmem,
+		uint64_t file)
+{
+	struct memcg_stat st = { .anon = anon, .shmem = shmem, .file = file };
+
+	fc_add(f, 1000 * SEC + t * SEC, &st);
+}
+
+START_TEST(test_linear_leak)
+{
+	struct oom_forecast f = { 0 };
+	struct fc_estimate e;
+
+	for (unsigned int t = 0; t < 19; t++)
+		add(&f, t, 100 * MIB + t * 4 * MIB, 0, 0);
+	ck_assert_int_eq(fc_estimate(&f, 512 * MIB, &e), -EAGAIN);	/* 18 s */
+	for (unsigned int t = 19; t < 30; t++)
+		add(&f, t, 100 * MIB + t * 4 * MIB, 0, 0);
+	ck_assert_int_eq(fc_estimate(&f, 512 * MIB, &e), 0);
+	ck_assert_uint_eq(e.unreclaimable, 216 * MIB);
+	ck_assert_uint_eq(e.headroom, 296 * MIB);
+	ck_assert_double_eq_tol(e.slope, 4.0 * MIB, 1);
+	ck_assert_double_eq_tol(e.eta_s, 74.0, 1e-6);
+	ck_assert_int_eq(e.grows, FC_ANON);
+	/* past the limit: no headroom, due now */
+	for (unsigned int t = 30; t < 200; t++)
+		add(&f, t, 100 * MIB + t * 4 * MIB, 0, 0);
+	ck_assert_int_eq(fc_estimate(&f, 512 * MIB, &e), 0);
+	ck_assert_uint_eq(e.headroom, 0);
+	ck_assert_double_eq(e.eta_s, 0);
+	/* samples closer than 0.5 s are one */
+	f = (struct oom_forecast){ 0 };
+	add(&f, 0, MIB, 0, 0);
+	fc_add(&f, 1000 * SEC + SEC / 4, &(struct memcg_stat){ .anon = 9 * MIB });
+	ck_assert_uint_eq(f.n, 1);
+}
+END_TEST
+
+/* a leak of 2 MiB/s with a 64 MiB buffer freed and taken back every 7 s */
+START_TEST(test_outliers)
+{
+	struct oom_forecast f = { 0 };
+	struct fc_estimate e;
+
+	for (unsigned int t = 0; t < 60; t++)
+		add(&f, t, 200 * MIB + t * 2 * MIB - (t % 7 == 3 ? 64 * MIB : 0), 0, 0);
+	ck_assert_int_eq(fc_estimate(&f, 1024 * MIB, &e), 0);
+	ck_assert_double_eq_tol(e.slope, 2.0 * MIB, 0.1 * 2 * MIB);
+	ck_assert_double_eq_tol(e.eta_s, (1024 - 318) / 2.0, 0.1 * (1024 - 318) / 2.0);
+}
+END_TEST
+
+/* epochs of 10 s: 40 MiB/s for 8 s, then freed; calm from the start */
+START_TEST(test_sawtooth_calm)
+{
+	struct oom_forecast f = { 0 };
+	struct fc_estimate e;
+
+	for (unsigned int t = 0; t < 600; t++) {
+		add(&f, t, 50 * MIB + (t % 10 < 8 ? (t % 10) * 40 * MIB : 0), 0, 0);
+		ck_assert_msg(fc_estimate(&f, 400 * MIB, &e) < 0, "t=%u: forecast %.1f s",
+			      t, e.eta_s);
+	}
+}
+END_TEST
+
+/* page cache grows to the limit: the kernel drops it, no forecast */
+START_TEST(test_page_cache_calm)
+{
+	struct oom_forecast f = { 0 };
+	struct fc_estimate e;
+
+	for (unsigned int t = 0; t < 120; t++) {
+		add(&f, t, 30 * MIB, 0, t * 8 * MIB);
+		ck_assert_int_lt(fc_estimate(&f, 512 * MIB, &e), 0);
+	}
+}
+END_TEST
+
+/*
+ * 290 MiB reached in 30 s, freed for 90 s, then the same rise: calm until
+ * it passes the first peak by 1% of the limit (the minutes' peaks), then
+ * a forecast
+ */
+START_TEST(test_level_comes_back)
+{
+	struct oom_forecast f = { 0 };
+	struct fc_estimate e;
+	unsigned int t;
+
+	for (t = 0; t < 120; t++)
+		add(&f, t, t < 30 ? t * 10 * MIB : 0, 0, 0);
+	for (; t < 150; t++) {
+		add(&f, t, (t - 120) * 10 * MIB, 0, 0);
+		ck_assert_msg(fc_estimate(&f, 512 * MIB, &e) < 0, "t=%u", t);
+	}
+	add(&f, t, 300 * MIB, 0, 0);
+	ck_assert_int_eq(fc_estimate(&f, 512 * MIB, &e), 0);
+	ck_assert_double_eq_tol(e.slope, 10.0 * MIB, 1);
+}
+END_TEST
+
+START_TEST(test_class_named)
+{
+	struct oom_forecast f = { 0 };
+	struct fc_estimate e;
+
+	/* a /dev/shm file grows 3 MiB/s, anon 1 MiB/s */
+	for (unsigned int t = 0; t < 30; t++)
+		add(&f, t, 100 * MIB + t * MIB, 10 * MIB + t * 3 * MIB, 0);
+	ck_assert_int_eq(fc_estimate(&f, 2048 * MIB, &e), 0);
+	ck_assert_int_eq(e.grows, FC_SHMEM);
+	ck_assert_double_eq_tol(e.slope, 4.0 * MIB, 1);
+	ck_assert_double_eq_tol(e.grows_slope, 3.0 * MIB, 1);
+	/* mlocked anon: unevictable grows with anon */
+	f = (struct oom_forecast){ 0 };
+	for (unsigned int t = 0; t < 30; t++) {
+		struct memcg_stat st = { .anon = 100 * MIB + t * 2 * MIB,
+					 .unevictable = t * 2 * MIB };
+
+		fc_add(&f, t * SEC, &st);
+	}
+	ck_assert_int_eq(fc_estimate(&f, 2048 * MIB, &e), 0);
+	ck_assert_int_eq(e.grows, FC_MLOCKED);
+	/* v2 kernel memory: page tables and unreclaimable slab */
+	f = (struct oom_forecast){ 0 };
+	for (unsigned int t = 0; t < 30; t++) {
+		struct memcg_stat st = { .anon = 100 * MIB, .pagetables = t * MIB,
+					 .slab_unreclaimable = t * 2 * MIB,
+					 .slab_reclaimable = t * 50 * MIB };
+
+		fc_add(&f, t * SEC, &st);
+	}
+	ck_assert_int_eq(fc_estimate(&f, 2048 * MIB, &e), 0);
+	ck_assert_int_eq(e.grows, FC_KERNEL);
+	ck_assert_double_eq_tol(e.slope, 3.0 * MIB, 1);
+	ck_assert_str_eq(fc_class_name(FC_KERNEL), "kernel");
+}
+END_TEST
+
+Suite *oom_forecast_suite(void)
+{
+	Suite *s = suite_create("oom_forecast");
+	TCase *tc = tcase_create("model");
+
+	tcase_add_test(tc, test_linear_leak);
+	tcase_add_test(tc, test_outliers);
+	tcase_add_test(tc, test_sawtooth_calm);
+	tcase_add_test(tc, test_page_cache_calm);
+	tcase_add_test(tc, test_level_comes_back);
+	tcase_add_test(tc, test_class_named);
+	suite_add_tcase(s, tc);
+	return s;
+}
