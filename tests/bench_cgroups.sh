@@ -10,6 +10,9 @@
 # collections' memacct_scrape_cpu_seconds (the collection thread's CPU).
 # Prints per arm the median over rounds [min..max of the rounds' medians].
 # NEW_MEMACCT: the build measured as "new" (default OUTPUT_DIR/memacct).
+# LIMIT (bytes): each cgroup gets that memory limit (the daemon forecasts
+# limited cgroups: docs/metrics.md "OOM forecast"); WARM (4): seconds a
+# daemon runs before its collections are measured (the forecast needs 20).
 # Needs root; removes its cgroups, processes and pins at the end.
 set -euo pipefail
 OUT=${1:?usage: bench_cgroups.sh OUTPUT_DIR [BASE_MEMACCT]}
@@ -18,6 +21,8 @@ BASE=${2:-}
 PROCS=${PROCS:-1000}
 CGROUPS=${CGROUPS:-200}
 ROUNDS=${ROUNDS:-4}
+LIMIT=${LIMIT:-}
+WARM=${WARM:-4}
 PORT=${PORT:-29465}
 PIN=/sys/fs/bpf/memacct-bench-cg-$$
 B=$OUT/bench
@@ -57,6 +62,10 @@ mkdir "$TOP"
 per=$((PROCS / CGROUPS))
 for i in $(seq "$CGROUPS"); do
 	mkdir "$TOP/c$i"
+	if [ -n "$LIMIT" ]; then
+		if [ "$ROOT" = /sys/fs/cgroup ]; then echo "$LIMIT" >"$TOP/c$i/memory.max"
+		else echo "$LIMIT" >"$TOP/c$i/memory.limit_in_bytes"; fi
+	fi
 	# fd 9 (the FIFO's only writer) closed in the workload: EOF ends it
 	sh -c 'echo $$ > "$1/cgroup.procs" && exec "$2" "$3" <"$4" >/dev/null' sh \
 		"$TOP/c$i" "$B/spawn" $((per - 1)) "$FIFO" 9>&- &
@@ -66,7 +75,7 @@ for _ in $(seq 300); do
 	[ "$n" -ge $((per * CGROUPS)) ] && break
 	sleep 0.1
 done
-echo "bench_cgroups: $n processes in $CGROUPS cgroups below $TOP"
+echo "bench_cgroups: $n processes in $CGROUPS cgroups below $TOP${LIMIT:+, each limited to $LIMIT bytes}"
 
 scrape() {
 	exec 3<>"/dev/tcp/127.0.0.1/$PORT"
@@ -85,7 +94,7 @@ one_round() {	# MEMACCT: prints the median CPU ms of 9 collections
 		grep -q 'serving on port' "$B/daemon-cg.log" && break
 		sleep 0.1
 	done
-	sleep 4
+	sleep "$WARM"
 	for _ in $(seq 9); do
 		scrape | awk '/^memacct_scrape_cpu_seconds /{print $2*1000}'
 		sleep 1

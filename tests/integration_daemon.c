@@ -2542,6 +2542,83 @@ static double sample_cg(const char *m, const char *name, const char *rel)
 }
 
 /*
+ * Issue 44: memacct_oom_eta_seconds of a cgroup of ours (256 MiB limit)
+ * where anon leaks at 4.3 MiB/s: a sample with class="anon" once the
+ * window spans 20 s, its time to the limit what memory.stat and the
+ * workload's rate give at that scrape (within 15% and 2 s); none for the
+ * unlimited root; gone once the leak is killed and its memory freed.
+ */
+START_TEST(test_daemon_oom_forecast)
+{
+	char rel[96], want[200], *m = NULL, *p = NULL;
+	long long anon = 0, rate;
+	double eta, truth_eta;
+	struct result *r;
+	pid_t d;
+
+	snprintf(rel, sizeof(rel), "/memacct-test-forecast-%d", (int)getpid());
+	snprintf(cg, sizeof(cg), "%s%s", cgroot, rel);
+	ck_assert_int_eq(mkdir(cg, 0755), 0);
+	cg_set_memory_max(cg, 256 * MiB);
+	/* limited siblings, calm: several forecasts kept from one collection
+	 * to the next, and no sample for any */
+	for (int i = 0; i < 3; i++) {
+		snprintf(extra_cg[i], sizeof(extra_cg[i]), "%s%s-calm%d", cgroot, rel, i);
+		ck_assert_int_eq(mkdir(extra_cg[i], 0755), 0);
+		cg_set_memory_max(extra_cg[i], 64 * MiB);
+	}
+	snprintf(ws_file, sizeof(ws_file), "/tmp/memacct-test-forecast-%d.out", (int)getpid());
+	d = start_daemon(NULL);
+	ck_assert(d > 0);
+	held = fork();
+	if (held == 0) {
+		char cmd[1024];
+
+		snprintf(cmd, sizeof(cmd), "echo $$ > %s/cgroup.procs && exec %s/oom_leak anon 4 "
+			 "512 > %s 2>&1", cg, workloads, ws_file);
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	snprintf(want, sizeof(want), "\nmemacct_oom_eta_seconds{cgroup=\"%s\",class=\"", rel);
+	for (int i = 0; i < 50 && !p; i++) {	/* from 20 s on; killed at ~60 s */
+		sleep(1);
+		free(m);
+		m = http_get("/metrics", NULL);
+		ck_assert_ptr_nonnull(m);
+		anon = stat_key_in(cg, "memory.stat", cgversion == 1 ? "total_rss" : "anon");
+		p = strstr(m, want);
+	}
+	ck_assert_msg(p, "no memacct_oom_eta_seconds for %s in 50 s", rel);
+	p += strlen(want);
+	ck_assert_msg(!strncmp(p, "anon\"} ", 6), "class %.10s, not anon", p);
+	eta = strtod(p + 6, NULL);
+	r = run_cmd("cat %s", ws_file);
+	rate = truth(r, "rate_bytes_per_s");
+	result_free(r);
+	truth_eta = (double)(256 * MiB - anon) / rate;
+	printf("  memacct_oom_eta_seconds %.1f; memory.stat anon %lld of 256 MiB at %lld B/s: "
+	       "%.1f s\n", eta, anon, rate, truth_eta);
+	ck_assert_msg(fabs(eta - truth_eta) <= truth_eta * 0.15 + 2,
+		      "forecast %.1f s, memory.stat and the rate give %.1f s", eta, truth_eta);
+	ck_assert_msg(!strstr(m, "\nmemacct_oom_eta_seconds{cgroup=\"/\""),
+		      "a forecast for the unlimited root");
+	snprintf(want, sizeof(want), "\nmemacct_oom_eta_seconds{cgroup=\"%s-calm", rel);
+	ck_assert_msg(!strstr(m, want), "a forecast for a calm cgroup");
+	snprintf(want, sizeof(want), "\nmemacct_oom_eta_seconds{cgroup=\"%s\",class=\"", rel);
+	ck_assert_msg(kill(d, 0) == 0, "the daemon is gone");
+	free(m);
+	kill(held, SIGKILL);
+	waitpid(held, NULL, 0);
+	held = 0;
+	collections_wait(3);
+	m = http_get("/metrics", NULL);
+	ck_assert_ptr_nonnull(m);
+	ck_assert_msg(!strstr(m, want), "a forecast once the leak was killed");
+	free(m);
+}
+END_TEST
+
+/*
  * Issue #25 part 3: the families an SRE alerts on against the kernel's own
  * files, read here: a cgroup of ours with a 64 MiB limit (v2: memory.high
  * 96 MiB too, above the limit so that it never throttles the workloads), a
@@ -4710,6 +4787,11 @@ Suite *daemon_suite(void)
 	tcase_add_test(tc, test_http_abuse);
 	tcase_add_test(tc, test_cgroup_churn);
 	tcase_add_test(tc, test_two_daemons_refused);
+	suite_add_tcase(s, tc);
+	tc = tcase_swept("forecast");	/* as the oom suite's: a minute, paced by the clock */
+	tcase_set_timeout(tc, 150);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_daemon_oom_forecast);
 	suite_add_tcase(s, tc);
 	tc = tcase_swept("faulthook");
 	tcase_set_timeout(tc, 120);

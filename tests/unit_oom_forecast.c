@@ -44,6 +44,11 @@ START_TEST(test_linear_leak)
 	ck_assert_int_eq(fc_estimate(&f, 512 * MIB, &e), 0);
 	ck_assert_uint_eq(e.headroom, 0);
 	ck_assert_double_eq(e.eta_s, 0);
+	/* killed: the level falls; the forecast ends by the second sample */
+	add(&f, 200, 10 * MIB, 0, 0);
+	ck_assert_int_eq(fc_estimate(&f, 512 * MIB, &e), 0);	/* one dip */
+	add(&f, 201, 10 * MIB, 0, 0);
+	ck_assert_int_eq(fc_estimate(&f, 512 * MIB, &e), -ENODATA);
 	/* samples closer than 0.5 s are one */
 	f = (struct oom_forecast){ 0 };
 	add(&f, 0, MIB, 0, 0);
@@ -95,8 +100,8 @@ END_TEST
 
 /*
  * 290 MiB reached in 30 s, freed for 90 s, then the same rise: calm until
- * it passes the first peak by 1% of the limit (the minutes' peaks), then
- * a forecast
+ * the level now (the median of the last 3 samples) passes the first peak by
+ * 1% of the limit (the minutes' peaks), then a forecast
  */
 START_TEST(test_level_comes_back)
 {
@@ -110,7 +115,9 @@ START_TEST(test_level_comes_back)
 		add(&f, t, (t - 120) * 10 * MIB, 0, 0);
 		ck_assert_msg(fc_estimate(&f, 512 * MIB, &e) < 0, "t=%u", t);
 	}
-	add(&f, t, 300 * MIB, 0, 0);
+	add(&f, t++, 300 * MIB, 0, 0);	/* the peak passed, not yet the level */
+	ck_assert_int_eq(fc_estimate(&f, 512 * MIB, &e), -ENODATA);
+	add(&f, t, 310 * MIB, 0, 0);
 	ck_assert_int_eq(fc_estimate(&f, 512 * MIB, &e), 0);
 	ck_assert_double_eq_tol(e.slope, 10.0 * MIB, 1);
 }

@@ -1152,6 +1152,9 @@ START_TEST(test_cgroup_families_docs)
 	c[0].parts.usage = 8192;
 	c[0].parts.part[MEMCG_PART_SHMEM] = 8192;
 	c[0].parts.working_set_reclaimable = 4096;
+	c[0].has_eta = true;
+	c[0].oom_eta_s = 42.5;
+	c[0].oom_grows = FC_SHMEM;
 	c[1] = c[0];
 	c[1].id = 2;
 	c[1].rel = "/gone";
@@ -1186,15 +1189,19 @@ START_TEST(test_cgroup_families_docs)
 	ck_assert_ptr_null(strstr(text, "part=\"anon\""));	/* from its first byte */
 	ck_assert_ptr_nonnull(strstr(text, "\nmemacct_working_set_reclaimable_bytes{cgroup=\"/\"} "
 				     "4096\n"));
+	ck_assert_ptr_nonnull(strstr(text, "\nmemacct_oom_eta_seconds{cgroup=\"/\",class=\"shmem\"} "
+				     "42.5\n"));
 	ck_assert_ptr_null(strstr(text, "\"/gone\""));
 	mbuf_free(&b);
 	/* absent figures: no sample, never a 0 */
 	c[0].bounds = (struct memcg_bounds){ 0 };
+	c[0].has_eta = false;
 	c[0].st.has_peak = false;
 	mbuf_init(&b, false);
 	om_cgroup_families(&b, c, 1, false);
 	text = metrics_end(&b);
 	ck_assert_ptr_null(strstr(text, "\nmemacct_memory_limit_bytes{"));
+	ck_assert_ptr_null(strstr(text, "\nmemacct_oom_eta_seconds{"));
 	ck_assert_ptr_null(strstr(text, "\nmemacct_memory_high_bytes{"));
 	ck_assert_ptr_null(strstr(text, "\nmemacct_memory_peak_bytes{"));
 	ck_assert_ptr_null(strstr(text, "\nmemacct_memory_pressure_waiting_seconds_total{"));

@@ -607,11 +607,51 @@ static bool collect_cgroup(struct collector *cs, struct collection *col, struct 
 	return true;
 }
 
-/* Every wanted cgroup's figures; what they were published as, kept for the next time. */
+/*
+ * @c's forecast state from the last collection's (@cs->fcs, by id as the
+ * walk: *@j, a cursor into it, moves past what is older than @c, and the
+ * state taken leaves it), else a new one; NULL when out of memory.
+ */
+static struct fc_state *fc_state_of(struct collector *cs, size_t *j, const struct cgi *c)
+{
+	struct fc_state *f;
+
+	while (*j < cs->nfcs && cs->fcs[*j]->id < c->id)
+		(*j)++;
+	if (*j < cs->nfcs && cs->fcs[*j]->id == c->id) {
+		f = cs->fcs[*j];
+		cs->fcs[(*j)++] = NULL;
+		return f;
+	}
+	f = calloc(1, sizeof(*f));
+	if (f)
+		f->id = c->id;
+	return f;
+}
+
+/* @c's OOM forecast (its own memory.max) from this collection's memory.stat */
+static void forecast_cgroup(struct fc_state *f, struct cgi *c, uint64_t now)
+{
+	struct fc_estimate e;
+
+	fc_add(&f->fc, now, &c->st);
+	if (!fc_estimate(&f->fc, c->bounds.max, &e)) {
+		c->has_eta = true;
+		c->oom_eta_s = e.eta_s;
+		c->oom_grows = e.grows;
+	}
+}
+
+/*
+ * Every wanted cgroup's figures and OOM forecast; what they were published
+ * as, and the forecasts of the limited ones, kept for the next time.
+ */
 static void collect_cgroups(struct collector *cs, struct collection *col)
 {
 	struct prev *np = calloc(col->ncg ? col->ncg : 1, sizeof(*np));
-	size_t nnp = 0;
+	struct fc_state **nf = calloc(col->ncg ? col->ncg : 1, sizeof(*nf));
+	size_t nnp = 0, nnf = 0, j = 0;
+	uint64_t now = now_ns();
 
 	for (size_t i = 0; i < col->ncg; i++) {
 		struct cgi *c = &col->cg[i];
@@ -620,11 +660,20 @@ static void collect_cgroups(struct collector *cs, struct collection *col)
 			continue;
 		if (np)
 			np[nnp++] = (struct prev){ .id = c->id, .m = c->m };
+		if (nf && c->st_ok && c->bounds.has_max && (nf[nnf] = fc_state_of(cs, &j, c)))
+			forecast_cgroup(nf[nnf++], c, now);
 	}
 	if (np) {	/* cgroups that vanished are forgotten here */
 		free(cs->prev);
 		cs->prev = np;
 		cs->nprev = nnp;
+	}
+	if (nf) {	/* the walk is by id: so is nf */
+		for (size_t i = 0; i < cs->nfcs; i++)
+			free(cs->fcs[i]);
+		free(cs->fcs);
+		cs->fcs = nf;
+		cs->nfcs = nnf;
 	}
 }
 
@@ -782,6 +831,11 @@ struct comm_sum *comm_sums(const struct memacct_task_stock *st, long nst, size_t
 
 void collector_free(struct collector *cs)
 {
+	for (size_t i = 0; i < cs->nfcs; i++)
+		free(cs->fcs[i]);
+	free(cs->fcs);
+	cs->fcs = NULL;
+	cs->nfcs = 0;
 	free(cs->prev);
 	free(cs->unknown);
 	cs->prev = NULL;

@@ -16,6 +16,7 @@
 #include "memacct.h"
 #include "memlimits.h"
 #include "numa.h"
+#include "oom_forecast.h"
 #include "pin.h"
 #include "report.h"
 
@@ -38,8 +39,19 @@ struct cgi {
 	struct memcg_parts parts;	/* st's charge in parts (st_ok, usage: not the v2
 					 * root; v1: its kmem in "other") */
 	struct memcg_bounds bounds;	/* limits, pressure: read when st_ok */
+	/* the OOM forecast of its own memory.max (oom_forecast.h): has_eta
+	 * while its unreclaimable bytes grow toward it */
+	bool has_eta;
+	double oom_eta_s;
+	enum fc_class oom_grows;
 	uint64_t remote_numa;	/* bytes off the home node (memory.numa_stat) */
 	struct metrics m;	/* what is published: bytes, counters clamped */
+};
+
+/* A limited cgroup's OOM forecast, kept from one collection to the next. */
+struct fc_state {
+	uint64_t id;
+	struct oom_forecast fc;
 };
 
 /* Counters last published, per cgroup id: published values never go down. */
@@ -133,6 +145,8 @@ struct collector {
 	/* kept between collections (collector_free()) */
 	struct prev *prev;		/* counters published, sorted by id */
 	size_t nprev;
+	struct fc_state **fcs;		/* forecasts of the limited cgroups, by id */
+	size_t nfcs;
 	uint64_t *unknown;		/* cgroups map keys missing from the last walk */
 	size_t nunknown;
 	long unwalked;			/* the last walk's cgroups_unwalked (said once) */

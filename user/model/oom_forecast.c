@@ -118,6 +118,15 @@ static double level_now(const struct oom_forecast *f, unsigned int from, double 
 	return n % 2 ? y[n / 2] : (y[n / 2 - 1] + y[n / 2]) / 2;
 }
 
+/* the median of the last three samples' unreclaimable bytes (n >= 3) */
+static uint64_t median3(const struct oom_forecast *f)
+{
+	uint64_t a = unreclaimable(nth(f, f->n - 3)), b = unreclaimable(nth(f, f->n - 2));
+	uint64_t c = unreclaimable(nth(f, f->n - 1)), lo = a < b ? a : b, hi = a < b ? b : a;
+
+	return c < lo ? lo : c > hi ? hi : c;
+}
+
 int fc_estimate(const struct oom_forecast *f, uint64_t limit, struct fc_estimate *e)
 {
 	const struct fc_sample *last;
@@ -127,7 +136,7 @@ int fc_estimate(const struct oom_forecast *f, uint64_t limit, struct fc_estimate
 
 	memset(e, 0, sizeof(*e));
 	e->limit = limit;
-	if (f->n < 2)
+	if (f->n < 3)
 		return -EAGAIN;
 	last = nth(f, f->n - 1);
 	span = last->t_ns - nth(f, 0)->t_ns;
@@ -141,16 +150,22 @@ int fc_estimate(const struct oom_forecast *f, uint64_t limit, struct fc_estimate
 		before = max_u64(before, f->minute_peak[m]);
 	for (unsigned int i = half; i < f->n; i++)
 		recent = max_u64(recent, unreclaimable(nth(f, i)));
+	/* growing: the newer half's peak (measured) passes every earlier one,
+	 * and so does the level now, the median of the last 3 samples (a kill
+	 * or a free ends the forecast at once, one dip does not). Tested
+	 * first: the daemon's calm cgroups cost no sort. */
+	margin = max_u64(limit / 100, 1ULL << 20);
+	e->unreclaimable = unreclaimable(last);
+	if (recent <= before + margin || median3(f) <= before + margin)
+		return -ENODATA;
 	e->slope = median_slope(f, half, FC_CLASSES);
+	if (e->slope <= 0)
+		return -ENODATA;
 	/* the level on the fitted line, not the last sample: a buffer freed
 	 * just now neither hides the growth nor makes it */
 	level = level_now(f, half, e->slope);
 	e->unreclaimable = level > 0 ? (uint64_t)level : 0;
 	e->headroom = limit > e->unreclaimable ? limit - e->unreclaimable : 0;
-	margin = max_u64(limit / 100, 1ULL << 20);
-	/* growing: the newer half's peak (measured) passes every earlier one */
-	if (e->slope <= 0 || recent <= before + margin)
-		return -ENODATA;
 	e->eta_s = (double)e->headroom / e->slope;
 	for (int c = FC_ANON; c <= FC_KERNEL; c++) {
 		double s = median_slope(f, half, c);

@@ -70,8 +70,10 @@ void fc_add(struct oom_forecast *f, uint64_t t_ns, const struct memcg_stat *st);
  * (bytes) at their present growth, into @e. The slope is the Theil-Sen
  * median of the pairwise slopes of the newer half of the window (a freed
  * buffer or a sawtooth moves it little). Growth counts only when the
- * newer half's peak passes every peak of the older half and of the last
- * FC_PEAK_MINUTES minutes by more than 1% of the limit (or 1 MiB): a level
+ * newer half's peak and the level now (the median of the last 3 samples:
+ * a kill or a free ends the forecast, one dip does not) pass every peak of
+ * the older half and of the last FC_PEAK_MINUTES minutes by more than 1%
+ * of the limit (or 1 MiB): a level
  * that only comes back (epochs) is calm. A first rise cannot be told from a
  * leak: a shape whose period is longer than half the window (30 s) is calm
  * from its second period on.

@@ -265,6 +265,32 @@ static void om_part_families(struct mbuf *b, const struct cgi *cg, size_t ncg)
 	}
 }
 
+/*
+ * The OOM forecast of each limited cgroup (oom_forecast.h, collect.c): a
+ * sample only while its unreclaimable bytes grow toward its memory.max,
+ * labelled with the class that grows most.
+ */
+static void om_forecast_family(struct mbuf *b, const struct cgi *cg, size_t ncg)
+{
+	struct mlabel l[CG_NLABELS + 1];
+
+	metrics_family(b, "memacct_oom_eta_seconds", MT_GAUGE, "seconds",
+		       "Time until the cgroup's memory the kernel cannot reclaim (anon, shmem, "
+		       "v2 kernel) reaches its memory.max / limit_in_bytes at its growth of the "
+		       "last collections; class: the one that grows most (anon, shmem, kernel, "
+		       "mlocked). No sample while it does not grow");
+	for (size_t i = 0; i < ncg; i++) {
+		const struct cgi *c = &cg[i];
+		int nl;
+
+		if (!c->wanted || !c->has_eta)
+			continue;
+		nl = cg_labels_of(c, l);
+		l[nl] = (struct mlabel){ "class", fc_class_name(c->oom_grows) };
+		metrics_sample(b, l, nl + 1, c->oom_eta_s);
+	}
+}
+
 void om_cgroup_families(struct mbuf *b, const struct cgi *cg, size_t ncg, bool one_node)
 {
 	struct mlabel l[CG_NLABELS];
@@ -313,6 +339,7 @@ void om_cgroup_families(struct mbuf *b, const struct cgi *cg, size_t ncg, bool o
 		}
 	}
 	om_bound_families(b, cg, ncg);
+	om_forecast_family(b, cg, ncg);
 	om_part_families(b, cg, ncg);
 }
 
