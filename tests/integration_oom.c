@@ -110,6 +110,9 @@ static void check_common(const struct result *r, json_t *k, long long victim,
 	ck_assert_msg(json_is_null(json_object_get(p, "exit_code")), "exit_code of a kill");
 	/* the verdict says it first */
 	ck_assert_str_eq(json_string_value(json_array_get(verdict, 0)), jstr(k, "verdict"));
+	/* killed within seconds: no forecast (it needs 20 s of samples) */
+	ck_assert_msg(json_is_null(json_object_get(k, "forecast")), "a forecast of a kill %s",
+		      "that came within seconds");
 }
 
 /* plain anon growth past --memory-max 64M: the victim's anon is the kernel's */
@@ -435,15 +438,28 @@ static double jnum(json_t *o, const char *key)
  * OOM forecast (issue 44): anon leaking at 4.3 MiB/s into --memory-max
  * 256M is killed ~60 s in. One warning, >= 30 s before the kill, naming
  * anon and the leaking process; its growth is the workload's rate and its
- * time to the limit the time the kill took, both within 10%.
+ * time to the limit the time the kill took, both within 10%; the kill's
+ * post-mortem says so; the recording's timeline marks it once.
  */
 START_TEST(test_forecast_anon)
 {
-	struct result *r = run_cmd("%s -j run --memory-max 256M -- %s/oom_leak anon 4 512 "
-				   "2>/dev/null", memacct, workloads);
-	json_t *ws = json_object_get(r->report, "oom_warnings"), *w = json_array_get(ws, 0);
-	json_t *k = first_oom(r);
-	double rate = (double)truth(r, "rate_bytes_per_s"), lead, eta;
+	char rec[64], html[64];
+	struct result *r, *h;
+	json_t *ws, *w, *k, *fc;
+	double rate, lead, eta;
+
+	snprintf(rec, sizeof(rec), "/tmp/memacct-test-fc-%d.jsonl", (int)getpid());
+	snprintf(html, sizeof(html), "/tmp/memacct-test-fc-%d.html", (int)getpid());
+	r = run_cmd("%s -j run --record %s --memory-max 256M -- %s/oom_leak anon 4 512 "
+		    "2>/dev/null", memacct, rec, workloads);
+	h = run_cmd("%s report --html %s %s >/dev/null && grep -c '<g class=\"forecast\">' %s",
+		    memacct, html, rec, html);
+	unlink(rec);
+	unlink(html);
+	ws = json_object_get(r->report, "oom_warnings");
+	w = json_array_get(ws, 0);
+	k = first_oom(r);
+	rate = (double)truth(r, "rate_bytes_per_s");
 
 	ck_assert_msg(w, "no OOM forecast before the kill: %s", r->out);
 	lead = jnum(k, "time") - jnum(w, "time");
@@ -462,6 +478,15 @@ START_TEST(test_forecast_anon)
 	ck_assert_msg(fabs(eta - lead) <= lead / 10, "forecast %.1f s, the kill came %.1f s later",
 		      eta, lead);
 	ck_assert_int_eq(jint(w, "limit_bytes"), 256 * MiB);
+	/* the post-mortem says it was seen coming */
+	fc = json_object_get(k, "forecast");
+	ck_assert_msg(json_is_object(fc), "the kill's post-mortem has no forecast");
+	ck_assert_double_eq_tol(jnum(fc, "warned_s_before"), lead, 0.01);
+	ck_assert_double_eq_tol(jnum(fc, "eta_s"), eta, 1e-6);
+	ck_assert_str_eq(jstr(fc, "growing_class"), "anon");
+	ck_assert_msg(h->status == 0 && atoi(h->out) == 1, "the HTML timeline's forecast marks: "
+		      "%s", h->out);
+	result_free(h);
 	result_free(r);
 }
 END_TEST

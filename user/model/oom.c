@@ -732,6 +732,16 @@ json_t *oom_json(const struct oom_kill *k)
 			    json_null());
 	json_object_set_new(o, "limit_found_by", !k->has_limit ? json_null() :
 			    json_string(k->flags & MEMACCT_OOM_LIMIT_EVENT ? "oom_event" : "usage"));
+	if (k->forecast) {
+		json_t *fc = json_object();
+
+		json_object_set_new(fc, "warned_s_before", json_real(k->forecast_before_s));
+		json_object_set_new(fc, "eta_s", json_real(k->forecast_eta_s));
+		json_object_set_new(fc, "growing_class", json_string(k->forecast_class));
+		json_object_set_new(o, "forecast", fc);
+	} else {
+		json_object_set_new(o, "forecast", json_null());
+	}
 	v = proc_json(&k->victim, k->flags & MEMACCT_OOM_MM || !(k->flags & MEMACCT_OOM_TASK),
 		      k->flags & MEMACCT_OOM_FLOWS || !(k->flags & MEMACCT_OOM_TASK), k->unmeasured);
 	json_object_set_new(v, "ppid", json_integer(k->ppid));

@@ -109,6 +109,11 @@ struct oom_kill {
 					 * (< 0: after it); NAN: no sample */
 	struct oom_grew grew[OOM_GREW_MAX];
 	size_t ngrew;
+	/* run/attach: the last OOM forecast warning for its limited memcg
+	 * before the kill (oom_forecast.h): how long before, what it said */
+	bool forecast;
+	double forecast_before_s, forecast_eta_s;
+	char forecast_class[8];
 	/* the verdict: docs/metrics.md "OOM kills" */
 	const char *cause;		/* "pinned", "cow", "shmem", "page_cache", "anon" */
 	uint64_t cause_bytes;

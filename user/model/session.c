@@ -392,6 +392,27 @@ static uint64_t session_unmeasured(const struct session *s)
 				 s->skel->rodata->nr_node_ranges > 0);
 }
 
+/*
+ * Whether the OOM forecast saw @k coming: the last warning about its
+ * limited memcg made before it (a warning made after the kill, from the
+ * same samples, is no forecast).
+ */
+static void oom_forecast_of(const struct session *s, struct oom_kill *k)
+{
+	for (size_t i = s->nwarnings; k->has_limit && i-- > 0;) {
+		const struct oom_warning *w = &s->warnings[i];
+
+		if (w->time > k->time || strcmp(w->cgroup, k->limit_cgroup))
+			continue;
+		k->forecast = true;
+		k->forecast_before_s = k->time - w->time;
+		k->forecast_eta_s = w->e.eta_s;
+		snprintf(k->forecast_class, sizeof(k->forecast_class), "%s",
+			 fc_class_name(w->e.grows));
+		return;
+	}
+}
+
 /* An OOM kill's record: its post-mortem made now, while the memcg's page
  * cache and shmem are as they were (its victim's anon goes in ~20 ms). */
 static int on_oom_event(void *ctx, void *data, size_t len)
@@ -431,6 +452,7 @@ static int on_oom_event(void *ctx, void *data, size_t len)
 	sample_oom(s);	/* the others as they are now, ~0.1 s after the kill */
 	s->oom_sampled_ns = now_ns();
 	oom_explain(k, &s->oom_hist, OOM_GREW_WINDOW_NS);
+	oom_forecast_of(s, k);
 	s->nooms++;
 	return 0;
 }

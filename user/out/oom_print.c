@@ -40,6 +40,16 @@ void oom_print_json(FILE *f, const json_t *o, bool full)
 	char line[1024];
 
 	print_wrapped(f, "", verdict ? verdict : "OOM kill");
+	if (json_is_object(json_object_get(o, "forecast"))) {
+		const json_t *fc = json_object_get(o, "forecast");
+
+		snprintf(line, sizeof(line), "forecast: warned %.1f s before the kill, which it put "
+			 "%.1f s ahead (%s growing)",
+			 json_real_value(json_object_get(fc, "warned_s_before")),
+			 json_real_value(json_object_get(fc, "eta_s")),
+			 json_string_value(json_object_get(fc, "growing_class")) ?: "?");
+		print_wrapped(f, "  ", line);
+	}
 	snprintf(line, sizeof(line), "at %s, seq %" PRIu64 "; victim PID %d (%s)%s: anon %s, "
 		 "file %s, shmem %s, swap %s, mlocked %s, pinned_vm %s, DMA %s, CoW-copied %s",
 		 json_string_value(json_object_get(o, "time_iso")) ?: "?", jbytes(o, "seq"),

@@ -2,10 +2,12 @@
 /* report_html.c - a recording drawn as one self-contained HTML page (report_html.h). */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include "phases.h"
+#include "oom_print.h"
 #include "phases_print.h"
 #include "report_html.h"
 #include "report_print.h"
@@ -56,9 +58,11 @@ struct html_series {
 	bool exit_marked;
 };
 
+enum html_ev { EV_EXIT, EV_OOM, EV_FORECAST };
+
 struct html_event {
 	double t;
-	bool oom;
+	enum html_ev kind;
 	char text[480];
 };
 
@@ -73,7 +77,7 @@ struct html_doc {
 	struct html_event *ev;
 	size_t nev, cap_ev;
 	uint64_t exits_unmarked;
-	size_t ooms_seen;
+	size_t ooms_seen, warnings_seen;
 	struct phases phases;	/* the final report's */
 	char *final_text;	/* print_report_plain() of the final report */
 	size_t final_len;
@@ -209,11 +213,11 @@ static struct html_series *series_of(struct html_doc *d, const struct proc_row *
 	return s;
 }
 
-static int add_event(struct html_doc *d, double t, bool oom, const char *text)
+static int add_event(struct html_doc *d, double t, enum html_ev kind, const char *text)
 {
 	struct html_event *e;
 
-	if (!oom && d->nev >= HTML_EVENTS) {
+	if (kind == EV_EXIT && d->nev >= HTML_EVENTS) {
 		d->exits_unmarked++;
 		return 0;
 	}
@@ -222,7 +226,7 @@ static int add_event(struct html_doc *d, double t, bool oom, const char *text)
 		return -ENOMEM;
 	d->nev++;
 	e->t = t;
-	e->oom = oom;
+	e->kind = kind;
 	snprintf(e->text, sizeof(e->text), "%s", text);
 	return 0;
 }
@@ -247,7 +251,7 @@ static int add_row(struct html_doc *d, const struct proc_row *row, double t)
 		else
 			snprintf(text, sizeof(text), "PID %d (%s) exited, status %d", row->pid,
 				 row->comm, WEXITSTATUS(row->exit_code));
-		return add_event(d, t, false, text);
+		return add_event(d, t, EV_EXIT, text);
 	}
 	tp = array_grow(&s->t, s->n, &s->cap_t, sizeof(*tp));
 	vp = tp ? array_grow(&s->v, s->n, &s->cap_v, sizeof(*vp)) : NULL;
@@ -283,8 +287,25 @@ int html_add(struct html_doc *d, const struct report *r, const char *kind)
 		json_t *k = report_oom_json(r, d->ooms_seen);
 		const char *v = json_string_value(json_object_get(k, "verdict"));
 
-		err = add_event(d, r->elapsed_s, true, v ? v : "OOM kill");
+		err = add_event(d, r->elapsed_s, EV_OOM, v ? v : "OOM kill");
 		json_decref(k);
+		if (err)
+			return err;
+	}
+	/* each OOM forecast warning at its own time (docs/metrics.md) */
+	for (; d->warnings_seen < json_array_size(r->oom_warnings); d->warnings_seen++) {
+		json_t *w = json_array_get(r->oom_warnings, d->warnings_seen);
+		char *text = NULL;
+		size_t len = 0;
+		FILE *mf = open_memstream(&text, &len);
+
+		if (!mf)
+			return -ENOMEM;
+		oom_warning_print(mf, "", w);
+		fclose(mf);
+		err = add_event(d, json_number_value(json_object_get(w, "t_s")), EV_FORECAST,
+				text ? text : "OOM forecast");
+		free(text);
 		if (err)
 			return err;
 	}
@@ -578,11 +599,16 @@ static void draw_events(FILE *f, const struct html_doc *d, const struct scale *s
 		const struct html_event *e = &d->ev[i];
 		double x = sx(s, e->t);
 
-		if (e->oom)
+		if (e->kind == EV_OOM)
 			fprintf(f, "<g class=\"oom\"><line x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\" "
 				"stroke=\"#d00\" stroke-width=\"2\"/><path d=\"M%.1f,%d l-6,-10 h12 z\" "
 				"fill=\"#d00\"/><title>OOM kill at %.2f s: ", x, x, Y0, Y1, x, Y0,
 				e->t);
+		else if (e->kind == EV_FORECAST)
+			fprintf(f, "<g class=\"forecast\"><line x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" "
+				"y2=\"%d\" stroke=\"#e80\" stroke-width=\"2\" stroke-dasharray=\"6,4\"/>"
+				"<path d=\"M%.1f,%d l-6,-10 h12 z\" fill=\"#e80\"/><title>%.2f s: ", x, x,
+				Y0, Y1, x, Y0, e->t);
 		else
 			fprintf(f, "<g class=\"exit\"><circle cx=\"%.1f\" cy=\"%d\" r=\"3\" "
 				"fill=\"#555\"/><title>%.2f s: ", x, Y1, e->t);
@@ -639,8 +665,10 @@ static void draw_legend(FILE *f, const struct html_doc *d, const struct scale *s
 		fprintf(f, "</text>\n");
 	}
 	fprintf(f, "<text x=\"%d\" y=\"%d\" fill=\"#d00\">&#9660; OOM kill</text>"
+		"<text x=\"%d\" y=\"%d\" fill=\"#e80\">&#9660; OOM forecast</text>"
 		"<circle cx=\"%d\" cy=\"%d\" r=\"3\" fill=\"#555\"/><text x=\"%d\" y=\"%d\">"
-		"exit</text>\n</g>\n", X1 + 20, y + 14, X1 + 25, y + 28, X1 + 38, y + 32);
+		"exit</text>\n</g>\n", X1 + 20, y + 14, X1 + 20, y + 28, X1 + 25, y + 42, X1 + 38,
+		y + 46);
 }
 
 /*
