@@ -45,8 +45,8 @@ void oom_print_json(FILE *f, const json_t *o, bool full)
 
 		snprintf(line, sizeof(line), "forecast: warned %.1f s before the kill, which it put "
 			 "%.1f s ahead (%s growing)",
-			 json_real_value(json_object_get(fc, "warned_s_before")),
-			 json_real_value(json_object_get(fc, "eta_s")),
+			 json_number_value(json_object_get(fc, "warned_s_before")),
+			 json_number_value(json_object_get(fc, "eta_s")),
 			 json_string_value(json_object_get(fc, "growing_class")) ?: "?");
 		print_wrapped(f, "  ", line);
 	}
@@ -121,10 +121,10 @@ void oom_print_json(FILE *f, const json_t *o, bool full)
 void oom_warning_print(FILE *f, const char *prefix, const json_t *w)
 {
 	const json_t *pid = json_object_get(w, "top_pid");
-	char lim[16], rate[16], crate[16], un[16], top[64] = "";
-	double eta = json_real_value(json_object_get(w, "eta_s"));
-	double g = json_real_value(json_object_get(w, "growth_bytes_per_s"));
-	double cg = json_real_value(json_object_get(w, "growing_class_bytes_per_s"));
+	char lim[16], rate[16], crate[16], un[16], top[96] = "";
+	double eta = json_number_value(json_object_get(w, "eta_s"));
+	double g = json_number_value(json_object_get(w, "growth_bytes_per_s"));
+	double cg = json_number_value(json_object_get(w, "growing_class_bytes_per_s"));
 	const char *cls = json_string_value(json_object_get(w, "growing_class"));
 
 	if (json_is_integer(pid)) {
@@ -137,7 +137,7 @@ void oom_warning_print(FILE *f, const char *prefix, const json_t *w)
 	}
 	fprintf(f, "%sOOM forecast at +%.0f s: %s reaches its limit %s in ~%.0f s: the memory "
 		"the kernel cannot reclaim (%s) grows %s/s, %s most (%s/s)%s\n",
-		prefix, json_real_value(json_object_get(w, "t_s")),
+		prefix, json_number_value(json_object_get(w, "t_s")),
 		json_string_value(json_object_get(w, "cgroup")) ?: "?",
 		jbytes_s(lim, w, "limit_bytes"), eta, jbytes_s(un, w, "unreclaimable_bytes"),
 		fmt_bytes(rate, sizeof(rate), g > 0 ? (uint64_t)g : 0), cls ?: "?",
