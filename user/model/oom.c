@@ -211,8 +211,7 @@ static void oom_stocks(struct oom_kill *k, const struct memcg *lim)
 
 /* -------------------------------------------------- processes, growth */
 
-/* The newest sample taken before the kill, or NULL. */
-static const struct oom_sample *sample_before(const struct oom_hist *h, uint64_t t)
+const struct oom_sample *oom_sample_before(const struct oom_hist *h, uint64_t t)
 {
 	const struct oom_sample *best = NULL;
 
@@ -235,7 +234,7 @@ static const struct oom_sample *sample_before(const struct oom_hist *h, uint64_t
  */
 static const struct oom_sample *sample_near(const struct oom_hist *h, uint64_t t)
 {
-	const struct oom_sample *after = NULL, *before = sample_before(h, t);
+	const struct oom_sample *after = NULL, *before = oom_sample_before(h, t);
 
 	for (int i = 0; h && i < OOM_HIST_SAMPLES; i++) {
 		const struct oom_sample *s = &h->s[i];
@@ -284,6 +283,32 @@ static const struct oom_proc *sample_find(const struct oom_sample *s, int pid, u
 		if (!start || !s->p[lo].start_ns || s->p[lo].start_ns == start)
 			return &s->p[lo];
 	return NULL;
+}
+
+const struct oom_proc *oom_top_grower(const struct oom_hist *h, enum metric_id id,
+				      uint64_t *bytes)
+{
+	const struct oom_sample *newest = oom_sample_before(h, UINT64_MAX), *oldest;
+	const struct oom_proc *top = NULL;
+	int64_t best = 0;
+
+	if (!newest)
+		return NULL;
+	oldest = sample_window_start(h, newest->boot_ns, UINT64_MAX);
+	for (size_t i = 0; i < newest->n; i++) {
+		const struct oom_proc *p = &newest->p[i];
+		const struct oom_proc *was = oldest != newest ?
+					     sample_find(oldest, p->pid, p->start_ns) : NULL;
+		uint64_t now = metric_get(&p->m, id);
+		int64_t grew = (int64_t)now - (was ? (int64_t)metric_get(&was->m, id) : 0);
+
+		if (grew > best) {
+			best = grew;
+			top = p;
+			*bytes = now;
+		}
+	}
+	return top;
 }
 
 static bool id_in(const uint64_t *ids, int n, uint64_t id)
@@ -373,7 +398,7 @@ static void oom_procs(struct oom_kill *k, const struct oom_hist *h, uint64_t win
 	bool victim_in = false;
 
 	if (!(k->flags & MEMACCT_OOM_TASK)) {	/* pid only: name it from the sample */
-		const struct oom_proc *v = sample_find(sample_before(h, k->boot_ns), k->pid, 0);
+		const struct oom_proc *v = sample_find(oom_sample_before(h, k->boot_ns), k->pid, 0);
 
 		if (v) {
 			k->victim = *v;

@@ -131,6 +131,16 @@ struct oom_kill {
 void oom_hist_push(struct oom_hist *h, uint64_t boot_ns, struct oom_proc *p, size_t n,
 		   size_t unsampled);
 void oom_hist_free(struct oom_hist *h);
+/* oom_sample_before() - @h's newest sample taken at or before @t (CLOCK_BOOTTIME ns), or NULL */
+const struct oom_sample *oom_sample_before(const struct oom_hist *h, uint64_t t);
+/*
+ * oom_top_grower() - the process of @h's newest sample whose figure @id
+ * grew most since @h's oldest sample (all of it for a process the oldest
+ * lacks, or when there is one sample); its figure now in *@bytes. NULL
+ * when none grew or there is no sample.
+ */
+const struct oom_proc *oom_top_grower(const struct oom_hist *h, enum metric_id id,
+				      uint64_t *bytes);
 
 /*
  * oom_near() - whether an OOM kill may come soon to the processes of @cg,

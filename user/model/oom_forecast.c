@@ -187,51 +187,17 @@ int fc_estimate(const struct oom_forecast *f, uint64_t limit, struct fc_estimate
 	return 0;
 }
 
-static uint64_t class_bytes(const struct oom_proc *p, enum fc_class c)
-{
-	return c == FC_SHMEM ? p->m.shmem : c == FC_MLOCKED ? p->m.mlocked : p->m.anon;
-}
-
-static const struct oom_proc *find_proc(const struct oom_sample *s, const struct oom_proc *p)
-{
-	for (size_t i = 0; i < s->n; i++)
-		if (s->p[i].pid == p->pid && s->p[i].start_ns == p->start_ns)
-			return &s->p[i];
-	return NULL;
-}
-
 void fc_top_process(const struct oom_hist *h, struct oom_warning *w)
 {
-	const struct oom_sample *newest = NULL, *oldest = NULL;
-	int64_t best = 0;
+	static const enum metric_id ids[FC_CLASSES] = {
+		[FC_ANON] = M_ANON, [FC_SHMEM] = M_SHMEM, [FC_MLOCKED] = M_MLOCKED,
+	};
+	const struct oom_proc *p = w->e.grows == FC_KERNEL ? NULL :
+				   oom_top_grower(h, ids[w->e.grows], &w->top_bytes);
 
-	w->top_pid = 0;
-	if (w->e.grows == FC_KERNEL)
-		return;
-	for (unsigned int i = 0; i < OOM_HIST_SAMPLES; i++) {	/* oldest first */
-		const struct oom_sample *s = &h->s[(h->next + i) % OOM_HIST_SAMPLES];
-
-		if (!s->p)
-			continue;
-		if (!oldest)
-			oldest = s;
-		newest = s;
-	}
-	if (!newest)
-		return;
-	for (size_t i = 0; i < newest->n; i++) {
-		const struct oom_proc *p = &newest->p[i], *was = find_proc(oldest, p);
-		uint64_t now = class_bytes(p, w->e.grows);
-		int64_t grew = oldest != newest && was ?
-			       (int64_t)(now - class_bytes(was, w->e.grows)) : (int64_t)now;
-
-		if (grew > best) {
-			best = grew;
-			w->top_pid = p->pid;
-			snprintf(w->top_comm, sizeof(w->top_comm), "%s", p->comm);
-			w->top_bytes = now;
-		}
-	}
+	w->top_pid = p ? p->pid : 0;
+	if (p)
+		snprintf(w->top_comm, sizeof(w->top_comm), "%s", p->comm);
 }
 
 json_t *oom_warning_json(const struct oom_warning *w)

@@ -102,7 +102,8 @@ struct oom_hist;
  * whose bytes of @w->e.grows grew most since @h's oldest sample (the
  * largest when it is the only one); none (top_pid 0) for kernel memory,
  * without samples, or when no process grew (a tmpfs file written, never
- * mapped). Sizes from /proc/PID/status (RssAnon, RssShmem, VmLck).
+ * mapped): oom.h oom_top_grower(). Sizes from /proc/PID/status
+ * (RssAnon, RssShmem, VmLck).
  */
 void fc_top_process(const struct oom_hist *h, struct oom_warning *w);
 

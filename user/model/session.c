@@ -628,8 +628,8 @@ static void sample_forecast(struct session *s, const struct memcg_stat *st)
 	w->e = e;
 	snprintf(w->cgroup, sizeof(w->cgroup), "%s", s->cg.rel);
 	/* the processes are sampled once a second only while oom_near() */
-	newest = &s->oom_hist.s[(s->oom_hist.next + OOM_HIST_SAMPLES - 1) % OOM_HIST_SAMPLES];
-	if (!newest->p || boot_now_ns() - newest->boot_ns > 2 * OOM_SAMPLE_NS)
+	newest = oom_sample_before(&s->oom_hist, UINT64_MAX);
+	if (!newest || boot_now_ns() - newest->boot_ns > 2 * OOM_SAMPLE_NS)
 		sample_oom(s);
 	fc_top_process(&s->oom_hist, w);
 }

@@ -532,6 +532,12 @@ int numa_proc_usage(const struct numa_topo *t, pid_t pid, struct numa_usage *u,
 	return 0;
 }
 
+/* a mapping's resident bytes: smaps' Rss leaves hugetlb pages out */
+static uint64_t smaps_resident(const struct smaps_map *sm)
+{
+	return sm->rss + sm->shared_hugetlb + sm->private_hugetlb;
+}
+
 int numa_smaps_usage(const struct numa_topo *t, const struct smaps *s,
 		     struct numa_usage *u, struct numa_maps *nm)
 {
@@ -546,21 +552,19 @@ int numa_smaps_usage(const struct numa_topo *t, const struct smaps *s,
 	 * and growing it by doubling copied and cleared megabytes for a
 	 * process of 10,000 mappings (a third of explain's time) */
 	for (size_t i = 0; i < s->n; i++)
-		nm->cap += s->maps[i].rss + s->maps[i].shared_hugetlb +
-			   s->maps[i].private_hugetlb > 0;
+		nm->cap += smaps_resident(&s->maps[i]) > 0;
 	if (nm->cap && !(nm->maps = calloc(nm->cap, sizeof(*nm->maps))))
 		goto nomem;
 	for (size_t i = 0; i < s->n; i++) {
 		const struct smaps_map *sm = &s->maps[i];
-		uint64_t hugetlb = sm->shared_hugetlb + sm->private_hugetlb;
-		uint64_t bytes = sm->rss + hugetlb;
+		uint64_t bytes = smaps_resident(sm);
 		struct numa_map *m;
 
 		if (!bytes)
 			continue;
 		m = &nm->maps[nm->n];
 		m->start = sm->start;
-		m->huge = hugetlb > 0;
+		m->huge = sm->shared_hugetlb + sm->private_hugetlb > 0;
 		m->bytes = bytes;
 		m->node_bytes[node] = bytes;
 		if (sm->path && !(m->path = strdup(sm->path)))
