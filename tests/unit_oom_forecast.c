@@ -19,7 +19,7 @@ static void add(struct oom_forecast *f, unsigned int t, uint64_t anon, uint64_t 
 {
 	struct memcg_stat st = { .anon = anon, .shmem = shmem, .file = file };
 
-	fc_add(f, 1000 * SEC + t * SEC, &st);
+	fc_add(f, 1000 * SEC + t * SEC, &st, 0, 0);
 }
 
 START_TEST(test_linear_leak)
@@ -52,7 +52,7 @@ START_TEST(test_linear_leak)
 	/* samples closer than 0.5 s are one */
 	f = (struct oom_forecast){ 0 };
 	add(&f, 0, MIB, 0, 0);
-	fc_add(&f, 1000 * SEC + SEC / 4, &(struct memcg_stat){ .anon = 9 * MIB });
+	fc_add(&f, 1000 * SEC + SEC / 4, &(struct memcg_stat){ .anon = 9 * MIB }, 0, 0);
 	ck_assert_uint_eq(f.n, 1);
 }
 END_TEST
@@ -141,10 +141,46 @@ START_TEST(test_class_named)
 		struct memcg_stat st = { .anon = 100 * MIB + t * 2 * MIB,
 					 .unevictable = t * 2 * MIB };
 
-		fc_add(&f, t * SEC, &st);
+		fc_add(&f, t * SEC, &st, 0, 0);
 	}
 	ck_assert_int_eq(fc_estimate(&f, 2048 * MIB, &e), 0);
 	ck_assert_int_eq(e.grows, FC_MLOCKED);
+	/* workers' CoW copies: 3 of anon's 4 MiB/s (the copies counted since
+	 * the load, far above anon); 1 of 4 is not named */
+	for (unsigned int cow = 1; cow <= 3; cow += 2) {
+		f = (struct oom_forecast){ 0 };
+		for (unsigned int t = 0; t < 30; t++) {
+			struct memcg_stat st = { .anon = 100 * MIB + t * 4 * MIB };
+
+			fc_add(&f, t * SEC, &st, 900 * MIB + t * cow * MIB, 0);
+		}
+		ck_assert_int_eq(fc_estimate(&f, 2048 * MIB, &e), 0);
+		ck_assert_int_eq(e.grows, cow == 3 ? FC_COW : FC_ANON);
+		ck_assert_double_eq_tol(e.grows_slope, (cow == 3 ? 3.0 : 4.0) * MIB, 1);
+	}
+	ck_assert_str_eq(fc_class_name(FC_COW), "cow");
+	/* copies within a growing tmpfs file are not anon's: shmem stays */
+	f = (struct oom_forecast){ 0 };
+	for (unsigned int t = 0; t < 30; t++) {
+		struct memcg_stat st = { .anon = 100 * MIB, .shmem = t * 4 * MIB };
+
+		fc_add(&f, t * SEC, &st, t * 4 * MIB, 0);
+	}
+	ck_assert_int_eq(fc_estimate(&f, 2048 * MIB, &e), 0);
+	ck_assert_int_eq(e.grows, FC_SHMEM);
+	/* pinned (pinned_vm, DMA) growing within anon beside mlocked pages:
+	 * the larger of the two named */
+	f = (struct oom_forecast){ 0 };
+	for (unsigned int t = 0; t < 30; t++) {
+		struct memcg_stat st = { .anon = 100 * MIB + t * 4 * MIB,
+					 .unevictable = t * 2 * MIB };
+
+		fc_add(&f, t * SEC, &st, 0, t * 3 * MIB);
+	}
+	ck_assert_int_eq(fc_estimate(&f, 2048 * MIB, &e), 0);
+	ck_assert_int_eq(e.grows, FC_PINNED);
+	ck_assert_double_eq_tol(e.grows_slope, 3.0 * MIB, 1);
+	ck_assert_str_eq(fc_class_name(FC_PINNED), "pinned");
 	/* v2 kernel memory: page tables and unreclaimable slab */
 	f = (struct oom_forecast){ 0 };
 	for (unsigned int t = 0; t < 30; t++) {
@@ -152,7 +188,7 @@ START_TEST(test_class_named)
 					 .slab_unreclaimable = t * 2 * MIB,
 					 .slab_reclaimable = t * 50 * MIB };
 
-		fc_add(&f, t * SEC, &st);
+		fc_add(&f, t * SEC, &st, 0, 0);
 	}
 	ck_assert_int_eq(fc_estimate(&f, 2048 * MIB, &e), 0);
 	ck_assert_int_eq(e.grows, FC_KERNEL);

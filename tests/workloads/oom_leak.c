@@ -6,6 +6,9 @@
  *   oom_leak anon RATE MIB         anonymous memory (THP off), written page
  *                                  by page at RATE MiB/s up to MIB
  *   oom_leak mlock RATE MIB        the same, each step mlock()ed
+ *   oom_leak cow RATE MIB          MIB of anonymous memory written at once,
+ *                                  then a forked child writes to each page
+ *                                  at RATE MiB/s: each write a CoW copy
  *   oom_leak shm RATE MIB PATH     a tmpfs file (PATH, kept: the caller
  *                                  removes it) written at RATE MiB/s
  *   oom_leak cache RATE MIB PATH   page cache, which the kernel drops: PATH
@@ -13,24 +16,28 @@
  *                                  MIB and read back once; removed
  *
  * A leak larger than the limit ends in an OOM kill; one that fits exits 0.
- * Ground truth on stdout, flushed before anything grows: "truth pid P",
- * "truth rate_bytes_per_s B", "truth start_unix_s T" (CLOCK_REALTIME).
+ * Ground truth on stdout, flushed before anything grows: "truth pid P" (the
+ * process that grows: cow's child), "truth rate_bytes_per_s B", "truth
+ * start_unix_s T" (CLOCK_REALTIME).
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 
 #define MIB (1024 * 1024UL)
 #define STEP_NS 10000000L	/* a step every 10 ms */
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: oom_leak anon|mlock RATE_MIB_S MIB | shm|cache RATE_MIB_S MIB "
+	fprintf(stderr, "usage: oom_leak anon|mlock|cow RATE_MIB_S MIB | shm|cache RATE_MIB_S MIB "
 		"PATH\n");
 	exit(2);
 }
@@ -86,7 +93,8 @@ int main(int argc, char **argv)
 		fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
 		if (fd < 0)
 			die(path);
-	} else if ((strcmp(mode, "anon") && strcmp(mode, "mlock")) || argc != 4) {
+	} else if ((strcmp(mode, "anon") && strcmp(mode, "mlock") && strcmp(mode, "cow")) ||
+		   argc != 4) {
 		usage();
 	}
 	/* bytes a step, whole pages */
@@ -101,6 +109,24 @@ int main(int argc, char **argv)
 		if (p == MAP_FAILED)
 			die("mmap");
 		madvise(p, mib * MIB, MADV_NOHUGEPAGE);
+	}
+	if (!strcmp(mode, "cow")) {	/* the parent's pages, then the child copies */
+		pid_t child;
+		int status;
+
+		memset(p, 0x5a, mib * MIB);
+		child = fork();
+		if (child < 0)
+			die("fork");
+		if (child > 0) {
+			while (waitpid(child, &status, 0) < 0 && errno == EINTR)
+				;
+			return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+		}
+		/* the parent OOM-killed instead (both hold the 160 MiB): the
+		 * child, which then has room, ends with it */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() == 1)
+			_exit(1);
 	}
 	clock_gettime(CLOCK_REALTIME, &now);
 	printf("truth pid %d\n", (int)getpid());

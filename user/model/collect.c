@@ -629,12 +629,13 @@ static struct fc_state *fc_state_of(struct collector *cs, size_t *j, const struc
 	return f;
 }
 
-/* @c's OOM forecast (its own memory.max) from this collection's memory.stat */
+/* @c's OOM forecast (its own memory.max) from this collection's memory.stat,
+ * its CoW copies and pins (c->m, published this collection) */
 static void forecast_cgroup(struct fc_state *f, struct cgi *c, uint64_t now)
 {
 	struct fc_estimate e;
 
-	fc_add(&f->fc, now, &c->st);
+	fc_add(&f->fc, now, &c->st, c->m.cow_copied, c->m.pinned_vm + c->m.dma_pinned);
 	if (!fc_estimate(&f->fc, c->bounds.max, &e)) {
 		c->has_eta = true;
 		c->oom_eta_s = e.eta_s;

@@ -18,7 +18,7 @@
 
 static const char *const class_names[FC_CLASSES] = {
 	[FC_ANON] = "anon", [FC_SHMEM] = "shmem", [FC_KERNEL] = "kernel",
-	[FC_MLOCKED] = "mlocked",
+	[FC_MLOCKED] = "mlocked", [FC_COW] = "cow", [FC_PINNED] = "pinned",
 };
 
 const char *fc_class_name(enum fc_class c)
@@ -26,7 +26,8 @@ const char *fc_class_name(enum fc_class c)
 	return c < FC_CLASSES ? class_names[c] : "?";
 }
 
-/* anon + shmem + kernel: FC_MLOCKED lies within the first two */
+/* anon + shmem + kernel: FC_MLOCKED, FC_COW and FC_PINNED lie within the
+ * first two */
 static uint64_t unreclaimable(const struct fc_sample *s)
 {
 	return s->bytes[FC_ANON] + s->bytes[FC_SHMEM] + s->bytes[FC_KERNEL];
@@ -39,7 +40,8 @@ static const struct fc_sample *nth(const struct oom_forecast *f, unsigned int i)
 	return &f->s[(first + i) % FC_SAMPLES];
 }
 
-void fc_add(struct oom_forecast *f, uint64_t t_ns, const struct memcg_stat *st)
+void fc_add(struct oom_forecast *f, uint64_t t_ns, const struct memcg_stat *st,
+	    uint64_t cow_bytes, uint64_t pinned_bytes)
 {
 	struct fc_sample *s;
 
@@ -65,6 +67,8 @@ void fc_add(struct oom_forecast *f, uint64_t t_ns, const struct memcg_stat *st)
 	s->bytes[FC_KERNEL] = st->slab_unreclaimable + st->kernel_stack + st->pagetables +
 			      st->percpu + st->vmalloc + st->sock;
 	s->bytes[FC_MLOCKED] = st->unevictable;
+	s->bytes[FC_COW] = cow_bytes;
+	s->bytes[FC_PINNED] = pinned_bytes;
 	f->next = (f->next + 1) % FC_SAMPLES;
 	if (f->n < FC_SAMPLES)
 		f->n++;
@@ -175,13 +179,22 @@ int fc_estimate(const struct oom_forecast *f, uint64_t limit, struct fc_estimate
 			e->grows_slope = s;
 		}
 	}
-	/* mlocked pages grow within anon or shmem: named when they make half */
+	/* what grows within anon or shmem, named when it makes half of it:
+	 * mlocked or pinned pages (in either), CoW copies (anon only) */
 	if (e->grows != FC_KERNEL) {
-		double s = median_slope(f, half, FC_MLOCKED);
+		double half_slope = e->grows_slope / 2;
 
-		if (s >= e->grows_slope / 2) {
-			e->grows = FC_MLOCKED;
-			e->grows_slope = s;
+		for (int c = FC_MLOCKED; c <= FC_PINNED; c++) {
+			double s;
+
+			if (c == FC_COW && e->grows != FC_ANON)
+				continue;
+			s = median_slope(f, half, c);
+			if (s >= half_slope && s > 0 &&
+			    (e->grows < FC_MLOCKED || s > e->grows_slope)) {
+				e->grows = c;
+				e->grows_slope = s;
+			}
 		}
 	}
 	return 0;
@@ -191,6 +204,7 @@ void fc_top_process(const struct oom_hist *h, struct oom_warning *w)
 {
 	static const enum metric_id ids[FC_CLASSES] = {
 		[FC_ANON] = M_ANON, [FC_SHMEM] = M_SHMEM, [FC_MLOCKED] = M_MLOCKED,
+		[FC_COW] = M_COW_COPIED, [FC_PINNED] = M_PINNED,
 	};
 	const struct oom_proc *p = w->e.grows == FC_KERNEL ? NULL :
 				   oom_top_grower(h, ids[w->e.grows], &w->top_bytes);

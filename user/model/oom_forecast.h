@@ -23,6 +23,12 @@ enum fc_class {
 			 * percpu, vmalloc, sock (v1: not split, 0) */
 	FC_MLOCKED,	/* unevictable: mlocked pages, already in anon or
 			 * shmem; named when it grows with them */
+	FC_COW,		/* anon pages copied by CoW faults (memacct's
+			 * cow_copied_bytes, a flow: the bytes copied), within
+			 * anon; named when the copies make half its growth */
+	FC_PINNED,	/* pinned_vm and DMA-pinned pages (memacct's
+			 * pinned_vm_bytes + dma_pinned_bytes), within anon or
+			 * shmem; named as mlocked */
 	FC_CLASSES,
 };
 
@@ -61,9 +67,13 @@ struct fc_estimate {
 
 /*
  * fc_add() - one sample of @st (a limited cgroup's memory.stat) taken at
- * @t_ns into @f. Samples closer than 0.5 s to the last are ignored.
+ * @t_ns into @f, with the cgroup's bytes copied by CoW so far (@cow_bytes,
+ * memacct's BPF flows) and pinned now (@pinned_bytes: pinned_vm + DMA
+ * pins, memacct's records), which name the growth within anon. Samples
+ * closer than 0.5 s to the last are ignored.
  */
-void fc_add(struct oom_forecast *f, uint64_t t_ns, const struct memcg_stat *st);
+void fc_add(struct oom_forecast *f, uint64_t t_ns, const struct memcg_stat *st,
+	    uint64_t cow_bytes, uint64_t pinned_bytes);
 
 /*
  * fc_estimate() - the time until the unreclaimable bytes reach @limit
@@ -82,7 +92,7 @@ void fc_add(struct oom_forecast *f, uint64_t t_ns, const struct memcg_stat *st);
  */
 int fc_estimate(const struct oom_forecast *f, uint64_t limit, struct fc_estimate *e);
 
-/* fc_class_name() - "anon", "shmem", "kernel", "mlocked" */
+/* fc_class_name() - "anon", "shmem", "kernel", "mlocked", "cow", "pinned" */
 const char *fc_class_name(enum fc_class c);
 
 /* A forecast that crossed the warning threshold (run, attach). */

@@ -583,110 +583,12 @@ static void sample_foll_pinned(struct session *s)
 		s->foll_pinned_peak = max_u64(s->foll_pinned_peak, acq - rel);
 }
 
-/*
- * The forecast of the cgroup's own limit, from @st (read now): a warning
- * recorded when it falls below s->oom_warn_s, once until the growth stopped
- * or its time rose past twice the threshold.
- */
-static void sample_forecast(struct session *s, const struct memcg_stat *st)
-{
-	const struct oom_sample *newest;
-	struct fc_estimate e;
-	struct oom_warning *w;
-	struct timespec rt;
-	uint64_t limit;
-	int err;
-
-	if (s->oom_warn_s <= 0 || now_ns() - s->fc_sampled_ns < OOM_SAMPLE_NS)
-		return;
-	s->fc_sampled_ns = now_ns();
-	fc_add(&s->fc, s->fc_sampled_ns, st);
-	if (memcg_limit_read(&s->cg, LIMIT_MAX, &limit))
-		return;		/* unlimited (or unreadable): nothing to reach */
-	err = fc_estimate(&s->fc, limit, &e);
-	if (err == -EAGAIN)
-		return;
-	if (err || e.eta_s > 2 * s->oom_warn_s) {
-		s->fc_warned = false;
-		return;
-	}
-	if (e.eta_s >= s->oom_warn_s || s->fc_warned)
-		return;
-	s->fc_warned = true;
-	if (s->nwarnings >= SESSION_OOM_WARNINGS) {
-		s->warnings_unlisted++;
-		return;
-	}
-	if (!s->warnings && !(s->warnings = calloc(SESSION_OOM_WARNINGS, sizeof(*s->warnings)))) {
-		s->warnings_unlisted++;
-		return;
-	}
-	w = &s->warnings[s->nwarnings++];
-	clock_gettime(CLOCK_REALTIME, &rt);
-	w->time = rt.tv_sec + rt.tv_nsec / 1e9;
-	w->t_s = (double)(s->fc_sampled_ns - s->t0_ns) / 1e9;
-	w->e = e;
-	snprintf(w->cgroup, sizeof(w->cgroup), "%s", s->cg.rel);
-	/* the processes are sampled once a second only while oom_near() */
-	newest = oom_sample_before(&s->oom_hist, UINT64_MAX);
-	if (!newest || boot_now_ns() - newest->boot_ns > 2 * OOM_SAMPLE_NS)
-		sample_oom(s);
-	fc_top_process(&s->oom_hist, w);
-}
-
-int session_poll(struct session *s, int timeout_ms)
-{
-	int n = ring_buffer__poll(s->rb, timeout_ms);
-	struct memcg_stat st;
-
-	if (now_ns() - s->sampled_ns >= 250000000ULL) {
-		s->sampled_ns = now_ns();
-		if (!memcg_read_stat(&s->cg, &st)) {
-			sample_peaks(s, &st);
-			sample_forecast(s, &st);
-		}
-		sample_foll_pinned(s);
-	}
-	if (now_ns() - s->dma_sampled_ns >= NUMA_SAMPLE_NS) {
-		s->dma_sampled_ns = now_ns();
-		sample_dma_overlap(s);
-	}
-	if (s->numa_multi && now_ns() - s->numa_sampled_ns >= NUMA_SAMPLE_NS) {
-		s->numa_sampled_ns = now_ns();
-		sample_numa(s);
-	}
-	if (now_ns() - s->oom_sampled_ns >= OOM_SAMPLE_NS) {
-		s->oom_sampled_ns = now_ns();
-		if (oom_near(&s->cg))
-			sample_oom(s);
-	}
-
-	return n < 0 && n != -EINTR ? n : 0;
-}
-
 static bool id_in(const uint64_t *ids, int n, uint64_t id)
 {
 	for (int i = 0; i < n; i++)
 		if (ids[i] == id)
 			return true;
 	return false;
-}
-
-static bool pid_in(const struct report *r, pid_t pid)
-{
-	for (size_t i = 0; i < r->nprocs; i++)
-		if (r->procs[i].pid == pid && !r->procs[i].exited)
-			return true;
-	return false;
-}
-
-static int cmp_rows(const void *a, const void *b)
-{
-	const struct proc_row *x = a, *y = b;
-
-	if (x->pid != y->pid)
-		return x->pid < y->pid ? -1 : 1;
-	return x->exited - y->exited;
 }
 
 /*
@@ -793,6 +695,130 @@ static void subtree_free(struct subtree *st)
 	free(st->cg_pins);
 	free(st->procs);
 	memset(st, 0, sizeof(*st));
+}
+
+/*
+ * The cgroup's bytes copied by CoW so far and pinned now (pinned_vm and
+ * DMA pins, its cgroups' records' sums) from one read of its subtree's
+ * records: what names the growth within anon (oom_forecast.h fc_add()).
+ * 0 and 0 when unreadable.
+ */
+static void forecast_flows(struct session *s, uint64_t *cow, uint64_t *pinned)
+{
+	struct subtree st;
+	uint64_t *ids = NULL;
+	int nids = memcg_descendant_ids(&s->cg, &ids);
+
+	*cow = *pinned = 0;
+	if (nids <= 0 || subtree_read(s, ids, nids, &st)) {
+		free(ids);
+		return;
+	}
+	*cow = st.flows.cow_copied_pages * (uint64_t)s->page_size;
+	for (size_t i = 0; i < st.ncg_pins; i++)
+		*pinned += (st.cg_pins[i].pinned_vm_pages + st.cg_pins[i].dma_pinned_pages) *
+			   (uint64_t)s->page_size;
+	subtree_free(&st);
+	free(ids);
+}
+
+/*
+ * The forecast of the cgroup's own limit, from @st (read now): a warning
+ * recorded when it falls below s->oom_warn_s, once until the growth stopped
+ * or its time rose past twice the threshold.
+ */
+static void sample_forecast(struct session *s, const struct memcg_stat *st)
+{
+	const struct oom_sample *newest;
+	struct fc_estimate e;
+	uint64_t limit, cow, pinned;
+	struct oom_warning *w;
+	struct timespec rt;
+	int err;
+
+	if (s->oom_warn_s <= 0 || now_ns() - s->fc_sampled_ns < OOM_SAMPLE_NS)
+		return;
+	s->fc_sampled_ns = now_ns();
+	if (memcg_limit_read(&s->cg, LIMIT_MAX, &limit))
+		return;		/* unlimited (or unreadable): nothing to reach */
+	forecast_flows(s, &cow, &pinned);
+	fc_add(&s->fc, s->fc_sampled_ns, st, cow, pinned);
+	err = fc_estimate(&s->fc, limit, &e);
+	if (err == -EAGAIN)
+		return;
+	if (err || e.eta_s > 2 * s->oom_warn_s) {
+		s->fc_warned = false;
+		return;
+	}
+	if (e.eta_s >= s->oom_warn_s || s->fc_warned)
+		return;
+	s->fc_warned = true;
+	if (s->nwarnings >= SESSION_OOM_WARNINGS) {
+		s->warnings_unlisted++;
+		return;
+	}
+	if (!s->warnings && !(s->warnings = calloc(SESSION_OOM_WARNINGS, sizeof(*s->warnings)))) {
+		s->warnings_unlisted++;
+		return;
+	}
+	w = &s->warnings[s->nwarnings++];
+	clock_gettime(CLOCK_REALTIME, &rt);
+	w->time = rt.tv_sec + rt.tv_nsec / 1e9;
+	w->t_s = (double)(s->fc_sampled_ns - s->t0_ns) / 1e9;
+	w->e = e;
+	snprintf(w->cgroup, sizeof(w->cgroup), "%s", s->cg.rel);
+	/* the processes are sampled once a second only while oom_near() */
+	newest = oom_sample_before(&s->oom_hist, UINT64_MAX);
+	if (!newest || boot_now_ns() - newest->boot_ns > 2 * OOM_SAMPLE_NS)
+		sample_oom(s);
+	fc_top_process(&s->oom_hist, w);
+}
+
+int session_poll(struct session *s, int timeout_ms)
+{
+	int n = ring_buffer__poll(s->rb, timeout_ms);
+	struct memcg_stat st;
+
+	if (now_ns() - s->sampled_ns >= 250000000ULL) {
+		s->sampled_ns = now_ns();
+		if (!memcg_read_stat(&s->cg, &st)) {
+			sample_peaks(s, &st);
+			sample_forecast(s, &st);
+		}
+		sample_foll_pinned(s);
+	}
+	if (now_ns() - s->dma_sampled_ns >= NUMA_SAMPLE_NS) {
+		s->dma_sampled_ns = now_ns();
+		sample_dma_overlap(s);
+	}
+	if (s->numa_multi && now_ns() - s->numa_sampled_ns >= NUMA_SAMPLE_NS) {
+		s->numa_sampled_ns = now_ns();
+		sample_numa(s);
+	}
+	if (now_ns() - s->oom_sampled_ns >= OOM_SAMPLE_NS) {
+		s->oom_sampled_ns = now_ns();
+		if (oom_near(&s->cg))
+			sample_oom(s);
+	}
+
+	return n < 0 && n != -EINTR ? n : 0;
+}
+
+static bool pid_in(const struct report *r, pid_t pid)
+{
+	for (size_t i = 0; i < r->nprocs; i++)
+		if (r->procs[i].pid == pid && !r->procs[i].exited)
+			return true;
+	return false;
+}
+
+static int cmp_rows(const void *a, const void *b)
+{
+	const struct proc_row *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->exited - y->exited;
 }
 
 /*

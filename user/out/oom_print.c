@@ -6,6 +6,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 #include "oom.h"
 #include "oom_print.h"
 #include "table.h"
@@ -29,6 +30,12 @@ static const char *jbytes_s(char *b, const json_t *o, const char *key)
 	return fmt_bytes(b, 16, (uint64_t)json_integer_value(v));
 }
 
+/* a forecast's growing_class in words: "cow" is the CoW copies */
+static const char *class_words(const char *cls)
+{
+	return !cls ? "?" : !strcmp(cls, "cow") ? "CoW copies" : cls;
+}
+
 void oom_print_json(FILE *f, const json_t *o, bool full)
 {
 	const json_t *v = json_object_get(o, "victim"), *st = json_object_get(o, "cgroup_stocks");
@@ -47,7 +54,7 @@ void oom_print_json(FILE *f, const json_t *o, bool full)
 			 "%.1f s ahead (%s growing)",
 			 json_number_value(json_object_get(fc, "warned_s_before")),
 			 json_number_value(json_object_get(fc, "eta_s")),
-			 json_string_value(json_object_get(fc, "growing_class")) ?: "?");
+			 class_words(json_string_value(json_object_get(fc, "growing_class"))));
 		print_wrapped(f, "  ", line);
 	}
 	snprintf(line, sizeof(line), "at %s, seq %" PRIu64 "; victim PID %d (%s)%s: anon %s, "
@@ -132,7 +139,7 @@ void oom_warning_print(FILE *f, const char *prefix, const json_t *w)
 
 		snprintf(top, sizeof(top), "; most: pid %" PRId64 " %s (%s %s)",
 			 (int64_t)json_integer_value(pid),
-			 json_string_value(json_object_get(w, "top_comm")) ?: "?", cls ?: "?",
+			 json_string_value(json_object_get(w, "top_comm")) ?: "?", class_words(cls),
 			 jbytes_s(b, w, "top_bytes"));
 	}
 	fprintf(f, "%sOOM forecast at +%.0f s: %s reaches its limit %s in ~%.0f s: the memory "
@@ -140,6 +147,6 @@ void oom_warning_print(FILE *f, const char *prefix, const json_t *w)
 		prefix, json_number_value(json_object_get(w, "t_s")),
 		json_string_value(json_object_get(w, "cgroup")) ?: "?",
 		jbytes_s(lim, w, "limit_bytes"), eta, jbytes_s(un, w, "unreclaimable_bytes"),
-		fmt_bytes(rate, sizeof(rate), g > 0 ? (uint64_t)g : 0), cls ?: "?",
+		fmt_bytes(rate, sizeof(rate), g > 0 ? (uint64_t)g : 0), class_words(cls),
 		fmt_bytes(crate, sizeof(crate), cg > 0 ? (uint64_t)cg : 0), top);
 }

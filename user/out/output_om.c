@@ -268,7 +268,7 @@ static void om_part_families(struct mbuf *b, const struct cgi *cg, size_t ncg)
 /*
  * The OOM forecast of each limited cgroup (oom_forecast.h, collect.c): a
  * sample only while its unreclaimable bytes grow toward its memory.max,
- * labelled with the class that grows most.
+ * labelled with the class that grows most (oom_forecast.h fc_estimate()).
  */
 static void om_forecast_family(struct mbuf *b, const struct cgi *cg, size_t ncg)
 {
@@ -277,8 +277,9 @@ static void om_forecast_family(struct mbuf *b, const struct cgi *cg, size_t ncg)
 	metrics_family(b, "memacct_oom_eta_seconds", MT_GAUGE, "seconds",
 		       "Time until the cgroup's memory the kernel cannot reclaim (anon, shmem, "
 		       "v2 kernel) reaches its memory.max / limit_in_bytes at its growth of the "
-		       "last collections; class: the one that grows most (anon, shmem, kernel, "
-		       "mlocked). No sample while it does not grow");
+		       "last collections; class: the one that grows most (anon, shmem, kernel) "
+		       "or what grows within it at least half as fast (mlocked, pinned, cow). No "
+		       "sample while it does not grow");
 	for (size_t i = 0; i < ncg; i++) {
 		const struct cgi *c = &cg[i];
 		int nl;
