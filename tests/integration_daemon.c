@@ -2550,7 +2550,7 @@ static double sample_cg(const char *m, const char *name, const char *rel)
  */
 START_TEST(test_daemon_oom_forecast)
 {
-	char rel[96], want[200], *m = NULL, *p = NULL;
+	char rel[96], want[200], jlog[64], *m = NULL, *p = NULL;
 	long long anon = 0, rate;
 	double eta, truth_eta;
 	struct result *r;
@@ -2568,7 +2568,9 @@ START_TEST(test_daemon_oom_forecast)
 		cg_set_memory_max(extra_cg[i], 64 * MiB);
 	}
 	snprintf(ws_file, sizeof(ws_file), "/tmp/memacct-test-forecast-%d.out", (int)getpid());
-	d = start_daemon(NULL);
+	snprintf(jlog, sizeof(jlog), "/tmp/memacct-test-forecast-%d.jsonl", (int)getpid());
+	snprintf(want, sizeof(want), "--json-log %s", jlog);
+	d = start_daemon(want);
 	ck_assert(d > 0);
 	held = fork();
 	if (held == 0) {
@@ -2600,6 +2602,40 @@ START_TEST(test_daemon_oom_forecast)
 	       "%.1f s\n", eta, anon, rate, truth_eta);
 	ck_assert_msg(fabs(eta - truth_eta) <= truth_eta * 0.15 + 2,
 		      "forecast %.1f s, memory.stat and the rate give %.1f s", eta, truth_eta);
+	/* the JSON log's last collection: the same forecast, null for the
+	 * calm siblings */
+	r = run_cmd("tail -n 1 %s", jlog);
+	{
+		json_t *line = json_loads(r->out, 0, NULL), *c, *fc;
+		size_t i, calm = 0;
+		bool seen = false;
+
+		ck_assert_msg(line, "the JSON log's last line is not JSON: %s", r->out);
+		json_array_foreach(json_object_get(line, "cgroups"), i, c) {
+			const char *cgp = json_string_value(json_object_get(c, "cgroup"));
+
+			fc = json_object_get(c, "oom_forecast");
+			ck_assert_msg(fc, "no oom_forecast key for %s", cgp);
+			if (cgp && !strcmp(cgp, rel)) {
+				seen = true;
+				ck_assert_msg(json_is_object(fc), "no forecast in the JSON log");
+				ck_assert_str_eq(json_string_value(json_object_get(fc,
+							"growing_class")), "anon");
+				ck_assert_msg(fabs(json_number_value(json_object_get(fc, "eta_s")) -
+						   truth_eta) <= truth_eta * 0.15 + 4,
+					      "JSON log eta_s %g", json_number_value(
+						      json_object_get(fc, "eta_s")));
+			} else if (cgp && !strncmp(cgp, rel, strlen(rel))) {
+				calm++;
+				ck_assert_msg(json_is_null(fc), "a forecast for calm %s", cgp);
+			}
+		}
+		ck_assert_msg(seen && calm == 3, "JSON log: %s seen %d, %zu calm siblings", rel,
+			      seen, calm);
+		json_decref(line);
+	}
+	result_free(r);
+	unlink(jlog);
 	ck_assert_msg(!strstr(m, "\nmemacct_oom_eta_seconds{cgroup=\"/\""),
 		      "a forecast for the unlimited root");
 	snprintf(want, sizeof(want), "\nmemacct_oom_eta_seconds{cgroup=\"%s-calm", rel);

@@ -233,6 +233,57 @@ START_TEST(test_apply_v1_memsw)
 }
 END_TEST
 
+/* the limits of a fake tree /a/b/c below a root, "" for none (a file of
+ * "max", v1 PAGE_COUNTER_MAX); memcg_smallest_limit() from c */
+static int smallest_of(int version, const char *la, const char *lb, const char *lc,
+		       struct memcg *out, uint64_t *bytes)
+{
+	const char *file = version == 2 ? "memory.max" : "memory.limit_in_bytes";
+	const char *none = version == 2 ? "max\n" : "9223372036854771712\n";
+	const char *lim[3] = { la, lb, lc };
+	char root[PATH_MAX], dir[PATH_MAX];
+	struct memcg c;
+	int err;
+
+	xsnprintf(root, sizeof(root), "/tmp/memacct-unit-smallest-%d", getpid());
+	ck_assert(!mkdir(root, 0755) || errno == EEXIST);
+	xsnprintf(fake, sizeof(fake), "%s", root);
+	put(file, "1024\n");	/* the root's: never taken */
+	for (int i = 0; i < 3; i++) {
+		xsnprintf(dir, sizeof(dir), "%s/%c", fake, 'a' + i);
+		ck_assert(!mkdir(dir, 0755) || errno == EEXIST);
+		xsnprintf(fake, sizeof(fake), "%s", dir);
+		put(file, *lim[i] ? lim[i] : none);
+	}
+	ck_assert_int_eq(memcg_of_path(root, version, fake, &c), 0);
+	ck_assert_int_eq(c.level, 3);
+	err = memcg_smallest_limit(&c, out, bytes);
+	ck_assert_int_eq(rm_tree(root), 0);
+	return err;
+}
+
+/* the limit that binds a cgroup: the smallest of its own and its ancestors' */
+START_TEST(test_smallest_limit)
+{
+	struct memcg m;
+	uint64_t v;
+
+	for (int version = 1; version <= 2; version++) {
+		ck_assert_int_eq(smallest_of(version, "1073741824", "268435456", "", &m, &v), 0);
+		ck_assert_str_eq(m.rel, "/a/b");
+		ck_assert_uint_eq(v, 268435456);
+		ck_assert_int_eq(smallest_of(version, "67108864", "268435456", "536870912", &m,
+					     &v), 0);
+		ck_assert_str_eq(m.rel, "/a");
+		ck_assert_uint_eq(v, 67108864);
+		/* a tie: the nearest */
+		ck_assert_int_eq(smallest_of(version, "", "268435456", "268435456", &m, &v), 0);
+		ck_assert_str_eq(m.rel, "/a/b/c");
+		ck_assert_int_eq(smallest_of(version, "", "", "", &m, &v), -ENOENT);
+	}
+}
+END_TEST
+
 START_TEST(test_getopt_errors)
 {
 	struct limits_req req = { 0 };
@@ -262,6 +313,7 @@ Suite *limits_suite(void)
 	tcase_add_test(tc, test_apply_v1_memsw);
 	tcase_add_test(tc, test_apply_root_refused);
 	tcase_add_test(tc, test_getopt_errors);
+	tcase_add_test(tc, test_smallest_limit);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -9,6 +9,9 @@
  *   oom_leak cow RATE MIB          MIB of anonymous memory written at once,
  *                                  then a forked child writes to each page
  *                                  at RATE MiB/s: each write a CoW copy
+ *   oom_leak saw RATE MIB          a sawtooth, not a leak (epochs of a data
+ *                                  loader): anon written at RATE MiB/s up
+ *                                  to MIB, freed, again, until killed
  *   oom_leak shm RATE MIB PATH     a tmpfs file (PATH, kept: the caller
  *                                  removes it) written at RATE MiB/s
  *   oom_leak cache RATE MIB PATH   page cache, which the kernel drops: PATH
@@ -37,8 +40,8 @@
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: oom_leak anon|mlock|cow RATE_MIB_S MIB | shm|cache RATE_MIB_S MIB "
-		"PATH\n");
+	fprintf(stderr, "usage: oom_leak anon|mlock|cow|saw RATE_MIB_S MIB | shm|cache RATE_MIB_S "
+		"MIB PATH\n");
 	exit(2);
 }
 
@@ -93,8 +96,8 @@ int main(int argc, char **argv)
 		fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
 		if (fd < 0)
 			die(path);
-	} else if ((strcmp(mode, "anon") && strcmp(mode, "mlock") && strcmp(mode, "cow")) ||
-		   argc != 4) {
+	} else if ((strcmp(mode, "anon") && strcmp(mode, "mlock") && strcmp(mode, "cow") &&
+		    strcmp(mode, "saw")) || argc != 4) {
 		usage();
 	}
 	/* bytes a step, whole pages */
@@ -148,6 +151,11 @@ int main(int argc, char **argv)
 		}
 		done += n;
 		step(&t);
+		if (done == mib * MIB && !strcmp(mode, "saw")) {	/* the epoch ends */
+			if (madvise(p, mib * MIB, MADV_DONTNEED))
+				die("madvise");
+			done = 0;
+		}
 	}
 	if (!strcmp(mode, "cache")) {	/* read back: the cache is used, not only made */
 		if (lseek(fd, 0, SEEK_SET))

@@ -483,6 +483,9 @@ static void write_json_log(struct dstate *d, const struct collection *col)
 		if (cl->qos[0])
 			json_object_set_new(co, "qos", json_string(cl->qos));
 		report_metrics_json(co, &c->m, MF_SAMPLED);
+		json_object_set_new(co, "oom_forecast", c->has_eta ?
+				    json_pack("{s:f, s:s}", "eta_s", c->oom_eta_s, "growing_class",
+					      fc_class_name(c->oom_grows)) : json_null());
 		json_array_append_new(arr, co);
 	}
 	if (o) {

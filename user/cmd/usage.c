@@ -48,7 +48,8 @@
 #define OPT_OOM_WARN_USAGE \
 	{ "--oom-warn", "DUR", "Warn (stderr, and \"oom_warnings\" in the report) when the\n" \
 	  "cgroup's memory that cannot be reclaimed (anon, shmem, kernel)\n" \
-	  "is forecast to reach its limit within DUR (default 60s; 0: never)." }
+	  "is forecast to reach its limit (or the smallest of its ancestors')\n" \
+	  "within DUR (default 60s; 0: never)." }
 
 static const struct usage_opt run_opts[] = {
 	OPT_JSON,

@@ -722,8 +722,39 @@ static void forecast_flows(struct session *s, uint64_t *cow, uint64_t *pinned)
 	free(ids);
 }
 
+/* how often the limit a forecast is for is looked for again */
+#define FC_TARGET_NS	10000000000ULL
+
 /*
- * The forecast of the cgroup's own limit, from @st (read now): a warning
+ * The limit the forecast is for, into s->fc_cg and *@limit: the smallest of
+ * the cgroup's own and its ancestors' (memcg_smallest_limit(): `run` inside
+ * a limited job or container has no limit of its own), looked for again
+ * every FC_TARGET_NS or when it went; another cgroup starts a new window.
+ * Its value read each time. 0, or -ENOENT when no limit binds the cgroup.
+ */
+static int forecast_target(struct session *s, uint64_t *limit)
+{
+	struct memcg m;
+
+	if (s->fc_cg.id && !memcg_limit_read(&s->fc_cg, LIMIT_MAX, limit) &&
+	    s->fc_sampled_ns - s->fc_cg_ns < FC_TARGET_NS)
+		return 0;
+	s->fc_cg_ns = s->fc_sampled_ns;
+	if (memcg_smallest_limit(&s->cg, &m, limit)) {
+		s->fc_cg.id = 0;
+		return -ENOENT;
+	}
+	if (m.id != s->fc_cg.id) {
+		s->fc_cg = m;
+		memset(&s->fc, 0, sizeof(s->fc));
+		s->fc_warned = false;
+	}
+	return 0;
+}
+
+/*
+ * The forecast of the limit that binds the cgroup, from @st (the cgroup's
+ * memory.stat, read now; an ancestor's is read here): a warning
  * recorded when it falls below s->oom_warn_s, once until the growth stopped
  * or its time rose past twice the threshold.
  */
@@ -732,6 +763,7 @@ static void sample_forecast(struct session *s, const struct memcg_stat *st)
 	const struct oom_sample *newest;
 	struct fc_estimate e;
 	uint64_t limit, cow, pinned;
+	struct memcg_stat above;
 	struct oom_warning *w;
 	struct timespec rt;
 	int err;
@@ -739,8 +771,13 @@ static void sample_forecast(struct session *s, const struct memcg_stat *st)
 	if (s->oom_warn_s <= 0 || now_ns() - s->fc_sampled_ns < OOM_SAMPLE_NS)
 		return;
 	s->fc_sampled_ns = now_ns();
-	if (memcg_limit_read(&s->cg, LIMIT_MAX, &limit))
+	if (forecast_target(s, &limit))
 		return;		/* unlimited (or unreadable): nothing to reach */
+	if (s->fc_cg.id != s->cg.id) {
+		if (memcg_read_stat(&s->fc_cg, &above))
+			return;
+		st = &above;
+	}
 	forecast_flows(s, &cow, &pinned);
 	fc_add(&s->fc, s->fc_sampled_ns, st, cow, pinned);
 	err = fc_estimate(&s->fc, limit, &e);
@@ -766,7 +803,7 @@ static void sample_forecast(struct session *s, const struct memcg_stat *st)
 	w->time = rt.tv_sec + rt.tv_nsec / 1e9;
 	w->t_s = (double)(s->fc_sampled_ns - s->t0_ns) / 1e9;
 	w->e = e;
-	snprintf(w->cgroup, sizeof(w->cgroup), "%s", s->cg.rel);
+	snprintf(w->cgroup, sizeof(w->cgroup), "%s", s->fc_cg.rel);
 	/* the processes are sampled once a second only while oom_near() */
 	newest = oom_sample_before(&s->oom_hist, UINT64_MAX);
 	if (!newest || boot_now_ns() - newest->boot_ns > 2 * OOM_SAMPLE_NS)

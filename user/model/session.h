@@ -70,12 +70,16 @@ struct session {
 	struct oom_kill *ooms;		/* the first SESSION_OOM_KILLS in full */
 	size_t nooms;
 	uint64_t ooms_unlisted;		/* kills past them: counted only */
-	/* the OOM forecast of the cgroup's own limit (oom_forecast.h), a
-	 * sample a second; a warning each time it falls below oom_warn_s
-	 * (0: none), again once it rose past twice that or stopped growing */
+	/* the OOM forecast (oom_forecast.h) of the smallest limit of the
+	 * cgroup and its ancestors, a sample a second; a warning each time it
+	 * falls below oom_warn_s (0: none), again once it rose past twice
+	 * that or stopped growing */
 	double oom_warn_s;		/* set by the caller after session_start() */
 	struct oom_forecast fc;
 	uint64_t fc_sampled_ns;
+	struct memcg fc_cg;		/* whose limit: memcg_smallest_limit(),
+					 * looked for every FC_TARGET_NS; id 0 none */
+	uint64_t fc_cg_ns;
 	bool fc_warned;			/* since it last stopped growing */
 	struct oom_warning *warnings;	/* the first SESSION_OOM_WARNINGS */
 	size_t nwarnings;

@@ -732,8 +732,7 @@ static void mount_of(const struct memcg *cg, char *root)
 	root[n] = '\0';
 }
 
-/* the parent of @cg (may be @parent itself); -ENOENT for the root */
-static int memcg_parent(const struct memcg *cg, struct memcg *parent)
+int memcg_parent(const struct memcg *cg, struct memcg *parent)
 {
 	char root[PATH_MAX], path[PATH_MAX];
 

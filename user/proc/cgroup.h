@@ -78,6 +78,10 @@ bool memcg_resolve_is_usage(int err);
 /* memcg_of_path() - fill @cg for an existing directory below the root. */
 int memcg_of_path(const char *root, int version, const char *abs, struct memcg *cg);
 
+/* memcg_parent() - the parent of @cg into @parent (may be @cg itself; not
+ * opened); 0, -ENOENT for the root, memcg_of_path()'s errors. */
+int memcg_parent(const struct memcg *cg, struct memcg *parent);
+
 /*
  * memcg_resolve_at() - memcg_resolve() below the hierarchy mounted at @root
  * (version @version) instead of the one found by memcg_root(); for tests.

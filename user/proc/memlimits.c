@@ -118,6 +118,29 @@ int memcg_limit_read(const struct memcg *cg, enum limit_kind k, uint64_t *bytes)
 	return unlimited ? -ERANGE : 0;
 }
 
+int memcg_smallest_limit(const struct memcg *cg, struct memcg *out, uint64_t *bytes)
+{
+	struct memcg cur = *cg;
+	int found = -ENOENT, err;
+
+	cur.dir_open = false;	/* read by path: @cg's dirfd stays @cg's */
+	for (;;) {
+		uint64_t v;
+
+		if (cur.level > 0 && !memcg_limit_read(&cur, LIMIT_MAX, &v) &&
+		    (found || v < *bytes)) {
+			*out = cur;
+			*bytes = v;
+			found = 0;
+		}
+		if (cur.level <= 0)
+			return found;
+		err = memcg_parent(&cur, &cur);
+		if (err)
+			return err;
+	}
+}
+
 /* @err of a read: 0 when it only says the figure is absent or unlimited */
 static int bounds_err(int err)
 {

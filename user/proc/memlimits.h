@@ -71,6 +71,18 @@ int parse_limit_value(const char *text, uint64_t *bytes, bool *unlimited);
 int memcg_limit_read(const struct memcg *cg, enum limit_kind k, uint64_t *bytes);
 
 /*
+ * memcg_smallest_limit() - the cgroup of @cg and its ancestors below the
+ * root whose own memory limit (memcg_limit_read() LIMIT_MAX: v2
+ * memory.max, v1 memory.limit_in_bytes) is the smallest, the nearest on a
+ * tie, into @out (not opened) and its limit in *@bytes: the limit the OOM
+ * killer would act for when @cg's processes grow (v1's memory.stat
+ * hierarchical_memory_limit is that minimum; v2 has no such file). A
+ * larger limit above that more cgroups share can bind first: not told.
+ * 0; -ENOENT when none is limited; memcg_parent()'s errors.
+ */
+int memcg_smallest_limit(const struct memcg *cg, struct memcg *out, uint64_t *bytes);
+
+/*
  * A cgroup's own limits and memory pressure now, for the daemon's series
  * (docs/daemon.md "Limits, peak and pressure"). A has_ flag false: the
  * figure is absent (unlimited, no such file on this kernel or hierarchy,
