@@ -612,6 +612,66 @@ START_TEST(test_forecast_parent_limit)
 END_TEST
 
 /*
+ * No limit binds `run` (started from a cgroup of ours below the root): the
+ * forecast is the host's, against MemTotal with MemAvailable as the
+ * headroom. An anon leak of an eighth of MemAvailable (2 GiB at most) in
+ * ~30 s under --oom-warn 1h warns, host_wide, naming anon and the leak;
+ * its growth at least 90% of the workload's rate (other processes of the
+ * host grow too) and its headroom MemAvailable less what leaked by then
+ * within 10% of MemTotal.
+ */
+START_TEST(test_forecast_host)
+{
+	long long avail_kb, total_kb, mib, rate;
+	struct result *r, *m;
+	char cg[300];
+	json_t *w;
+
+	if (forecast_sanitized(__func__))
+		return;
+	m = run_cmd("awk '/^MemAvailable:/ { print \"truth avail_kb\", $2 } "
+		    "/^MemTotal:/ { print \"truth total_kb\", $2 }' /proc/meminfo");
+	avail_kb = truth(m, "avail_kb");
+	total_kb = truth(m, "total_kb");
+	result_free(m);
+	mib = avail_kb / 8 / 1024 < 2048 ? avail_kb / 8 / 1024 : 2048;
+	rate = mib / 30 > 1 ? mib / 30 : 1;
+	/* from a cgroup of ours below the root: no limit above it, whatever
+	 * the runner's own cgroup has */
+	snprintf(cg, sizeof(cg), "%s/memacct-test-fchost-%d", cgroot, (int)getpid());
+	ck_assert_int_eq(mkdir(cg, 0755), 0);
+	r = run_cmd("sh -c 'echo $$ > %s/cgroup.procs && exec %s -j run --oom-warn 1h -- "
+		    "%s/oom_leak anon %lld %lld' 2>/dev/null", cg, memacct, workloads, rate, mib);
+	m = run_cmd("find %s -depth -type d -exec rmdir {} + 2>&1", cg);
+	result_free(m);
+	w = json_array_get(json_object_get(r->report, "oom_warnings"), 0);
+	ck_assert_msg(w, "no host OOM forecast (%lld MiB at %lld MiB/s, MemAvailable %lld kB): "
+		      "%s", mib, rate, avail_kb, r->out);
+	printf("  host forecast at +%.1f s: %.0f s, headroom %lld of MemAvailable %lld kB "
+	       "before, %s grows %.0f B/s (leak %lld MiB/s, pid %lld)\n", jnum(w, "t_s"),
+	       jnum(w, "eta_s"), jint(w, "headroom_bytes"), avail_kb, jstr(w, "growing_class"),
+	       jnum(w, "growing_class_bytes_per_s"), rate, jint(w, "top_pid"));
+	ck_assert_msg(json_is_true(json_object_get(w, "host_wide")), "not host_wide");
+	ck_assert_str_eq(jstr(w, "cgroup"), "/");
+	ck_assert_int_eq(jint(w, "limit_bytes"), total_kb * 1024);
+	ck_assert_str_eq(jstr(w, "growing_class"), "anon");
+	ck_assert_int_eq(jint(w, "top_pid"), truth(r, "pid"));
+	/* the host's growth: the leak's and whatever else grows meanwhile
+	 * (another job's sawtooth added 26 MiB/s once) */
+	ck_assert_msg(jnum(w, "growth_bytes_per_s") >= 0.9 * truth(r, "rate_bytes_per_s") &&
+		      jnum(w, "growth_bytes_per_s") <= 2.0 * truth(r, "rate_bytes_per_s") + 64 * MiB,
+		      "growth %.0f B/s, the leak's %lld", jnum(w, "growth_bytes_per_s"),
+		      truth(r, "rate_bytes_per_s"));
+	ck_assert_msg(llabs(jint(w, "headroom_bytes") - (avail_kb * 1024 - (long long)(jnum(w,
+		      "t_s") * truth(r, "rate_bytes_per_s")))) <= total_kb * 1024 / 10,
+		      "headroom %lld, MemAvailable %lld kB before", jint(w, "headroom_bytes"),
+		      avail_kb);
+	ck_assert_int_eq(json_array_size(json_object_get(r->report, "oom_kills")), 0);
+	result_free(r);
+}
+END_TEST
+
+/*
  * Page cache is not a leak: 384 MiB written at 16 MiB/s through a cgroup
  * of 128M (the kernel reclaims it) gives no warning, no kill.
  */
@@ -665,6 +725,7 @@ Suite *oom_suite(void)
 	tcase_add_test(tc, test_forecast_shmem);
 	tcase_add_test(tc, test_forecast_cow);
 	tcase_add_test(tc, test_forecast_parent_limit);
+	tcase_add_test(tc, test_forecast_host);
 	tcase_add_test(tc, test_forecast_page_cache_calm);
 	suite_add_tcase(s, tc);
 	return s;

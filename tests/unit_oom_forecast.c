@@ -8,6 +8,7 @@
  */
 #define _GNU_SOURCE
 #include "check_util.h"
+#include "hostpin.h"
 #include "oom_forecast.h"
 
 #define MIB (1ULL << 20)
@@ -197,6 +198,47 @@ START_TEST(test_class_named)
 }
 END_TEST
 
+/* the host's figures: MemTotal - MemAvailable split into anon, shmem and
+ * the rest as kernel; a kernel without MemAvailable gives none */
+START_TEST(test_host_stat)
+{
+	static const char meminfo[] =
+		"MemTotal:       24000000 kB\nMemFree:         1000000 kB\n"
+		"MemAvailable:   14000000 kB\nCached:          9000000 kB\n"
+		"Unevictable:       20000 kB\nAnonPages:       7000000 kB\n"
+		"AnonHugePages:   3000000 kB\nShmem:           1000000 kB\n";
+	struct memcg_stat st;
+	struct hm_fields f;
+	struct hostmem m;
+	uint64_t limit = 24000000ULL * 1024;
+
+	ck_assert_int_eq(parse_meminfo(meminfo, &f), 0);
+	hostmem_from_fields(&m, &f, 0, true);
+	ck_assert_int_eq(fc_host_stat(&m, limit, &st), 0);
+	ck_assert_uint_eq(st.anon, 7000000ULL * 1024);
+	ck_assert_uint_eq(st.shmem, 1000000ULL * 1024);
+	ck_assert_uint_eq(st.slab_unreclaimable, 2000000ULL * 1024);
+	ck_assert_uint_eq(st.unevictable, 20000ULL * 1024);
+	/* a host leaking through fc_estimate(): its headroom is MemAvailable */
+	{
+		struct oom_forecast fc = { 0 };
+		struct fc_estimate e;
+
+		for (unsigned int t = 0; t < 30; t++) {
+			st.anon = (7000000ULL + t * 102400) * 1024;	/* 100 MiB/s */
+			fc_add(&fc, t * SEC, &st, 0, 0);
+		}
+		ck_assert_int_eq(fc_estimate(&fc, limit, &e), 0);
+		ck_assert_int_eq(e.grows, FC_ANON);
+		ck_assert_double_eq_tol(e.slope, 100.0 * MIB, 1);
+	}
+	ck_assert_int_eq(parse_meminfo("MemTotal: 1000 kB\nAnonPages: 10 kB\nShmem: 0 kB\n"
+				       "Unevictable: 0 kB\n", &f), 0);
+	hostmem_from_fields(&m, &f, 0, true);
+	ck_assert_int_eq(fc_host_stat(&m, 1000 * 1024, &st), -ENODATA);
+}
+END_TEST
+
 Suite *oom_forecast_suite(void)
 {
 	Suite *s = suite_create("oom_forecast");
@@ -208,6 +250,7 @@ Suite *oom_forecast_suite(void)
 	tcase_add_test(tc, test_page_cache_calm);
 	tcase_add_test(tc, test_level_comes_back);
 	tcase_add_test(tc, test_class_named);
+	tcase_add_test(tc, test_host_stat);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -71,6 +71,9 @@ struct self_sample {
 	bool host_ok, self_ok;
 	struct hostpin host;		/* the host's FOLL_PIN pages (hostpin.h) */
 	struct om_self self;		/* its own /proc entries (output_om.h) */
+	bool host_has_eta;		/* the host's OOM forecast (host_forecast()) */
+	double host_eta_s;
+	enum fc_class host_grows;
 	struct bpf_prog_info *info;	/* per program, with bpf_stats on; else NULL */
 	bool *info_ok;
 };
@@ -104,6 +107,7 @@ struct dstate {
 	 * when each last rose (CLOCK_MONOTONIC ns, 0 never) */
 	uint64_t deg_seen[3], deg_rose_ns[3];
 	uint64_t http_said, http_said_ns;	/* say_http_shut(): table_full said, when */
+	struct oom_forecast host_fc;	/* the host's, against MemTotal */
 };
 
 /* /healthz says "degraded" for this long after a cause last rose. */
@@ -174,6 +178,39 @@ static void daemon_host_metrics(const struct dstate *d, const struct collection 
 	hostpin_metrics(b, &s->host, col->counters.dma_readable,
 			(col->counters.dma_attributed_pages + col->pinned_vm_pages) * d->page_size);
 	hostmem_metrics(b, &s->host);
+	metrics_family(b, "memacct_host_oom_eta_seconds", MT_GAUGE, "seconds",
+		       "Time until the host's memory that cannot be reclaimed (MemTotal - "
+		       "MemAvailable) reaches MemTotal at its growth of the last collections; "
+		       "class: the one that grows most (anon, shmem, kernel) or within it (mlocked, "
+		       "pinned, cow). No sample while it does not grow");
+	if (s->host_has_eta)
+		metrics_sample(b, (const struct mlabel[]){ { "class", fc_class_name(s->host_grows) } },
+			       1, s->host_eta_s);
+}
+
+/*
+ * The host's OOM forecast (oom_forecast.h fc_host_stat()): /proc/meminfo as
+ * self_sample_read() read it, the CoW copies and pins of the root cgroup of
+ * @col, one sample per collection into d->host_fc; into @s.
+ */
+static void host_forecast(struct dstate *d, const struct collection *col, struct self_sample *s)
+{
+	struct memcg_stat st;
+	struct fc_estimate e;
+	const struct metrics *root = NULL;
+
+	if (!s->host_ok || fc_host_stat(&s->host.mem, s->host.mem_total, &st))
+		return;
+	for (size_t i = 0; i < col->ncg && !root; i++)
+		if (col->cg[i].level == 0)
+			root = &col->cg[i].m;
+	fc_add(&d->host_fc, now_ns(), &st, root ? root->cow_copied : 0,
+	       root ? root->pinned_vm + root->dma_pinned : 0);
+	if (!fc_estimate(&d->host_fc, s->host.mem_total, &e)) {
+		s->host_has_eta = true;
+		s->host_eta_s = e.eta_s;
+		s->host_grows = e.grows;
+	}
 }
 
 /*
@@ -610,6 +647,7 @@ static int collect_and_publish(struct dstate *d)
 	mbuf_init(&prom, false);
 	mbuf_init(&om, true);
 	self_sample_read(d, &self);
+	host_forecast(d, &col, &self);
 	format(d, &col, &self, &prom);
 	format(d, &col, &self, &om);
 	self_sample_free(&self);

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "hostpin.h"
 #include "oom.h"
 #include "oom_forecast.h"
 #include "util.h"
@@ -72,6 +73,23 @@ void fc_add(struct oom_forecast *f, uint64_t t_ns, const struct memcg_stat *st,
 	f->next = (f->next + 1) % FC_SAMPLES;
 	if (f->n < FC_SAMPLES)
 		f->n++;
+}
+
+int fc_host_stat(const struct hostmem *m, uint64_t mem_total, struct memcg_stat *st)
+{
+	uint64_t used, anon, shmem;
+
+	if (!m->meminfo || !m->avail_known || !m->anon_known)
+		return -ENODATA;
+	memset(st, 0, sizeof(*st));
+	used = mem_total - min_u64(m->mem_available, mem_total);
+	anon = min_u64(m->anon, used);
+	shmem = min_u64(m->shmem, used - anon);
+	st->anon = anon;
+	st->shmem = shmem;
+	st->slab_unreclaimable = used - anon - shmem;
+	st->unevictable = m->unevictable;
+	return 0;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -221,6 +239,7 @@ json_t *oom_warning_json(const struct oom_warning *w)
 	json_object_set_new(o, "time", json_real(w->time));
 	json_object_set_new(o, "t_s", json_real(w->t_s));
 	json_object_set_new(o, "cgroup", json_string_sanitized(w->cgroup));
+	json_object_set_new(o, "host_wide", json_boolean(w->host_wide));
 	json_object_set_new(o, "eta_s", json_real(w->e.eta_s));
 	json_object_set_new(o, "limit_bytes", json_integer((json_int_t)w->e.limit));
 	json_object_set_new(o, "unreclaimable_bytes", json_integer((json_int_t)w->e.unreclaimable));

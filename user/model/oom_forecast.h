@@ -75,6 +75,20 @@ struct fc_estimate {
 void fc_add(struct oom_forecast *f, uint64_t t_ns, const struct memcg_stat *st,
 	    uint64_t cow_bytes, uint64_t pinned_bytes);
 
+struct hostmem;
+/*
+ * fc_host_stat() - the host's memory (@m: /proc/meminfo, hostpin.h) as
+ * fc_add() takes a limited cgroup's, against its MemTotal @mem_total
+ * (bytes): anon AnonPages, shmem Shmem, unevictable Unevictable, and as
+ * kernel all that MemAvailable leaves out besides them (MemTotal -
+ * MemAvailable - AnonPages - Shmem: slab that cannot be reclaimed, page
+ * tables, stacks, driver memory, the watermark reserves), so that the
+ * forecast's total is MemTotal - MemAvailable and its headroom
+ * MemAvailable. Swap is not counted as room. 0, or -ENODATA without
+ * MemAvailable or AnonPages.
+ */
+int fc_host_stat(const struct hostmem *m, uint64_t mem_total, struct memcg_stat *st);
+
 /*
  * fc_estimate() - the time until the unreclaimable bytes reach @limit
  * (bytes) at their present growth, into @e. The slope is the Theil-Sen
@@ -100,7 +114,8 @@ struct oom_warning {
 	double t_s;			/* seconds since the session began */
 	double time;			/* Unix time, s (as an OOM kill's) */
 	struct fc_estimate e;
-	char cgroup[PATH_MAX];		/* the limited cgroup, relative */
+	char cgroup[PATH_MAX];		/* the limited cgroup, relative; "/" host */
+	bool host_wide;			/* the host's MemTotal (no limit binds) */
 	int top_pid;			/* the process whose class grew most, 0 none */
 	char top_comm[17];
 	uint64_t top_bytes;		/* its bytes of that class now */

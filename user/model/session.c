@@ -394,15 +394,16 @@ static uint64_t session_unmeasured(const struct session *s)
 
 /*
  * Whether the OOM forecast saw @k coming: the last warning about its
- * limited memcg made before it (a warning made after the kill, from the
+ * limited memcg (a host-wide kill: about the host) made before it (a warning made after the kill, from the
  * same samples, is no forecast).
  */
 static void oom_forecast_of(const struct session *s, struct oom_kill *k)
 {
-	for (size_t i = s->nwarnings; k->has_limit && i-- > 0;) {
+	for (size_t i = s->nwarnings; i-- > 0;) {
 		const struct oom_warning *w = &s->warnings[i];
 
-		if (w->time > k->time || strcmp(w->cgroup, k->limit_cgroup))
+		if (w->time > k->time || w->host_wide == k->has_limit ||
+		    (k->has_limit && strcmp(w->cgroup, k->limit_cgroup)))
 			continue;
 		k->forecast = true;
 		k->forecast_before_s = k->time - w->time;
@@ -728,28 +729,54 @@ static void forecast_flows(struct session *s, uint64_t *cow, uint64_t *pinned)
 /*
  * The limit the forecast is for, into s->fc_cg and *@limit: the smallest of
  * the cgroup's own and its ancestors' (memcg_smallest_limit(): `run` inside
- * a limited job or container has no limit of its own), looked for again
- * every FC_TARGET_NS or when it went; another cgroup starts a new window.
- * Its value read each time. 0, or -ENOENT when no limit binds the cgroup.
+ * a limited job or container has no limit of its own), else the host's
+ * (s->fc_host: *@limit is read with its figures, host_stat()), looked for
+ * again every FC_TARGET_NS or when it went; another one starts a new
+ * window. A cgroup's limit is read each time. 0 or a negative errno.
  */
 static int forecast_target(struct session *s, uint64_t *limit)
 {
 	struct memcg m;
+	int err;
 
-	if (s->fc_cg.id && !memcg_limit_read(&s->fc_cg, LIMIT_MAX, limit) &&
+	if ((s->fc_host || (s->fc_cg.id && !memcg_limit_read(&s->fc_cg, LIMIT_MAX, limit))) &&
 	    s->fc_sampled_ns - s->fc_cg_ns < FC_TARGET_NS)
 		return 0;
 	s->fc_cg_ns = s->fc_sampled_ns;
-	if (memcg_smallest_limit(&s->cg, &m, limit)) {
+	err = memcg_smallest_limit(&s->cg, &m, limit);
+	if (err && err != -ENOENT) {
 		s->fc_cg.id = 0;
-		return -ENOENT;
+		s->fc_host = false;
+		return err;
 	}
-	if (m.id != s->fc_cg.id) {
-		s->fc_cg = m;
+	if (err)
+		m.id = 0;
+	if (m.id != s->fc_cg.id || !m.id != s->fc_host) {
+		if (m.id)
+			s->fc_cg = m;
+		s->fc_cg.id = m.id;
+		s->fc_host = !m.id;
 		memset(&s->fc, 0, sizeof(s->fc));
 		s->fc_warned = false;
 	}
 	return 0;
+}
+
+/* The host's figures as a limited cgroup's, against MemTotal in *@limit
+ * (oom_forecast.h fc_host_stat()); 0 or a negative errno. */
+static int host_stat(struct memcg_stat *st, uint64_t *limit)
+{
+	struct hm_fields f;
+	struct hostmem m;
+	char *text = NULL;
+	int err = read_file("/proc/meminfo", &text, 1 << 16) < 0 ? -EIO : parse_meminfo(text, &f);
+
+	free(text);
+	if (err)
+		return err;
+	hostmem_from_fields(&m, &f, 0, true);
+	*limit = f.v[HM_MEM_TOTAL] * 1024;
+	return fc_host_stat(&m, *limit, st);
 }
 
 /*
@@ -772,12 +799,12 @@ static void sample_forecast(struct session *s, const struct memcg_stat *st)
 		return;
 	s->fc_sampled_ns = now_ns();
 	if (forecast_target(s, &limit))
-		return;		/* unlimited (or unreadable): nothing to reach */
-	if (s->fc_cg.id != s->cg.id) {
-		if (memcg_read_stat(&s->fc_cg, &above))
-			return;
+		return;		/* unreadable: nothing to reach */
+	if (s->fc_host ? host_stat(&above, &limit) :
+	    s->fc_cg.id != s->cg.id && memcg_read_stat(&s->fc_cg, &above))
+		return;
+	if (s->fc_host || s->fc_cg.id != s->cg.id)
 		st = &above;
-	}
 	forecast_flows(s, &cow, &pinned);
 	fc_add(&s->fc, s->fc_sampled_ns, st, cow, pinned);
 	err = fc_estimate(&s->fc, limit, &e);
@@ -803,7 +830,8 @@ static void sample_forecast(struct session *s, const struct memcg_stat *st)
 	w->time = rt.tv_sec + rt.tv_nsec / 1e9;
 	w->t_s = (double)(s->fc_sampled_ns - s->t0_ns) / 1e9;
 	w->e = e;
-	snprintf(w->cgroup, sizeof(w->cgroup), "%s", s->fc_cg.rel);
+	snprintf(w->cgroup, sizeof(w->cgroup), "%s", s->fc_host ? "/" : s->fc_cg.rel);
+	w->host_wide = s->fc_host;
 	/* the processes are sampled once a second only while oom_near() */
 	newest = oom_sample_before(&s->oom_hist, UINT64_MAX);
 	if (!newest || boot_now_ns() - newest->boot_ns > 2 * OOM_SAMPLE_NS)

@@ -71,7 +71,7 @@ struct session {
 	size_t nooms;
 	uint64_t ooms_unlisted;		/* kills past them: counted only */
 	/* the OOM forecast (oom_forecast.h) of the smallest limit of the
-	 * cgroup and its ancestors, a sample a second; a warning each time it
+	 * cgroup and its ancestors (none: the host), a sample a second; a warning each time it
 	 * falls below oom_warn_s (0: none), again once it rose past twice
 	 * that or stopped growing */
 	double oom_warn_s;		/* set by the caller after session_start() */
@@ -79,6 +79,7 @@ struct session {
 	uint64_t fc_sampled_ns;
 	struct memcg fc_cg;		/* whose limit: memcg_smallest_limit(),
 					 * looked for every FC_TARGET_NS; id 0 none */
+	bool fc_host;			/* none binds: the host's MemTotal */
 	uint64_t fc_cg_ns;
 	bool fc_warned;			/* since it last stopped growing */
 	struct oom_warning *warnings;	/* the first SESSION_OOM_WARNINGS */

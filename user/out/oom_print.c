@@ -142,10 +142,13 @@ void oom_warning_print(FILE *f, const char *prefix, const json_t *w)
 			 json_string_value(json_object_get(w, "top_comm")) ?: "?", class_words(cls),
 			 jbytes_s(b, w, "top_bytes"));
 	}
-	fprintf(f, "%sOOM forecast at +%.0f s: %s reaches its limit %s in ~%.0f s: the memory "
+	fprintf(f, "%sOOM forecast at +%.0f s: %s%s reaches its %s %s in ~%.0f s: the memory "
 		"the kernel cannot reclaim (%s) grows %s/s, %s most (%s/s)%s\n",
 		prefix, json_number_value(json_object_get(w, "t_s")),
+		json_is_true(json_object_get(w, "host_wide")) ? "the host" : "",
+		json_is_true(json_object_get(w, "host_wide")) ? "" :
 		json_string_value(json_object_get(w, "cgroup")) ?: "?",
+		json_is_true(json_object_get(w, "host_wide")) ? "MemTotal" : "limit",
 		jbytes_s(lim, w, "limit_bytes"), eta, jbytes_s(un, w, "unreclaimable_bytes"),
 		fmt_bytes(rate, sizeof(rate), g > 0 ? (uint64_t)g : 0), class_words(cls),
 		fmt_bytes(crate, sizeof(crate), cg > 0 ? (uint64_t)cg : 0), top);

@@ -85,6 +85,7 @@ static const char *const hm_names[HM_NR] = {
 	[HM_HUGETLB] = "Hugetlb", [HM_HP_TOTAL] = "HugePages_Total",
 	[HM_HP_RSVD] = "HugePages_Rsvd", [HM_HP_SIZE] = "Hugepagesize",
 	[HM_SWAP_TOTAL] = "SwapTotal", [HM_SWAP_FREE] = "SwapFree",
+	[HM_ANON_PAGES] = "AnonPages",
 };
 
 int parse_meminfo(const char *text, struct hm_fields *f)
@@ -200,6 +201,8 @@ void hostmem_from_fields(struct hostmem *m, const struct hm_fields *f, uint64_t 
 	m->file_pages = (host ? v[HM_CACHED] + v[HM_BUFFERS] + v[HM_SWAP_CACHED] :
 			 v[HM_FILE_PAGES]) * 1024;
 	m->shmem = v[HM_SHMEM] * 1024;
+	m->anon_known = host && has(f, HM_ANON_PAGES);
+	m->anon = v[HM_ANON_PAGES] * 1024;
 	m->unevictable = v[HM_UNEVICTABLE] * 1024;
 	m->mlocked = v[HM_MLOCKED] * 1024;
 	if (has(f, HM_HP_SIZE))

@@ -37,7 +37,7 @@ enum hm_field {
 	HM_SRECLAIMABLE, HM_KRECLAIMABLE, HM_KERNEL_STACK, HM_PAGE_TABLES,
 	HM_SEC_PAGE_TABLES, HM_BOUNCE, HM_WRITEBACK_TMP, HM_VMALLOC_USED,
 	HM_PERCPU, HM_ZSWAP, HM_UNACCEPTED, HM_HUGETLB, HM_HP_TOTAL, HM_HP_RSVD,
-	HM_HP_SIZE, HM_SWAP_TOTAL, HM_SWAP_FREE, HM_NR
+	HM_HP_SIZE, HM_SWAP_TOTAL, HM_SWAP_FREE, HM_ANON_PAGES, HM_NR
 };
 
 /* One meminfo text parsed: v[f] valid when have & (1 << f). v in kB, or pages
@@ -62,6 +62,9 @@ struct hostmem {
 	uint64_t file_pages;	/* NR_FILE_PAGES: FilePages (node), Cached +
 				 * Buffers + SwapCached (host); shmem in */
 	uint64_t shmem;		/* Shmem: NR_SHMEM (mm/shmem.c) */
+	bool anon_known;	/* AnonPages: host only (nodes: AnonPages too,
+				 * not read) */
+	uint64_t anon;		/* NR_ANON_MAPPED (mm/rmap.c) */
 	uint64_t dirty, writeback;	/* Dirty, Writeback: NR_FILE_DIRTY, NR_WRITEBACK */
 	uint64_t unevictable;	/* Unevictable: NR_UNEVICTABLE LRU (mm/mlock.c) */
 	uint64_t mlocked;	/* Mlocked: NR_MLOCK, a part of unevictable */
