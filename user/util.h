@@ -187,6 +187,7 @@ static inline uint64_t max_u64(uint64_t a, uint64_t b)
 {
 	return a > b ? a : b;
 }
+
 /* min_u64() - the smaller of @a and @b */
 static inline uint64_t min_u64(uint64_t a, uint64_t b)
 {

@@ -48,8 +48,9 @@
 #define OPT_OOM_WARN_USAGE \
 	{ "--oom-warn", "DUR", "Warn (stderr, and \"oom_warnings\" in the report) when the\n" \
 	  "cgroup's memory that cannot be reclaimed (anon, shmem, kernel)\n" \
-	  "is forecast to reach its limit (or the smallest of its ancestors')\n" \
-	  "within DUR (default 60s; 0: never)." }
+	  "is forecast to reach its limit (the smallest of its own and its\n" \
+	  "ancestors'; none: the host's MemTotal) within DUR (default 60s;\n" \
+	  "0: never)." }
 
 static const struct usage_opt run_opts[] = {
 	OPT_JSON,

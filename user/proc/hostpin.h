@@ -62,8 +62,8 @@ struct hostmem {
 	uint64_t file_pages;	/* NR_FILE_PAGES: FilePages (node), Cached +
 				 * Buffers + SwapCached (host); shmem in */
 	uint64_t shmem;		/* Shmem: NR_SHMEM (mm/shmem.c) */
-	bool anon_known;	/* AnonPages: host only (nodes: AnonPages too,
-				 * not read) */
+	bool anon_known;	/* AnonPages: host only here (nodeN/meminfo
+				 * has it too, unused) */
 	uint64_t anon;		/* NR_ANON_MAPPED (mm/rmap.c) */
 	uint64_t dirty, writeback;	/* Dirty, Writeback: NR_FILE_DIRTY, NR_WRITEBACK */
 	uint64_t unevictable;	/* Unevictable: NR_UNEVICTABLE LRU (mm/mlock.c) */

@@ -136,8 +136,8 @@ int memcg_smallest_limit(const struct memcg *cg, struct memcg *out, uint64_t *by
 		if (cur.level <= 0)
 			return found;
 		err = memcg_parent(&cur, &cur);
-		if (err)
-			return err;
+		if (err)	/* what was found below stays found */
+			return found ? err : 0;
 	}
 }
 

@@ -78,7 +78,8 @@ int memcg_limit_read(const struct memcg *cg, enum limit_kind k, uint64_t *bytes)
  * killer would act for when @cg's processes grow (v1's memory.stat
  * hierarchical_memory_limit is that minimum; v2 has no such file). A
  * larger limit above that more cgroups share can bind first: not told.
- * 0; -ENOENT when none is limited; memcg_parent()'s errors.
+ * 0; -ENOENT when none is limited; memcg_parent()'s errors when none was
+ * found below the cgroup it could not read.
  */
 int memcg_smallest_limit(const struct memcg *cg, struct memcg *out, uint64_t *bytes);
 
