@@ -532,6 +532,28 @@ START_TEST(test_forecast_shmem)
 }
 END_TEST
 
+/* an mlocked buffer growing at 6 MiB/s into --memory-max 192M: mlocked named
+ * (its unevictable pages are all of the growth), with the process */
+START_TEST(test_forecast_mlock)
+{
+	struct result *r;
+	json_t *w;
+
+	if (forecast_sanitized(__func__))
+		return;
+	r = run_cmd("%s -j run --memory-max 192M -- %s/oom_leak mlock 6 512 2>/dev/null", memacct,
+		    workloads);
+	w = json_array_get(json_object_get(r->report, "oom_warnings"), 0);
+	ck_assert_msg(w, "no OOM forecast before the kill: %s", r->out);
+	printf("  forecast at +%.1f s: %.1f s, %s grows %.0f B/s; the kill %.1f s later\n",
+	       jnum(w, "t_s"), jnum(w, "eta_s"), jstr(w, "growing_class"),
+	       jnum(w, "growing_class_bytes_per_s"), jnum(first_oom(r), "time") - jnum(w, "time"));
+	ck_assert_str_eq(jstr(w, "growing_class"), "mlocked");
+	ck_assert_int_eq(jint(w, "top_pid"), truth(r, "pid"));
+	result_free(r);
+}
+END_TEST
+
 /*
  * A forked worker copying its parent's 160 MiB at 3 MiB/s into
  * --memory-max 256M: the anon growth is CoW copies, named "cow" with the
@@ -629,6 +651,19 @@ START_TEST(test_forecast_host)
 
 	if (forecast_sanitized(__func__))
 		return;
+	/* the host's memory is everyone's: a qemu guest of CI's kernel
+	 * matrix starting or ending beside this moves MemAvailable by GiBs
+	 * within the window (the first CI rehearsal: no forecast); the v2
+	 * guest runs this test alone */
+	m = run_cmd("echo \"truth guests $(pgrep -c qemu-system)\"");
+	if (truth(m, "guests") > 0) {
+		SKIP_TEST("%lld qemu guests share this host's memory: their starts and ends "
+			  "move MemAvailable by GiBs (the kernel matrix's v2 guest runs this test)",
+			  truth(m, "guests"));
+		result_free(m);
+		return;
+	}
+	result_free(m);
 	m = run_cmd("awk '/^MemAvailable:/ { print \"truth avail_kb\", $2 } "
 		    "/^MemTotal:/ { print \"truth total_kb\", $2 }' /proc/meminfo");
 	avail_kb = truth(m, "avail_kb");
@@ -639,12 +674,22 @@ START_TEST(test_forecast_host)
 	/* from a cgroup of ours below the root: no limit above it, whatever
 	 * the runner's own cgroup has */
 	snprintf(cg, sizeof(cg), "%s/memacct-test-fchost-%d", cgroot, (int)getpid());
-	ck_assert_int_eq(mkdir(cg, 0755), 0);
-	r = run_cmd("sh -c 'echo $$ > %s/cgroup.procs && exec %s -j run --oom-warn 1h -- "
-		    "%s/oom_leak anon %lld %lld' 2>/dev/null", cg, memacct, workloads, rate, mib);
-	m = run_cmd("find %s -depth -type d -exec rmdir {} + 2>&1", cg);
-	result_free(m);
-	w = json_array_get(json_object_get(r->report, "oom_warnings"), 0);
+	/* the host's memory is everyone's: another process freeing GiBs
+	 * meanwhile (a qemu guest of CI's matrix ending) hides the growth
+	 * for a window, so one more try */
+	for (int try = 0; try < 2; try++) {
+		ck_assert_int_eq(mkdir(cg, 0755), 0);
+		r = run_cmd("sh -c 'echo $$ > %s/cgroup.procs && exec %s -j run --oom-warn 1h -- "
+			    "%s/oom_leak anon %lld %lld' 2>/dev/null", cg, memacct, workloads, rate,
+			    mib);
+		m = run_cmd("find %s -depth -type d -exec rmdir {} + 2>&1", cg);
+		result_free(m);
+		w = json_array_get(json_object_get(r->report, "oom_warnings"), 0);
+		if (w || try)
+			break;
+		printf("  no host forecast on the first try: once more\n");
+		result_free(r);
+	}
 	ck_assert_msg(w, "no host OOM forecast (%lld MiB at %lld MiB/s, MemAvailable %lld kB): "
 		      "%s", mib, rate, avail_kb, r->out);
 	printf("  host forecast at +%.1f s: %.0f s, headroom %lld of MemAvailable %lld kB "
@@ -701,6 +746,32 @@ START_TEST(test_forecast_page_cache_calm)
 }
 END_TEST
 
+/*
+ * A data loader's epochs are no leak: anon written at 24 MiB/s to 216 MiB of
+ * a 256M limit and freed, 9 s an epoch, for 32 s (the forecast's first
+ * estimate comes at 20 s): no warning, no kill. `make soak-oom` runs it 30
+ * minutes.
+ */
+START_TEST(test_forecast_sawtooth_calm)
+{
+	struct result *r;
+
+	if (forecast_sanitized(__func__))
+		return;
+	r = run_cmd("%s -j run --memory-max 256M -- timeout 32 %s/oom_leak saw 24 216 "
+		    "2>/dev/null", memacct, workloads);
+	ck_assert_msg(r->report, "no report: %s", r->out);
+	printf("  sawtooth: peak %lld of 256 MiB, warnings %zu\n",
+	       jint(json_object_get(r->report, "totals"), "rss_peak_bytes"),
+	       json_array_size(json_object_get(r->report, "oom_warnings")));
+	ck_assert_int_eq(r->status, 124);	/* timeout's: it ran its 32 s */
+	ck_assert_int_eq(json_array_size(json_object_get(r->report, "oom_kills")), 0);
+	ck_assert_int_eq(json_array_size(json_object_get(r->report, "oom_warnings")), 0);
+	ck_assert_int_ge(jint(json_object_get(r->report, "totals"), "rss_peak_bytes"), 200 * MiB);
+	result_free(r);
+}
+END_TEST
+
 Suite *oom_suite(void)
 {
 	Suite *s = suite_create("oom");
@@ -723,10 +794,12 @@ Suite *oom_suite(void)
 	tcase_set_timeout(tc, 150);
 	tcase_add_test(tc, test_forecast_anon);
 	tcase_add_test(tc, test_forecast_shmem);
+	tcase_add_test(tc, test_forecast_mlock);
 	tcase_add_test(tc, test_forecast_cow);
 	tcase_add_test(tc, test_forecast_parent_limit);
 	tcase_add_test(tc, test_forecast_host);
 	tcase_add_test(tc, test_forecast_page_cache_calm);
+	tcase_add_test(tc, test_forecast_sawtooth_calm);
 	suite_add_tcase(s, tc);
 	return s;
 }
