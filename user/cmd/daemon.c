@@ -188,6 +188,15 @@ static void daemon_host_metrics(const struct dstate *d, const struct collection 
 			       1, s->host_eta_s);
 }
 
+/* the root cgroup's published figures in @col, NULL when it has none */
+static const struct metrics *root_metrics(const struct collection *col)
+{
+	for (size_t i = 0; i < col->ncg; i++)
+		if (col->cg[i].level == 0)
+			return &col->cg[i].m;
+	return NULL;
+}
+
 /*
  * The host's OOM forecast (oom_forecast.h fc_host_stat()): /proc/meminfo as
  * self_sample_read() read it, the CoW copies and pins of the root cgroup of
@@ -197,13 +206,11 @@ static void host_forecast(struct dstate *d, const struct collection *col, struct
 {
 	struct memcg_stat st;
 	struct fc_estimate e;
-	const struct metrics *root = NULL;
+	const struct metrics *root;
 
 	if (!s->host_ok || fc_host_stat(&s->host.mem, s->host.mem_total, &st))
 		return;
-	for (size_t i = 0; i < col->ncg && !root; i++)
-		if (col->cg[i].level == 0)
-			root = &col->cg[i].m;
+	root = root_metrics(col);
 	fc_add(&d->host_fc, now_ns(), &st, root ? root->cow_copied : 0,
 	       root ? root->pinned_vm + root->dma_pinned : 0);
 	if (!fc_estimate(&d->host_fc, s->host.mem_total, &e)) {
@@ -487,9 +494,8 @@ static void write_json_log(struct dstate *d, const struct collection *col)
 	memcg_of_path(d->root, d->version, d->root, &r.cg);
 	r.elapsed_s = (now_ns() - d->t0_ns) / 1e9;
 	r.numa_multi = false;
-	for (size_t i = 0; i < col->ncg; i++)
-		if (col->cg[i].level == 0)
-			r.totals = col->cg[i].m;
+	if (root_metrics(col))
+		r.totals = *root_metrics(col);
 	r.procs = col->top ? malloc((ntop ? ntop : 1) * sizeof(*r.procs)) : NULL;
 	if (r.procs) {	/* the collector's rows (report_free() frees the copy) */
 		memcpy(r.procs, col->top, ntop * sizeof(*r.procs));
