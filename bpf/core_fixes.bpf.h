@@ -261,6 +261,7 @@ static __always_inline __u64 cgroup_ancestor_id(struct cgroup *cg, int level)
  * not change, so a plain CO-RE read works on every kernel.
  */
 #define VM_SHARED_FLAG	0x00000008UL
+#define VM_GROWSDOWN_FLAG	0x00000100UL
 
 /*
  * struct page array base (page_to_pfn). VMEMMAP_START is 0xffffea0000000000

@@ -36,6 +36,9 @@ struct fault_states_map fault_states SEC(".maps");
 struct fault_spill_map fault_spill SEC(".maps");
 /* maple.bpf.h's: one node copied per CPU */
 struct maple_bufs_def maple_bufs SEC(".maps");
+/* faults.bpf.h cowm_fold()'s: CoW copies by mapping, per process */
+struct cow_maps_map cow_maps SEC(".maps");
+const struct memacct_cow_maps zero_cow_maps;
 /* core_fixes.bpf.h vmemmap_base_get()'s: the base found, once */
 __u64 vmemmap_base_cached;
 
@@ -183,6 +186,8 @@ static __always_inline bool vma_hit(const struct vma_cache *vc, struct mm_struct
 		return false;
 	vi->flags = vc->flags;
 	vi->file = vc->file;
+	vi->start = vc->start;
+	vi->end = vc->end;
 	return true;
 }
 
@@ -268,10 +273,9 @@ enum alloc_kind { ALLOC_OTHER, ALLOC_ZERO, ALLOC_COW_ANON, ALLOC_COW_FILE, ALLOC
  * counts as a zero fill.
  */
 static __always_inline int classify(struct task_struct *task, struct cpu_slot *sl,
-				    __u32 gfp, unsigned int order, bool old)
+				    __u32 gfp, unsigned int order, bool old, struct vma_info *vi)
 {
 	struct fault_ctx *f = &sl->f;
-	struct vma_info vi = {};
 	bool perf = f->error_code & FAULT_NO_ERRCODE;
 
 	if (gfp & gfp_zero)
@@ -281,22 +285,65 @@ static __always_inline int classify(struct task_struct *task, struct cpu_slot *s
 		return ALLOC_OTHER;
 	/* a copy or fill whose VMA is unknown: counted as such
 	 * (fault_unclassified_pages), never dropped */
-	if (old ? vmacache_vma(task, f->address, &vi.flags, &vi.file) : vma_of(task, sl, &vi))
+	if (old ? vmacache_vma(task, f->address, &vi->flags, &vi->file) : vma_of(task, sl, vi))
 		return ALLOC_UNCLASSIFIED;
-	if (vi.flags & VM_SHARED_FLAG)
+	if (vi->flags & VM_SHARED_FLAG)
 		return ALLOC_OTHER;	/* write-notify or page cache fill */
 	if (order)
-		return vi.file ? ALLOC_OTHER : ALLOC_ZERO;
+		return vi->file ? ALLOC_OTHER : ALLOC_ZERO;
 	if (perf) {
-		if (vi.file)	/* the copy, or a shmem page of a read */
+		if (vi->file)	/* the copy, or a shmem page of a read */
 			return old ? ALLOC_COW_FILE : ALLOC_COW_FILE_CAND;
 		return ALLOC_COW_ANON;
 	}
 	if (f->error_code & FAULT_ERR_PROT)	/* present, write-protected */
-		return vi.file ? ALLOC_COW_FILE : ALLOC_COW_ANON;
+		return vi->file ? ALLOC_COW_FILE : ALLOC_COW_ANON;
 	/* not present: a private file page is copied from the page cache;
 	 * an anon one without __GFP_ZERO is a swap-in */
-	return vi.file ? ALLOC_COW_FILE : ALLOC_OTHER;
+	return vi->file ? ALLOC_COW_FILE : ALLOC_OTHER;
+}
+
+/* What a copied mapping is (enum memacct_cow_kind), from its VMA and the
+ * mm's brk and stack (task->mm: the fault's own) */
+static __always_inline __u64 cow_kind(struct task_struct *task, const struct vma_info *vi,
+				      int kind)
+{
+	struct mm_struct *mm;
+
+	if (kind == ALLOC_COW_FILE)
+		return MEMACCT_COW_KIND_FILE;
+	if (vi->flags & VM_GROWSDOWN_FLAG)
+		return MEMACCT_COW_KIND_STACK;
+	mm = task->mm;
+	if (!mm)
+		return MEMACCT_COW_KIND_ANON;
+	if (vi->start < mm->brk && vi->end > mm->start_brk)
+		return MEMACCT_COW_KIND_HEAP;
+	if (vi->start <= mm->start_stack && mm->start_stack < vi->end)
+		return MEMACCT_COW_KIND_STACK;
+	return MEMACCT_COW_KIND_ANON;
+}
+
+/*
+ * A copy of @pages in @vi's mapping, pending in the CPU slot with the flows:
+ * a run of copies in one mapping costs a compare and an add; a copy in
+ * another mapping first folds the pending ones (cowm_fold() puts them in
+ * their slot), so a batch is always of one mapping.
+ */
+static __always_inline void cowm_note(struct task_struct *task, struct cpu_slot *sl,
+				      const struct vma_info *vi, int kind, __u32 pages)
+{
+	struct fault_pending *pd = &sl->pend;
+
+	if (pd->cowm_pages && (pd->cowm_start & ~MEMACCT_COW_KIND_MASK) == vi->start) {
+		pd->cowm_pages += pages;
+		return;
+	}
+	if (pd->cowm_pages)
+		fold(task, pd);
+	pd->cowm_start = vi->start | cow_kind(task, vi, kind);
+	pd->cowm_end = vi->end;
+	pd->cowm_pages = pages;
 }
 
 /* The allocated page's address (tracepoint argument 0) as a number; 0: the
@@ -368,6 +415,7 @@ static __always_inline struct cpu_slot *slot_take_back(struct task_struct *task,
 static __always_inline int page_alloc(unsigned long long *ctx, unsigned int order,
 				      __u32 gfp, bool old)
 {
+	struct vma_info vi = {};
 	struct task_struct *task;
 	struct cpu_slot *sl;
 	struct fault_ctx *f;
@@ -402,7 +450,9 @@ static __always_inline int page_alloc(unsigned long long *ctx, unsigned int orde
 	    (order ? (gfp & gfp_large) == gfp_large && alloc_page_addr(ctx) :
 		     (gfp & ~(gfp_zero | gfp_comp)) == gfp_highuser_movable)) {
 		f->state = FAULT_CLASSIFIED;
-		kind = classify(task, sl, gfp, order, old);
+		kind = classify(task, sl, gfp, order, old, &vi);
+		if (!old && (kind == ALLOC_COW_ANON || kind == ALLOC_COW_FILE))
+			cowm_note(task, sl, &vi, kind, pages);
 	}
 	if (kind == ALLOC_COW_FILE_CAND) {
 		__u64 page_addr = 0;

@@ -33,7 +33,9 @@ struct fault_pending {
 	__u32 fault_alloc;	/* pages */
 	__u32 remote;		/* pages */
 	__u32 unclassified;
-	__u32 pad;
+	__u32 cowm_pages;	/* of cow + cow_file: copies in the mapping below */
+	__u64 cowm_start;	/* its vm_start | enum memacct_cow_kind */
+	__u64 cowm_end;		/* its vm_end */
 };
 
 #define FOLD_BATCH	32
@@ -126,6 +128,18 @@ struct fault_states_map {
 };
 extern struct fault_states_map fault_states SEC(".maps");
 
+/* CoW copies by mapping, per process (struct memacct_cow_maps): made at a
+ * process's first attributed copy, deleted at its exit (faults_exit_cow()) */
+struct cow_maps_map {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 32768);	/* userspace sizes it as procs */
+	__type(key, struct memacct_proc_key);
+	__type(value, struct memacct_cow_maps);
+};
+extern struct cow_maps_map cow_maps SEC(".maps");
+extern const struct memacct_cow_maps zero_cow_maps;
+
 /*
  * Kernels without task storage or bpf_find_vma() (5.10 .. 5.16): a fault
  * moved out of its CPU slot goes here, keyed by thread id (the *_old
@@ -187,6 +201,75 @@ static __always_inline void cand_resolve_stored(struct task_struct *task,
 }
 
 /*
+ * The pending copies of one mapping (@pd->cowm_*) into @key's slots: the
+ * slot of that vm_start, else a free one (claimed by compare-and-swap:
+ * threads of the process fold on other CPUs), else the slot it hashes to
+ * when that holds fewer pages than this batch (its pages become
+ * unattributed), else none (MEMACCT_DROP_COW_MAPS). Only where the fault programs run with
+ * task storage and bpf_find_vma() (v5.17; BPF_CMPXCHG is v5.12): the
+ * *_old programs attribute nothing. A slot taken while another thread adds
+ * to it may keep that thread's batch (a few pages).
+ */
+static __always_inline bool cowm_on(void)
+{
+	/* bpf_find_vma(): v5.17, commit 7c7e3d31e785 (core_fixes.bpf.h); a
+	 * constant to the verifier, which then skips cowm_fold() before */
+	return bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_find_vma);
+}
+
+static __always_inline void cowm_fold(const struct memacct_proc_key *key,
+				      struct fault_pending *pd)
+{
+	struct memacct_cow_maps *cm;
+	struct memacct_cow_map *m;
+	__u64 k = pd->cowm_start, s, was;
+	__u32 i;
+
+	cm = bpf_map_lookup_elem(&cow_maps, key);
+	if (!cm) {
+		long err = bpf_map_update_elem(&cow_maps, key, &zero_cow_maps, BPF_NOEXIST);
+
+		cm = err && err != -EEXIST ? NULL : bpf_map_lookup_elem(&cow_maps, key);
+		if (!cm) {
+			drop(MEMACCT_DROP_COW_MAPS);
+			return;
+		}
+	}
+	/* one path on through the loop (its slot, or a free one): the
+	 * verifier walks it in 32 steps, not in 2^32 */
+	for (i = 0; i < MEMACCT_COW_MAPS; i++) {
+		m = &cm->m[i];
+		s = m->start;
+		if (!s) {
+			s = __sync_val_compare_and_swap(&m->start, 0, k);
+			if (!s) {
+				m->end = pd->cowm_end;
+				break;
+			}
+		}
+		if (s == k)
+			break;
+	}
+	if (i < MEMACCT_COW_MAPS) {
+		__sync_fetch_and_add(&m->pages, pd->cowm_pages);
+		return;
+	}
+	/* full: the slot this vm_start hashes to, when it holds fewer pages
+	 * than this batch (a run of copies in a large mapping takes it from
+	 * one of a few pages; a large slot keeps its place) */
+	m = &cm->m[(k >> 12) & (MEMACCT_COW_MAPS - 1)];
+	s = m->start;
+	was = m->pages;
+	if (was < pd->cowm_pages && __sync_val_compare_and_swap(&m->start, s, k) == s) {
+		m->end = pd->cowm_end;
+		m->pages = pd->cowm_pages;
+		__sync_fetch_and_add(&cm->evicted_pages, was);
+		return;
+	}
+	drop(MEMACCT_DROP_COW_MAPS);
+}
+
+/*
  * Add the current thread's pending flows to its process's record. Called
  * only for the current thread (mm_page_alloc, sched_switch of prev ==
  * current, sched_process_exit) on its own CPU's slot, with preemption off:
@@ -221,6 +304,7 @@ static __always_inline void fold_into(struct memacct_flows *f, struct fault_pend
 static __noinline __attribute__((unused)) int fold(struct task_struct *task, struct fault_pending *pd)
 {
 	struct memacct_proc_key key;
+	struct memacct_flows *f;
 	struct memacct_proc *p;
 
 	if (!pd->n)
@@ -230,7 +314,10 @@ static __noinline __attribute__((unused)) int fold(struct task_struct *task, str
 	key.pad = 0;
 	key.start_boottime_ns = task->group_leader->start_boottime;
 	p = bpf_map_lookup_elem(&procs, &key);
-	fold_into(p ? &p->f : flows_get(task), pd);
+	f = p ? &p->f : flows_get(task);
+	if (cowm_on() && f && pd->cowm_pages)
+		cowm_fold(&key, pd);
+	fold_into(f, pd);
 	return 0;
 }
 
@@ -274,10 +361,16 @@ static __always_inline void faults_fold_mover(struct memacct_proc *p, struct tas
 	__u32 zero = 0;
 	struct cpu_slot *sl = bpf_map_lookup_elem(&cpu_slots, &zero);
 	struct task_struct *cur = (void *)bpf_get_current_task();
+	struct memacct_proc_key key;
 
 	if (sl && sl->task == (__u64)cur && sl->pend.n &&
-	    BPF_CORE_READ(cur, tgid) == task->tgid)
+	    BPF_CORE_READ(cur, tgid) == task->tgid) {
+		if (cowm_on() && sl->pend.cowm_pages) {
+			proc_key_of(task, &key);
+			cowm_fold(&key, &sl->pend);
+		}
 		fold_into(&p->f, &sl->pend);
+	}
 }
 
 /* sched_process_exit's step, every thread (task is current here): its
@@ -311,6 +404,20 @@ static __always_inline void faults_exit(struct task_struct *task, __u32 tid)
 		cand_resolve_stored(task, &pd);
 		fold(task, &pd);
 	}
+}
+
+/* sched_process_exit's step at the last thread, after faults_exit(): the
+ * process's CoW mappings into its exit record @to (zero if none), then out
+ * of the map. */
+static __always_inline void faults_exit_cow(const struct memacct_proc_key *key,
+					    struct memacct_cow_maps *to)
+{
+	struct memacct_cow_maps *cm = bpf_map_lookup_elem(&cow_maps, key);
+
+	if (to)
+		bpf_probe_read_kernel(to, sizeof(*to), cm ? cm : &zero_cow_maps);
+	if (cm)
+		bpf_map_delete_elem(&cow_maps, key);
 }
 
 #endif /* MEMACCT_FAULTS_BPF_H */

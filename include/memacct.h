@@ -63,6 +63,10 @@ enum memacct_drop {
 					 * it (XDP_UMEM_REG) not recorded: the
 					 * process holds MEMACCT_DMA_RANGES
 					 * already; its pages counted */
+	MEMACCT_DROP_COW_MAPS,		/* CoW pages whose mapping could not be
+					 * recorded (cow_maps map full, or every
+					 * slot of the process larger): counted,
+					 * in cow_by_mapping's unattributed part */
 	MEMACCT_DROP_NR,
 };
 
@@ -206,10 +210,44 @@ struct memacct_cgroup {
 	struct memacct_pinned pin;	/* sums over the cgroup's processes */
 };
 
+/*
+ * CoW copies by the mapping they hit (issue 42; bpf/faults.bpf.c): per
+ * process, up to MEMACCT_COW_MAPS VMAs, each the one a copy's fault was in
+ * (bpf_find_vma() at the copy), by its vm_start. A forked worker's VMA is
+ * the parent's of the same range (inherited at fork). Full: a batch takes
+ * the slot its vm_start hashes to when that holds fewer pages (those then
+ * count as unattributed, evicted_pages); else the batch is unattributed
+ * (MEMACCT_DROP_COW_MAPS). Unattributed = the process's cow_copied_pages +
+ * cow_file_copied_pages - the slots' pages.
+ */
+#define MEMACCT_COW_MAPS	32
+#define MEMACCT_COW_KIND_MASK	0xfULL	/* start's low bits: enum memacct_cow_kind */
+
+enum memacct_cow_kind {
+	MEMACCT_COW_KIND_ANON = 1,	/* private anonymous (mmap, malloc's arenas) */
+	MEMACCT_COW_KIND_HEAP,		/* anonymous overlapping [mm->start_brk, mm->brk) */
+	MEMACCT_COW_KIND_STACK,		/* VM_GROWSDOWN, or holds mm->start_stack */
+	MEMACCT_COW_KIND_FILE,		/* a MAP_PRIVATE file mapping */
+	MEMACCT_COW_KIND_NR,
+};
+
+struct memacct_cow_map {
+	__u64 start;			/* vm_start | enum memacct_cow_kind; 0: free */
+	__u64 end;			/* vm_end at the first copy */
+	__u64 pages;			/* pages copied (a huge page as its pages) */
+};
+
+/* Value of the cow_maps hash, keyed by struct memacct_proc_key. */
+struct memacct_cow_maps {
+	struct memacct_cow_map m[MEMACCT_COW_MAPS];
+	__u64 evicted_pages;		/* pages of mappings whose slot was taken */
+};
+
 /* Ring buffer record sent when a process's last thread exits. */
 struct memacct_exit_event {
 	struct memacct_proc_key key;
 	struct memacct_proc proc;
+	struct memacct_cow_maps cow;	/* zero: no copy was attributed */
 };
 
 /*

@@ -1030,6 +1030,9 @@ static void size_maps(struct memacct_bpf *skel, const struct btf *btf)
 
 	loader_sizes(btf, &sz);
 	bpf_map__set_max_entries(skel->maps.procs, sz.procs);
+	/* a process's CoW mappings (issue 42): made at its first copy, at most
+	 * one per record, not preallocated */
+	bpf_map__set_max_entries(skel->maps.cow_maps, sz.procs);
 	bpf_map__set_max_entries(skel->maps.cgroups, sz.cgroups);
 	if (sz.no_prealloc) {
 		bpf_map__set_map_flags(skel->maps.procs,

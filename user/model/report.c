@@ -96,6 +96,11 @@ void report_free(struct report *r)
 	free(r->procs);
 	r->procs = NULL;
 	r->nprocs = 0;
+	for (size_t i = 0; i < r->ncowm; i++)
+		free((char *)r->cowm[i].path);
+	free(r->cowm);
+	r->cowm = NULL;
+	r->ncowm = 0;
 }
 
 const char *const migrate_reason_names[MEMACCT_MR_NR] = {
@@ -122,6 +127,7 @@ const char *const drop_names[MEMACCT_DROP_NR] = {
 	[MEMACCT_DROP_DMA_RANGE_SLOTS] = "dma_range_slots_full",
 	[MEMACCT_DROP_NV_RANGE_UNKNOWN] = "nvidia_range_unknown",
 	[MEMACCT_DROP_OOM_RING_FULL] = "oom_ring_full",
+	[MEMACCT_DROP_COW_MAPS] = "cow_map_full",
 };
 
 uint64_t report_dropped_total(const uint64_t dropped[MEMACCT_DROP_NR])
@@ -225,8 +231,39 @@ static json_t *report_cgroup_json(const struct report *r)
 	return cg;
 }
 
+/*
+ * A row's copied mappings (issue 42), largest first: "cow_by_mapping" and
+ * what no slot holds, "cow_by_mapping_unattributed_bytes" (the process's
+ * CoW bytes, anon and file, less the mappings').
+ */
+static void report_cowm_json(json_t *j, const struct report *r, const struct proc_row *p)
+{
+	json_t *a = json_array();
+	uint64_t sum = 0, all = p->m.cow_copied + p->m.cow_file_copied;
+
+	for (uint32_t i = 0; i < p->cowm_n; i++) {
+		const struct cow_mapping *m = &r->cowm[p->cowm_first + i];
+		json_t *o = json_object();
+
+		json_object_set_new(o, "start", json_integer((json_int_t)m->start));
+		json_object_set_new(o, "end", json_integer((json_int_t)m->end));
+		json_object_set_new(o, "kind", json_string(cowm_kind_name(m)));
+		json_object_set_new(o, "path", m->path ? json_string_sanitized(m->path) : json_null());
+		json_object_set_new(o, "bytes", json_integer((json_int_t)m->bytes));
+		json_object_set_new(o, "parent_resident_bytes", m->has_parent ?
+				    json_integer((json_int_t)m->parent_rss) : json_null());
+		json_object_set_new(o, "share_of_parent", m->has_parent && m->parent_rss ?
+				    json_real((double)m->bytes / m->parent_rss) : json_null());
+		json_array_append_new(a, o);
+		sum += m->bytes;
+	}
+	json_object_set_new(j, "cow_by_mapping", a);
+	json_object_set_new(j, "cow_by_mapping_unattributed_bytes",
+			    json_integer((json_int_t)(all > sum ? all - sum : 0)));
+}
+
 /* One member of "processes": who, how it ended, its figures. */
-static json_t *report_proc_json(const struct proc_row *p)
+static json_t *report_proc_json(const struct report *r, const struct proc_row *p)
 {
 	json_t *j = json_object();
 
@@ -242,6 +279,7 @@ static json_t *report_proc_json(const struct proc_row *p)
 		json_object_set_new(j, "oom_killed", json_boolean(p->oom_killed));
 	}
 	report_metrics_json(j, &p->m, MF_TOTALS);
+	report_cowm_json(j, r, p);
 	return j;
 }
 
@@ -358,7 +396,7 @@ json_t *report_json(const struct report *r)
 				    json_integer((json_int_t)r->limit_bytes) : json_null());
 	json_object_set_new(o, "totals", t);
 	for (size_t i = 0; i < r->nprocs; i++)
-		json_array_append_new(procs, report_proc_json(&r->procs[i]));
+		json_array_append_new(procs, report_proc_json(r, &r->procs[i]));
 	json_object_set_new(o, "processes", procs);
 	if (r->phases && r->phases_json)
 		r->phases_json(o, r->phases);

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <jansson.h>
 #include "cgroup.h"
+#include "cow_maps.h"
 #include "hostpin.h"
 #include "memacct.h"
 #include "metric_table.h"
@@ -36,6 +37,9 @@ struct proc_row {
 	struct metrics m;
 	bool has_numa_peak;		/* numa_peak was sampled (several nodes) */
 	struct numa_brief numa_peak;	/* the sample with the most remote bytes */
+	/* its copied mappings: report.cowm[cowm_first .. + cowm_n), largest
+	 * first (cow_maps.h) */
+	uint32_t cowm_first, cowm_n;
 };
 
 struct report {
@@ -52,6 +56,9 @@ struct report {
 	struct metrics totals;
 	struct proc_row *procs;		/* owned; sorted by pid */
 	size_t nprocs;
+	/* the rows' copied mappings (proc_row.cowm_*); owned, paths too */
+	struct cow_mapping *cowm;
+	size_t ncowm;
 	/* exited processes without a row of their own (session.h
 	 * SESSION_EXITED_ROWS): count, and their flows (in the totals too) */
 	size_t nexited_folded;

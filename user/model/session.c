@@ -187,6 +187,25 @@ static int cmp_rss_peak_desc(const void *a, const void *b)
 	return x->m.rss_peak < y->m.rss_peak ? 1 : x->m.rss_peak > y->m.rss_peak ? -1 : 0;
 }
 
+static const struct proc_row *exited_row(const struct session *s, pid_t pid, uint64_t start_ns)
+{
+	for (size_t i = 0; i < s->nexited; i++)
+		if (s->exited[i].pid == pid && s->exited[i].start_boottime_ns == start_ns)
+			return &s->exited[i];
+	return NULL;
+}
+
+/* The CoW slots of exited rows folded away, dropped with them. */
+static void cow_exited_prune(struct session *s)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < s->ncowx; i++)
+		if (exited_row(s, s->cowx[i].pid, s->cowx[i].start_ns))
+			s->cowx[n++] = s->cowx[i];
+	s->ncowx = n;
+}
+
 /*
  * Keep the SESSION_EXITED_ROWS exited rows of largest RSS peak; fold the
  * flows of the others into s->exited_folded (reliability audit D8: 20,000
@@ -203,6 +222,7 @@ static void fold_exited(struct session *s)
 	}
 	s->nexited_folded += s->nexited - SESSION_EXITED_ROWS;
 	s->nexited = SESSION_EXITED_ROWS;
+	cow_exited_prune(s);
 }
 
 static int add_exited(struct session *s, const struct memacct_proc_key *key,
@@ -220,13 +240,36 @@ static int add_exited(struct session *s, const struct memacct_proc_key *key,
 	return 0;
 }
 
+/* An exited process's CoW slots, kept with its row; its mappings read from
+ * its parent now if not yet (the process's own are gone). */
+static int add_cow_exited(struct session *s, const struct memacct_exit_event *ev)
+{
+	struct cowm_exited *x;
+
+	if (!cowm_any(&ev->cow))
+		return 0;
+	if (cowm_catalog_note(&s->cowm, ev->key.tgid, ev->proc.ppid, &ev->cow) == -ENOMEM)
+		return -ENOMEM;
+	x = array_grow(&s->cowx, s->ncowx, &s->cap_cowx, sizeof(*x));
+	if (!x)
+		return -ENOMEM;
+	s->ncowx++;
+	x->pid = ev->key.tgid;
+	x->ppid = ev->proc.ppid;
+	x->start_ns = ev->key.start_boottime_ns;
+	x->cm = ev->cow;
+	return 0;
+}
+
 static int on_exit_event(void *ctx, void *data, size_t len)
 {
 	const struct memacct_exit_event *ev = data;
+	int err;
 
 	if (len < sizeof(*ev))
 		return 0;
-	return add_exited(ctx, &ev->key, &ev->proc);
+	err = add_exited(ctx, &ev->key, &ev->proc);
+	return err ? err : add_cow_exited(ctx, ev);
 }
 
 /*
@@ -839,6 +882,28 @@ static void sample_forecast(struct session *s, const struct memcg_stat *st)
 	fc_top_process(&s->oom_hist, w);
 }
 
+/*
+ * The mappings of the copies made since the last sample (cow_maps.h): the
+ * cow_maps records (processes that copied, this session's filter), each
+ * with its procs record's parent, into the catalog. Once a second.
+ */
+static void sample_cow_maps(struct session *s)
+{
+	int fd = bpf_map__fd(s->skel->maps.cow_maps), pfd = bpf_map__fd(s->skel->maps.procs);
+	struct memacct_proc_key key, next, *prev = NULL;
+	struct memacct_cow_maps cm;
+	struct memacct_proc p;
+
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(fd, &key, &cm) || bpf_map_lookup_elem(pfd, &key, &p))
+			continue;
+		if (cowm_catalog_note(&s->cowm, key.tgid, p.ppid, &cm) == -ENOMEM)
+			return;
+	}
+}
+
 int session_poll(struct session *s, int timeout_ms)
 {
 	int n = ring_buffer__poll(s->rb, timeout_ms);
@@ -855,6 +920,10 @@ int session_poll(struct session *s, int timeout_ms)
 	if (now_ns() - s->dma_sampled_ns >= NUMA_SAMPLE_NS) {
 		s->dma_sampled_ns = now_ns();
 		sample_dma_overlap(s);
+	}
+	if (now_ns() - s->cowm_sampled_ns >= NUMA_SAMPLE_NS) {
+		s->cowm_sampled_ns = now_ns();
+		sample_cow_maps(s);
 	}
 	if (s->numa_multi && now_ns() - s->numa_sampled_ns >= NUMA_SAMPLE_NS) {
 		s->numa_sampled_ns = now_ns();
@@ -1107,6 +1176,63 @@ static int report_ooms(struct session *s, struct report *r)
  * those with none yet (no event since attach), and the exited ones kept;
  * sorted by PID, with their NUMA figures. 0 or -ENOMEM.
  */
+/*
+ * Each row's copied mappings into r->cowm (cow_maps.h): a live process's
+ * slots read now (its mappings noted first), an exited one's from its exit
+ * record. Paths copied: the report owns them.
+ */
+static int session_cow_rows(struct session *s, struct report *r)
+{
+	int fd = bpf_map__fd(s->skel->maps.cow_maps);
+	struct memacct_cow_maps cm;
+	size_t cap = r->ncowm;
+
+	for (size_t i = 0; i < r->nprocs; i++) {
+		struct proc_row *row = &r->procs[i];
+		const struct memacct_cow_maps *from = NULL;
+		struct memacct_proc_key key = { .tgid = (__u32)row->pid,
+						.start_boottime_ns = row->start_boottime_ns };
+		struct cow_mapping *out;
+		size_t n;
+
+		if (!row->exited) {
+			if (row->start_boottime_ns && !bpf_map_lookup_elem(fd, &key, &cm)) {
+				from = &cm;
+				if (cowm_catalog_note(&s->cowm, row->pid, row->ppid, &cm) == -ENOMEM)
+					return -ENOMEM;
+			}
+		} else {
+			for (size_t j = 0; j < s->ncowx && !from; j++)
+				if (s->cowx[j].pid == row->pid &&
+				    s->cowx[j].start_ns == row->start_boottime_ns)
+					from = &s->cowx[j].cm;
+		}
+		if (!from || !cowm_any(from))
+			continue;
+		if (r->ncowm + MEMACCT_COW_MAPS > cap) {
+			size_t nc = 2 * (r->ncowm + MEMACCT_COW_MAPS);
+			struct cow_mapping *nv = realloc(r->cowm, nc * sizeof(*nv));
+
+			if (!nv)
+				return -ENOMEM;
+			r->cowm = nv;
+			cap = nc;
+		}
+		out = &r->cowm[r->ncowm];
+		n = cowm_rows(&s->cowm, row->pid, row->ppid, from, s->page_size, out);
+		for (size_t j = 0; j < n; j++)
+			if (out[j].path && !(out[j].path = strdup(out[j].path))) {
+				while (j--)
+					free((char *)out[j].path);
+				return -ENOMEM;
+			}
+		row->cowm_first = (uint32_t)r->ncowm;
+		row->cowm_n = (uint32_t)n;
+		r->ncowm += n;
+	}
+	return 0;
+}
+
 static int session_rows(struct session *s, struct report *r, const struct subtree *st)
 {
 	pid_t *pids = NULL;
@@ -1124,6 +1250,9 @@ static int session_rows(struct session *s, struct report *r, const struct subtre
 	free(pids);
 	for (size_t i = 0; i < s->nexited && !err; i++)
 		err = push_row(s, r, &cap, &s->exited[i]);
+	if (err)
+		return err;
+	err = session_cow_rows(s, r);
 	if (err)
 		return err;
 	if (r->nprocs)	/* qsort(NULL, 0) is undefined (UBSan, D18) */
@@ -1219,6 +1348,8 @@ static void session_stop_with(struct session *s, void (*stop)(struct memacct_bpf
 	free(s->dma_ov);
 	free(s->ooms);
 	free(s->warnings);
+	free(s->cowx);
+	cowm_catalog_free(&s->cowm);
 	oom_hist_free(&s->oom_hist);
 	numa_topo_free(&s->topo);
 	memset(s, 0, sizeof(*s));

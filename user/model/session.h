@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include "cgroup.h"
+#include "cow_maps.h"
 #include "numa.h"
 #include "oom.h"
 #include "oom_forecast.h"
@@ -85,6 +86,17 @@ struct session {
 	struct oom_warning *warnings;	/* the first SESSION_OOM_WARNINGS */
 	size_t nwarnings;
 	uint64_t warnings_unlisted;
+	/* CoW by mapping (cow_maps.h): the mappings read, a second after the
+	 * first copy in each at most; the slots of exited processes that kept
+	 * a row (their exit records) */
+	struct cowm_catalog cowm;
+	uint64_t cowm_sampled_ns;
+	struct cowm_exited {
+		pid_t pid, ppid;
+		uint64_t start_ns;
+		struct memacct_cow_maps cm;
+	} *cowx;
+	size_t ncowx, cap_cowx;
 };
 
 /* OOM kills a session keeps in full (a storm's further kills are counted) */
