@@ -327,8 +327,8 @@ static __always_inline __u64 cow_kind(struct task_struct *task, const struct vma
 /*
  * A copy of @pages in @vi's mapping, pending in the CPU slot with the flows:
  * a run of copies in one mapping costs a compare and an add; a copy in
- * another mapping first folds the pending ones (cowm_fold() puts them in
- * their slot), so a batch is always of one mapping.
+ * another mapping first puts the pending ones in their slot (cowm_flush()),
+ * so a batch is always of one mapping.
  */
 static __always_inline void cowm_note(struct task_struct *task, struct cpu_slot *sl,
 				      const struct vma_info *vi, int kind, __u32 pages)
@@ -339,8 +339,7 @@ static __always_inline void cowm_note(struct task_struct *task, struct cpu_slot 
 		pd->cowm_pages += pages;
 		return;
 	}
-	if (pd->cowm_pages)
-		fold(task, pd);
+	cowm_flush(task, pd);
 	pd->cowm_start = vi->start | cow_kind(task, vi, kind);
 	pd->cowm_end = vi->end;
 	pd->cowm_pages = pages;

@@ -129,7 +129,8 @@ struct fault_states_map {
 extern struct fault_states_map fault_states SEC(".maps");
 
 /* CoW copies by mapping, per process (struct memacct_cow_maps): made at a
- * process's first attributed copy, deleted at its exit (faults_exit_cow()) */
+ * process's first attributed copy, deleted by userspace once it has read
+ * the process's exit record (include/memacct.h) */
 struct cow_maps_map {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
@@ -139,6 +140,8 @@ struct cow_maps_map {
 };
 extern struct cow_maps_map cow_maps SEC(".maps");
 extern const struct memacct_cow_maps zero_cow_maps;
+#define COW_MAPS_SHIFT	7	/* log2(MEMACCT_COW_MAPS) */
+_Static_assert(1 << COW_MAPS_SHIFT == MEMACCT_COW_MAPS, "cowm_fold() hashes into the slots");
 
 /*
  * Kernels without task storage or bpf_find_vma() (5.10 .. 5.16): a fault
@@ -200,16 +203,6 @@ static __always_inline void cand_resolve_stored(struct task_struct *task,
 	}
 }
 
-/*
- * The pending copies of one mapping (@pd->cowm_*) into @key's slots: the
- * slot of that vm_start, else a free one (claimed by compare-and-swap:
- * threads of the process fold on other CPUs), else the slot it hashes to
- * when that holds fewer pages than this batch (its pages become
- * unattributed), else none (MEMACCT_DROP_COW_MAPS). Only where the fault programs run with
- * task storage and bpf_find_vma() (v5.17; BPF_CMPXCHG is v5.12): the
- * *_old programs attribute nothing. A slot taken while another thread adds
- * to it may keep that thread's batch (a few pages).
- */
 static __always_inline bool cowm_on(void)
 {
 	/* bpf_find_vma(): v5.17, commit 7c7e3d31e785 (core_fixes.bpf.h); a
@@ -217,13 +210,25 @@ static __always_inline bool cowm_on(void)
 	return bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_find_vma);
 }
 
+/*
+ * The pending copies of one mapping (@pd->cowm_*) into @key's slots
+ * (include/memacct.h): the slot of that vm_start among the
+ * MEMACCT_COW_PROBES from the one it hashes to, else a free one there
+ * (claimed by compare-and-swap: threads of the process fold on other CPUs),
+ * else the first when it holds fewer pages than this batch (its pages
+ * become unattributed), else none (MEMACCT_DROP_COW_MAPS). Only where the
+ * fault programs run with task storage and bpf_find_vma() (v5.17;
+ * BPF_CMPXCHG is v5.12): the *_old programs attribute nothing. A slot taken
+ * while another thread adds to it may keep that thread's batch (a few
+ * pages).
+ */
 static __always_inline void cowm_fold(const struct memacct_proc_key *key,
 				      struct fault_pending *pd)
 {
 	struct memacct_cow_maps *cm;
-	struct memacct_cow_map *m;
-	__u64 k = pd->cowm_start, s, was;
-	__u32 i;
+	struct memacct_cow_map *m = NULL;
+	__u64 k = pd->cowm_start, s, was, h;
+	__u32 j;
 
 	cm = bpf_map_lookup_elem(&cow_maps, key);
 	if (!cm) {
@@ -235,10 +240,12 @@ static __always_inline void cowm_fold(const struct memacct_proc_key *key,
 			return;
 		}
 	}
-	/* one path on through the loop (its slot, or a free one): the
-	 * verifier walks it in 32 steps, not in 2^32 */
-	for (i = 0; i < MEMACCT_COW_MAPS; i++) {
-		m = &cm->m[i];
+	/* Fibonacci hashing of the page number: its top bits */
+	h = ((k >> 12) * 0x9E3779B97F4A7C15ULL) >> (64 - COW_MAPS_SHIFT);
+	/* one path on through the loop: the verifier walks it in
+	 * MEMACCT_COW_PROBES steps */
+	for (j = 0; j < MEMACCT_COW_PROBES; j++) {
+		m = &cm->m[(h + j) & (MEMACCT_COW_MAPS - 1)];
 		s = m->start;
 		if (!s) {
 			s = __sync_val_compare_and_swap(&m->start, 0, k);
@@ -250,14 +257,14 @@ static __always_inline void cowm_fold(const struct memacct_proc_key *key,
 		if (s == k)
 			break;
 	}
-	if (i < MEMACCT_COW_MAPS) {
+	if (j < MEMACCT_COW_PROBES && m) {
 		__sync_fetch_and_add(&m->pages, pd->cowm_pages);
 		return;
 	}
-	/* full: the slot this vm_start hashes to, when it holds fewer pages
-	 * than this batch (a run of copies in a large mapping takes it from
-	 * one of a few pages; a large slot keeps its place) */
-	m = &cm->m[(k >> 12) & (MEMACCT_COW_MAPS - 1)];
+	/* all taken: the first, when it holds fewer pages than this batch (a
+	 * run of copies in a large mapping takes it from one of a few pages;
+	 * a large one keeps its place) */
+	m = &cm->m[h & (MEMACCT_COW_MAPS - 1)];
 	s = m->start;
 	was = m->pages;
 	if (was < pd->cowm_pages && __sync_val_compare_and_swap(&m->start, s, k) == s) {
@@ -267,6 +274,26 @@ static __always_inline void cowm_fold(const struct memacct_proc_key *key,
 		return;
 	}
 	drop(MEMACCT_DROP_COW_MAPS);
+}
+
+/*
+ * The pending copies of one mapping out of @pd into their slot, alone
+ * (cowm_note(): the next copy is in another mapping). A subprogram, as
+ * fold() below, verified once per program that calls it.
+ */
+static __noinline __attribute__((unused)) int cowm_flush(struct task_struct *task,
+							  struct fault_pending *pd)
+{
+	struct memacct_proc_key key;
+
+	if (!pd->cowm_pages)
+		return 0;
+	key.tgid = task->tgid;
+	key.pad = 0;
+	key.start_boottime_ns = task->group_leader->start_boottime;
+	cowm_fold(&key, pd);
+	pd->cowm_pages = 0;
+	return 0;
 }
 
 /*
@@ -404,20 +431,6 @@ static __always_inline void faults_exit(struct task_struct *task, __u32 tid)
 		cand_resolve_stored(task, &pd);
 		fold(task, &pd);
 	}
-}
-
-/* sched_process_exit's step at the last thread, after faults_exit(): the
- * process's CoW mappings into its exit record @to (zero if none), then out
- * of the map. */
-static __always_inline void faults_exit_cow(const struct memacct_proc_key *key,
-					    struct memacct_cow_maps *to)
-{
-	struct memacct_cow_maps *cm = bpf_map_lookup_elem(&cow_maps, key);
-
-	if (to)
-		bpf_probe_read_kernel(to, sizeof(*to), cm ? cm : &zero_cow_maps);
-	if (cm)
-		bpf_map_delete_elem(&cow_maps, key);
 }
 
 #endif /* MEMACCT_FAULTS_BPF_H */

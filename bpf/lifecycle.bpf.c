@@ -204,10 +204,8 @@ int BPF_PROG(sched_process_exit, struct task_struct *task)
 	if (ev) {
 		ev->key = key;
 		bpf_probe_read_kernel(&ev->proc, sizeof(ev->proc), p);
-		faults_exit_cow(&key, &ev->cow);
 		bpf_ringbuf_submit(ev, 0);
 	} else {
-		faults_exit_cow(&key, NULL);
 		drop(MEMACCT_DROP_RINGBUF_FULL);
 	}
 	bpf_map_delete_elem(&procs, &key);

@@ -211,16 +211,20 @@ struct memacct_cgroup {
 };
 
 /*
- * CoW copies by the mapping they hit (issue 42; bpf/faults.bpf.c): per
- * process, up to MEMACCT_COW_MAPS VMAs, each the one a copy's fault was in
- * (bpf_find_vma() at the copy), by its vm_start. A forked worker's VMA is
- * the parent's of the same range (inherited at fork). Full: a batch takes
- * the slot its vm_start hashes to when that holds fewer pages (those then
- * count as unattributed, evicted_pages); else the batch is unattributed
- * (MEMACCT_DROP_COW_MAPS). Unattributed = the process's cow_copied_pages +
- * cow_file_copied_pages - the slots' pages.
+ * CoW copies by the mapping they hit (issue 42; bpf/faults.bpf.h
+ * cowm_fold()): per process, up to MEMACCT_COW_MAPS VMAs, each the one a
+ * copy's fault was in (bpf_find_vma() at the copy), by its vm_start, in the
+ * slot it hashes to or one of the MEMACCT_COW_PROBES after it. A forked
+ * worker's VMA is the parent's of the same range (inherited at fork). All
+ * of those taken: a batch takes the first when that holds fewer pages
+ * (those then count as unattributed, evicted_pages), else the batch is
+ * unattributed (MEMACCT_DROP_COW_MAPS). Unattributed = the process's
+ * cow_copied_pages + cow_file_copied_pages - the slots' pages. The record
+ * outlives the process: the reader of its exit record deletes it
+ * (run/attach: session.c, the daemon: daemon.c).
  */
-#define MEMACCT_COW_MAPS	32
+#define MEMACCT_COW_MAPS	128	/* a power of 2 */
+#define MEMACCT_COW_PROBES	8
 #define MEMACCT_COW_KIND_MASK	0xfULL	/* start's low bits: enum memacct_cow_kind */
 
 enum memacct_cow_kind {
@@ -247,7 +251,6 @@ struct memacct_cow_maps {
 struct memacct_exit_event {
 	struct memacct_proc_key key;
 	struct memacct_proc proc;
-	struct memacct_cow_maps cow;	/* zero: no copy was attributed */
 };
 
 /*

@@ -156,7 +156,13 @@ static void daemon_help(FILE *f)
 
 static int on_exit_record(void *ctx, void *data, size_t len)
 {
-	/* drained only: flows are in the cgroups map already */
+	const struct memacct_exit_event *ev = data;
+	const struct dstate *d = ctx;
+
+	/* flows are in the cgroups map already; the process's CoW slots,
+	 * kept past its exit for a reader of this record, are not read here */
+	if (len >= sizeof(*ev) && d->pin.cow_maps_fd >= 0)
+		bpf_map_delete_elem(d->pin.cow_maps_fd, &ev->key);
 	return 0;
 }
 

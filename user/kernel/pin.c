@@ -37,22 +37,28 @@ _Static_assert(sizeof(((struct memacct_bpf *)0)->progs) / sizeof(struct bpf_prog
 struct map_want {
 	const char *name;
 	size_t key_size, value_size;	/* 0: not checked */
+	bool optional;			/* pins of an older build lack it: made and
+					 * pinned at the reload their .bss asks for */
 };
 
 static const struct map_want maps_wanted[] = {
-	{ "procs", sizeof(struct memacct_proc_key), sizeof(struct memacct_proc) },
-	{ "cgroups", sizeof(__u64), sizeof(struct memacct_cgroup) },
-	{ "exits", 0, 0 },
-	{ "bss", 4, 0 },	/* its layout, not its size: bss_layout_check() */
-	{ "dma_ranges", sizeof(struct memacct_dma_range_key), sizeof(struct memacct_dma_range_val) },
-	{ "oom_events", 0, 0 },
-	{ "oom_history", sizeof(__u32), sizeof(struct memacct_oom_event) },
+	{ "procs", sizeof(struct memacct_proc_key), sizeof(struct memacct_proc), false },
+	{ "cgroups", sizeof(__u64), sizeof(struct memacct_cgroup), false },
+	{ "exits", 0, 0, false },
+	{ "bss", 4, 0, false },	/* its layout, not its size: bss_layout_check() */
+	{ "dma_ranges", sizeof(struct memacct_dma_range_key), sizeof(struct memacct_dma_range_val), false },
+	{ "oom_events", 0, 0, false },
+	{ "oom_history", sizeof(__u32), sizeof(struct memacct_oom_event), false },
+	{ "cow_maps", sizeof(struct memacct_proc_key), sizeof(struct memacct_cow_maps), true },
 };
+
+#define NMAPS_WANTED (sizeof(maps_wanted) / sizeof(maps_wanted[0]))
 
 static int *map_fd_slot(struct pinned *p, int i)
 {
 	int *slots[] = { &p->procs_fd, &p->cgroups_fd, &p->exits_fd, &p->bss_fd,
-			 &p->dma_ranges_fd, &p->oom_events_fd, &p->oom_history_fd };
+			 &p->dma_ranges_fd, &p->oom_events_fd, &p->oom_history_fd,
+			 &p->cow_maps_fd };
 
 	return slots[i];
 }
@@ -216,6 +222,10 @@ static int reattach_maps(struct pinned *p)
 
 		path_of(path, sizeof(path), p->dir, "maps", w->name);
 		fd = bpf_obj_get(path);
+		if (fd < 0 && w->optional && errno == ENOENT) {
+			*map_fd_slot(p, i) = -1;
+			continue;
+		}
 		if (fd < 0) {
 			p_err("%s: %s (incomplete pins: run memacct detach)", path, strerror(errno));
 			return -EPROTO;
@@ -447,7 +457,7 @@ static void reattach_perf_hook(struct pinned *p)
 }
 
 /* The maps of @skel that are pinned, in maps_wanted[]'s order. */
-static void pinned_maps(struct memacct_bpf *skel, struct bpf_map *maps[7])
+static void pinned_maps(struct memacct_bpf *skel, struct bpf_map *maps[NMAPS_WANTED])
 {
 	maps[0] = skel->maps.procs;
 	maps[1] = skel->maps.cgroups;
@@ -456,8 +466,8 @@ static void pinned_maps(struct memacct_bpf *skel, struct bpf_map *maps[7])
 	maps[4] = skel->maps.dma_ranges;
 	maps[5] = skel->maps.oom_events;
 	maps[6] = skel->maps.oom_history;
-	_Static_assert(7 == sizeof(maps_wanted) / sizeof(maps_wanted[0]),
-		       "every wanted map pinned");
+	maps[7] = skel->maps.cow_maps;
+	_Static_assert(8 == NMAPS_WANTED, "every wanted map pinned");
 }
 
 /*
@@ -533,7 +543,7 @@ static int pin_links(struct pinned *p)
 static int load_and_pin(struct pinned *p)
 {
 	struct loader_opts o = { 0 };	/* every process */
-	struct bpf_map *maps[7];
+	struct bpf_map *maps[NMAPS_WANTED];
 	char path[512];
 	int err;
 
@@ -544,7 +554,7 @@ static int load_and_pin(struct pinned *p)
 		return err;
 	loader_oom_seen_seed(p->skel, NULL);
 	pinned_maps(p->skel, maps);
-	for (int i = 0; i < 7; i++) {
+	for (size_t i = 0; i < NMAPS_WANTED; i++) {
 		path_of(path, sizeof(path), p->dir, "maps", maps_wanted[i].name);
 		err = bpf_map__pin(maps[i], path);
 		if (err) {
@@ -571,13 +581,15 @@ out_unpin:
 static int reuse_pinned_maps(struct memacct_bpf *skel, void *ctx)
 {
 	struct pinned *p = ctx;
-	struct bpf_map *maps[7];
+	struct bpf_map *maps[NMAPS_WANTED];
 	int err;
 
 	pinned_maps(skel, maps);
-	for (int i = 0; i < 7; i++) {
+	for (size_t i = 0; i < NMAPS_WANTED; i++) {
 		if (maps[i] == skel->maps.bss && p->bss_old)
 			continue;	/* another layout: a new one, carry_bss() */
+		if (*map_fd_slot(p, i) < 0)
+			continue;	/* not pinned by that build: a new one, pinned after */
 		err = bpf_map__reuse_fd(maps[i], *map_fd_slot(p, i));
 		if (err) {
 			p_err("reusing the pinned map %s: %s", maps_wanted[i].name,
@@ -706,6 +718,17 @@ static int reload_on_pinned_maps(struct pinned *p)
 		if (err)
 			return err;
 	}
+	if (p->cow_maps_fd < 0) {	/* pins of a build before it */
+		char path[512];
+
+		path_of(path, sizeof(path), p->dir, "maps", "cow_maps");
+		err = bpf_map__pin(p->skel->maps.cow_maps, path);
+		if (err) {
+			p_err("pinning %s: %s", path, strerror(-err));
+			return err;
+		}
+		p->cow_maps_fd = dup(bpf_map__fd(p->skel->maps.cow_maps));
+	}
 	err = pin_links(p);
 	if (err)
 		return err;
@@ -802,7 +825,7 @@ int pin_open(const char *dir, struct pinned *p)
 
 	memset(p, 0, sizeof(*p));
 	p->procs_fd = p->cgroups_fd = p->exits_fd = p->bss_fd = p->iter_link_fd = -1;
-	p->dma_ranges_fd = p->oom_events_fd = p->oom_history_fd = -1;
+	p->dma_ranges_fd = p->oom_events_fd = p->oom_history_fd = p->cow_maps_fd = -1;
 	p->lock_fd = -1;
 	snprintf(p->dir, sizeof(p->dir), "%s", dir);
 	snprintf(p->fault_hook, sizeof(p->fault_hook), "none");
@@ -892,7 +915,7 @@ void pin_close(struct pinned *p)
 {
 	int *fds[] = { &p->procs_fd, &p->cgroups_fd, &p->exits_fd, &p->bss_fd,
 		       &p->dma_ranges_fd, &p->oom_events_fd, &p->oom_history_fd,
-		       &p->iter_link_fd };
+		       &p->cow_maps_fd, &p->iter_link_fd };
 
 	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
 		if (*fds[i] >= 0)

@@ -42,6 +42,8 @@ struct pinned {
 	bool reattached;
 	int procs_fd, cgroups_fd, exits_fd, bss_fd, dma_ranges_fd, iter_link_fd;
 	int oom_events_fd, oom_history_fd;	/* OOM kill records: ring, last 64 */
+	int cow_maps_fd;		/* CoW by mapping per process (-1: pins of a
+					 * build before it, not reloaded) */
 	uint32_t procs_max, cgroups_max, bss_size;
 	/* the pinned .bss's layout when another build's (bss_layout.h): the
 	 * programs are loaded again and its values carried; else NULL */

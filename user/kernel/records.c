@@ -143,3 +143,37 @@ int records_read(const struct records_reader *rd, const uint64_t *ids, size_t ni
 	}
 	return err;
 }
+
+int cow_maps_prune(int cow_fd, int procs_fd)
+{
+	struct memacct_proc_key k, next, *prev = NULL, *gone = NULL;
+	struct memacct_proc p;
+	size_t n = 0, cap = 0;
+	int deleted = 0;
+
+	if (cow_fd < 0 || procs_fd < 0)
+		return 0;
+	/* collected first, deleted after: a delete during the walk would
+	 * restart it at the first key */
+	while (!bpf_map_get_next_key(cow_fd, prev, &next)) {
+		k = next;
+		prev = &k;
+		if (!bpf_map_lookup_elem(procs_fd, &k, &p))
+			continue;
+		if (n == cap) {
+			struct memacct_proc_key *g = realloc(gone, (cap ? 2 * cap : 64) * sizeof(*g));
+
+			if (!g) {
+				free(gone);
+				return -ENOMEM;
+			}
+			gone = g;
+			cap = cap ? 2 * cap : 64;
+		}
+		gone[n++] = k;
+	}
+	for (size_t i = 0; i < n; i++)
+		deleted += !bpf_map_delete_elem(cow_fd, &gone[i]);
+	free(gone);
+	return deleted;
+}

@@ -113,4 +113,14 @@ struct records_reader {
 int records_read(const struct records_reader *rd, const uint64_t *ids, size_t nids,
 		 struct pin_counters *counters, bool *torn);
 
+/*
+ * cow_maps_prune() - delete from the cow_maps map @cow_fd (CoW by mapping,
+ * include/memacct.h) every record whose process has no record in the procs
+ * map @procs_fd: exited, and its exit record read (its reader deletes it)
+ * or lost to a full ring. A reader that wants the slots of exited
+ * processes reads the exit ring first. Returns the records deleted, or
+ * -ENOMEM.
+ */
+int cow_maps_prune(int cow_fd, int procs_fd);
+
 #endif

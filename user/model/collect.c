@@ -438,6 +438,14 @@ static void read_flows(struct collector *cs, struct collection *col)
 	for (size_t i = 0; i < fr.ndead; i++)
 		bpf_map_delete_elem(cs->pin->procs_fd, &fr.dead[i]);
 	dma_ranges_prune(cs->pin->dma_ranges_fd, cs->pin->procs_fd);
+	/* CoW slots of exits whose records a full ring lost (the daemon
+	 * deletes the others as it drains the ring: include/memacct.h) */
+	if (col->counters.dropped[MEMACCT_DROP_RINGBUF_FULL] != cs->ringbuf_full_pruned) {
+		cs->ringbuf_full_pruned = col->counters.dropped[MEMACCT_DROP_RINGBUF_FULL];
+		if (cs->rb)
+			ring_buffer__consume(cs->rb);
+		cow_maps_prune(cs->pin->cow_maps_fd, cs->pin->procs_fd);
+	}
 	if (fr.unknown)
 		qsort(fr.unknown, fr.nunknown, sizeof(*fr.unknown), cmp_u64);
 	free(cs->unknown);

@@ -150,6 +150,8 @@ struct collector {
 	uint64_t *unknown;		/* cgroups map keys missing from the last walk */
 	size_t nunknown;
 	long unwalked;			/* the last walk's cgroups_unwalked (said once) */
+	uint64_t ringbuf_full_pruned;	/* dropped[RINGBUF_FULL] at the last
+					 * cow_maps_prune() */
 };
 
 /*

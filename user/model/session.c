@@ -240,24 +240,32 @@ static int add_exited(struct session *s, const struct memacct_proc_key *key,
 	return 0;
 }
 
-/* An exited process's CoW slots, kept with its row; its mappings read from
- * its parent now if not yet (the process's own are gone). */
-static int add_cow_exited(struct session *s, const struct memacct_exit_event *ev)
+/*
+ * An exited process's CoW slots (the kernel keeps them past its exit for
+ * this reader), kept with its row and deleted from the map; its mappings
+ * read from its parent now if not yet (the process's own are gone).
+ */
+static int take_cow_exited(struct session *s, const struct memacct_proc_key *key, pid_t ppid)
 {
+	int fd = bpf_map__fd(s->skel->maps.cow_maps);
+	struct memacct_cow_maps cm;
 	struct cowm_exited *x;
 
-	if (!cowm_any(&ev->cow))
+	if (bpf_map_lookup_elem(fd, key, &cm))
 		return 0;
-	if (cowm_catalog_note(&s->cowm, ev->key.tgid, ev->proc.ppid, &ev->cow) == -ENOMEM)
+	bpf_map_delete_elem(fd, key);
+	if (!cowm_any(&cm))
+		return 0;
+	if (cowm_catalog_note(&s->cowm, key->tgid, ppid, &cm) == -ENOMEM)
 		return -ENOMEM;
 	x = array_grow(&s->cowx, s->ncowx, &s->cap_cowx, sizeof(*x));
 	if (!x)
 		return -ENOMEM;
 	s->ncowx++;
-	x->pid = ev->key.tgid;
-	x->ppid = ev->proc.ppid;
-	x->start_ns = ev->key.start_boottime_ns;
-	x->cm = ev->cow;
+	x->pid = key->tgid;
+	x->ppid = ppid;
+	x->start_ns = key->start_boottime_ns;
+	x->cm = cm;
 	return 0;
 }
 
@@ -269,7 +277,7 @@ static int on_exit_event(void *ctx, void *data, size_t len)
 	if (len < sizeof(*ev))
 		return 0;
 	err = add_exited(ctx, &ev->key, &ev->proc);
-	return err ? err : add_cow_exited(ctx, ev);
+	return err ? err : take_cow_exited(ctx, &ev->key, ev->proc.ppid);
 }
 
 /*
@@ -885,7 +893,10 @@ static void sample_forecast(struct session *s, const struct memcg_stat *st)
 /*
  * The mappings of the copies made since the last sample (cow_maps.h): the
  * cow_maps records (processes that copied, this session's filter), each
- * with its procs record's parent, into the catalog. Once a second.
+ * with its procs record's parent, into the catalog. A record whose process
+ * has no procs record left has exited: its exit record is read first (it
+ * takes the slots); what is left after that lost its exit record (the ring
+ * was full) and is deleted. Once a second.
  */
 static void sample_cow_maps(struct session *s)
 {
@@ -893,11 +904,21 @@ static void sample_cow_maps(struct session *s)
 	struct memacct_proc_key key, next, *prev = NULL;
 	struct memacct_cow_maps cm;
 	struct memacct_proc p;
+	bool consumed = false;
 
 	while (!bpf_map_get_next_key(fd, prev, &next)) {
 		key = next;
 		prev = &key;
-		if (bpf_map_lookup_elem(fd, &key, &cm) || bpf_map_lookup_elem(pfd, &key, &p))
+		if (bpf_map_lookup_elem(pfd, &key, &p)) {
+			if (!consumed) {
+				ring_buffer__consume(s->rb);
+				consumed = true;
+			}
+			/* still there: no exit record came (it took them) */
+			bpf_map_delete_elem(fd, &key);
+			continue;
+		}
+		if (bpf_map_lookup_elem(fd, &key, &cm))
 			continue;
 		if (cowm_catalog_note(&s->cowm, key.tgid, p.ppid, &cm) == -ENOMEM)
 			return;
