@@ -310,7 +310,7 @@ static __always_inline __u64 cow_kind(struct task_struct *task, const struct vma
 {
 	struct mm_struct *mm;
 
-	if (kind == ALLOC_COW_FILE)
+	if (kind == ALLOC_COW_FILE || kind == ALLOC_COW_FILE_CAND)
 		return MEMACCT_COW_KIND_FILE;
 	if (vi->flags & VM_GROWSDOWN_FLAG)
 		return MEMACCT_COW_KIND_STACK;
@@ -450,14 +450,19 @@ static __always_inline int page_alloc(unsigned long long *ctx, unsigned int orde
 		     (gfp & ~(gfp_zero | gfp_comp)) == gfp_highuser_movable)) {
 		f->state = FAULT_CLASSIFIED;
 		kind = classify(task, sl, gfp, order, old, &vi);
-		if (!old && (kind == ALLOC_COW_ANON || kind == ALLOC_COW_FILE))
-			cowm_note(task, sl, &vi, kind, pages);
+		/* a file-CoW candidate adds its page once resolved
+		 * (cand_resolve()): its mapping is made the pending one */
+		if (!old && (kind == ALLOC_COW_ANON || kind == ALLOC_COW_FILE ||
+			     kind == ALLOC_COW_FILE_CAND))
+			cowm_note(task, sl, &vi, kind, kind == ALLOC_COW_FILE_CAND ? 0 : pages);
 	}
 	if (kind == ALLOC_COW_FILE_CAND) {
 		__u64 page_addr = 0;
 
 		bpf_probe_read_kernel(&page_addr, sizeof(page_addr), &ctx[0]);
 		f->cand = page_addr;
+		f->cand_map = vi.start | MEMACCT_COW_KIND_FILE;
+		f->cand_end = vi.end;
 	}
 	if (nr_node_ranges) {
 		__u64 page_addr = 0;

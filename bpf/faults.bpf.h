@@ -75,6 +75,8 @@ struct fault_ctx {
 	 * as file CoW once the fault has finished if it is then anon
 	 * (cand_resolve()); 0: none */
 	__u64 cand;
+	__u64 cand_map;		/* its mapping: vm_start | MEMACCT_COW_KIND_FILE */
+	__u64 cand_end;		/* and vm_end */
 };
 
 /*
@@ -182,6 +184,13 @@ static __always_inline void cand_resolve(struct fault_ctx *f, struct fault_pendi
 	if (mapping & 1) {
 		pd->cow_file++;
 		pd->n++;
+		/* its mapping, where none other is pending (a batch is of
+		 * one mapping: else unattributed) */
+		if (f->cand_map && (!pd->cowm_pages || pd->cowm_start == f->cand_map)) {
+			pd->cowm_start = f->cand_map;
+			pd->cowm_end = f->cand_end;
+			pd->cowm_pages++;
+		}
 	}
 }
 

@@ -152,6 +152,7 @@ void fault_cow_fork_child(const char *hook);
 void fault_cow_fork_parent_writes(const char *hook);
 void fault_zero_fill(const char *hook);
 void fault_zero_fill_thp(const char *hook);
+void fault_cow_maps(const char *hook);
 void fault_file_private(const char *hook, const char *args, const char *what);
 void fault_file_shared(const char *hook);
 void fault_reuse_tmpfs(const char *hook);

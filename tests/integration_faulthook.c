@@ -220,6 +220,9 @@ END_TEST
 START_TEST(test_perf_zero_fill_thp) { fault_zero_fill_thp("perf"); }
 END_TEST
 
+START_TEST(test_perf_cow_maps) { fault_cow_maps("perf"); }
+END_TEST
+
 START_TEST(test_perf_file_private_write)
 {
 	fault_file_private("perf", "32", "MAP_PRIVATE write: file cow");
@@ -336,6 +339,7 @@ Suite *faulthook_suite(void)
 	tcase_add_test(tc, test_perf_cow_fork_parent_writes);
 	tcase_add_test(tc, test_perf_zero_fill);
 	tcase_add_test(tc, test_perf_zero_fill_thp);
+	tcase_add_test(tc, test_perf_cow_maps);
 	tcase_add_test(tc, test_perf_file_private_write);
 	tcase_add_test(tc, test_perf_file_private_read_first);
 	tcase_add_test(tc, test_perf_file_shared);

@@ -29,11 +29,13 @@
  * Usage: cow_maps [WORKERS=4] [HEAP_MIB=32] [ANON_MIB=64] [FILE_MIB=16]
  *                 [--slots N] [--hold]
  * Output (stdout), before the fork:
- *   truth map heap|anon|file START END RSS      the VMA holding the buffer
- *                                               (hex addresses) and its Rss
- *   truth copied heap|anon|file BYTES           per worker
+ *   truth map_heap_start|_end|_rss V             the VMA holding the heap
+ *                                               buffer (addresses in decimal)
+ *                                               and its Rss (bytes); map_anon_*,
+ *                                               map_file_* the same
+ *   truth copied_heap|copied_anon|copied_file BYTES      per worker
  *   truth workers W
- * and after the workers exited: truth worker PID (each).
+ * and after the workers exited: truth worker_N PID (N from 0).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -152,11 +154,12 @@ int main(int argc, char **argv)
 	}
 	for (int k = 0; k < 3; k++) {
 		vma_of(buf[k], &s, &e, &rss);
-		printf("truth map %s %lx %lx %lu\n", name[k], s, e, rss);
+		printf("truth map_%s_start %lu\ntruth map_%s_end %lu\ntruth map_%s_rss %lu\n",
+		       name[k], s, name[k], e, name[k], rss);
 	}
-	printf("truth copied heap %lu\n", npg[0] / 4 * pg);
-	printf("truth copied anon %lu\n", npg[1] / 2 * pg);
-	printf("truth copied file %lu\n", npg[2] * pg);
+	printf("truth copied_heap %lu\n", npg[0] / 4 * pg);
+	printf("truth copied_anon %lu\n", npg[1] / 2 * pg);
+	printf("truth copied_file %lu\n", npg[2] * pg);
 	if (nslots > 0) {
 		unsigned long tot = 0;
 
@@ -206,7 +209,7 @@ int main(int argc, char **argv)
 
 		if (waitpid(pids[w], &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st))
 			die("worker");
-		printf("truth worker %d\n", (int)pids[w]);
+		printf("truth worker_%d %d\n", w, (int)pids[w]);
 	}
 	return 0;
 }
