@@ -787,6 +787,18 @@ void fault_cow_maps(const char *hook)
 				       fault_label(hook, key), got, want, par, rss);
 		}
 	}
+	if (attributed) {	/* the verdict: the anon mmap, the worst case × 4 */
+		json_t *v = json_array_get(json_object_get(r->report, "verdict_details"), 0);
+		json_t *m = json_object_get(v, "mapping");
+		long long par = jint(m, "parent_resident_bytes"), rss = truth(r, "map_anon_rss");
+
+		ck_assert_msg(m, "no mapping in the CoW verdict");
+		ck_assert_str_eq(json_string_value(json_object_get(m, "kind")), "anon");
+		ck_assert_msg(par >= rss && par <= rss + 64 * (long long)PAGE,
+			      "verdict: the parent's anon %lld resident, its smaps Rss %lld", par, rss);
+		assert_exact(fault_label(hook, "verdict: worst case"), jint(m, "worst_case_bytes"),
+			     par * truth(r, "workers"));
+	}
 	result_free(r);
 }
 

@@ -753,6 +753,47 @@ def check_thread_exit(s):
         s.dump()
 
 
+def check_cow_maps(s):
+    """cow_maps 4 8 16 4: per worker, the copies in each of its parent's
+    heap, anon mmap and private file mapping by mapping (issue 42), exact
+    (the heap + 2 pages: libc's own), the parent's resident bytes within 16
+    pages of its smaps Rss; before 5.17 (no bpf_find_vma()) none attributed"""
+    rep = s.report or {}
+    rel = str(s.kernel.get('release', '0.0'))
+    m = re.match(r'(\d+)\.(\d+)', rel)
+    attributed = m and (int(m.group(1)), int(m.group(2))) >= (5, 17)
+    for w in range(s.truth.get('workers', 0) or 0):
+        p = proc(rep, s.truth.get('worker_%d' % w, -1)) or {}
+        maps = p.get('cow_by_mapping')
+        allb = p.get('cow_copied_bytes', 0) + p.get('cow_file_copied_bytes', 0)
+        un = p.get('cow_by_mapping_unattributed_bytes', -1)
+        if not attributed:
+            check('cow_maps.worker%d' % w, maps == [] and un == allb,
+                  'kernel %s: %s entries, unattributed %d of %d'
+                  % (rel, len(maps) if maps is not None else None, un, allb))
+            continue
+        bad = []
+        for kind in ('heap', 'anon', 'file'):
+            lo, hi = s.truth.get('map_%s_start' % kind), s.truth.get('map_%s_end' % kind)
+            rss, want = s.truth.get('map_%s_rss' % kind), s.truth.get('copied_%s' % kind)
+            e = next((e for e in maps or [] if lo <= e['start'] < hi), None)
+            if e is None:
+                bad.append('%s: no entry' % kind)
+                continue
+            got, par = e['bytes'], e['parent_resident_bytes'] or -1
+            ok = e['kind'] == kind and (want <= got <= want + 2 * PAGE if kind == 'heap'
+                                        else got == want)
+            ok = ok and rss <= par <= rss + 16 * PAGE
+            (bad if not ok else []).append('%s: %s %d (truth %d), parent %d (Rss %d)'
+                                          % (kind, e['kind'], got, want, par, rss))
+        check('cow_maps.worker%d' % w, not bad and un == 0,
+              '; '.join(bad) if bad else 'heap, anon, file exact; unattributed %d' % un,
+              unsupported(s.sec))
+    if not rep or not s.truth.get('workers'):
+        check('cow_maps', False, 'no report or no truth')
+        s.dump()
+
+
 def check_cow_busy(s):
     """cow_mmap_churn 32 3: child CoW = pagemap truth while mmap_lock is busy;
     nothing unclassified where the maple tree walk exists (>= 6.1)"""
@@ -896,6 +937,7 @@ FAULT_TESTS = [('file_cow', check_file_cow), ('file_cow_read', check_file_cow_re
 
 V2_TESTS = [('zero_fill', check_zero_fill), ('thp', check_thp),
             ('thread_exit', check_thread_exit), ('cow_busy', check_cow_busy),
+            ('cow_maps', check_cow_maps),
             ('numa_stock', check_numa_stock), ('oom', check_oom), ('oom_host', check_oom_host),
             ('attach', check_attach),
             ('limits', check_limits), ('explain', check_explain), ('audit', check_audit),

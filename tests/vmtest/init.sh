@@ -259,6 +259,13 @@ t_thp() {
 	memacct -j run -- zero_fill --thp 64
 }
 
+# CoW by mapping: 4 workers copy parts of a heap, an anon mmap and a
+# private file mapping of their parent (issue 42)
+t_cow_maps() {
+	echo "kernel release $(uname -r)"
+	memacct -j run -- cow_maps 4 8 16 4
+}
+
 # the leader exits first, its helper thread ends the process (exit_group)
 t_thread_exit() {
 	memacct -j run -- thread_exit 4096 256
@@ -547,6 +554,7 @@ if [ -n "$matrix" ]; then
 	section thp t_thp
 	section thread_exit t_thread_exit
 	section cow_busy t_cow_busy
+	section cow_maps t_cow_maps
 	section numa /bin/memacct -v -j run -- /bin/numa_bind 32
 	section numa_stock t_numa_stock
 	section oom t_oom

@@ -327,6 +327,16 @@ static void report_verdict_json(const struct verdict *v, json_t *arr, json_t *de
 	}
 	if (v->since_attach)
 		json_object_set_new(d, "since_attach", json_true());
+	if (v->map_kind) {
+		json_t *m = json_object();
+
+		json_object_set_new(m, "kind", json_string(v->map_kind));
+		json_object_set_new(m, "name", json_string_sanitized(v->map_name));
+		set_u64(m, "copied_bytes", v->map_copied);
+		set_u64(m, "parent_resident_bytes", v->map_parent_rss);
+		set_u64(m, "worst_case_bytes", v->worst_bytes);
+		json_object_set_new(d, "mapping", m);
+	}
 	json_array_append_new(det, d);
 }
 
@@ -560,6 +570,72 @@ static bool is_python(const char *comm)
 	return !strncmp(comm, "python", 6) || !strncmp(comm, "pt_", 3);
 }
 
+/* The copied mappings of @par's children, grouped: the heap, the stack, the
+ * anonymous mappings together (malloc's and Python's arenas are many), each
+ * file. */
+struct cowm_group {
+	const char *kind;
+	const char *path;		/* files only */
+	uint64_t copied, parent_rss;
+	int nmaps;
+};
+
+/* The group holding most of @par's children's copies into @v (map_*), with
+ * the worst case: every child copying all of its resident bytes. */
+static void cow_verdict_mapping(const struct report *r, const struct proc_row *par, int kids,
+				struct verdict *v)
+{
+	struct cowm_group g[64];
+	uint64_t seen[512];
+	int ng = 0, nseen = 0, best = -1;
+
+	for (size_t j = 0; j < r->nprocs; j++) {
+		const struct proc_row *c = &r->procs[j];
+
+		if (c->ppid != par->pid || !c->m.cow_copied)
+			continue;
+		for (uint32_t i = 0; i < c->cowm_n; i++) {
+			const struct cow_mapping *m = &r->cowm[c->cowm_first + i];
+			const char *kind = cowm_kind_name(m);
+			bool file = m->kind == MEMACCT_COW_KIND_FILE, dup = false;
+			int k;
+
+			for (k = 0; k < ng; k++)
+				if (!strcmp(g[k].kind, kind) &&
+				    (!file || (g[k].path && m->path && !strcmp(g[k].path, m->path))))
+					break;
+			if (k == ng) {
+				if (ng == (int)(sizeof(g) / sizeof(g[0])))
+					continue;
+				g[ng++] = (struct cowm_group){ .kind = kind, .path = file ? m->path : NULL };
+			}
+			g[k].copied += m->bytes;
+			for (int s = 0; s < nseen && !dup; s++)
+				dup = seen[s] == m->start;
+			if (!dup && nseen < (int)(sizeof(seen) / sizeof(seen[0]))) {
+				seen[nseen++] = m->start;
+				g[k].parent_rss += m->has_parent ? m->parent_rss : 0;
+				g[k].nmaps++;
+			}
+		}
+	}
+	for (int k = 0; k < ng; k++)
+		if (best < 0 || g[k].copied > g[best].copied)
+			best = k;
+	if (best < 0 || !g[best].parent_rss)
+		return;
+	v->map_kind = g[best].kind;
+	if (g[best].path)
+		snprintf(v->map_name, sizeof(v->map_name), "%s", g[best].path);
+	else if (!strcmp(g[best].kind, "anon"))
+		snprintf(v->map_name, sizeof(v->map_name), "anonymous mappings (%d)", g[best].nmaps);
+	else
+		snprintf(v->map_name, sizeof(v->map_name), "[%s]", g[best].kind);
+	v->map_copied = g[best].copied;
+	v->map_parent_rss = g[best].parent_rss;
+	v->worst_bytes = g[best].parent_rss * (uint64_t)kids;
+}
+
 /* CoW of the children of each parent in the report, against the parent's peak RSS. */
 static int cow_verdicts(const struct report *r, struct verdict *v, int max)
 {
@@ -571,7 +647,7 @@ static int cow_verdicts(const struct report *r, struct verdict *v, int max)
 		uint64_t cow = 0, peak = par->m.rss_peak, avg;
 		int lo = 0, hi = 0, kids = 0;
 		bool py = is_python(par->comm);
-		char b[3][16], comm[32], range[64], each[32];
+		char b[3][16], comm[32], range[64], each[32], mapping[320];
 
 		for (size_t j = 0; j < r->nprocs; j++) {
 			const struct proc_row *c = &r->procs[j];
@@ -593,6 +669,21 @@ static int cow_verdicts(const struct report *r, struct verdict *v, int max)
 		v[n] = (struct verdict){ .kind = "cow_blowup", .pid = par->pid,
 					 .processes = (uint64_t)kids, .bytes = cow,
 					 .of_bytes = peak, .since_attach = attach };
+		cow_verdict_mapping(r, par, kids, &v[n]);
+		mapping[0] = '\0';
+		if (v[n].map_kind) {
+			char m[2][16];
+
+			/* issue 42: the copied mapping and how far it can go */
+			snprintf(mapping, sizeof(mapping),
+				 "; most of it from the parent's %s, %s resident, copied %d%% by %s "
+				 "so far; at most %s if every %s copies all of it",
+				 v[n].map_name, fmt_bytes(m[0], 16, v[n].map_parent_rss),
+				 pct_of(v[n].map_copied / kids, v[n].map_parent_rss),
+				 kids > 1 ? "each on average" : "it",
+				 fmt_bytes(m[1], 16, v[n].worst_bytes),
+				 kids > 1 ? (py ? "worker" : "child") : "one");
+		}
 		if (kids > 1)
 			snprintf(range, sizeof(range), "%d %s (PIDs %d..%d)", kids,
 				 py ? "workers" : "forked children", lo, hi);
@@ -605,10 +696,10 @@ static int cow_verdicts(const struct report *r, struct verdict *v, int max)
 			each[0] = '\0';
 		snprintf(v[n].text, sizeof(v[n].text),
 			 "%s of %s %d copied %s of %s parent's memory by copy-on-write%s (%s%d%% "
-			 "of the parent's %s peak RSS): %s",
+			 "of the parent's %s peak RSS)%s: %s",
 			 range, comm, par->pid, fmt_bytes(b[0], 16, cow),
 			 kids > 1 ? "their" : "its", attach ? " since attach" : "", each,
-			 pct_of(avg, peak), fmt_bytes(b[2], 16, peak),
+			 pct_of(avg, peak), fmt_bytes(b[2], 16, peak), mapping,
 			 /* measured on tests/workloads/dataloader_demo.py (issue 41):
 			  * 371 MiB a worker as a list, the same with --freeze, 3.3 MiB
 			  * with --storage numpy */

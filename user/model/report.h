@@ -193,11 +193,18 @@ void report_comm(char *dst, size_t len, const char *src);
 /* One finding of a final run/attach report (JSON verdict_details). */
 struct verdict {
 	const char *kind;		/* "cow_blowup", "file_reclaimable", "pinned", "remote_numa" */
-	char text[512];			/* the sentence, with its figures */
+	char text[800];			/* the sentence, with its figures */
 	int pid;			/* the process it is about, 0: none */
 	uint64_t processes;		/* cow_blowup: processes that copied */
 	uint64_t bytes, of_bytes;	/* the figure and what it is compared with (0: none) */
 	bool since_attach;		/* attach: flows count since attach only */
+	/* cow_blowup: the parent's mapping (or the anonymous ones together)
+	 * that holds most of the copies (cow_maps.h); map_kind NULL: none */
+	const char *map_kind;		/* cowm_kind_name() */
+	char map_name[160];		/* [heap], [stack], a path, "anonymous mappings (N)" */
+	uint64_t map_copied;		/* bytes copied of it by the processes */
+	uint64_t map_parent_rss;	/* the parent's resident bytes of it */
+	uint64_t worst_bytes;		/* map_parent_rss × processes: every one copies all */
 };
 
 /* Verdict thresholds: a finding is named at or above them. */
