@@ -16,6 +16,7 @@
 #include "phases.h"
 #include "report.h"
 #include "smaps.h"
+#include "util.h"
 
 #pragma GCC poison u8 u16 u32 u64 s8 s16 s32 s64
 
@@ -141,10 +142,45 @@ static int wait_status_from_json(const json_t *p)
 	return (int)((ju64(p, "exit_code") & 0xff) << 8);
 }
 
+/* A row's "cow_by_mapping" into r->cowm (paths copied). */
+static int cowm_from_json(struct report *r, struct proc_row *row, const json_t *a, size_t *cap)
+{
+	const json_t *e;
+	size_t i;
+
+	row->cowm_first = (uint32_t)r->ncowm;
+	json_array_foreach(a, i, e) {
+		struct cow_mapping *m = array_grow(&r->cowm, r->ncowm, cap, sizeof(*m));
+		const char *kind = json_string_value(json_object_get(e, "kind"));
+		const char *path = json_string_value(json_object_get(e, "path"));
+		const json_t *par = json_object_get(e, "parent_resident_bytes");
+
+		if (!m)
+			return -ENOMEM;
+		*m = (struct cow_mapping){ .start = ju64(e, "start"), .end = ju64(e, "end"),
+					   .bytes = ju64(e, "bytes"),
+					   .kind = MEMACCT_COW_KIND_ANON,
+					   .has_parent = json_is_integer(par),
+					   .parent_rss = json_integer_value(par) };
+		if (kind && !strcmp(kind, "heap"))
+			m->kind = MEMACCT_COW_KIND_HEAP;
+		else if (kind && !strcmp(kind, "stack"))
+			m->kind = MEMACCT_COW_KIND_STACK;
+		else if (kind && (!strcmp(kind, "file") || !strcmp(kind, "shmem")))
+			m->kind = MEMACCT_COW_KIND_FILE;
+		m->shmem = kind && !strcmp(kind, "shmem");
+		if (path && !(m->path = strdup(path)))
+			return -ENOMEM;
+		r->ncowm++;
+		row->cowm_n++;
+	}
+	return 0;
+}
+
 static int procs_from_json(struct report *r, const json_t *a)
 {
 	const json_t *p;
-	size_t i;
+	size_t i, cap = 0;
 
 	r->nprocs = 0;
 	r->procs = calloc(json_array_size(a) ? json_array_size(a) : 1, sizeof(*r->procs));
@@ -161,6 +197,8 @@ static int procs_from_json(struct report *r, const json_t *a)
 			row->exit_code = wait_status_from_json(p);
 		row->oom_killed = jbool(p, "oom_killed");
 		report_metrics_from_json(&row->m, p, MF_TOTALS);
+		if (cowm_from_json(r, row, json_object_get(p, "cow_by_mapping"), &cap))
+			return -ENOMEM;
 	}
 	return 0;
 }
