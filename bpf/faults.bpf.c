@@ -16,6 +16,7 @@
 #include "core_fixes.bpf.h"
 #include "records.bpf.h"
 #include "maple.bpf.h"
+#define COWM_CAS 1	/* faults.bpf.h: these programs load on v5.17 on only */
 #include "faults.bpf.h"
 
 /* Set by userspace between open and load (user/kernel/bpf_loader.c). */

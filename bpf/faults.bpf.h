@@ -212,6 +212,22 @@ static __always_inline void cand_resolve_stored(struct task_struct *task,
 	}
 }
 
+/*
+ * Whether this unit's copy of cowm_fold() (and of fold(), which inlines it)
+ * claims a free slot by compare-and-swap and takes a full one's: the
+ * faults unit's programs load on v5.17 on only, and define it 1. The
+ * lifecycle unit's (sched_process_exit, cgroup_attach_task) load on 5.10
+ * too, whose verifier refuses BPF_CMPXCHG (v5.12, commit 5ffa25502b5a)
+ * anywhere in a program, dead code included ("BPF_STX uses reserved
+ * fields"): there, at a thread's exit or a move, a free slot is claimed
+ * by a plain store. What can go wrong then: another thread of the process
+ * claiming the same slot for another mapping at the same moment (its batch
+ * is then counted in this one's).
+ */
+#ifndef COWM_CAS
+#define COWM_CAS 0
+#endif
+
 static __always_inline bool cowm_on(void)
 {
 	/* bpf_find_vma(): v5.17, commit 7c7e3d31e785 (core_fixes.bpf.h); a
@@ -223,9 +239,9 @@ static __always_inline bool cowm_on(void)
  * The pending copies of one mapping (@pd->cowm_*) into @key's slots
  * (include/memacct.h): the slot of that vm_start among the
  * MEMACCT_COW_PROBES from the one it hashes to, else a free one there
- * (claimed by compare-and-swap: threads of the process fold on other CPUs),
- * else the first when it holds fewer pages than this batch (its pages
- * become unattributed), else none (MEMACCT_DROP_COW_MAPS). Only where the
+ * (claimed by compare-and-swap: threads of the process fold on other CPUs;
+ * COWM_CAS above), else the first when it holds fewer pages than this
+ * batch (its pages become unattributed), else none (MEMACCT_DROP_COW_MAPS). Only where the
  * fault programs run with task storage and bpf_find_vma() (v5.17;
  * BPF_CMPXCHG is v5.12): the *_old programs attribute nothing. A slot taken
  * while another thread adds to it may keep that thread's batch (a few
@@ -257,7 +273,11 @@ static __always_inline void cowm_fold(const struct memacct_proc_key *key,
 		m = &cm->m[(h + j) & (MEMACCT_COW_MAPS - 1)];
 		s = m->start;
 		if (!s) {
+#if COWM_CAS
 			s = __sync_val_compare_and_swap(&m->start, 0, k);
+#else
+			m->start = k;
+#endif
 			if (!s) {
 				m->end = pd->cowm_end;
 				break;
@@ -270,6 +290,7 @@ static __always_inline void cowm_fold(const struct memacct_proc_key *key,
 		__sync_fetch_and_add(&m->pages, pd->cowm_pages);
 		return;
 	}
+#if COWM_CAS
 	/* all taken: the first, when it holds fewer pages than this batch (a
 	 * run of copies in a large mapping takes it from one of a few pages;
 	 * a large one keeps its place) */
@@ -282,6 +303,9 @@ static __always_inline void cowm_fold(const struct memacct_proc_key *key,
 		__sync_fetch_and_add(&cm->evicted_pages, was);
 		return;
 	}
+#else
+	(void)was;
+#endif
 	drop(MEMACCT_DROP_COW_MAPS);
 }
 

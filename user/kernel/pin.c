@@ -1322,6 +1322,36 @@ static int proc_of(const struct memacct_proc_key *key, const struct memacct_proc
 	return 0;
 }
 
+int pin_cow_maps_of(const char *dir, pid_t pid, struct memacct_cow_maps *out)
+{
+	struct memacct_proc_key k, next, *prev = NULL;
+	struct memacct_proc p;
+	char path[PATH_MAX];
+	int fd, pfd, err = -ENOENT;
+
+	snprintf(path, sizeof(path), "%s/maps/cow_maps", dir);
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return -errno;
+	snprintf(path, sizeof(path), "%s/maps/procs", dir);
+	pfd = bpf_obj_get(path);
+	if (pfd < 0) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	while (err == -ENOENT && !bpf_map_get_next_key(fd, prev, &next)) {
+		k = next;
+		prev = &k;
+		if (k.tgid == (__u32)pid && !bpf_map_lookup_elem(pfd, &k, &p) &&
+		    !(p.flags & MEMACCT_PROC_EXITED) && !bpf_map_lookup_elem(fd, &k, out))
+			err = 0;
+	}
+	close(pfd);
+	close(fd);
+	return err;
+}
+
 int pin_procs_of(const char *dir, const pid_t *pids, size_t n,
 		 void (*fn)(size_t i, const struct memacct_proc *v, const struct dma_ranges *r,
 			    void *ctx), void *ctx)

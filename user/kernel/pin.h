@@ -115,6 +115,15 @@ uint64_t pin_run_misses(const struct pinned *p);
  */
 int pin_counters(const struct pinned *p, struct pin_counters *c);
 /*
+ * pin_cow_maps_of() - read-only: the CoW slots (include/memacct.h) of the
+ * live process @pid from a daemon's pinned cow_maps map (@dir/maps/cow_maps)
+ * into @out: the record whose key also has a procs record (a reused PID's
+ * old one has none; processes are few there: those that copied). 0,
+ * -ENOENT (no copy attributed, or no such pins), or another negative errno.
+ */
+int pin_cow_maps_of(const char *dir, pid_t pid, struct memacct_cow_maps *out);
+
+/*
  * pin_procs_of() - read-only lookup in a running daemon's pinned procs map
  * (@dir/maps/procs, keyed by tgid and start_boottime: a reused PID never
  * matches). For each of the @n processes @pids whose record is there, @fn

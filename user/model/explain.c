@@ -837,6 +837,28 @@ int explain_fill_report(struct explain *e, struct report *r)
 			row->m.unknown |= MBIT(M_FAULT_ALLOC);
 		r->dma_attributed += row->m.pinned_vm + row->m.dma_pinned;
 	}
+	/* their copied mappings, paths copied: the report owns them */
+	for (size_t i = 0; i < e->nprocs; i++) {
+		const struct xproc *x = &e->procs[i];
+		struct cow_mapping *nv;
+
+		if (!x->ncowm)
+			continue;
+		nv = realloc(r->cowm, (r->ncowm + x->ncowm) * sizeof(*nv));
+		if (!nv)
+			return -ENOMEM;
+		r->cowm = nv;
+		r->procs[i].cowm_first = (uint32_t)r->ncowm;
+		for (size_t j = 0; j < x->ncowm; j++) {
+			struct cow_mapping *m = &r->cowm[r->ncowm];
+
+			*m = x->cowm[j];
+			if (m->path && !(m->path = strdup(m->path)))
+				return -ENOMEM;
+			r->ncowm++;
+			r->procs[i].cowm_n++;
+		}
+	}
 	/* the processes' sums (their smaps, status and flows: what explain
 	 * breaks down); with --cgroup the charge replaces rss below */
 	metrics_sum_rows(&r->totals, r->procs, r->nprocs);
@@ -948,6 +970,11 @@ int explain_watch(struct explain *e, const struct memcg *cg, uint64_t dur_ns)
 	e->watch_ns = now_ns() - start;	/* shorter than DUR when stopped */
 	e->watch_rows = r.procs;	/* taken over: freed with e */
 	e->nwatch_rows = r.nprocs;
+	e->watch_cowm = r.cowm;
+	e->nwatch_cowm = r.ncowm;
+	r.procs = NULL;
+	r.cowm = NULL;
+	report_free(&r);
 	return 0;
 }
 
@@ -985,9 +1012,24 @@ static void daemon_one(size_t i, const struct memacct_proc *v, const struct dma_
  */
 static void daemon_pins(struct explain *e, const char *dir)
 {
+	struct memacct_cow_maps cm;
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+
 	if (e->nprocs)
 		proc_rows_join_pins(dir, &e->procs[0].row, e->nprocs, sizeof(e->procs[0]),
 				    daemon_one, e);
+	/* the CoW slots of each (issue 42), joined with its parent's mappings */
+	for (size_t i = 0; i < e->nprocs; i++) {
+		struct xproc *x = &e->procs[i];
+
+		if (!x->has_flows || pin_cow_maps_of(dir, x->row.pid, &cm) || !cowm_any(&cm) ||
+		    cowm_catalog_note(&e->cowm_cat, x->row.pid, x->row.ppid, &cm) < 0)
+			continue;
+		x->cowm = calloc(MEMACCT_COW_MAPS, sizeof(*x->cowm));
+		if (x->cowm)
+			x->ncowm = cowm_rows(&e->cowm_cat, x->row.pid, x->row.ppid, &cm, page,
+					     x->cowm);
+	}
 }
 
 /* the flows the watch measured for @x, if it saw it alive */
@@ -1004,6 +1046,13 @@ static void watch_result(const struct explain *e, struct xproc *x)
 			x->row.m.dma_pinned = w->dma_pinned;
 			x->row.m.dma_estimate = w->dma_estimate;
 			metrics_pinned_totals(&x->row.m);
+			x->cowm = e->watch_rows[j].cowm_n ?
+				  calloc(e->watch_rows[j].cowm_n, sizeof(*x->cowm)) : NULL;
+			if (x->cowm) {
+				x->ncowm = e->watch_rows[j].cowm_n;
+				memcpy(x->cowm, &e->watch_cowm[e->watch_rows[j].cowm_first],
+				       x->ncowm * sizeof(*x->cowm));
+			}
 		}
 }
 
@@ -1096,10 +1145,15 @@ void explain_free(struct explain *e)
 		smaps_free(&e->procs[i].sm);
 		numa_maps_free(&e->procs[i].nm);
 		dma_ranges_free(&e->procs[i].ranges);
+		free(e->procs[i].cowm);
 	}
 	free(e->procs);
 	free(e->files);
 	free(e->watch_rows);
+	for (size_t i = 0; i < e->nwatch_cowm; i++)
+		free((char *)e->watch_cowm[i].path);
+	free(e->watch_cowm);
+	cowm_catalog_free(&e->cowm_cat);
 	numa_topo_free(&e->topo);
 	shmem_orphans_free(&e->orphans);
 	memset(e, 0, sizeof(*e));

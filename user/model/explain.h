@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 #include "cgroup.h"
+#include "cow_maps.h"
 #include "memacct.h"
 #include "numa.h"
 #include "proc.h"
@@ -45,6 +46,10 @@ struct xproc {
 	bool has_numa;			/* numa_maps read: nm and nu are valid */
 	struct numa_maps nm;		/* mappings kept, joined with sm by start */
 	struct numa_usage nu;
+	/* its CoW copies by mapping (cow_maps.h), largest first: the watch's
+	 * or a daemon's; owned, paths borrowed from struct explain */
+	struct cow_mapping *cowm;
+	size_t ncowm;
 };
 
 /* One file (dev, inode) over every mapping of it in the processes explained. */
@@ -87,6 +92,9 @@ struct explain {
 	uint64_t watch_ns;
 	struct proc_row *watch_rows;	/* the BPF session's report (--watch) */
 	size_t nwatch_rows;
+	struct cow_mapping *watch_cowm;	/* ... its rows' copied mappings (owned, paths too) */
+	size_t nwatch_cowm;
+	struct cowm_catalog cowm_cat;	/* the mappings of a daemon's CoW slots */
 	char verdict[24][320];
 	int nverdict;
 	int verdicts_unlisted;		/* found past the 24 listed: counted only */

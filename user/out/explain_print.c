@@ -640,6 +640,18 @@ static const struct table_col map_cols[MC_NR] = {
 	[MC_PATH] = { "PATH", " PATH", 0, true, "mapped file or [name]" },
 };
 
+enum { CC_PID, CC_RANGE, CC_KIND, CC_COPIED, CC_PARENT, CC_SHARE, CC_PATH, CC_NR };
+static const struct table_col cowm_cols[CC_NR] = {
+	[CC_PID] = { "PID", "PID", 7, false, "process ID" },
+	[CC_RANGE] = { "START-END", "START-END", 28, true, "the mapping at its first copy" },
+	[CC_KIND] = { "KIND", "KIND", 5, true, "heap, anon, stack, file, shmem" },
+	[CC_COPIED] = { "COPIED", "COPIED", 9, false, "bytes copied by CoW in it" },
+	[CC_PARENT] = { "PARENT_RSS", "PARENT_RSS", 10, false,
+			"the parent's resident bytes of it" },
+	[CC_SHARE] = { "%PARENT", "%PARENT", 7, false, "copied / PARENT_RSS" },
+	[CC_PATH] = { "PATH", " PATH", 0, true, "mapped file or [name]" },
+};
+
 enum { FC_RSS, FC_PSS, FC_RECLAIM, FC_CACHED, FC_SIZE, FC_PATH, FC_NR };
 static const struct table_col file_cols[FC_NR] = {
 	[FC_RSS] = { "RSS", "RSS", 9, false, "resident, summed over mappers" },
@@ -864,6 +876,50 @@ static void print_by_mapping(const struct explain *e, size_t top)
 	free(refs);
 }
 
+/*
+ * The processes' CoW copies by mapping (issue 42), the @top largest of each
+ * (the watch's or a daemon's; cow_by_mapping in JSON). Nothing without.
+ */
+static void print_cow_mappings(const struct report *r, size_t top)
+{
+	size_t rows = 0, i = 0;
+	struct table_cells tc;
+	char path[256];
+
+	for (size_t k = 0; k < r->nprocs; k++)
+		rows += r->procs[k].cowm_n < top ? r->procs[k].cowm_n : top;
+	if (!rows)
+		return;
+	printf("\nCoW copies by mapping (each process's largest; PARENT_RSS when first seen):\n");
+	fflush(stdout);
+	table_cells_init(&tc, CC_NR, rows, 300);
+	for (size_t k = 0; k < r->nprocs; k++) {
+		const struct proc_row *row = &r->procs[k];
+
+		for (uint32_t j = 0; j < row->cowm_n && j < top; j++, i++) {
+			const struct cow_mapping *m = &r->cowm[row->cowm_first + j];
+
+			snprintf(table_cell(&tc, i, CC_PID), tc.cell, "%d", row->pid);
+			snprintf(table_cell(&tc, i, CC_RANGE), tc.cell, "%llx-%llx",
+				 (unsigned long long)m->start, (unsigned long long)m->end);
+			snprintf(table_cell(&tc, i, CC_KIND), tc.cell, "%s", cowm_kind_name(m));
+			table_cells_bytes(&tc, i, CC_COPIED, m->bytes);
+			if (m->has_parent) {
+				table_cells_bytes(&tc, i, CC_PARENT, m->parent_rss);
+				snprintf(table_cell(&tc, i, CC_SHARE), tc.cell, "%.0f%%",
+					 m->parent_rss ? 100.0 * m->bytes / m->parent_rss : 0.0);
+			} else {
+				snprintf(table_cell(&tc, i, CC_PARENT), tc.cell, "-");
+				snprintf(table_cell(&tc, i, CC_SHARE), tc.cell, "-");
+			}
+			safe_path(path, sizeof(path), m->path ? m->path : "");
+			snprintf(table_cell(&tc, i, CC_PATH), tc.cell, " %s", path);
+		}
+	}
+	if (table_cells_print(stdout, &tc, cowm_cols, rows, false))
+		p_warn("printing a table: %s", strerror(ENOMEM));
+}
+
 /* --by file: the @top files by RSS, with their page-cache residency and size. */
 static void print_by_file(const struct explain *e, size_t top)
 {
@@ -941,6 +997,7 @@ void explain_print_plain(const struct explain *e, const struct report *r, enum b
 		print_by_file(e, top);
 	else
 		print_by_kind(e);
+	print_cow_mappings(r, top);
 	if (e->has_topo)
 		print_numa_plain(e, top);
 	printf("\nVerdict:\n");
