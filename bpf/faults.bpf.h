@@ -240,8 +240,9 @@ static __always_inline bool cowm_on(void)
  * (include/memacct.h): the slot of that vm_start among the
  * MEMACCT_COW_PROBES from the one it hashes to, else a free one there
  * (claimed by compare-and-swap: threads of the process fold on other CPUs;
- * COWM_CAS above), else the first when it holds fewer pages than this
- * batch (its pages become unattributed), else none (MEMACCT_DROP_COW_MAPS). Only where the
+ * COWM_CAS above), else the smallest of those when it holds fewer pages
+ * than this batch (its pages become unattributed), else none
+ * (MEMACCT_DROP_COW_MAPS). Only where the
  * fault programs run with task storage and bpf_find_vma() (v5.17;
  * BPF_CMPXCHG is v5.12): the *_old programs attribute nothing. A slot taken
  * while another thread adds to it may keep that thread's batch (a few
@@ -291,13 +292,27 @@ static __always_inline void cowm_fold(const struct memacct_proc_key *key,
 		return;
 	}
 #if COWM_CAS
-	/* all taken: the first, when it holds fewer pages than this batch (a
-	 * run of copies in a large mapping takes it from one of a few pages;
-	 * a large one keeps its place) */
-	m = &cm->m[h & (MEMACCT_COW_MAPS - 1)];
-	s = m->start;
-	was = m->pages;
-	if (was < pd->cowm_pages && __sync_val_compare_and_swap(&m->start, s, k) == s) {
+	/* all taken: the smallest of them, when it holds fewer pages than
+	 * this batch (a run of copies in a large mapping takes it from one of
+	 * a few pages; a large one keeps its place). Its size first, then the
+	 * first slot of that size: each loop one path on for the verifier */
+	was = ~0ULL;
+	for (j = 0; j < MEMACCT_COW_PROBES; j++) {
+		__u64 n = cm->m[(h + j) & (MEMACCT_COW_MAPS - 1)].pages;
+
+		was = n < was ? n : was;
+	}
+	if (was >= pd->cowm_pages) {
+		drop(MEMACCT_DROP_COW_MAPS);
+		return;
+	}
+	for (j = 0; j < MEMACCT_COW_PROBES; j++) {
+		m = &cm->m[(h + j) & (MEMACCT_COW_MAPS - 1)];
+		if (m->pages == was)
+			break;
+	}
+	s = m ? m->start : 0;
+	if (m && j < MEMACCT_COW_PROBES && __sync_val_compare_and_swap(&m->start, s, k) == s) {
 		m->end = pd->cowm_end;
 		m->pages = pd->cowm_pages;
 		__sync_fetch_and_add(&cm->evicted_pages, was);

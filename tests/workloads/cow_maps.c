@@ -19,10 +19,10 @@
  * plus a few incidental pages in other mappings (stack, libc data) and, in
  * the heap, stdio's buffer when a worker prints.
  *
- * --slots N: each worker instead copies one page in each of N separate
- * anonymous mappings of the parent (N > 32: more mappings than a process's
- * slots), the k-th holding k + 1 pages copied (the largest last): truth
- * slots_pages_total, and the 32 largest are those from N - 32.
+ * --slots N: each worker instead copies pages in N separate anonymous
+ * mappings of the parent (N > 128: more than a process's slots), k + 1
+ * pages of the k-th (the largest last): truth slots_pages_total, and
+ * slot_start_K the k-th's address.
  * --hold: the workers wait for their stdin to end before exiting (an
  * external reader sees them alive), printing "holding PID" first.
  *
@@ -166,6 +166,8 @@ int main(int argc, char **argv)
 		for (int i = 0; i < nslots; i++)
 			tot += (unsigned long)(i + 1) * pg;
 		printf("truth slots_pages_total %lu\n", tot / pg);
+		for (int i = 0; i < nslots; i++)
+			printf("truth slot_start_%d %lu\n", i, (unsigned long)(uintptr_t)slot[i]);
 	}
 	printf("truth workers %d\n", workers);
 	if (fflush(stdout))
