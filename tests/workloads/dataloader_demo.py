@@ -18,7 +18,7 @@ Run with /usr/bin/python3 (Debian's torch and numpy).  Needs no network.
 Usage: dataloader_demo.py [--objects N] [--memmap-mib M] [--workers W]
          [--batch-size B] [--hold SECONDS] [--memmap PATH] [--keep]
          [--seed S] [--freeze] [--storage list|numpy] [--no-shuffle]
-         [--pin-memory [--sample-kib K]]
+         [--pin-memory [--sample-kib K]] [--cow-truth]
 
 --freeze calls gc.freeze() before the fork and --storage numpy keeps the same
 samples in two numpy arrays instead of Python objects: the two fixes people
@@ -64,6 +64,11 @@ Output (stdout), at the end:
   truth worker_pid PID             (W lines)
   truth worker_private_dirty_bytes PID B   (W lines; Private_Dirty read by the
   truth worker_anonymous_bytes PID B        worker itself after its share)
+  truth cow_map_PID START B        (--cow-truth, root: per worker and private
+  truth cow_map_end_PID START END  writable mapping [START, END) of the parent,
+                                   the bytes whose page frame (pagemap) differs
+                                   from the parent's just before its fork: its
+                                   copies)
   kernel parent_maxrss_bytes B     getrusage(RUSAGE_SELF).ru_maxrss
   kernel children_maxrss_bytes B   getrusage(RUSAGE_CHILDREN).ru_maxrss
   kernel children_faults N         getrusage(RUSAGE_CHILDREN) minflt + majflt:
@@ -163,6 +168,58 @@ def kernel_cells():
     return cells
 
 
+# --cow-truth: the parent's private writable mappings and their page frames
+# just before each fork (os.register_at_fork), [(start, end, pfns)]: the
+# worker forked then inherits the one of its own fork
+COW_TRUTH = None
+
+
+def private_maps():
+    """(start, end) of this process's private writable mappings (/proc/self/maps)."""
+    out = []
+    with open("/proc/self/maps") as f:
+        for line in f:
+            r, perms = line.split()[:2]
+            s, e = (int(x, 16) for x in r.split("-"))
+            if perms[1] == "w" and perms[3] == "p" and e - s <= (8 << 30):
+                out.append((s, e))
+    return out
+
+
+def frames(ranges):
+    """Per range, the page frame numbers from /proc/self/pagemap (0: not
+    present; all 0 without CAP_SYS_ADMIN)."""
+    page = os.sysconf("SC_PAGE_SIZE")
+    out = []
+    with open("/proc/self/pagemap", "rb") as f:
+        for s, e in ranges:
+            f.seek(s // page * 8)
+            a = np.frombuffer(f.read((e - s) // page * 8), dtype=np.uint64)
+            present = (a >> np.uint64(63)) & np.uint64(1)
+            out.append(np.where(present == 1, a & np.uint64((1 << 55) - 1), np.uint64(0)))
+    return out
+
+
+def cow_snapshot():
+    """--cow-truth: this process's private writable mappings and their frames."""
+    global COW_TRUTH
+    ranges = private_maps()
+    COW_TRUTH = [(a, b, f) for (a, b), f in zip(ranges, frames(ranges))]
+
+
+def cow_truth():
+    """In a worker: per mapping of the parent's snapshot, the bytes whose frame
+    is now another than the parent's (both present): the copies it made."""
+    page = os.sysconf("SC_PAGE_SIZE")
+    ranges = [(s, e) for s, e, _ in COW_TRUTH]
+    out = {}
+    for (s, e, before), now in zip(COW_TRUTH, frames(ranges)):
+        n = int(np.count_nonzero((before != 0) & (now != 0) & (before != now)))
+        if n:
+            out[s] = (e, n * page)
+    return out
+
+
 def smaps_rollup():
     vals = {}
     with open("/proc/self/smaps_rollup") as f:
@@ -221,12 +278,14 @@ class SampleDataset(Dataset):
 
     def report(self):
         pid = os.getpid()
+        # first: its own faults and pages count in what the worker reads below
+        cow = cow_truth() if COW_TRUTH else {}
         v = smaps_rollup()
         if self.hold > 0:
             os.write(1, b"holding %d %d\n" % (pid, self.hold))
             time.sleep(self.hold)
         return ("report", pid, v.get("Private_Dirty", -1), v.get("Anonymous", -1),
-                kernel_cells())
+                kernel_cells(), cow)
 
 
 class EpochBatches:
@@ -297,6 +356,8 @@ def main():
     ap.add_argument("--storage", choices=("list", "numpy"), default="list",
                     help="samples as a list of Python tuples, or in numpy arrays")
     ap.add_argument("--no-shuffle", action="store_true")
+    ap.add_argument("--cow-truth", action="store_true",
+                    help="each worker's copies per mapping of the parent, from pagemap")
     ap.add_argument("--pin-memory", action="store_true",
                     help="DataLoader(pin_memory=True) with tensor samples (needs CUDA)")
     ap.add_argument("--sample-kib", type=int, default=4096,
@@ -353,6 +414,10 @@ def main():
 
         if memacct:
             memacct.mark("epoch")
+        if args.cow_truth:
+            # in the parent just before each fork: the worker forked then
+            # inherits the snapshot of its own fork
+            os.register_at_fork(before=cow_snapshot)
         fetched = 0
         batch_pids, reports = set(), {}
         pinned_batches = pinned_batch_bytes = nbatch = 0
@@ -423,6 +488,9 @@ def main():
         print("truth worker_anonymous_bytes %d %d" % (pid, reports[pid][1]))
         for name, v in sorted(reports[pid][2].items()):
             print("kernel worker_%s %d %d" % (name, pid, v))
+        for start, (end, v) in sorted(reports[pid][3].items()):
+            print("truth cow_map_%d %d %d" % (pid, start, v))
+            print("truth cow_map_end_%d %d %d" % (pid, start, end))
     ru_self = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     ru_children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024
     print("kernel parent_maxrss_bytes %d" % ru_self)
