@@ -142,6 +142,7 @@ struct cow_maps_map {
 };
 extern struct cow_maps_map cow_maps SEC(".maps");
 extern const struct memacct_cow_maps zero_cow_maps;
+#define COWM_MIN_PAGES	16	/* a process's copies before its slots are made */
 #define COW_MAPS_SHIFT	7	/* log2(MEMACCT_COW_MAPS) */
 _Static_assert(1 << COW_MAPS_SHIFT == MEMACCT_COW_MAPS, "cowm_fold() hashes into the slots");
 
@@ -249,7 +250,7 @@ static __always_inline bool cowm_on(void)
  * pages).
  */
 static __always_inline void cowm_fold(const struct memacct_proc_key *key,
-				      struct fault_pending *pd)
+				      struct fault_pending *pd, struct memacct_proc *p)
 {
 	struct memacct_cow_maps *cm;
 	struct memacct_cow_map *m = NULL;
@@ -258,7 +259,19 @@ static __always_inline void cowm_fold(const struct memacct_proc_key *key,
 
 	cm = bpf_map_lookup_elem(&cow_maps, key);
 	if (!cm) {
-		long err = bpf_map_update_elem(&cow_maps, key, &zero_cow_maps, BPF_NOEXIST);
+		long err;
+
+		/* made once the process has copied COWM_MIN_PAGES (its
+		 * record's flows and this batch): a child that copies a few
+		 * pages and exits (a shell's, fork+exec's: its stack, libc's
+		 * data) pays no 3 KiB allocation (4.5 us a fork+exit, make
+		 * bench), and those few stay unattributed */
+		if (!p)
+			p = bpf_map_lookup_elem(&procs, key);
+		if (!p || p->f.cow_copied_pages + p->f.cow_file_copied_pages + pd->cow +
+			  pd->cow_file < COWM_MIN_PAGES)
+			return;
+		err = bpf_map_update_elem(&cow_maps, key, &zero_cow_maps, BPF_NOEXIST);
 
 		cm = err && err != -EEXIST ? NULL : bpf_map_lookup_elem(&cow_maps, key);
 		if (!cm) {
@@ -339,7 +352,7 @@ static __noinline __attribute__((unused)) int cowm_flush(struct task_struct *tas
 	key.tgid = task->tgid;
 	key.pad = 0;
 	key.start_boottime_ns = task->group_leader->start_boottime;
-	cowm_fold(&key, pd);
+	cowm_fold(&key, pd, NULL);
 	pd->cowm_pages = 0;
 	return 0;
 }
@@ -391,7 +404,7 @@ static __noinline __attribute__((unused)) int fold(struct task_struct *task, str
 	p = bpf_map_lookup_elem(&procs, &key);
 	f = p ? &p->f : flows_get(task);
 	if (cowm_on() && f && pd->cowm_pages)
-		cowm_fold(&key, pd);
+		cowm_fold(&key, pd, p);
 	fold_into(f, pd);
 	return 0;
 }
@@ -442,7 +455,7 @@ static __always_inline void faults_fold_mover(struct memacct_proc *p, struct tas
 	    BPF_CORE_READ(cur, tgid) == task->tgid) {
 		if (cowm_on() && sl->pend.cowm_pages) {
 			proc_key_of(task, &key);
-			cowm_fold(&key, &sl->pend);
+			cowm_fold(&key, &sl->pend, p);
 		}
 		fold_into(&p->f, &sl->pend);
 	}
