@@ -838,6 +838,7 @@ int explain_fill_report(struct explain *e, struct report *r)
 		r->dma_attributed += row->m.pinned_vm + row->m.dma_pinned;
 	}
 	/* their copied mappings, paths copied: the report owns them */
+	r->has_cowm = e->watched || e->daemon_cow;
 	for (size_t i = 0; i < e->nprocs; i++) {
 		const struct xproc *x = &e->procs[i];
 		struct cow_mapping *nv;

@@ -238,8 +238,13 @@ static json_t *report_cgroup_json(const struct report *r)
  */
 static void report_cowm_json(json_t *j, const struct report *r, const struct proc_row *p)
 {
-	json_t *a = json_array();
+	json_t *a;
 	uint64_t sum = 0, all = p->m.cow_copied + p->m.cow_file_copied;
+
+	/* not read, or the row's CoW not measured (no fault hook, no flows) */
+	if (!r->has_cowm || (p->m.unknown & (MBIT(M_COW_COPIED) | MBIT(M_COW_FILE_COPIED))))
+		return;
+	a = json_array();
 
 	for (uint32_t i = 0; i < p->cowm_n; i++) {
 		const struct cow_mapping *m = &r->cowm[p->cowm_first + i];

@@ -56,7 +56,10 @@ struct report {
 	struct metrics totals;
 	struct proc_row *procs;		/* owned; sorted by pid */
 	size_t nprocs;
-	/* the rows' copied mappings (proc_row.cowm_*); owned, paths too */
+	/* the rows' copied mappings (proc_row.cowm_*); owned, paths too.
+	 * has_cowm false: not read (the daemon's log, explain without
+	 * flows): the rows' JSON has no cow_by_mapping */
+	bool has_cowm;
 	struct cow_mapping *cowm;
 	size_t ncowm;
 	/* exited processes without a row of their own (session.h

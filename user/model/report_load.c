@@ -197,6 +197,7 @@ static int procs_from_json(struct report *r, const json_t *a)
 			row->exit_code = wait_status_from_json(p);
 		row->oom_killed = jbool(p, "oom_killed");
 		report_metrics_from_json(&row->m, p, MF_TOTALS);
+		r->has_cowm |= json_is_array(json_object_get(p, "cow_by_mapping"));
 		if (cowm_from_json(r, row, json_object_get(p, "cow_by_mapping"), &cap))
 			return -ENOMEM;
 	}

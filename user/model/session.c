@@ -1276,6 +1276,7 @@ static int session_rows(struct session *s, struct report *r, const struct subtre
 	err = session_cow_rows(s, r);
 	if (err)
 		return err;
+	r->has_cowm = true;
 	if (r->nprocs)	/* qsort(NULL, 0) is undefined (UBSan, D18) */
 		qsort(r->procs, r->nprocs, sizeof(*r->procs), cmp_rows);
 	if (s->numa_multi)
