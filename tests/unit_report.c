@@ -275,6 +275,96 @@ START_TEST(test_zoneinfo_two_nodes)
 END_TEST
 
 /*
+ * The CoW verdict's mapping (issue 42): 2 workers of a parent copied from
+ * its two anonymous mappings (64 + 32 MiB resident: one group, the
+ * anonymous mappings together) and its heap (8 MiB); the group holding most
+ * of the copies is named, with the worst case (its resident bytes × 2), in
+ * the text and in verdict_details[].mapping. cowm_rows() joins slots with
+ * the parent's mappings: largest first, the parent's path and resident
+ * bytes, a slot the parent does not hold without them.
+ */
+START_TEST(test_verdict_cow_mapping)
+{
+	static struct proc_row rows[3];
+	static struct cow_mapping maps[6];
+	struct cowm_vma par[2] = {
+		{ .pid = 100, .start = 0x10000, .end = 0x20000, .rss = 0x8000, .path = "[heap]" },
+		{ .pid = 100, .start = 0x7000000, .end = 0x8000000, .rss = 0x1000000 },
+	};
+	struct cowm_catalog cat = { .v = par, .n = 2, .cap = 2 };
+	struct memacct_cow_maps cm = { 0 };
+	struct cow_mapping out[MEMACCT_COW_MAPS];
+	struct report r = { 0 };
+	struct verdict v[4];
+	json_t *j, *m;
+	char *text;
+	size_t len, n;
+	FILE *f;
+
+	cm.m[3] = (struct memacct_cow_map){ 0x10000 | MEMACCT_COW_KIND_HEAP, 0x20000, 2 };
+	cm.m[9] = (struct memacct_cow_map){ 0x7000000 | MEMACCT_COW_KIND_ANON, 0x8000000, 5 };
+	cm.m[20] = (struct memacct_cow_map){ 0x9000000 | MEMACCT_COW_KIND_ANON, 0x9100000, 1 };
+	n = cowm_rows(&cat, 101, 100, &cm, 4096, out);
+	ck_assert_uint_eq(n, 3);
+	ck_assert_uint_eq(out[0].start, 0x7000000);
+	ck_assert_uint_eq(out[0].bytes, 5 * 4096);
+	ck_assert(out[0].has_parent && out[0].parent_rss == 0x1000000 && !out[0].path);
+	ck_assert_str_eq(cowm_kind_name(&out[1]), "heap");
+	ck_assert_str_eq(out[1].path, "[heap]");
+	ck_assert(!out[2].has_parent);	/* the parent does not hold it */
+
+	r.command = "run";
+	r.final = true;
+	r.procs = rows;
+	r.nprocs = 3;
+	r.has_cowm = true;
+	r.cowm = maps;
+	r.ncowm = 6;
+	rows[0] = (struct proc_row){ .pid = 100, .ppid = 1, .comm = "loader" };
+	rows[0].m.rss_peak = 200ULL << 20;
+	for (int i = 1; i <= 2; i++) {
+		rows[i] = (struct proc_row){ .pid = 100 + i, .ppid = 100, .comm = "loader",
+					     .cowm_first = 3 * (i - 1), .cowm_n = 3 };
+		rows[i].m.cow_copied = 60ULL << 20;
+		maps[3 * (i - 1)] = (struct cow_mapping){ .start = 0x7000000, .bytes = 40ULL << 20,
+							  .kind = MEMACCT_COW_KIND_ANON,
+							  .has_parent = true,
+							  .parent_rss = 64ULL << 20 };
+		maps[3 * (i - 1) + 1] = (struct cow_mapping){ .start = 0x9000000,
+							      .bytes = 12ULL << 20,
+							      .kind = MEMACCT_COW_KIND_ANON,
+							      .has_parent = true,
+							      .parent_rss = 32ULL << 20 };
+		maps[3 * (i - 1) + 2] = (struct cow_mapping){ .start = 0x10000,
+							      .bytes = 8ULL << 20,
+							      .kind = MEMACCT_COW_KIND_HEAP,
+							      .has_parent = true,
+							      .parent_rss = 8ULL << 20 };
+	}
+	ck_assert_int_eq(report_verdicts(&r, v, 4), 1);
+	ck_assert_str_eq(v[0].map_kind, "anon");
+	ck_assert_str_eq(v[0].map_name, "anonymous mappings (2)");
+	ck_assert_uint_eq(v[0].map_copied, 104ULL << 20);
+	ck_assert_uint_eq(v[0].map_parent_rss, 96ULL << 20);
+	ck_assert_uint_eq(v[0].worst_bytes, 192ULL << 20);
+	ck_assert_msg(strstr(v[0].text, "most of it from the parent's anonymous mappings (2), "
+				       "96.0 MiB resident, copied 54% by each on average so far; "
+				       "at most 192 MiB if every child copies all of it"),
+		      "%s", v[0].text);
+	f = open_memstream(&text, &len);
+	print_report_json(f, &r);
+	fclose(f);
+	j = json_loads(text, 0, NULL);
+	free(text);
+	m = json_object_get(json_array_get(json_object_get(j, "verdict_details"), 0), "mapping");
+	ck_assert_int_eq(json_integer_value(json_object_get(m, "worst_case_bytes")), 192LL << 20);
+	ck_assert_int_eq(json_array_size(json_object_get(json_array_get(json_object_get(j,
+		"processes"), 1), "cow_by_mapping")), 3);
+	json_decref(j);
+}
+END_TEST
+
+/*
  * Verdicts of a final report: a parent and 4 Python workers that copied
  * 300 MiB each of its 640 MiB; 1 GiB of a 1.5 GiB peak charge reclaimable;
  * 3 GiB pinned of 16 GiB RAM. Below the thresholds: nothing said.
@@ -1594,6 +1684,7 @@ Suite *report_suite(void)
 	tcase_add_test(tc, test_table_csv);
 	tcase_add_test(tc, test_long_labels_distinct);
 	tcase_add_test(tc, test_verdicts);
+	tcase_add_test(tc, test_verdict_cow_mapping);
 	tcase_add_test(tc, test_verdicts_unlisted);
 	tcase_add_test(tc, test_zoneinfo_one_node);
 	tcase_add_test(tc, test_zoneinfo_two_nodes);
