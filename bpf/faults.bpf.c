@@ -335,15 +335,20 @@ static __always_inline void cowm_note(struct task_struct *task, struct cpu_slot 
 				      const struct vma_info *vi, int kind, __u32 pages)
 {
 	struct fault_pending *pd = &sl->pend;
+	__u64 ck;
 
 	if (pd->cowm_pages && (pd->cowm_start & ~MEMACCT_COW_KIND_MASK) == vi->start) {
 		pd->cowm_pages += pages;
-		return;
+	} else {
+		cowm_flush(task, pd);
+		pd->cowm_start = vi->start | cow_kind(task, vi, kind);
+		pd->cowm_end = vi->end;
+		pd->cowm_pages = pages;
 	}
-	cowm_flush(task, pd);
-	pd->cowm_start = vi->start | cow_kind(task, vi, kind);
-	pd->cowm_end = vi->end;
-	pd->cowm_pages = pages;
+	/* the flows by kind (a candidate's once resolved: cand_resolve()) */
+	ck = pd->cowm_start & MEMACCT_COW_KIND_MASK;
+	if (ck < MEMACCT_COW_KIND_NR)
+		pd->cowk[ck] += pages;
 }
 
 /* The allocated page's address (tracepoint argument 0) as a number; 0: the

@@ -36,6 +36,8 @@ struct fault_pending {
 	__u32 cowm_pages;	/* of cow + cow_file: copies in the mapping below */
 	__u64 cowm_start;	/* its vm_start | enum memacct_cow_kind */
 	__u64 cowm_end;		/* its vm_end */
+	__u32 cowk[MEMACCT_COW_KIND_NR];	/* cow + cow_file by mapping kind */
+	__u32 pad;
 };
 
 #define FOLD_BATCH	32
@@ -184,6 +186,7 @@ static __always_inline void cand_resolve(struct fault_ctx *f, struct fault_pendi
 	bpf_probe_read_kernel(&mapping, sizeof(mapping), &pg->mapping);
 	if (mapping & 1) {
 		pd->cow_file++;
+		pd->cowk[MEMACCT_COW_KIND_FILE]++;
 		pd->n++;
 		/* its mapping, where none other is pending (a batch is of
 		 * one mapping: else unattributed) */
@@ -379,6 +382,10 @@ static __always_inline void fold_into(struct memacct_flows *f, struct fault_pend
 			__sync_fetch_and_add(&f->remote_numa_alloc_pages, pd->remote);
 		if (pd->unclassified)
 			__sync_fetch_and_add(&f->fault_unclassified_pages, pd->unclassified);
+#pragma unroll
+		for (int i = 1; i < MEMACCT_COW_KIND_NR; i++)
+			if (pd->cowk[i])
+				__sync_fetch_and_add(&f->cow_kind_pages[i], pd->cowk[i]);
 	}
 	__builtin_memset(pd, 0, sizeof(*pd));
 }

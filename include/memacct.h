@@ -85,6 +85,16 @@ struct memacct_proc_key {
 	__u64 start_boottime_ns;	/* group leader's task->start_boottime */
 };
 
+/* What a mapping copied by CoW is (issue 42): struct memacct_flows
+ * cow_kind_pages[], struct memacct_cow_map's start. */
+enum memacct_cow_kind {
+	MEMACCT_COW_KIND_ANON = 1,	/* private anonymous (mmap, malloc's arenas) */
+	MEMACCT_COW_KIND_HEAP,		/* anonymous overlapping [mm->start_brk, mm->brk) */
+	MEMACCT_COW_KIND_STACK,		/* VM_GROWSDOWN, or holds mm->start_stack */
+	MEMACCT_COW_KIND_FILE,		/* a MAP_PRIVATE file mapping */
+	MEMACCT_COW_KIND_NR,
+};
+
 /* Flows (counts since attach); shared by per-process and per-cgroup records. */
 struct memacct_flows {
 	__u64 cow_copied_pages;		/* anon CoW after fork (write to a present, write-protected page) */
@@ -100,6 +110,11 @@ struct memacct_flows {
 	__u64 fault_unclassified_pages;	/* write-fault copies/fills whose VMA could
 					 * not be read (neither bpf_find_vma() nor
 					 * the lockless walk): CoW or not, unknown */
+	__u64 cow_kind_pages[MEMACCT_COW_KIND_NR];	/* cow_copied_pages +
+					 * cow_file_copied_pages by the kind of the
+					 * mapping copied (enum memacct_cow_kind; [0]
+					 * unused). v5.17 on (bpf_find_vma()): their
+					 * sum is the two; before, all 0 */
 };
 
 #define MEMACCT_DMA_ESTIMATE	(1U << 0)	/* a dma figure is an estimate:
@@ -227,13 +242,6 @@ struct memacct_cgroup {
 #define MEMACCT_COW_PROBES	8
 #define MEMACCT_COW_KIND_MASK	0xfULL	/* start's low bits: enum memacct_cow_kind */
 
-enum memacct_cow_kind {
-	MEMACCT_COW_KIND_ANON = 1,	/* private anonymous (mmap, malloc's arenas) */
-	MEMACCT_COW_KIND_HEAP,		/* anonymous overlapping [mm->start_brk, mm->brk) */
-	MEMACCT_COW_KIND_STACK,		/* VM_GROWSDOWN, or holds mm->start_stack */
-	MEMACCT_COW_KIND_FILE,		/* a MAP_PRIVATE file mapping */
-	MEMACCT_COW_KIND_NR,
-};
 
 struct memacct_cow_map {
 	__u64 start;			/* vm_start | enum memacct_cow_kind; 0: free */

@@ -791,6 +791,25 @@ void fault_cow_maps(const char *hook)
 				       fault_label(hook, key), got, want, par, rss);
 		}
 	}
+	if (attributed) {	/* by kind, every copy: the three + a few pages each */
+		json_t *p = proc_by_pid(r, truth(r, "worker_0"));
+		json_t *by = json_object_get(p, "cow_copied_bytes_by_mapping_kind");
+		long long sum = 0;
+
+		for (int k = 0; k < 3; k++) {
+			long long got = jint(by, kinds[k]), want;
+
+			snprintf(key, sizeof(key), "copied_%s", kinds[k]);
+			want = truth(r, key);
+			ck_assert_msg(got >= want && got <= want + 16 * (long long)PAGE,
+				      "worker 0: CoW of kind %s %lld, truth %lld (+ 16 pages)",
+				      kinds[k], got, want);
+		}
+		ck_assert_int_eq(jint(by, "unknown"), 0);
+		sum = jint(by, "heap") + jint(by, "anon") + jint(by, "stack") + jint(by, "file");
+		assert_exact(fault_label(hook, "by kind: the sum"), sum,
+			     jint(p, "cow_copied_bytes") + jint(p, "cow_file_copied_bytes"));
+	}
 	if (attributed) {	/* the verdict: the anon mmap, the worst case × 4 */
 		json_t *v = json_array_get(json_object_get(r->report, "verdict_details"), 0);
 		json_t *m = json_object_get(v, "mapping");

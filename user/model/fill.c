@@ -33,6 +33,8 @@ void metrics_from_bpf_flows(struct metrics *m, const struct memacct_flows *f, ui
 	}
 	for (int i = 0; i < MEMACCT_MR_NR; i++)
 		m->numa_migrated_by_reason[i] = f->numa_migrated_pages[i] * page_size;
+	for (int i = 0; i < MEMACCT_COW_KIND_NR; i++)
+		m->cow_by_kind[i] = f->cow_kind_pages[i] * page_size;
 }
 
 void metrics_from_proc_record(struct metrics *m, const struct memacct_proc *p,

@@ -257,6 +257,9 @@ struct metrics {
 #undef METRIC_FIELD
 	bool dma_estimate;		/* dma_pinned or its peak is an estimate */
 	uint64_t numa_migrated_by_reason[MEMACCT_MR_NR];	/* numa_migrated, split */
+	/* cow_copied + cow_file_copied split by the kind of the mapping
+	 * copied (enum memacct_cow_kind; [0] unused; all 0 before v5.17) */
+	uint64_t cow_by_kind[MEMACCT_COW_KIND_NR];
 	/* figures not measured, MBIT(enum metric_id): null in JSON, "-" in
 	 * tables, never a 0 that reads as measured */
 	uint64_t unknown;

@@ -36,6 +36,8 @@ void metrics_add_flows(struct metrics *t, const struct metrics *m)
 			*metric_ptr(t, id) += metric_get(m, id);
 	for (int i = 0; i < MEMACCT_MR_NR; i++)
 		t->numa_migrated_by_reason[i] += m->numa_migrated_by_reason[i];
+	for (int i = 0; i < MEMACCT_COW_KIND_NR; i++)
+		t->cow_by_kind[i] += m->cow_by_kind[i];
 }
 
 void metrics_add(struct metrics *t, const struct metrics *m, bool exited)
@@ -48,6 +50,8 @@ void metrics_add(struct metrics *t, const struct metrics *m, bool exited)
 	}
 	for (int k = 0; k < MEMACCT_MR_NR; k++)
 		t->numa_migrated_by_reason[k] += m->numa_migrated_by_reason[k];
+	for (int k = 0; k < MEMACCT_COW_KIND_NR; k++)
+		t->cow_by_kind[k] += m->cow_by_kind[k];
 	if (!exited)
 		t->rss_sum += m->rss;
 	t->dma_estimate |= m->dma_estimate;
@@ -73,6 +77,9 @@ void metrics_clamp_flows(struct metrics *m, const struct metrics *prev)
 	for (int i = 0; i < MEMACCT_MR_NR; i++)
 		if (m->numa_migrated_by_reason[i] < prev->numa_migrated_by_reason[i])
 			m->numa_migrated_by_reason[i] = prev->numa_migrated_by_reason[i];
+	for (int i = 0; i < MEMACCT_COW_KIND_NR; i++)
+		if (m->cow_by_kind[i] < prev->cow_by_kind[i])
+			m->cow_by_kind[i] = prev->cow_by_kind[i];
 }
 
 void metrics_hold_bpf_flows(struct metrics *m, const struct metrics *prev)
@@ -82,6 +89,7 @@ void metrics_hold_bpf_flows(struct metrics *m, const struct metrics *prev)
 			*metric_ptr(m, id) = metric_get(prev, id);
 	memcpy(m->numa_migrated_by_reason, prev->numa_migrated_by_reason,
 	       sizeof(m->numa_migrated_by_reason));
+	memcpy(m->cow_by_kind, prev->cow_by_kind, sizeof(m->cow_by_kind));
 }
 
 void report_free(struct report *r)
@@ -101,6 +109,23 @@ void report_free(struct report *r)
 	free(r->cowm);
 	r->cowm = NULL;
 	r->ncowm = 0;
+}
+
+const char *const cow_kind_names[MEMACCT_COW_KIND_NR] = {
+	[0] = "unknown",
+	[MEMACCT_COW_KIND_ANON] = "anon",
+	[MEMACCT_COW_KIND_HEAP] = "heap",
+	[MEMACCT_COW_KIND_STACK] = "stack",
+	[MEMACCT_COW_KIND_FILE] = "file",
+};
+
+uint64_t metrics_cow_unknown(const struct metrics *m)
+{
+	uint64_t all = m->cow_copied + m->cow_file_copied, kinds = 0;
+
+	for (int i = 1; i < MEMACCT_COW_KIND_NR; i++)
+		kinds += m->cow_by_kind[i];
+	return all > kinds ? all - kinds : 0;
 }
 
 const char *const migrate_reason_names[MEMACCT_MR_NR] = {
@@ -191,6 +216,16 @@ void report_metrics_json(json_t *o, const struct metrics *m, unsigned int skip)
 			set_u64(o, metric_table[id].key, metric_get(m, id));
 		if (id == M_DMA_PINNED_PEAK)
 			json_object_set_new(o, "dma_pinned_estimate", json_boolean(m->dma_estimate));
+		if (id == M_COW_FILE_COPIED && (m->unknown & MBIT(id))) {
+			json_object_set_new(o, "cow_copied_bytes_by_mapping_kind", json_null());
+		} else if (id == M_COW_FILE_COPIED) {	/* both CoW figures, by kind */
+			json_t *by = json_object();
+
+			for (int i = 1; i < MEMACCT_COW_KIND_NR; i++)
+				set_u64(by, cow_kind_names[i], m->cow_by_kind[i]);
+			set_u64(by, cow_kind_names[0], metrics_cow_unknown(m));
+			json_object_set_new(o, "cow_copied_bytes_by_mapping_kind", by);
+		}
 		if (id == M_NUMA_MIGRATED && (m->unknown & MBIT(id))) {
 			json_object_set_new(o, "numa_migrated_bytes_by_reason", json_null());
 		} else if (id == M_NUMA_MIGRATED) {	/* its split, beside it */

@@ -118,6 +118,11 @@ struct report {
 /* Names of enum memacct_migrate_reason and enum memacct_drop, as JSON keys
  * and OpenMetrics label values. */
 extern const char *const migrate_reason_names[MEMACCT_MR_NR];
+/* enum memacct_cow_kind's names; [0] "unknown": the copies of no kind (the
+ * rest of cow_copied + cow_file_copied: kernels before 5.17) */
+extern const char *const cow_kind_names[MEMACCT_COW_KIND_NR];
+/* metrics_cow_unknown() - @m's CoW bytes (anon and file) of no kind */
+uint64_t metrics_cow_unknown(const struct metrics *m);
 extern const char *const drop_names[MEMACCT_DROP_NR];
 /* "pinned", "failed", "freed": enum memacct_nv_call (JSON keys, metric labels) */
 extern const char *const nv_call_names[MEMACCT_NV_NR];

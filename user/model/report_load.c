@@ -69,6 +69,9 @@ void report_metrics_from_json(struct metrics *m, const json_t *o, unsigned int s
 	m->dma_estimate = jbool(o, "dma_pinned_estimate");
 	for (int i = 0; i < MEMACCT_MR_NR; i++)
 		m->numa_migrated_by_reason[i] = ju64(by, migrate_reason_names[i]);
+	by = json_object_get(o, "cow_copied_bytes_by_mapping_kind");
+	for (int i = 1; i < MEMACCT_COW_KIND_NR; i++)
+		m->cow_by_kind[i] = ju64(by, cow_kind_names[i]);
 }
 
 /* The inverse of report.c hostmem_json(): null is "not known". */

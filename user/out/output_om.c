@@ -339,6 +339,31 @@ void om_cgroup_families(struct mbuf *b, const struct cgi *cg, size_t ncg, bool o
 			metrics_sample_u64(b, rl, nl + 1, c->m.numa_migrated_by_reason[r]);
 		}
 	}
+	/* the same pages as memacct_cow_copied_bytes and
+	 * memacct_cow_file_copied_bytes together, split by the kind of the
+	 * mapping copied (issue 42) */
+	metrics_family(b, "memacct_cow_copied_by_mapping_kind_bytes", MT_COUNTER, "bytes",
+		       "Pages copied by copy-on-write since attach (anonymous and private-file "
+		       "together), by the kind of mapping copied: heap, anon, stack, file; unknown "
+		       "before kernel 5.17 (a split of memacct_cow_copied_bytes + "
+		       "memacct_cow_file_copied_bytes: do not add them)");
+	for (size_t i = 0; i < ncg; i++) {
+		const struct cgi *c = &cg[i];
+		struct mlabel kl[CG_NLABELS + 1];
+		int nl;
+
+		if (!c->wanted || (c->m.unknown & MBIT(M_COW_COPIED)))
+			continue;
+		nl = cg_labels_of(c, kl);
+		for (int k = 0; k < MEMACCT_COW_KIND_NR; k++) {
+			uint64_t v = k ? c->m.cow_by_kind[k] : metrics_cow_unknown(&c->m);
+
+			if (!v)
+				continue;	/* bounded cardinality: a series from its first page */
+			kl[nl] = (struct mlabel){ "mapping_kind", cow_kind_names[k] };
+			metrics_sample_u64(b, kl, nl + 1, v);
+		}
+	}
 	om_bound_families(b, cg, ncg);
 	om_forecast_family(b, cg, ncg);
 	om_part_families(b, cg, ncg);
