@@ -973,8 +973,10 @@ int explain_watch(struct explain *e, const struct memcg *cg, uint64_t dur_ns)
 	e->nwatch_rows = r.nprocs;
 	e->watch_cowm = r.cowm;
 	e->nwatch_cowm = r.ncowm;
-	r.procs = NULL;
+	r.procs = NULL;	/* taken: the rest of the report freed */
+	r.nprocs = 0;
 	r.cowm = NULL;
+	r.ncowm = 0;
 	report_free(&r);
 	return 0;
 }
