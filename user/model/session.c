@@ -1193,11 +1193,6 @@ static int report_ooms(struct session *s, struct report *r)
 }
 
 /*
- * The report's rows: the subtree's live processes with a record (@st),
- * those with none yet (no event since attach), and the exited ones kept;
- * sorted by PID, with their NUMA figures. 0 or -ENOMEM.
- */
-/*
  * Each row's copied mappings into r->cowm (cow_maps.h): a live process's
  * slots read now (its mappings noted first), an exited one's from its exit
  * record. Paths copied: the report owns them.
@@ -1254,6 +1249,11 @@ static int session_cow_rows(struct session *s, struct report *r)
 	return 0;
 }
 
+/*
+ * The report's rows: the subtree's live processes with a record (@st),
+ * those with none yet (no event since attach), and the exited ones kept;
+ * sorted by PID, with their NUMA figures. 0 or -ENOMEM.
+ */
 static int session_rows(struct session *s, struct report *r, const struct subtree *st)
 {
 	pid_t *pids = NULL;
