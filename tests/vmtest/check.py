@@ -794,7 +794,8 @@ def check_cow_maps(s):
                                           % (kind, e['kind'], got, want, par, rss))
         # unattributed: the copies before its first 16 pages (COWM_MIN_PAGES)
         check('cow_maps.worker%d' % w, not bad and 0 <= un <= max(16 * PAGE, allb // 20),
-              '; '.join(bad) if bad else 'heap, anon, file exact; unattributed %d' % un,
+              '; '.join(bad) if bad else 'heap, anon, file within 5%% below and 2 pages '
+              'above the truth; unattributed %d' % un,
               unsupported(s.sec))
     if not rep or not s.truth.get('workers'):
         check('cow_maps', False, 'no report or no truth')
