@@ -352,9 +352,7 @@ static __noinline __attribute__((unused)) int cowm_flush(struct task_struct *tas
 
 	if (!pd->cowm_pages)
 		return 0;
-	key.tgid = task->tgid;
-	key.pad = 0;
-	key.start_boottime_ns = task->group_leader->start_boottime;
+	proc_key_of(task, &key);
 	cowm_fold(&key, pd, NULL);
 	pd->cowm_pages = 0;
 	return 0;
