@@ -21,35 +21,47 @@ bool cowm_any(const struct memacct_cow_maps *cm)
 	return false;
 }
 
-/* The catalog's mapping of @pid holding @addr (a miss too), or NULL. */
-static const struct cowm_vma *vma_find(const struct cowm_catalog *c, pid_t pid, uint64_t addr)
+/*
+ * The catalog's mapping of @pid holding @addr (a miss too), read for a
+ * child's copies (@as_parent) or for @pid's own, or NULL.
+ */
+static const struct cowm_vma *vma_find(const struct cowm_catalog *c, pid_t pid,
+				       bool as_parent, uint64_t addr)
 {
 	for (size_t i = 0; i < c->n; i++)
-		if (c->v[i].pid == pid && addr >= c->v[i].start && addr < c->v[i].end)
+		if (c->v[i].pid == pid && c->v[i].as_parent == as_parent &&
+		    addr >= c->v[i].start && addr < c->v[i].end)
 			return &c->v[i];
 	return NULL;
 }
 
 /* The same, a mapping read (not a miss) */
-static const struct cowm_vma *vma_held(const struct cowm_catalog *c, pid_t pid, uint64_t addr)
+static const struct cowm_vma *vma_held(const struct cowm_catalog *c, pid_t pid,
+				       bool as_parent, uint64_t addr)
 {
-	const struct cowm_vma *v = vma_find(c, pid, addr);
+	const struct cowm_vma *v = vma_find(c, pid, as_parent, addr);
 
 	return v && !v->miss ? v : NULL;
 }
 
-/* Whether a slot of @cm is in no mapping of @pid known to @c. */
+/* Whether a slot of @cm is in no mapping of parent @pid known to @c. */
 static bool unknown_of(const struct cowm_catalog *c, pid_t pid,
 		       const struct memacct_cow_maps *cm)
 {
 	for (int i = 0; i < MEMACCT_COW_MAPS; i++)
-		if (cm->m[i].start && !vma_find(c, pid, slot_start(&cm->m[i])))
+		if (cm->m[i].start && !vma_find(c, pid, true, slot_start(&cm->m[i])))
 			return true;
 	return false;
 }
 
-/* @pid's mappings holding a slot of @cm not known yet, from its smaps. */
-static int note_from(struct cowm_catalog *c, pid_t pid, const struct memacct_cow_maps *cm)
+/*
+ * @pid's mappings holding a slot of @cm not known yet, from its smaps, as a
+ * parent's (@as_parent: read at a child's copies, after the fork, never
+ * before: a parent's own copies while it still fills the mapping would
+ * give it a part of its resident bytes) or as its own.
+ */
+static int note_from(struct cowm_catalog *c, pid_t pid, bool as_parent,
+		     const struct memacct_cow_maps *cm)
 {
 	struct smaps s;
 	int added = 0, n = read_smaps(pid, &s);
@@ -66,15 +78,16 @@ static int note_from(struct cowm_catalog *c, pid_t pid, const struct memacct_cow
 
 			want = cm->m[i].start && a >= sm->start && a < sm->end;
 		}
-		if (!want || vma_find(c, pid, sm->start))
+		if (!want || vma_find(c, pid, as_parent, sm->start))
 			continue;
 		v = array_grow(&c->v, c->n, &c->cap, sizeof(*c->v));
 		if (!v) {
 			smaps_free(&s);
 			return -ENOMEM;
 		}
-		*v = (struct cowm_vma){ .pid = pid, .start = sm->start, .end = sm->end,
-					.rss = sm->rss, .shmem = sm->kind == SMAPS_SHMEM };
+		*v = (struct cowm_vma){ .pid = pid, .as_parent = as_parent,
+					.start = sm->start, .end = sm->end, .rss = sm->rss,
+					.shmem = sm->kind == SMAPS_SHMEM };
 		if (sm->path && !(v->path = strdup(sm->path))) {
 			smaps_free(&s);
 			return -ENOMEM;
@@ -88,12 +101,13 @@ static int note_from(struct cowm_catalog *c, pid_t pid, const struct memacct_cow
 		uint64_t a = slot_start(&cm->m[i]);
 		struct cowm_vma *v;
 
-		if (!cm->m[i].start || vma_find(c, pid, a))
+		if (!cm->m[i].start || vma_find(c, pid, as_parent, a))
 			continue;
 		v = array_grow(&c->v, c->n, &c->cap, sizeof(*c->v));
 		if (!v)
 			return -ENOMEM;
-		*v = (struct cowm_vma){ .pid = pid, .start = a, .end = a + 1, .miss = true };
+		*v = (struct cowm_vma){ .pid = pid, .as_parent = as_parent, .start = a,
+					.end = a + 1, .miss = true };
 		c->n++;
 	}
 	return added;
@@ -105,16 +119,16 @@ int cowm_catalog_note(struct cowm_catalog *c, pid_t pid, pid_t ppid,
 	int a = 0, b = 0;
 
 	if (ppid > 1 && unknown_of(c, ppid, cm))
-		a = note_from(c, ppid, cm);
+		a = note_from(c, ppid, true, cm);
 	if (a < 0)
 		return a;
 	/* what the parent does not hold (it exited, or never had it) */
 	for (int i = 0; i < MEMACCT_COW_MAPS; i++) {
 		uint64_t s = slot_start(&cm->m[i]);
 
-		if (cm->m[i].start && !(ppid > 1 && vma_held(c, ppid, s)) &&
-		    !vma_find(c, pid, s)) {
-			b = note_from(c, pid, cm);
+		if (cm->m[i].start && !(ppid > 1 && vma_held(c, ppid, true, s)) &&
+		    !vma_find(c, pid, false, s)) {
+			b = note_from(c, pid, false, cm);
 			break;
 		}
 	}
@@ -155,8 +169,8 @@ size_t cowm_rows(const struct cowm_catalog *c, pid_t pid, pid_t ppid,
 					   .bytes = m->pages * page_size,
 					   .kind = (enum memacct_cow_kind)(m->start &
 									   MEMACCT_COW_KIND_MASK) };
-		par = ppid > 1 ? vma_held(c, ppid, o->start) : NULL;
-		own = par ? par : vma_held(c, pid, o->start);
+		par = ppid > 1 ? vma_held(c, ppid, true, o->start) : NULL;
+		own = par ? par : vma_held(c, pid, false, o->start);
 		if (own) {
 			o->path = own->path;
 			o->shmem = own->shmem;

@@ -31,9 +31,11 @@ struct cow_mapping {
 					 * mapping when memacct first saw a copy in it */
 };
 
-/* The mappings memacct has read, by (process, vm_start). */
+/* The mappings memacct has read, by (process, role, vm_start). */
 struct cowm_vma {
 	pid_t pid;			/* whose smaps it came from */
+	bool as_parent;			/* read for a child's copies (after its
+					 * fork), not for @pid's own */
 	uint64_t start, end, rss;	/* bytes */
 	char *path;			/* owned; NULL: anonymous */
 	bool shmem;
