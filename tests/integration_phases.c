@@ -337,6 +337,83 @@ START_TEST(test_phases_kinds)
 }
 END_TEST
 
+/*
+ * A phase's CoW by the kind of mapping copied (issue 42): in phase "copy"
+ * tests/workloads/cow_maps.c's parent writes its file mapping (a copy of
+ * each page cache page) and its 4 workers copy 25% of its heap, 50% of its
+ * anon mmap and all of its file mapping. The change of each kind in the
+ * rows of cow_maps' processes against that truth: within 5% below (the TCG
+ * guests lose a few copies, test_cow_maps) and 64 pages above (libc's own
+ * copies, its relocations at the exec); the cgroup's (its shell's and
+ * memacct mark's relocations too, 150 pages of file here) at least that,
+ * and its kinds sum to its CoW. Read back from the JSON (report --html
+ * draws its phases so), the text's COW BY MAPPING line.
+ */
+START_TEST(test_phases_cow_by_kind)
+{
+	static const char *const kinds[] = { "heap", "anon", "file", "stack", "unknown" };
+	long long got[5] = { 0 }, sum = 0, w;
+	struct result *r;
+	json_t *ph, *t, *by, *p;
+	char *line;
+	size_t i;
+
+	if (!kernel_at_least(5, 17)) {
+		SKIP_TEST("no bpf_find_vma() before 5.17: every copy is of no kind");
+		return;
+	}
+	r = run_cmd("%s -j run -- sh -c '%s mark copy && %s/cow_maps 4 8 16 4 && %s mark --end'",
+		    memacct, memacct, workloads, memacct);
+	ck_assert_int_eq(r->status, 0);
+	ph = phase_named(r->report, "copy");
+	json_array_foreach(json_object_get(ph, "processes"), i, p) {
+		if (strcmp(json_string_value(json_object_get(p, "comm")), "cow_maps"))
+			continue;
+		by = json_object_get(p, "cow_copied_bytes_by_mapping_kind");
+		ck_assert_msg(json_is_object(by), "pid %lld: no cow_copied_bytes_by_mapping_kind",
+			      jint(p, "pid"));
+		for (int k = 0; k < 5; k++)
+			got[k] += jint(by, kinds[k]);
+	}
+	t = json_object_get(ph, "totals");
+	by = json_object_get(t, "cow_copied_bytes_by_mapping_kind");
+	ck_assert_msg(json_is_object(by), "phase copy: no cow_copied_bytes_by_mapping_kind");
+	w = truth(r, "workers");
+	for (int k = 0; k < 3; k++) {
+		char key[64];
+		long long want;
+
+		snprintf(key, sizeof(key), "copied_%s", kinds[k]);
+		want = w * truth(r, key);
+		if (!strcmp(kinds[k], "file"))	/* the parent's own, from the page cache */
+			want += truth(r, "map_file_rss");
+		ck_assert_msg(got[k] >= want / 100 * 95 && got[k] <= want + 64 * (long long)PAGE,
+			      "phase copy, cow_maps' rows: %s %lld, truth %lld (- 5%%, + 64 pages)",
+			      kinds[k], got[k], want);
+		ck_assert_msg(jint(by, kinds[k]) >= got[k], "phase copy: the cgroup's %s %lld "
+			      "below its rows' %lld", kinds[k], jint(by, kinds[k]), got[k]);
+		printf("  copy: %-38s memacct %12lld  truth %12lld  cgroup %lld\n", kinds[k],
+		       got[k], want, jint(by, kinds[k]));
+	}
+	ck_assert_int_le(got[3], 64 * (long long)PAGE);	/* the stack */
+	for (int k = 0; k < 5; k++)
+		sum += jint(by, kinds[k]);
+	ck_assert_int_eq(sum, jint(t, "cow_copied_bytes") + jint(t, "cow_file_copied_bytes"));
+	result_free(r);
+	r = run_cmd("%s run -- sh -c '%s mark copy && %s/cow_maps 2 8 16 4 && %s mark --end' 2>&1",
+		    memacct, memacct, workloads, memacct);
+	ck_assert_int_eq(r->status, 0);
+	line = strstr(r->out, "COW BY MAPPING  ");
+	ck_assert_msg(line, "no COW BY MAPPING line: %s", r->out);
+	if (strchr(line, '\n'))
+		*strchr(line, '\n') = '\0';
+	ck_assert_msg(strstr(line, " heap +") && strstr(line, " anon +") &&
+		      strstr(line, " file +"), "COW BY MAPPING line without heap, anon and file: "
+		      "%s", line);
+	result_free(r);
+}
+END_TEST
+
 START_TEST(test_phases_garbage)
 {
 	struct result *r = memacct_run("phases garbage");
@@ -714,6 +791,7 @@ Suite *phases_suite(void)
 	tcase_set_timeout(tc, 600);
 	tcase_add_test(tc, test_phases_three);
 	tcase_add_test(tc, test_phases_kinds);
+	tcase_add_test(tc, test_phases_cow_by_kind);
 	tcase_add_test(tc, test_phases_params);
 	tcase_add_test(tc, test_phases_garbage);
 	tcase_add_test(tc, test_phases_shell_read);

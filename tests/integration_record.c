@@ -464,7 +464,7 @@ END_TEST
  * forked workers copy the parent's Python objects, marked "build list" and
  * "epoch") under run --record: report prints run's own output, and its
  * page (docs/report-dataloader.png is its screenshot) loads in chromium
- * with both phases and the workers' lines. Skipped without chromium or
+ * with both phases, their CoW by mapping kind and the workers' lines. Skipped without chromium or
  * Debian's torch.
  */
 START_TEST(test_record_html_dataloader)
@@ -473,7 +473,7 @@ START_TEST(test_record_html_dataloader)
 	 * the key: "build list" is ~15% of the run, near the edge */
 	static const char *const labels[] = { ">build list</text>\n1 build list",
 					      ">epoch</text>\n2 epoch", " python3</text>",
-					      "copy-on-write" };
+					      "copy-on-write", "COW BY MAPPING  " };
 	char cmd[256], html[128], png[128], rec[128];
 	struct result *r;
 	long long size;

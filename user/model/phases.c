@@ -293,6 +293,10 @@ static void metrics_delta(struct phase_proc *d, const struct metrics *a, const s
 			d->d[id] = (int64_t)metric_get(b, id) -
 				   (a ? (int64_t)metric_get(a, id) : 0);
 	}
+	d->cow_by_kind[0] = (int64_t)metrics_cow_unknown(b) -
+			    (a ? (int64_t)metrics_cow_unknown(a) : 0);
+	for (int k = 1; k < MEMACCT_COW_KIND_NR; k++)
+		d->cow_by_kind[k] = (int64_t)b->cow_by_kind[k] - (a ? (int64_t)a->cow_by_kind[k] : 0);
 }
 
 static bool delta_zero(const struct phase_proc *d)

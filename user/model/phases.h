@@ -44,6 +44,10 @@ struct phase_proc {
 	char comm[64];
 	bool appeared, exited;		/* not at the phase's start / exited by its end */
 	int64_t d[M_NR];		/* metric_table rows: end - start (bytes, counts) */
+	/* bytes: the change of cow_copied + cow_file_copied by the kind of
+	 * mapping copied (struct metrics.cow_by_kind; [0] of no kind:
+	 * metrics_cow_unknown()); unknown with M_COW_COPIED */
+	int64_t cow_by_kind[MEMACCT_COW_KIND_NR];
 	uint64_t unknown;		/* MBIT()s unknown at either end: null */
 };
 

@@ -280,6 +280,9 @@ static void delta_from_json(struct phase_proc *d, const json_t *o, unsigned int 
 		else
 			d->unknown |= MBIT(id);
 	}
+	for (int k = 0; k < MEMACCT_COW_KIND_NR; k++)
+		d->cow_by_kind[k] = json_integer_value(json_object_get(json_object_get(o,
+					"cow_copied_bytes_by_mapping_kind"), cow_kind_names[k]));
 }
 
 static int phase_maps_from_json(struct phase *ph, const json_t *a)

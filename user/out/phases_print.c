@@ -32,6 +32,17 @@ static void delta_json(json_t *o, const struct phase_proc *d, unsigned int skip,
 		if (per && (metric_table[id].flags & MF_BYTES))
 			json_object_set_new(per, key, json_real(d->d[id] / params));
 	}
+	if (!(metric_table[M_COW_COPIED].flags & skip)) {
+		json_t *by = NULL;
+
+		if (!(d->unknown & MBIT(M_COW_COPIED))) {
+			by = json_object();
+			for (int k = 0; k < MEMACCT_COW_KIND_NR; k++)
+				json_object_set_new(by, cow_kind_names[k],
+						    json_integer(d->cow_by_kind[k]));
+		}
+		json_object_set_new(o, "cow_copied_bytes_by_mapping_kind", by ? by : json_null());
+	}
 	if (per)
 		json_object_set_new(o, "per_param", per);
 }
@@ -235,6 +246,33 @@ static void print_delta_row(FILE *f, const char *pid, const char *comm,
 	fputc('\n', f);
 }
 
+/*
+ * The CoW copies of @d (the cgroup's) in the phase by the kind of mapping
+ * copied (issue 42): one line of the kinds that moved, no kind last;
+ * nothing when none moved or CoW is unknown.
+ */
+static void print_cow_kinds(FILE *f, const struct phase_proc *d)
+{
+	const char *sep = " ";
+	char b[40];
+
+	if (d->unknown & MBIT(M_COW_COPIED))
+		return;
+	for (int k = 1; k <= MEMACCT_COW_KIND_NR; k++) {
+		int i = k % MEMACCT_COW_KIND_NR;	/* [0], no kind, last */
+
+		if (!d->cow_by_kind[i])
+			continue;
+		if (sep[0] == ' ')
+			fprintf(f, "%8s %-15s", "", "COW BY MAPPING");
+		fprintf(f, "%s%s %s", sep, cow_kind_names[i],
+			fmt_delta(b, sizeof(b), d->cow_by_kind[i], true));
+		sep = ", ";
+	}
+	if (sep[0] == ',')
+		fprintf(f, " (anon and private file copies, the cgroup's)\n");
+}
+
 /* each phase against --expect-bytes-per-param, and what exceeds it */
 static void print_budget_plain(FILE *f, const struct phases *p)
 {
@@ -301,6 +339,7 @@ void print_phases_plain(FILE *f, const struct phases *p)
 		 * exited workers and unlinked files take theirs back (issue 41:
 		 * rows of +794 MiB over a TOTAL of -262 MiB, unlabelled) */
 		print_delta_row(f, "TOTAL", "(cgroup change)", &ph->totals);
+		print_cow_kinds(f, &ph->totals);
 		if (p->params > 0) {
 			fprintf(f, "%8s %-15s", "B/PARAM", "");
 			for (size_t k = 0; k < NCOLS; k++) {
