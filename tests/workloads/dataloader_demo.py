@@ -69,6 +69,11 @@ Output (stdout), at the end:
                                    the bytes whose page frame (pagemap) differs
                                    from the parent's just before its fork: its
                                    copies)
+  truth array_labels|array_weights START END   (--storage numpy) the two
+                                   arrays' data [START, END)
+  truth array_copied_bytes PID B   (--storage numpy --cow-truth) the worker's
+                                   copies (as cow_map_) of the pages holding
+                                   them
   kernel parent_maxrss_bytes B     getrusage(RUSAGE_SELF).ru_maxrss
   kernel children_maxrss_bytes B   getrusage(RUSAGE_CHILDREN).ru_maxrss
   kernel children_faults N         getrusage(RUSAGE_CHILDREN) minflt + majflt:
@@ -172,6 +177,8 @@ def kernel_cells():
 # just before each fork (os.register_at_fork), [(start, end, pfns)]: the
 # worker forked then inherits the one of its own fork
 COW_TRUTH = None
+# --storage numpy: the two arrays' data [start, end), set before the fork
+ARRAYS = []
 
 
 def private_maps():
@@ -218,6 +225,22 @@ def cow_truth():
         if n:
             out[s] = (e, n * page)
     return out
+
+
+def array_copies():
+    """In a worker: the bytes of the pages holding --storage numpy's arrays
+    whose frame is now another than the parent's (as cow_truth())."""
+    page = os.sysconf("SC_PAGE_SIZE")
+    ranges = [(s, e) for s, e, _ in COW_TRUTH]
+    n = 0
+    for (s, e, before), now in zip(COW_TRUTH, frames(ranges)):
+        for a0, a1 in ARRAYS:
+            lo, hi = max(s, a0 // page * page), min(e, a1)
+            if lo < hi:
+                i, j = (lo - s) // page, (hi - s + page - 1) // page
+                b, w = before[i:j], now[i:j]
+                n += int(np.count_nonzero((b != 0) & (w != 0) & (b != w)))
+    return n * page
 
 
 def smaps_rollup():
@@ -280,12 +303,13 @@ class SampleDataset(Dataset):
         pid = os.getpid()
         # first: its own faults and pages count in what the worker reads below
         cow = cow_truth() if COW_TRUTH else {}
+        arrays = array_copies() if COW_TRUTH and ARRAYS else -1
         v = smaps_rollup()
         if self.hold > 0:
             os.write(1, b"holding %d %d\n" % (pid, self.hold))
             time.sleep(self.hold)
         return ("report", pid, v.get("Private_Dirty", -1), v.get("Anonymous", -1),
-                kernel_cells(), cow)
+                kernel_cells(), cow, arrays)
 
 
 class EpochBatches:
@@ -396,6 +420,8 @@ def main():
         if args.storage == "numpy":
             samples = ArraySamples(args.objects)
             list_bytes = samples.nbytes()
+            ARRAYS.extend((a.ctypes.data, a.ctypes.data + a.nbytes)
+                          for a in (samples.labels, samples.weights))
         else:
             samples = [(i + 1000, i * 0.5) for i in range(args.objects)]
             list_bytes = sys.getsizeof(samples) + sum(
@@ -473,6 +499,10 @@ def main():
     print("truth num_workers %d" % args.workers)
     print("truth samples_fetched %d" % fetched)
     print("truth parent_pid %d" % os.getpid())
+    if args.storage == "numpy":
+        for name in ("labels", "weights"):
+            a = getattr(samples, name)
+            print("truth array_%s %d %d" % (name, a.ctypes.data, a.ctypes.data + a.nbytes))
     if args.pin_memory:
         print("truth pin_memory 1")
         print("truth sample_bytes %d" % sample_bytes)
@@ -491,6 +521,8 @@ def main():
         for start, (end, v) in sorted(reports[pid][3].items()):
             print("truth cow_map_%d %d %d" % (pid, start, v))
             print("truth cow_map_end_%d %d %d" % (pid, start, end))
+        if reports[pid][4] >= 0:
+            print("truth array_copied_bytes %d %d" % (pid, reports[pid][4]))
     ru_self = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     ru_children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024
     print("kernel parent_maxrss_bytes %d" % ru_self)
