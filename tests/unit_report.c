@@ -54,6 +54,7 @@ static struct report *sample_report(const char *comm)
 	r.totals.cow_copied = 25ULL << 20;
 	r.dropped[MEMACCT_DROP_RINGBUF_FULL] = 3;
 	r.dropped[MEMACCT_DROP_TASK_STORAGE] = 2;
+	r.dropped[MEMACCT_DROP_COW_MAPS] = 454;
 	r.dropped_events = report_dropped_total(r.dropped);
 	return &r;
 }
@@ -83,8 +84,11 @@ START_TEST(test_json_hostile_comm)
 	/* valid bytes kept, invalid UTF-8 (0xff, truncated 0xc3) as U+FFFD */
 	ck_assert_str_eq(comm, "a\"b\\c\n\t\x01\x1f\x7f\xef\xbf\xbd\xef\xbf\xbd(");
 	ck_assert_int_eq(json_integer_value(json_object_get(p, "cow_copied_bytes")), 25 << 20);
-	/* ringbuf_full kept its record: by cause, never in the events lost (D20) */
+	/* ringbuf_full kept its record, cow_map_full its copies: by cause,
+	 * never in the events lost (D20) */
 	ck_assert_int_eq(json_integer_value(json_object_get(j, "dropped_events")), 2);
+	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(j,
+			 "dropped_events_by_cause"), "cow_map_full")), 454);
 	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(j,
 			 "dropped_events_by_cause"), "ringbuf_full")), 3);
 	ck_assert_str_eq(json_string_value(json_object_get(j, "schema")), "memacct.report/v1");
@@ -236,6 +240,9 @@ START_TEST(test_table_width)
 		/* ringbuf_full loses a row, no flow: a note, not among the warnings (D20) */
 		ck_assert_ptr_null(strstr(text, "ringbuf_full 3"));
 		ck_assert_ptr_nonnull(strstr(text, "NOTE: 3 exited processes have no row"));
+		/* cow_map_full loses a mapping's name, no copy: a note too */
+		ck_assert_ptr_null(strstr(text, "cow_map_full 454"));
+		ck_assert_ptr_nonnull(strstr(text, "NOTE: 454 batches of CoW copies"));
 		for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 			ck_assert_msg(strlen(line) <= 100, "%zu columns: %s", strlen(line), line);
 			for (const char *c = line; *c; c++)

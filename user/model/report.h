@@ -130,7 +130,8 @@ extern const char *const nv_call_names[MEMACCT_NV_NR];
  * report_dropped_total() - events lost, by the BPF side's drop counters
  * (.bss, bpf/records.bpf.h drop()): every cause but ringbuf_full, which
  * costs an exited process its row, no flow (the kernel folded them into
- * its cgroup). It stays in dropped_events_by_cause.
+ * its cgroup), and cow_map_full, copies counted whose mapping is not
+ * known. Both stay in dropped_events_by_cause.
  */
 uint64_t report_dropped_total(const uint64_t dropped[MEMACCT_DROP_NR]);
 

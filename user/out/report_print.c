@@ -424,7 +424,8 @@ static void print_losses(FILE *f, const struct report *r)
 		fprintf(f, "WARNING: %llu events could not be recorded:",
 			(unsigned long long)r->dropped_events);
 		for (int i = 0; i < MEMACCT_DROP_NR; i++)
-			if (r->dropped[i] && i != MEMACCT_DROP_RINGBUF_FULL)
+			if (r->dropped[i] && i != MEMACCT_DROP_RINGBUF_FULL &&
+			    i != MEMACCT_DROP_COW_MAPS)
 				fprintf(f, " %s %llu", drop_names[i],
 					(unsigned long long)r->dropped[i]);
 		fprintf(f, " (causes: memacct(1) DROPPED EVENTS)\n");
@@ -437,6 +438,11 @@ static void print_losses(FILE *f, const struct report *r)
 		fprintf(f, "NOTE: %llu exited processes have no row (ring buffer full: "
 			"ringbuf_full); their flows are in the totals\n",
 			(unsigned long long)r->dropped[MEMACCT_DROP_RINGBUF_FULL]);
+	if (r->dropped[MEMACCT_DROP_COW_MAPS])
+		fprintf(f, "NOTE: %llu batches of CoW copies in more mappings than memacct keeps "
+			"per process (cow_map_full):\n      counted in COW and FILE COW, not by "
+			"mapping (-j cow_by_mapping_unattributed_bytes)\n",
+			(unsigned long long)r->dropped[MEMACCT_DROP_COW_MAPS]);
 	print_unwatched_pins(f, r);
 }
 
