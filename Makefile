@@ -82,7 +82,7 @@ endif
 .DELETE_ON_ERROR:
 .PHONY: all check unit integration bench install uninstall vmlinux clean deps vmtest man fuzz \
 	vmtest-bins test-bins vmtest-arm64 vmtest-full-arm64 vmlinux-arm64 \
-	completion deb deb-check image image-check soak soak-oom bench-check alerts-check layers-check \
+	completion deb deb-check image image-check soak soak-oom bench-check alerts-check deploy-check layers-check \
 	bpf-units-check mutation-check
 
 ifeq ($(CROSS),)
@@ -265,7 +265,13 @@ bpf-units-check: $(OUTPUT)/memacct.bpf.o $(OUTPUT)/task_walk.bpf.o
 mutation-check: $(OUTPUT)/memacct $(OUTPUT)/test_integration $(WORKLOADS)
 	$(Q)tests/mutants.sh
 
-check: layers-check bpf-units-check unit integration alerts-check $(if $(SANITIZE),,deb-check image-check bench-check)
+check: layers-check bpf-units-check unit integration alerts-check deploy-check $(if $(SANITIZE),,deb-check image-check bench-check)
+
+# the Kubernetes objects of docs/deploy/daemonset.yaml, parsed and checked
+# against each other and against memacct's own option parser (no cluster:
+# tests/deploy_check.py)
+deploy-check: $(OUTPUT)/memacct
+	$(Q)tests/deploy_check.py docs/deploy/daemonset.yaml $(DEB_VERSION) $(OUTPUT)/memacct
 
 # the shipped alerting and recording rules: valid (promtool check rules) and
 # each alert made to fire and not fire (tests/alerts/*.test.yml); promtool
@@ -550,7 +556,7 @@ clean:
 DEPS := make gcc clang llvm chromium libbpf-dev libelf-dev zlib1g-dev pkg-config libjansson-dev \
 	libmicrohttpd-dev libsystemd-dev check python3-jsonschema python3-torch python3-numpy prometheus \
 	logrotate qemu-system-x86 qemu-system-arm busybox-static bpftrace libcap2-bin libncurses-dev libsmartcols-dev tmux zsh dpkg-dev curl \
-	mmdebstrap umoci
+	mmdebstrap umoci python3-yaml
 # make vmtest-arm64 cross-builds its guest binaries on an x86 host
 DEPS += $(if $(filter x86,$(HOST_ARCH)),gcc-aarch64-linux-gnu libc6-dev-arm64-cross)
 DEPS += $(shell apt-cache show bpftool >/dev/null 2>&1 && echo bpftool || echo linux-tools-common linux-tools-generic)

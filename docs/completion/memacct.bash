@@ -285,7 +285,7 @@ _memacct()
 			;;
 		esac
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "--listen --interval --pin-path --json-log --oom-log --cgroup-filter --top-processes --stop-kernel-side --bpf-stats --dma-pins --metrics-allow --metrics-deny -h --help" -- "$cur"))
+			COMPREPLY=($(compgen -W "--listen --interval --pin-path --json-log --oom-log --cgroup-filter --top-processes --stop-kernel-side --bpf-stats --dma-pins --metrics-allow --metrics-deny --check-args -h --help" -- "$cur"))
 		fi
 		;;
 	detach)

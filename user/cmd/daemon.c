@@ -64,6 +64,7 @@ struct dopts {
 	int top_n;
 	bool bpf_stats;		/* --bpf-stats: kernel bpf_stats on while running */
 	bool has_allow, has_deny;	/* --metrics-allow/--metrics-deny given */
+	bool check_args;	/* --check-args: parse, say so, exit */
 };
 
 /* The daemon's own inputs of one collection (self_sample_read()). */
@@ -693,6 +694,7 @@ static int parse_daemon_args(int argc, char **argv, struct dopts *o, bool *stop_
 		{ "metrics-allow", required_argument, NULL, 'A' },
 		{ "metrics-deny", required_argument, NULL, 'D' },
 		DMA_PINS_LONG_OPTION,
+		{ "check-args", no_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -749,6 +751,9 @@ static int parse_daemon_args(int argc, char **argv, struct dopts *o, bool *stop_
 			break;
 		case 'B':
 			o->bpf_stats = true;
+			break;
+		case 'C':
+			o->check_args = true;
 			break;
 		case OPT_DMA_PINS:
 			if (loader_dma_parse(optarg))
@@ -1000,6 +1005,10 @@ int do_daemon(int argc, char **argv)
 	err = parse_daemon_args(argc, argv, &d.o, &stop_ks);
 	if (err)
 		return err > 0 ? EXIT_OK : EXIT_USAGE;
+	if (d.o.check_args) {	/* a manifest's command line, checked anywhere */
+		printf("memacct daemon: arguments ok\n");
+		return EXIT_OK;
+	}
 	metrics_set_filter(d.o.has_allow ? &metrics_allow : NULL,
 			   d.o.has_deny ? &metrics_deny : NULL);
 	if (loader_check_env())

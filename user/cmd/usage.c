@@ -160,6 +160,9 @@ static const struct usage_opt daemon_opts[] = {
 	  "whole (POSIX extended: 'memacct_(rss|cow_copied)_bytes')." },
 	{ "--metrics-deny", "REGEX", "Leave out the families REGEX matches whole\n"
 	  "('memacct_process_.*': no per-process series)." },
+	{ "--check-args", NULL, "Check the other options, say \"arguments ok\" and exit 0 (2: a\n"
+	  "usage error); no root, kernel or cgroup needed (a manifest's command\n"
+	  "line, make deploy-check)." },
 	OPT_HELP,
 	{ NULL },
 };
