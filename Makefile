@@ -271,7 +271,8 @@ check: layers-check bpf-units-check unit integration alerts-check deploy-check $
 # against each other and against memacct's own option parser (no cluster:
 # tests/deploy_check.py)
 deploy-check: $(OUTPUT)/memacct
-	$(Q)tests/deploy_check.py docs/deploy/daemonset.yaml $(DEB_VERSION) $(OUTPUT)/memacct
+	$(Q)tests/deploy_check.py docs/deploy/daemonset.yaml docs/deploy/uninstall.yaml \
+		$(DEB_VERSION) $(OUTPUT)/memacct
 
 # the shipped alerting and recording rules: valid (promtool check rules) and
 # each alert made to fire and not fire (tests/alerts/*.test.yml); promtool
@@ -429,7 +430,7 @@ completion: $(OUTPUT)/gen_completion
 DOC_FILES  := README.md docs/metrics.md docs/explain.md docs/audit.md docs/daemon.md \
 	docs/numa.md docs/overhead.md docs/memacct.report.v1.schema.json \
 	docs/memacct.record.v1.schema.json
-DEPLOY_FILES := docs/deploy/daemonset.yaml docs/deploy/grafana-dashboard.json \
+DEPLOY_FILES := docs/deploy/daemonset.yaml docs/deploy/uninstall.yaml docs/deploy/grafana-dashboard.json \
 	docs/deploy/memacct-kubernetes.rules.yml docs/deploy/memacct-alerts.rules.yml
 UNIT_DIR   := $(PREFIX)/lib/systemd/system
 # the Python module memacct (phase marks): where Debian's python3 looks,
@@ -491,6 +492,7 @@ deb: $(OUTPUT)/memacct
 		-e "s|@DEPENDS@|$$(cat $(DEB_DIR)/depends)|" docs/deb/control.in \
 		> $(DEB_ROOT)/DEBIAN/control
 	$(Q)echo /etc/logrotate.d/memacct > $(DEB_ROOT)/DEBIAN/conffiles
+	$(Q)install -m 0755 docs/deb/prerm $(DEB_ROOT)/DEBIAN/prerm
 	$(Q)cd $(DEB_ROOT) && find . -type f ! -path './DEBIAN/*' -printf '%P\n' | sort \
 		| xargs md5sum > DEBIAN/md5sums
 	$(Q)dpkg-deb --root-owner-group -Zxz --build $(DEB_ROOT) $(DEB) >/dev/null

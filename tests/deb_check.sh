@@ -63,6 +63,23 @@ if command -v systemd-analyze > /dev/null; then
 		fail "unit exposure over 5.0: $(tail -1 "$root/security.txt")"
 fi
 echo "$info" | grep -q 'conffiles' || fail "no conffiles (/etc/logrotate.d/memacct)"
+# prerm: removing the package detaches the pinned kernel side, upgrading
+# keeps it (docs/daemon.md "Uninstall"); run here with its memacct and
+# systemctl stubs that log their arguments
+echo "$info" | grep -q ' prerm  ' || fail "no prerm in the package's control area"
+dpkg-deb -e "$deb" "$root/DEBIAN"
+grep -q '^[[:space:]]*/usr/sbin/memacct detach' "$root/DEBIAN/prerm" || fail "prerm runs no memacct detach"
+printf '#!/bin/sh\necho "memacct $*" >> %s/calls\n' "$root" > "$root/stub"
+chmod +x "$root/stub"
+sed "s|/usr/sbin/memacct|$root/stub|" "$root/DEBIAN/prerm" > "$root/prerm"
+for a in upgrade failed-upgrade remove; do
+	: > "$root/calls"
+	sh "$root/prerm" "$a" 0.1.0 || fail "prerm $a exited $?"
+	case $a in
+	remove) grep -qx 'memacct detach' "$root/calls" || fail "prerm remove: no detach" ;;
+	*) [ ! -s "$root/calls" ] || fail "prerm $a detached: $(cat "$root/calls")" ;;
+	esac
+done
 zcat "$root/usr/share/man/man1/memacct.1.gz" | grep -q '^\.SS top' || fail "man page has no top"
 bash -n "$root/usr/share/bash-completion/completions/memacct" || fail "bash completion"
 echo "deb-check: $deb ok: $(echo "$list" | grep -c '^-') files; Depends: $depends"

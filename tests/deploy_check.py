@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause)
-"""deploy_check.py DAEMONSET VERSION MEMACCT - `make deploy-check`: the
+"""deploy_check.py DAEMONSET UNINSTALL VERSION MEMACCT - `make deploy-check`: the
 Kubernetes objects of docs/deploy/daemonset.yaml parsed (python3-yaml) and
 checked against each other and against memacct, as `kubectl apply` and a
 cluster would take them (no cluster is reachable here, and Debian has no
@@ -18,14 +18,23 @@ kubectl):
   exposes, with the token of a Secret shipped here (a service-account token
   of a service account shipped here, bound to a ClusterRole that allows get
   on /metrics), and names each target by its node (instance and node from
-  __meta_kubernetes_pod_node_name).
+  __meta_kubernetes_pod_node_name);
+- docs/deploy/uninstall.yaml (UNINSTALL) detaches, on every node, the pin
+  path the DaemonSet's daemon pins at, with the same image and the node's
+  bpffs mounted.
 
 Prints one line per check; exit 1 at the first failure.
 """
+import os
+import re
 import subprocess
 import sys
 
 import yaml
+
+# where the daemon pins without --pin-path: user/kernel/pin.h PIN_DEFAULT_DIR
+with open(os.path.join(os.path.dirname(__file__), "..", "user", "kernel", "pin.h")) as _f:
+    PIN_DEFAULT_DIR = re.search(r'#define PIN_DEFAULT_DIR "([^"]+)"', _f.read()).group(1)
 
 
 def fail(msg):
@@ -45,7 +54,7 @@ def one(docs, kind, name=None):
 
 
 def main():
-    path, version, memacct = sys.argv[1:4]
+    path, uninstall, version, memacct = sys.argv[1:5]
     with open(path) as f:
         docs = [d for d in yaml.safe_load_all(f) if d]
     for d in docs:
@@ -123,6 +132,27 @@ def main():
             fail("the PodMonitor does not name targets by node (instance, node): %s" % sorted(targets))
     ok("PodMonitor: port, Secret %s (token of %s, get on /metrics), instance and node from the "
        "node's name" % (cred["name"], sa))
+
+    with open(uninstall) as f:
+        udocs = [d for d in yaml.safe_load_all(f) if d]
+    uds = one(udocs, "DaemonSet")
+    upod = uds["spec"]["template"]["spec"]
+    pin = args[args.index("--pin-path") + 1] if "--pin-path" in args else PIN_DEFAULT_DIR
+    det = [c for c in upod.get("initContainers", []) if c["args"][:1] == ["detach"]]
+    if len(det) != 1:
+        fail("%s: not one init container running memacct detach" % uninstall)
+    det = det[0]
+    if det["image"] != image:
+        fail("%s: image %s, the DaemonSet's is %s" % (uninstall, det["image"], image))
+    if det["args"] != ["detach", "--pin-path", pin]:
+        fail("%s: %s, not detach --pin-path %s (the daemon's)" % (uninstall, det["args"], pin))
+    uvol = {v["name"]: v for v in upod["volumes"]}
+    bpffs = [m for m in det.get("volumeMounts", []) if m["mountPath"] == "/sys/fs/bpf"]
+    if not bpffs or uvol.get(bpffs[0]["name"], {}).get("hostPath", {}).get("path") != "/sys/fs/bpf":
+        fail("%s: the node's /sys/fs/bpf is not mounted at /sys/fs/bpf" % uninstall)
+    if upod.get("tolerations") != pod.get("tolerations"):
+        fail("%s: tolerations differ from the DaemonSet's: some nodes left out" % uninstall)
+    ok("%s: memacct detach --pin-path %s on every node the DaemonSet runs on" % (uninstall, pin))
 
 
 main()
