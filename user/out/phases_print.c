@@ -37,9 +37,10 @@ static void delta_json(json_t *o, const struct phase_proc *d, unsigned int skip,
 
 		if (!(d->unknown & MBIT(M_COW_COPIED))) {
 			by = json_object();
-			for (int k = 0; k < MEMACCT_COW_KIND_NR; k++)
-				json_object_set_new(by, cow_kind_names[k],
-						    json_integer(d->cow_by_kind[k]));
+			for (int k = 1; k <= MEMACCT_COW_KIND_NR; k++)	/* as the report's */
+				json_object_set_new(by, cow_kind_names[k % MEMACCT_COW_KIND_NR],
+						    json_integer(d->cow_by_kind[k %
+							MEMACCT_COW_KIND_NR]));
 		}
 		json_object_set_new(o, "cow_copied_bytes_by_mapping_kind", by ? by : json_null());
 	}
