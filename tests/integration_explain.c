@@ -526,6 +526,34 @@ END_TEST
 
 /* ---- CoW since fork from a running daemon's pinned maps ---------------- */
 
+/*
+ * Worker @w's (a process object of explain -j) copies of the buffer by
+ * mapping (issue 42): the entry holding @start, of kind anon, within 16
+ * pages of @eighth (below: its first 16 copies come before its record,
+ * COWM_MIN_PAGES; above: integration.c fault_cow_maps()), the parent's
+ * resident bytes of it its whole @buffer (written before the fork).
+ */
+static void assert_buffer_entry(const char *who, json_t *w, long long start, long long eighth,
+				long long buffer)
+{
+	json_t *maps = json_object_get(w, "cow_by_mapping"), *e = NULL;
+	size_t i;
+
+	json_array_foreach(maps, i, e)
+		if (jint(e, "start") <= start && start < jint(e, "end"))
+			break;
+	ck_assert_msg(i < json_array_size(maps), "%s: no cow_by_mapping entry holds the buffer",
+		      who);
+	ck_assert_str_eq(json_string_value(json_object_get(e, "kind")), "anon");
+	ck_assert_msg(llabs(jint(e, "bytes") - eighth) <= 16 * (long long)PAGE,
+		      "%s: the buffer's entry %lld bytes, truth %lld", who, jint(e, "bytes"), eighth);
+	ck_assert_msg(llabs(jint(e, "parent_resident_bytes") - buffer) <= 16 * (long long)PAGE,
+		      "%s: parent_resident_bytes %lld, the buffer %lld", who,
+		      jint(e, "parent_resident_bytes"), buffer);
+	printf("  %-40s memacct %12lld  truth %12lld  parent %lld\n", who, jint(e, "bytes"), eighth,
+	       jint(e, "parent_resident_bytes"));
+}
+
 START_TEST(test_explain_daemon_cow)
 {
 	char *pin = live_pin;
@@ -542,7 +570,8 @@ START_TEST(test_explain_daemon_cow)
 	live_daemon = truth(r, "daemon");
 	result_free(r);
 	/* workers forked after the daemon attached: it saw every copy */
-	b = bg_start(false, "explain_fork 64 2 --seconds 60");
+	make_cg();
+	b = bg_start(true, "explain_fork 64 2 --seconds 60");
 	eighth = bg_truth(b, "cow_bytes_per_worker", NULL);
 	r = explain("--pin-path %s %lld", pin, bg_truth(b, "worker", "0"));
 	check_schema(r->report);
@@ -550,10 +579,31 @@ START_TEST(test_explain_daemon_cow)
 	p = json_array_get(json_object_get(r->report, "processes"), 0);
 	assert_near("explain from the daemon: worker cow_copied_bytes",
 		    jint(p, "cow_copied_bytes"), eighth);
+	assert_buffer_entry("explain PID: the buffer's copies", p,
+			    bg_truth(b, "buffer_start", NULL), eighth,
+			    bg_truth(b, "buffer_bytes", NULL));
 	/* the daemon's record has every flow but the fault counts */
 	ck_assert(json_is_integer(json_object_get(p, "zero_fill_bytes")));
 	ck_assert(json_is_object(json_object_get(p, "numa_migrated_bytes_by_reason")));
 	ck_assert(json_is_null(json_object_get(p, "page_faults_total")));
+	result_free(r);
+	/* the cgroup: both workers' slots from one pass over the pins */
+	r = explain("--pin-path %s --cgroup '%s'", pin, test_cg.path);
+	for (int w = 0; w < 2; w++) {
+		char idx[8], who[64];
+		json_t *q;
+		size_t i;
+
+		snprintf(idx, sizeof(idx), "%d", w);
+		snprintf(who, sizeof(who), "explain --cgroup: worker %d's buffer", w);
+		p = NULL;
+		json_array_foreach(json_object_get(r->report, "processes"), i, q)
+			if (jint(q, "pid") == bg_truth(b, "worker", idx))
+				p = q;
+		ck_assert_msg(p, "explain --cgroup: no worker %d", w);
+		assert_buffer_entry(who, p, bg_truth(b, "buffer_start", NULL), eighth,
+				    bg_truth(b, "buffer_bytes", NULL));
+	}
 	result_free(r);
 	/* without a daemon there: unknown, never estimated */
 	r = explain("--pin-path %s/none %lld", pin, bg_truth(b, "worker", "0"));

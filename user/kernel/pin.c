@@ -1322,12 +1322,28 @@ static int proc_of(const struct memacct_proc_key *key, const struct memacct_proc
 	return 0;
 }
 
-int pin_cow_maps_of(const char *dir, pid_t pid, struct memacct_cow_maps *out)
+/* a pid and its index in the caller's array, sorted by pid */
+struct pid_at {
+	pid_t pid;
+	size_t i;
+};
+
+static int cmp_pid_at(const void *a, const void *b)
+{
+	const struct pid_at *x = a, *y = b;
+
+	return (x->pid > y->pid) - (x->pid < y->pid);
+}
+
+int pin_cow_maps_of(const char *dir, const pid_t *pids, size_t n,
+		    void (*fn)(size_t i, const struct memacct_cow_maps *cm, void *ctx), void *ctx)
 {
 	struct memacct_proc_key k, next, *prev = NULL;
+	struct memacct_cow_maps *cm = NULL;
+	struct pid_at *at = NULL, *hit;
 	struct memacct_proc p;
 	char path[PATH_MAX];
-	int fd, pfd, err = -ENOENT;
+	int fd, pfd = -1, found = 0;
 
 	snprintf(path, sizeof(path), "%s/maps/cow_maps", dir);
 	fd = bpf_obj_get(path);
@@ -1336,20 +1352,37 @@ int pin_cow_maps_of(const char *dir, pid_t pid, struct memacct_cow_maps *out)
 	snprintf(path, sizeof(path), "%s/maps/procs", dir);
 	pfd = bpf_obj_get(path);
 	if (pfd < 0) {
-		err = -errno;
-		close(fd);
-		return err;
+		found = -errno;
+		goto out;
 	}
-	while (err == -ENOENT && !bpf_map_get_next_key(fd, prev, &next)) {
+	at = calloc(n ? n : 1, sizeof(*at));
+	cm = malloc(sizeof(*cm));	/* 3 KiB: not on the stack */
+	if (!at || !cm) {
+		found = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++)
+		at[i] = (struct pid_at){ pids[i], i };
+	qsort(at, n, sizeof(*at), cmp_pid_at);
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		struct pid_at want = { (pid_t)next.tgid, 0 };
+
 		k = next;
 		prev = &k;
-		if (k.tgid == (__u32)pid && !bpf_map_lookup_elem(pfd, &k, &p) &&
-		    !(p.flags & MEMACCT_PROC_EXITED) && !bpf_map_lookup_elem(fd, &k, out))
-			err = 0;
+		hit = bsearch(&want, at, n, sizeof(*at), cmp_pid_at);
+		if (hit && !bpf_map_lookup_elem(pfd, &k, &p) && !(p.flags & MEMACCT_PROC_EXITED) &&
+		    !bpf_map_lookup_elem(fd, &k, cm)) {
+			fn(hit->i, cm, ctx);
+			found++;
+		}
 	}
-	close(pfd);
+out:
+	free(cm);
+	free(at);
+	if (pfd >= 0)
+		close(pfd);
 	close(fd);
-	return err;
+	return found;
 }
 
 int pin_procs_of(const char *dir, const pid_t *pids, size_t n,

@@ -116,12 +116,14 @@ uint64_t pin_run_misses(const struct pinned *p);
 int pin_counters(const struct pinned *p, struct pin_counters *c);
 /*
  * pin_cow_maps_of() - read-only: the CoW slots (include/memacct.h) of the
- * live process @pid from a daemon's pinned cow_maps map (@dir/maps/cow_maps)
- * into @out: the record whose key also has a procs record (a reused PID's
- * old one has none; processes are few there: those that copied). 0,
- * -ENOENT (no copy attributed, or no such pins), or another negative errno.
+ * live processes @pids (@n of them) from a daemon's pinned cow_maps map
+ * (@dir/maps/cow_maps), in one pass over its keys: @fn(i, slots, @ctx) for
+ * each @pids[i] whose record also has a live procs record (a reused PID's
+ * old one has none). The slots are valid during the call. The number of
+ * processes found, or negative errno (-ENOENT: no such pins, -ENOMEM).
  */
-int pin_cow_maps_of(const char *dir, pid_t pid, struct memacct_cow_maps *out);
+int pin_cow_maps_of(const char *dir, const pid_t *pids, size_t n,
+		    void (*fn)(size_t i, const struct memacct_cow_maps *cm, void *ctx), void *ctx);
 
 /*
  * pin_procs_of() - read-only lookup in a running daemon's pinned procs map

@@ -1013,26 +1013,37 @@ static void daemon_one(size_t i, const struct memacct_proc *v, const struct dma_
  * each process found, e->daemon_cow and e->daemon_dma. Read-only; nothing
  * when no daemon has pinned there or the pins are of another build.
  */
+/* pin_cow_maps_of()'s callback: process @i's CoW slots (issue 42), joined
+ * with its parent's mappings */
+static void daemon_cow_maps(size_t i, const struct memacct_cow_maps *cm, void *ctx)
+{
+	struct explain *e = ctx;
+	struct xproc *x = &e->procs[i];
+
+	if (!x->has_flows || x->cowm || !cowm_any(cm) ||
+	    cowm_catalog_note(&e->cowm_cat, x->row.pid, x->row.ppid, cm) < 0)
+		return;
+	x->cowm = calloc(MEMACCT_COW_MAPS, sizeof(*x->cowm));
+	if (x->cowm)
+		x->ncowm = cowm_rows(&e->cowm_cat, x->row.pid, x->row.ppid, cm,
+				     (uint64_t)sysconf(_SC_PAGESIZE), x->cowm);
+}
+
 static void daemon_pins(struct explain *e, const char *dir)
 {
-	struct memacct_cow_maps cm;
-	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	pid_t *pids;
 
-	if (e->nprocs)
-		proc_rows_join_pins(dir, &e->procs[0].row, e->nprocs, sizeof(e->procs[0]),
-				    daemon_one, e);
-	/* the CoW slots of each (issue 42), joined with its parent's mappings */
-	for (size_t i = 0; i < e->nprocs; i++) {
-		struct xproc *x = &e->procs[i];
-
-		if (!x->has_flows || pin_cow_maps_of(dir, x->row.pid, &cm) || !cowm_any(&cm) ||
-		    cowm_catalog_note(&e->cowm_cat, x->row.pid, x->row.ppid, &cm) < 0)
-			continue;
-		x->cowm = calloc(MEMACCT_COW_MAPS, sizeof(*x->cowm));
-		if (x->cowm)
-			x->ncowm = cowm_rows(&e->cowm_cat, x->row.pid, x->row.ppid, &cm, page,
-					     x->cowm);
-	}
+	if (!e->nprocs)
+		return;
+	proc_rows_join_pins(dir, &e->procs[0].row, e->nprocs, sizeof(e->procs[0]), daemon_one, e);
+	/* one pass over the pinned slots for every process explained */
+	pids = calloc(e->nprocs, sizeof(*pids));
+	if (!pids)
+		return;
+	for (size_t i = 0; i < e->nprocs; i++)
+		pids[i] = e->procs[i].row.pid;
+	pin_cow_maps_of(dir, pids, e->nprocs, daemon_cow_maps, e);
+	free(pids);
 }
 
 /* the flows the watch measured for @x, if it saw it alive */
