@@ -1003,16 +1003,6 @@ static void daemon_one(size_t i, const struct memacct_proc *v, const struct dma_
 	e->daemon_dma = true;
 }
 
-/*
- * daemon_pins() - without --watch, from a running memacct daemon's pinned
- * procs map (@dir/maps/procs, proc_rows_join_pins(): a reused PID never
- * matches): the flows (since the daemon attached, or since fork for
- * processes started after it: CoW copies, zero fills, ...; no page-fault
- * counts) and the DMA pins (net of mlocked memory, with their known
- * ranges) of each process explained. Sets has_flows and the row's flows of
- * each process found, e->daemon_cow and e->daemon_dma. Read-only; nothing
- * when no daemon has pinned there or the pins are of another build.
- */
 /* pin_cow_maps_of()'s callback: process @i's CoW slots (issue 42), joined
  * with its parent's mappings */
 static void daemon_cow_maps(size_t i, const struct memacct_cow_maps *cm, void *ctx)
@@ -1029,6 +1019,17 @@ static void daemon_cow_maps(size_t i, const struct memacct_cow_maps *cm, void *c
 				     (uint64_t)sysconf(_SC_PAGESIZE), x->cowm);
 }
 
+/*
+ * daemon_pins() - without --watch, from a running memacct daemon's pinned
+ * procs map (@dir/maps/procs, proc_rows_join_pins(): a reused PID never
+ * matches): the flows (since the daemon attached, or since fork for
+ * processes started after it: CoW copies, zero fills, ...; no page-fault
+ * counts) and the DMA pins (net of mlocked memory, with their known
+ * ranges) of each process explained, and its CoW slots by mapping (all of
+ * them in one pass: pin_cow_maps_of()). Sets has_flows and the row's flows of
+ * each process found, e->daemon_cow and e->daemon_dma. Read-only; nothing
+ * when no daemon has pinned there or the pins are of another build.
+ */
 static void daemon_pins(struct explain *e, const char *dir)
 {
 	pid_t *pids;
