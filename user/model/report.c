@@ -155,14 +155,19 @@ const char *const drop_names[MEMACCT_DROP_NR] = {
 	[MEMACCT_DROP_COW_MAPS] = "cow_map_full",
 };
 
+bool report_drop_is_loss(int cause)
+{
+	/* not lost: a row (ringbuf_full), the mapping of copies counted
+	 * (cow_map_full): said apart */
+	return cause != MEMACCT_DROP_RINGBUF_FULL && cause != MEMACCT_DROP_COW_MAPS;
+}
+
 uint64_t report_dropped_total(const uint64_t dropped[MEMACCT_DROP_NR])
 {
 	uint64_t n = 0;
 
-	/* not lost: a row (ringbuf_full), the mapping of copies counted
-	 * (cow_map_full): said apart */
 	for (int i = 0; i < MEMACCT_DROP_NR; i++)
-		if (i != MEMACCT_DROP_RINGBUF_FULL && i != MEMACCT_DROP_COW_MAPS)
+		if (report_drop_is_loss(i))
 			n += dropped[i];
 	return n;
 }

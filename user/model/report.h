@@ -134,6 +134,9 @@ extern const char *const nv_call_names[MEMACCT_NV_NR];
  * known. Both stay in dropped_events_by_cause.
  */
 uint64_t report_dropped_total(const uint64_t dropped[MEMACCT_DROP_NR]);
+/* report_drop_is_loss() - whether drop cause @cause (enum MEMACCT_DROP_*)
+ * loses events, so counts in report_dropped_total() and the WARNING line */
+bool report_drop_is_loss(int cause);
 
 /*
  * report_flows_lost_bytes() - bytes of the pages allocated by faults in

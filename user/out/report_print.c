@@ -424,8 +424,7 @@ static void print_losses(FILE *f, const struct report *r)
 		fprintf(f, "WARNING: %llu events could not be recorded:",
 			(unsigned long long)r->dropped_events);
 		for (int i = 0; i < MEMACCT_DROP_NR; i++)
-			if (r->dropped[i] && i != MEMACCT_DROP_RINGBUF_FULL &&
-			    i != MEMACCT_DROP_COW_MAPS)
+			if (r->dropped[i] && report_drop_is_loss(i))
 				fprintf(f, " %s %llu", drop_names[i],
 					(unsigned long long)r->dropped[i]);
 		fprintf(f, " (causes: memacct(1) DROPPED EVENTS)\n");
