@@ -105,7 +105,7 @@ SKELS := $(OUTPUT)/memacct.skel.h $(OUTPUT)/task_walk.skel.h
 # define shared state come first: libbpf 1.1's linker gives a variable the
 # wrong offset in the BTF when a unit that declares it extern precedes the
 # one that defines it (bpf-units-check fails then).
-MEMACCT_UNITS   := mm_rss records pins faults dma oom numa task_stocks lifecycle
+MEMACCT_UNITS   := mm_rss records pins faults dma oom numa page_cache task_stocks lifecycle
 TASK_WALK_UNITS := mm_rss task_walk
 BPF_UNIT_DIR    := $(OUTPUT)/bpf-units
 

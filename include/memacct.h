@@ -67,6 +67,9 @@ enum memacct_drop {
 					 * recorded (cow_maps map full, or every
 					 * slot of the process larger): counted,
 					 * in cow_by_mapping's unattributed part */
+	MEMACCT_DROP_PAGE_CACHE_FILES,	/* page-cache pages whose file could not be
+					 * recorded (page_cache map full):
+					 * in memory.stat's file, not by file */
 	MEMACCT_DROP_NR,
 };
 
@@ -253,6 +256,37 @@ struct memacct_cow_map {
 struct memacct_cow_maps {
 	struct memacct_cow_map m[MEMACCT_COW_MAPS];
 	__u64 evicted_pages;		/* pages of mappings whose slot was taken */
+};
+
+/*
+ * Page cache by file and memory cgroup (issue 43; bpf/page_cache.bpf.c):
+ * pages added to and removed from the page cache of a file
+ * (filemap:mm_filemap_add_to_page_cache, mm_filemap_delete_from_page_cache),
+ * each charged to the memcg the page is charged to (its memcg_data) when the
+ * tracepoint fires. tmpfs/shmem is left out (its adds have no tracepoint:
+ * user/proc/shmem_orphans.c reads those files), so is hugetlbfs. A page
+ * cached before memacct started and removed since counts in removed_pages
+ * when its file has a record here, else in the global
+ * page_cache_untracked_removes: net = added - removed can fall below what
+ * is cached, never above it.
+ */
+#define MEMACCT_FILE_NAME_LEN	48
+/* the name of a block device's own page cache (filesystem metadata, raw
+ * reads): its key's ino is the device's kernel dev_t */
+#define MEMACCT_BDEV_NAME	"[block device]"
+
+struct memacct_page_cache_key {
+	__u64 memcg_id;			/* kernfs id of the memcg's cgroup */
+	__u64 ino;			/* inode->i_ino */
+	__u32 dev;			/* i_sb->s_dev, the kernel's dev_t (MAJOR << 20 | MINOR) */
+	__u32 pad;
+};
+
+struct memacct_page_cache_file {
+	__u64 added_pages;		/* base pages (a large folio as its pages) */
+	__u64 removed_pages;
+	__u64 first_add_ns;		/* bpf_ktime_get_boot_ns() of the record's first add */
+	char name[MEMACCT_FILE_NAME_LEN];	/* a dentry's name, at the first add ("" if none) */
 };
 
 /* Ring buffer record sent when a process's last thread exits. */

@@ -230,6 +230,8 @@ static int attach_report(struct session *s, const struct attach_env *env, bool f
 		return err;
 	r->command = "attach";
 	r->final = final;
+	if (final && (err = page_cache_resolve(&r->page_cache, PAGE_CACHE_SHOWN)))
+		p_warn("naming the files of the page cache: %s", strerror(-err));
 	if (env->pid) {
 		keep_tree(r, (int)env->pid);
 		tree_totals(r);

@@ -637,6 +637,9 @@ static int run_report(struct run_state *st, const struct run_env *env)
 	}
 	r.command = "run";
 	r.final = true;
+	err = page_cache_resolve(&r.page_cache, PAGE_CACHE_SHOWN);
+	if (err)
+		p_warn("naming the files of the page cache: %s", strerror(-err));
 	err = phases_finish(&st->phs, &r);
 	if (err)
 		p_warn("closing the last phase: %s", strerror(-err));

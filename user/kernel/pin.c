@@ -50,6 +50,8 @@ static const struct map_want maps_wanted[] = {
 	{ "oom_events", 0, 0, false },
 	{ "oom_history", sizeof(__u32), sizeof(struct memacct_oom_event), false },
 	{ "cow_maps", sizeof(struct memacct_proc_key), sizeof(struct memacct_cow_maps), true },
+	{ "page_cache", sizeof(struct memacct_page_cache_key),
+	  sizeof(struct memacct_page_cache_file), true },
 };
 
 #define NMAPS_WANTED (sizeof(maps_wanted) / sizeof(maps_wanted[0]))
@@ -58,7 +60,7 @@ static int *map_fd_slot(struct pinned *p, int i)
 {
 	int *slots[] = { &p->procs_fd, &p->cgroups_fd, &p->exits_fd, &p->bss_fd,
 			 &p->dma_ranges_fd, &p->oom_events_fd, &p->oom_history_fd,
-			 &p->cow_maps_fd };
+			 &p->cow_maps_fd, &p->page_cache_fd };
 
 	return slots[i];
 }
@@ -467,7 +469,8 @@ static void pinned_maps(struct memacct_bpf *skel, struct bpf_map *maps[NMAPS_WAN
 	maps[5] = skel->maps.oom_events;
 	maps[6] = skel->maps.oom_history;
 	maps[7] = skel->maps.cow_maps;
-	_Static_assert(8 == NMAPS_WANTED, "every wanted map pinned");
+	maps[8] = skel->maps.page_cache;
+	_Static_assert(9 == NMAPS_WANTED, "every wanted map pinned");
 }
 
 /*
@@ -676,6 +679,25 @@ static int repin_bss(struct pinned *p)
  * while they were detached, and the events between the unpinning and the
  * new attach (the load's verification: seconds). 0 or -errno (printed).
  */
+/* A map that pins of an older build lack (@*fd < 0), pinned now from the
+ * reloaded skeleton at DIR/maps/@name; 0 or negative errno. */
+static int pin_new_map(struct pinned *p, struct bpf_map *map, const char *name, int *fd)
+{
+	char path[512];
+	int err;
+
+	if (*fd >= 0)
+		return 0;
+	path_of(path, sizeof(path), p->dir, "maps", name);
+	err = bpf_map__pin(map, path);
+	if (err) {
+		p_err("pinning %s: %s", path, strerror(-err));
+		return err;
+	}
+	*fd = dup(bpf_map__fd(map));
+	return *fd < 0 ? -errno : 0;
+}
+
 static int reload_on_pinned_maps(struct pinned *p)
 {
 	struct loader_opts o = { 0 };
@@ -718,17 +740,13 @@ static int reload_on_pinned_maps(struct pinned *p)
 		if (err)
 			return err;
 	}
-	if (p->cow_maps_fd < 0) {	/* pins of a build before it */
-		char path[512];
-
-		path_of(path, sizeof(path), p->dir, "maps", "cow_maps");
-		err = bpf_map__pin(p->skel->maps.cow_maps, path);
-		if (err) {
-			p_err("pinning %s: %s", path, strerror(-err));
-			return err;
-		}
-		p->cow_maps_fd = dup(bpf_map__fd(p->skel->maps.cow_maps));
-	}
+	/* pins of a build before them */
+	err = pin_new_map(p, p->skel->maps.cow_maps, "cow_maps", &p->cow_maps_fd);
+	if (!err)
+		err = pin_new_map(p, p->skel->maps.page_cache, "page_cache",
+				  &p->page_cache_fd);
+	if (err)
+		return err;
 	err = pin_links(p);
 	if (err)
 		return err;
@@ -826,6 +844,7 @@ int pin_open(const char *dir, struct pinned *p)
 	memset(p, 0, sizeof(*p));
 	p->procs_fd = p->cgroups_fd = p->exits_fd = p->bss_fd = p->iter_link_fd = -1;
 	p->dma_ranges_fd = p->oom_events_fd = p->oom_history_fd = p->cow_maps_fd = -1;
+	p->page_cache_fd = -1;
 	p->lock_fd = -1;
 	snprintf(p->dir, sizeof(p->dir), "%s", dir);
 	snprintf(p->fault_hook, sizeof(p->fault_hook), "none");
@@ -915,7 +934,7 @@ void pin_close(struct pinned *p)
 {
 	int *fds[] = { &p->procs_fd, &p->cgroups_fd, &p->exits_fd, &p->bss_fd,
 		       &p->dma_ranges_fd, &p->oom_events_fd, &p->oom_history_fd,
-		       &p->cow_maps_fd, &p->iter_link_fd };
+		       &p->cow_maps_fd, &p->page_cache_fd, &p->iter_link_fd };
 
 	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
 		if (*fds[i] >= 0)
@@ -1333,6 +1352,16 @@ static int cmp_pid_at(const void *a, const void *b)
 	const struct pid_at *x = a, *y = b;
 
 	return (x->pid > y->pid) - (x->pid < y->pid);
+}
+
+int pin_map_get(const char *dir, const char *name)
+{
+	char path[PATH_MAX];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/maps/%s", dir, name);
+	fd = bpf_obj_get(path);
+	return fd < 0 ? -errno : fd;
 }
 
 int pin_cow_maps_of(const char *dir, const pid_t *pids, size_t n,

@@ -44,6 +44,7 @@ struct pinned {
 	int oom_events_fd, oom_history_fd;	/* OOM kill records: ring, last 64 */
 	int cow_maps_fd;		/* CoW by mapping per process (-1: pins of a
 					 * build before it, not reloaded) */
+	int page_cache_fd;		/* page cache by (memcg, file): the same */
 	uint32_t procs_max, cgroups_max, bss_size;
 	/* the pinned .bss's layout when another build's (bss_layout.h): the
 	 * programs are loaded again and its values carried; else NULL */
@@ -114,6 +115,14 @@ uint64_t pin_run_misses(const struct pinned *p);
  * cannot be read). 0 or negative errno (-EPROTO: .bss of another build).
  */
 int pin_counters(const struct pinned *p, struct pin_counters *c);
+
+/*
+ * pin_map_get() - a new fd of the map a daemon pinned at @dir/maps/@name
+ * (the caller closes it); negative errno: -ENOENT without a daemon or in
+ * pins of a build before that map.
+ */
+int pin_map_get(const char *dir, const char *name);
+
 /*
  * pin_cow_maps_of() - read-only: the CoW slots (include/memacct.h) of the
  * live processes @pids (@n of them) from a daemon's pinned cow_maps map

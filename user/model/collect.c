@@ -390,6 +390,7 @@ void collection_free(struct collection *c)
 	free(c->topf);
 	free(c->top);
 	free(c->comms);
+	page_cache_free(&c->page_cache);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -741,6 +742,67 @@ static void collect_top_row(const struct collection *col, const struct memacct_t
 	metrics_pinned_sum(m);
 }
 
+/* a cgroup's id and its index in col->cg */
+struct id_ix {
+	uint64_t id;
+	size_t i;
+};
+
+static int cmp_id_ix(const void *a, const void *b)
+{
+	uint64_t x = ((const struct id_ix *)a)->id, y = ((const struct id_ix *)b)->id;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * The page cache by (memcg, file) (page_cache.h) into col->page_cache and
+ * each cgroup's slice of it. Records of memcgs the walk did not find are
+ * pruned, with those whose pages are all gone, when the walk was whole.
+ */
+static void collect_page_cache(struct collector *cs, struct collection *col)
+{
+	int fd = cs->pin->page_cache_fd, err;
+	struct id_ix *ix;
+	uint64_t *live;
+	size_t j;
+
+	if (fd < 0)
+		return;
+	ix = malloc((col->ncg + 1) * sizeof(*ix));
+	live = malloc((col->ncg + 1) * sizeof(*live));
+	if (!ix || !live) {
+		free(ix);
+		free(live);
+		return;
+	}
+	for (size_t i = 0; i < col->ncg; i++)
+		ix[i] = (struct id_ix){ col->cg[i].id, i };
+	qsort(ix, col->ncg, sizeof(*ix), cmp_id_ix);
+	for (size_t i = 0; i < col->ncg; i++)
+		live[i] = ix[i].id;
+	if (!col->cgroups_unwalked)
+		page_cache_prune(fd, live, col->ncg);
+	free(live);
+	err = page_cache_read(fd, cs->page_size, true, NULL, 0, &col->page_cache);
+	if (err)
+		p_warn("memacct_page_cache_file_bytes: %s (its samples left out)", strerror(-err));
+	/* sorted by memcg id: each memcg's run of files to its cgroup */
+	for (size_t k = 0; !err && k < col->page_cache.n; k = j) {
+		const struct page_cache_file *f = &col->page_cache.f[k];
+		struct id_ix key = { f->memcg_id, 0 }, *c;
+
+		for (j = k; j < col->page_cache.n && col->page_cache.f[j].memcg_id == f->memcg_id; j++)
+			;
+		c = col->ncg ? bsearch(&key, ix, col->ncg, sizeof(*ix), cmp_id_ix) : NULL;
+		if (c) {
+			col->cg[c->i].pcf = f;
+			col->cg[c->i].npcf = j - k;
+		}
+	}
+	free(ix);
+}
+
 int collect(struct collector *cs, struct collection *col)
 {
 	memset(col, 0, sizeof(*col));
@@ -750,6 +812,7 @@ int collect(struct collector *cs, struct collection *col)
 	if (collect_walk(cs, col))
 		return -ENOENT;
 	read_flows(cs, col);
+	collect_page_cache(cs, col);
 	col->bpf_runs_skipped = pin_run_misses(cs->pin);
 	collect_task_stocks(cs, col);
 	aggregate(col->cg, col->ncg);

@@ -17,6 +17,7 @@
 #include "memlimits.h"
 #include "numa.h"
 #include "oom_forecast.h"
+#include "page_cache.h"
 #include "pin.h"
 #include "report.h"
 
@@ -46,6 +47,10 @@ struct cgi {
 	enum fc_class oom_grows;
 	uint64_t remote_numa;	/* bytes off the home node (memory.numa_stat) */
 	struct metrics m;	/* what is published: bytes, counters clamped */
+	/* its own page cache by file (page_cache.h), largest first: a slice of
+	 * the collection's page_cache, npcf 0 when none */
+	const struct page_cache_file *pcf;
+	size_t npcf;
 };
 
 /* A limited cgroup's OOM forecast, kept from one collection to the next. */
@@ -108,6 +113,9 @@ struct collection {
 	size_t ncomms;
 	long procs_used, cgroups_used;
 	long cgroups_unwalked;		/* directories the walk could not open (collect()) */
+	/* page cache by (memcg, file) (page_cache.h), sorted by memcg: the
+	 * cgroups' pcf point into it; n 0 without the map (older pins) */
+	struct page_cache_files page_cache;
 };
 
 /* pflow_of() - the proc_flow whose flows @f are (col->topf points into col->pf). */

@@ -664,6 +664,27 @@ static void verdict_orphans(struct explain *e)
 	    fmt_bytes(b[1], 16, o->files[0].charged));
 }
 
+/*
+ * The file whose page cache is the largest part of the cgroup's charge (at
+ * least a tenth and a MiB; page_cache.h, from a daemon): named, and whether
+ * anyone still maps or holds it.
+ */
+static void verdict_page_cache_file(struct explain *e)
+{
+	const struct page_cache_file *f = e->page_cache.f;
+	char b[16], label[128];
+	uint64_t usage = e->parts.usage;
+
+	if (!e->has_page_cache || !e->page_cache.n || !usage || f->bytes < (1u << 20) ||
+	    pct(f->bytes, usage) < 10)
+		return;
+	page_cache_file_label(f, label, sizeof(label));
+	say(e, "%d%% of the charge (%s) is page cache of %s%s: reclaimable, but the kubelet "
+	    "counts its active part in the working set", pct(f->bytes, usage),
+	    fmt_bytes(b, 16, f->bytes), label,
+	    f->mapped ? ", mapped" : f->open ? ", held open" : " that nobody maps or holds open");
+}
+
 /* The verdict's sentences, from the biggest kind of memory to the flows. */
 static void build_verdict(struct explain *e)
 {
@@ -674,12 +695,14 @@ static void build_verdict(struct explain *e)
 	if (!rss) {
 		/* a cgroup's page cache outlives its readers: still charged */
 		verdict_page_cache(e);
+		verdict_page_cache_file(e);
 		verdict_orphans(e);
 		if (!e->nverdict)
 			say(e, "no resident memory");
 		return;
 	}
 	verdict_page_cache(e);
+	verdict_page_cache_file(e);
 	verdict_orphans(e);
 	if (t->private_anon && pct(t->private_anon, rss) >= 10)
 		say(e, "%d%% of RSS (%s) is private anonymous memory (heap, stacks, copies): "
@@ -1047,6 +1070,33 @@ static void daemon_pins(struct explain *e, const char *dir)
 	free(pids);
 }
 
+/*
+ * --cgroup: the page cache of @cg and every cgroup below it by file, from a
+ * running daemon's pinned map (page_cache.h): what it saw added since it
+ * started, less what it saw removed. Nothing without a daemon (one explain
+ * sees no history).
+ */
+static void daemon_page_cache(struct explain *e, const struct memcg *cg, const char *dir)
+{
+	uint64_t *ids = NULL;
+	int fd, n, err;
+
+	fd = pin_map_get(dir, "page_cache");
+	if (fd < 0)
+		return;
+	n = memcg_descendant_ids(cg, &ids);
+	if (n > 0) {
+		err = page_cache_read(fd, sysconf(_SC_PAGESIZE), false, ids, n, &e->page_cache);
+		if (!err)
+			err = page_cache_resolve(&e->page_cache, PAGE_CACHE_SHOWN);
+		e->has_page_cache = !err;
+		if (err)
+			p_info("the page cache by file: not read (%s)", strerror(-err));
+	}
+	free(ids);
+	close(fd);
+}
+
 /* the flows the watch measured for @x, if it saw it alive */
 static void watch_result(const struct explain *e, struct xproc *x)
 {
@@ -1129,6 +1179,8 @@ int explain_build(struct explain *e, struct report *r, const char *pin_dir)
 	if (e->has_topo)
 		numa_collect(e);
 	explain_total_up(e);
+	if (e->cgroup_mode && r->cg.path[0])
+		daemon_page_cache(e, &r->cg, pin_dir);
 	if (e->cgroup_mode && r->cg.path[0]) {
 		int err = shmem_orphans_scan(&r->cg, &e->orphans);
 
@@ -1171,5 +1223,6 @@ void explain_free(struct explain *e)
 	cowm_catalog_free(&e->cowm_cat);
 	numa_topo_free(&e->topo);
 	shmem_orphans_free(&e->orphans);
+	page_cache_free(&e->page_cache);
 	memset(e, 0, sizeof(*e));
 }

@@ -19,6 +19,7 @@
 #include "numa.h"
 #include "proc.h"
 #include "report.h"
+#include "page_cache.h"
 #include "shmem_orphans.h"
 #include "smaps.h"
 #include "dma_ranges.h"
@@ -105,6 +106,10 @@ struct explain {
 	uint64_t numa_remote;		/* processes summed */
 	bool has_cg_numa;		/* --cgroup: memory.numa_stat read */
 	struct numa_usage cg_numa;
+	/* --cgroup with a daemon: the subtree's page cache by file from its
+	 * pinned map (page_cache.h); has_page_cache false: not read */
+	bool has_page_cache;
+	struct page_cache_files page_cache;
 	bool has_orphans;		/* --cgroup: orphans read (shmem_orphans_scan()) */
 	struct shmem_orphans orphans;	/* tmpfs files nobody holds, charged to the cgroup */
 };

@@ -109,6 +109,8 @@ void report_free(struct report *r)
 	free(r->cowm);
 	r->cowm = NULL;
 	r->ncowm = 0;
+	page_cache_free(&r->page_cache);
+	r->has_page_cache = false;
 }
 
 const char *const cow_kind_names[MEMACCT_COW_KIND_NR] = {
@@ -153,13 +155,16 @@ const char *const drop_names[MEMACCT_DROP_NR] = {
 	[MEMACCT_DROP_NV_RANGE_UNKNOWN] = "nvidia_range_unknown",
 	[MEMACCT_DROP_OOM_RING_FULL] = "oom_ring_full",
 	[MEMACCT_DROP_COW_MAPS] = "cow_map_full",
+	[MEMACCT_DROP_PAGE_CACHE_FILES] = "page_cache_map_full",
 };
 
 bool report_drop_is_loss(int cause)
 {
 	/* not lost: a row (ringbuf_full), the mapping of copies counted
-	 * (cow_map_full): said apart */
-	return cause != MEMACCT_DROP_RINGBUF_FULL && cause != MEMACCT_DROP_COW_MAPS;
+	 * (cow_map_full), the file of pages in memory.stat's file
+	 * (page_cache_map_full): said apart */
+	return cause != MEMACCT_DROP_RINGBUF_FULL && cause != MEMACCT_DROP_COW_MAPS &&
+	       cause != MEMACCT_DROP_PAGE_CACHE_FILES;
 }
 
 uint64_t report_dropped_total(const uint64_t dropped[MEMACCT_DROP_NR])
@@ -474,6 +479,8 @@ json_t *report_json(const struct report *r)
 		json_object_set_new(o, "oom_warnings", r->oom_warnings ?
 				    json_incref(r->oom_warnings) : json_array());
 		set_u64(o, "oom_warnings_unlisted", r->oom_warnings_unlisted);
+		json_object_set_new(o, "page_cache_by_file", r->has_page_cache ?
+				    page_cache_json(&r->page_cache) : json_null());
 	}
 	report_losses_json(o, r);
 	if (r->has_host)

@@ -14,6 +14,7 @@
 #include <jansson.h>
 #include "cgroup.h"
 #include "cow_maps.h"
+#include "page_cache.h"
 #include "hostpin.h"
 #include "memacct.h"
 #include "metric_table.h"
@@ -66,6 +67,10 @@ struct report {
 	 * SESSION_EXITED_ROWS): count, and their flows (in the totals too) */
 	size_t nexited_folded;
 	struct metrics exited_folded;
+	/* the page cache charged to the subtree by file (page_cache.h); owned.
+	 * has_page_cache false: not read (the daemon's log, explain) */
+	bool has_page_cache;
+	struct page_cache_files page_cache;
 	uint64_t dropped_events;
 	uint64_t dropped[MEMACCT_DROP_NR];
 	/* NVIDIA RM pinning calls the BPF side decoded (bpf/ nv_calls[]) */

@@ -1309,6 +1309,25 @@ static void session_kernel_side(struct session *s, struct report *r)
 	r->totals.unknown |= nf;
 }
 
+/*
+ * The subtree's page cache by file (page_cache.h): the kernel side's
+ * records (its filter keeps this subtree's memcgs only), unnamed. Left
+ * unread (has_page_cache false) when the map cannot be read.
+ */
+static void session_page_cache(struct session *s, struct report *r)
+{
+	volatile struct memacct_bpf__bss *bss = s->skel->bss;
+	int fd = bpf_map__fd(s->skel->maps.page_cache);
+
+	if (page_cache_read(fd, s->page_size, false, NULL, 0, &r->page_cache))
+		return;
+	r->has_page_cache = true;
+	r->page_cache.untracked_removed = s->page_size *
+		__atomic_load_n(&bss->page_cache_untracked_removes, __ATOMIC_RELAXED);
+	r->page_cache.unrecorded_added = s->page_size *
+		__atomic_load_n(&bss->page_cache_unrecorded_adds, __ATOMIC_RELAXED);
+}
+
 int session_report(struct session *s, struct report *r)
 {
 	struct subtree st = { 0 };
@@ -1343,6 +1362,7 @@ int session_report(struct session *s, struct report *r)
 	cgroup_totals(s, r, &st);
 	session_host(s, r);
 	session_kernel_side(s, r);
+	session_page_cache(s, r);
 out:
 	subtree_free(&st);
 	free(ids);

@@ -606,6 +606,8 @@ static json_t *explain_json(const struct explain *e, const struct report *r, siz
 	json_object_set_new(o, "memory_stat", explain_memory_stat_json(e));
 	json_object_set_new(o, "charge_parts", explain_charge_parts_json(e));
 	json_object_set_new(o, "orphaned_shmem", explain_orphans_json(e));
+	json_object_set_new(o, "page_cache_by_file", e->has_page_cache ?
+			    page_cache_json(&e->page_cache) : json_null());
 	arr = json_array();
 	for (int k = 0; k < e->nverdict; k++)
 		json_array_append_new(arr, json_string_sanitized(e->verdict[k]));
@@ -813,6 +815,8 @@ static void print_views(const struct explain *e, const struct report *r)
 	}
 	if (e->has_orphans)
 		print_orphans(&e->orphans);
+	if (e->has_page_cache)
+		print_page_cache_files(stdout, &e->page_cache, "since the daemon started");
 }
 
 /* --cgroup: a row per process (RSS, PSS, USS, shared, reclaimable). */

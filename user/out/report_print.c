@@ -389,6 +389,24 @@ static void print_summary(FILE *f, const struct report *r)
 	}
 }
 
+void print_page_cache_files(FILE *f, const struct page_cache_files *pc, const char *since)
+{
+	char b[16], label[61];	/* a line within 100 columns */
+
+	if (!pc->bytes)
+		return;
+	fprintf(f, "page cache by file: %s in %zu files, charged here %s "
+		"(-j page_cache_by_file)\n", fmt_bytes(b, sizeof(b), pc->bytes), pc->n, since);
+	for (size_t i = 0; i < pc->n && i < 5 && pc->f[i].bytes; i++) {
+		const struct page_cache_file *x = &pc->f[i];
+
+		page_cache_file_label(x, label, sizeof(label));
+		fprintf(f, "  %9s  %s%s\n", fmt_bytes(b, sizeof(b), x->bytes), label,
+			!x->resolved ? "" : x->mapped ? " (mapped)" : x->open ? " (open)" :
+			" (nobody maps or opens it)");
+	}
+}
+
 /*
  * Pins for DMA that no window saw: with the DMA-pin windows off, FOLL_PIN
  * pages pinned on the host since start beyond the pinned_vm peak of the
@@ -534,6 +552,8 @@ void print_report_plain(FILE *f, const struct report *r)
 		r->cg.version, r->elapsed_s, r->final ? ", final" : "");
 	print_report_table(f, r);
 	print_summary(f, r);
+	if (r->has_page_cache)
+		print_page_cache_files(f, &r->page_cache, "since start");
 	print_losses(f, r);
 	print_footnotes(f, r);
 	print_kills_verdicts(f, r);

@@ -17,6 +17,7 @@
 #include <unistd.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include "held_files.h"
 #include "shmem_orphans.h"
 #include "smaps.h"
 #include "util.h"
@@ -131,47 +132,32 @@ static int tmpfs_mounts(char (**mnts)[PATH_MAX], size_t *n, struct dset *devs)
 }
 
 /* the (dev, ino) of every tmpfs file a process maps or holds open, into @held */
+/* held_files_walk()'s visitor: the files of the tmpfs mounts (dev set),
+ * into the held set */
+struct held_ctx {
+	const struct dset *tmpfs_devs;
+	struct dset *held;
+};
+
+static bool on_tmpfs(uint64_t dev, uint64_t ino, void *ctx)
+{
+	(void)ino;
+	return dset_has(((struct held_ctx *)ctx)->tmpfs_devs, 0, dev);
+}
+
+static int add_held(uint64_t dev, uint64_t ino, enum held_how how, pid_t pid,
+		    const char *path, void *ctx)
+{
+	(void)how, (void)pid, (void)path;
+	return dset_add(((struct held_ctx *)ctx)->held, dev, ino);
+}
+
 static int held_files(const struct dset *tmpfs_devs, struct dset *held)
 {
-	DIR *proc = opendir("/proc");
-	struct dirent *de;
-	char *line = NULL;
-	size_t cap = 0;
-	int err = 0;
+	struct held_ctx c = { tmpfs_devs, held };
+	struct held_visitor v = { on_tmpfs, add_held, &c };
+	int err = held_files_walk(&v);
 
-	if (!proc)
-		return -errno;
-	while (!err && (de = readdir(proc))) {
-		char path[300];
-		DIR *fds;
-		FILE *maps;
-		struct dirent *fe;
-		uint64_t dev, ino;
-
-		if (de->d_name[0] < '1' || de->d_name[0] > '9')
-			continue;
-		snprintf(path, sizeof(path), "/proc/%s/maps", de->d_name);
-		maps = fopen(path, "re");
-		while (maps && !err && read_line(&line, &cap, maps, 2 * PATH_MAX) > 0)
-			if (!parse_maps_devino(line, &dev, &ino) && dset_has(tmpfs_devs, 0, dev))
-				err = dset_add(held, dev, ino);
-		if (maps)
-			fclose(maps);
-		snprintf(path, sizeof(path), "/proc/%s/fd", de->d_name);
-		fds = opendir(path);
-		while (fds && !err && (fe = readdir(fds))) {
-			struct stat st;
-
-			if (fe->d_name[0] == '.' || fstatat(dirfd(fds), fe->d_name, &st, 0))
-				continue;	/* gone meanwhile, or not ours to see */
-			if (S_ISREG(st.st_mode) && dset_has(tmpfs_devs, 0, st.st_dev))
-				err = dset_add(held, st.st_dev, st.st_ino);
-		}
-		if (fds)
-			closedir(fds);
-	}
-	free(line);
-	closedir(proc);
 	dset_sort(held);
 	return err;
 }

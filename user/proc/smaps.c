@@ -197,15 +197,27 @@ static int parse_header(const char *s, const char *e, struct smaps_map *m)
 	return err ? err : set_path(m, s, e);
 }
 
-int parse_maps_devino(const char *line, uint64_t *dev, uint64_t *ino)
+int parse_maps_file(const char *line, uint64_t *dev, uint64_t *ino, char **path)
 {
 	struct smaps_map m = { 0 };
+	int err = parse_header_fields(&line, line + strcspn(line, "\n"), &m);
 
-	if (parse_header_fields(&line, line + strcspn(line, "\n"), &m) || !m.inode)
-		return -EINVAL;
+	if (err || !m.inode) {
+		free(m.path);
+		return err ? err : -EINVAL;
+	}
 	*dev = makedev(m.dev_major, m.dev_minor);
 	*ino = m.inode;
+	if (path)
+		*path = m.path;
+	else
+		free(m.path);
 	return 0;
+}
+
+int parse_maps_devino(const char *line, uint64_t *dev, uint64_t *ino)
+{
+	return parse_maps_file(line, dev, ino, NULL);
 }
 
 static const struct {

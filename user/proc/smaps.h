@@ -105,5 +105,11 @@ uint64_t smaps_reclaimable(const struct smaps_map *m);
  * -EINVAL otherwise.
  */
 int parse_maps_devino(const char *line, uint64_t *dev, uint64_t *ino);
+/*
+ * parse_maps_file() - the same, and the mapping's path (malloc'd, the
+ * caller frees it; NULL when the line has none) into *@path when @path is
+ * not NULL. -ENOMEM too.
+ */
+int parse_maps_file(const char *line, uint64_t *dev, uint64_t *ino, char **path);
 
 #endif

@@ -1,0 +1,191 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause)
+/*
+ * page_cache.bpf.c - page cache by file and memory cgroup (issue 43): the
+ * pages added to and removed from each file's page cache, keyed by the
+ * memcg each page is charged to (struct memacct_page_cache_key). Filled
+ * from filemap:mm_filemap_add_to_page_cache (mm/filemap.c
+ * __filemap_add_folio(), after mem_cgroup_charge()) and
+ * mm_filemap_delete_from_page_cache (__filemap_remove_folio() and
+ * delete_from_page_cache_batch(), before the page leaves the mapping and
+ * its memcg); both pass the page (struct folio since 5.16), read here as a
+ * raw tracepoint. tmpfs/shmem is left out: shmem_add_to_page_cache() has no
+ * tracepoint while its removals have one (user/proc/shmem_orphans.c reads
+ * those files instead); hugetlbfs too (not in memory.stat's file).
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "memacct.h"
+#include "core_fixes.bpf.h"
+#include "records.bpf.h"
+
+#define TMPFS_MAGIC	0x01021994
+#define HUGETLBFS_MAGIC	0x958458f6
+#define BDEVFS_MAGIC	0x62646576	/* a block device's own page cache: metadata */
+
+/* the files' records; userspace sizes it (loader), prunes it (the daemon) */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 16384);
+	__type(key, struct memacct_page_cache_key);
+	__type(value, struct memacct_page_cache_file);
+} page_cache SEC(".maps");
+
+/* pages removed whose file has no record (cached before memacct started,
+ * or its record pruned or never made): in no file's removed_pages */
+__u64 page_cache_untracked_removes;
+/* pages added whose record could not be made (MEMACCT_DROP_PAGE_CACHE_FILES) */
+__u64 page_cache_unrecorded_adds;
+
+/* the memcg pointer of 5.10 (page->mem_cgroup): it became memcg_data in
+ * v5.11, commit bcfe06bf2622 ("mm: memcontrol: Use helpers to read page's
+ * memcg data") */
+struct page___510 {
+	struct mem_cgroup *mem_cgroup;
+} __attribute__((preserve_access_index));
+
+/* the order of a large folio before v6.6 (folio_pages_of()): struct folio's
+ * _folio_order (v6.1..v6.5) and, before, the first tail page's
+ * compound_order */
+struct folio___61 {
+	unsigned char _folio_order;
+} __attribute__((preserve_access_index));
+
+struct page___60 {
+	unsigned char compound_order;
+} __attribute__((preserve_access_index));
+
+/* The memcg @page is charged to; NULL when it is not charged. A memcg_data
+ * with MEMCG_DATA_KMEM set points to an obj_cgroup (never so for the page
+ * cache today; read through if it ever is). */
+static __always_inline struct mem_cgroup *page_memcg_of(struct page *page)
+{
+	unsigned long data;
+
+	if (!bpf_core_field_exists(struct page, memcg_data))
+		return BPF_CORE_READ((struct page___510 *)page, mem_cgroup);
+	data = BPF_CORE_READ(page, memcg_data);
+	if (bpf_core_enum_value_exists(enum page_memcg_data_flags, MEMCG_DATA_KMEM) &&
+	    (data & bpf_core_enum_value(enum page_memcg_data_flags, MEMCG_DATA_KMEM)))
+		return BPF_CORE_READ((struct obj_cgroup *)(data & ~7UL), memcg);
+	return (struct mem_cgroup *)(data & ~7UL);
+}
+
+/*
+ * Base pages in the folio that starts at @page: 1, or 2^order of a large
+ * folio (PG_head set). The order is folio->_flags_1's low byte since v6.6
+ * (commit ebc1baf5c9b4, "mm: free up a word in the first tail page"),
+ * folio->_folio_order in v6.1..v6.5, the first tail page's compound_order
+ * before. The flags word leads struct page on every kernel (memdesc_flags_t,
+ * a struct of one unsigned long, since v6.18).
+ */
+static __always_inline __u64 folio_pages_of(struct page *page)
+{
+	unsigned long flags = 0, f1 = 0;
+	void *tail = (void *)page + bpf_core_type_size(struct page);
+	unsigned char order = 0;
+
+	bpf_probe_read_kernel(&flags, sizeof(flags), page);
+	if (!(flags & (1UL << bpf_core_enum_value(enum pageflags, PG_head))))
+		return 1;
+	if (bpf_core_field_exists(struct folio___61, _folio_order)) {
+		order = BPF_CORE_READ((struct folio___61 *)page, _folio_order);
+	} else if (bpf_core_field_exists(struct folio, _flags_1)) {
+		f1 = BPF_CORE_READ((struct folio *)page, _flags_1);
+		order = f1 & 0xff;
+	} else if (bpf_core_field_exists(struct page___60, compound_order)) {
+		order = BPF_CORE_READ((struct page___60 *)tail, compound_order);
+	}
+	return 1ULL << (order & 31);
+}
+
+/* A dentry's name of @inode (its first alias) into @name; "" when none. */
+static __always_inline void inode_name(struct inode *inode, char *name, int len)
+{
+	struct hlist_node *first = BPF_CORE_READ(inode, i_dentry.first);
+	struct dentry *d;
+	const unsigned char *s;
+
+	if (!first)
+		return;
+	d = (void *)first - bpf_core_field_offset(struct dentry, d_u.d_alias);
+	s = BPF_CORE_READ(d, d_name.name);
+	if (s)
+		bpf_probe_read_kernel_str(name, len, s);
+}
+
+/* An add (@add) or a removal of the page-cache folio at @page. */
+static __always_inline int page_cache_event(struct page *page, bool add)
+{
+	struct memacct_page_cache_key key = {};
+	struct memacct_page_cache_file *v, nv;
+	struct address_space *mapping;
+	struct mem_cgroup *memcg;
+	struct super_block *sb;
+	struct inode *inode;
+	struct cgroup *cg;
+	unsigned long magic;
+	__u64 pages;
+	int level, err;
+
+	mapping = BPF_CORE_READ(page, mapping);
+	inode = mapping ? BPF_CORE_READ(mapping, host) : NULL;
+	if (!inode)
+		return 0;
+	sb = BPF_CORE_READ(inode, i_sb);
+	magic = BPF_CORE_READ(sb, s_magic);
+	if (magic == TMPFS_MAGIC || magic == HUGETLBFS_MAGIC)
+		return 0;
+	memcg = page_memcg_of(page);
+	cg = memcg ? BPF_CORE_READ(memcg, css.cgroup) : NULL;
+	if (!cg)
+		return 0;
+	if (filter_cgid) {
+		level = BPF_CORE_READ(cg, level);
+		if (level < (int)filter_level || level > 4096 ||
+		    cgroup_ancestor_id(cg, filter_level) != filter_cgid)
+			return 0;
+	}
+	key.memcg_id = BPF_CORE_READ(cg, kn, id);
+	key.ino = BPF_CORE_READ(inode, i_ino);
+	key.dev = BPF_CORE_READ(sb, s_dev);
+	pages = folio_pages_of(page);
+	v = bpf_map_lookup_elem(&page_cache, &key);
+	if (v) {
+		__sync_fetch_and_add(add ? &v->added_pages : &v->removed_pages, pages);
+		return 0;
+	}
+	if (!add) {
+		__sync_fetch_and_add(&page_cache_untracked_removes, pages);
+		return 0;
+	}
+	__builtin_memset(&nv, 0, sizeof(nv));
+	nv.added_pages = pages;
+	nv.first_add_ns = bpf_ktime_get_boot_ns();
+	if (magic == BDEVFS_MAGIC)	/* i_ino is the device's dev_t */
+		__builtin_memcpy(nv.name, MEMACCT_BDEV_NAME, sizeof(MEMACCT_BDEV_NAME));
+	else
+		inode_name(inode, nv.name, sizeof(nv.name));
+	err = bpf_map_update_elem(&page_cache, &key, &nv, BPF_NOEXIST);
+	if (err == -EEXIST && (v = bpf_map_lookup_elem(&page_cache, &key))) {
+		__sync_fetch_and_add(&v->added_pages, pages);
+	} else if (err) {
+		drop(MEMACCT_DROP_PAGE_CACHE_FILES);
+		__sync_fetch_and_add(&page_cache_unrecorded_adds, pages);
+	}
+	return 0;
+}
+
+SEC("raw_tp/mm_filemap_add_to_page_cache")
+int page_cache_add(struct bpf_raw_tracepoint_args *ctx)
+{
+	return page_cache_event((struct page *)ctx->args[0], true);
+}
+
+SEC("raw_tp/mm_filemap_delete_from_page_cache")
+int page_cache_delete(struct bpf_raw_tracepoint_args *ctx)
+{
+	return page_cache_event((struct page *)ctx->args[0], false);
+}

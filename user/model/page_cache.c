@@ -1,0 +1,296 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause)
+/*
+ * page_cache.c - page cache by file and memory cgroup (page_cache.h).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/sysmacros.h>
+#include <bpf/bpf.h>
+#include "held_files.h"
+#include "page_cache.h"
+#include "util.h"
+
+#pragma GCC poison u8 u16 u32 u64 s8 s16 s32 s64
+
+/* the kernel's dev_t (include/linux/kdev_t.h: MAJOR << 20 | MINOR) as st_dev */
+static uint64_t dev_of_kernel(uint32_t kdev)
+{
+	return makedev(kdev >> 20, kdev & 0xfffff);
+}
+
+static int by_memcg_bytes(const void *a, const void *b)
+{
+	const struct page_cache_file *x = a, *y = b;
+
+	if (x->memcg_id != y->memcg_id)
+		return x->memcg_id < y->memcg_id ? -1 : 1;
+	if (x->bytes != y->bytes)
+		return x->bytes > y->bytes ? -1 : 1;
+	if (x->dev != y->dev)
+		return x->dev < y->dev ? -1 : 1;
+	return x->ino < y->ino ? -1 : x->ino > y->ino;
+}
+
+static int by_file(const void *a, const void *b)
+{
+	const struct page_cache_file *x = a, *y = b;
+
+	if (x->dev != y->dev)
+		return x->dev < y->dev ? -1 : 1;
+	return x->ino < y->ino ? -1 : x->ino > y->ino;
+}
+
+static void set_bytes(struct page_cache_file *f)
+{
+	f->before = f->removed > f->added;
+	f->bytes = f->before ? 0 : f->added - f->removed;
+}
+
+/* records of one file summed (@f sorted by file): the count kept */
+static size_t sum_files(struct page_cache_file *f, size_t n)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (k && !by_file(&f[k - 1], &f[i])) {
+			f[k - 1].added += f[i].added;
+			f[k - 1].removed += f[i].removed;
+			f[k - 1].memcg_id = 0;
+			continue;
+		}
+		f[k++] = f[i];
+	}
+	return k;
+}
+
+static int cmp_id(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* @id among the sorted @ids */
+static bool id_in(const uint64_t *live, size_t n, uint64_t id)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (live[mid] == id)
+			return true;
+		if (live[mid] < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return false;
+}
+
+int page_cache_read(int fd, uint64_t page_size, bool per_memcg, const uint64_t *ids,
+		    size_t nids, struct page_cache_files *out)
+{
+	struct memacct_page_cache_key k, next, *prev = NULL;
+	struct memacct_page_cache_file v;
+	size_t cap = 0, kept = 0;
+	uint64_t *want = NULL;
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	if (ids) {
+		want = malloc((nids ? nids : 1) * sizeof(*want));
+		if (!want)
+			return -ENOMEM;
+		memcpy(want, ids, nids * sizeof(*want));
+		qsort(want, nids, sizeof(*want), cmp_id);
+	}
+	while (!(err = bpf_map_get_next_key(fd, prev, &next))) {
+		struct page_cache_file *f;
+
+		k = next;
+		prev = &k;
+		if (want && !id_in(want, nids, k.memcg_id))
+			continue;
+		if (bpf_map_lookup_elem(fd, &k, &v))
+			continue;	/* pruned meanwhile */
+		if (out->n == cap) {
+			size_t nc = cap ? 2 * cap : 64;
+
+			f = realloc(out->f, nc * sizeof(*f));
+			if (!f) {
+				err = -ENOMEM;
+				break;
+			}
+			out->f = f;
+			cap = nc;
+		}
+		f = &out->f[out->n++];
+		memset(f, 0, sizeof(*f));
+		f->memcg_id = k.memcg_id;
+		f->dev = dev_of_kernel(k.dev);
+		f->ino = k.ino;
+		f->added = v.added_pages * page_size;
+		f->removed = v.removed_pages * page_size;
+		memcpy(f->name, v.name, sizeof(f->name));
+		f->name[sizeof(f->name) - 1] = '\0';
+	}
+	free(want);
+	if (err != -ENOENT) {
+		page_cache_free(out);
+		return err;
+	}
+	if (!per_memcg && out->n) {
+		qsort(out->f, out->n, sizeof(*out->f), by_file);
+		out->n = sum_files(out->f, out->n);
+	}
+	for (size_t i = 0; i < out->n; i++) {
+		set_bytes(&out->f[i]);
+		if (out->f[i].bytes || out->f[i].before)
+			out->f[kept++] = out->f[i];
+		out->bytes += out->f[i].bytes;
+	}
+	out->n = kept;
+	if (out->n)
+		qsort(out->f, out->n, sizeof(*out->f), by_memcg_bytes);
+	return 0;
+}
+
+struct resolve_ctx {
+	struct page_cache_file *f;	/* the files to resolve */
+	size_t n;
+	int err;
+};
+
+static struct page_cache_file *find(const struct resolve_ctx *c, uint64_t dev, uint64_t ino)
+{
+	for (size_t i = 0; i < c->n; i++)
+		if (c->f[i].dev == dev && c->f[i].ino == ino)
+			return &c->f[i];
+	return NULL;
+}
+
+static bool wants(uint64_t dev, uint64_t ino, void *ctx)
+{
+	return find(ctx, dev, ino);
+}
+
+static int held(uint64_t dev, uint64_t ino, enum held_how how, pid_t pid, const char *path,
+		void *ctx)
+{
+	struct page_cache_file *f = find(ctx, dev, ino);
+
+	(void)pid;
+	if (!f)
+		return 0;
+	f->mapped |= how == HELD_MAPPED;
+	f->open |= how == HELD_OPEN;
+	if (!f->path && path && !(f->path = strdup(path)))
+		return -ENOMEM;
+	return 0;
+}
+
+int page_cache_resolve(struct page_cache_files *pc, size_t n)
+{
+	struct resolve_ctx c = { pc->f, n < pc->n ? n : pc->n, 0 };
+	struct held_visitor v = { wants, held, &c };
+
+	if (!c.n)
+		return 0;
+	for (size_t i = 0; i < c.n; i++)
+		c.f[i].resolved = true;
+	return held_files_walk(&v);
+}
+
+int page_cache_prune(int fd, const uint64_t *live, size_t nlive)
+{
+	struct memacct_page_cache_key k, next, *prev = NULL, *gone = NULL;
+	struct memacct_page_cache_file v;
+	size_t n = 0, cap = 0;
+	int deleted = 0;
+
+	/* collected first, deleted after: a delete during the walk would
+	 * restart it at the first key */
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		k = next;
+		prev = &k;
+		if (bpf_map_lookup_elem(fd, &k, &v))
+			continue;
+		if (id_in(live, nlive, k.memcg_id) && v.added_pages > v.removed_pages)
+			continue;
+		if (n == cap) {
+			struct memacct_page_cache_key *g;
+
+			cap = cap ? 2 * cap : 64;
+			g = realloc(gone, cap * sizeof(*g));
+			if (!g) {
+				free(gone);
+				return -ENOMEM;
+			}
+			gone = g;
+		}
+		gone[n++] = k;
+	}
+	for (size_t i = 0; i < n; i++)
+		deleted += !bpf_map_delete_elem(fd, &gone[i]);
+	free(gone);
+	return deleted;
+}
+
+const char *page_cache_file_label(const struct page_cache_file *f, char *buf, size_t len)
+{
+	if (!strcmp(f->name, MEMACCT_BDEV_NAME))
+		snprintf(buf, len, "block device %llu:%llu (metadata, raw reads)",
+			 (unsigned long long)(f->ino >> 20), (unsigned long long)(f->ino & 0xfffff));
+	else if (f->path)
+		snprintf(buf, len, "%s", f->path);
+	else if (f->name[0])
+		snprintf(buf, len, "%s (dev %u:%u ino %llu)", f->name, major(f->dev),
+			 minor(f->dev), (unsigned long long)f->ino);
+	else
+		snprintf(buf, len, "dev %u:%u ino %llu", major(f->dev), minor(f->dev),
+			 (unsigned long long)f->ino);
+	return buf;
+}
+
+json_t *page_cache_json(const struct page_cache_files *pc)
+{
+	json_t *o = json_object(), *a = json_array();
+	char dev[24];
+
+	for (size_t i = 0; i < pc->n && i < PAGE_CACHE_SHOWN; i++) {
+		const struct page_cache_file *f = &pc->f[i];
+		json_t *j = json_object();
+
+		json_object_set_new(j, "path", f->path ? json_string_sanitized(f->path) : json_null());
+		json_object_set_new(j, "name", json_string_sanitized(f->name));
+		snprintf(dev, sizeof(dev), "%u:%u", major(f->dev), minor(f->dev));
+		json_object_set_new(j, "dev", json_string(dev));
+		json_object_set_new(j, "inode", json_integer((json_int_t)f->ino));
+		json_object_set_new(j, "bytes", json_integer((json_int_t)f->bytes));
+		json_object_set_new(j, "added_bytes", json_integer((json_int_t)f->added));
+		json_object_set_new(j, "removed_bytes", json_integer((json_int_t)f->removed));
+		json_object_set_new(j, "cached_before_start", json_boolean(f->before));
+		json_object_set_new(j, "mapped", f->resolved ? json_boolean(f->mapped) : json_null());
+		json_object_set_new(j, "open", f->resolved ? json_boolean(f->open) : json_null());
+		json_array_append_new(a, j);
+	}
+	json_object_set_new(o, "files", a);
+	json_object_set_new(o, "bytes", json_integer((json_int_t)pc->bytes));
+	json_object_set_new(o, "files_count", json_integer((json_int_t)pc->n));
+	json_object_set_new(o, "untracked_removed_bytes",
+			    json_integer((json_int_t)pc->untracked_removed));
+	json_object_set_new(o, "unrecorded_added_bytes",
+			    json_integer((json_int_t)pc->unrecorded_added));
+	return o;
+}
+
+void page_cache_free(struct page_cache_files *pc)
+{
+	for (size_t i = 0; i < pc->n; i++)
+		free(pc->f[i].path);
+	free(pc->f);
+	memset(pc, 0, sizeof(*pc));
+}

@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause) */
+/*
+ * page_cache.h - page cache by file and memory cgroup (issue 43): what the
+ * kernel side counted (bpf/page_cache.bpf.c, include/memacct.h struct
+ * memacct_page_cache_file: pages added to and removed from each file's
+ * page cache while charged to a memcg), read from its map, summed per file
+ * or per (memcg, file), named, and flagged when a process maps the file or
+ * holds it open (proc/held_files.h). Pages cached before memacct started
+ * are not counted (their removals are; a file whose removals outnumber its
+ * adds is flagged, its bytes 0). tmpfs files are not here: their adds have
+ * no tracepoint (proc/shmem_orphans.h reads them).
+ */
+#ifndef MEMACCT_PAGE_CACHE_H
+#define MEMACCT_PAGE_CACHE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <jansson.h>
+#include "memacct.h"
+
+/* files named per report (run, attach, explain); the rest are summed */
+#define PAGE_CACHE_SHOWN	10
+
+struct page_cache_file {
+	uint64_t memcg_id;	/* kernfs id of the memcg; 0 when summed over several */
+	uint64_t dev;		/* st_dev form: makedev(major, minor) */
+	uint64_t ino;
+	uint64_t bytes;		/* added - removed, 0 when removed is larger */
+	uint64_t added;		/* bytes added to the page cache while charged here */
+	uint64_t removed;	/* bytes removed of those (and of older pages) */
+	bool before;		/* removed > added: pages cached before memacct left */
+	char name[MEMACCT_FILE_NAME_LEN];	/* a dentry's name at the first add */
+	char *path;		/* page_cache_resolve(): a holder's path (owned), or NULL */
+	bool mapped, open;	/* page_cache_resolve(): some process maps it, holds it open */
+	bool resolved;		/* page_cache_resolve() looked for its holders */
+};
+
+struct page_cache_files {
+	struct page_cache_file *f;	/* owned; bytes descending */
+	size_t n;
+	uint64_t bytes;			/* sum of f[].bytes */
+	uint64_t untracked_removed;	/* bytes removed whose file had no record
+					 * (kernel side: page_cache_untracked_removes) */
+	uint64_t unrecorded_added;	/* bytes added whose record could not be made
+					 * (the page_cache map full) */
+};
+
+/*
+ * page_cache_read() - the records of the map @fd (bpf/page_cache.bpf.c
+ * page_cache_files) into *@out (page_cache_free()), in bytes (@page_size
+ * bytes a page): summed per file over every memcg when @per_memcg is false
+ * (run, attach: the map holds their subtree only), else one entry per
+ * (memcg, file); @ids (@nids of them, any order), when not NULL,
+ * keeps the records of those memcgs only (explain --cgroup: the subtree).
+ * Sorted by memcg (per_memcg), then bytes descending; files with 0 bytes
+ * and no removals beyond their adds are left out. 0 or negative errno
+ * (-ENOMEM; -EBADF for a bad @fd).
+ */
+int page_cache_read(int fd, uint64_t page_size, bool per_memcg, const uint64_t *ids,
+		    size_t nids, struct page_cache_files *out);
+
+/*
+ * page_cache_resolve() - the first @n files of @pc: path and holders from
+ * one walk of every process's maps and fds (held_files_walk()). A file no
+ * process holds keeps path NULL (its name and dev:ino name it). 0 or
+ * negative errno (-ENOMEM; a /proc that cannot be read).
+ */
+int page_cache_resolve(struct page_cache_files *pc, size_t n);
+
+/*
+ * page_cache_prune() - deletes from the map @fd the records of memcgs not
+ * in @live (sorted ascending, @nlive ids: a removed cgroup's pages went to
+ * its parent) and those whose pages are all gone (removed >= added). A
+ * count racing a delete is lost with it: one page at most per event in
+ * flight. Returns the records deleted, or negative errno.
+ */
+int page_cache_prune(int fd, const uint64_t *live, size_t nlive);
+
+/* "pc64", or "dev 254:0 ino 404912" when the kernel gave no name: into @buf */
+const char *page_cache_file_label(const struct page_cache_file *f, char *buf, size_t len);
+
+/*
+ * page_cache_json() - "page_cache_by_file" of a report or an explain
+ * (docs/memacct.report.v1.schema.json): the PAGE_CACHE_SHOWN largest files
+ * and the sums; a new reference.
+ */
+json_t *page_cache_json(const struct page_cache_files *pc);
+
+void page_cache_free(struct page_cache_files *pc);
+
+#endif
