@@ -25,6 +25,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <jansson.h>
@@ -2461,6 +2462,31 @@ START_TEST(test_standard_families)
 	ck_assert_msg(inactive > 8 << 20, "inactive_file %lld: the test shows nothing", inactive);
 	assert_near("working_set_bytes vs memory.stat usage - inactive_file", ws,
 		    usage > inactive ? usage - inactive : 0);
+	/* issue 43: dd's 32 MiB by file, written in the cgroup and kept cached
+	 * (nobody holds the file now): the daemon's series of it and explain
+	 * --cgroup's entry from the daemon's pinned map, within 4 pages */
+	{
+		struct stat st;
+		json_t *f;
+
+		ck_assert_int_eq(stat(ws_file, &st), 0);
+		snprintf(line, sizeof(line), "memacct_page_cache_file_bytes{cgroup=\"%s\",pod_uid="
+			 "\"1234abcd-5678-90ab-cdef-%012d\",file=\"memacct-ws-%d\",dev=\"%u:%u\","
+			 "inode=\"%llu\"}", rel, (int)getpid(), (int)getpid(), major(st.st_dev),
+			 minor(st.st_dev), (unsigned long long)st.st_ino);
+		v = sample(m, line);
+		printf("  page cache of %s: daemon %lld, written 33554432\n", ws_file, v);
+		ck_assert_msg(llabs(v - (32 << 20)) <= 4 * (long long)PAGE, "%s: %lld", line, v);
+		r = run_cmd("%s -j explain --pin-path %s --cgroup '%s'", memacct, pin_dir, cg);
+		ck_assert_int_eq(r->status, 0);
+		f = json_array_get(json_object_get(json_object_get(r->report, "page_cache_by_file"),
+						   "files"), 0);
+		ck_assert_msg(f, "explain --cgroup: no page_cache_by_file entry");
+		ck_assert_int_eq(jint(f, "inode"), (long long)st.st_ino);
+		ck_assert(llabs(jint(f, "bytes") - (32 << 20)) <= 4 * (long long)PAGE);
+		ck_assert(json_is_false(json_object_get(f, "mapped")));
+		result_free(r);
+	}
 	/* the daemon's own process */
 	{
 		struct proc_stat ps;

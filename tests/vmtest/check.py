@@ -753,6 +753,22 @@ def check_thread_exit(s):
         s.dump()
 
 
+def check_page_cache(s):
+    """page_cache_files /mnt/pc pca:16 pcb:8: each file's page cache charged
+    to the run's cgroup (issue 43), within 4 pages of what the workload's
+    mincore() saw its read bring in"""
+    rep = s.report or {}
+    files = (rep.get('page_cache_by_file') or {}).get('files', [])
+    for name in ('pca', 'pcb'):
+        want = s.truth.get(name + '_bytes', -1)
+        ino = s.truth.get(name + '_ino', -1)
+        got = next((f.get('bytes', -1) for f in files if f.get('inode') == ino), 0)
+        check('page_cache.' + name, want > 0 and abs(got - want) <= 4 * PAGE,
+              '%s: page_cache_by_file %d bytes, mincore %d' % (name, got, want))
+    if not rep:
+        s.dump()
+
+
 def check_cow_maps(s):
     """cow_maps 4 8 16 4: per worker, the copies in each of its parent's
     heap, anon mmap and private file mapping by mapping (issue 42), exact
@@ -946,7 +962,7 @@ FAULT_TESTS = [('file_cow', check_file_cow), ('file_cow_read', check_file_cow_re
 
 V2_TESTS = [('zero_fill', check_zero_fill), ('thp', check_thp),
             ('thread_exit', check_thread_exit), ('cow_busy', check_cow_busy),
-            ('cow_maps', check_cow_maps),
+            ('cow_maps', check_cow_maps), ('page_cache', check_page_cache),
             ('numa_stock', check_numa_stock), ('oom', check_oom), ('oom_host', check_oom_host),
             ('attach', check_attach),
             ('limits', check_limits), ('explain', check_explain), ('audit', check_audit),

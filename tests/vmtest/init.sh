@@ -266,6 +266,14 @@ t_cow_maps() {
 	memacct -j run -- cow_maps 4 8 16 4
 }
 
+# page cache by file (issue 43): two files on the ext2 disk, dropped from
+# the page cache and read; the filemap raw tracepoints on every kernel
+t_page_cache() {
+	mkdir -p /mnt/pc
+	memacct -j run -- page_cache_files /mnt/pc pca:16 pcb:8
+	rm -rf /mnt/pc
+}
+
 # the leader exits first, its helper thread ends the process (exit_group)
 t_thread_exit() {
 	memacct -j run -- thread_exit 4096 256
@@ -555,6 +563,7 @@ if [ -n "$matrix" ]; then
 	section thread_exit t_thread_exit
 	section cow_busy t_cow_busy
 	section cow_maps t_cow_maps
+	section page_cache t_page_cache
 	section numa /bin/memacct -v -j run -- /bin/numa_bind 32
 	section numa_stock t_numa_stock
 	section oom t_oom
