@@ -5,10 +5,13 @@
  * Expected values are copied from the captured files; each is quoted.
  */
 #define _GNU_SOURCE
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
 
 #include "check_util.h"
+#include "held_files.h"
 #include "proc.h"
 #include "shmem_orphans.h"
 #include "smaps.h"
@@ -380,6 +383,86 @@ START_TEST(test_maps_devino)
 }
 END_TEST
 
+/* parse_maps_file(): the path handed over, " (deleted)" cut */
+START_TEST(test_maps_file_path)
+{
+	uint64_t dev = 0, ino = 0;
+	char *path = NULL;
+
+	ck_assert_int_eq(parse_maps_file("7f12a4000000-7f12a4200000 rw-s 00000000 00:1a 1073"
+					 "                       /dev/shm/x (deleted)\n", &dev, &ino,
+					 &path), 0);
+	ck_assert_str_eq(path, "/dev/shm/x");
+	free(path);
+	path = (char *)1;
+	ck_assert_int_eq(parse_maps_file("garbage\n", &dev, &ino, &path), -EINVAL);
+	ck_assert_ptr_eq(path, (char *)1);	/* untouched on an error */
+}
+END_TEST
+
+/* held_files_walk() finds this process mapping one file and holding another
+ * open, each by its path, and nothing of a file it does not want */
+struct held_seen {
+	uint64_t dev, ino;
+	int mapped, open;
+	char path[256];
+};
+
+static bool held_wants(uint64_t dev, uint64_t ino, void *ctx)
+{
+	const struct held_seen *s = ctx;
+
+	return dev == s[0].dev && (ino == s[0].ino || ino == s[1].ino);
+}
+
+static int held_note(uint64_t dev, uint64_t ino, enum held_how how, pid_t pid, const char *path,
+		     void *ctx)
+{
+	struct held_seen *s = ctx;
+
+	ck_assert_uint_eq(dev, s[0].dev);
+	if (pid != getpid())
+		return 0;
+	s = ino == s[0].ino ? &s[0] : &s[1];
+	s->mapped += how == HELD_MAPPED;
+	s->open += how == HELD_OPEN;
+	snprintf(s->path, sizeof(s->path), "%s", path ? path : "");
+	return 0;
+}
+
+START_TEST(test_held_files)
+{
+	char a[] = "/var/tmp/memacct-held-a.XXXXXX", b[] = "/var/tmp/memacct-held-b.XXXXXX";
+	struct held_seen s[2] = { 0 };
+	struct held_visitor v = { held_wants, held_note, s };
+	int fa = mkstemp(a), fb = mkstemp(b);
+	struct stat st;
+	void *m;
+
+	ck_assert(fa >= 0 && fb >= 0);
+	ck_assert_int_eq(ftruncate(fa, 4096), 0);
+	m = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fa, 0);
+	ck_assert(m != MAP_FAILED);
+	close(fa);			/* mapped only */
+	ck_assert_int_eq(stat(a, &st), 0);
+	s[0].dev = st.st_dev;
+	s[0].ino = st.st_ino;
+	ck_assert_int_eq(stat(b, &st), 0);
+	s[1].ino = st.st_ino;
+	ck_assert_int_eq(held_files_walk(&v), 0);
+	ck_assert_int_eq(s[0].mapped, 1);
+	ck_assert_int_eq(s[0].open, 0);
+	ck_assert_str_eq(s[0].path, a);
+	ck_assert_int_eq(s[1].mapped, 0);
+	ck_assert_int_eq(s[1].open, 1);
+	ck_assert_str_eq(s[1].path, b);
+	munmap(m, 4096);
+	close(fb);
+	unlink(a);
+	unlink(b);
+}
+END_TEST
+
 /* mountinfo lines as fs/proc_namespace.c writes them, octal escapes and all */
 START_TEST(test_mountinfo_tmpfs)
 {
@@ -429,6 +512,8 @@ Suite *proc_suite(void)
 
 	tc = tcase_create("shmem_orphans");
 	tcase_add_test(tc, test_maps_devino);
+	tcase_add_test(tc, test_maps_file_path);
+	tcase_add_test(tc, test_held_files);
 	tcase_add_test(tc, test_mountinfo_tmpfs);
 	suite_add_tcase(s, tc);
 

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/mman.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include "bpf_loader.h"
 #include "check_util.h"
@@ -20,6 +21,7 @@
 #include "metric_table.h"
 #include "metrics.h"
 #include "output_om.h"
+#include "page_cache.h"
 #include "report.h"
 #include "report_print.h"
 #include "table.h"
@@ -1739,6 +1741,43 @@ START_TEST(test_explain_json_fixture)
 }
 END_TEST
 
+/* page cache by file (issue 43): each file named as the text shows it (a
+ * holder's path, else the kernel's name with dev:ino, a block device's own
+ * cache by its device), and page_cache_by_file's keys (null holders when
+ * not looked up) */
+START_TEST(test_page_cache_labels)
+{
+	struct page_cache_file f[3] = {
+		{ .dev = makedev(254, 0), .ino = 404912, .bytes = 64 << 20, .added = 64 << 20,
+		  .name = "pc64" },
+		{ .dev = makedev(0, 3), .ino = (254ULL << 20) | 1, .bytes = 1 << 20,
+		  .added = 1 << 20, .name = MEMACCT_BDEV_NAME },
+		{ .dev = makedev(254, 0), .ino = 7, .added = 4096, .removed = 8192, .before = true,
+		  .name = "old", .path = "/data/old", .resolved = true, .open = true },
+	};
+	struct page_cache_files pc = { .f = f, .n = 3, .bytes = 65 << 20 };
+	char b[128];
+	json_t *j, *x;
+
+	ck_assert_str_eq(page_cache_file_label(&f[0], b, sizeof(b)),
+			 "pc64 (dev 254:0 ino 404912)");
+	ck_assert_str_eq(page_cache_file_label(&f[1], b, sizeof(b)),
+			 "block device 254:1 (metadata, raw reads)");
+	ck_assert_str_eq(page_cache_file_label(&f[2], b, sizeof(b)), "/data/old");
+	j = page_cache_json(&pc);
+	ck_assert_int_eq(json_integer_value(json_object_get(j, "files_count")), 3);
+	x = json_array_get(json_object_get(j, "files"), 0);
+	ck_assert_str_eq(json_string_value(json_object_get(x, "dev")), "254:0");
+	ck_assert(json_is_null(json_object_get(x, "path")));
+	ck_assert(json_is_null(json_object_get(x, "mapped")));
+	x = json_array_get(json_object_get(j, "files"), 2);
+	ck_assert(json_is_true(json_object_get(x, "cached_before_start")));
+	ck_assert(json_is_true(json_object_get(x, "open")));
+	ck_assert(json_is_false(json_object_get(x, "mapped")));
+	json_decref(j);
+}
+END_TEST
+
 Suite *report_suite(void)
 {
 	Suite *s = suite_create("report");
@@ -1779,6 +1818,7 @@ Suite *report_suite(void)
 	tcase_add_test(tc, test_metric_table_flows);
 	tcase_add_test(tc, test_fill_sources);
 	tcase_add_test(tc, test_jsonw);
+	tcase_add_test(tc, test_page_cache_labels);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("schema");	/* runs python3 validate_json.py */

@@ -200,7 +200,8 @@ static int parse_header(const char *s, const char *e, struct smaps_map *m)
 int parse_maps_file(const char *line, uint64_t *dev, uint64_t *ino, char **path)
 {
 	struct smaps_map m = { 0 };
-	int err = parse_header_fields(&line, line + strcspn(line, "\n"), &m);
+	const char *e = line + strcspn(line, "\n");
+	int err = path ? parse_header(line, e, &m) : parse_header_fields(&line, e, &m);
 
 	if (err || !m.inode) {
 		free(m.path);
