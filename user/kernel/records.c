@@ -97,6 +97,26 @@ int procs_map_each(int fd, procs_map_fn fn, void *ctx)
 			proc_each, &pe);
 }
 
+struct page_cache_each {
+	page_cache_map_fn fn;
+	void *ctx;
+};
+
+static int page_cache_one(const void *key, const void *val, void *ctx)
+{
+	const struct page_cache_each *pe = ctx;
+
+	return pe->fn(key, val, pe->ctx);
+}
+
+int page_cache_map_each(int fd, page_cache_map_fn fn, void *ctx)
+{
+	struct page_cache_each pe = { fn, ctx };
+
+	return map_each(fd, sizeof(struct memacct_page_cache_key),
+			sizeof(struct memacct_page_cache_file), page_cache_one, &pe);
+}
+
 static int cgroup_each(const void *key, const void *val, void *ctx)
 {
 	const struct records_reader *rd = ctx;

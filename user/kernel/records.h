@@ -75,6 +75,17 @@ typedef int (*procs_map_fn)(const struct memacct_proc_key *key, const struct mem
  */
 int procs_map_each(int fd, procs_map_fn fn, void *ctx);
 
+/* One record of the page_cache map (bpf/page_cache.bpf.c): as procs_map_fn. */
+typedef int (*page_cache_map_fn)(const struct memacct_page_cache_key *key,
+				 const struct memacct_page_cache_file *f, void *ctx);
+
+/*
+ * page_cache_map_each() - call @fn for every record of the page_cache map
+ * @fd, read as procs_map_each() reads its map (batches of 1,024). Returns
+ * 0, @fn's error, -ENOMEM, or the negative errno of a failed read.
+ */
+int page_cache_map_each(int fd, page_cache_map_fn fn, void *ctx);
+
 /*
  * What records_read() reads, and where each record goes: the two maps, the
  * BPF side's counters, and the caller's own callbacks, which keep what they

@@ -762,6 +762,7 @@ static int cmp_id_ix(const void *a, const void *b)
  */
 static void collect_page_cache(struct collector *cs, struct collection *col)
 {
+	struct page_cache_query q = { .per_memcg = true };
 	int fd = cs->pin->page_cache_fd, err;
 	struct id_ix *ix;
 	uint64_t *live;
@@ -781,10 +782,12 @@ static void collect_page_cache(struct collector *cs, struct collection *col)
 	qsort(ix, col->ncg, sizeof(*ix), cmp_id_ix);
 	for (size_t i = 0; i < col->ncg; i++)
 		live[i] = ix[i].id;
-	if (!col->cgroups_unwalked)
-		page_cache_prune(fd, live, col->ncg);
+	if (!col->cgroups_unwalked) {	/* a cgroup not walked is not gone */
+		q.live = live;
+		q.nlive = col->ncg;
+	}
+	err = page_cache_read(fd, cs->page_size, &q, &col->page_cache);
 	free(live);
-	err = page_cache_read(fd, cs->page_size, true, NULL, 0, &col->page_cache);
 	if (err)
 		p_warn("memacct_page_cache_file_bytes: %s (its samples left out)", strerror(-err));
 	/* sorted by memcg id: each memcg's run of files to its cgroup */

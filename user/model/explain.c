@@ -1086,7 +1086,9 @@ static void daemon_page_cache(struct explain *e, const struct memcg *cg, const c
 		return;
 	n = memcg_descendant_ids(cg, &ids);
 	if (n > 0) {
-		err = page_cache_read(fd, sysconf(_SC_PAGESIZE), false, ids, n, &e->page_cache);
+		struct page_cache_query q = { .ids = ids, .nids = (size_t)n };
+
+		err = page_cache_read(fd, sysconf(_SC_PAGESIZE), &q, &e->page_cache);
 		if (!err)
 			err = page_cache_resolve(&e->page_cache, PAGE_CACHE_SHOWN);
 		e->has_page_cache = !err;

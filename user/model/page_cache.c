@@ -10,6 +10,7 @@
 #include <bpf/bpf.h>
 #include "held_files.h"
 #include "page_cache.h"
+#include "records.h"
 #include "util.h"
 
 #pragma GCC poison u8 u16 u32 u64 s8 s16 s32 s64
@@ -90,59 +91,89 @@ static bool id_in(const uint64_t *live, size_t n, uint64_t id)
 	return false;
 }
 
-int page_cache_read(int fd, uint64_t page_size, bool per_memcg, const uint64_t *ids,
-		    size_t nids, struct page_cache_files *out)
+/* page_cache_map_each()'s state: the query, the files kept, the keys to delete */
+struct read_ctx {
+	const struct page_cache_query *q;
+	const uint64_t *want;		/* q->ids sorted, or NULL */
+	uint64_t page_size;
+	struct page_cache_files *out;
+	size_t cap;
+	struct memacct_page_cache_key *gone;
+	size_t ngone, capgone;
+};
+
+static int read_one(const struct memacct_page_cache_key *k, const struct memacct_page_cache_file *v,
+		    void *ctx)
 {
-	struct memacct_page_cache_key k, next, *prev = NULL;
-	struct memacct_page_cache_file v;
-	size_t cap = 0, kept = 0;
+	struct read_ctx *c = ctx;
+	struct page_cache_files *out = c->out;
+	struct page_cache_file *f;
+
+	if (c->q->live && (!id_in(c->q->live, c->q->nlive, k->memcg_id) ||
+			   v->removed_pages >= v->added_pages)) {
+		if (c->ngone == c->capgone) {
+			size_t nc = c->capgone ? 2 * c->capgone : 64;
+			struct memacct_page_cache_key *g = realloc(c->gone, nc * sizeof(*g));
+
+			if (!g)
+				return -ENOMEM;
+			c->gone = g;
+			c->capgone = nc;
+		}
+		c->gone[c->ngone++] = *k;
+		return 0;
+	}
+	if (c->want && !id_in(c->want, c->q->nids, k->memcg_id))
+		return 0;
+	if (out->n == c->cap) {
+		size_t nc = c->cap ? 2 * c->cap : 64;
+
+		f = realloc(out->f, nc * sizeof(*f));
+		if (!f)
+			return -ENOMEM;
+		out->f = f;
+		c->cap = nc;
+	}
+	f = &out->f[out->n++];
+	memset(f, 0, sizeof(*f));
+	f->memcg_id = k->memcg_id;
+	f->dev = dev_of_kernel(k->dev);
+	f->ino = k->ino;
+	f->added = v->added_pages * c->page_size;
+	f->removed = v->removed_pages * c->page_size;
+	memcpy(f->name, v->name, sizeof(f->name));
+	f->name[sizeof(f->name) - 1] = '\0';
+	return 0;
+}
+
+int page_cache_read(int fd, uint64_t page_size, const struct page_cache_query *q,
+		    struct page_cache_files *out)
+{
+	struct read_ctx c = { .q = q, .page_size = page_size, .out = out };
 	uint64_t *want = NULL;
+	size_t kept = 0;
 	int err;
 
 	memset(out, 0, sizeof(*out));
-	if (ids) {
-		want = malloc((nids ? nids : 1) * sizeof(*want));
+	if (q->ids) {
+		want = malloc((q->nids ? q->nids : 1) * sizeof(*want));
 		if (!want)
 			return -ENOMEM;
-		memcpy(want, ids, nids * sizeof(*want));
-		qsort(want, nids, sizeof(*want), cmp_id);
+		memcpy(want, q->ids, q->nids * sizeof(*want));
+		qsort(want, q->nids, sizeof(*want), cmp_id);
+		c.want = want;
 	}
-	while (!(err = bpf_map_get_next_key(fd, prev, &next))) {
-		struct page_cache_file *f;
-
-		k = next;
-		prev = &k;
-		if (want && !id_in(want, nids, k.memcg_id))
-			continue;
-		if (bpf_map_lookup_elem(fd, &k, &v))
-			continue;	/* pruned meanwhile */
-		if (out->n == cap) {
-			size_t nc = cap ? 2 * cap : 64;
-
-			f = realloc(out->f, nc * sizeof(*f));
-			if (!f) {
-				err = -ENOMEM;
-				break;
-			}
-			out->f = f;
-			cap = nc;
-		}
-		f = &out->f[out->n++];
-		memset(f, 0, sizeof(*f));
-		f->memcg_id = k.memcg_id;
-		f->dev = dev_of_kernel(k.dev);
-		f->ino = k.ino;
-		f->added = v.added_pages * page_size;
-		f->removed = v.removed_pages * page_size;
-		memcpy(f->name, v.name, sizeof(f->name));
-		f->name[sizeof(f->name) - 1] = '\0';
-	}
+	err = page_cache_map_each(fd, read_one, &c);
 	free(want);
-	if (err != -ENOENT) {
+	/* deleted after the walk: a delete during it would restart it */
+	for (size_t i = 0; !err && i < c.ngone; i++)
+		out->pruned += !bpf_map_delete_elem(fd, &c.gone[i]);
+	free(c.gone);
+	if (err) {
 		page_cache_free(out);
 		return err;
 	}
-	if (!per_memcg && out->n) {
+	if (!q->per_memcg && out->n) {
 		qsort(out->f, out->n, sizeof(*out->f), by_file);
 		out->n = sum_files(out->f, out->n);
 	}
@@ -202,41 +233,6 @@ int page_cache_resolve(struct page_cache_files *pc, size_t n)
 	for (size_t i = 0; i < c.n; i++)
 		c.f[i].resolved = true;
 	return held_files_walk(&v);
-}
-
-int page_cache_prune(int fd, const uint64_t *live, size_t nlive)
-{
-	struct memacct_page_cache_key k, next, *prev = NULL, *gone = NULL;
-	struct memacct_page_cache_file v;
-	size_t n = 0, cap = 0;
-	int deleted = 0;
-
-	/* collected first, deleted after: a delete during the walk would
-	 * restart it at the first key */
-	while (!bpf_map_get_next_key(fd, prev, &next)) {
-		k = next;
-		prev = &k;
-		if (bpf_map_lookup_elem(fd, &k, &v))
-			continue;
-		if (id_in(live, nlive, k.memcg_id) && v.added_pages > v.removed_pages)
-			continue;
-		if (n == cap) {
-			struct memacct_page_cache_key *g;
-
-			cap = cap ? 2 * cap : 64;
-			g = realloc(gone, cap * sizeof(*g));
-			if (!g) {
-				free(gone);
-				return -ENOMEM;
-			}
-			gone = g;
-		}
-		gone[n++] = k;
-	}
-	for (size_t i = 0; i < n; i++)
-		deleted += !bpf_map_delete_elem(fd, &gone[i]);
-	free(gone);
-	return deleted;
 }
 
 const char *page_cache_file_label(const struct page_cache_file *f, char *buf, size_t len)

@@ -43,21 +43,34 @@ struct page_cache_files {
 					 * (kernel side: page_cache_untracked_removes) */
 	uint64_t unrecorded_added;	/* bytes added whose record could not be made
 					 * (the page_cache map full) */
+	uint64_t pruned;		/* records deleted by the read (the query's live) */
+};
+
+/* What page_cache_read() keeps, and what it deletes. */
+struct page_cache_query {
+	bool per_memcg;		/* one entry per (memcg, file); else summed per file */
+	const uint64_t *ids;	/* only these memcgs' records (any order); NULL: all */
+	size_t nids;
+	/* the daemon's pruning: the records of memcgs not in @live (sorted
+	 * ascending: the cgroups the walk found; a removed cgroup's pages went
+	 * to its parent) and of files with no page left (removed >= added) are
+	 * deleted from the map; NULL: none. A count racing a delete is lost
+	 * with it: one page at most per event in flight */
+	const uint64_t *live;
+	size_t nlive;
 };
 
 /*
  * page_cache_read() - the records of the map @fd (bpf/page_cache.bpf.c
- * page_cache_files) into *@out (page_cache_free()), in bytes (@page_size
- * bytes a page): summed per file over every memcg when @per_memcg is false
- * (run, attach: the map holds their subtree only), else one entry per
- * (memcg, file); @ids (@nids of them, any order), when not NULL,
- * keeps the records of those memcgs only (explain --cgroup: the subtree).
- * Sorted by memcg (per_memcg), then bytes descending; files with 0 bytes
- * and no removals beyond their adds are left out. 0 or negative errno
- * (-ENOMEM; -EBADF for a bad @fd).
+ * page_cache) into *@out (page_cache_free()), in bytes (@page_size bytes a
+ * page), as @q says: summed per file over the memcgs kept (run, attach: the
+ * map holds their subtree only) or per (memcg, file), sorted by memcg (per
+ * memcg) then bytes descending. Files with no byte left are left out unless
+ * cached_before_start. One pass (page_cache_map_each(): batches of 1,024
+ * records). 0 or negative errno (-ENOMEM; -EBADF for a bad @fd).
  */
-int page_cache_read(int fd, uint64_t page_size, bool per_memcg, const uint64_t *ids,
-		    size_t nids, struct page_cache_files *out);
+int page_cache_read(int fd, uint64_t page_size, const struct page_cache_query *q,
+		    struct page_cache_files *out);
 
 /*
  * page_cache_resolve() - the first @n files of @pc: path and holders from
@@ -66,15 +79,6 @@ int page_cache_read(int fd, uint64_t page_size, bool per_memcg, const uint64_t *
  * negative errno (-ENOMEM; a /proc that cannot be read).
  */
 int page_cache_resolve(struct page_cache_files *pc, size_t n);
-
-/*
- * page_cache_prune() - deletes from the map @fd the records of memcgs not
- * in @live (sorted ascending, @nlive ids: a removed cgroup's pages went to
- * its parent) and those whose pages are all gone (removed >= added). A
- * count racing a delete is lost with it: one page at most per event in
- * flight. Returns the records deleted, or negative errno.
- */
-int page_cache_prune(int fd, const uint64_t *live, size_t nlive);
 
 /* "pc64", or "dev 254:0 ino 404912" when the kernel gave no name: into @buf */
 const char *page_cache_file_label(const struct page_cache_file *f, char *buf, size_t len);

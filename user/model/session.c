@@ -1318,8 +1318,9 @@ static void session_page_cache(struct session *s, struct report *r)
 {
 	volatile struct memacct_bpf__bss *bss = s->skel->bss;
 	int fd = bpf_map__fd(s->skel->maps.page_cache);
+	struct page_cache_query q = { 0 };
 
-	if (page_cache_read(fd, s->page_size, false, NULL, 0, &r->page_cache))
+	if (page_cache_read(fd, s->page_size, &q, &r->page_cache))
 		return;
 	r->has_page_cache = true;
 	r->page_cache.untracked_removed = s->page_size *
