@@ -787,7 +787,7 @@ int report_verdicts(const struct report *r, struct verdict *v, int max)
 {
 	const struct metrics *t = &r->totals;
 	const struct proc_row *p;
-	char b[4][16], comm[32], who[96], (*numa)[320];
+	char b[4][16], comm[32], who[200], label[72], (*numa)[320];
 	uint64_t pin, mem;
 	int n = cow_verdicts(r, v, max), nn;
 
@@ -800,6 +800,15 @@ int report_verdicts(const struct report *r, struct verdict *v, int max)
 			report_comm(comm, sizeof(comm), p->comm);
 			snprintf(who, sizeof(who), "; most file-backed RSS: PID %d (%s), %s",
 				 p->pid, comm, fmt_bytes(b[2], 16, p->m.file));
+		}
+		/* the file whose cache it most is (page_cache.h): named */
+		if (r->has_page_cache && r->page_cache.n &&
+		    r->page_cache.f[0].bytes >= VERDICT_MIN_BYTES) {
+			size_t l = strlen(who);
+
+			snprintf(who + l, sizeof(who) - l, "; largest file: %s, %s",
+				 page_cache_file_label(&r->page_cache.f[0], label, sizeof(label)),
+				 fmt_bytes(b[3], 16, r->page_cache.f[0].bytes));
 		}
 		v[n] = (struct verdict){ .kind = "file_reclaimable", .bytes = t->reclaimable_peak,
 					 .of_bytes = t->rss_peak };
