@@ -57,20 +57,54 @@ struct page___60 {
 	unsigned char compound_order;
 } __attribute__((preserve_access_index));
 
-/* The memcg @page is charged to; NULL when it is not charged. A memcg_data
- * with MEMCG_DATA_KMEM set points to an obj_cgroup (never so for the page
- * cache today; read through if it ever is). */
+/* a dentry's place on its inode's alias list: d_u.d_alias in v3.18..v6.19;
+ * Debian's 7.2 has no d_u.d_alias (the matrix's sid guest), read as a member
+ * of its own there when it is one, else no name */
+struct dentry___7 {
+	struct hlist_node d_alias;
+} __attribute__((preserve_access_index));
+
+/* Whether @memcg is one: its cgroup's memory css is its own css. */
+static __always_inline bool is_memcg(struct mem_cgroup *memcg)
+{
+	int id = bpf_core_enum_value(enum cgroup_subsys_id, memory_cgrp_id);
+	struct cgroup_subsys_state *css = NULL;
+	struct cgroup *cg = BPF_CORE_READ(memcg, css.cgroup);
+
+	if (!cg)
+		return false;
+	bpf_core_read(&css, sizeof(css), &cg->subsys[id]);
+	return css == (void *)memcg + bpf_core_field_offset(struct mem_cgroup, css);
+}
+
+/*
+ * The memcg @page is charged to; NULL when it is not charged or not known.
+ * memcg_data points to the memcg, or to an obj_cgroup (MEMCG_DATA_KMEM;
+ * and on kernels that charge LRU folios through an objcg, so that a removed
+ * memcg's pages go to its parent without a walk: Debian's 7.2, whose
+ * memcg_data did not read as a memcg) whose memcg is then the one: each
+ * reading is checked, never assumed.
+ */
 static __always_inline struct mem_cgroup *page_memcg_of(struct page *page)
 {
+	struct mem_cgroup *memcg;
 	unsigned long data;
 
 	if (!bpf_core_field_exists(struct page, memcg_data))
-		return BPF_CORE_READ((struct page___510 *)page, mem_cgroup);
-	data = BPF_CORE_READ(page, memcg_data);
-	if (bpf_core_enum_value_exists(enum page_memcg_data_flags, MEMCG_DATA_KMEM) &&
-	    (data & bpf_core_enum_value(enum page_memcg_data_flags, MEMCG_DATA_KMEM)))
-		return BPF_CORE_READ((struct obj_cgroup *)(data & ~7UL), memcg);
-	return (struct mem_cgroup *)(data & ~7UL);
+		return bpf_core_field_exists(struct page___510, mem_cgroup) ?
+		       BPF_CORE_READ((struct page___510 *)page, mem_cgroup) : NULL;
+	data = BPF_CORE_READ(page, memcg_data) & ~7UL;
+	if (!data)
+		return NULL;
+	if (!(bpf_core_enum_value_exists(enum page_memcg_data_flags, MEMCG_DATA_KMEM) &&
+	      (BPF_CORE_READ(page, memcg_data) &
+	       bpf_core_enum_value(enum page_memcg_data_flags, MEMCG_DATA_KMEM))) &&
+	    is_memcg((struct mem_cgroup *)data))
+		return (struct mem_cgroup *)data;
+	if (!bpf_core_field_exists(struct obj_cgroup, memcg))
+		return NULL;
+	memcg = BPF_CORE_READ((struct obj_cgroup *)data, memcg);
+	return memcg && is_memcg(memcg) ? memcg : NULL;
 }
 
 /*
@@ -101,16 +135,26 @@ static __always_inline __u64 folio_pages_of(struct page *page)
 	return 1ULL << (order & 31);
 }
 
-/* A dentry's name of @inode (its first alias) into @name; "" when none. */
+/* A dentry's name of @inode (its first alias) into @name; "" when none.
+ * Every layout guarded: a kernel whose dentry moved leaves the name out,
+ * it never fails the load. */
 static __always_inline void inode_name(struct inode *inode, char *name, int len)
 {
-	struct hlist_node *first = BPF_CORE_READ(inode, i_dentry.first);
-	struct dentry *d;
+	struct hlist_node *first;
 	const unsigned char *s;
+	struct dentry *d;
+	__u32 off;
 
+	if (bpf_core_field_exists(struct dentry, d_u.d_alias))
+		off = bpf_core_field_offset(struct dentry, d_u.d_alias);
+	else if (bpf_core_field_exists(struct dentry___7, d_alias))
+		off = bpf_core_field_offset(struct dentry___7, d_alias);
+	else
+		return;
+	first = BPF_CORE_READ(inode, i_dentry.first);
 	if (!first)
 		return;
-	d = (void *)first - bpf_core_field_offset(struct dentry, d_u.d_alias);
+	d = (void *)first - off;
 	s = BPF_CORE_READ(d, d_name.name);
 	if (s)
 		bpf_probe_read_kernel_str(name, len, s);

@@ -1764,6 +1764,11 @@ START_TEST(test_page_cache_labels)
 	ck_assert_str_eq(page_cache_file_label(&f[1], b, sizeof(b)),
 			 "block device 254:1 (metadata, raw reads)");
 	ck_assert_str_eq(page_cache_file_label(&f[2], b, sizeof(b)), "/data/old");
+	/* a long name cut, never its device and inode */
+	snprintf(f[0].name, sizeof(f[0].name), "_ctypes.cpython-311-x86_64-linux-gnu.so");
+	ck_assert_str_eq(page_cache_file_label(&f[0], b, 32), "_ctyp... (dev 254:0 ino 404912)");
+
+	snprintf(f[0].name, sizeof(f[0].name), "pc64");
 	j = page_cache_json(&pc);
 	ck_assert_int_eq(json_integer_value(json_object_get(j, "files_count")), 3);
 	x = json_array_get(json_object_get(j, "files"), 0);

@@ -237,17 +237,34 @@ int page_cache_resolve(struct page_cache_files *pc, size_t n)
 
 const char *page_cache_file_label(const struct page_cache_file *f, char *buf, size_t len)
 {
-	if (!strcmp(f->name, MEMACCT_BDEV_NAME))
+	char tail[64];
+	size_t n, room;
+
+	if (len < 16) {
+		snprintf(buf, len, "%s", f->name);
+		return buf;
+	}
+	if (!strcmp(f->name, MEMACCT_BDEV_NAME)) {
 		snprintf(buf, len, "block device %llu:%llu (metadata, raw reads)",
 			 (unsigned long long)(f->ino >> 20), (unsigned long long)(f->ino & 0xfffff));
-	else if (f->path)
-		snprintf(buf, len, "%s", f->path);
-	else if (f->name[0])
-		snprintf(buf, len, "%s (dev %u:%u ino %llu)", f->name, major(f->dev),
-			 minor(f->dev), (unsigned long long)f->ino);
+		return buf;
+	}
+	if (f->path) {	/* too long: its end, which names the file */
+		n = strlen(f->path);
+		if (n < len)
+			snprintf(buf, len, "%s", f->path);
+		else
+			snprintf(buf, len, "...%s", f->path + n - (len - 4));
+		return buf;
+	}
+	snprintf(tail, sizeof(tail), "%sdev %u:%u ino %llu%s", f->name[0] ? " (" : "",
+		 major(f->dev), minor(f->dev), (unsigned long long)f->ino, f->name[0] ? ")" : "");
+	n = strlen(f->name);
+	room = len - 1 > strlen(tail) ? len - 1 - strlen(tail) : 0;
+	if (n > room)	/* the name cut, never the device and inode */
+		snprintf(buf, len, "%.*s...%s", room > 3 ? (int)(room - 3) : 0, f->name, tail);
 	else
-		snprintf(buf, len, "dev %u:%u ino %llu", major(f->dev), minor(f->dev),
-			 (unsigned long long)f->ino);
+		snprintf(buf, len, "%s%s", f->name, tail);
 	return buf;
 }
 

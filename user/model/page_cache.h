@@ -80,7 +80,12 @@ int page_cache_read(int fd, uint64_t page_size, const struct page_cache_query *q
  */
 int page_cache_resolve(struct page_cache_files *pc, size_t n);
 
-/* "pc64", or "dev 254:0 ino 404912" when the kernel gave no name: into @buf */
+/*
+ * page_cache_file_label() - how a person reads the file into @buf (@len
+ * bytes, the result): a holder's path (its end when too long), else the
+ * kernel's name with "(dev 254:0 ino 404912)" (the name cut, never those),
+ * else the device and inode alone; a block device's own cache as such.
+ */
 const char *page_cache_file_label(const struct page_cache_file *f, char *buf, size_t len);
 
 /*
