@@ -160,6 +160,15 @@ static __always_inline void inode_name(struct inode *inode, char *name, int len)
 		bpf_probe_read_kernel_str(name, len, s);
 }
 
+/* The file's pages now, kept when the most yet (after an add). */
+static __always_inline void note_peak(struct memacct_page_cache_file *v)
+{
+	__u64 added = v->added_pages, removed = v->removed_pages;
+
+	if (added > removed && added - removed > v->peak_pages)
+		v->peak_pages = added - removed;
+}
+
 /* An add (@add) or a removal of the page-cache folio at @page. */
 static __always_inline int page_cache_event(struct page *page, bool add)
 {
@@ -199,6 +208,8 @@ static __always_inline int page_cache_event(struct page *page, bool add)
 	v = bpf_map_lookup_elem(&page_cache, &key);
 	if (v) {
 		__sync_fetch_and_add(add ? &v->added_pages : &v->removed_pages, pages);
+		if (add)
+			note_peak(v);
 		return 0;
 	}
 	if (!add) {
@@ -207,6 +218,7 @@ static __always_inline int page_cache_event(struct page *page, bool add)
 	}
 	__builtin_memset(&nv, 0, sizeof(nv));
 	nv.added_pages = pages;
+	nv.peak_pages = pages;
 	nv.first_add_ns = bpf_ktime_get_boot_ns();
 	if (magic == BDEVFS_MAGIC)	/* i_ino is the device's dev_t */
 		__builtin_memcpy(nv.name, MEMACCT_BDEV_NAME, sizeof(MEMACCT_BDEV_NAME));
@@ -215,6 +227,7 @@ static __always_inline int page_cache_event(struct page *page, bool add)
 	err = bpf_map_update_elem(&page_cache, &key, &nv, BPF_NOEXIST);
 	if (err == -EEXIST && (v = bpf_map_lookup_elem(&page_cache, &key))) {
 		__sync_fetch_and_add(&v->added_pages, pages);
+		note_peak(v);
 	} else if (err) {
 		drop(MEMACCT_DROP_PAGE_CACHE_FILES);
 		__sync_fetch_and_add(&page_cache_unrecorded_adds, pages);

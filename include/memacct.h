@@ -286,6 +286,9 @@ struct memacct_page_cache_file {
 	__u64 added_pages;		/* base pages (a large folio as its pages) */
 	__u64 removed_pages;
 	__u64 first_add_ns;		/* bpf_ktime_get_boot_ns() of the record's first add */
+	__u64 peak_pages;		/* the largest added - removed an add left (a racy
+					 * max: adds on other CPUs at once may leave it a
+					 * few pages low) */
 	char name[MEMACCT_FILE_NAME_LEN];	/* a dentry's name, at the first add ("" if none) */
 };
 

@@ -58,6 +58,10 @@ Output (stdout), at the end:
   truth list_objects N             samples in the list
   truth list_bytes B               sys.getsizeof of the list + tuples + members
   truth memmap_bytes B
+  truth memmap_created 0|1         this run wrote the file (and removed it at
+                                   the end unless --keep): all of its page
+                                   cache was then this run's
+  truth memmap_inode N             the file's inode
   truth num_workers W
   truth samples_fetched N          each sample fetched exactly once
   truth parent_pid PID
@@ -412,6 +416,7 @@ def main():
     if not os.path.exists(path) or os.path.getsize(path) != memmap_bytes:
         make_memmap(path, memmap_bytes, args.seed)
         created = True
+    memmap_inode = os.stat(path).st_ino
 
     if memacct:
         memacct.mark("build list")
@@ -496,6 +501,8 @@ def main():
     print("truth list_objects %d" % args.objects)
     print("truth list_bytes %d" % list_bytes)
     print("truth memmap_bytes %d" % memmap_bytes)
+    print("truth memmap_created %d" % created)
+    print("truth memmap_inode %d" % memmap_inode)
     print("truth num_workers %d" % args.workers)
     print("truth samples_fetched %d" % fetched)
     print("truth parent_pid %d" % os.getpid())

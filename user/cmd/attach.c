@@ -230,7 +230,8 @@ static int attach_report(struct session *s, const struct attach_env *env, bool f
 		return err;
 	r->command = "attach";
 	r->final = final;
-	if (final && (err = page_cache_resolve(&r->page_cache, PAGE_CACHE_SHOWN)))
+	if (final && ((err = page_cache_resolve(&r->page_cache, PAGE_CACHE_SHOWN)) ||
+		      (err = page_cache_recall(&r->page_cache, &s->pc_paths))))
 		p_warn("naming the files of the page cache: %s", strerror(-err));
 	if (env->pid) {
 		keep_tree(r, (int)env->pid);

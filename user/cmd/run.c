@@ -638,6 +638,8 @@ static int run_report(struct run_state *st, const struct run_env *env)
 	r.command = "run";
 	r.final = true;
 	err = page_cache_resolve(&r.page_cache, PAGE_CACHE_SHOWN);
+	if (!err)
+		err = page_cache_recall(&r.page_cache, &st->s.pc_paths);
 	if (err)
 		p_warn("naming the files of the page cache: %s", strerror(-err));
 	err = phases_finish(&st->phs, &r);

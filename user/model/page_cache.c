@@ -29,6 +29,23 @@ static int by_memcg_bytes(const void *a, const void *b)
 		return x->memcg_id < y->memcg_id ? -1 : 1;
 	if (x->bytes != y->bytes)
 		return x->bytes > y->bytes ? -1 : 1;
+	if (x->peak != y->peak)
+		return x->peak > y->peak ? -1 : 1;
+	if (x->dev != y->dev)
+		return x->dev < y->dev ? -1 : 1;
+	return x->ino < y->ino ? -1 : x->ino > y->ino;
+}
+
+static int by_memcg_peak(const void *a, const void *b)
+{
+	const struct page_cache_file *x = a, *y = b;
+
+	if (x->memcg_id != y->memcg_id)
+		return x->memcg_id < y->memcg_id ? -1 : 1;
+	if (x->peak != y->peak)
+		return x->peak > y->peak ? -1 : 1;
+	if (x->bytes != y->bytes)
+		return x->bytes > y->bytes ? -1 : 1;
 	if (x->dev != y->dev)
 		return x->dev < y->dev ? -1 : 1;
 	return x->ino < y->ino ? -1 : x->ino > y->ino;
@@ -58,6 +75,7 @@ static size_t sum_files(struct page_cache_file *f, size_t n)
 		if (k && !by_file(&f[k - 1], &f[i])) {
 			f[k - 1].added += f[i].added;
 			f[k - 1].removed += f[i].removed;
+			f[k - 1].peak += f[i].peak;
 			f[k - 1].memcg_id = 0;
 			continue;
 		}
@@ -141,6 +159,7 @@ static int read_one(const struct memacct_page_cache_key *k, const struct memacct
 	f->ino = k->ino;
 	f->added = v->added_pages * c->page_size;
 	f->removed = v->removed_pages * c->page_size;
+	f->peak = v->peak_pages * c->page_size;
 	memcpy(f->name, v->name, sizeof(f->name));
 	f->name[sizeof(f->name) - 1] = '\0';
 	return 0;
@@ -179,13 +198,15 @@ int page_cache_read(int fd, uint64_t page_size, const struct page_cache_query *q
 	}
 	for (size_t i = 0; i < out->n; i++) {
 		set_bytes(&out->f[i]);
-		if (out->f[i].bytes || out->f[i].before)
+		if (out->f[i].peak < out->f[i].bytes)	/* racing adds: never below now */
+			out->f[i].peak = out->f[i].bytes;
+		if (out->f[i].bytes || out->f[i].peak || out->f[i].before)
 			out->f[kept++] = out->f[i];
 		out->bytes += out->f[i].bytes;
 	}
 	out->n = kept;
 	if (out->n)
-		qsort(out->f, out->n, sizeof(*out->f), by_memcg_bytes);
+		qsort(out->f, out->n, sizeof(*out->f), q->by_peak ? by_memcg_peak : by_memcg_bytes);
 	return 0;
 }
 
@@ -278,6 +299,7 @@ json_t *page_cache_json(const struct page_cache_files *pc)
 		json_t *j = json_object();
 
 		json_object_set_new(j, "path", f->path ? json_string_sanitized(f->path) : json_null());
+		json_object_set_new(j, "path_held_before", json_boolean(f->held_before));
 		json_object_set_new(j, "name", json_string_sanitized(f->name));
 		snprintf(dev, sizeof(dev), "%u:%u", major(f->dev), minor(f->dev));
 		json_object_set_new(j, "dev", json_string(dev));
@@ -285,6 +307,7 @@ json_t *page_cache_json(const struct page_cache_files *pc)
 		json_object_set_new(j, "bytes", json_integer((json_int_t)f->bytes));
 		json_object_set_new(j, "added_bytes", json_integer((json_int_t)f->added));
 		json_object_set_new(j, "removed_bytes", json_integer((json_int_t)f->removed));
+		json_object_set_new(j, "peak_bytes", json_integer((json_int_t)f->peak));
 		json_object_set_new(j, "cached_before_start", json_boolean(f->before));
 		json_object_set_new(j, "mapped", f->resolved ? json_boolean(f->mapped) : json_null());
 		json_object_set_new(j, "open", f->resolved ? json_boolean(f->open) : json_null());
@@ -298,6 +321,92 @@ json_t *page_cache_json(const struct page_cache_files *pc)
 	json_object_set_new(o, "unrecorded_added_bytes",
 			    json_integer((json_int_t)pc->unrecorded_added));
 	return o;
+}
+
+static struct page_cache_path *path_of_file(const struct page_cache_paths *pp, uint64_t dev,
+					   uint64_t ino)
+{
+	for (size_t i = 0; i < pp->n; i++)
+		if (pp->v[i].dev == dev && pp->v[i].ino == ino)
+			return &pp->v[i];
+	return NULL;
+}
+
+/* held_files_walk_pids()'s state: the files looked for */
+struct remember_ctx {
+	struct page_cache_paths *pp;
+};
+
+static bool remember_wants(uint64_t dev, uint64_t ino, void *ctx)
+{
+	return path_of_file(((struct remember_ctx *)ctx)->pp, dev, ino);
+}
+
+/* the latest path wins: a file written as x.tmp and renamed to x is x */
+static int remember_held(uint64_t dev, uint64_t ino, enum held_how how, pid_t pid,
+			 const char *path, void *ctx)
+{
+	struct page_cache_path *p = path_of_file(((struct remember_ctx *)ctx)->pp, dev, ino);
+	char *dup;
+
+	(void)how, (void)pid;
+	if (!p || !path || (p->path && !strcmp(p->path, path)))
+		return 0;
+	dup = strdup(path);
+	if (!dup)
+		return -ENOMEM;
+	free(p->path);
+	p->path = dup;
+	return 0;
+}
+
+int page_cache_remember(struct page_cache_paths *pp, const struct page_cache_files *pc,
+			const pid_t *pids, size_t n)
+{
+	struct remember_ctx c = { pp };
+	struct held_visitor v = { remember_wants, remember_held, &c };
+
+	for (size_t i = 0; i < pc->n && i < PAGE_CACHE_SHOWN; i++) {
+		struct page_cache_path *p = path_of_file(pp, pc->f[i].dev, pc->f[i].ino);
+
+		if (!p) {
+			if (pp->n == pp->cap) {
+				size_t nc = pp->cap ? 2 * pp->cap : 16;
+				struct page_cache_path *nv = realloc(pp->v, nc * sizeof(*nv));
+
+				if (!nv)
+					return -ENOMEM;
+				pp->v = nv;
+				pp->cap = nc;
+			}
+			pp->v[pp->n++] = (struct page_cache_path){ pc->f[i].dev, pc->f[i].ino, NULL };
+		}
+	}
+	return pc->n ? held_files_walk_pids(&v, pids, n) : 0;
+}
+
+int page_cache_recall(struct page_cache_files *pc, const struct page_cache_paths *pp)
+{
+	for (size_t i = 0; i < pc->n; i++) {
+		struct page_cache_file *f = &pc->f[i];
+		const struct page_cache_path *p;
+
+		if (f->path || !(p = path_of_file(pp, f->dev, f->ino)) || !p->path)
+			continue;
+		f->path = strdup(p->path);
+		if (!f->path)
+			return -ENOMEM;
+		f->held_before = true;
+	}
+	return 0;
+}
+
+void page_cache_paths_free(struct page_cache_paths *pp)
+{
+	for (size_t i = 0; i < pp->n; i++)
+		free(pp->v[i].path);
+	free(pp->v);
+	memset(pp, 0, sizeof(*pp));
 }
 
 void page_cache_free(struct page_cache_files *pc)

@@ -28,11 +28,15 @@ struct page_cache_file {
 	uint64_t bytes;		/* added - removed, 0 when removed is larger */
 	uint64_t added;		/* bytes added to the page cache while charged here */
 	uint64_t removed;	/* bytes removed of those (and of older pages) */
+	uint64_t peak;		/* the most bytes it held at once here (kernel side:
+				 * peak_pages; summed over memcgs: their sum) */
 	bool before;		/* removed > added: pages cached before memacct left */
 	char name[MEMACCT_FILE_NAME_LEN];	/* a dentry's name at the first add */
 	char *path;		/* page_cache_resolve(): a holder's path (owned), or NULL */
 	bool mapped, open;	/* page_cache_resolve(): some process maps it, holds it open */
 	bool resolved;		/* page_cache_resolve() looked for its holders */
+	bool held_before;	/* path: what a process of the job held it by
+				 * earlier (page_cache_recall()) */
 };
 
 struct page_cache_files {
@@ -49,6 +53,9 @@ struct page_cache_files {
 /* What page_cache_read() keeps, and what it deletes. */
 struct page_cache_query {
 	bool per_memcg;		/* one entry per (memcg, file); else summed per file */
+	bool by_peak;		/* largest peak first (a report of what the memory
+				 * was made of: a file deleted before the end is
+				 * 0 bytes now); else largest now first */
 	const uint64_t *ids;	/* only these memcgs' records (any order); NULL: all */
 	size_t nids;
 	/* the daemon's pruning: the records of memcgs not in @live (sorted
@@ -65,8 +72,8 @@ struct page_cache_query {
  * page_cache) into *@out (page_cache_free()), in bytes (@page_size bytes a
  * page), as @q says: summed per file over the memcgs kept (run, attach: the
  * map holds their subtree only) or per (memcg, file), sorted by memcg (per
- * memcg) then bytes descending. Files with no byte left are left out unless
- * cached_before_start. One pass (page_cache_map_each(): batches of 1,024
+ * memcg) then bytes (or peak) descending. Files with no byte left and no
+ * peak are left out unless cached_before_start. One pass (page_cache_map_each(): batches of 1,024
  * records). 0 or negative errno (-ENOMEM; -EBADF for a bad @fd).
  */
 int page_cache_read(int fd, uint64_t page_size, const struct page_cache_query *q,
@@ -94,6 +101,33 @@ const char *page_cache_file_label(const struct page_cache_file *f, char *buf, si
  * and the sums; a new reference.
  */
 json_t *page_cache_json(const struct page_cache_files *pc);
+
+/* Paths seen while a job ran (run, attach): a file its processes held by a
+ * path, remembered for the end, when they are gone (page_cache_recall()). */
+struct page_cache_paths {
+	struct page_cache_path {
+		uint64_t dev, ino;
+		char *path;		/* owned, the latest; NULL: not found yet */
+	} *v;
+	size_t n, cap;
+};
+
+/*
+ * page_cache_remember() - for the first PAGE_CACHE_SHOWN files of @pc, the
+ * path by which one of @pids (@n: the job's processes) holds each now, into
+ * @pp (the latest path kept: a file written as x.tmp, renamed and mapped
+ * as x is x). One walk of those processes' maps and fds. 0 or negative
+ * errno (-ENOMEM).
+ */
+int page_cache_remember(struct page_cache_paths *pp, const struct page_cache_files *pc,
+			const pid_t *pids, size_t n);
+
+/*
+ * page_cache_recall() - files of @pc that page_cache_resolve() found no
+ * holder of get the path @pp remembered (held_before set). 0 or -ENOMEM.
+ */
+int page_cache_recall(struct page_cache_files *pc, const struct page_cache_paths *pp);
+void page_cache_paths_free(struct page_cache_paths *pp);
 
 void page_cache_free(struct page_cache_files *pc);
 

@@ -801,14 +801,15 @@ int report_verdicts(const struct report *r, struct verdict *v, int max)
 			snprintf(who, sizeof(who), "; most file-backed RSS: PID %d (%s), %s",
 				 p->pid, comm, fmt_bytes(b[2], 16, p->m.file));
 		}
-		/* the file whose cache it most is (page_cache.h): named */
+		/* the file whose cache it most was (page_cache.h, largest
+		 * peak first): named */
 		if (r->has_page_cache && r->page_cache.n &&
-		    r->page_cache.f[0].bytes >= VERDICT_MIN_BYTES) {
+		    r->page_cache.f[0].peak >= VERDICT_MIN_BYTES) {
 			size_t l = strlen(who);
 
-			snprintf(who + l, sizeof(who) - l, "; largest file: %s, %s",
+			snprintf(who + l, sizeof(who) - l, "; largest file: %s, peak %s",
 				 page_cache_file_label(&r->page_cache.f[0], label, sizeof(label)),
-				 fmt_bytes(b[3], 16, r->page_cache.f[0].bytes));
+				 fmt_bytes(b[3], 16, r->page_cache.f[0].peak));
 		}
 		v[n] = (struct verdict){ .kind = "file_reclaimable", .bytes = t->reclaimable_peak,
 					 .of_bytes = t->rss_peak };

@@ -925,6 +925,27 @@ static void sample_cow_maps(struct session *s)
 	}
 }
 
+/*
+ * The paths by which the subtree's processes hold the largest files of its
+ * page cache (page_cache_remember()): a job that deletes its files or exits
+ * before the end still has them named.
+ */
+static void sample_page_cache(struct session *s)
+{
+	struct page_cache_query q = { .by_peak = true };
+	struct page_cache_files pc;
+	pid_t *pids = NULL;
+	int n;
+
+	if (page_cache_read(bpf_map__fd(s->skel->maps.page_cache), s->page_size, &q, &pc))
+		return;
+	n = pc.n ? memcg_pids(&s->cg, true, &pids) : 0;
+	if (n > 0)
+		page_cache_remember(&s->pc_paths, &pc, pids, (size_t)n);
+	free(pids);
+	page_cache_free(&pc);
+}
+
 int session_poll(struct session *s, int timeout_ms)
 {
 	int n = ring_buffer__poll(s->rb, timeout_ms);
@@ -945,6 +966,10 @@ int session_poll(struct session *s, int timeout_ms)
 	if (now_ns() - s->cowm_sampled_ns >= NUMA_SAMPLE_NS) {
 		s->cowm_sampled_ns = now_ns();
 		sample_cow_maps(s);
+	}
+	if (now_ns() - s->pc_sampled_ns >= NUMA_SAMPLE_NS) {
+		s->pc_sampled_ns = now_ns();
+		sample_page_cache(s);
 	}
 	if (s->numa_multi && now_ns() - s->numa_sampled_ns >= NUMA_SAMPLE_NS) {
 		s->numa_sampled_ns = now_ns();
@@ -1318,7 +1343,7 @@ static void session_page_cache(struct session *s, struct report *r)
 {
 	volatile struct memacct_bpf__bss *bss = s->skel->bss;
 	int fd = bpf_map__fd(s->skel->maps.page_cache);
-	struct page_cache_query q = { 0 };
+	struct page_cache_query q = { .by_peak = true };
 
 	if (page_cache_read(fd, s->page_size, &q, &r->page_cache))
 		return;
@@ -1393,6 +1418,7 @@ static void session_stop_with(struct session *s, void (*stop)(struct memacct_bpf
 	free(s->warnings);
 	free(s->cowx);
 	cowm_catalog_free(&s->cowm);
+	page_cache_paths_free(&s->pc_paths);
 	oom_hist_free(&s->oom_hist);
 	numa_topo_free(&s->topo);
 	memset(s, 0, sizeof(*s));

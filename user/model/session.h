@@ -12,6 +12,7 @@
 #include <sys/types.h>
 #include "cgroup.h"
 #include "cow_maps.h"
+#include "page_cache.h"
 #include "numa.h"
 #include "oom.h"
 #include "oom_forecast.h"
@@ -91,6 +92,10 @@ struct session {
 	 * a row (their exit records) */
 	struct cowm_catalog cowm;
 	uint64_t cowm_sampled_ns;
+	/* paths of the largest files of the page cache, as the job's processes
+	 * held them (page_cache.h), once a second: named at the end */
+	struct page_cache_paths pc_paths;
+	uint64_t pc_sampled_ns;
 	struct cowm_exited {
 		pid_t pid, ppid;
 		uint64_t start_ns;

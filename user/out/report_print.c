@@ -391,19 +391,26 @@ static void print_summary(FILE *f, const struct report *r)
 
 void print_page_cache_files(FILE *f, const struct page_cache_files *pc, const char *since)
 {
-	char b[16], label[61];	/* a line within 100 columns */
+	char b[2][16], label[51];	/* a line within 100 columns */
+	size_t shown = 0;
 
-	if (!pc->bytes)
+	if (!pc->n)
 		return;
-	fprintf(f, "page cache by file: %s in %zu files, charged here %s "
-		"(-j page_cache_by_file)\n", fmt_bytes(b, sizeof(b), pc->bytes), pc->n, since);
-	for (size_t i = 0; i < pc->n && i < 5 && pc->f[i].bytes; i++) {
+	fprintf(f, "page cache by file: %s now in %zu files, charged here %s "
+		"(-j page_cache_by_file):\n", fmt_bytes(b[0], 16, pc->bytes), pc->n, since);
+	fprintf(f, "  %9s %9s  %s\n", "NOW", "PEAK", "FILE");
+	for (size_t i = 0; i < pc->n && shown < 5; i++) {
 		const struct page_cache_file *x = &pc->f[i];
 
+		if (!x->peak)
+			continue;	/* cached before start, nothing added since */
 		page_cache_file_label(x, label, sizeof(label));
-		fprintf(f, "  %9s  %s%s\n", fmt_bytes(b, sizeof(b), x->bytes), label,
+		fprintf(f, "  %9s %9s  %s%s\n", fmt_bytes(b[0], 16, x->bytes),
+			fmt_bytes(b[1], 16, x->peak), label,
 			!x->resolved ? "" : x->mapped ? " (mapped)" : x->open ? " (open)" :
+			x->held_before ? " (held by the job; nobody now)" :
 			" (nobody maps or opens it)");
+		shown++;
 	}
 }
 

@@ -60,10 +60,10 @@ int print_report(FILE *f, const struct report *r);
 
 /*
  * print_page_cache_files() - the page cache charged to a cgroup by file
- * (model/page_cache.h, issue 43): its sum and the five largest files, a
- * file nobody maps or holds open said so (reclaimable, yet its active pages
- * count in the kubelet's working set); @since says from when ("since
- * start"). Nothing when @pc holds no byte.
+ * (model/page_cache.h, issue 43): its sum now and the first five files in
+ * @pc's order, each now and at its peak, a file nobody maps or holds open
+ * said so (reclaimable, yet its active pages count in the kubelet's working
+ * set); @since says from when ("since start"). Nothing when @pc is empty.
  */
 void print_page_cache_files(FILE *f, const struct page_cache_files *pc, const char *since);
 

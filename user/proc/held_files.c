@@ -79,6 +79,22 @@ static int walk_fds(const struct held_visitor *v, const char *pid)
 	return err;
 }
 
+int held_files_walk_pids(const struct held_visitor *v, const pid_t *pids, size_t n)
+{
+	char *line = NULL, pid[16];
+	size_t cap = 0;
+	int err = 0;
+
+	for (size_t i = 0; i < n && !err; i++) {
+		snprintf(pid, sizeof(pid), "%d", (int)pids[i]);
+		err = walk_maps(v, pid, &line, &cap);
+		if (!err)
+			err = walk_fds(v, pid);
+	}
+	free(line);
+	return err;
+}
+
 int held_files_walk(const struct held_visitor *v)
 {
 	DIR *proc = opendir("/proc");

@@ -40,4 +40,10 @@ struct held_visitor {
  */
 int held_files_walk(const struct held_visitor *v);
 
+/*
+ * held_files_walk_pids() - the same over the processes @pids (@n of them)
+ * only: a job's files without the walk of a whole host.
+ */
+int held_files_walk_pids(const struct held_visitor *v, const pid_t *pids, size_t n);
+
 #endif
