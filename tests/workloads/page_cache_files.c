@@ -28,6 +28,7 @@
 #include <sys/stat.h>
 
 #include "page.h"
+#include "resident.h"
 
 #define CHUNK	(1UL << 20)
 
@@ -37,22 +38,13 @@ static void die(const char *what)
 	exit(1);
 }
 
-/* pages of the file's first @n pages resident in the page cache (a mapping
- * never touched: mincore() adds no page) */
+/* resident pages of the file's first @n pages; dies on an error */
 static long resident(int fd, long n)
 {
-	unsigned char *vec = calloc(n, 1);
-	void *p = mmap(NULL, n * PAGE, PROT_READ, MAP_SHARED, fd, 0);
-	long r = 0;
+	long r = resident_pages(fd, n);
 
-	if (!vec || p == MAP_FAILED)
-		die("mmap");
-	if (mincore(p, n * PAGE, vec))
+	if (r < 0)
 		die("mincore");
-	for (long i = 0; i < n; i++)
-		r += vec[i] & 1;
-	munmap(p, n * PAGE);
-	free(vec);
 	return r;
 }
 

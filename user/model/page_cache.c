@@ -3,6 +3,7 @@
  * page_cache.c - page cache by file and memory cgroup (page_cache.h).
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,36 +22,6 @@ static uint64_t dev_of_kernel(uint32_t kdev)
 	return makedev(kdev >> 20, kdev & 0xfffff);
 }
 
-static int by_memcg_bytes(const void *a, const void *b)
-{
-	const struct page_cache_file *x = a, *y = b;
-
-	if (x->memcg_id != y->memcg_id)
-		return x->memcg_id < y->memcg_id ? -1 : 1;
-	if (x->bytes != y->bytes)
-		return x->bytes > y->bytes ? -1 : 1;
-	if (x->peak != y->peak)
-		return x->peak > y->peak ? -1 : 1;
-	if (x->dev != y->dev)
-		return x->dev < y->dev ? -1 : 1;
-	return x->ino < y->ino ? -1 : x->ino > y->ino;
-}
-
-static int by_memcg_peak(const void *a, const void *b)
-{
-	const struct page_cache_file *x = a, *y = b;
-
-	if (x->memcg_id != y->memcg_id)
-		return x->memcg_id < y->memcg_id ? -1 : 1;
-	if (x->peak != y->peak)
-		return x->peak > y->peak ? -1 : 1;
-	if (x->bytes != y->bytes)
-		return x->bytes > y->bytes ? -1 : 1;
-	if (x->dev != y->dev)
-		return x->dev < y->dev ? -1 : 1;
-	return x->ino < y->ino ? -1 : x->ino > y->ino;
-}
-
 static int by_file(const void *a, const void *b)
 {
 	const struct page_cache_file *x = a, *y = b;
@@ -58,6 +29,36 @@ static int by_file(const void *a, const void *b)
 	if (x->dev != y->dev)
 		return x->dev < y->dev ? -1 : 1;
 	return x->ino < y->ino ? -1 : x->ino > y->ino;
+}
+
+/* by memcg, then the larger first of @first and then of @second, then by file */
+static int by_memcg(const struct page_cache_file *x, const struct page_cache_file *y,
+		    size_t first, size_t second)
+{
+	const size_t off[2] = { first, second };
+
+	if (x->memcg_id != y->memcg_id)
+		return x->memcg_id < y->memcg_id ? -1 : 1;
+	for (int k = 0; k < 2; k++) {
+		uint64_t u = *(const uint64_t *)((const char *)x + off[k]);
+		uint64_t v = *(const uint64_t *)((const char *)y + off[k]);
+
+		if (u != v)
+			return u > v ? -1 : 1;
+	}
+	return by_file(x, y);
+}
+
+static int by_memcg_bytes(const void *a, const void *b)
+{
+	return by_memcg(a, b, offsetof(struct page_cache_file, bytes),
+			offsetof(struct page_cache_file, peak));
+}
+
+static int by_memcg_peak(const void *a, const void *b)
+{
+	return by_memcg(a, b, offsetof(struct page_cache_file, peak),
+			offsetof(struct page_cache_file, bytes));
 }
 
 static void set_bytes(struct page_cache_file *f)
