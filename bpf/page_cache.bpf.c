@@ -7,8 +7,11 @@
  * __filemap_add_folio(), after mem_cgroup_charge()) and
  * mm_filemap_delete_from_page_cache (__filemap_remove_folio() and
  * delete_from_page_cache_batch(), before the page leaves the mapping and
- * its memcg); both pass the page (struct folio since 5.16), read here as a
- * raw tracepoint. tmpfs/shmem is left out: shmem_add_to_page_cache() has no
+ * its memcg). Where they pass a struct folio (the page cache's folio
+ * conversion; the loader reads the tracepoint's prototype) the programs are
+ * tp_btf and walk the folio, its mapping, inode and superblock by direct
+ * (BTF) loads; where they pass a struct page, the *_old raw tracepoints
+ * read them through bpf_probe_read_kernel(). tmpfs/shmem is left out: shmem_add_to_page_cache() has no
  * tracepoint while its removals have one (user/proc/shmem_orphans.c reads
  * those files instead); hugetlbfs too (not in memory.stat's file).
  */
@@ -38,6 +41,11 @@ struct {
 __u64 page_cache_untracked_removes;
 /* pages added whose record could not be made (MEMACCT_DROP_PAGE_CACHE_FILES) */
 __u64 page_cache_unrecorded_adds;
+/* what a page-cache folio's memcg_data points to on this kernel, learned at
+ * the first that checks out (page_memcg_of()): 0 not yet, else MEMCG_IS_* */
+__u32 page_cache_memcg_mode;
+#define MEMCG_IS_MEMCG	1
+#define MEMCG_IS_OBJCG	2
 
 /* the memcg pointer of 5.10 (page->mem_cgroup): it became memcg_data in
  * v5.11, commit bcfe06bf2622 ("mm: memcontrol: Use helpers to read page's
@@ -82,29 +90,44 @@ static __always_inline bool is_memcg(struct mem_cgroup *memcg)
  * memcg_data points to the memcg, or to an obj_cgroup (MEMCG_DATA_KMEM;
  * and on kernels that charge LRU folios through an objcg, so that a removed
  * memcg's pages go to its parent without a walk: Debian's 7.2, whose
- * memcg_data did not read as a memcg) whose memcg is then the one: each
- * reading is checked, never assumed.
+ * memcg_data did not read as a memcg) whose memcg is then the one. Which of
+ * the two is checked, never assumed, until one reading checks out; the
+ * kernel's way is then known (page_cache_memcg_mode) and not checked again.
  */
-static __always_inline struct mem_cgroup *page_memcg_of(struct page *page)
+static __always_inline struct mem_cgroup *page_memcg_of(struct page *page, bool btf)
 {
+	struct folio *folio = (void *)page;
 	struct mem_cgroup *memcg;
-	unsigned long data;
+	unsigned long data, kmem = 0;
+	__u32 mode = page_cache_memcg_mode;
 
 	if (!bpf_core_field_exists(struct page, memcg_data))
 		return bpf_core_field_exists(struct page___510, mem_cgroup) ?
 		       BPF_CORE_READ((struct page___510 *)page, mem_cgroup) : NULL;
-	data = BPF_CORE_READ(page, memcg_data) & ~7UL;
+	if (btf)
+		data = bpf_core_field_exists(struct folio, memcg_data) ? folio->memcg_data : 0;
+	else
+		data = BPF_CORE_READ(page, memcg_data);
+	if (bpf_core_enum_value_exists(enum page_memcg_data_flags, MEMCG_DATA_KMEM))
+		kmem = data & bpf_core_enum_value(enum page_memcg_data_flags, MEMCG_DATA_KMEM);
+	data &= ~7UL;
 	if (!data)
 		return NULL;
-	if (!(bpf_core_enum_value_exists(enum page_memcg_data_flags, MEMCG_DATA_KMEM) &&
-	      (BPF_CORE_READ(page, memcg_data) &
-	       bpf_core_enum_value(enum page_memcg_data_flags, MEMCG_DATA_KMEM))) &&
-	    is_memcg((struct mem_cgroup *)data))
+	if (!kmem && mode == MEMCG_IS_MEMCG)
 		return (struct mem_cgroup *)data;
+	if (!kmem && !mode && is_memcg((struct mem_cgroup *)data)) {
+		page_cache_memcg_mode = MEMCG_IS_MEMCG;
+		return (struct mem_cgroup *)data;
+	}
 	if (!bpf_core_field_exists(struct obj_cgroup, memcg))
 		return NULL;
 	memcg = BPF_CORE_READ((struct obj_cgroup *)data, memcg);
-	return memcg && is_memcg(memcg) ? memcg : NULL;
+	if (!memcg || kmem || mode == MEMCG_IS_OBJCG)
+		return memcg;
+	if (!is_memcg(memcg))
+		return NULL;
+	page_cache_memcg_mode = MEMCG_IS_OBJCG;
+	return memcg;
 }
 
 /*
@@ -115,7 +138,7 @@ static __always_inline struct mem_cgroup *page_memcg_of(struct page *page)
  * before. The flags word leads struct page on every kernel (memdesc_flags_t,
  * a struct of one unsigned long, since v6.18).
  */
-static __always_inline __u64 folio_pages_of(struct page *page)
+static __always_inline __u64 folio_pages_of(struct page *page, bool btf)
 {
 	unsigned long flags = 0, f1 = 0;
 	void *tail = (void *)page + bpf_core_type_size(struct page);
@@ -125,9 +148,11 @@ static __always_inline __u64 folio_pages_of(struct page *page)
 	if (!(flags & (1UL << bpf_core_enum_value(enum pageflags, PG_head))))
 		return 1;
 	if (bpf_core_field_exists(struct folio___61, _folio_order)) {
-		order = BPF_CORE_READ((struct folio___61 *)page, _folio_order);
+		order = btf ? ((struct folio___61 *)page)->_folio_order :
+			      BPF_CORE_READ((struct folio___61 *)page, _folio_order);
 	} else if (bpf_core_field_exists(struct folio, _flags_1)) {
-		f1 = BPF_CORE_READ((struct folio *)page, _flags_1);
+		f1 = btf ? ((struct folio *)page)->_flags_1 :
+			   BPF_CORE_READ((struct folio *)page, _flags_1);
 		order = f1 & 0xff;
 	} else if (bpf_core_field_exists(struct page___60, compound_order)) {
 		order = BPF_CORE_READ((struct page___60 *)tail, compound_order);
@@ -169,9 +194,11 @@ static __always_inline void note_peak(struct memacct_page_cache_file *v)
 		v->peak_pages = added - removed;
 }
 
-/* An add (@add) or a removal of the page-cache folio at @page. */
-static __always_inline int page_cache_event(struct page *page, bool add)
+/* An add (@add) or a removal of the page-cache folio at @page; @btf: a
+ * folio the program may walk by direct loads (tp_btf). */
+static __always_inline int page_cache_event(struct page *page, bool add, bool btf)
 {
+	struct folio *folio = (void *)page;
 	struct memacct_page_cache_key key = {};
 	struct memacct_page_cache_file *v, nv;
 	struct address_space *mapping;
@@ -183,15 +210,28 @@ static __always_inline int page_cache_event(struct page *page, bool add)
 	__u64 pages;
 	int level, err;
 
-	mapping = BPF_CORE_READ(page, mapping);
-	inode = mapping ? BPF_CORE_READ(mapping, host) : NULL;
-	if (!inode)
-		return 0;
-	sb = BPF_CORE_READ(inode, i_sb);
-	magic = BPF_CORE_READ(sb, s_magic);
+	if (btf) {	/* a fault in a load reads 0: NULL */
+		mapping = folio->mapping;
+		inode = mapping->host;
+		if (!inode)
+			return 0;
+		sb = inode->i_sb;
+		magic = sb->s_magic;
+		key.ino = inode->i_ino;
+		key.dev = sb->s_dev;
+	} else {
+		mapping = BPF_CORE_READ(page, mapping);
+		inode = mapping ? BPF_CORE_READ(mapping, host) : NULL;
+		if (!inode)
+			return 0;
+		sb = BPF_CORE_READ(inode, i_sb);
+		magic = BPF_CORE_READ(sb, s_magic);
+		key.ino = BPF_CORE_READ(inode, i_ino);
+		key.dev = BPF_CORE_READ(sb, s_dev);
+	}
 	if (magic == TMPFS_MAGIC || magic == HUGETLBFS_MAGIC)
 		return 0;
-	memcg = page_memcg_of(page);
+	memcg = page_memcg_of(page, btf);
 	cg = memcg ? BPF_CORE_READ(memcg, css.cgroup) : NULL;
 	if (!cg)
 		return 0;
@@ -202,9 +242,7 @@ static __always_inline int page_cache_event(struct page *page, bool add)
 			return 0;
 	}
 	key.memcg_id = BPF_CORE_READ(cg, kn, id);
-	key.ino = BPF_CORE_READ(inode, i_ino);
-	key.dev = BPF_CORE_READ(sb, s_dev);
-	pages = folio_pages_of(page);
+	pages = folio_pages_of(page, btf);
 	v = bpf_map_lookup_elem(&page_cache, &key);
 	if (v) {
 		__sync_fetch_and_add(add ? &v->added_pages : &v->removed_pages, pages);
@@ -235,14 +273,28 @@ static __always_inline int page_cache_event(struct page *page, bool add)
 	return 0;
 }
 
-SEC("raw_tp/mm_filemap_add_to_page_cache")
-int page_cache_add(struct bpf_raw_tracepoint_args *ctx)
+SEC("tp_btf/mm_filemap_add_to_page_cache")
+int BPF_PROG(pcache_add, struct folio *folio)
 {
-	return page_cache_event((struct page *)ctx->args[0], true);
+	return page_cache_event((struct page *)folio, true, true);
+}
+
+SEC("tp_btf/mm_filemap_delete_from_page_cache")
+int BPF_PROG(pcache_del, struct folio *folio)
+{
+	return page_cache_event((struct page *)folio, false, true);
+}
+
+/* before v5.16: the page, read through helpers (names within the kernel's
+ * 15 characters: the pins are found by them) */
+SEC("raw_tp/mm_filemap_add_to_page_cache")
+int pcache_add_old(struct bpf_raw_tracepoint_args *ctx)
+{
+	return page_cache_event((struct page *)ctx->args[0], true, false);
 }
 
 SEC("raw_tp/mm_filemap_delete_from_page_cache")
-int page_cache_delete(struct bpf_raw_tracepoint_args *ctx)
+int pcache_del_old(struct bpf_raw_tracepoint_args *ctx)
 {
-	return page_cache_event((struct page *)ctx->args[0], false);
+	return page_cache_event((struct page *)ctx->args[0], false, false);
 }

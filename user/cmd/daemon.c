@@ -352,6 +352,11 @@ static void format_kernel_counters(struct dstate *d, const struct collection *co
 	l[0] = (struct mlabel){ "map", "cgroups" };
 	metrics_sample(b, l, 1, d->pin.cgroups_max ?
 		       (double)col->cgroups_used / d->pin.cgroups_max : 0);
+	if (d->pin.page_cache_max) {	/* records after the collection's pruning */
+		l[0] = (struct mlabel){ "map", "page_cache" };
+		metrics_sample(b, l, 1, (double)(col->page_cache.records -
+						 col->page_cache.pruned) / d->pin.page_cache_max);
+	}
 }
 
 /* The collection's own cost and what it could not do: time, log errors,

@@ -481,9 +481,10 @@ static void leave_out(struct bpf_program *prog, const char *why)
 	bpf_program__set_autoload(prog, false);
 }
 
-/* Does tp_btf/@name pass a pointer as its first argument? (btf_trace_<name>
- * is a pointer to a function taking void *ctx, then the arguments) */
-static bool tp_btf_first_arg_is_ptr(const struct btf *btf, const char *name)
+/* The type of tp_btf/@name's first argument (btf_trace_<name> is a pointer
+ * to a function taking void *ctx, then the arguments), resolved; NULL when
+ * the tracepoint or its argument is not there. */
+static const struct btf_type *tp_btf_first_arg(const struct btf *btf, const char *name)
 {
 	const struct btf_type *t;
 	const struct btf_param *p;
@@ -491,18 +492,39 @@ static bool tp_btf_first_arg_is_ptr(const struct btf *btf, const char *name)
 	int id;
 
 	snprintf(buf, sizeof(buf), "btf_trace_%s", name);
-	id = btf__find_by_name_kind(btf, buf, BTF_KIND_TYPEDEF);
+	id = btf ? btf__find_by_name_kind(btf, buf, BTF_KIND_TYPEDEF) : -1;
 	if (id <= 0)
-		return false;
+		return NULL;
 	t = btf__type_by_id(btf, btf__type_by_id(btf, id)->type);
 	if (!t || !btf_is_ptr(t))
-		return false;
+		return NULL;
 	t = btf__type_by_id(btf, t->type);
 	if (!t || !btf_is_func_proto(t) || btf_vlen(t) < 2)
-		return false;
+		return NULL;
 	p = btf_params(t);
 	id = btf__resolve_type(btf, p[1].type);
-	return id > 0 && btf_is_ptr(btf__type_by_id(btf, id));
+	return id > 0 ? btf__type_by_id(btf, id) : NULL;
+}
+
+/* Does tp_btf/@name pass a pointer as its first argument? */
+static bool tp_btf_first_arg_is_ptr(const struct btf *btf, const char *name)
+{
+	const struct btf_type *t = tp_btf_first_arg(btf, name);
+
+	return t && btf_is_ptr(t);
+}
+
+/* Does tp_btf/@name pass a pointer to struct @sname first? */
+static bool tp_btf_first_arg_points_to(const struct btf *btf, const char *name, const char *sname)
+{
+	const struct btf_type *t = tp_btf_first_arg(btf, name);
+	int id;
+
+	if (!t || !btf_is_ptr(t))
+		return false;
+	id = btf__resolve_type(btf, t->type);
+	t = id > 0 ? btf__type_by_id(btf, id) : NULL;
+	return t && btf_is_struct(t) && !strcmp(btf__name_by_offset(btf, t->name_off), sname);
 }
 
 /*
@@ -519,6 +541,17 @@ static void choose_fallbacks(struct memacct_bpf *skel, const struct btf *btf)
 	bool task_storage, find_vma, vmacache;
 	size_t i;
 
+	/* page cache by file: the folio walked by direct loads where the
+	 * tracepoints pass it (bpf/page_cache.bpf.c), else the page read
+	 * through helpers; without BTF the latter, which loads anywhere */
+	if (tp_btf_first_arg_points_to(btf, "mm_filemap_add_to_page_cache", "folio") &&
+	    tp_btf_first_arg_points_to(btf, "mm_filemap_delete_from_page_cache", "folio")) {
+		bpf_program__set_autoload(skel->progs.pcache_add_old, false);
+		bpf_program__set_autoload(skel->progs.pcache_del_old, false);
+	} else {
+		bpf_program__set_autoload(skel->progs.pcache_add, false);
+		bpf_program__set_autoload(skel->progs.pcache_del, false);
+	}
 	if (!btf) {	/* cannot tell: the programs for current kernels */
 		for (i = 0; i < sizeof(old) / sizeof(old[0]); i++)
 			bpf_program__set_autoload(old[i], false);

@@ -247,6 +247,8 @@ static int reattach_maps(struct pinned *p)
 			p->procs_max = info.max_entries;
 		else if (!strcmp(w->name, "cgroups"))
 			p->cgroups_max = info.max_entries;
+		else if (!strcmp(w->name, "page_cache"))
+			p->page_cache_max = info.max_entries;
 		else if (!strcmp(w->name, "bss"))
 			p->bss_size = info.value_size;
 	}
@@ -568,6 +570,7 @@ static int load_and_pin(struct pinned *p)
 	}
 	p->procs_max = bpf_map__max_entries(p->skel->maps.procs);
 	p->cgroups_max = bpf_map__max_entries(p->skel->maps.cgroups);
+	p->page_cache_max = bpf_map__max_entries(p->skel->maps.page_cache);
 	p->bss_size = bpf_map__value_size(p->skel->maps.bss);
 	err = pin_links(p);
 	if (err)
@@ -745,6 +748,8 @@ static int reload_on_pinned_maps(struct pinned *p)
 	if (!err)
 		err = pin_new_map(p, p->skel->maps.page_cache, "page_cache",
 				  &p->page_cache_fd);
+	if (!err)
+		p->page_cache_max = bpf_map__max_entries(p->skel->maps.page_cache);
 	if (err)
 		return err;
 	err = pin_links(p);

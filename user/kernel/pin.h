@@ -46,6 +46,7 @@ struct pinned {
 					 * build before it, not reloaded) */
 	int page_cache_fd;		/* page cache by (memcg, file): the same */
 	uint32_t procs_max, cgroups_max, bss_size;
+	uint32_t page_cache_max;	/* 0 without the map (pins of a build before it) */
 	/* the pinned .bss's layout when another build's (bss_layout.h): the
 	 * programs are loaded again and its values carried; else NULL */
 	struct bss_layout *bss_old;

@@ -128,6 +128,7 @@ static int read_one(const struct memacct_page_cache_key *k, const struct memacct
 	struct page_cache_files *out = c->out;
 	struct page_cache_file *f;
 
+	out->records++;
 	if (c->q->live && (!id_in(c->q->live, c->q->nlive, k->memcg_id) ||
 			   v->removed_pages >= v->added_pages)) {
 		if (c->ngone == c->capgone) {

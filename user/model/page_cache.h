@@ -48,6 +48,7 @@ struct page_cache_files {
 	uint64_t unrecorded_added;	/* bytes added whose record could not be made
 					 * (the page_cache map full) */
 	uint64_t pruned;		/* records deleted by the read (the query's live) */
+	uint64_t records;		/* records in the map at the read, before those */
 };
 
 /* What page_cache_read() keeps, and what it deletes. */
