@@ -43,7 +43,7 @@ __u64 page_cache_untracked_removes;
 __u64 page_cache_unrecorded_adds;
 /* what a page-cache folio's memcg_data points to on this kernel, learned at
  * the first that checks out (page_memcg_of()): 0 not yet, else MEMCG_IS_* */
-__u32 page_cache_memcg_mode;
+__u64 page_cache_memcg_mode;	/* a u64: .bss stays a multiple of 8 (bss_read()) */
 #define MEMCG_IS_MEMCG	1
 #define MEMCG_IS_OBJCG	2
 
@@ -99,7 +99,7 @@ static __always_inline struct mem_cgroup *page_memcg_of(struct page *page, bool 
 	struct folio *folio = (void *)page;
 	struct mem_cgroup *memcg;
 	unsigned long data, kmem = 0;
-	__u32 mode = page_cache_memcg_mode;
+	__u64 mode = page_cache_memcg_mode;
 
 	if (!bpf_core_field_exists(struct page, memcg_data))
 		return bpf_core_field_exists(struct page___510, mem_cgroup) ?
