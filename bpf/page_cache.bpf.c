@@ -11,9 +11,10 @@
  * conversion; the loader reads the tracepoint's prototype) the programs are
  * tp_btf and walk the folio, its mapping, inode and superblock by direct
  * (BTF) loads; where they pass a struct page, the *_old raw tracepoints
- * read them through bpf_probe_read_kernel(). tmpfs/shmem is left out: shmem_add_to_page_cache() has no
- * tracepoint while its removals have one (user/proc/shmem_orphans.c reads
- * those files instead); hugetlbfs too (not in memory.stat's file).
+ * read them through bpf_probe_read_kernel(). tmpfs/shmem is left out:
+ * shmem_add_to_page_cache() has no tracepoint while its removals have one
+ * (user/proc/shmem_orphans.c reads those files instead); hugetlbfs too (not
+ * in memory.stat's file).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -27,7 +28,8 @@
 #define HUGETLBFS_MAGIC	0x958458f6
 #define BDEVFS_MAGIC	0x62646576	/* a block device's own page cache: metadata */
 
-/* the files' records; userspace sizes it (loader), prunes it (the daemon) */
+/* the files' records, 16,384 (docs/metrics.md "Capacities"); the daemon
+ * prunes them (user/model/page_cache.c) */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
@@ -65,7 +67,8 @@ struct page___60 {
 	unsigned char compound_order;
 } __attribute__((preserve_access_index));
 
-/* a dentry's place on its inode's alias list: d_u.d_alias in v3.18..v6.19;
+/* a dentry's place on its inode's alias list: d_u.d_alias from v3.18 to at
+ * least v6.18;
  * Debian's 7.2 has no d_u.d_alias (the matrix's sid guest), read as a member
  * of its own there when it is one, else no name */
 struct dentry___7 {
@@ -285,8 +288,9 @@ int BPF_PROG(pcache_del, struct folio *folio)
 	return page_cache_event((struct page *)folio, false, true);
 }
 
-/* before v5.16: the page, read through helpers (names within the kernel's
- * 15 characters: the pins are found by them) */
+/* where the tracepoints pass a struct page (5.10 of the matrix): read
+ * through helpers. Names within the kernel's 15 characters: the pins are
+ * found by them */
 SEC("raw_tp/mm_filemap_add_to_page_cache")
 int pcache_add_old(struct bpf_raw_tracepoint_args *ctx)
 {
