@@ -93,16 +93,16 @@ static int cmp_id(const void *a, const void *b)
 }
 
 /* @id among the sorted @ids */
-static bool id_in(const uint64_t *live, size_t n, uint64_t id)
+static bool id_in(const uint64_t *ids, size_t n, uint64_t id)
 {
 	size_t lo = 0, hi = n;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (live[mid] == id)
+		if (ids[mid] == id)
 			return true;
-		if (live[mid] < id)
+		if (ids[mid] < id)
 			lo = mid + 1;
 		else
 			hi = mid;
