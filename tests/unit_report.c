@@ -1755,7 +1755,7 @@ START_TEST(test_page_cache_labels)
 		{ .dev = makedev(254, 0), .ino = 7, .added = 4096, .removed = 8192, .before = true,
 		  .name = "old", .path = "/data/old", .resolved = true, .open = true },
 	};
-	struct page_cache_files pc = { .f = f, .n = 3, .bytes = 65 << 20 };
+	struct page_cache_files pc = { .f = f, .n = 3, .count = 3, .bytes = 65 << 20 };
 	char b[128];
 	json_t *j, *x;
 
@@ -1779,6 +1779,17 @@ START_TEST(test_page_cache_labels)
 	ck_assert(json_is_true(json_object_get(x, "cached_before_start")));
 	ck_assert(json_is_true(json_object_get(x, "open")));
 	ck_assert(json_is_false(json_object_get(x, "mapped")));
+	/* read back as memacct report does: the same JSON again */
+	{
+		struct page_cache_files back;
+		json_t *j2;
+
+		ck_assert_int_eq(page_cache_from_json(j, &back), 0);
+		j2 = page_cache_json(&back);
+		ck_assert(json_equal(j, j2));
+		json_decref(j2);
+		page_cache_free(&back);
+	}
 	json_decref(j);
 }
 END_TEST

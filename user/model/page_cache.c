@@ -206,7 +206,7 @@ int page_cache_read(int fd, uint64_t page_size, const struct page_cache_query *q
 			out->f[kept++] = out->f[i];
 		out->bytes += out->f[i].bytes;
 	}
-	out->n = kept;
+	out->n = out->count = kept;
 	if (out->n)
 		qsort(out->f, out->n, sizeof(*out->f), q->by_peak ? by_memcg_peak : by_memcg_bytes);
 	return 0;
@@ -317,7 +317,7 @@ json_t *page_cache_json(const struct page_cache_files *pc)
 	}
 	json_object_set_new(o, "files", a);
 	json_object_set_new(o, "bytes", json_integer((json_int_t)pc->bytes));
-	json_object_set_new(o, "files_count", json_integer((json_int_t)pc->n));
+	json_object_set_new(o, "files_count", json_integer((json_int_t)pc->count));
 	json_object_set_new(o, "untracked_removed_bytes",
 			    json_integer((json_int_t)pc->untracked_removed));
 	json_object_set_new(o, "unrecorded_added_bytes",
@@ -409,6 +409,57 @@ void page_cache_paths_free(struct page_cache_paths *pp)
 		free(pp->v[i].path);
 	free(pp->v);
 	memset(pp, 0, sizeof(*pp));
+}
+
+static uint64_t ju64(const json_t *o, const char *key)
+{
+	json_int_t v = json_integer_value(json_object_get(o, key));
+
+	return v > 0 ? (uint64_t)v : 0;
+}
+
+int page_cache_from_json(const json_t *o, struct page_cache_files *pc)
+{
+	const json_t *a = json_object_get(o, "files"), *e;
+	size_t i;
+
+	memset(pc, 0, sizeof(*pc));
+	if (!json_is_object(o) || !json_is_array(a))
+		return -EINVAL;
+	pc->f = calloc(json_array_size(a) ? json_array_size(a) : 1, sizeof(*pc->f));
+	if (!pc->f)
+		return -ENOMEM;
+	json_array_foreach(a, i, e) {
+		struct page_cache_file *f = &pc->f[pc->n++];
+		const char *path = json_string_value(json_object_get(e, "path"));
+		const char *name = json_string_value(json_object_get(e, "name"));
+		const char *dev = json_string_value(json_object_get(e, "dev"));
+		unsigned int maj = 0, min = 0;
+
+		if (dev && sscanf(dev, "%u:%u", &maj, &min) != 2)
+			maj = min = 0;
+		f->dev = makedev(maj, min);
+		f->ino = ju64(e, "inode");
+		f->bytes = ju64(e, "bytes");
+		f->added = ju64(e, "added_bytes");
+		f->removed = ju64(e, "removed_bytes");
+		f->peak = ju64(e, "peak_bytes");
+		f->before = json_is_true(json_object_get(e, "cached_before_start"));
+		f->resolved = !json_is_null(json_object_get(e, "mapped"));
+		f->mapped = json_is_true(json_object_get(e, "mapped"));
+		f->open = json_is_true(json_object_get(e, "open"));
+		f->held_before = json_is_true(json_object_get(e, "path_held_before"));
+		snprintf(f->name, sizeof(f->name), "%s", name ? name : "");
+		if (path && !(f->path = strdup(path))) {
+			page_cache_free(pc);
+			return -ENOMEM;
+		}
+	}
+	pc->bytes = ju64(o, "bytes");
+	pc->count = ju64(o, "files_count");
+	pc->untracked_removed = ju64(o, "untracked_removed_bytes");
+	pc->unrecorded_added = ju64(o, "unrecorded_added_bytes");
+	return 0;
 }
 
 void page_cache_free(struct page_cache_files *pc)

@@ -42,6 +42,8 @@ struct page_cache_file {
 struct page_cache_files {
 	struct page_cache_file *f;	/* owned; bytes descending */
 	size_t n;
+	size_t count;			/* files (f[] may list fewer: a report read
+					 * back holds its PAGE_CACHE_SHOWN) */
 	uint64_t bytes;			/* sum of f[].bytes */
 	uint64_t untracked_removed;	/* bytes removed whose file had no record
 					 * (kernel side: page_cache_untracked_removes) */
@@ -102,6 +104,13 @@ const char *page_cache_file_label(const struct page_cache_file *f, char *buf, si
  * and the sums; a new reference.
  */
 json_t *page_cache_json(const struct page_cache_files *pc);
+
+/*
+ * page_cache_from_json() - the inverse, into *@pc (page_cache_free()): what
+ * a recorded report lists (memacct report FILE prints it as run did). 0,
+ * -EINVAL (not such an object), -ENOMEM.
+ */
+int page_cache_from_json(const json_t *o, struct page_cache_files *pc);
 
 /* Paths seen while a job ran (run, attach): a file its processes held by a
  * path, remembered for the end, when they are gone (page_cache_recall()). */

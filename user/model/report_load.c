@@ -263,6 +263,13 @@ int report_from_json(const json_t *o, struct report *r)
 	v = json_object_get(o, "host");
 	if (json_is_object(v))
 		host_from_json(r, v);
+	v = json_object_get(o, "page_cache_by_file");
+	if (json_is_object(v)) {
+		err = page_cache_from_json(v, &r->page_cache);
+		if (err)
+			return err;
+		r->has_page_cache = true;
+	}
 	return 0;
 }
 

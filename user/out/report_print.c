@@ -397,7 +397,7 @@ void print_page_cache_files(FILE *f, const struct page_cache_files *pc, const ch
 	if (!pc->n)
 		return;
 	fprintf(f, "page cache by file: %s now in %zu files, charged here %s "
-		"(-j page_cache_by_file):\n", fmt_bytes(b[0], 16, pc->bytes), pc->n, since);
+		"(-j page_cache_by_file):\n", fmt_bytes(b[0], 16, pc->bytes), pc->count, since);
 	fprintf(f, "  %9s %9s  %s\n", "NOW", "PEAK", "FILE");
 	for (size_t i = 0; i < pc->n && shown < 5; i++) {
 		const struct page_cache_file *x = &pc->f[i];
