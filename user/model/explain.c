@@ -1181,11 +1181,11 @@ int explain_build(struct explain *e, struct report *r, const char *pin_dir)
 	if (e->has_topo)
 		numa_collect(e);
 	explain_total_up(e);
-	if (e->cgroup_mode && r->cg.path[0])
-		daemon_page_cache(e, &r->cg, pin_dir);
 	if (e->cgroup_mode && r->cg.path[0]) {
-		int err = shmem_orphans_scan(&r->cg, &e->orphans);
+		int err;
 
+		daemon_page_cache(e, &r->cg, pin_dir);
+		err = shmem_orphans_scan(&r->cg, &e->orphans);
 		e->has_orphans = !err;
 		if (err)
 			p_info("tmpfs files that no process holds: not read (%s)", strerror(-err));

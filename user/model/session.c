@@ -925,6 +925,10 @@ static void sample_cow_maps(struct session *s)
 	}
 }
 
+/* processes whose maps and fds sample_page_cache() reads at most: a job's,
+ * not a host's (attach or top at the root: the end's one walk names them) */
+#define PAGE_CACHE_WALK_PIDS	256
+
 /*
  * The paths by which the subtree's processes hold the largest files of its
  * page cache (page_cache_remember()): a job that deletes its files or exits
@@ -940,7 +944,7 @@ static void sample_page_cache(struct session *s)
 	if (page_cache_read(bpf_map__fd(s->skel->maps.page_cache), s->page_size, &q, &pc))
 		return;
 	n = pc.n ? memcg_pids(&s->cg, true, &pids) : 0;
-	if (n > 0)
+	if (n > 0 && n <= PAGE_CACHE_WALK_PIDS)
 		page_cache_remember(&s->pc_paths, &pc, pids, (size_t)n);
 	free(pids);
 	page_cache_free(&pc);
