@@ -3025,7 +3025,7 @@ static int distinct_label(json_t *res, const char *name, const char *only, const
 START_TEST(test_dashboard_queries)
 {
 	char path[PATH_MAX], expr[2048], e1[1024], rel[96], inst[2][32], jobs[256];
-	char pin1[sizeof(pin_dir)];
+	char pin1[sizeof(pin_dir)], pc_file[64];
 	int pport = free_port(), queries = 0, empty = 0, nodes = 0, port1;
 	json_t *dash, *panel, *target, *res, *var;
 	json_error_t err;
@@ -3061,6 +3061,17 @@ START_TEST(test_dashboard_queries)
 	port = port1;
 	ck_assert(d2 > 0);
 	snprintf(inst[0], sizeof(inst[0]), "127.0.0.1:%d", port);
+	/* page cache of a file on a disk file system charged to our cgroup
+	 * once both daemons run: "Page cache by file" then has series of
+	 * both (a guest's other files are on tmpfs, or were cached before) */
+	snprintf(pc_file, sizeof(pc_file), "/var/tmp/memacct-dash-%d", (int)getpid());
+	{
+		struct result *r = run_cmd("sh -c 'echo $$ > %s/cgroup.procs && dd if=/dev/zero "
+					   "of=%s bs=1M count=4 2>/dev/null'", cg, pc_file);
+
+		ck_assert_int_eq(r->status, 0);
+		result_free(r);
+	}
 	start_prometheus(pport, NULL, jobs);
 	sleep_ms(4000);	/* rate() needs two samples in its window */
 
@@ -3148,6 +3159,7 @@ START_TEST(test_dashboard_queries)
 	       cgversion);
 	ck_assert_int_ge(queries, 25);
 	json_decref(dash);
+	unlink(pc_file);
 	stop_daemon(d2, SIGTERM);
 	stop_daemon(d, SIGTERM);
 }
