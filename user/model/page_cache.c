@@ -131,30 +131,21 @@ static int read_one(const struct memacct_page_cache_key *k, const struct memacct
 	out->records++;
 	if (c->q->live && (!id_in(c->q->live, c->q->nlive, k->memcg_id) ||
 			   v->removed_pages >= v->added_pages)) {
-		if (c->ngone == c->capgone) {
-			size_t nc = c->capgone ? 2 * c->capgone : 64;
-			struct memacct_page_cache_key *g = realloc(c->gone, nc * sizeof(*g));
+		struct memacct_page_cache_key *g = array_grow(&c->gone, c->ngone, &c->capgone,
+							      sizeof(*g));
 
-			if (!g)
-				return -ENOMEM;
-			c->gone = g;
-			c->capgone = nc;
-		}
-		c->gone[c->ngone++] = *k;
+		if (!g)
+			return -ENOMEM;
+		*g = *k;
+		c->ngone++;
 		return 0;
 	}
 	if (c->want && !id_in(c->want, c->q->nids, k->memcg_id))
 		return 0;
-	if (out->n == c->cap) {
-		size_t nc = c->cap ? 2 * c->cap : 64;
-
-		f = realloc(out->f, nc * sizeof(*f));
-		if (!f)
-			return -ENOMEM;
-		out->f = f;
-		c->cap = nc;
-	}
-	f = &out->f[out->n++];
+	f = array_grow(&out->f, out->n, &c->cap, sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	out->n++;
 	memset(f, 0, sizeof(*f));
 	f->memcg_id = k->memcg_id;
 	f->dev = dev_of_kernel(k->dev);
@@ -334,21 +325,16 @@ static struct page_cache_path *path_of_file(const struct page_cache_paths *pp, u
 	return NULL;
 }
 
-/* held_files_walk_pids()'s state: the files looked for */
-struct remember_ctx {
-	struct page_cache_paths *pp;
-};
-
 static bool remember_wants(uint64_t dev, uint64_t ino, void *ctx)
 {
-	return path_of_file(((struct remember_ctx *)ctx)->pp, dev, ino);
+	return path_of_file(ctx, dev, ino);
 }
 
 /* the latest path wins: a file written as x.tmp and renamed to x is x */
 static int remember_held(uint64_t dev, uint64_t ino, enum held_how how, pid_t pid,
 			 const char *path, void *ctx)
 {
-	struct page_cache_path *p = path_of_file(((struct remember_ctx *)ctx)->pp, dev, ino);
+	struct page_cache_path *p = path_of_file(ctx, dev, ino);
 	char *dup;
 
 	(void)how, (void)pid;
@@ -365,23 +351,17 @@ static int remember_held(uint64_t dev, uint64_t ino, enum held_how how, pid_t pi
 int page_cache_remember(struct page_cache_paths *pp, const struct page_cache_files *pc,
 			const pid_t *pids, size_t n)
 {
-	struct remember_ctx c = { pp };
-	struct held_visitor v = { remember_wants, remember_held, &c };
+	struct held_visitor v = { remember_wants, remember_held, pp };
 
 	for (size_t i = 0; i < pc->n && i < PAGE_CACHE_SHOWN; i++) {
 		struct page_cache_path *p = path_of_file(pp, pc->f[i].dev, pc->f[i].ino);
 
 		if (!p) {
-			if (pp->n == pp->cap) {
-				size_t nc = pp->cap ? 2 * pp->cap : 16;
-				struct page_cache_path *nv = realloc(pp->v, nc * sizeof(*nv));
-
-				if (!nv)
-					return -ENOMEM;
-				pp->v = nv;
-				pp->cap = nc;
-			}
-			pp->v[pp->n++] = (struct page_cache_path){ pc->f[i].dev, pc->f[i].ino, NULL };
+			p = array_grow(&pp->v, pp->n, &pp->cap, sizeof(*p));
+			if (!p)
+				return -ENOMEM;
+			*p = (struct page_cache_path){ pc->f[i].dev, pc->f[i].ino, NULL };
+			pp->n++;
 		}
 	}
 	return pc->n ? held_files_walk_pids(&v, pids, n) : 0;
@@ -409,57 +389,6 @@ void page_cache_paths_free(struct page_cache_paths *pp)
 		free(pp->v[i].path);
 	free(pp->v);
 	memset(pp, 0, sizeof(*pp));
-}
-
-static uint64_t ju64(const json_t *o, const char *key)
-{
-	json_int_t v = json_integer_value(json_object_get(o, key));
-
-	return v > 0 ? (uint64_t)v : 0;
-}
-
-int page_cache_from_json(const json_t *o, struct page_cache_files *pc)
-{
-	const json_t *a = json_object_get(o, "files"), *e;
-	size_t i;
-
-	memset(pc, 0, sizeof(*pc));
-	if (!json_is_object(o) || !json_is_array(a))
-		return -EINVAL;
-	pc->f = calloc(json_array_size(a) ? json_array_size(a) : 1, sizeof(*pc->f));
-	if (!pc->f)
-		return -ENOMEM;
-	json_array_foreach(a, i, e) {
-		struct page_cache_file *f = &pc->f[pc->n++];
-		const char *path = json_string_value(json_object_get(e, "path"));
-		const char *name = json_string_value(json_object_get(e, "name"));
-		const char *dev = json_string_value(json_object_get(e, "dev"));
-		unsigned int maj = 0, min = 0;
-
-		if (dev && sscanf(dev, "%u:%u", &maj, &min) != 2)
-			maj = min = 0;
-		f->dev = makedev(maj, min);
-		f->ino = ju64(e, "inode");
-		f->bytes = ju64(e, "bytes");
-		f->added = ju64(e, "added_bytes");
-		f->removed = ju64(e, "removed_bytes");
-		f->peak = ju64(e, "peak_bytes");
-		f->before = json_is_true(json_object_get(e, "cached_before_start"));
-		f->resolved = !json_is_null(json_object_get(e, "mapped"));
-		f->mapped = json_is_true(json_object_get(e, "mapped"));
-		f->open = json_is_true(json_object_get(e, "open"));
-		f->held_before = json_is_true(json_object_get(e, "path_held_before"));
-		snprintf(f->name, sizeof(f->name), "%s", name ? name : "");
-		if (path && !(f->path = strdup(path))) {
-			page_cache_free(pc);
-			return -ENOMEM;
-		}
-	}
-	pc->bytes = ju64(o, "bytes");
-	pc->count = ju64(o, "files_count");
-	pc->untracked_removed = ju64(o, "untracked_removed_bytes");
-	pc->unrecorded_added = ju64(o, "unrecorded_added_bytes");
-	return 0;
 }
 
 void page_cache_free(struct page_cache_files *pc)

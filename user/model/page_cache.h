@@ -101,16 +101,10 @@ const char *page_cache_file_label(const struct page_cache_file *f, char *buf, si
 /*
  * page_cache_json() - "page_cache_by_file" of a report or an explain
  * (docs/memacct.report.v1.schema.json): the PAGE_CACHE_SHOWN largest files
- * and the sums; a new reference.
+ * and the sums; a new reference. Read back by page_cache_from_json()
+ * (report.h).
  */
 json_t *page_cache_json(const struct page_cache_files *pc);
-
-/*
- * page_cache_from_json() - the inverse, into *@pc (page_cache_free()): what
- * a recorded report lists (memacct report FILE prints it as run did). 0,
- * -EINVAL (not such an object), -ENOMEM.
- */
-int page_cache_from_json(const json_t *o, struct page_cache_files *pc);
 
 /* Paths seen while a job ran (run, attach): a file its processes held by a
  * path, remembered for the end, when they are gone (page_cache_recall()). */

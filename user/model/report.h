@@ -164,6 +164,12 @@ void report_free(struct report *r);
  */
 int report_from_json(const json_t *o, struct report *r);
 /*
+ * page_cache_from_json() - a report's "page_cache_by_file" (page_cache_json())
+ * read back into *@pc (page_cache_free()), so that memacct report FILE
+ * prints it as run did. 0, -EINVAL (not such an object), -ENOMEM.
+ */
+int page_cache_from_json(const json_t *o, struct page_cache_files *pc);
+/*
  * report_metrics_from_json() - @m (zeroed first) from the metric keys of
  * @o (report_metrics_json()), but rows with a flag in @skip; null, or a
  * key missing, is unknown (@m->unknown).

@@ -9,8 +9,10 @@
  * compares them byte for byte).
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include "metric_table.h"
 #include "phases.h"
@@ -204,6 +206,50 @@ static int procs_from_json(struct report *r, const json_t *a)
 		if (cowm_from_json(r, row, json_object_get(p, "cow_by_mapping"), &cap))
 			return -ENOMEM;
 	}
+	return 0;
+}
+
+int page_cache_from_json(const json_t *o, struct page_cache_files *pc)
+{
+	const json_t *a = json_object_get(o, "files"), *e;
+	size_t i;
+
+	memset(pc, 0, sizeof(*pc));
+	if (!json_is_object(o) || !json_is_array(a))
+		return -EINVAL;
+	pc->f = calloc(json_array_size(a) ? json_array_size(a) : 1, sizeof(*pc->f));
+	if (!pc->f)
+		return -ENOMEM;
+	json_array_foreach(a, i, e) {
+		struct page_cache_file *f = &pc->f[pc->n++];
+		const char *path = json_string_value(json_object_get(e, "path"));
+		const char *name = json_string_value(json_object_get(e, "name"));
+		const char *dev = json_string_value(json_object_get(e, "dev"));
+		unsigned int maj = 0, min = 0;
+
+		if (dev && sscanf(dev, "%u:%u", &maj, &min) != 2)
+			maj = min = 0;
+		f->dev = makedev(maj, min);
+		f->ino = ju64(e, "inode");
+		f->bytes = ju64(e, "bytes");
+		f->added = ju64(e, "added_bytes");
+		f->removed = ju64(e, "removed_bytes");
+		f->peak = ju64(e, "peak_bytes");
+		f->before = json_is_true(json_object_get(e, "cached_before_start"));
+		f->resolved = !json_is_null(json_object_get(e, "mapped"));
+		f->mapped = json_is_true(json_object_get(e, "mapped"));
+		f->open = json_is_true(json_object_get(e, "open"));
+		f->held_before = json_is_true(json_object_get(e, "path_held_before"));
+		snprintf(f->name, sizeof(f->name), "%s", name ? name : "");
+		if (path && !(f->path = strdup(path))) {
+			page_cache_free(pc);
+			return -ENOMEM;
+		}
+	}
+	pc->bytes = ju64(o, "bytes");
+	pc->count = ju64(o, "files_count");
+	pc->untracked_removed = ju64(o, "untracked_removed_bytes");
+	pc->unrecorded_added = ju64(o, "unrecorded_added_bytes");
 	return 0;
 }
 
