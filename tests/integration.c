@@ -1331,18 +1331,22 @@ static int cmp_range_start(const void *a, const void *b)
  * from the parent's just before its fork, read before it exits). Its
  * mappings and the parent's are not always the same VMAs (an arena mapped
  * next to one merges with it), so both are grouped into runs of
- * overlapping ranges, compared per run of at least 1 MiB of truth: within
- * 2% or 16 pages. Left out, said: runs holding the brk heap, where the
- * worker's own malloc frees and grows memory again (a copy then freed is
- * not in the frames at exit; a page freed and touched again is a zero fill
- * on a new frame), which pagemap cannot tell from copies. At least 95% of
- * the worker's copies are attributed to mappings.
+ * overlapping ranges, compared per run of at least 1 MiB of truth: no more
+ * than 2% or 16 pages below, no more than 5% or 64 pages above. Above, not
+ * below: memacct counts every copy made, the frames only those still mapped
+ * at exit, and Python's allocator unmaps an emptied arena of copies (CI, once:
+ * 18 pages over in a 1.6 MiB run). Left out, said: runs holding the brk heap,
+ * where the worker's own malloc frees and grows memory again (a copy then
+ * freed is not in the frames at exit; a page freed and touched again is a
+ * zero fill on a new frame), which pagemap cannot tell from copies. At least
+ * 95% of the worker's copies are attributed to mappings.
  */
 static void demo_cow_by_mapping(const struct result *r, json_t *w, long long pid)
 {
 	struct copied_range v[600], run;
 	json_t *maps = json_object_get(w, "cow_by_mapping"), *e;
-	long long sum = 0, all = jint(w, "cow_copied_bytes") + jint(w, "cow_file_copied_bytes");
+	long long sum = 0, over, all = jint(w, "cow_copied_bytes") +
+				      jint(w, "cow_file_copied_bytes");
 	char key[64], endkey[64];
 	int n = 0, checked = 0, heap_runs = 0;
 	size_t i;
@@ -1385,14 +1389,21 @@ static void demo_cow_by_mapping(const struct result *r, json_t *w, long long pid
 			       run.start, run.end, run.memacct, run.truth);
 			continue;
 		}
-		ck_assert_msg(llabs(run.memacct - run.truth) <= run.truth / 50 ||
-			      llabs(run.memacct - run.truth) <= 16 * (long long)PAGE,
+		over = run.memacct - run.truth;
+		ck_assert_msg(-over <= run.truth / 50 || -over <= 16 * (long long)PAGE,
 			      "worker %lld, mappings %llx-%llx: memacct %lld, copies by frames %lld",
 			      pid, run.start, run.end, run.memacct, run.truth);
+		ck_assert_msg(over <= run.truth / 20 || over <= 64 * (long long)PAGE,
+			      "worker %lld, mappings %llx-%llx: memacct %lld, copies by frames %lld",
+			      pid, run.start, run.end, run.memacct, run.truth);
+		if (over > 16 * (long long)PAGE)
+			printf("  worker %lld %llx-%llx: memacct %lld, frames %lld (%lld pages "
+			       "more than the frames hold at exit)\n", pid, run.start, run.end,
+			       run.memacct, run.truth, over / PAGE);
 		checked++;
 	}
 	printf("  worker %lld: %lld of %lld CoW bytes in cow_by_mapping; %d runs of mappings "
-	       ">= 1 MiB within 2%% (or 16 pages) of the frames' copies, %d left out\n", pid, sum,
+	       ">= 1 MiB within bounds of the frames' copies, %d left out\n", pid, sum,
 	       all, checked, heap_runs);
 	ck_assert_int_gt(checked, 0);
 }
