@@ -432,7 +432,8 @@ DOC_FILES  := README.md docs/metrics.md docs/explain.md docs/audit.md docs/daemo
 	docs/numa.md docs/overhead.md docs/memacct.report.v1.schema.json \
 	docs/memacct.record.v1.schema.json
 DEPLOY_FILES := docs/deploy/daemonset.yaml docs/deploy/uninstall.yaml docs/deploy/grafana-dashboard.json \
-	docs/deploy/memacct-kubernetes.rules.yml docs/deploy/memacct-alerts.rules.yml
+	docs/deploy/memacct-kubernetes.rules.yml docs/deploy/memacct-alerts.rules.yml \
+	docs/deploy/memacct-jobs.rules.yml
 UNIT_DIR   := $(PREFIX)/lib/systemd/system
 # the Python module memacct (phase marks): where Debian's python3 looks,
 # /usr/lib/python3/dist-packages for the .deb (PREFIX=/usr), else

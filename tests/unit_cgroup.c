@@ -1147,14 +1147,17 @@ START_TEST(test_create_locked)
 	make_dir(fake, "cl");
 	fake_cg(&parent, "", 1);
 	ck_assert_int_eq(memcg_of_path(fake, 1, fpath("/cl"), &parent), 0);
-	la = memcg_create_locked(&parent, "memacct-run", &a);
+	la = memcg_create_locked(&parent, "memacct-run", "", &a);
 	ck_assert_int_ge(la, 0);
-	lb = memcg_create_locked(&parent, "memacct-run", &b);
+	lb = memcg_create_locked(&parent, "memacct-run", ".job-j1", &b);
 	ck_assert_int_ge(lb, 0);
 	ck_assert_str_ne(a.path, b.path);
 	/* memacct-run-PID-XXXXXXXX: the PID first, for tests/sweep.sh */
 	ck_assert_int_eq(sscanf(a.rel, "/cl/memacct-run-%d-%8x%63s", &pid, &x, tail), 2);
 	ck_assert_int_eq(pid, getpid());
+	/* a named run's: the suffix after the random part */
+	ck_assert_int_eq(sscanf(b.rel, "/cl/memacct-run-%d-%8x%63s", &pid, &x, tail), 3);
+	ck_assert_str_eq(tail, ".job-j1");
 	/* held: another opener cannot take it; free once closed */
 	ck_assert_int_eq(memcg_lock(&a, false), -EWOULDBLOCK);
 	close(la);

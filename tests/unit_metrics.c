@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include "check_util.h"
 #include "cgroup.h"
+#include "cgroup_labels.h"
 #include "daemon.h"
 #include "daemon_oom.h"
 #include "metric_table.h"
@@ -211,7 +212,7 @@ START_TEST(test_path_labels)
 		struct cg_labels l;
 
 		memset(&l, 0x55, sizeof(l));
-		cgroup_path_labels(cases[i].path, &l);
+		cgroup_path_labels(cases[i].path, NULL, &l);
 		ck_assert_msg(!strcmp(l.pod_uid, cases[i].pod), "%zu pod_uid '%s'", i, l.pod_uid);
 		ck_assert_msg(!strcmp(l.container_id, cases[i].ctr), "%zu container_id '%s'", i,
 			      l.container_id);
@@ -300,6 +301,90 @@ START_TEST(test_self_read)
 }
 END_TEST
 
+/*
+ * The job of a cgroup path (memacct_job, issue 45): the built-in rules with
+ * their precedence, the job's own cgroup against those below it, bounds,
+ * look-alikes, and --job-from rules before them all.
+ */
+START_TEST(test_path_job)
+{
+	static const struct {
+		const char *path, *job;
+		bool root;
+	} cases[] = {
+		/* Slurm (v1 and v2 layouts), its steps below the job */
+		{ "/slurm/uid_0/job_4242", "slurm/4242", true },
+		{ "/slurm/uid_0/job_4242/step_0", "slurm/4242", false },
+		{ "/system.slice/slurmstepd.scope/job_4242/step_batch/user/task_0", "slurm/4242",
+		  false },
+		{ "/system.slice/slurmstepd.scope", "systemd/slurmstepd.scope", true },
+		/* Kubernetes: the pod, its containers below it (both drivers) */
+		{ "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod1234abcd_5678_90ab_cdef_1234567890ab.slice",
+		  "k8s/1234abcd-5678-90ab-cdef-1234567890ab", true },
+		{ "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod1234abcd_5678_90ab_cdef_1234567890ab.slice/cri-containerd-0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef.scope",
+		  "k8s/1234abcd-5678-90ab-cdef-1234567890ab", false },
+		{ "/kubepods/besteffort/pod1234abcd-5678-90ab-cdef-1234567890ab/0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+		  "k8s/1234abcd-5678-90ab-cdef-1234567890ab", false },
+		{ "/kubepods.slice/kubepods-burstable.slice", "", false },
+		/* memacct run: unnamed, named, kept; named beats an outer job */
+		{ "/memacct-run-1234-0badcafe", "run/1234-0badcafe", true },
+		{ "/memacct-keep-1234-0badcafe", "run/1234-0badcafe", true },
+		{ "/user.slice/memacct-run-77-00ff00ff.job-train-4711", "run/train-4711", true },
+		{ "/slurm/uid_0/job_9/step_0/memacct-run-77-00ff00ff.job-train", "run/train", true },
+		{ "/slurm/uid_0/job_9/step_0/memacct-run-77-00ff00ff", "slurm/9", false },
+		{ "/memacct-run-77-00ff00ff.job-", "", false },		/* no name */
+		{ "/memacct-run-77-00ff00ff.job-a b", "", false },	/* not a run's name */
+		{ "/memacct-run-77-00ff00f", "", false },		/* 7 hex digits */
+		/* systemd units, innermost; a docker scope is one */
+		{ "/system.slice/postgresql.service", "systemd/postgresql.service", true },
+		{ "/user.slice/user-1000.slice/user@1000.service/app.slice/foo.service",
+		  "systemd/foo.service", true },
+		{ "/user.slice/user-1000.slice/user@1000.service/app.slice",
+		  "systemd/user@1000.service", false },
+		{ "/system.slice", "", false },
+		{ "/", "", false },
+		{ "/.service", "", false },
+		{ "/job_", "", false },
+		{ "/job_123456789012345678901", "", false },	/* 21 digits */
+	};
+	struct job_rules r = { 0 };
+	struct cg_labels l;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		memset(&l, 0x55, sizeof(l));
+		cgroup_path_labels(cases[i].path, NULL, &l);
+		ck_assert_msg(!strcmp(l.job, cases[i].job), "%zu job '%s', want '%s'", i, l.job,
+			      cases[i].job);
+		ck_assert_msg(l.job_root == cases[i].root, "%zu job_root %d", i, l.job_root);
+	}
+	/* --job-from: first rule that matches, its group, else the whole match */
+	ck_assert_int_eq(job_rules_add(&r, "--job-from", "^/batch/([^/]+)"), 0);
+	ck_assert_int_eq(job_rules_add(&r, "--job-from", "team-[a-z]+"), 0);
+	ck_assert_int_eq(job_rules_add(&r, "--job-from", "(a)(b)"), -EINVAL);
+	ck_assert_int_eq(job_rules_add(&r, "--job-from", "(["), -EINVAL);
+	ck_assert_int_eq(r.n, 2);
+	cgroup_path_labels("/batch/j-17", &r, &l);
+	ck_assert_str_eq(l.job, "j-17");
+	ck_assert(l.job_root);
+	cgroup_path_labels("/batch/j-17/worker/0", &r, &l);
+	ck_assert_str_eq(l.job, "j-17");
+	ck_assert(!l.job_root);
+	cgroup_path_labels("/x/team-ml.slice/job_5", &r, &l);	/* before Slurm's */
+	ck_assert_str_eq(l.job, "team-ml");
+	ck_assert(!l.job_root);
+	cgroup_path_labels("/slurm/job_5", &r, &l);	/* no rule: the built-in ones */
+	ck_assert_str_eq(l.job, "slurm/5");
+	job_rules_free(&r);
+	ck_assert_int_eq(r.n, 0);
+	/* run --job's names */
+	ck_assert(cgroup_job_name_ok("train-4711.v2@node:1+x_y"));
+	ck_assert(!cgroup_job_name_ok(""));
+	ck_assert(!cgroup_job_name_ok("a/b"));
+	ck_assert(!cgroup_job_name_ok("a b"));
+	ck_assert(!cgroup_job_name_ok("0123456789012345678901234567890123456789012345678901234567890123456789"));
+}
+END_TEST
+
 START_TEST(test_info_families)
 {
 	struct mbuf b;
@@ -321,9 +406,11 @@ START_TEST(test_info_families)
 	ck_assert_ptr_nonnull(strstr(t, "\nmemacct_cgroup_info{cgroup=\"/\"} 1\n"));
 	ck_assert_ptr_nonnull(strstr(t, "\nmemacct_cgroup_info{cgroup=\"/kubepods/besteffort/"
 				     "pod1234abcd-5678-90ab-cdef-1234567890ab\",pod_uid=\""
-				     "1234abcd-5678-90ab-cdef-1234567890ab\",qos=\"besteffort\"} 1\n"));
+				     "1234abcd-5678-90ab-cdef-1234567890ab\",qos=\"besteffort\","
+				     "memacct_job=\"k8s/1234abcd-5678-90ab-cdef-1234567890ab\","
+				     "job_root=\"true\"} 1\n"));
 	ck_assert_ptr_nonnull(strstr(t, "\nmemacct_cgroup_info{cgroup=\"/slurm/uid_0/job_42/"
-				     "step_0\",job_id=\"42\"} 1\n"));
+				     "step_0\",job_id=\"42\",memacct_job=\"slurm/42\"} 1\n"));
 	mbuf_free(&b);
 }
 END_TEST
@@ -569,6 +656,7 @@ Suite *metrics_suite(void)
 
 	tc = tcase_create("labels");
 	tcase_add_test(tc, test_path_labels);
+	tcase_add_test(tc, test_path_job);
 	tcase_add_test(tc, test_info_families);
 	suite_add_tcase(s, tc);
 

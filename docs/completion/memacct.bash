@@ -58,6 +58,10 @@ _memacct()
 			# DUR: nothing to offer
 			return
 			;;
+		--job)
+			# NAME: nothing to offer
+			return
+			;;
 		--params)
 			# N: nothing to offer
 			return
@@ -96,7 +100,7 @@ _memacct()
 			;;
 		esac
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "-j --json -i --interval --keep-cgroup --params --expect-bytes-per-param --record --oom-warn --dma-pins --columns --raw --csv --memory-max --memory-high --memory-swap-max --force -h --help" -- "$cur"))
+			COMPREPLY=($(compgen -W "-j --json -i --interval --keep-cgroup --job --params --expect-bytes-per-param --record --oom-warn --dma-pins --columns --raw --csv --memory-max --memory-high --memory-swap-max --force -h --help" -- "$cur"))
 		fi
 		;;
 	attach)
@@ -267,6 +271,10 @@ _memacct()
 			COMPREPLY=($(compgen -d -- "$cur"))
 			return
 			;;
+		--job-from)
+			# REGEX: nothing to offer
+			return
+			;;
 		--top-processes)
 			# N: nothing to offer
 			return
@@ -285,7 +293,7 @@ _memacct()
 			;;
 		esac
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "--listen --interval --pin-path --json-log --oom-log --cgroup-filter --top-processes --stop-kernel-side --bpf-stats --dma-pins --metrics-allow --metrics-deny --check-args -h --help" -- "$cur"))
+			COMPREPLY=($(compgen -W "--listen --interval --pin-path --json-log --oom-log --cgroup-filter --job-from --top-processes --stop-kernel-side --bpf-stats --dma-pins --metrics-allow --metrics-deny --check-args -h --help" -- "$cur"))
 		fi
 		;;
 	detach)

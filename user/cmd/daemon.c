@@ -33,6 +33,7 @@
 #include <systemd/sd-daemon.h>
 #include "bpf_loader.h"
 #include "cgroup.h"
+#include "cgroup_labels.h"
 #include "collect.h"
 #include "daemon_oom.h"
 #include "commands.h"
@@ -81,6 +82,7 @@ struct self_sample {
 
 /* their regexes: static, reachable until exit (no regfree() on every path) */
 static regex_t metrics_allow, metrics_deny;
+static struct job_rules job_rules;	/* --job-from */
 
 struct dstate {
 	struct dopts o;
@@ -537,6 +539,10 @@ static void write_json_log(struct dstate *d, const struct collection *col)
 			json_object_set_new(co, "job_id", json_string(cl->job_id));
 		if (cl->qos[0])
 			json_object_set_new(co, "qos", json_string(cl->qos));
+		if (cl->job[0]) {
+			json_object_set_new(co, "job", json_string_sanitized(cl->job));
+			json_object_set_new(co, "job_root", json_boolean(cl->job_root));
+		}
 		report_metrics_json(co, &c->m, MF_SAMPLED);
 		json_object_set_new(co, "oom_forecast", c->has_eta ?
 				    json_pack("{s:f, s:s}", "eta_s", c->oom_eta_s, "growing_class",
@@ -693,6 +699,7 @@ static int parse_daemon_args(int argc, char **argv, struct dopts *o, bool *stop_
 		{ "json-log", required_argument, NULL, 'J' },
 		{ "oom-log", required_argument, NULL, 'O' },
 		{ "cgroup-filter", required_argument, NULL, 'f' },
+		{ "job-from", required_argument, NULL, 'j' },
 		{ "top-processes", required_argument, NULL, 'n' },
 		{ "stop-kernel-side", no_argument, NULL, 'S' },
 		{ "bpf-stats", no_argument, NULL, 'B' },
@@ -743,6 +750,14 @@ static int parse_daemon_args(int argc, char **argv, struct dopts *o, bool *stop_
 				return -EINVAL;
 			}
 			o->filters[o->nfilters++] = optarg;
+			break;
+		case 'j':
+			if (job_rules.n >= MAX_FILTERS) {
+				p_err("--job-from: at most %d", MAX_FILTERS);
+				return -EINVAL;
+			}
+			if (job_rules_add(&job_rules, "--job-from", optarg))
+				return -EINVAL;
 			break;
 		case 'n':
 			if (parse_u64(optarg, &v) || v > 10000) {
@@ -922,7 +937,7 @@ static void daemon_readers(struct dstate *d)
 	d->cs = (struct collector){
 		.pin = &d->pin, .rb = d->rb, .root = d->root, .version = d->version,
 		.page_size = d->page_size, .filters = d->o.filters, .nfilters = d->o.nfilters,
-		.top_n = d->o.top_n, .numa_multi = d->numa_multi, .topo = &d->topo,
+		.jobs = &job_rules, .top_n = d->o.top_n, .numa_multi = d->numa_multi, .topo = &d->topo,
 		.unmeasured = unmeasured,
 	};
 	{	/* a test knob (docs/daemon.md "Map sizes"): the walk's limit, reached */

@@ -28,6 +28,7 @@
 #include <bpf/libbpf.h>
 #include "bpf_loader.h"
 #include "cgroup.h"
+#include "cgroup_labels.h"
 #include "commands.h"
 #include "memlimits.h"
 #include "oom_print.h"
@@ -219,7 +220,7 @@ static void stop_descendants(const struct memcg *cg, int sig, int *status, pid_t
  */
 static void clean_stale_runs(const struct memcg *parent)
 {
-	char root[PATH_MAX], path[PATH_MAX + 320], hex[16];
+	char root[PATH_MAX], path[PATH_MAX + 320], hex[9];
 	struct dirent *de;
 	int version;
 	DIR *dir;
@@ -229,12 +230,18 @@ static void clean_stale_runs(const struct memcg *parent)
 	while ((de = readdir(dir))) {
 		struct memcg cg;
 		pid_t *pids = NULL;
-		int pid, n, fd;
-		char tail;
+		const char *rest;
+		int pid, n, fd, end = 0;
+		char kind[4];
 
-		if ((sscanf(de->d_name, "memacct-run-%d-%15[0-9a-f]%c", &pid, hex, &tail) != 2 &&
-		     sscanf(de->d_name, "memacct-ctl-%d-%15[0-9a-f]%c", &pid, hex, &tail) != 2) ||
-		    pid <= 0 || strlen(hex) != 8)
+		/* memacct-run-PID-XXXXXXXX[.job-NAME], memacct-ctl-PID-XXXXXXXX */
+		if (sscanf(de->d_name, "memacct-%3[a-z]-%d-%8[0-9a-f]%n", kind, &pid, hex,
+			   &end) != 3 || !end || pid <= 0 || strlen(hex) != 8 ||
+		    (strcmp(kind, "run") && strcmp(kind, "ctl")))
+			continue;
+		rest = de->d_name + end;
+		if (*rest && (strcmp(kind, "run") ||
+			      strncmp(rest, CG_JOB_SUFFIX, strlen(CG_JOB_SUFFIX))))
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", parent->path, de->d_name);
 		if (memcg_of_path(root, version, path, &cg))
@@ -405,11 +412,13 @@ static void record_now(struct recorder *rec, struct session *s, const char *kind
 
 #define OPT_PARAMS 0x100
 #define OPT_EXPECT_BPP 0x101
+#define OPT_JOB 0x102
 
 /* run's options (memacct help run), parsed by parse_args(). */
 struct run_env {
 	uint64_t interval_ns;		/* -i: a report every DUR; 0: none */
 	bool keep;			/* --keep-cgroup */
+	const char *job;		/* --job NAME, or NULL */
 	double params, expect_bpp;	/* --params N, --expect-bytes-per-param B */
 	const char *record_path;	/* --record FILE, or NULL */
 	struct limits_req lim;		/* --memory-max/-high/-swap-max, --force */
@@ -465,6 +474,7 @@ static int parse_args(int argc, char **argv, struct run_env *env)
 		{ "json", no_argument, NULL, 'j' },
 		{ "interval", required_argument, NULL, 'i' },
 		{ "keep-cgroup", no_argument, NULL, 'k' },
+		{ "job", required_argument, NULL, OPT_JOB },
 		{ "params", required_argument, NULL, OPT_PARAMS },
 		{ "expect-bytes-per-param", required_argument, NULL, OPT_EXPECT_BPP },
 		RECORD_LONG_OPTION,
@@ -481,6 +491,13 @@ static int parse_args(int argc, char **argv, struct run_env *env)
 		switch (c) {
 		case 'k':
 			env->keep = true;
+			break;
+		case OPT_JOB:
+			if (!cgroup_job_name_ok(optarg)) {
+				p_err("bad --job '%s' (1 to 64 of A-Z a-z 0-9 . _ : @ + -)", optarg);
+				return EXIT_USAGE;
+			}
+			env->job = optarg;
 			break;
 		case OPT_PARAMS:
 			if (parse_params(optarg, &env->params)) {
@@ -730,6 +747,7 @@ int do_run(int argc, char **argv)
 	struct run_leaf leaf;
 	int err, lock, ret;
 	bool handoff = false;
+	char job_suffix[80];
 
 	ret = parse_args(argc, argv, &env);
 	if (ret)
@@ -749,7 +767,10 @@ int do_run(int argc, char **argv)
 
 	/* a kept cgroup has a name the next run's sweep leaves alone
 	 * (clean_stale_runs(); issue 41: the next run removed it) */
-	lock = memcg_create_locked(&parent, env.keep ? "memacct-keep" : "memacct-run", &st.cg);
+	snprintf(job_suffix, sizeof(job_suffix), "%s%s", env.job ? CG_JOB_SUFFIX : "",
+		 env.job ? env.job : "");
+	lock = memcg_create_locked(&parent, env.keep ? "memacct-keep" : "memacct-run", job_suffix,
+				   &st.cg);
 	if (lock < 0) {
 		p_err("creating a memory cgroup below %s: %s", parent.path, strerror(-lock));
 		run_leaf_return(&leaf);

@@ -57,6 +57,9 @@ static const struct usage_opt run_opts[] = {
 	{ "-i, --interval", "DUR", "Also print a report every DUR (500ms, 2s, 1m) while CMD runs." },
 	{ "--keep-cgroup", NULL, "Leave the cgroup in place at the end, named memacct-keep-PID-X\n" \
 	  "(not memacct-run-PID-X): later runs do not remove it." },
+	{ "--job", "NAME", "Name the run's job (1-64 of A-Z a-z 0-9 . _ : @ + -): its cgroup\n"
+	  "is memacct-run-PID-X.job-NAME and the daemon's memacct_job label\n"
+	  "run/NAME, the same on every node that runs NAME." },
 	{ "--params", "N", "The model's parameter count (1.5e9, 7000000000, 80B, 350M):\n"
 	  "every change of a phase is also given in bytes per parameter." },
 	{ "--expect-bytes-per-param", "B", "With --params: the bytes per parameter a phase's\n"
@@ -151,6 +154,9 @@ static const struct usage_opt daemon_opts[] = {
 	  OOM_LOG_DEFAULT ", kept to 4 MiB + one old file; none: off),\n"
 	  "for memacct oom." },
 	{ "--cgroup-filter", "PATH", "Only cgroups at or below PATH (repeatable)." },
+	{ "--job-from", "REGEX", "Name each cgroup's job (memacct_job label) by REGEX's capture\n"
+	  "group in its path (POSIX extended, unanchored: '/batch/([^/]+)');\n"
+	  "repeatable, tried in order before the built-in rules." },
 	{ "--top-processes", "N", "Pid-labelled series for the N largest by RSS (default 0, 0..10000)." },
 	{ "--stop-kernel-side", NULL, "Remove the pinned kernel side and exit (as detach)." },
 	{ "--bpf-stats", NULL, "Turn on kernel bpf_stats for the memacct_bpf_* self-metrics\n"

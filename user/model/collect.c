@@ -586,7 +586,7 @@ static bool collect_cgroup(struct collector *cs, struct collection *col, struct 
 	c->st_ok = !err;
 	/* every sample of the cgroup carries them: parsed once here,
 	 * not per family (30 families, 2 texts) */
-	cgroup_path_labels(c->rel, &c->labels);
+	cgroup_path_labels(c->rel, cs->jobs, &c->labels);
 	if (c->st_ok) {	/* absent figures stay absent, whatever the error */
 		memcg_read_bounds(&m, &c->bounds);
 		/* v1's kmem is not read each collection: in "other"; the

@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "cgroup.h"
+#include "cgroup_labels.h"
 #include "memacct.h"
 #include "memlimits.h"
 #include "numa.h"
@@ -141,6 +142,7 @@ struct collector {
 	int version;			/* cgroup version 1 or 2 */
 	long page_size;			/* bytes */
 	const char *const *filters;	/* --cgroup-filter, normalized; NULL: all */
+	const struct job_rules *jobs;	/* --job-from (cgroup_labels.h); NULL: none */
 	int nfilters;
 	int top_n;			/* processes with series of their own */
 	size_t max_cgroups;		/* cgroups a walk holds; 0: COLLECT_MAX_CGROUPS */

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include "cgroup_labels.h"
 #include "memlimits.h"
 #include "metric_table.h"
 #include "oom.h"
@@ -270,11 +271,14 @@ json_t *report_oom_json(const struct report *r, size_t i)
 static json_t *report_cgroup_json(const struct report *r)
 {
 	json_t *cg = json_object();
+	struct cg_labels l;
 
 	json_object_set_new(cg, "path", json_string_sanitized(r->cg.rel));
 	json_object_set_new(cg, "fs_path", json_string_sanitized(r->cg.path));
 	set_u64(cg, "id", r->cg.id);
 	json_object_set_new(cg, "version", json_integer(r->cg.version));
+	cgroup_path_labels(r->cg.rel, NULL, &l);
+	json_object_set_new(cg, "job", l.job[0] ? json_string_sanitized(l.job) : json_null());
 	return cg;
 }
 

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <bpf/libbpf.h>
 #include "cgroup.h"
+#include "cgroup_labels.h"
 #include "hostpin.h"
 #include "metric_table.h"
 #include "output_om.h"
@@ -129,11 +130,11 @@ void om_cgroup_info_family(struct mbuf *b)
 {
 	metrics_family(b, "memacct_cgroup_info", MT_GAUGE, NULL,
 		       "Identity labels derived from each cgroup's path (pod_uid, container_id, "
-		       "qos, job_id); value 1");
+		       "qos, job_id, memacct_job, job_root); value 1");
 }
 
 /* labels of a cgroup's samples: cgroup and its path labels */
-#define CG_NLABELS 5
+#define CG_NLABELS 7
 
 /* the labels of @rel, whose path labels are @cl, into @l (CG_NLABELS; the absent ones NULL): how many */
 static int path_labels(const char *rel, const struct cg_labels *cl, struct mlabel *l)
@@ -143,6 +144,8 @@ static int path_labels(const char *rel, const struct cg_labels *cl, struct mlabe
 	l[2] = (struct mlabel){ "container_id", cl->container_id[0] ? cl->container_id : NULL };
 	l[3] = (struct mlabel){ "qos", cl->qos[0] ? cl->qos : NULL };
 	l[4] = (struct mlabel){ "job_id", cl->job_id[0] ? cl->job_id : NULL };
+	l[5] = (struct mlabel){ "memacct_job", cl->job[0] ? cl->job : NULL };
+	l[6] = (struct mlabel){ "job_root", cl->job_root ? "true" : NULL };
 	return CG_NLABELS;
 }
 
@@ -151,7 +154,7 @@ void om_cgroup_info(struct mbuf *b, const char *rel)
 	struct cg_labels cl;
 	struct mlabel l[CG_NLABELS];
 
-	cgroup_path_labels(rel, &cl);
+	cgroup_path_labels(rel, NULL, &cl);
 	metrics_sample_u64(b, l, path_labels(rel, &cl, l), 1);
 }
 

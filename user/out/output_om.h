@@ -45,8 +45,9 @@ void om_self_metrics(struct mbuf *b, const struct om_self *s);
 void om_build_info(struct mbuf *b);
 /*
  * om_cgroup_info_family() then om_cgroup_info() per cgroup:
- * memacct_cgroup_info{cgroup,pod_uid,container_id,qos,job_id} 1, the labels
- * that cgroup_path_labels() finds in @rel (absent ones left out), so that
+ * memacct_cgroup_info{cgroup,pod_uid,container_id,qos,job_id,memacct_job,
+ * job_root} 1, the labels that cgroup_path_labels() finds in @rel by the
+ * built-in rules (absent ones left out), so that
  * a query joins them on `cgroup` instead of every series carrying them.
  */
 /* memacct_kernel_features{fault_hook="tracepoint|perf|none"} 1 */

@@ -836,7 +836,8 @@ int memcg_lock(const struct memcg *cg, bool wait)
  * it: one that did so between our mkdir and our flock leaves us a lock on a
  * removed directory, so the name is checked again under the lock.
  */
-int memcg_create_locked(const struct memcg *parent, const char *prefix, struct memcg *cg)
+int memcg_create_locked(const struct memcg *parent, const char *prefix, const char *suffix,
+			struct memcg *cg)
 {
 	char root[PATH_MAX], name[PATH_MAX];
 	bool top = !strcmp(parent->rel, "/");
@@ -848,8 +849,8 @@ int memcg_create_locked(const struct memcg *parent, const char *prefix, struct m
 	for (int i = 0; i < CREATE_TRIES && err == -EEXIST; i++) {
 		if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != sizeof(r))
 			r = (uint32_t)(now_ns() ^ ((uint64_t)getpid() << 20));
-		if (snprintf(name, sizeof(name), "%s%s%s-%d-%08x", top ? "" : parent->rel + 1,
-			     top ? "" : "/", prefix, (int)getpid(), r) >= (int)sizeof(name))
+		if (snprintf(name, sizeof(name), "%s%s%s-%d-%08x%s", top ? "" : parent->rel + 1,
+			     top ? "" : "/", prefix, (int)getpid(), r, suffix) >= (int)sizeof(name))
 			return -ENAMETOOLONG;
 		/* the root's subtree_control, as memcg_create(); any other
 		 * parent has "memory" there already, or is made so by
@@ -889,7 +890,7 @@ int memcg_leaf_move(const struct memcg *own, const char *prefix, struct memcg *l
 	free(pids);
 	if (err)
 		return err;
-	fd = memcg_create_locked(own, prefix, leaf);
+	fd = memcg_create_locked(own, prefix, "", leaf);
 	if (fd < 0)
 		return fd;
 	err = memcg_add_pid(leaf, 0);
@@ -1492,112 +1493,4 @@ int memcg_read_kmem(const struct memcg *cg, uint64_t *bytes)
 	if (cg->version != 1)
 		return -ENOENT;
 	return read_cg_u64(cg, "memory.kmem.usage_in_bytes", bytes);
-}
-
-/* ---- labels of a cgroup path (Kubernetes, containers, Slurm) ---- */
-
-static bool is_hex(const char *s, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
-			return false;
-	return true;
-}
-
-/* @comp (@n bytes) starts with @word, then ends or goes on with one of @next */
-static bool comp_is(const char *comp, size_t n, const char *word, const char *next)
-{
-	size_t wl = strlen(word);
-
-	return n >= wl && !strncmp(comp, word, wl) && (n == wl || strchr(next, comp[wl]));
-}
-
-/*
- * The QoS class the kubelet's tree gives the path component @comp (@n
- * bytes, after @prev of @prev_n) into @qos, if any: the systemd driver's
- * kubepods-burstable.slice, kubepods-besteffort.slice and a guaranteed
- * pod's kubepods-pod<uid>.slice right below kubepods.slice; the cgroupfs
- * driver's kubepods/burstable, kubepods/besteffort, kubepods/pod<uid>.
- */
-static void kube_qos(const char *comp, size_t n, const char *prev, size_t prev_n, char qos[12])
-{
-	static const char *const classes[] = { "burstable", "besteffort" };
-	char word[32];
-
-	for (size_t i = 0; i < sizeof(classes) / sizeof(classes[0]); i++) {
-		snprintf(word, sizeof(word), "kubepods-%s", classes[i]);
-		if (comp_is(comp, n, word, ".-") ||
-		    (comp_is(prev, prev_n, "kubepods", "") && comp_is(comp, n, classes[i], ""))) {
-			strcpy(qos, classes[i]);
-			return;
-		}
-	}
-	if (comp_is(comp, n, "kubepods-pod", "0123456789abcdef") ||
-	    (comp_is(prev, prev_n, "kubepods", "") && comp_is(comp, n, "pod", "0123456789abcdef")))
-		strcpy(qos, "guaranteed");
-}
-
-void cgroup_path_labels(const char *path, struct cg_labels *l)
-{
-	static const char *const prefixes[] = { "docker-", "cri-containerd-", "crio-",
-						"containerd-", "libpod-" };
-	const char *p, *comp, *end, *prev = "";
-	size_t prev_n = 0;
-
-	memset(l, 0, sizeof(*l));
-	/* Kubernetes: kubepods[-burstable]-pod<uid>.slice or /pod<uid>/ */
-	for (p = strstr(path, "pod"); p; p = strstr(p + 1, "pod")) {
-		const char *u = p + 3;
-		size_t n = 0;
-		bool ok = true;
-
-		while (u[n] && u[n] != '/' && u[n] != '.' && n < 37)
-			n++;
-		if (n != 36)
-			continue;
-		for (size_t i = 0; i < 36 && ok; i++)
-			ok = u[i] == '-' || u[i] == '_' || is_hex(u + i, 1);
-		if (!ok)
-			continue;
-		for (size_t i = 0; i < 36; i++)
-			l->pod_uid[i] = u[i] == '_' ? '-' : u[i];
-		l->pod_uid[36] = '\0';
-		break;
-	}
-	/* each component: QoS class, container id, Slurm job */
-	for (comp = path; *comp; comp = *end ? end + 1 : end) {
-		size_t n;
-
-		while (*comp == '/')
-			comp++;
-		end = strchr(comp, '/');
-		if (!end)
-			end = comp + strlen(comp);
-		n = end - comp;
-		if (!l->qos[0])
-			kube_qos(comp, n, prev, prev_n, l->qos);
-		prev = comp;
-		prev_n = n;
-		if (n > 4 && !strncmp(comp, "job_", 4) && n - 4 < sizeof(l->job_id) &&
-		    strspn(comp + 4, "0123456789") == n - 4) {
-			memcpy(l->job_id, comp + 4, n - 4);
-			l->job_id[n - 4] = '\0';
-		}
-		for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++) {
-			size_t pl = strlen(prefixes[i]);
-
-			if (n >= pl + 64 && !strncmp(comp, prefixes[i], pl)) {
-				comp += pl;
-				n -= pl;
-				break;
-			}
-		}
-		if (n >= 64 && is_hex(comp, 64) &&
-		    (n == 64 || !strncmp(comp + 64, ".scope", n - 64 < 7 ? n - 64 : 7))) {
-			memcpy(l->container_id, comp, 64);
-			l->container_id[64] = '\0';
-		}
-		if (!*end)
-			break;
-	}
 }

@@ -167,14 +167,16 @@ int memcg_run_parent(const struct memcg *own, struct memcg *parent, struct memcg
 int memcg_lock(const struct memcg *cg, bool wait);
 
 /*
- * memcg_create_locked() - create @parent/@prefix-PID-XXXXXXXX (PID: ours in
- * our PID namespace, X: 32 random bits in hex; another name when it
- * exists) and hold its memcg_lock(). v2: enables the memory controller in
+ * memcg_create_locked() - create @parent/@prefix-PID-XXXXXXXX@suffix (PID:
+ * ours in our PID namespace, X: 32 random bits in hex, @suffix "" or a
+ * named run's CG_JOB_SUFFIX NAME; another name when it exists) and hold its
+ * memcg_lock(). v2: enables the memory controller in
  * the parent's cgroup.subtree_control only when the parent is the root,
  * as memcg_create_at(). Returns the lock's fd, or negative errno
  * (memcg_create_at()'s).
  */
-int memcg_create_locked(const struct memcg *parent, const char *prefix, struct memcg *cg);
+int memcg_create_locked(const struct memcg *parent, const char *prefix, const char *suffix,
+			struct memcg *cg);
 
 /*
  * memcg_leaf_move() - v2, where @own (the caller's cgroup, not the root)
@@ -356,18 +358,5 @@ void memcg_charge_parts(const struct memcg_stat *s, int version, uint64_t kmem_v
  * -ENOENT on v2, or a v1 kernel without kmem accounting.
  */
 int memcg_read_kmem(const struct memcg *cg, uint64_t *bytes);
-
-struct cg_labels {
-	char pod_uid[40];	/* Kubernetes pod UID (from ".../pod<uid>...") */
-	char container_id[72];	/* 64 hex digits (docker-, cri-containerd-, crio-) */
-	char job_id[24];	/* Slurm job id (from ".../job_<id>/...") */
-	/* Kubernetes QoS class: "guaranteed", "burstable", "besteffort" (from
-	 * kubepods-<class>[-pod<uid>].slice, kubepods-pod<uid>.slice, or the
-	 * cgroupfs driver's kubepods/<class>/ and kubepods/pod<uid>/) */
-	char qos[12];
-};
-
-/* cgroup_path_labels() - fill @l from a cgroup path; empty strings if absent. */
-void cgroup_path_labels(const char *path, struct cg_labels *l);
 
 #endif
