@@ -30,6 +30,7 @@
 #include <sys/wait.h>
 #include <jansson.h>
 #include <dirent.h>
+#include <glob.h>
 #include <math.h>
 #include <pthread.h>
 #include <bpf/bpf.h>
@@ -2411,7 +2412,7 @@ static void working_set_read(long long *usage, long long *inactive)
  */
 START_TEST(test_standard_families)
 {
-	char rel[96], path[600], line[256], *m, *p;
+	char rel[96], path[600], line[320], pod_job[96], *m, *p;
 	long long v, usage, inactive, ws, btime = -1;
 	struct result *r;
 	int nodes = 0;
@@ -2422,6 +2423,9 @@ START_TEST(test_standard_families)
 	snprintf(rel, sizeof(rel), "/memacct-test-%d-pod1234abcd-5678-90ab-cdef-%012d",
 		 (int)getpid(), (int)getpid());
 	snprintf(cg, sizeof(cg), "%s%s", cgroot, rel);
+	/* its job: the pod, this cgroup its own (issue 45) */
+	snprintf(pod_job, sizeof(pod_job), ",memacct_job=\"k8s/1234abcd-5678-90ab-cdef-%012d\","
+		 "job_root=\"true\"", (int)getpid());
 	ck_assert_int_eq(mkdir(cg, 0755), 0);
 	d = start_daemon(NULL);
 	ck_assert(d > 0);
@@ -2445,7 +2449,7 @@ START_TEST(test_standard_families)
 		m = http_get("/metrics", NULL);
 		ck_assert_ptr_nonnull(m);
 		snprintf(line, sizeof(line), "memacct_working_set_bytes{cgroup=\"%s\",pod_uid=\"1234abcd-"
-			 "5678-90ab-cdef-%012d\"}", rel, (int)getpid());
+			 "5678-90ab-cdef-%012d\"%s}", rel, (int)getpid(), pod_job);
 		ws = sample(m, line);
 		working_set_read(&usage, &inactive);
 		if (tries == 4 || llabs(ws - (usage > inactive ? usage - inactive : 0)) <=
@@ -2457,7 +2461,7 @@ START_TEST(test_standard_families)
 	snprintf(line, sizeof(line), "memacct_build_info{version=\"");
 	ck_assert_msg(strstr(m, line), "no memacct_build_info");
 	snprintf(line, sizeof(line), "memacct_cgroup_info{cgroup=\"%s\",pod_uid=\"1234abcd-5678-"
-		 "90ab-cdef-%012d\"}", rel, (int)getpid());
+		 "90ab-cdef-%012d\"%s}", rel, (int)getpid(), pod_job);
 	ck_assert_int_eq(sample(m, line), 1);
 	ck_assert_msg(inactive > 8 << 20, "inactive_file %lld: the test shows nothing", inactive);
 	assert_near("working_set_bytes vs memory.stat usage - inactive_file", ws,
@@ -2471,8 +2475,8 @@ START_TEST(test_standard_families)
 
 		ck_assert_int_eq(stat(ws_file, &st), 0);
 		snprintf(line, sizeof(line), "memacct_page_cache_file_bytes{cgroup=\"%s\",pod_uid="
-			 "\"1234abcd-5678-90ab-cdef-%012d\",file=\"memacct-ws-%d\",dev=\"%u:%u\","
-			 "inode=\"%llu\"}", rel, (int)getpid(), (int)getpid(), major(st.st_dev),
+			 "\"1234abcd-5678-90ab-cdef-%012d\"%s,file=\"memacct-ws-%d\",dev=\"%u:%u\","
+			 "inode=\"%llu\"}", rel, (int)getpid(), pod_job, (int)getpid(), major(st.st_dev),
 			 minor(st.st_dev), (unsigned long long)st.st_ino);
 		v = sample(m, line);
 		printf("  page cache of %s: daemon %lld, written 33554432\n", ws_file, v);
@@ -3306,6 +3310,157 @@ START_TEST(test_kube_names)
 	result_free(r);
 	waitpid(held, NULL, 0);
 	held = 0;
+}
+END_TEST
+
+/* `memacct run --job @job ARGS -- @cmd` started, its stdout read until a line
+ * starting with @ready: the run's pid (its memacct), *@out the pipe's end */
+static pid_t job_run(const char *job, const char *args, const char *cmd, const char *ready,
+		     FILE **out)
+{
+	char line[256], sh[1024];
+	int fd[2];
+	pid_t pid;
+
+	snprintf(sh, sizeof(sh), "exec %s run --job %s %s -- %s", memacct, job, args, cmd);
+	ck_assert_int_eq(pipe(fd), 0);
+	pid = fork();
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		dup2(fd[1], 1);
+		close(fd[0]);
+		close(fd[1]);
+		execl("/bin/sh", "sh", "-c", sh, (char *)NULL);
+		_exit(127);
+	}
+	close(fd[1]);
+	*out = fdopen(fd[0], "r");
+	ck_assert_ptr_nonnull(*out);
+	while (ready && fgets(line, sizeof(line), *out))
+		if (!strncmp(line, ready, strlen(ready)))
+			return pid;
+	ck_assert_msg(!ready, "%s: no '%s' line", sh, ready);
+	return pid;
+}
+
+/* the charge of the cgroup directory @cg: memory.current / usage_in_bytes */
+static long long cg_usage(const char *dir)
+{
+	char f[PATH_MAX + 32];
+	long long v = -1;
+	FILE *fp;
+
+	snprintf(f, sizeof(f), "%s/%s", dir, cgversion == 1 ? "memory.usage_in_bytes" :
+		 "memory.current");
+	fp = fopen(f, "r");
+	ck_assert_msg(fp, "%s: %s", f, strerror(errno));
+	ck_assert_int_eq(fscanf(fp, "%lld", &v), 1);
+	fclose(fp);
+	return v;
+}
+
+/*
+ * Issue #45: one job in several cgroups, counted once by docs/deploy/
+ * memacct-jobs.rules.yml in a real Prometheus that scrapes the daemon. Two
+ * `memacct run --job` of one name (the part of the job each node runs; the
+ * nodes themselves are not here) each run explain_fork 64 MiB with 4
+ * workers: a heap written, forked and shared copy-on-write, so that Σ RSS
+ * counts it 5 times. The job's total from the rules equals Σ of the two run
+ * cgroups' charge read from their own files within 1%; Σ RSS is printed
+ * beside it and is at least twice as large. A third run of the job,
+ * OOM-killed under --memory-max, fires MemacctJobOomKill for the job.
+ */
+START_TEST(test_job_rules)
+{
+	char job[64], mjob[80], cg1[PATH_MAX], cg2[PATH_MAX], top[PATH_MAX + 64];
+	char q[512], cmd[PATH_MAX + 64];
+	long long u1, u2, want;
+	double total = -1, rss, t2;
+	int pport = free_port();
+	pid_t d, r1, r2, r3;
+	FILE *o1, *o2, *o3;
+	json_t *l = NULL;
+
+	snprintf(job, sizeof(job), "jr-%d", (int)getpid());
+	snprintf(mjob, sizeof(mjob), "run/%s", job);
+	d = start_daemon(NULL);
+	ck_assert(d > 0);
+	snprintf(top, sizeof(top), "rule_files:\n  - %s/../docs/deploy/memacct-jobs.rules.yml\n",
+		 testsdir);
+	start_prometheus(pport, top, NULL);
+	snprintf(cmd, sizeof(cmd), "%s/explain_fork 64 4 --seconds 60", workloads);
+	r1 = job_run(job, "", cmd, "ready", &o1);
+	r2 = job_run(job, "", cmd, "ready", &o2);
+	ck_assert_int_eq(run_cgroup_find(r1, cg1, sizeof(cg1)), 0);
+	ck_assert_int_eq(run_cgroup_find(r2, cg2, sizeof(cg2)), 0);
+	ck_assert_ptr_nonnull(strstr(cg1, ".job-"));
+	/* the rules see both runs, then their figures settle: 3 scrapes alike */
+	snprintf(q, sizeof(q), "memacct_job:usage_bytes:sum{memacct_job=\"%s\"}", mjob);
+	for (int i = 0, same = 0; i < 120 && same < 3; i++) {
+		double v = prom_one(pport, q, &l);
+		double n = 0;
+
+		json_decref(l);
+		snprintf(cmd, sizeof(cmd), "count(memacct_usage_bytes{memacct_job=\"%s\","
+			 "job_root=\"true\"})", mjob);
+		n = prom_one(pport, cmd, &l);
+		json_decref(l);
+		same = n == 2 && v > 0 && fabs(v - total) <= v / 1000 ? same + 1 : 0;
+		total = v;
+		sleep_ms(500);
+	}
+	u1 = cg_usage(cg1);
+	u2 = cg_usage(cg2);
+	want = u1 + u2;
+	snprintf(q, sizeof(q), "memacct_job:rss_bytes:sum{memacct_job=\"%s\"}", mjob);
+	rss = prom_one(pport, q, &l);
+	json_decref(l);
+	printf("  job %s: rules %.0f bytes, Σ charge of its 2 cgroups %lld (%lld + %lld), "
+	       "Σ RSS %.0f\n", mjob, total, want, u1, u2, rss);
+	ck_assert_msg(fabs(total - want) <= want / 100.0, "job total %.0f, Σ charge %lld", total,
+		      want);
+	ck_assert_msg(rss >= 2 * total, "Σ RSS %.0f not above twice the charge %.0f", rss, total);
+	/* the worst node of its anon class: the one node there is */
+	snprintf(q, sizeof(q), "memacct_job:class_bytes:worst_node{memacct_job=\"%s\","
+		 "class=\"anon\"}", mjob);
+	ck_assert(prom_one(pport, q, &l) > 0 && l);
+	json_decref(l);
+	/* an OOM kill in a third cgroup of the job: its counter scraped at 0
+	 * first (increase() needs two samples), the cgroup kept after it */
+	snprintf(cmd, sizeof(cmd), "sh -c 'sleep 3; exec %s/oom 128' 2>/dev/null", workloads);
+	r3 = job_run(job, "--keep-cgroup --memory-max 32M", cmd, NULL, &o3);
+	snprintf(q, sizeof(q), "ALERTS{alertname=\"MemacctJobOomKill\",alertstate=\"firing\","
+		 "memacct_job=\"%s\"}", mjob);
+	t2 = -1;
+	for (int i = 0; i < 120 && t2 < 0; i++) {
+		t2 = prom_one(pport, q, &l);
+		json_decref(l);
+		sleep_ms(500);
+	}
+	waitpid(r3, NULL, 0);
+	fclose(o3);
+	printf("  OOM kill in a third cgroup of %s: MemacctJobOomKill %s\n", mjob,
+	       t2 > 0 ? "firing" : "not firing");
+	ck_assert_msg(t2 > 0, "MemacctJobOomKill did not fire for %s in 60 s", mjob);
+	kill(r1, SIGTERM);
+	kill(r2, SIGTERM);
+	waitpid(r1, NULL, 0);
+	waitpid(r2, NULL, 0);
+	fclose(o1);
+	fclose(o2);
+	{	/* the kept cgroup: beside the runs' */
+		char dir[PATH_MAX], pat[PATH_MAX + 64];
+		glob_t g;
+
+		ck_assert_int_eq(run_cgroup_parent(dir, sizeof(dir)), 0);
+		snprintf(pat, sizeof(pat), "%s/memacct-keep-%d-*", dir, (int)r3);
+		if (!glob(pat, GLOB_ONLYDIR, NULL, &g)) {
+			ck_assert_msg(rmdir(g.gl_pathv[0]) == 0, "rmdir %s: %s", g.gl_pathv[0],
+				      strerror(errno));
+			globfree(&g);
+		}
+	}
+	stop_daemon(d, SIGTERM);
 }
 END_TEST
 
@@ -4566,7 +4721,8 @@ static void kube_mk(int i, int parent, const char *name, const char *pod, const 
 		cg_set_memory_max(path, max);
 }
 
-/* "{cgroup=...,pod_uid=...,container_id=...,qos=...}": the labels of kube[@i], in the daemon's order */
+/* "{cgroup=...,pod_uid=...,container_id=...,qos=...,memacct_job=...,job_root=...}": the labels
+ * of kube[@i], in the daemon's order */
 static void kube_labels(int i, char *buf, size_t n)
 {
 	const struct kube_cg *c = &kube[i];
@@ -4578,6 +4734,9 @@ static void kube_labels(int i, char *buf, size_t n)
 		k += snprintf(buf + k, n - k, ",container_id=\"%s\"", c->ctr);
 	if (c->qos)
 		k += snprintf(buf + k, n - k, ",qos=\"%s\"", c->qos);
+	if (c->pod[0])	/* the pod is the job, its own cgroup the job's (issue 45) */
+		k += snprintf(buf + k, n - k, ",memacct_job=\"k8s/%s\"%s", c->pod,
+			      c->ctr[0] ? "" : ",job_root=\"true\"");
 	snprintf(buf + k, n - k, "}");
 }
 
@@ -4929,6 +5088,7 @@ Suite *daemon_suite(void)
 	tcase_add_test(tc, test_standard_families);
 	tcase_add_test(tc, test_limit_families);
 	tcase_add_test(tc, test_prometheus_no_reset);
+	tcase_add_test(tc, test_job_rules);
 	tcase_add_test(tc, test_dashboard_queries);
 	tcase_add_test(tc, test_kube_names);
 	suite_add_tcase(s, tc);
