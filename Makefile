@@ -296,8 +296,8 @@ bench-check: $(OUTPUT)/memacct $(BENCH_BINS) $(BENCH_OBJS)
 FUZZ_DIR   := .output-fuzz
 FUZZ_TIME  ?= 60
 FUZZ_CFLAGS := -g -O1 -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
-FUZZ_SRCS  := util.c proc.c smaps.c numa.c cgroup.c memlimits.c bpf_loader.c shmem_orphans.c \
-	held_files.c
+FUZZ_SRCS  := util.c proc.c smaps.c numa.c cgroup.c cgroup_labels.c memlimits.c bpf_loader.c \
+	shmem_orphans.c held_files.c
 FUZZ_OBJS  := $(patsubst %.c,$(FUZZ_DIR)/%.o,$(FUZZ_SRCS))
 # parser selector byte by seed file name (see fuzz_parsers.c)
 FUZZ_SEL   := status_:0 numa_maps_:1 stat_:2 smaps_:4 mountinfo_:5 \

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: (GPL-2.0 OR BSD-3-Clause)
 /*
  * fuzz_parsers.c - libFuzzer target over every parser of kernel files
- * (proc.h, smaps.h, numa.h, cgroup.h, memlimits.h, bpf_loader.h,
- * shmem_orphans.h) and of
+ * (proc.h, smaps.h, numa.h, cgroup.h, cgroup_labels.h (paths), memlimits.h,
+ * bpf_loader.h, shmem_orphans.h) and of
  * command-line values (util.h). The first byte picks the parser, the rest is
  * the file's text (NUL-terminated copy). Built and run by `make fuzz`
  * (clang -fsanitize=fuzzer,address,undefined; any crash, leak or UB report
@@ -14,6 +14,7 @@
 #include <string.h>
 #include "bpf_loader.h"
 #include "cgroup.h"
+#include "cgroup_labels.h"
 #include "memlimits.h"
 #include "numa.h"
 #include "proc.h"
@@ -139,6 +140,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		bool unlimited;
 
 		parse_limit_value(text, &b, &unlimited);
+		break;
+	}
+	case 14: {	/* a cgroup path: its labels and job, with one --job-from */
+		static struct job_rules rules;
+		struct cg_labels l;
+
+		if (!rules.n && job_rules_add(&rules, "--job-from", "/batch/([^/]+)"))
+			break;
+		cgroup_path_labels(text, &rules, &l);
+		cgroup_path_labels(text, NULL, &l);
+		cgroup_job_name_ok(text);
 		break;
 	}
 	default: {
