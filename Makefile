@@ -560,7 +560,7 @@ clean:
 DEPS := make gcc clang llvm chromium libbpf-dev libelf-dev zlib1g-dev pkg-config libjansson-dev \
 	libmicrohttpd-dev libsystemd-dev check python3-jsonschema python3-torch python3-numpy prometheus \
 	logrotate qemu-system-x86 qemu-system-arm busybox-static bpftrace libcap2-bin libncurses-dev libsmartcols-dev tmux zsh dpkg-dev curl \
-	mmdebstrap umoci python3-yaml
+	mmdebstrap umoci python3-yaml prometheus-alertmanager
 # make vmtest-arm64 cross-builds its guest binaries on an x86 host
 DEPS += $(if $(filter x86,$(HOST_ARCH)),gcc-aarch64-linux-gnu libc6-dev-arm64-cross)
 DEPS += $(shell apt-cache show bpftool >/dev/null 2>&1 && echo bpftool || echo linux-tools-common linux-tools-generic)

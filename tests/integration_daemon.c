@@ -55,6 +55,7 @@ static char extra_cg[4][512];
 static char ws_file[64];	/* a test's page-cache file, removed by teardown() */
 static pid_t held;		/* a test's workload held open, killed by teardown() */
 static pid_t prom_pid;		/* a test's Prometheus, killed by teardown() */
+static pid_t am_pid;		/* its Alertmanager, likewise */
 static pid_t ksm_pid;		/* test_kube_names' kube-state-metrics stand-in */
 static char prom_dir[64];	/* its config and TSDB, removed by teardown() */
 /* test_deep_cgroup_seen's chain below cg: its leaf and the levels below cg */
@@ -320,7 +321,8 @@ static void teardown(void)
 		tmpfs_dir[0] = '\0';
 	}
 	{
-		pid_t *kids[] = { &prom_pid, &held, &ksm_pid };	/* Prometheus, a workload, KSM */
+		/* Prometheus, Alertmanager, a workload, KSM */
+		pid_t *kids[] = { &prom_pid, &am_pid, &held, &ksm_pid };
 
 		for (size_t i = 0; i < sizeof(kids) / sizeof(kids[0]); i++) {
 			if (*kids[i] > 0) {
@@ -3344,6 +3346,118 @@ START_TEST(test_kube_names)
 }
 END_TEST
 
+/*
+ * Debian's Alertmanager on loopback port @amport (config and storage in
+ * prom_dir: start_prometheus() first), no cluster, delivering every alert
+ * group at once (1 s) to the webhook http://127.0.0.1:@hookport/.
+ */
+static void start_alertmanager(int amport, int hookport)
+{
+	char path[160], store[160], cfg[200], listen[64];
+	FILE *f;
+
+	ck_assert_msg(!access("/usr/bin/prometheus-alertmanager", X_OK),
+		      "prometheus-alertmanager missing: make deps installs Debian's package");
+	snprintf(path, sizeof(path), "%s/alertmanager.yml", prom_dir);
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fprintf(f, "route:\n  receiver: hook\n  group_by: [memacct_job]\n  group_wait: 1s\n"
+		"  group_interval: 1s\n  repeat_interval: 1h\nreceivers:\n  - name: hook\n"
+		"    webhook_configs:\n      - url: http://127.0.0.1:%d/\n"
+		"        send_resolved: false\n", hookport);
+	ck_assert_int_eq(fclose(f), 0);
+	am_pid = fork();
+	if (am_pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		snprintf(cfg, sizeof(cfg), "--config.file=%s", path);
+		snprintf(store, sizeof(store), "--storage.path=%s/am", prom_dir);
+		snprintf(listen, sizeof(listen), "--web.listen-address=127.0.0.1:%d", amport);
+		if (!freopen("/tmp/memacct-alertmanager-test.log", "w", stderr) ||
+		    !freopen("/dev/null", "w", stdout))
+			_exit(127);
+		execl("/usr/bin/prometheus-alertmanager", "alertmanager", cfg, store, listen,
+		      "--cluster.listen-address=", "--log.level=warn", (char *)NULL);
+		_exit(127);
+	}
+	ck_assert(am_pid > 0);
+}
+
+/* a listening socket on a free loopback port (*@p): the test's webhook */
+static int hook_listen(int *p)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t al = sizeof(a);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	ck_assert_int_eq(listen(fd, 8), 0);
+	ck_assert_int_eq(getsockname(fd, (struct sockaddr *)&a, &al), 0);
+	*p = ntohs(a.sin_port);
+	return fd;
+}
+
+/* The JSON body of the next POST to the webhook @fd within @ms (200 sent
+ * back), or NULL. */
+static json_t *hook_next(int fd, int ms)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	static const char ok[] = "HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
+	char buf[65536], *body;
+	size_t n = 0;
+	long clen = -1;
+	json_t *j;
+	int c;
+
+	if (poll(&pfd, 1, ms) != 1)
+		return NULL;
+	c = accept4(fd, NULL, NULL, SOCK_CLOEXEC);
+	if (c < 0)
+		return NULL;
+	for (;;) {	/* the headers, then Content-Length bytes of body */
+		struct pollfd cp = { .fd = c, .events = POLLIN };
+		ssize_t r;
+
+		if (n + 1 >= sizeof(buf) || poll(&cp, 1, 5000) != 1)
+			break;
+		r = read(c, buf + n, sizeof(buf) - 1 - n);
+		if (r <= 0)
+			break;
+		n += r;
+		buf[n] = '\0';
+		body = strstr(buf, "\r\n\r\n");
+		if (body && clen < 0) {
+			const char *h = strcasestr(buf, "\r\nContent-Length:");
+
+			clen = h ? strtol(h + 17, NULL, 10) : 0;
+		}
+		if (body && (long)(n - (body + 4 - buf)) >= clen)
+			break;
+	}
+	/* lost: Alertmanager retries, the next call reads it again */
+	(void)!write(c, ok, sizeof(ok) - 1);
+	close(c);
+	body = strstr(buf, "\r\n\r\n");
+	j = body ? json_loads(body + 4, 0, NULL) : NULL;
+	return j;
+}
+
+/* The labels of the first alert named @name of job @job in webhook payload @j, or NULL. */
+static json_t *hook_alert(json_t *j, const char *name, const char *job)
+{
+	json_t *a;
+	size_t i;
+
+	json_array_foreach(json_object_get(j, "alerts"), i, a) {
+		json_t *l = json_object_get(a, "labels");
+
+		if (!strcmp(json_string_value(json_object_get(l, "alertname")) ?: "", name) &&
+		    !strcmp(json_string_value(json_object_get(l, "memacct_job")) ?: "", job))
+			return l;
+	}
+	return NULL;
+}
+
 /* `sh -c @sh` started, its stdout read until a line starting with @ready
  * (NULL: not read): its pid, *@out the pipe's end */
 static pid_t spawn_ready(const char *sh, const char *ready, FILE **out)
@@ -3407,7 +3521,9 @@ static long long cg_usage(const char *dir)
  * counts it 5 times. The job's total from the rules equals Σ of the two run
  * cgroups' charge read from their own files within 1%; Σ RSS is printed
  * beside it and is at least twice as large. A third run of the job,
- * OOM-killed under --memory-max, fires MemacctJobOomKill for the job.
+ * OOM-killed under --memory-max, fires MemacctJobOomKill for the job, which
+ * Alertmanager (Debian's, on loopback) delivers to the test's webhook with
+ * the post-mortem's cause (anon) among its labels.
  */
 START_TEST(test_job_rules)
 {
@@ -3415,7 +3531,9 @@ START_TEST(test_job_rules)
 	char q[512], cmd[PATH_MAX + 64];
 	long long u1, u2, want;
 	double total = -1, rss, t2;
-	int pport = free_port();
+	int pport = free_port(), amport = free_port(), hport, hook;
+	bool delivered = false;
+	char cause[16] = "";
 	pid_t d, r1, r2, r3;
 	FILE *o1, *o2, *o3;
 	json_t *l = NULL;
@@ -3424,9 +3542,12 @@ START_TEST(test_job_rules)
 	snprintf(mjob, sizeof(mjob), "run/%s", job);
 	d = start_daemon(NULL);
 	ck_assert(d > 0);
-	snprintf(top, sizeof(top), "rule_files:\n  - %s/../docs/deploy/memacct-jobs.rules.yml\n",
-		 testsdir);
+	hook = hook_listen(&hport);
+	snprintf(top, sizeof(top), "rule_files:\n  - %s/../docs/deploy/memacct-jobs.rules.yml\n"
+		 "alerting:\n  alertmanagers:\n    - static_configs:\n"
+		 "        - targets: ['127.0.0.1:%d']\n", testsdir, amport);
 	start_prometheus(pport, top, NULL);
+	start_alertmanager(amport, hport);
 	snprintf(cmd, sizeof(cmd), "%s/explain_fork 64 4 --seconds 60", workloads);
 	r1 = job_run(job, "", cmd, "ready", &o1);
 	r2 = job_run(job, "", cmd, "ready", &o2);
@@ -3481,6 +3602,24 @@ START_TEST(test_job_rules)
 	printf("  OOM kill in a third cgroup of %s: MemacctJobOomKill %s\n", mjob,
 	       t2 > 0 ? "firing" : "not firing");
 	ck_assert_msg(t2 > 0, "MemacctJobOomKill did not fire for %s in 60 s", mjob);
+	/* Prometheus to Alertmanager to the webhook: the alert, then with
+	 * the post-mortem's cause once the daemon's series has it */
+	for (int i = 0; i < 60 && !cause[0]; i++) {
+		json_t *j = hook_next(hook, 1000), *al = hook_alert(j, "MemacctJobOomKill", mjob);
+
+		if (al) {
+			delivered = true;
+			snprintf(cause, sizeof(cause), "%s",
+				 json_string_value(json_object_get(al, "cause")) ?: "");
+		}
+		json_decref(j);
+	}
+	close(hook);
+	printf("  the webhook got MemacctJobOomKill{memacct_job=\"%s\"}: %s, cause \"%s\"\n", mjob,
+	       delivered ? "yes" : "no", cause);
+	ck_assert_msg(delivered, "no MemacctJobOomKill for %s at the webhook in 60 s (see "
+		      "/tmp/memacct-alertmanager-test.log)", mjob);
+	ck_assert_str_eq(cause, "anon");
 	kill(r1, SIGTERM);
 	kill(r2, SIGTERM);
 	waitpid(r1, NULL, 0);
@@ -4689,7 +4828,8 @@ START_TEST(test_daemon_oom_postmortem)
 	/* the gauge of the last kill, for the cgroup and the root: at the
 	 * next collection (waited for, up to 10 s: a collection under the
 	 * load of CI's guests took longer than the 1.2 s slept before) */
-	snprintf(want, sizeof(want), "memacct_oom_last_kill_timestamp_seconds{cgroup=\"%s\"} ", rel);
+	snprintf(want, sizeof(want), "memacct_oom_last_kill_timestamp_seconds{cgroup=\"%s\","
+		 "cause=\"pinned\"} ", rel);
 	for (int i = 0; i < 100; i++) {
 		m = http_get("/metrics", NULL);
 		ck_assert_ptr_nonnull(m);

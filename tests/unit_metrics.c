@@ -598,8 +598,10 @@ END_TEST
 
 /*
  * The last-kill series at its limit: a restarted daemon seeded from an OOM
- * log of 1,030 cgroups' kills (each cgroup and "/" above it) keeps 1,024;
- * the 7 oldest are dropped and counted, never dropped unsaid.
+ * log of 1,030 kills (each cgroup and those above it: 1,032 with "/" and
+ * /c1029 above /c1029/job_5) keeps 1,024; the 8 oldest are dropped and
+ * counted, never dropped unsaid. Each series
+ * has its cgroup's path labels and the last kill's cause, when named.
  */
 START_TEST(test_oom_last_kill_series_full)
 {
@@ -615,24 +617,34 @@ START_TEST(test_oom_last_kill_series_full)
 	fd = mkstemp(path);
 	ck_assert_int_ge(fd, 0);
 	f = fdopen(fd, "w");
-	for (int i = 0; i < 1030; i++)
+	for (int i = 0; i < 1029; i++)
 		fprintf(f, "{\"schema\":\"%s\",\"oom_kills\":[{\"cgroup\":\"/c%d\","
 			"\"time\":%d}]}\n", OOM_SCHEMA, i, i + 1);
+	/* the last with its post-mortem's cause, in a Slurm job's cgroup */
+	fprintf(f, "{\"schema\":\"%s\",\"oom_kills\":[{\"cgroup\":\"/c1029/job_5\","
+		"\"time\":1030,\"cause\":\"cow\"}]}\n", OOM_SCHEMA);
 	ck_assert_int_eq(fclose(f), 0);
 	o->log_path = path;
 	doom_seed(o);
 	unlink(path);
 	ck_assert_int_eq(o->nlast, DOOM_CGROUPS);
-	ck_assert_int_eq(o->last_dropped, 7);
+	ck_assert_int_eq(o->last_dropped, 8);
 	for (size_t i = 0; i < o->nlast; i++) {
 		c0 |= !strcmp(o->last[i].cgroup, "/c0");
 		c1029 |= !strcmp(o->last[i].cgroup, "/c1029");
 	}
 	ck_assert(!c0 && c1029);
 	mbuf_init(&b, false);
-	doom_metrics(&b, o);
+	doom_metrics(&b, o, NULL);
 	text = metrics_end(&b);
-	ck_assert_msg(strstr(text, "\nmemacct_oom_last_kill_series_dropped_total 7\n"), "%.600s",
+	/* labelled as the cgroup's other series, and with the cause */
+	ck_assert_msg(strstr(text, "\nmemacct_oom_last_kill_timestamp_seconds{cgroup=\"/c1029/job_5\","
+			     "job_id=\"5\",memacct_job=\"slurm/5\",job_root=\"true\",cause=\"cow\"} 1030\n"),
+		      "%.600s", text);
+	ck_assert(strstr(text, "\nmemacct_oom_last_kill_timestamp_seconds{cgroup=\"/\",cause=\"cow\"} "
+			 "1030\n"));
+	ck_assert(strstr(text, "\nmemacct_oom_last_kill_timestamp_seconds{cgroup=\"/c1028\"} 1029\n"));
+	ck_assert_msg(strstr(text, "\nmemacct_oom_last_kill_series_dropped_total 8\n"), "%.600s",
 		      text);
 	mbuf_free(&b);
 	doom_free(o);

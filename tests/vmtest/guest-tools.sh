@@ -4,7 +4,8 @@
 # (arm64) binaries, for run.sh's initramfs when the guest is not the host's
 # architecture (VMTEST_ARCH=arm64 with VMTEST_INTEGRATION): the same tools
 # run.sh copies from an x86 host (capsh, setpriv, bash, dash, curl, bpftool,
-# logrotate, coreutils' timeout and sleep, prometheus, promtool). Their
+# logrotate, coreutils' timeout and sleep, prometheus, promtool,
+# prometheus-alertmanager). Their
 # Debian packages of the host's suite for ARCH are downloaded with the
 # private APT configuration of sysroot.sh (apt-private.sh, DIR/apt-sysroot)
 # and unpacked into DIR/tools with dpkg-deb -x; then the shared libraries
@@ -34,8 +35,9 @@ fetch() {	# fetch PKG...: download and unpack into $root
 tools="capsh:/usr/sbin/capsh setpriv:/usr/bin/setpriv bash:/bin/bash dash:/usr/bin/dash
 	curl:/usr/bin/curl bpftool:/usr/sbin/bpftool logrotate:/usr/sbin/logrotate
 	timeout:/usr/bin/timeout sleep:/usr/bin/sleep prometheus:/usr/bin/prometheus
-	promtool:/usr/bin/promtool"
-fetch libcap2-bin util-linux bash dash curl bpftool logrotate coreutils prometheus
+	promtool:/usr/bin/promtool prometheus-alertmanager:/usr/bin/prometheus-alertmanager"
+fetch libcap2-bin util-linux bash dash curl bpftool logrotate coreutils prometheus \
+	prometheus-alertmanager
 
 srcs=()
 for t in $tools; do

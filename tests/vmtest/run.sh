@@ -50,8 +50,9 @@ fi
 # suite's /bin/sh, whose PATH lookup finds them: busybox ash runs its own
 # applets first; the daemon tests' curl, bpftool, logrotate, coreutils'
 # timeout (--preserve-status, exit 124) and sleep (copied under another
-# name: busybox's is a link), and Debian's prometheus and
-# promtool, Go binaries that need libc only, 100 MB unpacked), with their
+# name: busybox's is a link), and Debian's prometheus, promtool and
+# prometheus-alertmanager, Go binaries that need libc only, 125 MB
+# unpacked), with their
 # libraries. SRC[:DEST]
 cpio=$(command -v cpio || echo "busybox cpio")
 root=$dir/root
@@ -90,7 +91,7 @@ if [ "$arch" = arm64 ]; then
 fi
 [ -z "$host_tools" ] && tools=() || tools=(/usr/sbin/capsh /usr/bin/setpriv /usr/bin/bash:/bin/bash /usr/bin/dash /usr/bin/curl \
 	/usr/sbin/bpftool /usr/sbin/logrotate /usr/bin/timeout /usr/bin/sleep /usr/bin/prometheus \
-	/usr/bin/promtool)
+	/usr/bin/promtool /usr/bin/prometheus-alertmanager)
 for t in "${tools[@]}"; do
 	src=${t%%:*} dst=${t#*:}
 	[ -x "$src" ] || { echo "vmtest: $src missing: tests that need it fail or skip in the guest" >&2; continue; }

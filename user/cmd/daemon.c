@@ -459,7 +459,7 @@ static void format(struct dstate *d, const struct collection *col,
 		}
 	}
 	format_self(d, col, s, b);
-	doom_metrics(b, &d->oom);
+	doom_metrics(b, &d->oom, &job_rules);
 }
 
 /* ---------------------------------------------------------------- JSON log */

@@ -217,8 +217,8 @@ int oom_log_append(const char *path, const char *line)
 	return err;
 }
 
-/* the last kill's time for @cgroup and each cgroup above it */
-static void note_last(struct daemon_oom *o, const char *cgroup, double t)
+/* the last kill's time and cause (NULL: none named) for @cgroup and each cgroup above it */
+static void note_last(struct daemon_oom *o, const char *cgroup, double t, const char *cause)
 {
 	char path[PATH_MAX];
 
@@ -240,15 +240,18 @@ static void note_last(struct daemon_oom *o, const char *cgroup, double t)
 				o->last[old] = o->last[--o->nlast];
 				o->last_dropped++;
 			}
-			o->last[o->nlast].cgroup = strdup(path);
+			/* a new entry: not the time of the one last moved from here */
+			o->last[o->nlast] = (struct doom_last){ .cgroup = strdup(path) };
 			if (!o->last[o->nlast].cgroup) {
 				o->last_dropped++;
 				return;
 			}
 			i = o->nlast++;
 		}
-		if (t > o->last[i].time)
+		if (t > o->last[i].time) {
 			o->last[i].time = t;
+			snprintf(o->last[i].cause, sizeof(o->last[i].cause), "%s", cause ?: "");
+		}
 		if (!strcmp(path, "/"))
 			return;
 		*strrchr(path, '/') = '\0';
@@ -287,7 +290,8 @@ void doom_seed(struct daemon_oom *o)
 			const char *cg = json_string_value(json_object_get(k, "cgroup"));
 
 			if (cg && cg[0] == '/')
-				note_last(o, cg, json_number_value(json_object_get(k, "time")));
+				note_last(o, cg, json_number_value(json_object_get(k, "time")),
+					  json_string_value(json_object_get(k, "cause")));
 		}
 	}
 	json_decref(kills);
@@ -323,7 +327,7 @@ int doom_on_record(void *ctx, void *data, size_t len)
 	}
 	o->recorded++;
 	if (k->cgroup[0])
-		note_last(o, k->cgroup, k->time);
+		note_last(o, k->cgroup, k->time, k->cause);
 	line = json_object();
 	arr = json_array();
 	json_object_set_new(line, "schema", json_string(OOM_SCHEMA));

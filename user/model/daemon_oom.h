@@ -26,6 +26,7 @@
 struct doom_last {
 	char *cgroup;			/* malloc'd path below the hierarchy root */
 	double time;			/* Unix time of its last kill */
+	char cause[16];			/* that kill's post-mortem cause (oom.h); "" none */
 };
 
 struct daemon_oom {

@@ -569,16 +569,23 @@ void hostmem_metrics(struct mbuf *b, const struct hostpin *h)
 	metrics_sample_u64(b, NULL, 0, h->uma);
 }
 
-void doom_metrics(struct mbuf *b, const struct daemon_oom *o)
+void doom_metrics(struct mbuf *b, const struct daemon_oom *o, const struct job_rules *jobs)
 {
-	struct mlabel l[1];
+	struct mlabel l[CG_NLABELS + 1];
+	struct cg_labels cl;
 
 	metrics_family(b, "memacct_oom_last_kill_timestamp_seconds", MT_GAUGE, "seconds",
 		       "Unix time of the last OOM kill of a process in the cgroup or below it "
-		       "(oom:mark_victim; the OOM log's kills too)");
+		       "(oom:mark_victim; the OOM log's kills too); cause: its post-mortem's "
+		       "(pinned, cow, shmem, page_cache, anon; absent when none was named)");
 	for (size_t i = 0; i < o->nlast; i++) {
-		l[0] = (struct mlabel){ "cgroup", o->last[i].cgroup };
-		metrics_sample(b, l, 1, o->last[i].time);
+		int nl;
+
+		/* the cgroup may be gone: its labels from its path alone */
+		cgroup_path_labels(o->last[i].cgroup, jobs, &cl);
+		nl = path_labels(o->last[i].cgroup, &cl, l);
+		l[nl] = (struct mlabel){ "cause", o->last[i].cause[0] ? o->last[i].cause : NULL };
+		metrics_sample(b, l, nl + 1, o->last[i].time);
 	}
 	metrics_family(b, "memacct_oom_last_kill_series_dropped", MT_COUNTER, NULL,
 		       "Cgroups whose memacct_oom_last_kill_timestamp_seconds was dropped: the "

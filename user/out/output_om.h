@@ -106,11 +106,12 @@ void hostpin_metrics(struct mbuf *b, const struct hostpin *h, bool attributed_kn
 void hostmem_metrics(struct mbuf *b, const struct hostpin *h);
 
 /*
- * doom_metrics() - memacct_oom_last_kill_timestamp_seconds{cgroup} (the
- * victim's cgroup and each above it), memacct_oom_last_kill_series_dropped_total
+ * doom_metrics() - memacct_oom_last_kill_timestamp_seconds{cgroup, its path
+ * labels (@jobs' job rules, NULL: the built-in ones), cause} (the victim's
+ * cgroup and each above it), memacct_oom_last_kill_series_dropped_total
  * (the cgroups whose series was dropped), memacct_oom_postmortems_total,
  * of them memacct_oom_postmortems_brief_total, memacct_oom_log_errors_total.
  */
-void doom_metrics(struct mbuf *b, const struct daemon_oom *o);
+void doom_metrics(struct mbuf *b, const struct daemon_oom *o, const struct job_rules *jobs);
 
 #endif
