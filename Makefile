@@ -80,7 +80,7 @@ msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
 .DELETE_ON_ERROR:
-.PHONY: all check unit integration bench install uninstall vmlinux clean deps vmtest man fuzz \
+.PHONY: all check unit integration bench install uninstall vmlinux clean deps vmtest man fuzz scale \
 	vmtest-bins test-bins vmtest-arm64 vmtest-full-arm64 vmlinux-arm64 \
 	completion deb deb-check image image-check soak soak-oom bench-check alerts-check deploy-check layers-check \
 	bpf-units-check mutation-check
@@ -320,6 +320,13 @@ $(FUZZ_DIR)/fuzz_parsers: tests/fuzz/fuzz_parsers.c $(FUZZ_OBJS)
 soak: $(OUTPUT)/memacct $(WORKLOADS)
 	$(Q)MEMACCT=$(CURDIR)/$(OUTPUT)/memacct WORKLOADS=$(CURDIR)/$(OUTPUT)/workloads \
 		SOAK_OUT=$(CURDIR)/$(OUTPUT)/soak.json /usr/bin/python3 tests/soak.py
+
+# scale (docs/deploy/scale.md; not in CI, ~6 min): the daemon's scrape at 100
+# and 1,000 cgroups, then one replayed as 64 targets into one Prometheus with
+# the job and alert rules: series, bytes, rule evaluation, query latency; root
+scale: $(OUTPUT)/memacct
+	$(Q)MEMACCT=$(CURDIR)/$(OUTPUT)/memacct SCALE_OUT=$(CURDIR)/$(OUTPUT)/scale.json \
+		/usr/bin/python3 tests/scale.py
 
 # soak-oom (docs/soak-oom.md; not in CI, ~35 min): the OOM forecast of run
 # over SOAK_OOM_RUNS (20) runs of each leak shape, 8 at a time, and its calm
