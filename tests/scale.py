@@ -198,6 +198,10 @@ def replay(text):
             best = min(best or t, t)
         res[name] = round(best, 4)
         res[name.replace("_s", "_results")] = len(r)
+    rules, _ = get("http://127.0.0.1:%d/api/v1/rules" % PROM_PORT)
+    slow = sorted(((r["evaluationTime"], r["name"]) for g in json.loads(rules)["data"]["groups"]
+                   for r in g["rules"]), reverse=True)[:4]
+    res["slowest_rules_s"] = [[n, round(t, 4)] for t, n in slow]
     for s in servers:
         s.shutdown()
     return res
