@@ -3073,7 +3073,8 @@ START_TEST(test_dashboard_queries)
 	snprintf(path, sizeof(path), "%s/../docs/deploy/grafana-dashboard.json", testsdir);
 	dash = json_load_file(path, 0, &err);
 	ck_assert_msg(dash, "%s: %s", path, err.text);
-	snprintf(rel, sizeof(rel), "/memacct-test-dash-%d", (int)getpid());
+	/* a systemd unit's name: a job of its own (memacct_job, the $job variable) */
+	snprintf(rel, sizeof(rel), "/memacct-test-dash-%d-job.service", (int)getpid());
 	snprintf(cg, sizeof(cg), "%s%s", cgroot, rel);
 	ck_assert_int_eq(mkdir(cg, 0755), 0);
 	cg_set_memory_max(cg, 256 * MiB);
@@ -3132,6 +3133,16 @@ START_TEST(test_dashboard_queries)
 		printf("  variable %-8s %3zu values  %s\n", name, json_array_size(res), q);
 		if (!strcmp(name, "instance")) {
 			ck_assert_int_eq(distinct_label(res, "instance", NULL, name), 2);
+		} else if (!strcmp(name, "job")) {
+			bool ours = false;
+			json_t *s;
+			char want[128];
+
+			snprintf(want, sizeof(want), "systemd%s", rel);
+			json_array_foreach(res, j, s)
+				ours |= !strcmp(json_string_value(json_object_get(json_object_get(s,
+						"metric"), "memacct_job")) ?: "", want);
+			ck_assert_msg(ours, "$job of %s lacks %s", inst[0], want);
 		} else {
 			bool ours = false;
 			json_t *s;
@@ -3157,7 +3168,8 @@ START_TEST(test_dashboard_queries)
 
 			ck_assert_ptr_nonnull(e);
 			/* Grafana's "All": .* */
-			dash_subst(e1, sizeof(e1), e, "cgroup", ".*");
+			dash_subst(expr, sizeof(expr), e, "job", ".*");
+			dash_subst(e1, sizeof(e1), expr, "cgroup", ".*");
 			dash_subst(expr, sizeof(expr), e1, "instance", ".*");
 			res = prom_result(pport, title, expr);
 			n = json_array_size(res);
