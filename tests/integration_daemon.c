@@ -3508,7 +3508,34 @@ static pid_t job_run(const char *job, const char *args, const char *cmd, const c
 	return spawn_ready(sh, ready, out);
 }
 
-/* the charge of the cgroup directory @cg: memory.current / usage_in_bytes */
+/*
+ * memacct_job:usage_bytes:sum of job @mjob once the rules see its @ncg job
+ * cgroups and three evaluations in a row agree within 0.1% (up to 60 s):
+ * the last value, -1 if none.
+ */
+static double job_total_settled(int pport, const char *mjob, int ncg)
+{
+	char q[256], qn[256];
+	double total = -1;
+	json_t *l;
+
+	snprintf(q, sizeof(q), "memacct_job:usage_bytes:sum{memacct_job=\"%s\"}", mjob);
+	snprintf(qn, sizeof(qn), "count(memacct_usage_bytes{memacct_job=\"%s\",job_root=\"true\"})",
+		 mjob);
+	for (int i = 0, same = 0; i < 120 && same < 3; i++) {
+		double v = prom_one(pport, q, &l), n;
+
+		json_decref(l);
+		n = prom_one(pport, qn, &l);
+		json_decref(l);
+		same = n == ncg && v > 0 && fabs(v - total) <= v / 1000 ? same + 1 : 0;
+		total = v;
+		sleep_ms(500);
+	}
+	return total;
+}
+
+/* the charge of the cgroup directory @dir: memory.current / usage_in_bytes */
 static long long cg_usage(const char *dir)
 {
 	char f[PATH_MAX + 32];
@@ -3542,7 +3569,7 @@ START_TEST(test_job_rules)
 	char job[64], mjob[80], cg1[PATH_MAX], cg2[PATH_MAX], top[PATH_MAX + 64];
 	char q[512], cmd[PATH_MAX + 64];
 	long long u1, u2, want;
-	double total = -1, rss, t2;
+	double total, rss, t2;
 	int pport = free_port(), amport = free_port(), hport, hook;
 	bool delivered = false;
 	char cause[16] = "";
@@ -3567,20 +3594,7 @@ START_TEST(test_job_rules)
 	ck_assert_int_eq(run_cgroup_find(r2, cg2, sizeof(cg2)), 0);
 	ck_assert_ptr_nonnull(strstr(cg1, ".job-"));
 	/* the rules see both runs, then their figures settle: 3 scrapes alike */
-	snprintf(q, sizeof(q), "memacct_job:usage_bytes:sum{memacct_job=\"%s\"}", mjob);
-	for (int i = 0, same = 0; i < 120 && same < 3; i++) {
-		double v = prom_one(pport, q, &l);
-		double n = 0;
-
-		json_decref(l);
-		snprintf(cmd, sizeof(cmd), "count(memacct_usage_bytes{memacct_job=\"%s\","
-			 "job_root=\"true\"})", mjob);
-		n = prom_one(pport, cmd, &l);
-		json_decref(l);
-		same = n == 2 && v > 0 && fabs(v - total) <= v / 1000 ? same + 1 : 0;
-		total = v;
-		sleep_ms(500);
-	}
+	total = job_total_settled(pport, mjob, 2);
 	u1 = cg_usage(cg1);
 	u2 = cg_usage(cg2);
 	want = u1 + u2;
@@ -3672,7 +3686,7 @@ START_TEST(test_job_two_nodes)
 	char node[2][400], jobcg[2][440], inst[2][32], pin[2][sizeof(pin_dir)];
 	char mjob[64], q[512], sh[3 * PATH_MAX], top[PATH_MAX + 64], scrape[256];
 	int ports[2], pport = free_port(), mib[2] = { 64, 96 };
-	double total = -1, rss, v, cow;
+	double total, rss, v, cow;
 	long long u[2], want;
 	pid_t d[2], w[2];
 	FILE *o[2];
@@ -3717,20 +3731,7 @@ START_TEST(test_job_two_nodes)
 		w[i] = spawn_ready(sh, "ready", &o[i]);
 	}
 	/* both nodes' job cgroups in the rules, the figures settled: 3 alike */
-	snprintf(q, sizeof(q), "memacct_job:usage_bytes:sum{memacct_job=\"%s\"}", mjob);
-	for (int i = 0, same = 0; i < 120 && same < 3; i++) {
-		double n;
-
-		v = prom_one(pport, q, &l);
-		json_decref(l);
-		snprintf(sh, sizeof(sh), "count(memacct_usage_bytes{memacct_job=\"%s\","
-			 "job_root=\"true\"})", mjob);
-		n = prom_one(pport, sh, &l);
-		json_decref(l);
-		same = n == 2 && v > 0 && fabs(v - total) <= v / 1000 ? same + 1 : 0;
-		total = v;
-		sleep_ms(500);
-	}
+	total = job_total_settled(pport, mjob, 2);
 	u[0] = cg_usage(jobcg[0]);
 	u[1] = cg_usage(jobcg[1]);
 	snprintf(q, sizeof(q), "memacct_job:rss_bytes:sum{memacct_job=\"%s\"}", mjob);
