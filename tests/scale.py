@@ -39,6 +39,8 @@ import time
 import urllib.parse
 import urllib.request
 
+from soak import memcg_root  # the memory hierarchy's mount (v1 memory, else cgroup2)
+
 MEMACCT = os.environ.get("MEMACCT", ".output/memacct")
 COUNTS = [int(x) for x in os.environ.get("SCALE_CGROUPS", "100 1000").split()]
 TARGETS = int(os.environ.get("SCALE_TARGETS", "64"))
@@ -52,21 +54,7 @@ PROM_PORT = PORT + 1
 TSDB = "/tmp/" + TAG
 
 
-def memcg_root():
-    """The memory controller's mount point: v1 'memory' first, else cgroup2."""
-    v2 = None
-    with open("/proc/self/mountinfo") as f:
-        for line in f:
-            left, right = line.split(" - ", 1)
-            mnt, fstype, opts = left.split()[4], right.split()[0], right.split()[2]
-            if fstype == "cgroup" and "memory" in opts.split(","):
-                return mnt
-            if fstype == "cgroup2":
-                v2 = mnt
-    return v2
-
-
-ROOT = memcg_root()
+ROOT = memcg_root()[0]
 TOP = os.path.join(ROOT, TAG)
 procs = []
 daemon = None
