@@ -337,6 +337,9 @@ START_TEST(test_path_job)
 		{ "/memacct-run-77-00ff00f", "", false },		/* 7 hex digits */
 		/* systemd units, innermost; a docker scope is one */
 		{ "/system.slice/postgresql.service", "systemd/postgresql.service", true },
+		{ "/system.slice/docker-0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef.scope",
+		  "systemd/docker-0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef.scope",
+		  true },
 		{ "/user.slice/user-1000.slice/user@1000.service/app.slice/foo.service",
 		  "systemd/foo.service", true },
 		{ "/user.slice/user-1000.slice/user@1000.service/app.slice",
