@@ -799,20 +799,22 @@ def check_cow_maps(s):
                 bad.append('%s: no entry' % kind)
                 continue
             got, par = e['bytes'], e['parent_resident_bytes'] or -1
-            # within 5% below (the heap, copied first, loses the pages before
-            # the process's 16th when a switch folds them: COWM_MIN_PAGES;
-            # TCG guests lost up to 3% more, not explained yet: stop 55's
-            # note), 16 pages above (libc's own in the heap; a copy made
-            # twice, suspected: integration.c fault_cow_maps()); the parent's resident bytes
-            # within 16 pages of its Rss (read at a child's first copy)
-            ok = e['kind'] == kind and want * 95 // 100 <= got <= want + 16 * PAGE
+            # within 5% or 16 pages below, the larger (the heap, copied first,
+            # loses the pages before the process's 16th when a switch folds
+            # them: COWM_MIN_PAGES, 12.5% of its 2 MiB with 16 KiB pages, 8
+            # pages short once in trixie-16k; TCG guests lost up to 3% more,
+            # not explained yet: stop 55's note), 16 pages above (libc's own
+            # in the heap; a copy made twice, suspected: integration.c
+            # fault_cow_maps()); the parent's resident bytes within 16 pages
+            # of its Rss (read at a child's first copy)
+            ok = e['kind'] == kind and want - max(want // 20, 16 * PAGE) <= got <= want + 16 * PAGE
             ok = ok and rss - 16 * PAGE <= par <= rss + 16 * PAGE
             (bad if not ok else []).append('%s: %s %d (truth %d), parent %d (Rss %d)'
                                           % (kind, e['kind'], got, want, par, rss))
         # unattributed: the copies before its first 16 pages (COWM_MIN_PAGES)
         check('cow_maps.worker%d' % w, not bad and 0 <= un <= max(16 * PAGE, allb // 20),
-              '; '.join(bad) if bad else 'heap, anon, file within 5%% below and 16 pages '
-              'above the truth; unattributed %d' % un,
+              '; '.join(bad) if bad else 'heap, anon, file within 5%% or 16 pages below and '
+              '16 pages above the truth; unattributed %d' % un,
               unsupported(s.sec))
     if not rep or not s.truth.get('workers'):
         check('cow_maps', False, 'no report or no truth')
