@@ -3388,7 +3388,7 @@ static void start_alertmanager(int amport, int hookport)
 		    !freopen("/dev/null", "w", stdout))
 			_exit(127);
 		execl("/usr/bin/prometheus-alertmanager", "alertmanager", cfg, store, listen,
-		      "--cluster.listen-address=", "--log.level=warn", (char *)NULL);
+		      "--cluster.listen-address=", "--log.level=info", (char *)NULL);
 		_exit(127);
 	}
 	ck_assert(am_pid > 0);
@@ -3407,8 +3407,13 @@ static void start_alertmanager(int amport, int hookport)
 		free(b);
 		if (ready)
 			break;
-		ck_assert_msg(i < 240, "Alertmanager not ready in 60 s (see "
-			      "/tmp/memacct-alertmanager-test.log)");
+		if (i == 240) {
+			struct result *r = run_cmd("tail -n 20 /tmp/memacct-alertmanager-test.log");
+
+			printf("  /tmp/memacct-alertmanager-test.log ends:\n%s", r->out);
+			result_free(r);
+			ck_abort_msg("Alertmanager not ready in 60 s");
+		}
 		sleep_ms(250);
 	}
 }

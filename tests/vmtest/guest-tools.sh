@@ -49,6 +49,10 @@ for t in $tools; do
 	echo "$src $dest" >> "$dir/tools.list"
 	srcs+=("$src")
 done
+# Alertmanager's notification templates (Debian's: read at its start)
+for f in "$root"/usr/share/prometheus/alertmanager/*.tmpl; do
+	[ -f "$f" ] && echo "${f#"$root"} ${f#"$root"}" >> "$dir/tools.list"
+done
 
 # find_lib SONAME: its path in $root (empty if not there yet)
 find_lib() {

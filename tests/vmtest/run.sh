@@ -100,6 +100,12 @@ for t in "${tools[@]}"; do
 		mkdir -p "$root$(dirname "$l")"; cp -L "$l" "$root$l"
 	done
 done
+# Debian's Alertmanager will not start without its notification templates
+# (its package's data, not compiled in)
+am_tmpl=/usr/share/prometheus/alertmanager
+if [ -n "$host_tools" ] && [ -d $am_tmpl ]; then
+	mkdir -p "$root$am_tmpl"; cp $am_tmpl/*.tmpl "$root$am_tmpl/"
+fi
 # arm64 from an x86 host: the same tools from Debian's arm64 packages, with
 # their libraries and loader (guest-tools.sh: DIR/tools, DIR/tools.list)
 if [ "$arch" = arm64 ] && [ -n "$want_integration" ] && [ -z "$host_tools" ]; then
