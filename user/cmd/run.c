@@ -230,18 +230,13 @@ static void clean_stale_runs(const struct memcg *parent)
 	while ((de = readdir(dir))) {
 		struct memcg cg;
 		pid_t *pids = NULL;
-		const char *rest;
-		int pid, n, fd, end = 0;
-		char kind[4];
+		const char *job;
+		int pid, n, fd;
+		char kind[5];
 
 		/* memacct-run-PID-XXXXXXXX[.job-NAME], memacct-ctl-PID-XXXXXXXX */
-		if (sscanf(de->d_name, "memacct-%3[a-z]-%d-%8[0-9a-f]%n", kind, &pid, hex,
-			   &end) != 3 || !end || pid <= 0 || strlen(hex) != 8 ||
-		    (strcmp(kind, "run") && strcmp(kind, "ctl")))
-			continue;
-		rest = de->d_name + end;
-		if (*rest && (strcmp(kind, "run") ||
-			      strncmp(rest, CG_JOB_SUFFIX, strlen(CG_JOB_SUFFIX))))
+		if (!cgroup_run_name(de->d_name, kind, &pid, hex, &job) ||
+		    !(!strcmp(kind, "run") || (!strcmp(kind, "ctl") && !job)))
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", parent->path, de->d_name);
 		if (memcg_of_path(root, version, path, &cg))

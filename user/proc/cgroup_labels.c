@@ -83,8 +83,8 @@ static enum job_rank comp_job(const char *comp, size_t n, char *name)
 {
 	char uid[37], c[256], hex[9], kind[5];
 	enum job_rank rank = JOB_NONE;
-	int pid, len = -1, end = 0;
-	const char *tail;
+	int pid, len = -1;
+	const char *job;
 
 	if (n >= sizeof(c))
 		return JOB_NONE;
@@ -96,16 +96,12 @@ static enum job_rank comp_job(const char *comp, size_t n, char *name)
 	} else if (comp_pod_uid(c, n, uid)) {
 		len = snprintf(name, CG_JOB_MAX, "k8s/%s", uid);
 		rank = JOB_OUTER;
-	} else if (sscanf(c, "memacct-%4[a-z]-%d-%8[0-9a-f]%n", kind, &pid, hex, &end) == 3 &&
-		   end && (!strcmp(kind, "run") || !strcmp(kind, "keep")) && pid > 0 &&
-		   strlen(hex) == 8) {
-		tail = c + end;
-		if (!tail[0]) {
+	} else if (cgroup_run_name(c, kind, &pid, hex, &job) && strcmp(kind, "ctl")) {
+		if (!job) {
 			len = snprintf(name, CG_JOB_MAX, "run/%d-%s", pid, hex);
 			rank = JOB_OUTER;
-		} else if (!strncmp(tail, CG_JOB_SUFFIX, strlen(CG_JOB_SUFFIX)) &&
-			   cgroup_job_name_ok(tail + strlen(CG_JOB_SUFFIX))) {
-			len = snprintf(name, CG_JOB_MAX, "run/%s", tail + strlen(CG_JOB_SUFFIX));
+		} else if (cgroup_job_name_ok(job)) {
+			len = snprintf(name, CG_JOB_MAX, "run/%s", job);
 			rank = JOB_NAMED_RUN;
 		}
 	} else if ((n > 8 && !strcmp(c + n - 8, ".service")) ||
@@ -139,6 +135,23 @@ static bool job_from_rules(const struct job_rules *r, const char *path, struct c
 		return true;
 	}
 	return false;
+}
+
+bool cgroup_run_name(const char *name, char kind[5], int *pid, char hex[9], const char **job)
+{
+	int end = 0;
+
+	if (sscanf(name, "memacct-%4[a-z]-%d-%8[0-9a-f]%n", kind, pid, hex, &end) != 3 || !end ||
+	    (strcmp(kind, "run") && strcmp(kind, "keep") && strcmp(kind, "ctl")) || *pid <= 0 ||
+	    strlen(hex) != 8)
+		return false;
+	*job = NULL;
+	if (!name[end])
+		return true;
+	if (strncmp(name + end, CG_JOB_SUFFIX, strlen(CG_JOB_SUFFIX)))
+		return false;
+	*job = name + end + strlen(CG_JOB_SUFFIX);
+	return true;
 }
 
 bool cgroup_job_name_ok(const char *name)

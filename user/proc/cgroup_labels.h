@@ -65,4 +65,13 @@ bool cgroup_job_name_ok(const char *name);
 /* the cgroup name suffix of a named run: memacct-run-PID-XXXXXXXX.job-NAME */
 #define CG_JOB_SUFFIX	".job-"
 
+/*
+ * cgroup_run_name() - whether @name is a cgroup name memcg_create_locked()
+ * gives memacct's own (cgroup.h): memacct-KIND-PID-XXXXXXXX, then nothing or
+ * CG_JOB_SUFFIX and a name. KIND (run, keep, ctl) into @kind, PID into *@pid,
+ * the 8 hex digits into @hex, and into *@job the name after CG_JOB_SUFFIX as
+ * it is (unchecked: cgroup_job_name_ok()), NULL when there is none.
+ */
+bool cgroup_run_name(const char *name, char kind[5], int *pid, char hex[9], const char **job);
+
 #endif
