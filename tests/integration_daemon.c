@@ -2873,16 +2873,43 @@ END_TEST
  * GET @path_and_query from the Prometheus of test_prometheus_no_reset (port
  * @pport): the JSON body, or NULL.
  */
-static json_t *prom_get(int pport, const char *path_and_query)
+/* http_get() of loopback port @p instead of the daemon's */
+static char *http_get_at(int p, const char *path)
 {
 	int daemon_port = port;
-	json_error_t e;
 	char *body;
+
+	port = p;
+	body = http_get(path, NULL);
+	port = daemon_port;
+	return body;
+}
+
+/*
+ * @argv (argv[0] looked up in PATH) started with its stderr to @log and
+ * its stdout to /dev/null, killed when this runner dies: its pid.
+ */
+static pid_t spawn_logged(const char *log, char *const argv[])
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (!freopen(log, "w", stderr) || !freopen("/dev/null", "w", stdout))
+			_exit(127);
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	ck_assert(pid > 0);
+	return pid;
+}
+
+static json_t *prom_get(int pport, const char *path_and_query)
+{
+	char *body = http_get_at(pport, path_and_query);
+	json_error_t e;
 	json_t *j;
 
-	port = pport;
-	body = http_get(path_and_query, NULL);
-	port = daemon_port;
 	if (!body)
 		return NULL;
 	j = json_loads(body, 0, &e);
@@ -2939,22 +2966,15 @@ static void start_prometheus(int pport, const char *top, const char *jobs)
 		"scrape_configs:\n  - job_name: memacct\n    static_configs:\n"
 		"      - targets: ['127.0.0.1:%d']\n%s", top ? top : "", port, jobs ? jobs : "");
 	ck_assert_int_eq(fclose(f), 0);
-	prom_pid = fork();
-	if (prom_pid == 0) {
+	{
 		char cfg[160], tsdb[160], listen[64];
+		char *argv[] = { "prometheus", cfg, tsdb, listen, "--log.level=warn", NULL };
 
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		snprintf(cfg, sizeof(cfg), "--config.file=%s", path);
 		snprintf(tsdb, sizeof(tsdb), "--storage.tsdb.path=%s/data", prom_dir);
 		snprintf(listen, sizeof(listen), "--web.listen-address=127.0.0.1:%d", pport);
-		if (!freopen("/tmp/memacct-prometheus-test.log", "w", stderr) ||
-		    !freopen("/dev/null", "w", stdout))
-			_exit(127);
-		execlp("prometheus", "prometheus", cfg, tsdb, listen, "--log.level=warn",
-		       (char *)NULL);
-		_exit(127);
+		prom_pid = spawn_logged("/tmp/memacct-prometheus-test.log", argv);
 	}
-	ck_assert(prom_pid > 0);
 	for (int i = 0;; i++) {	/* ready, and scraped the daemon once */
 		ck_assert_msg(i < 120, "Prometheus did not scrape the daemon in 30 s "
 			      "(see /tmp/memacct-prometheus-test.log)");
@@ -3366,6 +3386,8 @@ END_TEST
 static void start_alertmanager(int amport, int hookport)
 {
 	char path[160], store[160], cfg[200], listen[64];
+	char *argv[] = { "/usr/bin/prometheus-alertmanager", cfg, store, listen,
+			 "--cluster.listen-address=", "--log.level=info", NULL };
 	FILE *f;
 
 	ck_assert_msg(!access("/usr/bin/prometheus-alertmanager", X_OK),
@@ -3378,32 +3400,17 @@ static void start_alertmanager(int amport, int hookport)
 		"    webhook_configs:\n      - url: http://127.0.0.1:%d/\n"
 		"        send_resolved: false\n", hookport);
 	ck_assert_int_eq(fclose(f), 0);
-	am_pid = fork();
-	if (am_pid == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		snprintf(cfg, sizeof(cfg), "--config.file=%s", path);
-		snprintf(store, sizeof(store), "--storage.path=%s/am", prom_dir);
-		snprintf(listen, sizeof(listen), "--web.listen-address=127.0.0.1:%d", amport);
-		if (!freopen("/tmp/memacct-alertmanager-test.log", "w", stderr) ||
-		    !freopen("/dev/null", "w", stdout))
-			_exit(127);
-		execl("/usr/bin/prometheus-alertmanager", "alertmanager", cfg, store, listen,
-		      "--cluster.listen-address=", "--log.level=info", (char *)NULL);
-		_exit(127);
-	}
-	ck_assert(am_pid > 0);
+	snprintf(cfg, sizeof(cfg), "--config.file=%s", path);
+	snprintf(store, sizeof(store), "--storage.path=%s/am", prom_dir);
+	snprintf(listen, sizeof(listen), "--web.listen-address=127.0.0.1:%d", amport);
+	am_pid = spawn_logged("/tmp/memacct-alertmanager-test.log", argv);
 	/* ready before an alert fires: Prometheus drops a notification it
 	 * cannot deliver and sends the alert again a minute later (its
 	 * --rules.alert.resend-delay), past the test's wait in a TCG guest */
 	for (int i = 0;; i++) {
-		int daemon_port = port;
-		bool ready;
-		char *b;
+		char *b = http_get_at(amport, "/-/ready");
+		bool ready = b != NULL;
 
-		port = amport;
-		b = http_get("/-/ready", NULL);
-		port = daemon_port;
-		ready = b != NULL;
 		free(b);
 		if (ready)
 			break;
