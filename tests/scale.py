@@ -115,10 +115,10 @@ def one_node(n):
 
 
 class Target(http.server.BaseHTTPRequestHandler):
-    payload = b""
+    body = b""  # the scrape, gzip-compressed once
 
     def do_GET(self):
-        body = gzip.compress(self.payload, 1)
+        body = self.body
         self.send_response(200)
         self.send_header("Content-Type", "text/plain; version=0.0.4")
         self.send_header("Content-Encoding", "gzip")
@@ -139,7 +139,7 @@ def prom_query(q):
 def replay(text):
     """TARGETS targets of text scraped by prometheus with the rules: its figures."""
     global prom
-    Target.payload = text.encode()
+    Target.body = gzip.compress(text.encode(), 1)
     servers = []
     for i in range(TARGETS):
         s = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Target)
