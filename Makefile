@@ -81,6 +81,7 @@ endif
 
 .DELETE_ON_ERROR:
 .PHONY: all check unit integration bench install uninstall vmlinux clean deps vmtest man fuzz scale \
+	vmtest-cluster \
 	vmtest-bins test-bins vmtest-arm64 vmtest-full-arm64 vmlinux-arm64 \
 	completion deb deb-check image image-check soak soak-oom bench-check alerts-check deploy-check layers-check \
 	bpf-units-check mutation-check
@@ -364,6 +365,12 @@ vmtest: $(VMTEST_DIR)/bin/memacct $(STATIC_WORKLOADS) $(VMTEST_DIR)/test_integra
 		tests/vmtest/run.sh $(VMTEST_DIR) $(VMTEST_KERNELS)
 
 # the guest binaries alone (`make ARCH=arm64` builds these)
+# A cluster of three guests as nodes, scraped by one Prometheus on the host
+# with the job rules (docs/vmtest.md "Cluster", issue 45)
+VMTEST_CLUSTER_KERNEL ?= bookworm-backports
+vmtest-cluster: $(VMTEST_DIR)/bin/memacct $(STATIC_WORKLOADS)
+	$(Q)tests/vmtest/cluster.py $(VMTEST_DIR) $(VMTEST_CLUSTER_KERNEL)
+
 vmtest-bins: $(VMTEST_DIR)/bin/memacct $(STATIC_WORKLOADS) $(VMTEST_DIR)/bench/spawn
 
 # what make check and make vmtest run, built before .ci/run starts them side

@@ -3716,7 +3716,7 @@ END_TEST
  * worst node of its anon is the 96 MiB one; one daemon restarted while the
  * job runs leaves no reset in the job's counters, whose sum over the nodes
  * is the workers' copies (each writes an eighth of its heap) within 1%. Three qemu guests as
- * nodes (the issue's test) are not here: docs/daemon.md "Jobs".
+ * nodes: make vmtest-cluster (tests/vmtest/cluster.py).
  */
 START_TEST(test_job_two_nodes)
 {

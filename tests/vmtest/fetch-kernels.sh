@@ -66,14 +66,16 @@ for s in "$@"; do
 	c=$(find "$dir/debs/$s" -name 'config-*' -type f | head -1)
 	[ -n "$c" ] && cp "$c" "$dir/config-$s"
 	# what the guest needs and this kernel builds as modules (arm64-16k:
-	# nvme, ext4 and the crc32c it asks the crypto API for), with the modules they depend on (modinfo depends=;
+	# nvme, ext4 and the crc32c it asks the crypto API for; make
+	# vmtest-cluster: FETCH_MODULES=virtio_net, its network card), with the modules they depend on (modinfo depends=;
 	# the package has no modules.dep, depmod makes it on install),
 	# decompressed, in load order (DIR/modules-SUITE/order; /init insmods)
 	rm -rf "$dir/modules-$s"
 	for deb in "$dir/debs/$s"/*.deb; do
 		dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$dir/debs/$s" --wildcards \
 			'*/kernel/drivers/nvme/*' '*/kernel/fs/*' '*/kernel/lib/*' \
-			'*/kernel/crypto/*' 2>/dev/null || true
+			'*/kernel/crypto/*' '*/kernel/drivers/net/*' '*/kernel/net/core/*' \
+			'*/kernel/drivers/virtio/*' 2>/dev/null || true
 	done
 	mkdir -p "$dir/modules-$s"
 	python3 - "$dir/debs/$s" "$dir/modules-$s" ${FETCH_MODULES:-nvme crc32c_generic ext4} <<'PY'

@@ -34,6 +34,15 @@ mkdir -p /tmp /run /mnt /dev/shm && mount -t tmpfs tmpfs /tmp && mount -t tmpfs 
 [ -b /dev/nvme0n1 ] && mke2fs -q /dev/nvme0n1 > /dev/null && mount -t ext2 /dev/nvme0n1 /mnt
 # /var/tmp on it too, as on a host (the integration suite's files)
 mkdir -p /mnt/vartmp /var/tmp && chmod 1777 /mnt/vartmp && mount --bind /mnt/vartmp /var/tmp
+# memacct.node=NAME (make vmtest-cluster): a node of a cluster, driven by
+# the host over its network card (tests/vmtest/node.sh, cluster.py) until
+# the host's last step; no sections
+if grep -q 'memacct.node=' /proc/cmdline; then
+	/bin/node.sh up || echo "init: node.sh up failed"
+	while [ ! -e /run/poweroff ]; do sleep 1; done
+	sync
+	poweroff -f
+fi
 # the results' serial port: memacct.out=ttyS0 on arm64 (run.sh)
 out=/dev/$(tr ' ' '\n' < /proc/cmdline | sed -n 's/^memacct.out=//p')
 [ "$out" = /dev/ ] && out=/dev/ttyS1
