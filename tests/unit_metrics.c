@@ -524,10 +524,14 @@ START_TEST(test_cgroup_families)
 }
 END_TEST
 
-/* Processes summed per (own cgroup, comm): two "w" in /, one "x", one elsewhere. */
+/*
+ * Processes summed per (own cgroup, comm): two "w" in a Slurm job's cgroup,
+ * one "x", one elsewhere; each series with the cgroup's labels, its job's
+ * among them.
+ */
 START_TEST(test_comm_families)
 {
-	struct cgi cg[2] = { { .id = 1, .rel = "/", .wanted = true },
+	struct cgi cg[2] = { { .id = 1, .rel = "/job_7", .wanted = true },
 			     { .id = 2, .rel = "/off", .wanted = false } };
 	struct memacct_task_stock st[4];
 	struct comm_sum *v;
@@ -542,17 +546,20 @@ START_TEST(test_comm_families)
 		st[i].rss_anon_pages = 1 + i;
 		st[i].rss_file_pages = 10;
 	}
+	cgroup_path_labels(cg[0].rel, NULL, &cg[0].labels);
 	v = comm_sums(st, 4, &n);
 	ck_assert_ptr_nonnull(v);
-	ck_assert_int_eq(n, 3);	/* (/, w), (/, x), (/off, w) */
+	ck_assert_int_eq(n, 3);	/* (/job_7, w), (/job_7, x), (/off, w) */
 	mbuf_init(&b, false);
 	om_comm_families(&b, cg, 2, v, n, 4096);
 	t = metrics_end(&b);
-	ck_assert_msg(strstr(t, "\nmemacct_comm_processes{cgroup=\"/\",comm=\"w\"} 2\n") &&
-		      strstr(t, "\nmemacct_comm_processes{cgroup=\"/\",comm=\"x\"} 1\n") &&
-		      strstr(t, "\nmemacct_comm_rss_bytes{cgroup=\"/\",comm=\"w\"} 94208\n") &&
-		      strstr(t, "\nmemacct_comm_rss_bytes{cgroup=\"/\",comm=\"x\"} 53248\n") &&
+#define JOB7 "cgroup=\"/job_7\",job_id=\"7\",memacct_job=\"slurm/7\",job_root=\"true\""
+	ck_assert_msg(strstr(t, "\nmemacct_comm_processes{" JOB7 ",comm=\"w\"} 2\n") &&
+		      strstr(t, "\nmemacct_comm_processes{" JOB7 ",comm=\"x\"} 1\n") &&
+		      strstr(t, "\nmemacct_comm_rss_bytes{" JOB7 ",comm=\"w\"} 94208\n") &&
+		      strstr(t, "\nmemacct_comm_rss_bytes{" JOB7 ",comm=\"x\"} 53248\n") &&
 		      !strstr(t, "/off"), "%s", t);
+#undef JOB7
 	ck_assert_int_eq(promtool_on(t), 0);
 	mbuf_free(&b);
 	free(v);

@@ -422,7 +422,7 @@ void om_cgroup_families(struct mbuf *b, const struct cgi *cg, size_t ncg, bool o
 void om_comm_families(struct mbuf *b, struct cgi *cg, size_t ncg,
 		      const struct comm_sum *v, size_t n, long page_size)
 {
-	struct mlabel l[2];
+	struct mlabel l[CG_NLABELS + 1];
 
 	metrics_family(b, "memacct_comm_rss_bytes", MT_GAUGE, "bytes",
 		       "RSS of the cgroup's own processes with that comm (summed; mm->rss_stat)");
@@ -432,12 +432,14 @@ void om_comm_families(struct mbuf *b, struct cgi *cg, size_t ncg,
 				       "Processes of the cgroup (its own, not below) with that comm");
 		for (size_t i = 0; v && i < n; i++) {
 			const struct cgi *c = cgi_find(cg, ncg, v[i].memcg_id);
+			int nl;
 
 			if (!c || !c->wanted)
 				continue;
-			l[0] = (struct mlabel){ "cgroup", c->rel };
-			l[1] = (struct mlabel){ "comm", v[i].comm };
-			metrics_sample_u64(b, l, 2, fam ? v[i].n : v[i].rss_pages * (uint64_t)page_size);
+			nl = cg_labels_of(c, l);	/* the cgroup's job and path labels too */
+			l[nl] = (struct mlabel){ "comm", v[i].comm };
+			metrics_sample_u64(b, l, nl + 1,
+					   fam ? v[i].n : v[i].rss_pages * (uint64_t)page_size);
 		}
 	}
 }

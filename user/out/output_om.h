@@ -79,7 +79,8 @@ void om_cgroup_families(struct mbuf *b, const struct cgi *cg, size_t ncg, bool o
  * om_comm_families() - memacct_comm_rss_bytes (bytes: rss_pages times
  * @page_size) and memacct_comm_processes of the @n sums @v (collect.h
  * comm_sums(): every process of the collection's pass per its own cgroup
- * and comm), for the wanted cgroups of @cg; series as stable as the
+ * and comm), for the wanted cgroups of @cg, labelled with the cgroup's
+ * labels (its job's among them) and comm; series as stable as the
  * workload's program names, whatever the process churn. @v NULL: the
  * families without samples.
  */
