@@ -364,13 +364,13 @@ vmtest: $(VMTEST_DIR)/bin/memacct $(STATIC_WORKLOADS) $(VMTEST_DIR)/test_integra
 		VMTEST_INTEGRATION_PARTS="$(VMTEST_INTEGRATION_PARTS)" \
 		tests/vmtest/run.sh $(VMTEST_DIR) $(VMTEST_KERNELS)
 
-# the guest binaries alone (`make ARCH=arm64` builds these)
 # A cluster of three guests as nodes, scraped by one Prometheus on the host
 # with the job rules (docs/vmtest.md "Cluster", issue 45)
 VMTEST_CLUSTER_KERNEL ?= bookworm-backports
 vmtest-cluster: $(VMTEST_DIR)/bin/memacct $(STATIC_WORKLOADS)
 	$(Q)tests/vmtest/cluster.py $(VMTEST_DIR) $(VMTEST_CLUSTER_KERNEL)
 
+# the guest binaries alone (`make ARCH=arm64` builds these)
 vmtest-bins: $(VMTEST_DIR)/bin/memacct $(STATIC_WORKLOADS) $(VMTEST_DIR)/bench/spawn
 
 # what make check and make vmtest run, built before .ci/run starts them side

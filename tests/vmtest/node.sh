@@ -30,6 +30,11 @@ cg=/sys/fs/cgroup
 id=$(tr ' ' '\n' < /proc/cmdline | sed -n 's/^memacct.node_job=//p')
 job=$cg/system.slice/slurmstepd.scope/job_${id:-4711}
 
+# alive PID: running (a zombie that init has not reaped yet is not)
+alive() {
+	[ -e /proc/$1 ] && ! grep -q '^State:.*Z' /proc/$1/status 2> /dev/null
+}
+
 daemon_start() {
 	setsid memacct daemon --listen 127.0.0.1:9464 --interval 1s < /dev/null > /dev/null \
 		2>> /run/memacct-daemon.log &
@@ -38,7 +43,7 @@ daemon_start() {
 	# /healthz: 503 while it loads, 200 once it serves (TCG: tens of seconds)
 	i=0
 	until wget -q -O /dev/null http://127.0.0.1:9464/healthz 2> /dev/null; do
-		kill -0 "$(cat /run/memacct-daemon.pid)" 2> /dev/null ||
+		alive "$(cat /run/memacct-daemon.pid)" ||
 			{ echo "error daemon exited: $(tail -n 3 /run/memacct-daemon.log)"; return 1; }
 		i=$((i + 1))
 		[ $i -gt 3000 ] && { echo "error daemon not serving in 300 s"; return 1; }
@@ -47,12 +52,12 @@ daemon_start() {
 	echo "daemon_up_s $(awk -v a="$t0" '{ print $1 - a }' /proc/uptime)"
 }
 
-# daemon_stop: SIGTERM, then until it is gone (or a zombie init has not reaped)
+# daemon_stop: SIGTERM, then until it is gone
 daemon_stop() {
 	p=$(cat /run/memacct-daemon.pid)
 	kill "$p" 2> /dev/null
 	i=0
-	while [ -e /proc/$p ] && ! grep -q '^State:.*Z' /proc/$p/status 2> /dev/null; do
+	while alive "$p"; do
 		i=$((i + 1))
 		[ $i -gt 600 ] && { echo "error daemon $p still running 60 s after SIGTERM"; return 1; }
 		sleep 0.1
