@@ -107,29 +107,32 @@ for p in json.load(sys.stdin):
     if p.get("name") and "run_cnt" in p and str(p["id"]) not in old:
         print(p["id"], p["name"], p["run_time_ns"], p["run_cnt"])' "$B/ids0"
 }
-perprog() {	# LABEL EVENTS CMD...
-	local label=$1 events=$2
-	shift 2
+perprog() {	# LABEL EVENTS TARGET_NS CMD... (TARGET_NS "-": none)
+	local label=$1 events=$2 target=$3
+	shift 3
 	progstats >"$B/ps0"
 	"$@" >/dev/null
 	progstats >"$B/ps1"
 	echo "-- $label ($events events): per program, ns/run and runs/event --"
-	awk -v ev="$events" 'FILENAME == ARGV[1] {t[$1] = $3; c[$1] = $4; next}
+	awk -v ev="$events" -v target="$target" 'FILENAME == ARGV[1] {t[$1] = $3; c[$1] = $4; next}
 		$4 > c[$1] + 0 {
 			dt = $3 - t[$1]; dc = $4 - c[$1];
 			printf "   %-22s %7.1f ns/run %7.3f runs/event %7.1f ns/event\n", $2, dt/dc, dc/ev, dt/ev;
 			s += dt }
-		END {printf "   %-22s %25s %7.1f ns/event (inside programs; bpf_stats on)\n", "total", "", s/ev}' \
+		END {printf "   %-22s %25s %7.1f ns/event (inside programs; bpf_stats on)%s\n", "total", "",
+			s/ev, target == "-" ? "" : sprintf(" (target: %s)", target)}' \
 		"$B/ps0" "$B/ps1"
 }
 if [ "${SKIP_AB:-0}" != 1 ]; then
 	wait_quiet
 	bpftool -j prog show | python3 -c 'import json, sys; print(*[p["id"] for p in json.load(sys.stdin)])' >"$B/ids0"
 	start_daemon 10s --bpf-stats
-	perprog "page fault bench" $((256 * 256 * 8)) "$B/fault" 256 8
-	perprog "fork+CoW bench" $((256 * 256 * 4)) "$B/cow" 256 4
-	perprog "context switch bench" 400000 "$B/switch" 200000
-	perprog "fork+exit bench" 5000 "$B/fork" 5000
+	# targets: issue 46's for fork+exit (3 us inside the programs); the
+	# others' are over the floor, in the paired part above (issue 13)
+	perprog "page fault bench" $((256 * 256 * 8)) - "$B/fault" 256 8
+	perprog "fork+CoW bench" $((256 * 256 * 4)) - "$B/cow" 256 4
+	perprog "context switch bench" 400000 - "$B/switch" 200000
+	perprog "fork+exit bench" 5000 "3000 ns" "$B/fork" 5000
 	stop_daemon
 fi
 
@@ -152,7 +155,7 @@ for n in ${SIZES:-1000 10000}; do
 	procs=$(scrape | awk '/^memacct_processes /{print $2}')
 	rss=$(awk '/VmRSS/{print $2/1024}' "/proc/$DPID/status")
 	read -r c1 c2 c3 <<<"$cpu"
-	printf "%6d processes (%s seen): CPU %.2f ms [%.2f..%.2f] per collection (target: 2 at 10,000), wall %.2f ms, daemon RSS %.1f MiB (target <= 30)\n" \
+	printf "%6d processes (%s seen): CPU %.2f ms [%.2f..%.2f] per collection (target: 1 at 10,000, issue 46), wall %.2f ms, daemon RSS %.1f MiB (target <= 30)\n" \
 		"$n" "$procs" "$c1" "$c2" "$c3" "$wall" "$rss"
 	stop_daemon
 	eval "exec ${SP[1]}>&-"
