@@ -365,7 +365,7 @@ def run(dirname, suite):
 
 def checks_charge(prom, nodes):
     """the job's charge, file class and worst node against the nodes' kernels"""
-    total = settled(prom, 'memacct_job:usage_bytes:sum{memacct_job="%s"}' % MJOB)
+    settled(prom, 'memacct_job:usage_bytes:sum{memacct_job="%s"}' % MJOB)
     charge = {n.name: n.step('charge') for n in nodes}
     total = prom.one('memacct_job:usage_bytes:sum{memacct_job="%s"}' % MJOB)
     usage = sum(int(c['usage']) for c in charge.values())

@@ -35,33 +35,53 @@ alive() {
 	[ -e /proc/$1 ] && ! grep -q '^State:.*Z' /proc/$1/status 2> /dev/null
 }
 
+# gone PID: not alive
+gone() {
+	! alive "$1"
+}
+
+# wait_until SECONDS CMD...: until CMD succeeds, every 0.1 s: 0; 1 after
+# SECONDS; CMD's own status above 1 at once (it will never succeed)
+wait_until() {
+	n=$(($1 * 10)) i=0
+	shift
+	until "$@"; do
+		rc=$?
+		[ $rc -gt 1 ] && return $rc
+		i=$((i + 1))
+		[ $i -gt $n ] && return 1
+		sleep 0.1
+	done
+}
+
+# serving: the daemon answers /healthz with 200 (503 while it loads); 2 when
+# it exited
+serving() {
+	wget -q -O /dev/null http://127.0.0.1:9464/healthz 2> /dev/null && return 0
+	alive "$(cat /run/memacct-daemon.pid)" || return 2
+	return 1
+}
+
 daemon_start() {
 	setsid memacct daemon --listen 127.0.0.1:9464 --interval 1s < /dev/null > /dev/null \
 		2>> /run/memacct-daemon.log &
 	echo $! > /run/memacct-daemon.pid
 	t0=$(cut -d' ' -f1 /proc/uptime)
-	# /healthz: 503 while it loads, 200 once it serves (TCG: tens of seconds)
-	i=0
-	until wget -q -O /dev/null http://127.0.0.1:9464/healthz 2> /dev/null; do
-		alive "$(cat /run/memacct-daemon.pid)" ||
-			{ echo "error daemon exited: $(tail -n 3 /run/memacct-daemon.log)"; return 1; }
-		i=$((i + 1))
-		[ $i -gt 3000 ] && { echo "error daemon not serving in 300 s"; return 1; }
-		sleep 0.1
-	done
-	echo "daemon_up_s $(awk -v a="$t0" '{ print $1 - a }' /proc/uptime)"
+	# TCG: tens of seconds to load
+	wait_until 300 serving
+	case $? in
+	0) echo "daemon_up_s $(awk -v a="$t0" '{ print $1 - a }' /proc/uptime)" ;;
+	1) echo "error daemon not serving in 300 s"; return 1 ;;
+	*) echo "error daemon exited: $(tail -n 3 /run/memacct-daemon.log)"; return 1 ;;
+	esac
 }
 
 # daemon_stop: SIGTERM, then until it is gone
 daemon_stop() {
 	p=$(cat /run/memacct-daemon.pid)
 	kill "$p" 2> /dev/null
-	i=0
-	while alive "$p"; do
-		i=$((i + 1))
-		[ $i -gt 600 ] && { echo "error daemon $p still running 60 s after SIGTERM"; return 1; }
-		sleep 0.1
-	done
+	wait_until 60 gone "$p" ||
+		{ echo "error daemon $p still running 60 s after SIGTERM"; return 1; }
 }
 
 # start_ready OUT CGROUP CMD...: CMD in CGROUP, detached (the CGI returns),
@@ -71,12 +91,13 @@ start_ready() {
 	shift 2
 	setsid sh -c 'echo $$ > "$0/cgroup.procs" && exec "$@"' "$dir" "$@" \
 		< /dev/null > "$out" 2>&1 &
-	i=0
-	until grep -q '^ready' "$out"; do
-		i=$((i + 1))
-		[ $i -gt 1800 ] && { echo "error $1 not ready in 180 s: $(tail -n 3 "$out")"; return 1; }
-		sleep 0.1
-	done
+	wait_until 180 grep -q '^ready' "$out" ||
+		{ echo "error $out not ready in 180 s: $(tail -n 3 "$out")"; return 1; }
+}
+
+# job_pids: the processes of the job's cgroups
+job_pids() {
+	cat $(find "$job" -name cgroup.procs)
 }
 
 step_up() {
@@ -111,7 +132,7 @@ step_charge() {
 	echo "usage $(cat "$job/memory.current")"
 	grep -E '^(anon|file) ' "$job/memory.stat"
 	rss=0
-	for p in $(cat $(find "$job" -name cgroup.procs)); do
+	for p in $(job_pids); do
 		k=$(sed -n 's/^VmRSS:[[:space:]]*\([0-9]*\) kB/\1/p' /proc/$p/status 2> /dev/null)
 		rss=$((rss + ${k:-0} * 1024))
 	done
@@ -134,7 +155,7 @@ step_oom() {
 }
 
 step_stop() {
-	for p in $(cat $(find "$job" -name cgroup.procs)); do kill "$p"; done
+	for p in $(job_pids); do kill "$p"; done
 	daemon_stop
 	memacct daemon --stop-kernel-side 2>&1 | tail -n 1
 	echo "pinned_left $(find /sys/fs/bpf -type f | wc -l)"
