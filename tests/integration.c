@@ -322,14 +322,6 @@ void sweep_leftovers(void)
 	sweep(true);
 }
 
-TCase *tcase_swept(const char *name)
-{
-	TCase *tc = tcase_create(name);
-
-	tcase_add_unchecked_fixture(tc, NULL, sweep_leftovers);
-	return tc;
-}
-
 int run_cgroup_parent(char *dir, size_t len)
 {
 	struct memcg own, parent;
@@ -1657,9 +1649,8 @@ END_TEST
 Suite *integration_suite(void)
 {
 	Suite *s = suite_create("integration");
-	TCase *tc = tcase_swept("root");
+	TCase *tc = tcase_swept("root", 300);
 
-	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, test_schema_and_exit_status);
 	tcase_add_test(tc, test_cow_fork_child);
 	tcase_add_test(tc, test_cow_fork_parent_writes);
@@ -1858,7 +1849,7 @@ int main(void)
 	failed = srunner_ntests_failed(sr);
 	ran = srunner_ntests_run(sr);
 	srunner_free(sr);
-	failed += skips_not_allowed();
+	failed += skips_not_allowed() + watchdog_fired();
 	/* the whole suite: no test lost by a registration or a build change */
 	if (!getenv("MEMACCT_SUITES") && !getenv("CK_RUN_SUITE") && !getenv("CK_RUN_CASE") &&
 	    ran < MIN_TESTS) {

@@ -91,16 +91,24 @@ int run_cgroup_parent(char *dir, size_t len);
 int run_cgroup_find(pid_t run_pid, char *path, size_t len);
 
 /*
- * tcase_swept() - tcase_create() whose test case ends with tests/sweep.sh.
+ * tcase_swept() - tcase_create() with libcheck's timeout @timeout_s (s), whose
+ * tests each run under the watchdog (tests/integration_watchdog.c: CK_NOFORK
+ * enforces no timeout) and whose test case ends with tests/sweep.sh.
  * A test that fails an assertion ends there (longjmp: CK_NOFORK), past its
  * own cleanup, and its cgroup, workloads, daemon and pins used to fail later
  * tests; once the case's tests ran, the sweep removes what our tests (named
  * with our PID) and runners that died left.
  * sweep_leftovers() - the same sweep, for a checked teardown (no test runs
  * then): the tests of a case left nothing for the next one.
+ * watchdog_disarm() - tcase_swept()'s checked teardown: the test that ended
+ * had 3 times its case's timeout before its processes were printed and killed
+ * (and a minute more before the run ended, exit 3).
+ * watchdog_fired() - how many tests passed their deadline: each a failure.
  */
-TCase *tcase_swept(const char *name);
+TCase *tcase_swept(const char *name, int timeout_s);
 void sweep_leftovers(void);
+void watchdog_disarm(void);
+int watchdog_fired(void);
 
 /*
  * The tag of test cases whose subject is memacct's own userspace (HTTP

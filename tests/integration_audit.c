@@ -806,9 +806,8 @@ static void teardown(void)
 Suite *audit_suite(void)
 {
 	Suite *s = suite_create("audit");
-	TCase *tc = tcase_swept("root");
+	TCase *tc = tcase_swept("root", 120);
 
-	tcase_set_timeout(tc, 120);
 	tcase_add_checked_fixture(tc, NULL, teardown);
 	tcase_add_test(tc, test_audit_mlock_cap);
 	tcase_add_test(tc, test_audit_io_uring_cap);

@@ -5409,9 +5409,8 @@ END_TEST
 Suite *daemon_suite(void)
 {
 	Suite *s = suite_create("daemon");
-	TCase *tc = tcase_swept("daemon");
+	TCase *tc = tcase_swept("daemon", 180);
 
-	tcase_set_timeout(tc, 180);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_metrics_parse);
 	tcase_add_test(tc, test_kill9_restart_continues);
@@ -5419,28 +5418,23 @@ Suite *daemon_suite(void)
 	tcase_add_test(tc, test_cgroup_churn);
 	tcase_add_test(tc, test_two_daemons_refused);
 	suite_add_tcase(s, tc);
-	tc = tcase_swept("forecast");	/* as the oom suite's: a minute, paced by the clock */
-	tcase_set_timeout(tc, 150);
+	tc = tcase_swept("forecast", 150);	/* as the oom suite's: a minute, paced by the clock */
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_daemon_oom_forecast);
 	suite_add_tcase(s, tc);
-	tc = tcase_swept("faulthook");
-	tcase_set_timeout(tc, 120);
+		tc = tcase_swept("faulthook", 120);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_perf_hook_pinned);
 	suite_add_tcase(s, tc);
-	tc = tcase_swept("upgrade");
-	tcase_set_timeout(tc, 180);	/* three starts, two loads: a minute under TCG */
+		tc = tcase_swept("upgrade", 180);	/* three starts, two loads: a minute under TCG */
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_bss_layout_upgrade);
 	suite_add_tcase(s, tc);
-	tc = tcase_swept("churn");
-	tcase_set_timeout(tc, 180);
+		tc = tcase_swept("churn", 180);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_churn_keeps_truth);
 	suite_add_tcase(s, tc);
-	tc = tcase_swept("counters");
-	tcase_set_timeout(tc, 120);
+		tc = tcase_swept("counters", 120);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_parent_keeps_removed_children);
 	tcase_add_test(tc, test_moved_process_keeps_flows);
@@ -5453,20 +5447,17 @@ Suite *daemon_suite(void)
 	tcase_add_test(tc, test_dashboard_queries);
 	tcase_add_test(tc, test_kube_names);
 	suite_add_tcase(s, tc);
-	tc = tcase_swept("restarts");
-	/* 6 restarts here, ~9 s each; 1 in the TCG guest, ~2 min */
-	tcase_set_timeout(tc, 600);
+		/* 6 restarts here, ~9 s each; 1 in the TCG guest, ~2 min */
+	tc = tcase_swept("restarts", 600);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_restart_churn_never_lower);
 	suite_add_tcase(s, tc);
-	tc = tcase_swept("kube");
-	tcase_set_timeout(tc, 240);
+		tc = tcase_swept("kube", 240);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_kube_node);
 	suite_add_tcase(s, tc);
-	tc = tcase_swept("http-limits");
+	tc = tcase_swept("http-limits", 120);
 	tcase_set_tags(tc, HOST_ONLY_TAG);
-	tcase_set_timeout(tc, 120);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_slowloris);
 	tcase_add_test(tc, test_listen_failure_leaves_nothing);
@@ -5476,9 +5467,8 @@ Suite *daemon_suite(void)
 	tcase_add_test(tc, test_listen_ipv6);
 	tcase_add_test(tc, test_metrics_allow_deny);
 	suite_add_tcase(s, tc);
-	tc = tcase_swept("hardening");
+	tc = tcase_swept("hardening", 120);
 	tcase_set_tags(tc, HOST_ONLY_TAG);
-	tcase_set_timeout(tc, 120);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_healthz_age_under_hup_storm);
 	tcase_add_test(tc, test_hup_storm_coalesced);
@@ -5486,8 +5476,7 @@ Suite *daemon_suite(void)
 	tcase_add_test(tc, test_url_exact);
 	tcase_add_test(tc, test_pipelined_bounded);
 	suite_add_tcase(s, tc);
-	tc = tcase_swept("pins");
-	tcase_set_timeout(tc, 60);
+		tc = tcase_swept("pins", 60);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_detach_spares_foreign_pins);
 	tcase_add_test(tc, test_filter_spellings);
@@ -5505,8 +5494,7 @@ Suite *daemon_suite(void)
 	tcase_add_test(tc, test_daemon_memory_parts);
 	tcase_add_test(tc, test_daemon_readonly_root);
 	suite_add_tcase(s, tc);
-	tc = tcase_swept("rss");
-	tcase_set_timeout(tc, 120);
+		tc = tcase_swept("rss", 120);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_rss_small_processes_exact);
 	tcase_add_test(tc, test_deep_cgroup_seen);

@@ -1168,9 +1168,8 @@ END_TEST
 Suite *dma_suite(void)
 {
 	Suite *s = suite_create("dma");
-	TCase *tc = tcase_swept("root");
+	TCase *tc = tcase_swept("root", 120);
 
-	tcase_set_timeout(tc, 120);
 	tcase_add_checked_fixture(tc, NULL, teardown);
 	tcase_add_test(tc, test_dma_af_xdp_umem);
 	tcase_add_test(tc, test_dma_off_unattributed);

@@ -1189,9 +1189,8 @@ END_TEST
 Suite *explain_suite(void)
 {
 	Suite *s = suite_create("explain");
-	TCase *tc = tcase_swept("root");
+	TCase *tc = tcase_swept("root", 300);
 
-	tcase_set_timeout(tc, 300);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_explain_file_mmap);
 	tcase_add_test(tc, test_explain_file_mlocked);
@@ -1207,8 +1206,7 @@ Suite *explain_suite(void)
 	tcase_add_test(tc, test_explain_charge_parts);
 	tcase_add_test(tc, test_explain_orphaned_shmem);
 	suite_add_tcase(s, tc);
-	tc = tcase_swept("explain-perms");
-	tcase_set_timeout(tc, 60);
+		tc = tcase_swept("explain-perms", 60);
 	tcase_add_test(tc, test_explain_cgroup_skips_unreadable);
 	tcase_add_test(tc, test_explain_cgroup_unmapped_cache);
 	suite_add_tcase(s, tc);

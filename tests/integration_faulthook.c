@@ -324,16 +324,14 @@ END_TEST
 Suite *faulthook_suite(void)
 {
 	Suite *s = suite_create("faulthook");
-	TCase *choice = tcase_swept("choice");
-	TCase *tc = tcase_swept("perf");
+	TCase *choice = tcase_swept("choice", 120);
+	TCase *tc = tcase_swept("perf", 300);
 
-	tcase_set_timeout(choice, 120);
 	tcase_add_test(choice, test_hook_choice);
 	tcase_add_test(choice, test_shmem_private);
 	tcase_add_test(choice, test_perf_refused);
 	tcase_add_test(choice, test_hook_none);
 	suite_add_tcase(s, choice);
-	tcase_set_timeout(tc, 300);
 	tcase_add_checked_fixture(tc, force_perf, unforce);
 	tcase_add_test(tc, test_perf_cow_fork_child);
 	tcase_add_test(tc, test_perf_cow_fork_parent_writes);

@@ -385,9 +385,8 @@ END_TEST
 Suite *figures_suite(void)
 {
 	Suite *s = suite_create("figures");
-	TCase *tc = tcase_swept("figures");
+	TCase *tc = tcase_swept("figures", 300);
 
-	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, test_rss_peak_after_exec);
 	tcase_add_test(tc, test_short_lived_faults_in_totals);
 	tcase_add_test(tc, test_faults_leader_exits_first);

@@ -240,9 +240,8 @@ END_TEST
 Suite *host_suite(void)
 {
 	Suite *s = suite_create("host");
-	TCase *tc = tcase_swept("budget");
+	TCase *tc = tcase_swept("budget", 120);
 
-	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_host_budget_vs_meminfo);
 	tcase_add_test(tc, test_host_unowned_pipe_buffers);
 	tcase_add_test(tc, test_host_unowned_anon_and_cache);

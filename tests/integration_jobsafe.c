@@ -431,9 +431,8 @@ END_TEST
 Suite *jobsafe_suite(void)
 {
 	Suite *s = suite_create("jobsafe");
-	TCase *tc = tcase_swept("job-first");
+	TCase *tc = tcase_swept("job-first", 120);
 
-	tcase_set_timeout(tc, 120);
 	tcase_add_checked_fixture(tc, NULL, teardown);
 	tcase_add_test(tc, test_attach_closed_pipe_restores);
 	tcase_add_test(tc, test_run_closed_pipe_cmd_completes);

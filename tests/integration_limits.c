@@ -699,10 +699,9 @@ END_TEST
 Suite *limits_suite(void)
 {
 	Suite *s = suite_create("limits");
-	TCase *tc = tcase_swept("limits");
+	TCase *tc = tcase_swept("limits", 300);
 
 	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, test_argument_limits);
 	tcase_add_test(tc, test_walk_full);
 	tcase_add_test(tc, test_walk_full_keeps_flows);
@@ -711,10 +710,9 @@ Suite *limits_suite(void)
 	tcase_add_test(tc, test_dma_range_slots_full);
 	tcase_add_test(tc, test_cow_maps_slots_full);
 	suite_add_tcase(s, tc);
-	tc = tcase_swept("http-table");
+	tc = tcase_swept("http-table", 120);
 	tcase_set_tags(tc, HOST_ONLY_TAG);
 	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_http_table_full);
 	suite_add_tcase(s, tc);
 	return s;

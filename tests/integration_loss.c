@@ -547,10 +547,9 @@ END_TEST
 Suite *loss_suite(void)
 {
 	Suite *s = suite_create("loss");
-	TCase *tc = tcase_swept("loss");
+	TCase *tc = tcase_swept("loss", 600);
 
 	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 600);
 	tcase_add_test(tc, test_exit_churn);
 	tcase_add_test(tc, test_procs_map_full);
 	tcase_add_test(tc, test_many_cgroups);

@@ -654,9 +654,8 @@ END_TEST
 Suite *matrix_suite(void)
 {
 	Suite *s = suite_create("matrix");
-	TCase *tc = tcase_swept("matrix");
+	TCase *tc = tcase_swept("matrix", 600);
 
-	tcase_set_timeout(tc, 600);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_hostile_matrix);
 	suite_add_tcase(s, tc);

@@ -425,16 +425,14 @@ END_TEST
 Suite *numa_suite(void)
 {
 	Suite *s = suite_create("numa");
-	TCase *tc = tcase_swept("stock");
+	TCase *tc = tcase_swept("stock", 120);
 
-	tcase_set_timeout(tc, 120);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_explain_numa_pid);
 	tcase_add_test(tc, test_explain_numa_cgroup);
 	tcase_add_test(tc, test_run_numa_keys);
 	suite_add_tcase(s, tc);
-	tc = tcase_swept("vmemmap");
-	tcase_set_timeout(tc, 60);
+		tc = tcase_swept("vmemmap", 60);
 	tcase_add_test(tc, test_vmemmap_base);
 	suite_add_tcase(s, tc);
 	return s;

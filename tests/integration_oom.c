@@ -777,9 +777,8 @@ END_TEST
 Suite *oom_suite(void)
 {
 	Suite *s = suite_create("oom");
-	TCase *tc = tcase_swept("oom");
+	TCase *tc = tcase_swept("oom", 120);
 
-	tcase_set_timeout(tc, 120);
 	tcase_add_checked_fixture(tc, NULL, teardown);
 	tcase_add_test(tc, test_oom_anon);
 	tcase_add_test(tc, test_oom_mlock);
@@ -792,8 +791,7 @@ Suite *oom_suite(void)
 	tcase_add_test(tc, test_oom_limit_parent_existing);
 	suite_add_tcase(s, tc);
 	/* the OOM forecast: a minute each, paced by the clock */
-	tc = tcase_swept("forecast");
-	tcase_set_timeout(tc, 150);
+		tc = tcase_swept("forecast", 150);
 	tcase_add_test(tc, test_forecast_anon);
 	tcase_add_test(tc, test_forecast_shmem);
 	tcase_add_test(tc, test_forecast_mlock);

@@ -786,9 +786,8 @@ END_TEST
 Suite *phases_suite(void)
 {
 	Suite *s = suite_create("phases");
-	TCase *tc = tcase_swept("phases");
+	TCase *tc = tcase_swept("phases", 600);
 
-	tcase_set_timeout(tc, 600);
 	tcase_add_test(tc, test_phases_three);
 	tcase_add_test(tc, test_phases_kinds);
 	tcase_add_test(tc, test_phases_cow_by_kind);
@@ -802,8 +801,7 @@ Suite *phases_suite(void)
 	tcase_add_test(tc, test_phases_cost);
 	suite_add_tcase(s, tc);
 	/* torch: a case of its own, run alone with CK_RUN_CASE=phases-offload */
-	tc = tcase_swept("phases-offload");
-	tcase_set_timeout(tc, 300);
+		tc = tcase_swept("phases-offload", 300);
 	tcase_add_test(tc, test_phases_offload);
 	suite_add_tcase(s, tc);
 	return s;

@@ -379,9 +379,8 @@ END_TEST
 Suite *reclaim_suite(void)
 {
 	Suite *s = suite_create("reclaim");
-	TCase *tc = tcase_swept("reclaim");
+	TCase *tc = tcase_swept("reclaim", 120);
 
-	tcase_set_timeout(tc, 120);
 	tcase_add_checked_fixture(tc, NULL, teardown);
 	tcase_add_test(tc, test_reclaim_file_only);
 	tcase_add_test(tc, test_reclaim_bytes);

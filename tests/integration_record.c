@@ -926,9 +926,8 @@ END_TEST
 Suite *record_suite(void)
 {
 	Suite *s = suite_create("record");
-	TCase *tc = tcase_swept("record");
+	TCase *tc = tcase_swept("record", 300);
 
-	tcase_set_timeout(tc, 300);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_record_phases_interval);
 	tcase_add_test(tc, test_record_exit);

@@ -980,17 +980,15 @@ END_TEST
 Suite *run_suite(void)
 {
 	Suite *s = suite_create("run");
-	TCase *tc = tcase_swept("run-signals");
+	TCase *tc = tcase_swept("run-signals", 60);
 
-	tcase_set_timeout(tc, 60);
 	tcase_add_checked_fixture(tc, NULL, teardown);
 	tcase_add_test(tc, test_run_stop_after_cmd);
 	tcase_add_test(tc, test_run_sigkill_cleaned);
 	tcase_add_test(tc, test_run_early_sigint);
 	tcase_add_test(tc, test_run_kept_cgroup_stays);
 	suite_add_tcase(s, tc);
-	tc = tcase_swept("run-contain");
-	tcase_set_timeout(tc, 120);
+		tc = tcase_swept("run-contain", 120);
 	tcase_add_checked_fixture(tc, NULL, contain_teardown);
 	tcase_add_test(tc, test_run_nested_oom);
 	tcase_add_test(tc, test_run_nested_cow);
@@ -998,19 +996,16 @@ Suite *run_suite(void)
 	tcase_add_test(tc, test_run_below_caller);
 	tcase_add_test(tc, test_run_pid_namespaces);
 	suite_add_tcase(s, tc);
-	tc = tcase_swept("durations");
-	tcase_set_timeout(tc, 60);
+		tc = tcase_swept("durations", 60);
 	tcase_add_checked_fixture(tc, NULL, teardown);
 	tcase_add_test(tc, test_huge_durations);
 	suite_add_tcase(s, tc);
-	tc = tcase_swept("attach-input");
-	tcase_set_timeout(tc, 60);
+		tc = tcase_swept("attach-input", 60);
 	tcase_add_checked_fixture(tc, NULL, teardown);
 	tcase_add_test(tc, test_attach_pid_without_mm);
 	tcase_add_test(tc, test_bad_cgroup_names_rc2);
 	suite_add_tcase(s, tc);
-	tc = tcase_swept("report-bounds");
-	tcase_set_timeout(tc, 120);
+		tc = tcase_swept("report-bounds", 120);
 	tcase_add_checked_fixture(tc, NULL, teardown);
 	tcase_add_test(tc, test_exited_rows_bounded);
 	tcase_add_test(tc, test_attach_keeps_peaks_of_removed_cgroup);

@@ -463,9 +463,8 @@ END_TEST
 Suite *schema_suite(void)
 {
 	Suite *s = suite_create("schema");
-	TCase *tc = tcase_swept("schema");
+	TCase *tc = tcase_swept("schema", 120);
 
-	tcase_set_timeout(tc, 120);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_schema_self);
 	tcase_add_test(tc, test_schema_run);

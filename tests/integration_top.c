@@ -471,9 +471,8 @@ END_TEST
 Suite *top_suite(void)
 {
 	Suite *s = suite_create("top");
-	TCase *tc = tcase_swept("top");
+	TCase *tc = tcase_swept("top", 180);
 
-	tcase_set_timeout(tc, 180);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_top_tmux);
 	tcase_add_test(tc, test_top_ctrl_c);
