@@ -237,15 +237,35 @@ static pid_t start_daemon(const char *extra)
 	return -1;
 }
 
+/*
+ * @pid sent @sig and reaped: its wait status. A daemon not gone 60 s later
+ * (its own stop deadline is 30 s) has each thread's kernel stack printed,
+ * is killed, and fails the test.
+ */
 static int stop_daemon(pid_t pid, int sig)
 {
+	pid_t w = 0;
 	int st = 0;
 
 	kill(pid, sig);
-	waitpid(pid, &st, 0);
+	for (int i = 0; i < 600 && !(w = waitpid(pid, &st, WNOHANG)); i++)
+		usleep(100000);
+	if (!w) {
+		char cmd[128];
+
+		snprintf(cmd, sizeof(cmd), "for t in /proc/%d/task/*; do echo \"$t:\"; "
+			 "cat $t/stack; done", (int)pid);
+		printf("daemon %d still running 60 s after signal %d; its threads:\n", (int)pid,
+		       sig);
+		fflush(stdout);
+		ck_assert_int_ne(system(cmd), -1);
+		kill(pid, SIGKILL);
+		waitpid(pid, &st, 0);
+	}
 	for (size_t i = 0; i < sizeof(daemons) / sizeof(daemons[0]); i++)
 		if (daemons[i] == pid)
 			daemons[i] = 0;
+	ck_assert_msg(w, "daemon %d did not stop on signal %d (killed)", (int)pid, sig);
 	return st;
 }
 

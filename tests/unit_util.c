@@ -18,7 +18,10 @@
 #include <jansson.h>
 #include <sys/stat.h>
 
+#include <sys/wait.h>
+
 #include "check_util.h"
+#include "signals.h"
 #include "util.h"
 
 #define KiB	1024ULL
@@ -689,6 +692,28 @@ START_TEST(test_now_ns)
 }
 END_TEST
 
+/* a stop past its deadline ends the process with EXIT_RUNTIME at the deadline */
+START_TEST(test_stop_deadline)
+{
+	uint64_t t0 = now_ns(), took;
+	pid_t pid = fork();
+	int st;
+
+	ck_assert_int_ge(pid, 0);
+	if (!pid) {
+		arm_stop_deadline(1);
+		sleep(10);	/* a shutdown that hangs */
+		_exit(0);
+	}
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	took = now_ns() - t0;
+	ck_assert(WIFEXITED(st));
+	ck_assert_int_eq(WEXITSTATUS(st), EXIT_RUNTIME);
+	ck_assert_uint_ge(took, 900000000ULL);
+	ck_assert_uint_lt(took, 9000000000ULL);
+}
+END_TEST
+
 Suite *util_suite(void)
 {
 	Suite *s = suite_create("util");
@@ -716,6 +741,7 @@ Suite *util_suite(void)
 	tcase_add_test(tc, test_read_file);
 	tcase_add_test(tc, test_write_file);
 	tcase_add_test(tc, test_now_ns);
+	tcase_add_test(tc, test_stop_deadline);
 	tcase_add_test(tc, test_exit_code_of);
 	tcase_add_test(tc, test_read_line);
 	suite_add_tcase(s, tc);

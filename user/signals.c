@@ -6,7 +6,9 @@
  */
 #include <signal.h>
 #include <stddef.h>
+#include <unistd.h>
 #include "signals.h"
+#include "util.h"
 
 volatile int stop_requested;
 volatile int hup_requested;
@@ -56,6 +58,24 @@ void install_daemon_handlers(void)
 	hup_reopens = 1;
 	install_stop_handlers(0);
 	ignore_sigpipe();
+}
+
+static void on_stop_overdue(int sig)
+{
+	static const char msg[] = "memacct: still stopping after the stop deadline: exiting now "
+				  "(what is pinned stays pinned)\n";
+
+	(void)!write(STDERR_FILENO, msg, sizeof(msg) - 1);
+	_exit(EXIT_RUNTIME);
+}
+
+void arm_stop_deadline(unsigned int seconds)
+{
+	struct sigaction sa = { .sa_handler = on_stop_overdue };
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGALRM, &sa, NULL);
+	alarm(seconds);
 }
 
 void signals_save_inherited(void)

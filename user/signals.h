@@ -33,6 +33,13 @@ void block_stop_signals(bool block);
 extern volatile int hup_requested;
 void install_daemon_handlers(void);
 /*
+ * arm_stop_deadline() - from now, @seconds to stop: past them (a shutdown
+ * stuck in a library's thread), one line on stderr and _exit() with
+ * EXIT_RUNTIME, without the cleanup (a pinned kernel side stays, as on
+ * any stop of the daemon). Uses SIGALRM and alarm().
+ */
+void arm_stop_deadline(unsigned int seconds);
+/*
  * signals_save_inherited() - first thing in main(): remember SIGPIPE's
  * disposition and the signal mask memacct was started with, for
  * reset_child_signals(), and which stop signals it was started ignoring.

@@ -16,7 +16,10 @@
  * all of it), "truth NAME_ino N" its inode.
  *
  * Usage: page_cache_files DIR NAME:MIB[:cached]...
- * Output (stdout): truth KEY VALUE lines; exit 1 on an error.
+ *        page_cache_files --resident PATH...
+ * Output (stdout): truth KEY VALUE lines; exit 1 on an error. --resident
+ * reads only: "truth NAME_resident_bytes B" of each file now (NAME: its
+ * last component), what is left when the kernel reclaimed some since.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -68,9 +71,30 @@ static int make_file(const char *path, unsigned long bytes, char *buf)
 	return 1;
 }
 
+/* --resident: each file's resident bytes now */
+static int print_resident(int n, char **paths)
+{
+	for (int i = 0; i < n; i++) {
+		const char *name = strrchr(paths[i], '/') ? strrchr(paths[i], '/') + 1 : paths[i];
+		int fd = open(paths[i], O_RDONLY | O_CLOEXEC);
+		struct stat st;
+
+		if (fd < 0 || fstat(fd, &st))
+			die(paths[i]);
+		printf("truth %s_resident_bytes %ld\n", name,
+		       resident(fd, (st.st_size + PAGE - 1) / PAGE) * (long)PAGE);
+		close(fd);
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
-	char *buf = malloc(CHUNK);
+	char *buf;
+
+	if (argc > 1 && !strcmp(argv[1], "--resident"))
+		return print_resident(argc - 2, argv + 2);
+	buf = malloc(CHUNK);
 
 	if (argc < 3) {
 		fprintf(stderr, "usage: page_cache_files DIR NAME:MIB[:cached]...\n");

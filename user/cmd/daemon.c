@@ -596,6 +596,8 @@ static double thread_cpu_s(void)
 
 /* below this many descriptors a first load fails half way (~150 at start) */
 #define DAEMON_MIN_FDS	256
+/* seconds from a stop signal to the exit, at most (arm_stop_deadline()) */
+#define DAEMON_STOP_S	30
 
 /*
  * RLIMIT_NOFILE raised to 8192 for many HTTP clients, best effort (without
@@ -1078,6 +1080,8 @@ int do_daemon(int argc, char **argv)
 	}
 	say_serving(&d);
 	daemon_serve(&d);
+	/* systemd's stop timeout is 90 s: a stop that hangs is ours to end */
+	arm_stop_deadline(DAEMON_STOP_S);
 	ret = EXIT_OK;
 out_pin:
 	http_stop(http);
